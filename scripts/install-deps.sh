@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, tests, fuzzers and benchmarks need,
+# only when something is missing. Idempotent and non-interactive.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
+      libssl-dev libpq-dev libsqlite3-dev libcurl4-openssl-dev libdeflate-dev libcmocka-dev
+      postgresql nodejs python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# nodejs/python3 may come from outside Debian's packages on this image; a working binary is enough.
+filtered=()
+for p in "${missing[@]}"; do
+  case "$p" in
+    nodejs) command -v node >/dev/null 2>&1 || filtered+=("$p") ;;
+    python3) command -v python3 >/dev/null 2>&1 || filtered+=("$p") ;;
+    *) filtered+=("$p") ;;
+  esac
+done
+[ ${#filtered[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${filtered[*]}" >&2
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${filtered[@]}" >/dev/null

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the whole suite from a build directory: starts a throwaway PostgreSQL
+# cluster on loopback (scripts/pg-cluster.sh), runs ctest, tears it down.
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x "$here/pg-cluster.sh" ]; then
+  eval "$("$here/pg-cluster.sh" start)"
+  trap '"$here/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
+fi
+cd "$build"
+ctest --output-on-failure -j "${ADCP_TEST_JOBS:-2}"

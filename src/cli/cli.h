@@ -1,0 +1,39 @@
+/* cli/cli.h — shared pieces of the command-line tool: exit codes, the command
+ * table entry, and small helpers. Commands parse argv; the library decides. */
+#ifndef ADCP_CLI_H
+#define ADCP_CLI_H
+
+#include <stdio.h>
+
+#include "adcp/core.h"
+
+enum {
+  ADCP_CLI_EXIT_OK = 0,
+  ADCP_CLI_EXIT_USAGE = 1,     /* bad arguments, unreadable files */
+  ADCP_CLI_EXIT_REFUSED = 2,   /* input refused: INVALID_INPUT / INVALID_ROW */
+  ADCP_CLI_EXIT_INTEGRITY = 3, /* stored bytes do not verify */
+  ADCP_CLI_EXIT_STORAGE = 4,   /* database or schema problem */
+};
+
+typedef struct adcp_cli_globals {
+  const char *db_url; /* --db, or NULL for the resolution order */
+} adcp_cli_globals;
+
+typedef struct adcp_cli_command {
+  const char *name;
+  const char *summary;
+  int (*run)(const adcp_cli_globals *g, int argc, char **argv);
+} adcp_cli_command;
+
+int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
+
+/* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
+int adcp_cli_fail(const char *cmd, const adcp_error *err);
+/* Exit status for an error code. */
+int adcp_cli_exit_for(int code);
+/* Reads a whole file (or stdin for NULL/"-") into out. */
+int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err);
+
+#endif

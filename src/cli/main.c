@@ -1,0 +1,52 @@
+/* cli/main.c — `adcp-ledger` entry point: global options and the command table.
+ * Each command lives in its own cmd_*.c file and is listed in commands[] below. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const adcp_cli_command commands[] = {
+    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize},
+    {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode},
+    {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "adcp-ledger — verifiable storage of AdCP reporting revisions\n\n"
+          "usage: adcp-ledger [--db URL] COMMAND [ARGS]\n\n"
+          "commands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f,
+          "\nRun 'adcp-ledger COMMAND --help' for a command's options.\n\n"
+          "exit status: 0 ok, 1 usage or I/O error, 2 input refused (INVALID_INPUT/INVALID_ROW),\n"
+          "             3 integrity failure (ROWS_INTEGRITY_FAILED or a precise code), 4 storage error\n");
+}
+
+int main(int argc, char **argv) {
+  adcp_cli_globals g = {0};
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+      g.db_url = argv[++i];
+    } else if (!strncmp(argv[i], "--db=", 5)) {
+      g.db_url = argv[i] + 5;
+    } else {
+      fprintf(stderr, "adcp-ledger: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return ADCP_CLI_EXIT_USAGE;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+    if (!strcmp(argv[i], commands[c].name)) return commands[c].run(&g, argc - i, argv + i);
+  fprintf(stderr, "adcp-ledger: unknown command '%s' (see adcp-ledger --help)\n", argv[i]);
+  return ADCP_CLI_EXIT_USAGE;
+}

@@ -1,0 +1,105 @@
+/* tests/testutil.c — file, process and temp-dir helpers for tests. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *tu_shared_path(const char *rel) {
+  static __thread char path[4096];
+  const char *base = getenv("ADCP_SHARED_DIR");
+  snprintf(path, sizeof path, "%s/%s", base ? base : ADCP_SHARED_DIR, rel);
+  return path;
+}
+
+uint8_t *tu_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s: %s", path, strerror(errno));
+  adcp_buf b;
+  adcp_buf_init(&b);
+  uint8_t tmp[65536];
+  size_t n;
+  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) assert_int_equal(adcp_buf_append(&b, tmp, n), 0);
+  fclose(f);
+  assert_int_equal(adcp_buf_cstr(&b), 0);
+  *len = b.len;
+  return b.data ? b.data : calloc(1, 1);
+}
+
+void tu_write_file(const char *path, const void *data, size_t len) {
+  FILE *f = fopen(path, "wb");
+  if (!f) fail_msg("cannot create %s: %s", path, strerror(errno));
+  assert_int_equal(fwrite(data, 1, len, f), len);
+  assert_int_equal(fclose(f), 0);
+}
+
+struct feeder {
+  int fd;
+  const uint8_t *p;
+  size_t n;
+};
+
+static void *feed(void *arg) {
+  struct feeder *f = arg;
+  size_t off = 0;
+  while (off < f->n) {
+    ssize_t w = write(f->fd, f->p + off, f->n - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  close(f->fd);
+  return NULL;
+}
+
+int tu_run(const char *cmd, const void *in, size_t in_len, adcp_buf *out) {
+  int pin[2], pout[2];
+  if (pipe(pin) || pipe(pout)) return -1;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(pin[0], 0), dup2(pout[1], 1);
+    close(pin[0]), close(pin[1]), close(pout[0]), close(pout[1]);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  close(pin[0]), close(pout[1]);
+  struct feeder f = {pin[1], in, in ? in_len : 0};
+  pthread_t th;
+  pthread_create(&th, NULL, feed, &f);
+  uint8_t tmp[65536];
+  ssize_t n;
+  while ((n = read(pout[0], tmp, sizeof tmp)) > 0)
+    if (out) adcp_buf_append(out, tmp, (size_t)n);
+  close(pout[0]);
+  pthread_join(th, NULL);
+  int status;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  if (out) adcp_buf_cstr(out);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *tu_mkdtemp(void) {
+  const char *t = getenv("TMPDIR");
+  char tmpl[4096];
+  snprintf(tmpl, sizeof tmpl, "%s/adcp-test-XXXXXX", t ? t : "/tmp");
+  char *d = mkdtemp(tmpl);
+  if (!d) fail_msg("mkdtemp failed");
+  return strdup(d);
+}
+
+void tu_rmtree(const char *dir) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+uint64_t tu_rand(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}

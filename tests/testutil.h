@@ -1,0 +1,27 @@
+/* tests/testutil.h — helpers shared by every test executable (cmocka). */
+#ifndef ADCP_TESTUTIL_H
+#define ADCP_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "adcp/core.h"
+
+/* Path of a file in the shared folder beside the repository (fixtures, bench). */
+const char *tu_shared_path(const char *rel);
+/* Reads a whole file; aborts the test on failure. Caller frees. */
+uint8_t *tu_read_file(const char *path, size_t *len);
+void tu_write_file(const char *path, const void *data, size_t len);
+/* Runs `sh -c cmd` feeding `in` (may be NULL) on stdin; captures stdout into out
+ * (may be NULL) and returns the exit status (or -1). */
+int tu_run(const char *cmd, const void *in, size_t in_len, adcp_buf *out);
+/* A fresh empty directory under TMPDIR; caller removes it with tu_rmtree. */
+char *tu_mkdtemp(void);
+void tu_rmtree(const char *dir);
+/* Deterministic PRNG (xorshift64*) so failures reproduce. */
+uint64_t tu_rand(uint64_t *state);
+
+#endif
