@@ -3,6 +3,7 @@
 #ifndef ADCP_CLI_H
 #define ADCP_CLI_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "adcp/core.h"
@@ -33,7 +34,24 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* Exit status for an error code. */
 int adcp_cli_exit_for(int code);
+/* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */
+int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reads a whole file (or stdin for NULL/"-") into out. */
 int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err);
+/* Writes a file via temp + fsync + rename, so a crash never leaves a partial file. */
+int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, adcp_error *err);
+
+/* Streaming line reader over a file or stdin (bounded memory: one buffer). */
+typedef struct adcp_cli_lines {
+  FILE *f;
+  int use_stdin, eof;
+  adcp_buf buf;
+  size_t pos;
+  unsigned long long lineno; /* 1-based number of the line last returned */
+} adcp_cli_lines;
+int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);
+/* 1 with the next line (without its newline), 0 at end, or a negative code. */
+int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_error *err);
+void adcp_cli_lines_close(adcp_cli_lines *r);
 
 #endif

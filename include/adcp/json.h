@@ -1,0 +1,114 @@
+/* adcp/json.h — strict JSON parser and RFC 8785 (JCS) writer.
+ *
+ * The parser builds a flat, pre-order array of nodes that borrows the source
+ * text; one adcp_json_doc is reused across documents so the hot path does not
+ * allocate per token. It refuses (spec 01 §3): duplicate keys (compared after
+ * unescaping), lone surrogates (escaped or raw), invalid UTF-8, non-finite
+ * numbers, numbers with magnitude above 2^53-1 (unless the domain check is
+ * off), trailing garbage and nesting deeper than max_depth. Errors name the
+ * line, column and byte offset, never the content. */
+#ifndef ADCP_JSON_H
+#define ADCP_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adcp/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum adcp_json_type {
+  ADCP_JSON_NULL = 1,
+  ADCP_JSON_FALSE,
+  ADCP_JSON_TRUE,
+  ADCP_JSON_NUMBER,
+  ADCP_JSON_STRING,
+  ADCP_JSON_ARRAY,
+  ADCP_JSON_OBJECT,
+};
+
+/* Default nesting limit (arrays + objects). Python's recursion limit makes
+ * about 1000 the practical SDK limit; deeper input is refused, never crashed on. */
+#define ADCP_JSON_DEFAULT_MAX_DEPTH 1000
+#define ADCP_JSON_MAX_SAFE_INTEGER 9007199254740991.0
+
+typedef struct adcp_json_node {
+  uint8_t type;
+  uint8_t flags;     /* ADCP_JSON_F_* */
+  uint32_t end;      /* index one past this node's subtree */
+  uint32_t count;    /* array elements / object members */
+  uint32_t aux;      /* object: first index into doc->order; string: see adcp_json_str */
+  size_t src;        /* byte offset of the token in the source */
+  size_t len;        /* string: decoded byte length; number: literal length */
+  union {
+    double num;      /* number value */
+    size_t text_off; /* escaped string: offset of the decoded bytes in doc->text */
+  } v;
+} adcp_json_node;
+
+enum {
+  ADCP_JSON_F_ESCAPED = 1,  /* string had escapes; decoded text lives in doc->text */
+  ADCP_JSON_F_SHORT_INT = 2 /* number literal is an integer of <= 15 digits */
+};
+
+typedef struct adcp_json_options {
+  uint32_t max_depth;       /* 0 means ADCP_JSON_DEFAULT_MAX_DEPTH */
+  int allow_unsafe_numbers; /* readers: accept any finite number (no 2^53-1 check) */
+} adcp_json_options;
+
+typedef struct adcp_json_doc {
+  const char *src;       /* borrowed source text */
+  size_t src_len;
+  adcp_json_node *nodes; /* nodes[0] is the root */
+  uint32_t n_nodes, cap_nodes;
+  uint32_t *order;       /* per object: key-node indices sorted by UTF-16 order */
+  uint32_t n_order, cap_order;
+  uint32_t *stack;       /* parser scratch */
+  uint32_t n_stack, cap_stack;
+  adcp_buf text;         /* decoded strings that had escapes */
+} adcp_json_doc;
+
+void adcp_json_doc_init(adcp_json_doc *doc);
+void adcp_json_doc_free(adcp_json_doc *doc);
+
+/* Parses src[0..len) as exactly one JSON value (whitespace around it is allowed).
+ * src must outlive every use of doc. Errors: ADCP_EINVALID_INPUT for text that is
+ * not JSON (syntax, trailing garbage); ADCP_EINVALID_ROW for JSON outside the row
+ * domain (duplicate key, lone surrogate, invalid UTF-8, number out of range or
+ * not finite, nesting too deep); ADCP_ENOMEM. opts may be NULL. */
+int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts,
+                    adcp_error *err);
+
+/* Appends the RFC 8785 canonical form of the subtree at node to out. */
+int adcp_jcs_write(adcp_buf *out, const adcp_json_doc *doc, uint32_t node);
+/* Appends a JCS string literal for UTF-8 text s (already valid UTF-8). */
+int adcp_jcs_write_string(adcp_buf *out, const char *s, size_t n);
+
+/* ---- accessors ----------------------------------------------------------- */
+
+static inline const adcp_json_node *adcp_json_at(const adcp_json_doc *doc, uint32_t i) {
+  return &doc->nodes[i];
+}
+/* Decoded bytes of a string node (not NUL-terminated; may contain NUL). */
+const char *adcp_json_str(const adcp_json_doc *doc, uint32_t node, size_t *len);
+/* Value node of member `key` in object node obj, or 0 when absent (0 is never a value). */
+uint32_t adcp_json_get(const adcp_json_doc *doc, uint32_t obj, const char *key);
+/* First child of an array (or first key of an object), 0 when empty; then adcp_json_next. */
+uint32_t adcp_json_first(const adcp_json_doc *doc, uint32_t container);
+/* Next sibling of element i inside its container, 0 when i was the last.
+ * For objects, iterate keys: value = key + 1, next key = adcp_json_next(doc, obj, key + 1). */
+uint32_t adcp_json_next(const adcp_json_doc *doc, uint32_t container, uint32_t i);
+/* Copies string node to a NUL-terminated C string if it fits and has no NUL. */
+int adcp_json_str_eq(const adcp_json_doc *doc, uint32_t node, const char *s);
+/* Reads a number node as a non-negative integer <= 2^53-1. ADCP_EINVALID_INPUT otherwise. */
+int adcp_json_get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t node, adcp_error *err);
+
+/* Line and column (1-based) of a byte offset, for error messages. */
+void adcp_json_line_col(const char *src, size_t len, size_t offset, size_t *line, size_t *col);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
