@@ -68,6 +68,8 @@ typedef struct adcp_json_doc {
   uint32_t *stack;       /* parser scratch */
   uint32_t n_stack, cap_stack;
   adcp_buf text;         /* decoded strings that had escapes */
+  void *keyrefs;         /* parser scratch for sorting keys */
+  uint32_t cap_keyrefs;
 } adcp_json_doc;
 
 void adcp_json_doc_init(adcp_json_doc *doc);

@@ -151,6 +151,11 @@ int adcp_rows_hasher_init_rows(adcp_rows_hasher *h, uint64_t row_count, adcp_err
 int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uint64_t *newlines, adcp_error *err);
 /* ADCP_EENVELOPE_INTEGRITY_FAILED if the rows fed differ from the expected count. */
 int adcp_rows_hasher_final(adcp_rows_hasher *h, char hex_out[65], uint64_t *byte_count, adcp_error *err);
+/* Final + compare (spec 01 §10 assert helper): ADCP_EENVELOPE_INTEGRITY_FAILED unless
+ * the digest equals expected_sha256 (case-insensitive) and, when expected_bytes is
+ * not UINT64_MAX, the byte count equals it. */
+int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes,
+                            adcp_error *err);
 void adcp_rows_hasher_free(adcp_rows_hasher *h);
 
 /* Revision id pattern ^[A-Za-z0-9_.:-]{1,255}$ (protocol identifier). */

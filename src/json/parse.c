@@ -10,6 +10,10 @@
 #include "adcp/json.h"
 #include "json/internal.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 typedef struct parser {
   adcp_json_doc *doc;
   const uint8_t *s;
@@ -28,6 +32,7 @@ void adcp_json_doc_free(adcp_json_doc *doc) {
   free(doc->nodes);
   free(doc->order);
   free(doc->stack);
+  free(doc->keyrefs);
   adcp_buf_free(&doc->text);
   adcp_json_doc_init(doc);
 }
@@ -60,19 +65,29 @@ static int grow_u32(uint32_t **arr, uint32_t *cap, uint32_t need) {
   return 0;
 }
 
-static int new_node(parser *p, uint8_t type, size_t src, uint32_t *out) {
+static int grow_nodes(parser *p, size_t src) {
   adcp_json_doc *d = p->doc;
-  if (d->n_nodes == d->cap_nodes) {
-    if (d->cap_nodes >= UINT32_MAX / 2) return fail(p, ADCP_EINVALID_INPUT, src, "document has too many values");
-    uint32_t c = d->cap_nodes ? d->cap_nodes * 2 : 256;
-    adcp_json_node *a = realloc(d->nodes, (size_t)c * sizeof *a);
-    if (!a) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory parsing JSON");
-    d->nodes = a, d->cap_nodes = c;
+  if (d->cap_nodes >= UINT32_MAX / 2) return fail(p, ADCP_EINVALID_INPUT, src, "document has too many values");
+  uint32_t c = d->cap_nodes ? d->cap_nodes * 2 : 256;
+  adcp_json_node *a = realloc(d->nodes, (size_t)c * sizeof *a);
+  if (!a) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory parsing JSON");
+  d->nodes = a, d->cap_nodes = c;
+  return 0;
+}
+
+static inline int new_node(parser *p, uint8_t type, size_t src, uint32_t *out) {
+  adcp_json_doc *d = p->doc;
+  if (__builtin_expect(d->n_nodes == d->cap_nodes, 0)) {
+    int rc = grow_nodes(p, src);
+    if (rc) return rc;
   }
   adcp_json_node *nd = &d->nodes[d->n_nodes];
-  memset(nd, 0, sizeof *nd);
   nd->type = type;
+  nd->flags = 0;
+  nd->count = 0;
+  nd->aux = 0;
   nd->src = src;
+  nd->len = 0;
   *out = d->n_nodes++;
   return 0;
 }
@@ -120,6 +135,22 @@ static int parse_string(parser *p, uint32_t *out) {
   int escaped = 0;
   size_t text_start = 0;
   for (;;) {
+#ifdef __SSE2__
+    /* 16 bytes at a time: find the first '"', '\\', control or non-ASCII byte
+     * (a signed compare below 0x20 catches both of the last two). */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (i + 16 <= n) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+      __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmplt_epi8(v, space));
+      unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+      if (mask) {
+        i += (size_t)__builtin_ctz(mask);
+        break;
+      }
+      i += 16;
+    }
+#endif
     while (i + 8 <= n) {
       uint64_t w;
       memcpy(&w, s + i, 8);
@@ -303,30 +334,37 @@ static int parse_number(parser *p) {
 
 static int parse_value(parser *p);
 
-static int key_less_or_dup(parser *p, uint32_t a, uint32_t b, int *dup) {
-  size_t la, lb;
-  const char *sa = adcp_json_str(p->doc, a, &la), *sb = adcp_json_str(p->doc, b, &lb);
-  int c = adcp_json_key_cmp(sa, la, sb, lb);
-  if (c == 0) *dup = 1;
+/* A key resolved to its decoded bytes, for sorting without indirection. */
+typedef struct keyref {
+  const char *p;
+  size_t len;
+  uint32_t idx;
+} keyref;
+
+static inline int ref_less(const keyref *a, const keyref *b, int *dup) {
+  int c = adcp_json_key_cmp(a->p, a->len, b->p, b->len);
+  *dup |= c == 0;
   return c < 0;
 }
 
-/* Stable merge sort of keys[0..n) using tmp; sets *dup when two keys are equal. */
-static void sort_keys(parser *p, uint32_t *keys, uint32_t *tmp, uint32_t n, int *dup) {
-  if (n <= 12) {
+/* Stable merge sort of keys[0..n) using tmp; sets *dup when two keys are equal
+ * (equal keys always meet in a comparison: they end up adjacent). */
+static void sort_keys(keyref *keys, keyref *tmp, uint32_t n, int *dup) {
+  if (n <= 16) {
     for (uint32_t i = 1; i < n; i++) {
-      uint32_t k = keys[i], j = i;
-      while (j > 0 && key_less_or_dup(p, k, keys[j - 1], dup)) keys[j] = keys[j - 1], j--;
-      if (j > 0) key_less_or_dup(p, keys[j - 1], k, dup); /* equality check with the left neighbour */
+      keyref k = keys[i];
+      uint32_t j = i;
+      while (j > 0 && ref_less(&k, &keys[j - 1], dup)) keys[j] = keys[j - 1], j--;
+      if (j > 0) ref_less(&keys[j - 1], &k, dup); /* equality with the left neighbour */
       keys[j] = k;
     }
     return;
   }
   uint32_t h = n / 2;
-  sort_keys(p, keys, tmp, h, dup);
-  sort_keys(p, keys + h, tmp, n - h, dup);
+  sort_keys(keys, tmp, h, dup);
+  sort_keys(keys + h, tmp, n - h, dup);
   uint32_t i = 0, j = h, o = 0;
-  while (i < h && j < n) tmp[o++] = key_less_or_dup(p, keys[j], keys[i], dup) ? keys[j++] : keys[i++];
+  while (i < h && j < n) tmp[o++] = ref_less(&keys[j], &keys[i], dup) ? keys[j++] : keys[i++];
   while (i < h) tmp[o++] = keys[i++];
   while (j < n) tmp[o++] = keys[j++];
   memcpy(keys, tmp, (size_t)n * sizeof *keys);
@@ -372,27 +410,33 @@ static int parse_container(parser *p, int is_obj) {
   }
   d = p->doc; /* nodes may have moved; re-fetch below */
   if (is_obj && count > 0) {
-    uint32_t *keys = d->stack + base;
-    if ((rc = grow_u32(&d->order, &d->cap_order, d->n_order + 2 * count)))
+    if ((rc = grow_u32(&d->order, &d->cap_order, d->n_order + count)))
       return adcp_error_set(p->err, rc, "out of memory");
-    keys = d->stack + base;
+    if (d->cap_keyrefs < 2 * count) {
+      uint32_t c = 2 * count < 64 ? 64 : 2 * count;
+      void *r = realloc(d->keyrefs, (size_t)c * sizeof(keyref));
+      if (!r) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+      d->keyrefs = r, d->cap_keyrefs = c;
+    }
+    keyref *refs = d->keyrefs;
+    for (uint32_t k = 0; k < count; k++) {
+      refs[k].idx = d->stack[base + k];
+      refs[k].p = adcp_json_str(d, refs[k].idx, &refs[k].len);
+    }
     int dup = 0;
-    sort_keys(p, keys, d->order + d->n_order + count, count, &dup);
+    sort_keys(refs, refs + count, count, &dup);
     if (dup) {
       /* Report the later occurrence in source order. */
       size_t at = 0;
-      for (uint32_t k = 1; k < count; k++) {
-        size_t la, lb;
-        const char *a = adcp_json_str(d, keys[k - 1], &la), *b = adcp_json_str(d, keys[k], &lb);
-        if (la == lb && memcmp(a, b, la) == 0) {
-          size_t s1 = d->nodes[keys[k - 1]].src, s2 = d->nodes[keys[k]].src;
+      for (uint32_t k = 1; k < count; k++)
+        if (refs[k].len == refs[k - 1].len && memcmp(refs[k].p, refs[k - 1].p, refs[k].len) == 0) {
+          size_t s1 = d->nodes[refs[k - 1].idx].src, s2 = d->nodes[refs[k].idx].src;
           at = s1 > s2 ? s1 : s2;
           break;
         }
-      }
       return fail(p, ADCP_EINVALID_ROW, at, "duplicate object key");
     }
-    memcpy(d->order + d->n_order, keys, (size_t)count * sizeof *keys);
+    for (uint32_t k = 0; k < count; k++) d->order[d->n_order + k] = refs[k].idx;
     d->nodes[idx].aux = d->n_order;
     d->n_order += count;
   }

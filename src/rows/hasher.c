@@ -98,12 +98,11 @@ int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uin
     size_t m = body - off < ADCP_ROWS_HASHER_BLOCK ? body - off : ADCP_ROWS_HASHER_BLOCK;
     const uint8_t *src = p + off;
     uint8_t *dst = h->scratch;
-    /* Branch-free copy that turns row separators into commas and counts them. */
-    for (size_t i = 0; i < m; i++) {
-      uint8_t c = src[i];
-      uint8_t is_nl = c == '\n';
-      count += is_nl;
-      dst[i] = is_nl ? (uint8_t)',' : c;
+    memcpy(dst, src, m);
+    /* Rows are hundreds of bytes long, so memchr (vectorized) beats a byte loop. */
+    for (uint8_t *q = dst, *e = dst + m; (q = memchr(q, '\n', (size_t)(e - q))) != NULL; q++) {
+      *q = ',';
+      count++;
     }
     adcp_sha256_update(&h->sha, dst, m);
   }
@@ -129,6 +128,21 @@ int adcp_rows_hasher_final(adcp_rows_hasher *h, char hex_out[65], uint64_t *byte
   h->bytes += h->suffix_head.len;
   adcp_sha256_final_hex(&h->sha, hex_out);
   if (byte_count) *byte_count = h->bytes;
+  return 0;
+}
+
+int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes,
+                            adcp_error *err) {
+  char got[65], want[65];
+  uint64_t bytes;
+  int rc = adcp_rows_hasher_final(h, got, &bytes, err);
+  if (rc) return rc;
+  if (!expected_sha256 || adcp_hex_normalize_sha256(want, expected_sha256, strlen(expected_sha256), NULL) ||
+      strcmp(got, want) != 0)
+    return adcp_error_set(err, ADCP_EENVELOPE_INTEGRITY_FAILED, "content digest does not match the header");
+  if (expected_bytes != UINT64_MAX && bytes != expected_bytes)
+    return adcp_error_set(err, ADCP_EENVELOPE_INTEGRITY_FAILED, "canonical byte count %llu does not match the header's %llu",
+                          (unsigned long long)bytes, (unsigned long long)expected_bytes);
   return 0;
 }
 
