@@ -320,7 +320,10 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
   } else if (adcp_json_at(&doc, 0)->type == ADCP_JSON_OBJECT && (list = adcp_json_get(&doc, 0, "manifests")) &&
              adcp_json_at(&doc, list)->type == ADCP_JSON_ARRAY) {
     if (!msha) msha = doc_string(&doc, 0, "row_manifest_sha256", &keep_msha);
-    if (!content) content = doc_string(&doc, 0, "revision_content_sha256", &keep_content);
+    if (!content && (rid || profile == ADCP_PROFILE_ROWS_V1))
+      content = doc_string(&doc, 0, "revision_content_sha256", &keep_content);
+    else if (!content && doc_string(&doc, 0, "revision_content_sha256", &keep_content))
+      fprintf(stderr, "adcp-ledger verify-chunks: note: envelope not checked; pass --revision-id (and --totals) to check it\n");
     if (!rid) rid = doc_string(&doc, 0, "reporting_revision_id", &keep_rid);
     uint32_t v;
     if (!have_rows && (v = adcp_json_get(&doc, 0, "row_count")) && !adcp_json_get_u64(&row_count, &doc, v, NULL))
