@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmarks (never part of `make test`). Generates 1,000,000 reporting rows with
+# shared/bench/gen-rows.py, then measures in one run: our encode and full verify
+# (bench_rows, which also measures OpenSSL's single-core SHA-256 as the reference)
+# and the Node peer's encode on the same file; prints the ratios.
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+shared=${ADCP_SHARED_DIR:-$root/../shared}
+rows=${ADCP_BENCH_ROWS:-1000000}
+data="$root/$build/bench-rows-$rows.jsonl"
+if [ ! -s "$data" ]; then
+  echo "bench: generating $rows rows ..." >&2
+  python3 "$shared/bench/gen-rows.py" "$rows" > "$data.tmp" && mv "$data.tmp" "$data"
+fi
+# One core, as the targets are stated per core.
+pin=""; command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
+echo "== rows layer (in-process, best of 3) =="
+ours="$root/$build/bench-ours.jsonl"; peer="$root/$build/bench-peer.json"
+$pin "$root/$build/bench/bench_rows" "$data" 3 | tee "$ours"
+echo "== Node peer (shared/bench/node-peer/encode.mjs) =="
+$pin node "$shared/bench/node-peer/encode.mjs" --revision-id rrev_bench < "$data" > "$peer"
+python3 - "$ours" "$peer" <<'PY'
+import json, sys
+ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+peer = json.load(open(sys.argv[2]))
+m = {o["measure"]: o for o in ours}
+enc = m["encode"]; ver = m["verify_full"]
+peer_mbs = peer["canonical_byte_count"] / peer["seconds"] / 1e6
+same = peer["revision_content_sha256"] == enc["revision_content_sha256"]
+print(json.dumps({"measure": "node_peer_encode", "mb_per_s": round(peer_mbs, 1), "seconds": round(peer["seconds"], 3),
+                  "same_digest_as_ours": same}))
+print(f"encode: {enc['mb_per_s']:.1f} MB/s, {enc['rows_per_s']:.0f} rows/s = {enc['mb_per_s']/peer_mbs:.1f}x the Node peer (target >= 10x)")
+print(f"full verify: {ver['mb_per_s']:.1f} MB/s = {ver['ratio']*100:.0f}% of two SHA-256 passes "
+      f"({ver['two_sha_pass_mb_per_s']:.1f} MB/s; OpenSSL SHA-256 {m['sha256_openssl']['mb_per_s']:.1f} MB/s; target >= 80%)")
+if not same:
+    sys.exit("digest mismatch between adcp-ledger and the Node peer")
+PY
