@@ -50,7 +50,8 @@ typedef struct adcp_json_node {
 
 enum {
   ADCP_JSON_F_ESCAPED = 1,  /* string had escapes; decoded text lives in doc->text */
-  ADCP_JSON_F_SHORT_INT = 2 /* number literal is an integer of <= 15 digits */
+  ADCP_JSON_F_SHORT_INT = 2, /* number literal is an integer of <= 15 digits */
+  ADCP_JSON_F_SHORT_DEC = 4  /* literal has <= 15 significant digits: they are its shortest form */
 };
 
 typedef struct adcp_json_options {
@@ -70,6 +71,10 @@ typedef struct adcp_json_doc {
   adcp_buf text;         /* decoded strings that had escapes */
   void *keyrefs;         /* parser scratch for sorting keys */
   uint32_t cap_keyrefs;
+  void *members;         /* adcp_jcs_canonicalize scratch: member records */
+  size_t cap_members;
+  adcp_buf perm;         /* adcp_jcs_canonicalize scratch: reordered members */
+  void *shapes;          /* adcp_jcs_canonicalize cache of key orders */
 } adcp_json_doc;
 
 void adcp_json_doc_init(adcp_json_doc *doc);
@@ -82,6 +87,15 @@ void adcp_json_doc_free(adcp_json_doc *doc);
  * not finite, nesting too deep); ADCP_ENOMEM. opts may be NULL. */
 int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts,
                     adcp_error *err);
+
+/* Canonicalizes src[0..len) straight into out without building a tree: the
+ * hot path of the row encoder and `adcp-ledger canonicalize`. Refuses exactly
+ * what adcp_json_parse refuses, with the same codes and messages. scratch is a
+ * doc used only for its reusable buffers (its parsed tree is invalidated).
+ * *root_type (may be NULL) receives the root's ADCP_JSON_* type. On failure out
+ * is left as it was. */
+int adcp_jcs_canonicalize(adcp_buf *out, int *root_type, adcp_json_doc *scratch, const char *src, size_t len,
+                          const adcp_json_options *opts, adcp_error *err);
 
 /* Appends the RFC 8785 canonical form of the subtree at node to out. */
 int adcp_jcs_write(adcp_buf *out, const adcp_json_doc *doc, uint32_t node);

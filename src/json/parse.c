@@ -2,17 +2,12 @@
  * node array of adcp_json_doc; sorts each object's keys in UTF-16 order as it
  * closes, which is also where duplicate keys are caught. Hot path for encoding:
  * no allocation per token once the doc's arrays have grown. */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adcp/json.h"
 #include "json/internal.h"
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include "json/lex.h"
 
 typedef struct parser {
   adcp_json_doc *doc;
@@ -26,6 +21,7 @@ typedef struct parser {
 void adcp_json_doc_init(adcp_json_doc *doc) {
   memset(doc, 0, sizeof *doc);
   adcp_buf_init(&doc->text);
+  adcp_buf_init(&doc->perm);
 }
 
 void adcp_json_doc_free(adcp_json_doc *doc) {
@@ -33,6 +29,9 @@ void adcp_json_doc_free(adcp_json_doc *doc) {
   free(doc->order);
   free(doc->stack);
   free(doc->keyrefs);
+  free(doc->members);
+  free(doc->shapes);
+  adcp_buf_free(&doc->perm);
   adcp_buf_free(&doc->text);
   adcp_json_doc_init(doc);
 }
@@ -92,283 +91,58 @@ static inline int new_node(parser *p, uint8_t type, size_t src, uint32_t *out) {
   return 0;
 }
 
-static inline void skip_ws(parser *p) {
-  while (p->i < p->n) {
-    uint8_t c = p->s[p->i];
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
-    p->i++;
-  }
-}
+static inline void skip_ws(parser *p) { lex_skip_ws(p->s, p->n, &p->i); }
 
-/* ---- strings ---------------------------------------------------------------- */
+/* ---- scalars (scanners shared with canon.c) ------------------------------------ */
 
-static int hex4(const uint8_t *s, uint32_t *out) {
-  uint32_t v = 0;
-  for (int k = 0; k < 4; k++) {
-    uint8_t c = s[k];
-    v <<= 4;
-    if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-    else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
-    else return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-/* True if any byte of w is '"', '\\', < 0x20 or >= 0x80 (SWAR). */
-static inline int special8(uint64_t w) {
-  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-  uint64_t zq = (q - ones) & ~q, zb = (b - ones) & ~b, ctl = (w - ones * 0x20) & ~w;
-  return ((zq | zb | ctl) & high) != 0 || (w & high) != 0;
+static int lex_to_error(parser *p, const lex_fail *f) {
+  if (f->code == ADCP_ENOMEM) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory parsing JSON");
+  return fail(p, f->code, f->at, f->what);
 }
 
 static int parse_string(parser *p, uint32_t *out) {
-  size_t start = p->i; /* at the opening quote */
+  size_t start = p->i, end;
   uint32_t idx;
   int rc = new_node(p, ADCP_JSON_STRING, start, &idx);
   if (rc) return rc;
-  const uint8_t *s = p->s;
-  size_t i = start + 1, n = p->n, seg = i;
   adcp_buf *t = &p->doc->text;
-  int escaped = 0;
-  size_t text_start = 0;
-  for (;;) {
-#ifdef __SSE2__
-    /* 16 bytes at a time: find the first '"', '\\', control or non-ASCII byte
-     * (a signed compare below 0x20 catches both of the last two). */
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-    while (i + 16 <= n) {
-      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-      __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmplt_epi8(v, space));
-      unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-      if (mask) {
-        i += (size_t)__builtin_ctz(mask);
-        break;
-      }
-      i += 16;
-    }
-#endif
-    while (i + 8 <= n) {
-      uint64_t w;
-      memcpy(&w, s + i, 8);
-      if (special8(w)) break;
-      i += 8;
-    }
-    if (i >= n) return fail(p, ADCP_EINVALID_INPUT, start, "unterminated string");
-    uint8_t c = s[i];
-    if (c == '"') break;
-    if (c < 0x20) return fail(p, ADCP_EINVALID_INPUT, i, "unescaped control character in string");
-    if (c < 0x80 && c != '\\') {
-      i++;
-      continue;
-    }
-    if (c >= 0x80) {
-      size_t v = adcp_utf8_valid_prefix(s + i, n - i < 4 ? n - i : 4);
-      /* valid_prefix of up to 4 bytes: one full sequence must be valid */
-      size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-      if (v < want || want > n - i) return fail(p, ADCP_EINVALID_ROW, i, "invalid UTF-8 in string");
-      i += want;
-      continue;
-    }
-    /* Backslash escape: switch to decoding into doc->text. */
-    if (!escaped) {
-      escaped = 1;
-      text_start = t->len;
-    }
-    if ((rc = adcp_buf_append(t, s + seg, i - seg))) return adcp_error_set(p->err, rc, "out of memory");
-    if (i + 1 >= n) return fail(p, ADCP_EINVALID_INPUT, start, "unterminated string");
-    uint8_t e = s[i + 1];
-    uint8_t ch;
-    switch (e) {
-      case '"': ch = '"'; break;
-      case '\\': ch = '\\'; break;
-      case '/': ch = '/'; break;
-      case 'b': ch = '\b'; break;
-      case 'f': ch = '\f'; break;
-      case 'n': ch = '\n'; break;
-      case 'r': ch = '\r'; break;
-      case 't': ch = '\t'; break;
-      case 'u': {
-        uint32_t cp;
-        if (i + 6 > n || hex4(s + i + 2, &cp)) return fail(p, ADCP_EINVALID_INPUT, i, "invalid \\u escape");
-        size_t adv = 6;
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(p, ADCP_EINVALID_ROW, i, "lone low surrogate escape");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          uint32_t lo;
-          if (i + 12 > n || s[i + 6] != '\\' || s[i + 7] != 'u' || hex4(s + i + 8, &lo) || lo < 0xDC00 ||
-              lo > 0xDFFF)
-            return fail(p, ADCP_EINVALID_ROW, i, "lone high surrogate escape");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          adv = 12;
-        }
-        uint8_t u[4];
-        size_t un = adcp_utf8_put(u, cp);
-        if ((rc = adcp_buf_append(t, u, un))) return adcp_error_set(p->err, rc, "out of memory");
-        i += adv;
-        seg = i;
-        continue;
-      }
-      default: return fail(p, ADCP_EINVALID_INPUT, i, "invalid escape in string");
-    }
-    if ((rc = adcp_buf_append_byte(t, ch))) return adcp_error_set(p->err, rc, "out of memory");
-    i += 2;
-    seg = i;
-  }
+  size_t text_start = t->len;
+  int escaped;
+  lex_fail f;
+  if (lex_string(p->s, p->n, start, &end, &escaped, t, &f)) return lex_to_error(p, &f);
   adcp_json_node *nd = &p->doc->nodes[idx];
   if (escaped) {
-    if ((rc = adcp_buf_append(t, s + seg, i - seg))) return adcp_error_set(p->err, rc, "out of memory");
     nd->flags = ADCP_JSON_F_ESCAPED;
     nd->len = t->len - text_start;
     nd->v.text_off = text_start;
   } else {
-    nd->len = i - (start + 1);
+    nd->len = end - start - 2;
   }
   nd->end = idx + 1;
-  p->i = i + 1;
+  p->i = end;
   *out = idx;
   return 0;
 }
 
-/* ---- numbers ----------------------------------------------------------------- */
-
-static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
 static int parse_number(parser *p) {
-  const uint8_t *s = p->s;
-  size_t start = p->i, i = start, n = p->n;
-  int neg = 0;
-  if (i < n && s[i] == '-') neg = 1, i++;
-  if (i >= n || s[i] < '0' || s[i] > '9') return fail(p, ADCP_EINVALID_INPUT, start, "invalid number");
-  uint64_t mant = 0;
-  int sig = 0, inexact = 0; /* digits kept in mant; set when a digit did not fit */
-  int int_digits = 0, frac_digits = 0;
-  if (s[i] == '0') {
-    i++, int_digits = 1;
-    if (i < n && s[i] >= '0' && s[i] <= '9') return fail(p, ADCP_EINVALID_INPUT, start, "leading zero in number");
-  } else {
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-      if (sig < 19) mant = mant * 10 + (uint64_t)(s[i] - '0'), sig++;
-      else inexact = 1;
-      int_digits++, i++;
-    }
-  }
-  int has_frac = 0, has_exp = 0;
-  if (i < n && s[i] == '.') {
-    has_frac = 1, i++;
-    if (i >= n || s[i] < '0' || s[i] > '9') return fail(p, ADCP_EINVALID_INPUT, start, "invalid number");
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-      if (mant == 0 && s[i] == '0') { /* leading zeros of a fraction only scale */
-      } else if (sig < 19) {
-        mant = mant * 10 + (uint64_t)(s[i] - '0'), sig++;
-      } else {
-        inexact = 1;
-      }
-      frac_digits++, i++;
-    }
-  }
-  long exp = 0;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    has_exp = 1, i++;
-    int eneg = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i] == '-', i++;
-    if (i >= n || s[i] < '0' || s[i] > '9') return fail(p, ADCP_EINVALID_INPUT, start, "invalid number exponent");
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-      if (exp < 1000000000L) exp = exp * 10 + (s[i] - '0'); /* saturate: far past any finite value */
-      i++;
-    }
-    if (eneg) exp = -exp;
-  }
+  lex_num num;
+  lex_fail f;
+  if (lex_number(p->s, p->n, p->i, p->allow_unsafe, &num, &f)) return lex_to_error(p, &f);
   uint32_t idx;
-  int rc = new_node(p, ADCP_JSON_NUMBER, start, &idx);
+  int rc = new_node(p, ADCP_JSON_NUMBER, p->i, &idx);
   if (rc) return rc;
   adcp_json_node *nd = &p->doc->nodes[idx];
-  nd->len = i - start;
+  nd->flags = num.flags;
+  nd->len = num.end - p->i;
   nd->end = idx + 1;
-  double v;
-  long e10 = exp - frac_digits;
-  if (!has_frac && !has_exp && int_digits <= 15) {
-    nd->flags = ADCP_JSON_F_SHORT_INT;
-    v = (double)mant;
-  } else if (mant == 0) {
-    v = 0.0;
-  } else if (!inexact && mant <= (1ull << 53) && e10 >= -22 && e10 <= 22) {
-    /* Clinger's fast path: both operands exact, one correctly rounded operation. */
-    v = e10 >= 0 ? (double)mant * pow10_exact[e10] : (double)mant / pow10_exact[-e10];
-  } else {
-    /* Slow path: strtod on digits + exponent with the '.' removed, so the
-     * locale's radix character never matters. */
-    char small[128], *buf = small;
-    size_t need = nd->len + 24;
-    if (need > sizeof small && !(buf = malloc(need))) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
-    size_t o = 0;
-    long fd = 0;
-    int in_frac = 0;
-    for (size_t k = start + (size_t)neg; k < i && s[k] != 'e' && s[k] != 'E'; k++) {
-      if (s[k] == '.') {
-        in_frac = 1;
-        continue;
-      }
-      buf[o++] = (char)s[k];
-      fd += in_frac;
-    }
-    long adj = exp - fd;
-    o += (size_t)snprintf(buf + o, need - o, "e%ld", adj);
-    buf[o] = '\0';
-    v = strtod(buf, NULL);
-    if (buf != small) free(buf);
-  }
-  if (neg) v = -v;
-  if (!isfinite(v)) return fail(p, ADCP_EINVALID_ROW, start, "number is out of the binary64 range");
-  if (!p->allow_unsafe && fabs(v) > ADCP_JSON_MAX_SAFE_INTEGER)
-    return fail(p, ADCP_EINVALID_ROW, start, "number magnitude exceeds 2^53-1 (carry it as a string)");
-  nd->v.num = v;
-  p->i = i;
+  nd->v.num = num.v;
+  p->i = num.end;
   return 0;
 }
 
 /* ---- containers ---------------------------------------------------------------- */
 
 static int parse_value(parser *p);
-
-/* A key resolved to its decoded bytes, for sorting without indirection. */
-typedef struct keyref {
-  const char *p;
-  size_t len;
-  uint32_t idx;
-} keyref;
-
-static inline int ref_less(const keyref *a, const keyref *b, int *dup) {
-  int c = adcp_json_key_cmp(a->p, a->len, b->p, b->len);
-  *dup |= c == 0;
-  return c < 0;
-}
-
-/* Stable merge sort of keys[0..n) using tmp; sets *dup when two keys are equal
- * (equal keys always meet in a comparison: they end up adjacent). */
-static void sort_keys(keyref *keys, keyref *tmp, uint32_t n, int *dup) {
-  if (n <= 16) {
-    for (uint32_t i = 1; i < n; i++) {
-      keyref k = keys[i];
-      uint32_t j = i;
-      while (j > 0 && ref_less(&k, &keys[j - 1], dup)) keys[j] = keys[j - 1], j--;
-      if (j > 0) ref_less(&keys[j - 1], &k, dup); /* equality with the left neighbour */
-      keys[j] = k;
-    }
-    return;
-  }
-  uint32_t h = n / 2;
-  sort_keys(keys, tmp, h, dup);
-  sort_keys(keys + h, tmp, n - h, dup);
-  uint32_t i = 0, j = h, o = 0;
-  while (i < h && j < n) tmp[o++] = ref_less(&keys[j], &keys[i], dup) ? keys[j++] : keys[i++];
-  while (i < h) tmp[o++] = keys[i++];
-  while (j < n) tmp[o++] = keys[j++];
-  memcpy(keys, tmp, (size_t)n * sizeof *keys);
-}
 
 static int parse_container(parser *p, int is_obj) {
   size_t start = p->i;
@@ -414,17 +188,17 @@ static int parse_container(parser *p, int is_obj) {
       return adcp_error_set(p->err, rc, "out of memory");
     if (d->cap_keyrefs < 2 * count) {
       uint32_t c = 2 * count < 64 ? 64 : 2 * count;
-      void *r = realloc(d->keyrefs, (size_t)c * sizeof(keyref));
+      void *r = realloc(d->keyrefs, (size_t)c * sizeof(adcp_json_keyref));
       if (!r) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
       d->keyrefs = r, d->cap_keyrefs = c;
     }
-    keyref *refs = d->keyrefs;
+    adcp_json_keyref *refs = d->keyrefs;
     for (uint32_t k = 0; k < count; k++) {
       refs[k].idx = d->stack[base + k];
       refs[k].p = adcp_json_str(d, refs[k].idx, &refs[k].len);
     }
     int dup = 0;
-    sort_keys(refs, refs + count, count, &dup);
+    adcp_json_sort_keys(refs, refs + count, count, &dup);
     if (dup) {
       /* Report the later occurrence in source order. */
       size_t at = 0;

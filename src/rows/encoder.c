@@ -103,17 +103,21 @@ static int close_chunk(adcp_rows_encoder *e, uint64_t len, adcp_error *err) {
   return 0;
 }
 
-int adcp_rows_encoder_add_node(adcp_rows_encoder *e, const adcp_json_doc *doc, uint32_t node, adcp_error *err) {
+/* Common head of both add paths: closes a full chunk and returns where the next line starts. */
+static int begin_row(adcp_rows_encoder *e, size_t *line_start, adcp_error *err) {
   if (e->failed || e->finished)
     return adcp_error_set(err, ADCP_EINTERNAL, "encoder used after a failure or after finish");
-  if (adcp_json_at(doc, node)->type != ADCP_JSON_OBJECT)
-    return adcp_error_set(err, ADCP_EINVALID_ROW, "row at ordinal %llu is not a JSON object",
-                          (unsigned long long)e->ordinal);
   int rc;
-  if (e->m.row_count == ADCP_ROWS_CHUNK_MAX_ROWS && (rc = close_chunk(e, e->chunk.len, err))) goto fail;
+  if (e->m.row_count == ADCP_ROWS_CHUNK_MAX_ROWS && (rc = close_chunk(e, e->chunk.len, err))) return e->failed = 1, rc;
   if (e->m.row_count == 0) adcp_buf_reset(&e->chunk);
-  size_t line_start = e->chunk.len;
-  if ((rc = adcp_jcs_write(&e->chunk, doc, node)) || (rc = adcp_buf_append_byte(&e->chunk, '\n'))) {
+  *line_start = e->chunk.len;
+  return 0;
+}
+
+/* Common tail: the canonical row is at chunk[line_start..]; terminate it and place it. */
+static int end_row(adcp_rows_encoder *e, size_t line_start, adcp_error *err) {
+  int rc;
+  if ((rc = adcp_buf_append_byte(&e->chunk, '\n'))) {
     adcp_error_set(err, rc, "out of memory encoding row at ordinal %llu", (unsigned long long)e->ordinal);
     goto fail;
   }
@@ -134,16 +138,39 @@ fail:
   return rc;
 }
 
+static int not_object(adcp_rows_encoder *e, adcp_error *err) {
+  return adcp_error_set(err, ADCP_EINVALID_ROW, "row at ordinal %llu is not a JSON object", (unsigned long long)e->ordinal);
+}
+
+int adcp_rows_encoder_add_node(adcp_rows_encoder *e, const adcp_json_doc *doc, uint32_t node, adcp_error *err) {
+  size_t line_start = 0;
+  int rc = begin_row(e, &line_start, err);
+  if (rc) return rc;
+  if (adcp_json_at(doc, node)->type != ADCP_JSON_OBJECT) return not_object(e, err);
+  if ((rc = adcp_jcs_write(&e->chunk, doc, node))) {
+    e->failed = 1;
+    return adcp_error_set(err, rc, "out of memory encoding row at ordinal %llu", (unsigned long long)e->ordinal);
+  }
+  return end_row(e, line_start, err);
+}
+
 int adcp_rows_encoder_add_json(adcp_rows_encoder *e, const char *text, size_t len, adcp_error *err) {
-  if (e->failed || e->finished)
-    return adcp_error_set(err, ADCP_EINTERNAL, "encoder used after a failure or after finish");
+  size_t line_start = 0;
+  int rc = begin_row(e, &line_start, err);
+  if (rc) return rc;
   adcp_error perr;
-  int rc = adcp_json_parse(&e->doc, text, len, NULL, &perr);
-  if (rc) {
+  int type = 0;
+  /* Straight from text into the chunk; on refusal nothing is appended. */
+  if ((rc = adcp_jcs_canonicalize(&e->chunk, &type, &e->doc, text, len, NULL, &perr))) {
+    if (rc == ADCP_ENOMEM) e->failed = 1;
     /* Name the ordinal, never the content. */
     return adcp_error_set(err, rc, "row at ordinal %llu: %s", (unsigned long long)e->ordinal, perr.message);
   }
-  return adcp_rows_encoder_add_node(e, &e->doc, 0, err);
+  if (type != ADCP_JSON_OBJECT) {
+    e->chunk.len = line_start;
+    return not_object(e, err);
+  }
+  return end_row(e, line_start, err);
 }
 
 int adcp_rows_encoder_finish(adcp_rows_encoder *e, adcp_rows_result *out, adcp_error *err) {
