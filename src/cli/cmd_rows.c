@@ -51,8 +51,8 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf in;
     adcp_buf_init(&in);
     if (!(rc = adcp_cli_read_all(&in, path, &err)) &&
-        !(rc = adcp_json_parse(&doc, in.data ? (const char *)in.data : "", in.len, NULL, &err)) &&
-        !(rc = adcp_jcs_write(&out, &doc, 0)) && !(rc = adcp_buf_append_byte(&out, '\n')))
+        !(rc = adcp_jcs_canonicalize(&out, NULL, &doc, in.data ? (const char *)in.data : "", in.len, NULL, &err)) &&
+        !(rc = adcp_buf_append_byte(&out, '\n')))
       fwrite(out.data, 1, out.len, stdout);
     adcp_buf_free(&in);
   } else {
@@ -63,12 +63,12 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
       while ((rc = adcp_cli_lines_next(&r, &line, &len, &err)) == 1) {
         if (blank(line, len)) continue;
         adcp_error perr;
-        if ((rc = adcp_json_parse(&doc, line, len, NULL, &perr))) {
+        adcp_buf_reset(&out);
+        if ((rc = adcp_jcs_canonicalize(&out, NULL, &doc, line, len, NULL, &perr))) {
           adcp_error_set(&err, rc, "input line %llu: %s", r.lineno, perr.message);
           break;
         }
-        adcp_buf_reset(&out);
-        if ((rc = adcp_jcs_write(&out, &doc, 0)) || (rc = adcp_buf_append_byte(&out, '\n'))) break;
+        if ((rc = adcp_buf_append_byte(&out, '\n'))) break;
         fwrite(out.data, 1, out.len, stdout);
       }
       adcp_cli_lines_close(&r);

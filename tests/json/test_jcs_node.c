@@ -28,6 +28,14 @@ static void expect_jcs(const char *src, size_t len, const adcp_json_options *opt
   assert_int_equal(adcp_buf_cstr(&out), 0);
   if (out.len != strlen(want) || memcmp(out.data, want, out.len) != 0)
     fail_msg("input \"%.*s\": got \"%s\", want \"%s\"", (int)len, src, (char *)out.data, want);
+  /* The direct canonicalizer (no tree) must agree byte for byte. */
+  adcp_buf_reset(&out);
+  int type = 0, want_type = adcp_json_at(&doc, 0)->type;
+  assert_int_equal(adcp_jcs_canonicalize(&out, &type, &doc, src, len, opts, &err), 0);
+  assert_int_equal(type, want_type);
+  assert_int_equal(adcp_buf_cstr(&out), 0);
+  if (out.len != strlen(want) || memcmp(out.data, want, out.len) != 0)
+    fail_msg("direct: input \"%.*s\": got \"%s\", want \"%s\"", (int)len, src, (char *)out.data, want);
   adcp_buf_free(&out);
   adcp_json_doc_free(&doc);
 }
@@ -43,6 +51,16 @@ static void expect_refused(const char *src, size_t len, const adcp_json_options 
     fail_msg("input \"%.*s\": rc %d (%s), want %d", len > 80 ? 80 : (int)len, src, rc, err.message, code);
   assert_int_equal(err.code, code);
   if (msg && !strstr(err.message, msg)) fail_msg("message \"%s\" lacks \"%s\"", err.message, msg);
+  /* The direct canonicalizer refuses with the same code and message, and writes nothing. */
+  adcp_error err2;
+  adcp_error_clear(&err2);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_buf_append_str(&out, "keep");
+  assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &doc, src, len, opts, &err2), code);
+  assert_string_equal(err2.message, err.message);
+  assert_int_equal(out.len, 4);
+  adcp_buf_free(&out);
   adcp_json_doc_free(&doc);
 }
 
@@ -387,8 +405,10 @@ static void matches_node_reference(void **state) {
 
   adcp_json_doc doc; /* one doc reused across documents, as the row encoder does */
   adcp_json_doc_init(&doc);
-  adcp_buf got, s1, s2, s3;
-  adcp_buf_init(&got), adcp_buf_init(&s1), adcp_buf_init(&s2), adcp_buf_init(&s3);
+  adcp_json_doc doc2; /* scratch for the direct canonicalizer */
+  adcp_json_doc_init(&doc2);
+  adcp_buf got, s1, s2, s3, direct;
+  adcp_buf_init(&got), adcp_buf_init(&s1), adcp_buf_init(&s2), adcp_buf_init(&s3), adcp_buf_init(&direct);
   size_t docs = 0, mismatches = 0;
   const uint8_t *p = out.data, *end = p + out.len;
   while (p < end) {
@@ -410,6 +430,15 @@ static void matches_node_reference(void **state) {
     adcp_buf_reset(&got);
     rc = adcp_json_parse(&doc, (const char *)src, (size_t)src_len, NULL, &err);
     if (rc == 0) rc = adcp_jcs_write(&got, &doc, 0);
+    /* Second implementation, same answer: the direct canonicalizer. */
+    if (rc == 0) {
+      adcp_buf_reset(&direct);
+      rc = adcp_jcs_canonicalize(&direct, NULL, &doc2, (const char *)src, (size_t)src_len, NULL, &err);
+      if (rc == 0 && (direct.len != got.len || memcmp(direct.data, got.data, got.len) != 0)) {
+        rc = ADCP_EINTERNAL;
+        adcp_error_set(&err, rc, "direct canonicalizer differs from the tree writer");
+      }
+    }
     if (rc != 0 || got.len != want_len || memcmp(got.data, want, (size_t)want_len) != 0) {
       if (mismatches < 3) {
         show(&s1, src, (size_t)src_len), show(&s2, want, (size_t)want_len);
@@ -423,7 +452,9 @@ static void matches_node_reference(void **state) {
     docs++;
   }
   adcp_buf_free(&got), adcp_buf_free(&s1), adcp_buf_free(&s2), adcp_buf_free(&s3);
+  adcp_buf_free(&direct);
   adcp_json_doc_free(&doc);
+  adcp_json_doc_free(&doc2);
   adcp_buf_free(&out);
   print_message("compared %zu documents with the node reference: %zu mismatches\n", docs, mismatches);
   assert_true(docs >= 10000);
