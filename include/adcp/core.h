@@ -45,7 +45,8 @@ enum {
   ADCP_EREFERENCE_NOT_FOUND = -24,
   ADCP_ECONFLICT = -25,    /* a concurrent writer won (numbering, official) */
   ADCP_ESTORAGE = -26,     /* the database refused; detail is sanitized */
-  ADCP_ECODE_MIN = -26
+  ADCP_ESCHEMA_UNREADY = -27, /* catalog audit: a required object is missing or drifted */
+  ADCP_ECODE_MIN = -27
 };
 
 #define ADCP_ERROR_MESSAGE_MAX 256

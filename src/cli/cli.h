@@ -29,6 +29,8 @@ typedef struct adcp_cli_command {
 int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);

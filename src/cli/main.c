@@ -9,12 +9,16 @@ static const adcp_cli_command commands[] = {
     {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize},
     {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode},
     {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks},
+    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", adcp_cli_migrate},
+    {"init", "create a SQLite ledger file and apply every migration", adcp_cli_init},
 };
 
 static void usage(FILE *f) {
   fprintf(f,
           "adcp-ledger — verifiable storage of AdCP reporting revisions\n\n"
           "usage: adcp-ledger [--db URL] COMMAND [ARGS]\n\n"
+          "  --db URL  database: sqlite:PATH, sqlite::memory:, postgresql://… (default: $ADCP_DATABASE_URL,\n"
+          "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n\n"
           "commands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);

@@ -51,6 +51,7 @@ int adcp_hex_normalize_sha256(char out[65], const char *in, size_t len, adcp_err
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 int adcp_base64_encode(adcp_buf *out, const uint8_t *in, size_t n) {
+  if (n == 0) return 0;
   int rc = adcp_buf_reserve(out, (n + 2) / 3 * 4);
   if (rc) return rc;
   char *o = (char *)out->data + out->len;

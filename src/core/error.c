@@ -33,6 +33,7 @@ static const char *const code_names[] = {
     "REFERENCE_NOT_FOUND",
     "CONFLICT",
     "STORAGE_ERROR",
+    "SCHEMA_UNREADY",
 };
 
 _Static_assert(sizeof(code_names) / sizeof(code_names[0]) == (size_t)(-ADCP_ECODE_MIN + 1),

@@ -1,0 +1,83 @@
+/* adcp/storage.h — the storage facade (spec 05): one handle, opened from one
+ * URL, that owns the database connection and hands out what the ledger
+ * stores need. The same code runs on SQLite and PostgreSQL.
+ *
+ * Opening never changes a durable schema: it checks the migration history
+ * against the series embedded in this build and refuses with
+ * REPORTING_SCHEMA_BEHIND until `adcp-ledger migrate` has run. */
+#ifndef ADCP_STORAGE_H
+#define ADCP_STORAGE_H
+
+#include "adcp/core.h"
+#include "adcp/sql.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ADCP_STORAGE_DEFAULT_URL "sqlite:./adcp-ledger.db"
+
+typedef struct adcp_storage adcp_storage;
+
+typedef struct adcp_storage_options {
+  int version;            /* 1 */
+  /* Durability policy. 0 (default) = the work needs durable storage: a
+   * non-durable URL (sqlite::memory:) is refused with
+   * REPORTING_STORAGE_NOT_DURABLE unless ADCP_ENV is development or test.
+   * 1 = the caller accepts non-durable storage. */
+  int allow_non_durable;
+  /* 1 = skip the startup schema check (the migrate command opens a database
+   * that is behind on purpose). */
+  int skip_schema_check;
+  /* Overrides getenv("ADCP_ENV") when non-NULL (tests, embedding hosts). */
+  const char *env;
+} adcp_storage_options;
+
+/* Resolves the database URL: explicit (if non-NULL and non-empty), else
+ * $ADCP_DATABASE_URL, else $DATABASE_URL, else ADCP_STORAGE_DEFAULT_URL.
+ * Returns a pointer into the argument, the environment or a constant — do not
+ * free; copy it if the environment may change. */
+const char *adcp_storage_resolve_url(const char *explicit_url);
+
+/* Opens storage. url is resolved with adcp_storage_resolve_url. Steps: connect;
+ * durability policy; on non-durable storage the bundled migrations are applied
+ * (nothing persistent to protect); on durable storage the startup check runs
+ * unless skipped. opts may be NULL (defaults).
+ * Errors: ADCP_EINVALID_INPUT (bad URL or options), ADCP_ESTORAGE (cannot
+ * connect), ADCP_EREPORTING_STORAGE_NOT_DURABLE, ADCP_EREPORTING_SCHEMA_BEHIND,
+ * ADCP_ENOMEM. Messages never contain the URL's password. */
+int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_options *opts, adcp_error *err);
+/* Closes the connection(s). NULL is a no-op. */
+void adcp_storage_close(adcp_storage *s);
+
+/* The primary connection (owned by the storage; do not close). */
+adcp_sql_conn *adcp_storage_sql(adcp_storage *s);
+/* Opens one more connection to the same database (for a concurrent worker
+ * thread); caller closes it with adcp_sql_close. sqlite::memory: cannot be
+ * shared: ADCP_EINVALID_INPUT. */
+int adcp_storage_connect(adcp_sql_conn **out, adcp_storage *s, adcp_error *err);
+adcp_sql_dialect adcp_storage_dialect(const adcp_storage *s);
+int adcp_storage_is_durable(const adcp_storage *s);
+/* The URL with any password masked, for logs and messages. */
+const char *adcp_storage_url_redacted(const adcp_storage *s);
+/* The migration series embedded for this storage's dialect. */
+const adcp_migration_set *adcp_storage_migrations(const adcp_storage *s);
+
+/* Migration history vs the embedded series (read-only). */
+int adcp_storage_migration_status(adcp_migration_status **out, adcp_storage *s, adcp_error *err);
+/* Applies pending migrations (see adcp_migrate_apply). */
+int adcp_storage_migrate(size_t *out_applied, adcp_storage *s, const adcp_migrate_options *opt, adcp_error *err);
+
+/* Readiness: the startup check (REPORTING_SCHEMA_BEHIND) and then the catalog
+ * audit: every required table, column, constraint, index, trigger and
+ * function exists with the expected fingerprint and is enabled; extra objects
+ * are ignored. Drift → ADCP_ESCHEMA_UNREADY, the message lists the first
+ * problems ("missing index:t.i", "changed column:t.c", "disabled trigger:t.g").
+ * report (may be NULL) receives the full list; free with
+ * adcp_catalog_report_free. Never changes the schema. */
+int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

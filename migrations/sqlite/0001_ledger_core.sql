@@ -1,0 +1,4 @@
+-- adcp-version: 0001
+-- adcp-upgrade: additive
+-- include: ledger_core.sql
+-- Ledger Core: obligations, revision headers, adjustments.

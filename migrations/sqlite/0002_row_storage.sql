@@ -1,0 +1,4 @@
+-- adcp-version: 0002
+-- adcp-upgrade: additive
+-- include: row_storage.sql
+-- Installation identity and the row-storage tables of spec 02 §3.

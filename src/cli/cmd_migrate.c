@@ -1,0 +1,187 @@
+/* cli/cmd_migrate.c — `adcp-ledger migrate [--status | --dry-run | --additive-only]`
+ * and `adcp-ledger init`. Output lines follow spec 05 §7: one record per line,
+ * space separated, stable for scripts. The database URL comes from --db, then
+ * ADCP_DATABASE_URL, DATABASE_URL, then sqlite:./adcp-ledger.db. */
+#include <stdio.h>
+#include <string.h>
+
+#include "adcp/storage.h"
+#include "cli/cli.h"
+
+/* Exit statuses (also in --help and README): 0 ok (including pending under
+ * --status), 1 usage, 4 database, schema or migration failure. */
+static int fail(const char *cmd, const adcp_error *err) {
+  fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code), err->message);
+  return err->code == ADCP_EINVALID_INPUT ? ADCP_CLI_EXIT_USAGE : ADCP_CLI_EXIT_STORAGE;
+}
+
+static void migrate_usage(FILE *f) {
+  fprintf(f,
+          "usage: adcp-ledger [--db URL] migrate [--status | --dry-run | --additive-only]\n\n"
+          "Applies the migrations embedded in this build, in version order, each in its own\n"
+          "transaction under the schema lock (concurrent runners never double-apply).\n\n"
+          "  (no option)      apply every pending migration; prints 'applying V NAME CLASS' and\n"
+          "                   'done V' per step (stop writers first if a step is stopped-worker)\n"
+          "  --status         read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
+          "                   'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
+          "                   stopped-worker steps\n"
+          "  --dry-run        read-only: 'would-apply V NAME CLASS' per pending migration\n"
+          "  --additive-only  apply only pending additive migrations (safe while workers run)\n\n"
+          "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
+          "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
+          "exit status: 0 success (pending migrations under --status are not an error),\n"
+          "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
+          "             checksum of an applied migration: INTEGRITY_FAILED)\n");
+}
+
+typedef struct progress_ctx {
+  FILE *out;
+} progress_ctx;
+
+static void on_progress(void *ctx, const adcp_migration *m, const char *phase) {
+  progress_ctx *p = ctx;
+  if (!strcmp(phase, "applying"))
+    fprintf(p->out, "applying %s %s %s\n", m->version, m->name, adcp_upgrade_class_name(m->upgrade));
+  else if (!strcmp(phase, "done"))
+    fprintf(p->out, "done %s\n", m->version);
+  else
+    fprintf(p->out, "skipped %s (applied by another runner)\n", m->version);
+  fflush(p->out);
+}
+
+static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
+  adcp_migration_status *st;
+  int rc = adcp_storage_migration_status(&st, s, err);
+  if (rc) return rc;
+  size_t shown = 0;
+  for (size_t i = 0; i < st->count; i++) {
+    const adcp_migration_status_entry *e = &st->entries[i];
+    const char *cls = adcp_upgrade_class_name(e->upgrade);
+    if (dry_run) {
+      if (e->state == ADCP_MIGRATION_PENDING) printf("would-apply %s %s %s\n", e->version, e->name, cls), shown++;
+      continue;
+    }
+    switch (e->state) {
+      case ADCP_MIGRATION_APPLIED: printf("applied %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
+      case ADCP_MIGRATION_PENDING: printf("pending %s %s %s\n", e->version, e->name, cls); break;
+      case ADCP_MIGRATION_UNKNOWN: printf("unknown %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
+      case ADCP_MIGRATION_CHECKSUM_MISMATCH:
+        printf("checksum-mismatch %s %s %s %s\n", e->version, e->name, cls, e->applied_at);
+        break;
+    }
+    if (e->upgrade == ADCP_UPGRADE_STOPPED_WORKER && e->note[0]) printf("note %s %s\n", e->version, e->note);
+  }
+  if (!st->pending) printf("up to date\n");
+  else if (dry_run && !shown) printf("up to date\n");
+  adcp_migration_status_free(st);
+  return 0;
+}
+
+int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
+  int status = 0, dry = 0, additive = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      migrate_usage(stdout);
+      return ADCP_CLI_EXIT_OK;
+    } else if (!strcmp(argv[i], "--status")) {
+      status = 1;
+    } else if (!strcmp(argv[i], "--dry-run")) {
+      dry = 1;
+    } else if (!strcmp(argv[i], "--additive-only")) {
+      additive = 1;
+    } else {
+      fprintf(stderr, "adcp-ledger migrate: unknown argument '%s'\n", argv[i]);
+      migrate_usage(stderr);
+      return ADCP_CLI_EXIT_USAGE;
+    }
+  }
+  if (status + dry + additive > 1) {
+    fprintf(stderr, "adcp-ledger migrate: --status, --dry-run and --additive-only are mutually exclusive\n");
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  adcp_error err = {0};
+  adcp_storage *s;
+  /* migrate is the one command that opens a database which is behind. */
+  adcp_storage_options o = {.version = 1, .allow_non_durable = 1, .skip_schema_check = 1};
+  int rc = adcp_storage_open(&s, adcp_storage_resolve_url(g->db_url), &o, &err);
+  if (rc) return fail("migrate", &err);
+  if (status || dry) {
+    rc = print_status(s, dry, &err);
+  } else {
+    progress_ctx p = {stdout};
+    adcp_migrate_options mo = {.version = 1, .additive_only = additive, .progress = on_progress, .progress_ctx = &p};
+    size_t applied = 0;
+    rc = adcp_storage_migrate(&applied, s, &mo, &err);
+    if (!rc && !applied) printf("up to date\n");
+  }
+  adcp_storage_close(s);
+  return rc ? fail("migrate", &err) : ADCP_CLI_EXIT_OK;
+}
+
+static void init_usage(FILE *f) {
+  fprintf(f,
+          "usage: adcp-ledger [--db sqlite:PATH] init [PATH]\n\n"
+          "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
+          "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
+          "exists unless it is an adcp-ledger database, which is then brought up to date.\n\n"
+          "exit status: 0 success, 1 usage error, 4 database or migration failure\n");
+}
+
+int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      init_usage(stdout);
+      return ADCP_CLI_EXIT_OK;
+    } else if (argv[i][0] == '-' || path) {
+      fprintf(stderr, "adcp-ledger init: unexpected argument '%s'\n", argv[i]);
+      init_usage(stderr);
+      return ADCP_CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  char url[4200];
+  if (path) {
+    snprintf(url, sizeof url, "sqlite:%s", path);
+  } else {
+    snprintf(url, sizeof url, "%s", adcp_storage_resolve_url(g->db_url));
+  }
+  if (adcp_sql_url_dialect(url) != ADCP_SQL_SQLITE || !strcmp(url, "sqlite::memory:")) {
+    fprintf(stderr, "adcp-ledger init: init creates a SQLite file ledger (sqlite:PATH); for PostgreSQL "
+                    "create the database and run 'adcp-ledger --db URL migrate'\n");
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  /* Refuse to adopt an unrelated existing file. */
+  const char *file = url + strlen("sqlite:");
+  FILE *f = fopen(file, "rb");
+  int existed = f != NULL;
+  if (f) fclose(f);
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  int rc = adcp_storage_open(&s, url, &o, &err);
+  if (rc) return fail("init", &err);
+  if (existed) {
+    adcp_sql_rows *r;
+    rc = adcp_sql_query(&r, adcp_storage_sql(s),
+                        "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'adcp\\_%' ESCAPE '\\' "
+                        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                        NULL, 0, &err);
+    int64_t foreign = 0;
+    if (!rc && adcp_sql_next(r, &err) == 1) foreign = adcp_sql_get_int64(r, 0);
+    if (!rc) adcp_sql_rows_free(r);
+    if (!rc && foreign) {
+      adcp_storage_close(s);
+      fprintf(stderr, "adcp-ledger init: %s already holds other tables; refusing\n", file);
+      return ADCP_CLI_EXIT_STORAGE;
+    }
+  }
+  progress_ctx p = {stdout};
+  adcp_migrate_options mo = {.version = 1, .progress = on_progress, .progress_ctx = &p};
+  size_t applied = 0;
+  if (!rc) rc = adcp_storage_migrate(&applied, s, &mo, &err);
+  if (!rc) printf("initialized %s\n", adcp_storage_url_redacted(s));
+  adcp_storage_close(s);
+  return rc ? fail("init", &err) : ADCP_CLI_EXIT_OK;
+}

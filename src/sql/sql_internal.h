@@ -1,0 +1,57 @@
+/* sql/sql_internal.h — what the port (sql.c) and its two backends (sqlite.c,
+ * postgres.c) share: the backend vtable, the connection and row-iterator
+ * heads, and the sanitized-failure helper. Not installed. */
+#ifndef ADCP_SQL_INTERNAL_H
+#define ADCP_SQL_INTERNAL_H
+
+#include "adcp/sql.h"
+
+typedef struct adcp_sql_backend {
+  int version; /* 1; lets the vtable grow without breaking backends */
+  adcp_sql_dialect dialect;
+  /* target: the URL with the scheme handled (SQLite path, or the libpq string). */
+  int (*connect)(adcp_sql_conn *c, const char *target, adcp_error *err);
+  void (*close)(adcp_sql_conn *c);
+  int (*exec)(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+              int64_t *changes, adcp_error *err);
+  int (*exec_script)(adcp_sql_conn *c, const char *sql, adcp_error *err);
+  int (*query)(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
+               size_t n, adcp_error *err);
+  int (*next)(adcp_sql_rows *r, adcp_error *err);
+  int (*column_count)(const adcp_sql_rows *r);
+  int (*is_null)(const adcp_sql_rows *r, int col);
+  const char *(*get_text)(const adcp_sql_rows *r, int col, size_t *len);
+  int64_t (*get_int64)(const adcp_sql_rows *r, int col);
+  const uint8_t *(*get_blob)(adcp_sql_rows *r, int col, size_t *len);
+  void (*rows_free)(adcp_sql_rows *r);
+  int (*in_transaction)(const adcp_sql_conn *c);
+  /* 1 if the open transaction holds the database write lock (SQLite only). */
+  int (*holds_write_lock)(const adcp_sql_conn *c);
+} adcp_sql_backend;
+
+struct adcp_sql_conn {
+  const adcp_sql_backend *be;
+  void *impl;
+  int durable;
+  adcp_sql_failure last_failure;
+  char last_sqlstate[6];
+};
+
+/* Every backend's row iterator starts with this head. */
+struct adcp_sql_rows {
+  adcp_sql_conn *conn;
+};
+
+extern const adcp_sql_backend adcp_sql_sqlite_backend;
+extern const adcp_sql_backend adcp_sql_postgres_backend;
+
+/* Records a failure on c (class + SQLSTATE) and fills err with a sanitized
+ * message; returns ADCP_ECONFLICT for UNIQUE/RETRY, else ADCP_ESTORAGE. */
+int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
+                   const char *constraint, const char *what, adcp_error *err);
+/* Clears the failure state after a successful call. */
+void adcp_sql__ok(adcp_sql_conn *c);
+/* Generic phrase for a failure class. */
+const char *adcp_sql__failure_phrase(adcp_sql_failure cls);
+
+#endif

@@ -1,0 +1,384 @@
+/* sql/sqlite.c — the SQLite 3 backend of the sql port.
+ *
+ * Connection settings and why (their costs are in docs/storage.md):
+ *   journal_mode=WAL      readers never block the writer and vice versa;
+ *   synchronous=FULL      a commit is on disk when COMMIT returns (one fsync of
+ *                         the WAL per commit) — the ledger's durability promise;
+ *   busy_timeout=5000     a second writer waits up to 5 s instead of failing;
+ *   foreign_keys=ON       the schema's REFERENCES clauses are enforced.
+ * Two SQL functions are registered on every connection: adcp_now() (the clock,
+ * microseconds) and adcp_sha256_hex(blob) (used by the chunk-body CHECK).
+ * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
+#include "sql/sql_internal.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CACHE_MAX 64
+
+typedef struct cached_stmt {
+  char *sql;           /* caller's text (cache key) */
+  sqlite3_stmt *st;
+  int busy;            /* owned by a live row iterator */
+  uint64_t used;       /* LRU stamp */
+} cached_stmt;
+
+typedef struct sqlite_conn {
+  sqlite3 *db;
+  cached_stmt cache[CACHE_MAX];
+  size_t ncache;
+  uint64_t tick;
+} sqlite_conn;
+
+typedef struct sqlite_rows {
+  adcp_sql_rows head;
+  sqlite3_stmt *st;
+  cached_stmt *slot; /* NULL when the statement is private (finalize on free) */
+  int done;
+} sqlite_rows;
+
+static sqlite_conn *IMPL(const adcp_sql_conn *c) { return (sqlite_conn *)c->impl; }
+
+/* ---- failures ---------------------------------------------------------------- */
+
+static int fail_rc(adcp_sql_conn *c, int rc, const char *what, adcp_error *err) {
+  int ext = rc;
+  sqlite_conn *s = IMPL(c);
+  if (s && s->db) ext = sqlite3_extended_errcode(s->db);
+  adcp_sql_failure cls = ADCP_SQL_FAIL_OTHER;
+  const char *state = "HV000";
+  switch (ext) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY: cls = ADCP_SQL_FAIL_UNIQUE, state = "23505"; break;
+    case SQLITE_CONSTRAINT_CHECK:
+    case SQLITE_CONSTRAINT_TRIGGER: cls = ADCP_SQL_FAIL_CHECK, state = "23514"; break;
+    case SQLITE_CONSTRAINT_FOREIGNKEY: cls = ADCP_SQL_FAIL_FOREIGN_KEY, state = "23503"; break;
+    case SQLITE_CONSTRAINT_NOTNULL: cls = ADCP_SQL_FAIL_NOT_NULL, state = "23502"; break;
+    default:
+      switch (ext & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED: cls = ADCP_SQL_FAIL_RETRY, state = "40001"; break;
+        case SQLITE_CONSTRAINT: cls = ADCP_SQL_FAIL_CHECK, state = "23000"; break;
+        case SQLITE_FULL: state = "53100"; break;
+        case SQLITE_IOERR:
+        case SQLITE_CORRUPT:
+        case SQLITE_CANTOPEN: state = "58030"; break;
+        case SQLITE_ERROR:
+          /* Classify "no such table/column/function" without repeating the text. */
+          if (s && s->db && !strncmp(sqlite3_errmsg(s->db), "no such ", 8))
+            cls = ADCP_SQL_FAIL_UNDEFINED, state = "42P01";
+          else
+            state = "42000";
+          break;
+        default: break;
+      }
+  }
+  char w[128];
+  snprintf(w, sizeof w, "%s [SQLite: %s]", what ? what : "SQLite refused the statement", sqlite3_errstr(ext));
+  return adcp_sql__fail(c, cls, state, NULL, w, err);
+}
+
+/* ---- SQL functions ------------------------------------------------------------- */
+
+static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  time_t sec = ts.tv_sec;
+  gmtime_r(&sec, &tm);
+  char out[96];
+  snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000) % 1000000);
+  sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
+}
+
+static void fn_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const void *p = sqlite3_value_blob(argv[0]);
+  int n = sqlite3_value_bytes(argv[0]);
+  char hex[65];
+  if (adcp_sha256_hex(hex, p ? p : "", (size_t)n, NULL)) {
+    sqlite3_result_error(ctx, "sha256 failed", -1);
+    return;
+  }
+  sqlite3_result_text(ctx, hex, 64, SQLITE_TRANSIENT);
+}
+
+/* ---- connect ------------------------------------------------------------------- */
+
+static int pragma(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  int rc = sqlite3_exec(IMPL(c)->db, sql, NULL, NULL, NULL);
+  return rc == SQLITE_OK ? 0 : fail_rc(c, rc, "SQLite could not configure the connection", err);
+}
+
+static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
+  sqlite_conn *s = calloc(1, sizeof *s);
+  if (!s) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  c->impl = s;
+  int memory = !strcmp(target, ":memory:");
+  c->durable = !memory;
+  int rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) {
+    int code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database [SQLite: %s]", sqlite3_errstr(rc));
+    sqlite3_close(s->db);
+    free(s);
+    c->impl = NULL;
+    return code;
+  }
+  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_busy_timeout(s->db, 5000);
+  rc = sqlite3_create_function(s->db, "adcp_now", 0, SQLITE_UTF8, NULL, fn_now, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(s->db, "adcp_sha256_hex", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                 NULL, fn_sha256, NULL, NULL);
+  int e = rc == SQLITE_OK ? 0 : fail_rc(c, rc, "SQLite could not register functions", err);
+  /* Switching a new file to WAL needs an exclusive lock that SQLite does not
+   * wait for through the busy handler: retry while another opener holds it. */
+  for (int tries = 0; !e && !memory; tries++) {
+    int r = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if (r == SQLITE_OK) break;
+    if ((r & 0xff) != SQLITE_BUSY && (r & 0xff) != SQLITE_LOCKED) e = fail_rc(c, r, "SQLite could not enable WAL", err);
+    else if (tries >= 100) e = fail_rc(c, r, "SQLite could not enable WAL (database busy)", err);
+    else sqlite3_sleep(50);
+  }
+  if (!e) e = pragma(c, "PRAGMA synchronous=FULL", err);
+  if (!e) e = pragma(c, "PRAGMA foreign_keys=ON", err);
+  if (e) {
+    sqlite3_close(s->db);
+    free(s);
+    c->impl = NULL;
+    return e;
+  }
+  return 0;
+}
+
+static void sq_close(adcp_sql_conn *c) {
+  sqlite_conn *s = IMPL(c);
+  if (!s) return;
+  for (size_t i = 0; i < s->ncache; i++) {
+    sqlite3_finalize(s->cache[i].st);
+    free(s->cache[i].sql);
+  }
+  if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close_v2(s->db);
+  free(s);
+}
+
+/* ---- statements ------------------------------------------------------------------ */
+
+/* Rewrites $N to ?N outside string literals, quoted identifiers and comments
+ * (same length, so a copy with one byte changed). */
+static char *translate(const char *sql) {
+  size_t n = strlen(sql);
+  char *t = malloc(n + 1);
+  if (!t) return NULL;
+  memcpy(t, sql, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    char ch = t[i];
+    if (ch == '\'' || ch == '"') {
+      for (i++; i < n && t[i] != ch; i++) {}
+    } else if (ch == '-' && t[i + 1] == '-') {
+      while (i < n && t[i] != '\n') i++;
+    } else if (ch == '/' && t[i + 1] == '*') {
+      for (i += 2; i + 1 < n && !(t[i] == '*' && t[i + 1] == '/'); i++) {}
+      i++;
+    } else if (ch == '$' && t[i + 1] >= '1' && t[i + 1] <= '9') {
+      t[i] = '?';
+    }
+  }
+  return t;
+}
+
+static int prepare(sqlite3_stmt **out, cached_stmt **slot, adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  sqlite_conn *s = IMPL(c);
+  *out = NULL;
+  *slot = NULL;
+  for (size_t i = 0; i < s->ncache; i++) {
+    if (!strcmp(s->cache[i].sql, sql)) {
+      if (s->cache[i].busy) break; /* nested use of the same text: private copy */
+      s->cache[i].busy = 1;
+      s->cache[i].used = ++s->tick;
+      *out = s->cache[i].st;
+      *slot = &s->cache[i];
+      return 0;
+    }
+  }
+  char *t = translate(sql);
+  if (!t) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v3(s->db, t, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+  free(t);
+  if (rc != SQLITE_OK) return fail_rc(c, rc, "SQLite could not prepare the statement", err);
+  if (!st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: empty statement");
+  /* Cache it, evicting the least recently used idle entry when full. */
+  size_t pick = s->ncache;
+  if (s->ncache == CACHE_MAX) {
+    pick = CACHE_MAX;
+    for (size_t i = 0; i < CACHE_MAX; i++)
+      if (!s->cache[i].busy && (pick == CACHE_MAX || s->cache[i].used < s->cache[pick].used)) pick = i;
+    if (pick < CACHE_MAX) {
+      sqlite3_finalize(s->cache[pick].st);
+      free(s->cache[pick].sql);
+    }
+  }
+  char *key = pick < CACHE_MAX ? strdup(sql) : NULL;
+  if (key) {
+    s->cache[pick] = (cached_stmt){key, st, 1, ++s->tick};
+    if (pick == s->ncache) s->ncache++;
+    *slot = &s->cache[pick];
+  }
+  *out = st;
+  return 0;
+}
+
+static void release(sqlite3_stmt *st, cached_stmt *slot) {
+  if (!st) return;
+  if (slot) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    slot->busy = 0;
+  } else {
+    sqlite3_finalize(st);
+  }
+}
+
+static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, size_t n, int copy, adcp_error *err) {
+  if ((int)n != sqlite3_bind_parameter_count(st))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: statement takes %d parameters, %zu given",
+                          sqlite3_bind_parameter_count(st), n);
+  sqlite3_destructor_type how = copy ? SQLITE_TRANSIENT : SQLITE_STATIC;
+  for (size_t i = 0; i < n; i++) {
+    int idx = (int)i + 1, rc = SQLITE_OK;
+    switch (p[i].type) {
+      case ADCP_SQL_NULL: rc = sqlite3_bind_null(st, idx); break;
+      case ADCP_SQL_INT64: rc = sqlite3_bind_int64(st, idx, p[i].i64); break;
+      case ADCP_SQL_TEXT: rc = sqlite3_bind_text64(st, idx, p[i].data ? p[i].data : "", p[i].len, how, SQLITE_UTF8); break;
+      case ADCP_SQL_BLOB: rc = sqlite3_bind_blob64(st, idx, p[i].data ? p[i].data : "", p[i].len, how); break;
+    }
+    if (rc != SQLITE_OK) return fail_rc(c, rc, "SQLite could not bind a parameter", err);
+  }
+  return 0;
+}
+
+static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes,
+                   adcp_error *err) {
+  sqlite3_stmt *st;
+  cached_stmt *slot;
+  int rc = prepare(&st, &slot, c, sql, err);
+  if (rc) return rc;
+  rc = bind(c, st, p, n, 0, err); /* exec steps before returning: no copies */
+  if (!rc) {
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {}
+    if (s != SQLITE_DONE) rc = fail_rc(c, s, NULL, err);
+  }
+  if (!rc) {
+    *changes = sqlite3_changes64(IMPL(c)->db);
+    adcp_sql__ok(c);
+  }
+  release(st, slot);
+  return rc;
+}
+
+static int sq_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  int rc = sqlite3_exec(IMPL(c)->db, sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK) return fail_rc(c, rc, NULL, err);
+  adcp_sql__ok(c);
+  return 0;
+}
+
+static int sq_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                    adcp_error *err) {
+  sqlite_rows *r = calloc(1, sizeof *r);
+  if (!r) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  int rc = prepare(&r->st, &r->slot, c, sql, err);
+  if (!rc) rc = bind(c, r->st, p, n, 1, err); /* stepped later: copy values */
+  if (rc) {
+    release(r->st, r->slot);
+    free(r);
+    return rc;
+  }
+  r->head.conn = c;
+  *out = &r->head;
+  return 0;
+}
+
+static int sq_next(adcp_sql_rows *h, adcp_error *err) {
+  sqlite_rows *r = (sqlite_rows *)h;
+  if (r->done) return 0;
+  int s = sqlite3_step(r->st);
+  if (s == SQLITE_ROW) return 1;
+  r->done = 1;
+  if (s == SQLITE_DONE) {
+    adcp_sql__ok(h->conn);
+    return 0;
+  }
+  return fail_rc(h->conn, s, NULL, err);
+}
+
+static int sq_column_count(const adcp_sql_rows *h) { return sqlite3_column_count(((const sqlite_rows *)h)->st); }
+
+static int sq_is_null(const adcp_sql_rows *h, int col) {
+  return sqlite3_column_type(((const sqlite_rows *)h)->st, col) == SQLITE_NULL;
+}
+
+static const char *sq_get_text(const adcp_sql_rows *h, int col, size_t *len) {
+  sqlite3_stmt *st = ((const sqlite_rows *)h)->st;
+  const unsigned char *t = sqlite3_column_text(st, col);
+  if (len) *len = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+  return t ? (const char *)t : "";
+}
+
+static int64_t sq_get_int64(const adcp_sql_rows *h, int col) {
+  return sqlite3_column_int64(((const sqlite_rows *)h)->st, col);
+}
+
+static const uint8_t *sq_get_blob(adcp_sql_rows *h, int col, size_t *len) {
+  sqlite3_stmt *st = ((sqlite_rows *)h)->st;
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) {
+    *len = 0;
+    return NULL;
+  }
+  const void *p = sqlite3_column_blob(st, col);
+  *len = (size_t)sqlite3_column_bytes(st, col);
+  return p ? p : (const uint8_t *)"";
+}
+
+static void sq_rows_free(adcp_sql_rows *h) {
+  sqlite_rows *r = (sqlite_rows *)h;
+  release(r->st, r->slot);
+  free(r);
+}
+
+static int sq_in_transaction(const adcp_sql_conn *c) { return !sqlite3_get_autocommit(IMPL(c)->db); }
+
+static int sq_holds_write_lock(const adcp_sql_conn *c) {
+  return sqlite3_txn_state(IMPL(c)->db, "main") == SQLITE_TXN_WRITE;
+}
+
+const adcp_sql_backend adcp_sql_sqlite_backend = {
+    .version = 1,
+    .dialect = ADCP_SQL_SQLITE,
+    .connect = sq_connect,
+    .close = sq_close,
+    .exec = sq_exec,
+    .exec_script = sq_exec_script,
+    .query = sq_query,
+    .next = sq_next,
+    .column_count = sq_column_count,
+    .is_null = sq_is_null,
+    .get_text = sq_get_text,
+    .get_int64 = sq_get_int64,
+    .get_blob = sq_get_blob,
+    .rows_free = sq_rows_free,
+    .in_transaction = sq_in_transaction,
+    .holds_write_lock = sq_holds_write_lock,
+};

@@ -1,0 +1,607 @@
+/* tests/ledger/test_storage.c — the store-level suite for the sql port, the
+ * migration runner, the storage facade and the catalog audit. One source,
+ * two runs: every test runs against a fresh SQLite file and a fresh
+ * PostgreSQL database (CREATE DATABASE t_<random> on the throwaway cluster
+ * from scripts/pg-cluster.sh, found through ADCP_TEST_PG_URL). Without
+ * ADCP_TEST_PG_URL the PostgreSQL run FAILS: a skipped backend must never
+ * look like a pass. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/sql.h"
+#include "adcp/storage.h"
+#include "testutil.h"
+
+typedef struct backend {
+  adcp_sql_dialect dialect;
+} backend;
+
+typedef struct fixture {
+  adcp_sql_dialect dialect;
+  char url[512];
+  char dbname[64];
+  char *dir;
+} fixture;
+
+static backend SQLITE = {ADCP_SQL_SQLITE};
+static backend POSTGRES = {ADCP_SQL_POSTGRES};
+
+static const char *pg_admin_url(void) {
+  const char *u = getenv("ADCP_TEST_PG_URL");
+  if (!u || !*u)
+    fail_msg("ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (it starts a throwaway "
+             "PostgreSQL cluster); PostgreSQL tests are never skipped silently");
+  return u;
+}
+
+/* URL of database `db` on the test cluster: the admin URL with its last path part replaced. */
+static void pg_url_for(char *out, size_t n, const char *db) {
+  const char *admin = pg_admin_url();
+  const char *slash = strrchr(admin, '/');
+  assert_non_null(slash);
+  snprintf(out, n, "%.*s/%s", (int)(slash - admin), admin, db);
+}
+
+static void pg_admin(const char *sql) {
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  int rc = adcp_sql_connect(&c, pg_admin_url(), &err);
+  if (rc) fail_msg("cannot connect to the test cluster: %s", err.message);
+  rc = adcp_sql_exec_script(c, sql, &err);
+  if (rc) fail_msg("admin statement failed: %s", err.message);
+  adcp_sql_close(c);
+}
+
+static int setup(void **state) {
+  const backend *b = *state;
+  fixture *f = calloc(1, sizeof *f);
+  f->dialect = b->dialect;
+  if (b->dialect == ADCP_SQL_SQLITE) {
+    f->dir = tu_mkdtemp();
+    snprintf(f->url, sizeof f->url, "sqlite:%s/ledger.db", f->dir);
+  } else {
+    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20) ^ (uint64_t)(uintptr_t)f;
+    snprintf(f->dbname, sizeof f->dbname, "t_%016llx", (unsigned long long)tu_rand(&seed));
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->dbname);
+    pg_admin(sql);
+    pg_url_for(f->url, sizeof f->url, f->dbname);
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  if (f->dir) {
+    tu_rmtree(f->dir);
+    free(f->dir);
+  }
+  if (f->dbname[0]) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", f->dbname);
+    pg_admin(sql);
+  }
+  free(f);
+  return 0;
+}
+
+#define OK(expr)                                                        \
+  do {                                                                  \
+    int rc_ = (expr);                                                   \
+    if (rc_) fail_msg("%s failed: %d %s", #expr, rc_, err.message);    \
+  } while (0)
+
+static adcp_sql_conn *connect_raw(const fixture *f) {
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  OK(adcp_sql_connect(&c, f->url, &err));
+  return c;
+}
+
+static adcp_storage *open_migrated(const fixture *f) {
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  OK(adcp_storage_open(&s, f->url, &o, &err));
+  OK(adcp_storage_migrate(NULL, s, NULL, &err));
+  return s;
+}
+
+static int64_t scalar(adcp_sql_conn *c, const char *sql) {
+  adcp_error err = {0};
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  int64_t v = adcp_sql_get_int64(r, 0);
+  adcp_sql_rows_free(r);
+  return v;
+}
+
+/* ---- the port ------------------------------------------------------------------ */
+
+static void port_parameters_rows_and_blobs(void **state) {
+  fixture *f = *state;
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_error err = {0};
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  OK(adcp_sql_exec_script(c, pg ? "CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT, b BYTEA, z TEXT)"
+                                : "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, b BLOB, z TEXT) STRICT",
+                          &err));
+  uint8_t blob[300];
+  for (size_t i = 0; i < sizeof blob; i++) blob[i] = (uint8_t)(i * 7); /* includes NUL bytes */
+  /* $2 before $1 in the text: placeholders are positional on both dialects. */
+  const char *ins = "INSERT INTO t (n, k, b, z) VALUES ($2, $1, $3, $4)";
+  for (int i = 0; i < 50; i++) { /* the same text again and again: one prepared statement */
+    char key[16];
+    snprintf(key, sizeof key, "k%02d", i);
+    adcp_sql_param p[4] = {adcp_sql_text(key), adcp_sql_int64(INT64_C(1) << 40 | i), adcp_sql_blob(blob, sizeof blob),
+                           i % 2 ? adcp_sql_null() : adcp_sql_textn("héllo'x", 8)};
+    int64_t changed = 0;
+    OK(adcp_sql_exec_changes(&changed, c, ins, p, 4, &err));
+    assert_int_equal(changed, 1);
+  }
+  adcp_sql_param q[1] = {adcp_sql_int64(10)};
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, c, "SELECT k, n, b, z FROM t WHERE n % 64 < $1 ORDER BY k", q, 1, &err));
+  int rows = 0;
+  while (adcp_sql_next(r, &err) == 1) {
+    char key[16];
+    snprintf(key, sizeof key, "k%02d", rows);
+    assert_string_equal(adcp_sql_get_text(r, 0, NULL), key);
+    assert_int_equal(adcp_sql_get_int64(r, 1), INT64_C(1) << 40 | rows);
+    size_t n;
+    const uint8_t *b = adcp_sql_get_blob(r, 2, &n);
+    assert_int_equal(n, sizeof blob);
+    assert_memory_equal(b, blob, sizeof blob);
+    assert_int_equal(adcp_sql_is_null(r, 3), rows % 2);
+    if (rows % 2 == 0) assert_string_equal(adcp_sql_get_text(r, 3, NULL), "héllo'x");
+    rows++;
+  }
+  adcp_sql_rows_free(r);
+  assert_int_equal(rows, 10);
+  /* Duplicate key: CONFLICT, classified UNIQUE, no driver text. */
+  adcp_sql_param dup[4] = {adcp_sql_text("k00"), adcp_sql_int64(1), adcp_sql_blob("", 0), adcp_sql_null()};
+  assert_int_equal(adcp_sql_exec(c, ins, dup, 4, &err), ADCP_ECONFLICT);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
+  assert_string_equal(adcp_sql_last_sqlstate(c), "23505");
+  assert_non_null(strstr(err.message, "23505"));
+  /* Wrong parameter count is refused, missing tables are UNDEFINED. */
+  assert_int_not_equal(adcp_sql_exec(c, "SELECT * FROM no_such_table", NULL, 0, &err), 0);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNDEFINED);
+  adcp_sql_close(c);
+}
+
+static void port_transactions_locks_clock(void **state) {
+  fixture *f = *state;
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_error err = {0};
+  OK(adcp_sql_exec_script(c, "CREATE TABLE t (k TEXT PRIMARY KEY)", &err));
+  /* Locks need a transaction. */
+  assert_int_equal(adcp_sql_advisory_xact_lock(c, "adcp-reporting-account:a", &err), ADCP_EINVALID_INPUT);
+  OK(adcp_sql_begin(c, 1, &err));
+  assert_true(adcp_sql_in_transaction(c));
+  OK(adcp_sql_advisory_xact_lock(c, "adcp-reporting-account:a", &err));
+  adcp_sql_param p = adcp_sql_text("x");
+  OK(adcp_sql_exec(c, "INSERT INTO t (k) VALUES ($1)", &p, 1, &err));
+  OK(adcp_sql_rollback(c, &err));
+  assert_false(adcp_sql_in_transaction(c));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 0);
+  OK(adcp_sql_begin(c, 0, &err));
+  OK(adcp_sql_exec(c, "INSERT INTO t (k) VALUES ($1)", &p, 1, &err));
+  OK(adcp_sql_commit(c, &err));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 1);
+  if (f->dialect == ADCP_SQL_SQLITE) {
+    /* A deferred transaction does not hold SQLite's writer lock. */
+    OK(adcp_sql_begin(c, 0, &err));
+    assert_int_equal(adcp_sql_advisory_xact_lock(c, "k", &err), ADCP_EINVALID_INPUT);
+    OK(adcp_sql_rollback(c, &err));
+  } else {
+    /* A second session cannot take the same key while the first holds it. */
+    adcp_sql_conn *c2 = connect_raw(f);
+    OK(adcp_sql_begin(c, 0, &err));
+    OK(adcp_sql_advisory_xact_lock(c, "adcp-test-key", &err));
+    adcp_sql_param k = adcp_sql_text("adcp-test-key");
+    assert_int_equal(scalar(c2, "SELECT 1"), 1);
+    adcp_sql_rows *r;
+    OK(adcp_sql_query(&r, c2, "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", &k, 1, &err));
+    assert_int_equal(adcp_sql_next(r, &err), 1);
+    assert_int_equal(adcp_sql_get_int64(r, 0), 0);
+    adcp_sql_rows_free(r);
+    OK(adcp_sql_commit(c, &err));
+    adcp_sql_close(c2);
+  }
+  char a[32], b[32];
+  OK(adcp_sql_now(c, a, &err));
+  OK(adcp_sql_now(c, b, &err));
+  assert_int_equal(strlen(a), 27);
+  assert_true(a[4] == '-' && a[10] == 'T' && a[19] == '.' && a[26] == 'Z');
+  assert_true(strcmp(a, b) <= 0);
+  adcp_sql_close(c);
+}
+
+/* ---- migrations ------------------------------------------------------------------ */
+
+static void migrate_from_empty_is_idempotent(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  OK(adcp_storage_open(&s, f->url, &o, &err));
+  adcp_migration_status *st;
+  OK(adcp_storage_migration_status(&st, s, &err));
+  size_t total = adcp_storage_migrations(s)->count;
+  assert_true(total >= 2);
+  assert_int_equal(st->pending, total);
+  adcp_migration_status_free(st);
+  /* Reading status created nothing. */
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  const char *probe = f->dialect == ADCP_SQL_POSTGRES
+                          ? "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'adcp%' AND schemaname = current_schema()"
+                          : "SELECT count(*) FROM sqlite_master WHERE name LIKE 'adcp%'";
+  assert_int_equal(scalar(c, probe), 0);
+  size_t applied = 0;
+  OK(adcp_storage_migrate(&applied, s, NULL, &err));
+  assert_int_equal(applied, total);
+  OK(adcp_storage_migrate(&applied, s, NULL, &err));
+  assert_int_equal(applied, 0);
+  OK(adcp_storage_migration_status(&st, s, &err));
+  assert_int_equal(st->pending, 0);
+  for (size_t i = 0; i < st->count; i++) {
+    assert_int_equal(st->entries[i].state, ADCP_MIGRATION_APPLIED);
+    assert_int_equal(strlen(st->entries[i].applied_at), 27);
+  }
+  adcp_migration_status_free(st);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
+  /* Re-running the DDL itself is harmless (every object is "if not exists"). */
+  const adcp_migration_set *set = adcp_storage_migrations(s);
+  for (size_t i = 0; i < set->count; i++) OK(adcp_sql_exec_script(c, set->items[i].text, &err));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
+  OK(adcp_storage_check_ready(NULL, s, &err));
+  adcp_storage_close(s);
+}
+
+static void schema_behind_until_migrated(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = NULL;
+  assert_int_equal(adcp_storage_open(&s, f->url, NULL, &err), ADCP_EREPORTING_SCHEMA_BEHIND);
+  assert_null(s);
+  assert_non_null(strstr(err.message, "pending 0001"));
+  assert_non_null(strstr(err.message, "adcp-ledger migrate"));
+  /* Opening did not change the schema. */
+  adcp_sql_conn *c = connect_raw(f);
+  const char *probe = f->dialect == ADCP_SQL_POSTGRES
+                          ? "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'adcp%' AND schemaname = current_schema()"
+                          : "SELECT count(*) FROM sqlite_master WHERE name LIKE 'adcp%'";
+  assert_int_equal(scalar(c, probe), 0);
+  adcp_sql_close(c);
+  adcp_storage_close(open_migrated(f));
+  OK(adcp_storage_open(&s, f->url, NULL, &err));
+  assert_true(adcp_storage_is_durable(s));
+  OK(adcp_storage_check_ready(NULL, s, &err));
+  adcp_storage_close(s);
+}
+
+static void checksum_tamper_is_refused(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  OK(adcp_sql_exec_script(adcp_storage_sql(s),
+                          "UPDATE adcp_schema_migrations SET checksum = "
+                          "'0000000000000000000000000000000000000000000000000000000000000000' WHERE version = '0001'",
+                          &err));
+  assert_int_equal(adcp_storage_migrate(NULL, s, NULL, &err), ADCP_EINTEGRITY_FAILED);
+  assert_non_null(strstr(err.message, "0001"));
+  adcp_migration_status *st;
+  OK(adcp_storage_migration_status(&st, s, &err));
+  assert_int_equal(st->mismatched, 1);
+  assert_int_equal(st->entries[0].state, ADCP_MIGRATION_CHECKSUM_MISMATCH);
+  adcp_migration_status_free(st);
+  adcp_storage_close(s);
+  assert_int_equal(adcp_storage_open(&s, f->url, NULL, &err), ADCP_EREPORTING_SCHEMA_BEHIND);
+  assert_non_null(strstr(err.message, "0001 checksum differs"));
+}
+
+/* A series with a stopped-worker step between two additive ones. */
+static adcp_migration_set *custom_series(adcp_sql_dialect d, int with_fourth) {
+  static const char a1[] = "-- adcp-version: 0001\n-- adcp-upgrade: additive\nCREATE TABLE adcp_t_a (k TEXT);\n";
+  static const char a2[] = "-- adcp-upgrade: stopped-worker\n-- adcp-note: rewrites keys; stop every writer\n"
+                           "-- include: shared.sql\nCREATE TABLE adcp_t_b (k TEXT);\n";
+  static const char a3[] = "-- adcp-upgrade: additive\n-- free comment: fine\nCREATE TABLE adcp_t_c (k TEXT);\n";
+  static const char a4[] = "-- adcp-upgrade: additive\nCREATE TABLE adcp_t_d (k TEXT);\n";
+  static const char shared[] = "CREATE TABLE adcp_t_shared (k TEXT);";
+  adcp_sql_file files[4] = {{"0001_a.sql", a1, sizeof a1 - 1},
+                            {"0003_c.sql", a3, sizeof a3 - 1},
+                            {"0002_b.sql", a2, sizeof a2 - 1},
+                            {"0004_d.sql", a4, sizeof a4 - 1}};
+  adcp_sql_file assets[1] = {{"shared.sql", shared, sizeof shared - 1}};
+  adcp_migration_set *set;
+  adcp_error err = {0};
+  OK(adcp_migrations_parse(&set, d, files, with_fourth ? 4 : 3, assets, 1, &err));
+  return set;
+}
+
+static void additive_applies_while_stopped_worker_pending(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_migration_set *set = custom_series(f->dialect, 0);
+  assert_string_equal(set->items[1].version, "0002");
+  assert_int_equal(set->items[1].upgrade, ADCP_UPGRADE_STOPPED_WORKER);
+  assert_string_equal(set->items[1].note, "rewrites keys; stop every writer");
+  adcp_migrate_options o = {.version = 1, .additive_only = 1};
+  size_t applied = 0;
+  OK(adcp_migrate_apply(&applied, c, set, &o, &err));
+  assert_int_equal(applied, 2);
+  assert_int_equal(adcp_migrate_check(c, set, &err), ADCP_EREPORTING_SCHEMA_BEHIND);
+  assert_non_null(strstr(err.message, "pending 0002 (stopped-worker)"));
+  assert_non_null(strstr(err.message, "stop every writer"));
+  OK(adcp_migrate_apply(&applied, c, set, NULL, &err));
+  assert_int_equal(applied, 1);
+  OK(adcp_migrate_check(c, set, &err));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_t_shared"), 0);
+  /* An older binary (without 0004) still runs next to a newer additive step... */
+  adcp_migration_set *newer = custom_series(f->dialect, 1);
+  OK(adcp_migrate_apply(&applied, c, newer, NULL, &err));
+  OK(adcp_migrate_check(c, set, &err));
+  adcp_migration_status *st;
+  OK(adcp_migrate_status(&st, c, set, &err));
+  assert_int_equal(st->count, 4);
+  assert_int_equal(st->entries[3].state, ADCP_MIGRATION_UNKNOWN);
+  adcp_migration_status_free(st);
+  /* ...but not next to a recorded stopped-worker step it does not know. */
+  OK(adcp_sql_exec_script(c,
+                          "INSERT INTO adcp_schema_migrations (version, name, upgrade, checksum) VALUES ('0005', 'e', "
+                          "'stopped-worker', '1111111111111111111111111111111111111111111111111111111111111111')",
+                          &err));
+  assert_int_equal(adcp_migrate_check(c, newer, &err), ADCP_EREPORTING_SCHEMA_BEHIND);
+  assert_non_null(strstr(err.message, "unknown stopped-worker 0005"));
+  adcp_migrations_free(newer);
+  adcp_migrations_free(set);
+  adcp_sql_close(c);
+}
+
+static int count_lines(const char *text, const char *line) {
+  int n = 0;
+  size_t l = strlen(line);
+  for (const char *p = text; (p = strstr(p, line)); p += l)
+    if ((p == text || p[-1] == '\n') && (p[l] == '\n' || p[l] == '\0')) n++;
+  return n;
+}
+
+static void concurrent_migrate_processes_apply_each_step_once(void **state) {
+  fixture *f = *state;
+  char *dir = tu_mkdtemp();
+  char cmd[2048];
+  /* Four runners started together; each step must be applied exactly once. */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && for i in 1 2 3 4; do '%s' --db '%s' migrate > out$i 2>&1 & done; wait; "
+           "cat out1 out2 out3 out4",
+           dir, ADCP_CLI_PATH, f->url);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
+  const char *text = (const char *)out.data;
+  adcp_error err = {0};
+  adcp_migration_set *set;
+  OK(adcp_migrations_bundled(&set, f->dialect, &err));
+  for (size_t i = 0; i < set->count; i++) {
+    char line[32];
+    snprintf(line, sizeof line, "done %s", set->items[i].version);
+    if (count_lines(text, line) != 1) fail_msg("'%s' appears %d times in:\n%s", line, count_lines(text, line), text);
+  }
+  if (strstr(text, "adcp-ledger migrate:")) fail_msg("a runner failed:\n%s", text);
+  adcp_sql_conn *c = connect_raw(f);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_schema_migrations"), (int64_t)set->count);
+  adcp_sql_close(c);
+  adcp_migrations_free(set);
+  adcp_buf_free(&out);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* ---- catalog audit ----------------------------------------------------------------- */
+
+static void catalog_drift_is_reported_precisely(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  adcp_catalog_report *r;
+  OK(adcp_storage_check_ready(&r, s, &err));
+  assert_int_equal(r->count, 0);
+  adcp_catalog_report_free(r);
+  /* Extra objects are ignored. */
+  OK(adcp_sql_exec_script(c, "CREATE TABLE adopter_notes (k TEXT); CREATE TABLE adcp_extra (k TEXT); "
+                             "CREATE INDEX adopter_idx ON adcp_reporting_row_sets (row_count)",
+                          &err));
+  OK(adcp_storage_check_ready(NULL, s, &err));
+  /* A dropped index is named exactly. */
+  OK(adcp_sql_exec_script(c, "DROP INDEX adcp_reporting_row_sets_state", &err));
+  assert_int_equal(adcp_storage_check_ready(&r, s, &err), ADCP_ESCHEMA_UNREADY);
+  assert_int_equal(r->count, 1);
+  assert_string_equal(r->drift[0].key, "index:adcp_reporting_row_sets.adcp_reporting_row_sets_state");
+  assert_string_equal(r->drift[0].problem, "missing");
+  assert_non_null(strstr(err.message, "missing index:adcp_reporting_row_sets.adcp_reporting_row_sets_state"));
+  adcp_catalog_report_free(r);
+  /* Dropping an immutability trigger is drift too. */
+  OK(adcp_sql_exec_script(c,
+                          f->dialect == ADCP_SQL_POSTGRES
+                              ? "DROP TRIGGER adcp_reporting_chunk_bodies_immutable ON adcp_reporting_chunk_bodies"
+                              : "DROP TRIGGER adcp_reporting_chunk_bodies_immutable",
+                          &err));
+  assert_int_equal(adcp_storage_check_ready(&r, s, &err), ADCP_ESCHEMA_UNREADY);
+  assert_int_equal(r->count, 2);
+  assert_string_equal(r->drift[1].key, "trigger:adcp_reporting_chunk_bodies.adcp_reporting_chunk_bodies_immutable");
+  adcp_catalog_report_free(r);
+  if (f->dialect == ADCP_SQL_POSTGRES) {
+    /* PostgreSQL-only drift: a disabled trigger, a dropped NOT NULL, an UNLOGGED table. */
+    OK(adcp_sql_exec_script(c,
+                            "ALTER TABLE adcp_reporting_row_sets DISABLE TRIGGER adcp_reporting_row_sets_immutable; "
+                            "ALTER TABLE adcp_reporting_row_chunks ALTER COLUMN segments DROP NOT NULL; "
+                            "ALTER TABLE adcp_reporting_row_write_intents SET UNLOGGED",
+                            &err));
+    assert_int_equal(adcp_storage_check_ready(&r, s, &err), ADCP_ESCHEMA_UNREADY);
+    int disabled = 0, column = 0, table = 0;
+    for (size_t i = 0; i < r->count; i++) {
+      if (!strcmp(r->drift[i].key, "trigger:adcp_reporting_row_sets.adcp_reporting_row_sets_immutable"))
+        disabled = !strcmp(r->drift[i].problem, "disabled");
+      if (!strcmp(r->drift[i].key, "column:adcp_reporting_row_chunks.segments"))
+        column = !strcmp(r->drift[i].problem, "changed");
+      if (!strcmp(r->drift[i].key, "table:adcp_reporting_row_write_intents"))
+        table = !strcmp(r->drift[i].problem, "changed");
+    }
+    assert_true(disabled && column && table);
+    adcp_catalog_report_free(r);
+    /* The audit never left its scratch schema behind. */
+    assert_int_equal(scalar(c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'adcp_probe_%'"), 0);
+  }
+  adcp_storage_close(s);
+}
+
+/* ---- immutability triggers -------------------------------------------------------------- */
+
+static const char HEX_A[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char HEX_B[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+static void expect_refused(adcp_sql_conn *c, const char *sql) {
+  adcp_error err = {0};
+  int rc = adcp_sql_exec(c, sql, NULL, 0, &err);
+  if (rc != ADCP_ESTORAGE || adcp_sql_last_failure(c) != ADCP_SQL_FAIL_CHECK)
+    fail_msg("expected a CHECK refusal for: %s (rc %d, class %d, %s)", sql, rc, adcp_sql_last_failure(c),
+             err.message);
+}
+
+static void allowed(adcp_sql_conn *c, const char *sql) {
+  adcp_error err = {0};
+  OK(adcp_sql_exec(c, sql, NULL, 0, &err));
+}
+
+static void immutability_triggers_refuse_forbidden_updates(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  allowed(c, "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
+             "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
+  allowed(c, "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+             "identity_sha256, namespace_key) VALUES ('postgres', 'postgres', 'postgres', '{}', "
+             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
+  allowed(c, "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+             "identity_sha256, namespace_key) VALUES ('fs1', 'object', 'filesystem', '{\"root\":\"/x\"}', "
+             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
+  allowed(c, "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, encoding, "
+             "digest_profile, content_sha256, canonical_byte_count, row_count, row_manifest_sha256, chunk_count, "
+             "row_binding_id) VALUES ('rev1', 'revision', 'acct', 'ob1', 'adcp_canonical_jsonl_v1', "
+             "'revision_envelope_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
+             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, 'postgres')");
+  allowed(c, "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+             "first_ordinal, row_count, byte_count, sha256, segments) VALUES ('rev1', 0, 'acct', 'ob1', 0, 1, 3, "
+             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '[]')");
+  /* Chunk bodies are content-addressed: the digest CHECK holds on both dialects. */
+  const char body[] = "{}\n";
+  char sha[65];
+  OK(adcp_sha256_hex(sha, body, 3, &err));
+  adcp_sql_param bp[2] = {adcp_sql_text(sha), adcp_sql_blob(body, 3)};
+  const char *ins_body = "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
+                         "VALUES ('acct', 'ob1', $1, $2)";
+  OK(adcp_sql_exec(c, ins_body, bp, 2, &err));
+  adcp_sql_param bad[2] = {adcp_sql_text(HEX_A), adcp_sql_blob(body, 3)};
+  assert_int_equal(adcp_sql_exec(c, ins_body, bad, 2, &err), ADCP_ESTORAGE);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_CHECK);
+  allowed(c, "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+             "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
+             "control_totals, row_manifest_sha256, row_set_id) VALUES ('rev1', 'ob1', 'acct', 1, 'snapshot', "
+             "'rfc8785_jcs_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
+             "'{\"impressions\":\"1\"}', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'rev1')");
+
+  /* Bindings: identity columns are frozen; state and operational config move. */
+  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET kind = 'object' WHERE row_binding_id = 'postgres'");
+  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET provider = 'other' WHERE row_binding_id = 'postgres'");
+  expect_refused(c, pg ? "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'"
+                       : "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'");
+  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET identity_sha256 = namespace_key WHERE row_binding_id = 'postgres'");
+  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET namespace_key = identity_sha256 WHERE row_binding_id = 'postgres'");
+  allowed(c, "UPDATE adcp_reporting_row_bindings SET state = 'read_only', operational_config = '{\"compression\":\"gzip\"}' "
+             "WHERE row_binding_id = 'fs1'");
+
+  /* Row sets: header frozen; location group moves, a binding move bumps the version by exactly one. */
+  expect_refused(c, "UPDATE adcp_reporting_row_sets SET content_sha256 = row_manifest_sha256 WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_count = 2 WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_sets SET account_id = 'other' WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1' WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 3 "
+                    "WHERE row_set_id = 'rev1'");
+  allowed(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 2 WHERE row_set_id = 'rev1'");
+  allowed(c, "UPDATE adcp_reporting_row_sets SET rows_state = 'unavailable' WHERE row_set_id = 'rev1'");
+
+  /* Chunks: manifest frozen; the locator may change (guarded moves). */
+  expect_refused(c, "UPDATE adcp_reporting_row_chunks SET sha256 = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' "
+                    "WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_chunks SET byte_count = 4 WHERE row_set_id = 'rev1'");
+  expect_refused(c, "UPDATE adcp_reporting_row_chunks SET segments = '[{}]' WHERE row_set_id = 'rev1'");
+  allowed(c, "UPDATE adcp_reporting_row_chunks SET object_key = 'p/k', native_version = '1', "
+             "physical_sha256 = sha256, physical_byte_count = 3 WHERE row_set_id = 'rev1'");
+
+  /* Bodies and revisions: no update at all; deletes stay allowed. */
+  expect_refused(c, "UPDATE adcp_reporting_chunk_bodies SET recorded_at = recorded_at");
+  expect_refused(c, "UPDATE adcp_reporting_revisions SET finality = 'official'");
+  allowed(c, "DELETE FROM adcp_reporting_chunk_bodies");
+  (void)HEX_B;
+  adcp_storage_close(s);
+}
+
+static void revision_header_rules(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  allowed(c, "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
+             "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
+  const char *ins = "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+                    "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+                    "canonical_byte_count, row_count, control_totals, row_manifest_sha256) VALUES "
+                    "($1, 'ob1', 'acct', $2, $3, $4, 'rfc8785_jcs_v1', $5, 10, 1, '{}', $5)";
+#define REV(id, n, fin, sup, expect)                                                                      \
+  do {                                                                                                    \
+    adcp_sql_param p_[5] = {adcp_sql_text(id), adcp_sql_int64(n), adcp_sql_text(fin), adcp_sql_text(sup), \
+                            adcp_sql_text(HEX_A)};                                                        \
+    assert_int_equal(adcp_sql_exec(c, ins, p_, 5, &err), expect);                                          \
+  } while (0)
+  REV("r1", 1, "snapshot", NULL, 0);
+  REV("r1b", 1, "snapshot", NULL, ADCP_ECONFLICT);        /* numbering is unique per obligation */
+  REV("r2", 2, "official", NULL, ADCP_ESTORAGE);          /* later revisions name a predecessor */
+  REV("r2", 2, "official", "r1", 0);
+  REV("r3", 3, "official", "r2", ADCP_ECONFLICT);         /* one official per obligation */
+  REV("r3", 3, "snapshot", "r1", ADCP_ECONFLICT);         /* one successor per revision */
+  REV("r3", 3, "snapshot", "r2", 0);
+  REV("bad id!", 4, "snapshot", "r3", ADCP_ESTORAGE);     /* identifier pattern */
+#undef REV
+  adcp_storage_close(s);
+}
+
+/* Each test twice, named by backend so a failure says which one. */
+#define BOTH(fn) {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, {"postgres/" #fn, fn, setup, teardown, &POSTGRES}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      BOTH(port_parameters_rows_and_blobs),
+      BOTH(port_transactions_locks_clock),
+      BOTH(migrate_from_empty_is_idempotent),
+      BOTH(schema_behind_until_migrated),
+      BOTH(checksum_tamper_is_refused),
+      BOTH(additive_applies_while_stopped_worker_pending),
+      BOTH(concurrent_migrate_processes_apply_each_step_once),
+      BOTH(catalog_drift_is_reported_precisely),
+      BOTH(immutability_triggers_refuse_forbidden_updates),
+      BOTH(revision_header_rules),
+  };
+  return cmocka_run_group_tests_name("storage (SQLite + PostgreSQL)", tests, NULL, NULL);
+}
