@@ -41,18 +41,48 @@ static inline int ensure(canon *c, size_t k) {
 /* Shape cache: rows of one report repeat the same keys in the same source
  * order, so the sort permutation of a key sequence seen before is reused. A
  * cached sequence had no duplicates, so an identical one has none either. */
-#define SHAPE_SLOTS 8
+#define SHAPE_SLOTS 16
 #define SHAPE_MAX_KEYS 32
 #define SHAPE_MAX_BYTES 480
 
 typedef struct shape {
   uint32_t count;
+  uint32_t used;  /* clock value of the last hit or store, for replacement */
   uint16_t lens[SHAPE_MAX_KEYS];
   uint8_t perm[SHAPE_MAX_KEYS];
   char keys[SHAPE_MAX_BYTES];
 } shape;
 
+/* Two-way set associative, so two objects whose keys hash alike both stay cached. */
+typedef struct shape_cache {
+  uint32_t clock;
+  shape s[SHAPE_SLOTS];
+} shape_cache;
+
 static int canon_value(canon *c);
+
+/* memcpy for the short strings that dominate rows: one 16-byte move when both
+ * sides have room (the caller reserved 16 spare output bytes; avail is how many
+ * source bytes may be read). */
+static inline void copy_small(uint8_t *dst, const uint8_t *src, size_t len, size_t avail) {
+#ifdef __SSE2__
+  if (len <= 16 && avail >= 16) {
+    _mm_storeu_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+    return;
+  }
+#endif
+  memcpy(dst, src, len);
+}
+
+/* Equality of short keys without a library call. */
+static inline int bytes_equal(const char *a, const char *b, size_t n) {
+  if (n <= 8) {
+    for (size_t i = 0; i < n; i++)
+      if (a[i] != b[i]) return 0;
+    return 1;
+  }
+  return memcmp(a, b, n) == 0;
+}
 
 /* Writes the string at c->i; when key is non-NULL records where its decoded bytes are. */
 static int canon_string(canon *c, member *key) {
@@ -61,9 +91,10 @@ static int canon_string(canon *c, member *key) {
   if (lex_string(c->s, c->n, start, &end, &escaped, &c->doc->text, &c->f)) return c->f.code;
   if (!escaped) {
     /* Unescaped source text needs no JCS escaping: copy it with its quotes. */
-    if (ensure(c, end - start)) return c->f.code;
-    memcpy(c->out->data + c->out->len, c->s + start, end - start);
-    c->out->len += end - start;
+    size_t len = end - start;
+    if (ensure(c, len + 16)) return c->f.code;
+    copy_small(c->out->data + c->out->len, c->s + start, len, c->n - start);
+    c->out->len += len;
     if (key) key->key_off = start + 1, key->key_len = end - start - 2, key->in_text = 0;
   } else {
     size_t dl = c->doc->text.len - text_start;
@@ -84,7 +115,15 @@ static int push_member(canon *c, const member *mb) {
     d->members = p, d->cap_members = cap;
   }
   c->m = d->members;
-  c->m[c->nm++] = *mb;
+  /* Field by field: a whole-struct copy reads mb back with 16-byte loads that
+   * cannot be forwarded from the 8-byte stores that just wrote it (a stall). */
+  member *dst = &c->m[c->nm++];
+  dst->src_off = mb->src_off;
+  dst->key_off = mb->key_off;
+  dst->key_len = mb->key_len;
+  dst->out_off = mb->out_off;
+  dst->out_len = mb->out_len;
+  dst->in_text = mb->in_text;
   return 0;
 }
 
@@ -92,24 +131,38 @@ static inline const char *key_ptr(const canon *c, const member *mb) {
   return mb->in_text ? (const char *)c->doc->text.data + mb->key_off : (const char *)c->s + mb->key_off;
 }
 
-static shape *shape_slot(canon *c, const member *ms, uint32_t count) {
+/* Returns the cached shape matching members ms, or NULL and in *victim the way to
+ * overwrite (NULL when this shape is not cacheable). */
+static shape *shape_lookup(canon *c, const member *ms, uint32_t count, shape **victim) {
+  *victim = NULL;
   if (count > SHAPE_MAX_KEYS) return NULL;
-  if (!c->doc->shapes && !(c->doc->shapes = calloc(SHAPE_SLOTS, sizeof(shape)))) return NULL;
-  unsigned h = count * 31u + (unsigned)ms[0].key_len * 7u + (unsigned char)key_ptr(c, &ms[0])[0];
-  return &((shape *)c->doc->shapes)[h % SHAPE_SLOTS];
-}
-
-static int shape_matches(const canon *c, const shape *sh, const member *ms, uint32_t count) {
-  if (sh->count != count) return 0;
-  size_t off = 0;
-  for (uint32_t k = 0; k < count; k++) {
-    if (sh->lens[k] != ms[k].key_len || memcmp(sh->keys + off, key_ptr(c, &ms[k]), ms[k].key_len) != 0) return 0;
-    off += ms[k].key_len;
+  if (!c->doc->shapes && !(c->doc->shapes = calloc(1, sizeof(shape_cache)))) return NULL;
+  shape_cache *sc = c->doc->shapes;
+  /* Sibling objects often share a key count, so mix in the first key too. */
+  uint32_t h = count * 0x9E3779B1u ^ (uint32_t)ms[0].key_len * 0x85EBCA77u ^
+               (uint32_t)(unsigned char)key_ptr(c, &ms[0])[0] * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  shape *set = &sc->s[(h % (SHAPE_SLOTS / 2)) * 2];
+  for (int w = 0; w < 2; w++) {
+    size_t off = 0;
+    uint32_t k = 0;
+    if (set[w].count != count) continue;
+    for (; k < count; k++) {
+      if (set[w].lens[k] != ms[k].key_len || !bytes_equal(set[w].keys + off, key_ptr(c, &ms[k]), ms[k].key_len)) break;
+      off += ms[k].key_len;
+    }
+    if (k == count) {
+      set[w].used = ++sc->clock;
+      return &set[w];
+    }
   }
-  return 1;
+  *victim = set[0].used <= set[1].used ? &set[0] : &set[1];
+  return NULL;
 }
 
-static void shape_store(const canon *c, shape *sh, const member *ms, uint32_t count, const adcp_json_keyref *order) {
+static void shape_store(canon *c, shape *sh, const member *ms, uint32_t count, const adcp_json_keyref *order) {
   size_t off = 0;
   for (uint32_t k = 0; k < count; k++) {
     if (ms[k].key_len > SHAPE_MAX_BYTES - off) {
@@ -122,6 +175,7 @@ static void shape_store(const canon *c, shape *sh, const member *ms, uint32_t co
     sh->perm[k] = (uint8_t)(order ? order[k].idx : k);
   }
   sh->count = count;
+  sh->used = ++((shape_cache *)c->doc->shapes)->clock;
 }
 
 /* Rewrites the object body at body_off with members in the order perm/refs give. */
@@ -148,10 +202,11 @@ static int permute(canon *c, const member *ms, uint32_t count, size_t body_off, 
  * into UTF-16 key order, refusing duplicates. */
 static int order_members(canon *c, size_t base, uint32_t count, size_t body_off) {
   member *ms = c->m + base;
-  shape *sh = shape_slot(c, ms, count);
-  if (sh && shape_matches(c, sh, ms, count)) {
+  shape *sh;
+  const shape *hit = shape_lookup(c, ms, count, &sh);
+  if (hit) {
     for (uint32_t k = 0; k < count; k++)
-      if (sh->perm[k] != k) return permute(c, ms, count, body_off, sh->perm, NULL);
+      if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL);
     return 0;
   }
   int sorted = 1;
