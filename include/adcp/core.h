@@ -119,6 +119,26 @@ int adcp_sha256_hex(char out[65], const void *p, size_t n, adcp_error *err);
 /* Returns the length of the longest valid UTF-8 prefix of s (no surrogates,
  * no overlongs, nothing above U+10FFFF). Equal to n iff s is valid. */
 size_t adcp_utf8_valid_prefix(const uint8_t *s, size_t n);
+/* Length (2..4) of the valid UTF-8 sequence at s[0..avail) whose lead byte is
+ * >= 0x80, or 0 when it is invalid (overlong, surrogate, > U+10FFFF, truncated).
+ * Inline: the JSON scanners call it on every non-ASCII character. */
+static inline size_t adcp_utf8_seq(const uint8_t *s, size_t avail) {
+  uint8_t c = s[0], lo = 0x80, hi = 0xBF;
+  size_t need;
+  if (c >= 0xC2 && c <= 0xDF) need = 1;
+  else if (c == 0xE0) need = 2, lo = 0xA0;
+  else if (c >= 0xE1 && c <= 0xEC) need = 2;
+  else if (c == 0xED) need = 2, hi = 0x9F; /* no surrogates */
+  else if (c >= 0xEE && c <= 0xEF) need = 2;
+  else if (c == 0xF0) need = 3, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) need = 3;
+  else if (c == 0xF4) need = 3, hi = 0x8F;
+  else return 0;
+  if (need >= avail || s[1] < lo || s[1] > hi) return 0;
+  for (size_t k = 2; k <= need; k++)
+    if ((s[k] & 0xC0) != 0x80) return 0;
+  return need + 1;
+}
 /* Encodes code point cp (not a surrogate, <= 0x10FFFF) into out; returns bytes written (1..4). */
 size_t adcp_utf8_put(uint8_t *out, uint32_t cp);
 

@@ -15,27 +15,13 @@ size_t adcp_utf8_valid_prefix(const uint8_t *s, size_t n) {
       i += 8;
     }
     if (i >= n) break;
-    uint8_t c = s[i];
-    if (c < 0x80) {
+    if (s[i] < 0x80) {
       i++;
       continue;
     }
-    size_t need;
-    uint8_t lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) need = 2;
-    else if (c == 0xED) need = 2, hi = 0x9F; /* excludes surrogates */
-    else if (c >= 0xEE && c <= 0xEF) need = 2;
-    else if (c == 0xF0) need = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;
-    else return i;
-    if (need >= n - i) return i; /* truncated sequence */
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k <= need; k++)
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    i += need + 1;
+    size_t k = adcp_utf8_seq(s + i, n - i);
+    if (!k) return i;
+    i += k;
   }
   return n;
 }

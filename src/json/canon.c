@@ -349,7 +349,7 @@ static int canon_value(canon *c) {
         c->i = num.end;
         return 0;
       }
-      if (ch >= 0x80 && lex_utf8_seq(c->s + c->i, c->n - c->i) == 0)
+      if (ch >= 0x80 && adcp_utf8_seq(c->s + c->i, c->n - c->i) == 0)
         return cfail(c, ADCP_EINVALID_ROW, c->i, "invalid UTF-8");
       return cfail(c, ADCP_EINVALID_INPUT, c->i, "unexpected character");
   }

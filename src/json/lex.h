@@ -53,26 +53,6 @@ static inline int lex_hex4(const uint8_t *s, uint32_t *out) {
   return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..avail) whose lead byte is >= 0x80, or 0. */
-static inline size_t lex_utf8_seq(const uint8_t *s, size_t avail) {
-  uint8_t c = s[0];
-  size_t need;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) need = 1;
-  else if (c == 0xE0) need = 2, lo = 0xA0;
-  else if (c >= 0xE1 && c <= 0xEC) need = 2;
-  else if (c == 0xED) need = 2, hi = 0x9F; /* no surrogates */
-  else if (c >= 0xEE && c <= 0xEF) need = 2;
-  else if (c == 0xF0) need = 3, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) need = 3;
-  else if (c == 0xF4) need = 3, hi = 0x8F;
-  else return 0;
-  if (need >= avail || s[1] < lo || s[1] > hi) return 0;
-  for (size_t k = 2; k <= need; k++)
-    if ((s[k] & 0xC0) != 0x80) return 0;
-  return need + 1;
-}
-
 /* Scans the string whose opening quote is s[i]. On success *end is the index
  * after the closing quote. Strings without escapes are left in place
  * (*escaped = 0: the bytes between the quotes are the decoded text and need no
@@ -107,7 +87,7 @@ static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, 
     if (c == '"') break;
     if (c < 0x20) return lex_error(f, ADCP_EINVALID_INPUT, i, "unescaped control character in string");
     if (c >= 0x80) {
-      size_t k = lex_utf8_seq(s + i, n - i);
+      size_t k = adcp_utf8_seq(s + i, n - i);
       if (!k) return lex_error(f, ADCP_EINVALID_ROW, i, "invalid UTF-8 in string");
       i += k;
       continue;

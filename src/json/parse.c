@@ -245,7 +245,7 @@ static int parse_value(parser *p) {
     case 'n': return parse_literal(p, "null", 4, ADCP_JSON_NULL);
     default:
       if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p);
-      if (c >= 0x80 && adcp_utf8_valid_prefix(p->s + p->i, p->n - p->i) == 0)
+      if (c >= 0x80 && adcp_utf8_seq(p->s + p->i, p->n - p->i) == 0)
         return fail(p, ADCP_EINVALID_ROW, p->i, "invalid UTF-8");
       return fail(p, ADCP_EINVALID_INPUT, p->i, "unexpected character");
   }
