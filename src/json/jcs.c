@@ -64,52 +64,6 @@ static uint8_t *put_string(uint8_t *o, const adcp_json_doc *doc, uint32_t i) {
   return o;
 }
 
-size_t adcp_json_put_number(uint8_t *o, const uint8_t *lit, size_t len, uint8_t flags, double v) {
-  if (v == 0) { /* "-0" and "0" both write 0 */
-    *o = '0';
-    return 1;
-  }
-  if (flags & ADCP_JSON_F_SHORT_INT) { /* a <= 15-digit integer literal is already canonical */
-    memcpy(o, lit, len);
-    return len;
-  }
-  if (flags & ADCP_JSON_F_SHORT_DEC) {
-    /* <= 15 significant digits: the literal's digits are the shortest form; only the
-     * layout changes. value = 0.d1..dk x 10^n. */
-    size_t i = 0;
-    int neg = lit[0] == '-';
-    i += (size_t)neg;
-    char d[24];
-    int k = 0, int_digits = 0, in_frac = 0, seen = 0;
-    long n = 0, exp = 0;
-    for (; i < len && lit[i] != 'e' && lit[i] != 'E'; i++) {
-      if (lit[i] == '.') {
-        in_frac = 1;
-        continue;
-      }
-      if (!in_frac) int_digits++;
-      if (!seen && lit[i] == '0') {
-        n--; /* a leading zero moves the point left */
-        continue;
-      }
-      seen = 1;
-      d[k++] = (char)lit[i];
-    }
-    if (i < len) { /* exponent: bounded by len, the literal is not NUL-terminated */
-      int eneg = 0;
-      for (i++; i < len; i++) {
-        if (lit[i] == '-') eneg = 1;
-        else if (lit[i] >= '0' && lit[i] <= '9' && exp < 100000) exp = exp * 10 + (lit[i] - '0');
-      }
-      if (eneg) exp = -exp;
-    }
-    while (k > 0 && d[k - 1] == '0') k--;
-    n += int_digits + exp;
-    return adcp_json_layout_number((char *)o, neg, d, k, (int)n);
-  }
-  return adcp_json_format_double((char *)o, v);
-}
-
 static uint8_t *put_node(uint8_t *o, const adcp_json_doc *doc, uint32_t i) {
   const adcp_json_node *nd = &doc->nodes[i];
   switch (nd->type) {
