@@ -1,0 +1,835 @@
+/* objects/fs_provider.c — the filesystem object provider (single host).
+ *
+ * An object is the file root/<key>. Create-only writes: temp file in the
+ * target directory, write, stamp a random sub-millisecond mtime, fsync, link()
+ * to the final name (fails with EEXIST instead of replacing), fsync the
+ * directory. Every path component is opened with openat(O_NOFOLLOW) from a
+ * root directory fd, so a symlink planted anywhere under the root is refused,
+ * never followed. Native versions hash the file's identity; see objects.h and
+ * docs/objects.md for why they are only practically write-unique. */
+#define _GNU_SOURCE /* statx, getrandom */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/objects.h"
+
+#define FS_VERSION_PREFIX "fs1-"
+#define TEMP_PREFIX ".adcp~" /* '~' is outside the key alphabet: a temp name is never a key */
+
+typedef struct fs_provider {
+  adcp_object_provider base;
+  char *root;
+  char *root_name;
+  char *prefix;
+  int create_root;
+  size_t slice;
+  int (*hook)(void *, int, const char *);
+  void *hook_ctx;
+} fs_provider;
+
+static int fail(adcp_error *err, const char *what, const char *key) {
+  /* Never errno text or paths: the key (inside the owned prefix) is enough to act on. */
+  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem %s failed for key %.160s", what, key);
+}
+
+static int hook(fs_provider *fs, int step, const char *key, adcp_error *err) {
+  if (fs->hook && fs->hook(fs->hook_ctx, step, key)) return fail(err, "step (injected fault)", key);
+  return 0;
+}
+
+static int own_key(const fs_provider *fs, const char *key, adcp_error *err) {
+  size_t n = key ? strlen(key) : 0, pl = strlen(fs->prefix);
+  if (!adcp_object_key_is_valid(key, n)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object key is not a valid key");
+  if (n <= pl + 1 || memcmp(key, fs->prefix, pl) != 0 || key[pl] != '/')
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "object key %.160s lies outside the owned prefix", key);
+  return 0;
+}
+
+/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR or ELOOP depending on
+ * the kernel path taken; lstat tells the two cases apart. */
+static int root_is_symlink(const char *root) {
+  struct stat st;
+  return lstat(root, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int open_root(const fs_provider *fs, int *out, adcp_error *err) {
+  int fd = open(fs->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    *out = fd;
+    return 0;
+  }
+  if (root_is_symlink(fs->root))
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem root %s is a symbolic link", fs->root_name);
+  if (errno == ENOENT || errno == ENOTDIR)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s is missing (probe creates it)", fs->root_name);
+  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s cannot be opened", fs->root_name);
+}
+
+/* Opens the parent directory of key under rootfd, component by component with
+ * O_NOFOLLOW, creating missing directories when `create`. *leaf points into
+ * key. Without create, a missing or non-directory component is ADCP_ENOT_FOUND. */
+static int open_parent(int rootfd, const char *key, int create, int *dirfd, const char **leaf, adcp_error *err) {
+  int cur = dup(rootfd);
+  if (cur < 0) return fail(err, "open", key);
+  const char *seg = key;
+  char name[ADCP_OBJECT_KEY_MAX + 1];
+  for (const char *slash; (slash = strchr(seg, '/')) != NULL; seg = slash + 1) {
+    size_t n = (size_t)(slash - seg);
+    memcpy(name, seg, n);
+    name[n] = '\0';
+    int next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create) {
+      if (mkdirat(cur, name, 0755) == 0) {
+        /* The new entry must survive a crash before anything under it claims durability. */
+        if (fsync(cur) != 0) {
+          close(cur);
+          return fail(err, "directory fsync", key);
+        }
+      } else if (errno != EEXIST) {
+        close(cur);
+        return fail(err, "mkdir", key);
+      }
+      next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+      int e = errno;
+      struct stat st;
+      int is_link = fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+      close(cur);
+      if (is_link)
+        return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "path of key %.160s contains a symbolic link", key);
+      if (!create && (e == ENOENT || e == ENOTDIR)) return ADCP_ENOT_FOUND;
+      return fail(err, e == ENOTDIR ? "directory walk (a file blocks the path)" : "directory walk", key);
+    }
+    close(cur);
+    cur = next;
+  }
+  *dirfd = cur;
+  *leaf = seg;
+  return 0;
+}
+
+typedef struct fs_stat {
+  int regular;
+  uint64_t size;
+  long mtime_nsec;
+  char version[ADCP_OBJECT_VERSION_MAX + 1];
+} fs_stat;
+
+/* Native version: "fs1-" + 32 hex of SHA-256 over device, inode, size, mtime and
+ * birth time (ns). Hashed so it is opaque and fixed-length. */
+static int stat_fd(int fd, fs_stat *out) {
+  struct statx sx;
+  char pre[160];
+  memset(out, 0, sizeof *out);
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) == 0) {
+    int has_btime = (sx.stx_mask & STATX_BTIME) != 0;
+    snprintf(pre, sizeof pre, "%u:%u:%llu:%llu:%lld.%09u:%lld.%09u", sx.stx_dev_major, sx.stx_dev_minor,
+             (unsigned long long)sx.stx_ino, (unsigned long long)sx.stx_size, (long long)sx.stx_mtime.tv_sec,
+             sx.stx_mtime.tv_nsec, has_btime ? (long long)sx.stx_btime.tv_sec : 0LL,
+             has_btime ? sx.stx_btime.tv_nsec : 0u);
+    out->regular = S_ISREG(sx.stx_mode);
+    out->size = sx.stx_size;
+    out->mtime_nsec = (long)sx.stx_mtime.tv_nsec;
+  } else {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -1;
+    snprintf(pre, sizeof pre, "%u:%u:%llu:%llu:%lld.%09ld:0.000000000", major(st.st_dev), minor(st.st_dev),
+             (unsigned long long)st.st_ino, (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+             st.st_mtim.tv_nsec);
+    out->regular = S_ISREG(st.st_mode);
+    out->size = (uint64_t)st.st_size;
+    out->mtime_nsec = st.st_mtim.tv_nsec;
+  }
+  char hex[65];
+  if (adcp_sha256_hex(hex, pre, strlen(pre), NULL)) return -1;
+  snprintf(out->version, sizeof out->version, FS_VERSION_PREFIX "%.32s", hex);
+  return 0;
+}
+
+/* Opens the final file without following a symlink. Returns 0, ADCP_ENOT_FOUND,
+ * or an error (symlink = UNSAFE_BINDING). */
+static int open_leaf(int dirfd, const char *leaf, const char *key, int *out, adcp_error *err) {
+  int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    *out = fd;
+    return 0;
+  }
+  if (errno == ENOENT || errno == ENOTDIR) return ADCP_ENOT_FOUND;
+  if (errno == ELOOP) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "object at key %.160s is a symbolic link", key);
+  return fail(err, "open", key);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static ssize_t pread_full(int fd, uint8_t *p, size_t n, off_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, p + got, n - got, off + (off_t)got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+/* Compares the existing object with bytes. 0 identical, ADCP_ECONTENT_CONFLICT,
+ * ADCP_ENOT_FOUND (vanished: retry the link), or an error. */
+static int compare_existing(fs_provider *fs, int dirfd, const char *leaf, const adcp_object_put_input *in,
+                            adcp_object_put_result *out, const adcp_object_ctx *ctx, adcp_error *err) {
+  int fd = -1, rc = open_leaf(dirfd, leaf, in->key, &fd, err);
+  if (rc) return rc;
+  fs_stat st;
+  if (stat_fd(fd, &st) != 0) {
+    close(fd);
+    return fail(err, "stat", in->key);
+  }
+  if (!st.regular) {
+    close(fd);
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "key %.160s is occupied by something that is not an object", in->key);
+  }
+  memcpy(out->native_version, st.version, sizeof st.version);
+  if (st.size != in->len) {
+    close(fd);
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object at key %.160s holds different bytes", in->key);
+  }
+  uint8_t buf[65536];
+  for (size_t off = 0; off < in->len;) {
+    if ((rc = adcp_object_ctx_check(ctx, err))) break;
+    size_t want = in->len - off < sizeof buf ? in->len - off : sizeof buf;
+    ssize_t got = pread_full(fd, buf, want, (off_t)off);
+    if (got < 0) {
+      rc = fail(err, "read", in->key);
+      break;
+    }
+    if ((size_t)got != want || memcmp(buf, in->bytes + off, want) != 0) {
+      rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object at key %.160s holds different bytes", in->key);
+      break;
+    }
+    off += want;
+  }
+  (void)fs;
+  close(fd);
+  return rc;
+}
+
+static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+                  const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  memset(out, 0, sizeof *out);
+  int rc = own_key(fs, in->key, err);
+  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int rootfd = -1, dirfd = -1, tfd = -1;
+  const char *leaf;
+  if ((rc = open_root(fs, &rootfd, err))) return rc;
+  rc = open_parent(rootfd, in->key, 1, &dirfd, &leaf, err);
+  close(rootfd);
+  if (rc) return rc;
+
+  uint8_t rnd[16];
+  char tmp[sizeof TEMP_PREFIX + 40], hex[33];
+  if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    close(dirfd);
+    return fail(err, "random temp name", in->key);
+  }
+  adcp_hex_encode(hex, rnd, sizeof rnd);
+  snprintf(tmp, sizeof tmp, TEMP_PREFIX "%s.tmp", hex);
+  tfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (tfd < 0) {
+    close(dirfd);
+    return fail(err, "temp file create", in->key);
+  }
+  if ((rc = hook(fs, ADCP_FS_STEP_TEMP_CREATED, in->key, err))) goto done;
+  for (size_t off = 0; off < in->len;) {
+    if ((rc = adcp_object_ctx_check(ctx, err))) goto done;
+    size_t n = in->len - off < fs->slice ? in->len - off : fs->slice;
+    if (write_all(tfd, in->bytes + off, n) != 0) {
+      rc = fail(err, "write", in->key);
+      goto done;
+    }
+    off += n;
+    if ((rc = hook(fs, ADCP_FS_STEP_WROTE_SLICE, in->key, err))) goto done;
+  }
+  {
+    /* A random sub-millisecond mtime makes an identical re-creation at the same
+     * key (possibly reusing the inode) get a different version (as JS does). */
+    struct timespec ts[2];
+    uint32_t r;
+    memcpy(&r, rnd, sizeof r);
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_nsec = (ts[0].tv_nsec / 1000000) * 1000000 + (long)(r % 1000000u);
+    ts[1] = ts[0];
+    if (futimens(tfd, ts) != 0) {
+      rc = fail(err, "timestamp", in->key);
+      goto done;
+    }
+  }
+  if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_FILE, in->key, err))) goto done;
+  if (fsync(tfd) != 0) {
+    rc = fail(err, "fsync", in->key);
+    goto done;
+  }
+  /* Last point at which a deadline still means "nothing under the final key". */
+  if ((rc = adcp_object_ctx_check(ctx, err))) goto done;
+  if ((rc = hook(fs, ADCP_FS_STEP_BEFORE_LINK, in->key, err))) goto done;
+  rc = ADCP_ENOT_FOUND; /* "retry": the existing object vanished before it could be compared */
+  for (int attempt = 0; attempt < 4 && rc == ADCP_ENOT_FOUND; attempt++) {
+    if (linkat(dirfd, tmp, dirfd, leaf, 0) == 0) {
+      fs_stat st;
+      if (stat_fd(tfd, &st) != 0) {
+        rc = fail(err, "stat", in->key);
+        break;
+      }
+      memcpy(out->native_version, st.version, sizeof st.version);
+      /* From here the object exists: any failure is "unknown", never "not written". */
+      if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_DIR, in->key, err))) break;
+      if (fsync(dirfd) != 0) {
+        rc = fail(err, "directory fsync", in->key);
+        break;
+      }
+      out->outcome = ADCP_OBJECT_CREATED;
+      rc = 0;
+      break;
+    }
+    if (errno != EEXIST) {
+      rc = errno == EPERM || errno == EOPNOTSUPP ? adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                                                                  "filesystem does not support hard links")
+                                                 : fail(err, "link", in->key);
+      break;
+    }
+    rc = compare_existing(fs, dirfd, leaf, in, out, ctx, err);
+    if (rc == 0) out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
+  }
+  if (rc == ADCP_ENOT_FOUND) rc = fail(err, "link (the key keeps being deleted)", in->key);
+done:
+  close(tfd);
+  unlinkat(dirfd, tmp, 0); /* the final name, if linked, keeps the inode */
+  close(dirfd);
+  return rc;
+}
+
+/* Opens key's file and checks it is a regular file; shared by get/delete/head.
+ * Returns 0, ADCP_ENOT_FOUND or an error. dirfd is returned for delete. */
+static int open_object(fs_provider *fs, const char *key, int *out_dirfd, const char **leaf, int *out_fd,
+                       fs_stat *st, adcp_error *err) {
+  int rootfd = -1, dirfd = -1, fd = -1, rc = open_root(fs, &rootfd, err);
+  if (rc) return rc;
+  rc = open_parent(rootfd, key, 0, &dirfd, leaf, err);
+  close(rootfd);
+  if (rc) return rc;
+  if ((rc = open_leaf(dirfd, *leaf, key, &fd, err))) {
+    close(dirfd);
+    return rc;
+  }
+  if (stat_fd(fd, st) != 0) {
+    close(fd), close(dirfd);
+    return fail(err, "stat", key);
+  }
+  *out_fd = fd;
+  if (out_dirfd) *out_dirfd = dirfd;
+  else close(dirfd);
+  return 0;
+}
+
+static int fs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_get_input *in,
+                  const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  int rc = own_key(fs, in->key, err);
+  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int fd;
+  const char *leaf;
+  fs_stat st;
+  if ((rc = open_object(fs, in->key, NULL, &leaf, &fd, &st, err))) {
+    if (rc == ADCP_ENOT_FOUND) adcp_error_set(err, rc, "no object at key %.160s", in->key);
+    return rc;
+  }
+  if (!st.regular || strcmp(st.version, in->native_version) != 0) {
+    close(fd);
+    return adcp_error_set(err, ADCP_ENOT_FOUND, "object at key %.160s is not at the pinned version", in->key);
+  }
+  uint64_t off = in->has_range ? in->offset : 0;
+  if (off > st.size || (in->has_range && in->length > st.size - off)) {
+    close(fd);
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object at key %.160s", in->key);
+  }
+  uint64_t len = in->has_range ? in->length : st.size - off;
+  if (len > in->max_bytes || len > SIZE_MAX / 2) {
+    close(fd);
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "object at key %.160s exceeds the %llu-byte read limit",
+                          in->key, (unsigned long long)in->max_bytes);
+  }
+  if (adcp_buf_reserve(out, (size_t)len + 1)) {
+    close(fd);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory reading an object");
+  }
+  size_t start = out->len;
+  for (uint64_t done = 0; done < len;) {
+    if ((rc = adcp_object_ctx_check(ctx, err))) break;
+    size_t n = (size_t)(len - done < fs->slice ? len - done : fs->slice);
+    ssize_t got = pread_full(fd, out->data + out->len, n, (off_t)(off + done));
+    if (got < 0) {
+      rc = fail(err, "read", in->key);
+      break;
+    }
+    if ((size_t)got != n) { /* shrank under us: not the pinned object any more */
+      rc = adcp_error_set(err, ADCP_ENOT_FOUND, "object at key %.160s changed while reading", in->key);
+      break;
+    }
+    out->len += n;
+    done += n;
+  }
+  fs_stat after;
+  if (!rc && (stat_fd(fd, &after) != 0 || strcmp(after.version, st.version) != 0))
+    rc = adcp_error_set(err, ADCP_ENOT_FOUND, "object at key %.160s changed while reading", in->key);
+  if (rc) out->len = start;
+  close(fd);
+  return rc;
+}
+
+static int fs_delete(adcp_object_provider *self, int *outcome, const char *key, const char *version,
+                     const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  *outcome = 0;
+  int rc = own_key(fs, key, err);
+  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int dirfd, fd;
+  const char *leaf;
+  fs_stat st;
+  if ((rc = open_object(fs, key, &dirfd, &leaf, &fd, &st, err))) {
+    if (rc != ADCP_ENOT_FOUND) return rc;
+    *outcome = ADCP_OBJECT_ABSENT;
+    return 0;
+  }
+  close(fd);
+  if (!st.regular || strcmp(st.version, version) != 0) {
+    close(dirfd);
+    *outcome = ADCP_OBJECT_VERSION_MISMATCH;
+    return 0;
+  }
+  /* Window: a delete+re-create by another process between the check above and
+   * unlinkat would be removed too. The ledger's per-object lock (spec 02 §7.3)
+   * serializes the two; the provider is single-host by contract. */
+  if ((rc = adcp_object_ctx_check(ctx, err))) {
+    close(dirfd);
+    return rc;
+  }
+  if (unlinkat(dirfd, leaf, 0) != 0) {
+    rc = errno == ENOENT ? 0 : fail(err, "unlink", key);
+    if (!rc) *outcome = ADCP_OBJECT_ABSENT;
+    close(dirfd);
+    return rc;
+  }
+  if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_DIR, key, err)) == 0 && fsync(dirfd) != 0) rc = fail(err, "directory fsync", key);
+  close(dirfd);
+  if (!rc) *outcome = ADCP_OBJECT_DELETED;
+  return rc;
+}
+
+static int fs_head(adcp_object_provider *self, adcp_object_info *out, const char *key, const adcp_object_ctx *ctx,
+                   adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  int rc = own_key(fs, key, err);
+  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int fd;
+  const char *leaf;
+  fs_stat st;
+  if ((rc = open_object(fs, key, NULL, &leaf, &fd, &st, err))) {
+    if (rc == ADCP_ENOT_FOUND) adcp_error_set(err, rc, "no object at key %.160s", key);
+    return rc;
+  }
+  close(fd);
+  if (!st.regular) return adcp_error_set(err, ADCP_ENOT_FOUND, "no object at key %.160s", key);
+  out->size = st.size;
+  memcpy(out->native_version, st.version, sizeof st.version);
+  return 0;
+}
+
+/* ---- list ----------------------------------------------------------------------- */
+
+typedef struct list_state {
+  const char *prefix; /* string prefix every key must start with */
+  const char *token;  /* keys must sort strictly after it (NULL = none) */
+  size_t page_size;
+  adcp_object_list_page *page;
+  size_t cap;
+  int more;           /* a key beyond the page exists */
+  const adcp_object_ctx *ctx;
+  adcp_error *err;
+} list_state;
+
+typedef struct dent {
+  char *sortkey; /* name, plus '/' for directories: makes the walk yield byte-sorted keys */
+  int is_dir;
+} dent;
+
+static int dent_cmp(const void *a, const void *b) {
+  return strcmp(((const dent *)a)->sortkey, ((const dent *)b)->sortkey);
+}
+
+static int valid_segment(const char *name) {
+  size_t n = strlen(name);
+  if (n == 0 || (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.')) return 0;
+  return adcp_object_key_is_valid(name, n);
+}
+
+static int add_entry(list_state *ls, int dirfd, const char *name, const char *key) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ELOOP ? 0 : fail(ls->err, "list open", key);
+  fs_stat st;
+  int ok = stat_fd(fd, &st) == 0;
+  close(fd);
+  if (!ok) return fail(ls->err, "list stat", key);
+  if (!st.regular) return 0;
+  adcp_object_list_page *pg = ls->page;
+  if (pg->n_entries == ls->cap) {
+    size_t cap = ls->cap ? ls->cap * 2 : 16;
+    adcp_object_entry *e = realloc(pg->entries, cap * sizeof *e);
+    if (!e) return adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");
+    pg->entries = e;
+    ls->cap = cap;
+  }
+  adcp_object_entry *e = &pg->entries[pg->n_entries];
+  e->key = strdup(key);
+  e->native_version = strdup(st.version);
+  e->size = st.size;
+  if (!e->key || !e->native_version) {
+    free(e->key), free(e->native_version);
+    return adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");
+  }
+  pg->n_entries++;
+  return 0;
+}
+
+/* Depth-first walk of dirfd whose keys start with path (ending in '/'). Takes ownership of dirfd. */
+static int walk(list_state *ls, int dirfd, adcp_buf *path) {
+  int rc = adcp_object_ctx_check(ls->ctx, ls->err);
+  if (rc) {
+    close(dirfd);
+    return rc;
+  }
+  DIR *d = fdopendir(dirfd);
+  if (!d) {
+    close(dirfd);
+    return fail(ls->err, "list directory", ls->prefix);
+  }
+  dent *ents = NULL;
+  size_t n = 0, cap = 0;
+  for (struct dirent *de; (de = readdir(d)) != NULL;) {
+    if (!valid_segment(de->d_name)) continue; /* temp files, dot entries, foreign names */
+    struct stat sb;
+    if (fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode)) continue; /* symlinks are never objects */
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      dent *g = realloc(ents, cap * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");
+        break;
+      }
+      ents = g;
+    }
+    size_t nl = strlen(de->d_name);
+    ents[n].is_dir = S_ISDIR(sb.st_mode);
+    ents[n].sortkey = malloc(nl + 2);
+    if (!ents[n].sortkey) {
+      rc = adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");
+      break;
+    }
+    memcpy(ents[n].sortkey, de->d_name, nl);
+    ents[n].sortkey[nl] = '/';
+    ents[n].sortkey[nl + (ents[n].is_dir ? 1u : 0u)] = '\0';
+    n++;
+  }
+  if (!rc) qsort(ents, n, sizeof *ents, dent_cmp);
+  size_t base = path->len, plen = strlen(ls->prefix);
+  for (size_t i = 0; i < n && !rc && !ls->more; i++) {
+    path->len = base;
+    if (adcp_buf_append_str(path, ents[i].sortkey) || adcp_buf_cstr(path)) {
+      rc = adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");
+      break;
+    }
+    const char *full = (const char *)path->data;
+    size_t fl = path->len;
+    if (ents[i].is_dir) {
+      /* Descend only if keys below can match the prefix and can sort after the token. */
+      int prefix_ok = fl >= plen ? memcmp(full, ls->prefix, plen) == 0 : memcmp(ls->prefix, full, fl) == 0;
+      if (!prefix_ok) continue;
+      if (ls->token && strcmp(full, ls->token) < 0 && strncmp(ls->token, full, fl) != 0) continue;
+      ents[i].sortkey[strlen(ents[i].sortkey) - 1] = '\0';
+      int sub = openat(dirfd, ents[i].sortkey, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) continue; /* removed or replaced meanwhile */
+      rc = walk(ls, sub, path);
+    } else {
+      if (fl < plen || memcmp(full, ls->prefix, plen) != 0) continue;
+      if (fl > ADCP_OBJECT_KEY_MAX) continue;
+      if (ls->token && strcmp(full, ls->token) <= 0) continue;
+      if (ls->page->n_entries == ls->page_size) {
+        ls->more = 1;
+        break;
+      }
+      rc = add_entry(ls, dirfd, ents[i].sortkey, full);
+    }
+  }
+  path->len = base;
+  for (size_t i = 0; i < n; i++) free(ents[i].sortkey);
+  free(ents);
+  closedir(d);
+  return rc;
+}
+
+static int fs_list(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix, const char *token,
+                   size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  memset(out, 0, sizeof *out);
+  size_t pl = strlen(fs->prefix), n = strlen(prefix);
+  if (n <= pl || memcmp(prefix, fs->prefix, pl) != 0 || prefix[pl] != '/')
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "list prefix lies outside the owned prefix");
+  if (token && !adcp_object_key_is_valid(token, strlen(token)))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
+  int rc = adcp_object_ctx_check(ctx, err);
+  if (rc) return rc;
+  /* Start at the deepest whole directory named by the prefix. */
+  const char *last = strrchr(prefix, '/');
+  size_t dir_len = (size_t)(last - prefix) + 1; /* includes the '/' */
+  adcp_buf path;
+  adcp_buf_init(&path);
+  if (adcp_buf_append(&path, prefix, dir_len) || adcp_buf_append_str(&path, "x") || adcp_buf_cstr(&path))
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory listing objects");
+  int rootfd, dirfd;
+  const char *leaf;
+  if ((rc = open_root(fs, &rootfd, err))) {
+    adcp_buf_free(&path);
+    return rc;
+  }
+  /* "<dir>/x" makes open_parent return <dir> itself. */
+  rc = open_parent(rootfd, (const char *)path.data, 0, &dirfd, &leaf, err);
+  close(rootfd);
+  if (rc == ADCP_ENOT_FOUND) {
+    adcp_buf_free(&path);
+    return 0; /* nothing under the prefix yet */
+  }
+  if (rc) {
+    adcp_buf_free(&path);
+    return rc;
+  }
+  path.len = dir_len;
+  list_state ls = {prefix, token, page_size, out, 0, 0, ctx, err};
+  rc = walk(&ls, dirfd, &path);
+  adcp_buf_free(&path);
+  if (!rc && ls.more && out->n_entries) {
+    out->next_token = strdup(out->entries[out->n_entries - 1].key);
+    if (!out->next_token) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory listing objects");
+  }
+  return rc;
+}
+
+/* ---- probe, location, lifecycle ---------------------------------------------------------- */
+
+static int fs_validate_location(adcp_object_provider *self, const adcp_object_kv *loc, size_t n, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  if (n != 1 || strcmp(loc[0].key, "root") != 0)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem locations name exactly one entry, root");
+  if (strcmp(loc[0].value, fs->root_name) != 0)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root %.64s is not configured", loc[0].value);
+  return 0;
+}
+
+static int mkdir_parents(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return -1;
+  memcpy(buf, path, n + 1);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int unsafe(adcp_error *err, const char *fmt, const char *a) {
+  return adcp_error_set(err, ADCP_EUNSAFE_BINDING, fmt, a);
+}
+
+static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  int rc = adcp_object_ctx_check(ctx, err);
+  if (rc) return rc;
+  if (fs->create_root) mkdir_parents(fs->root); /* failures surface as "missing" below */
+  int rootfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rootfd < 0) {
+    if (root_is_symlink(fs->root)) return unsafe(err, "filesystem root %s is a symbolic link", fs->root_name);
+    if (errno == ENOTDIR) return unsafe(err, "filesystem root %s is not a directory", fs->root_name);
+    if (errno == ENOENT) return unsafe(err, "filesystem root %s does not exist and was not created", fs->root_name);
+    return unsafe(err, "filesystem root %s cannot be opened", fs->root_name);
+  }
+  struct stat st;
+  if (fstat(rootfd, &st) != 0) {
+    close(rootfd);
+    return unsafe(err, "filesystem root %s cannot be inspected", fs->root_name);
+  }
+  /* Anyone able to write the root could plant entries (symlinks, files) in our paths. */
+  if ((st.st_mode & S_IWOTH) != 0) {
+    close(rootfd);
+    return unsafe(err, "filesystem root %s is writable by every user", fs->root_name);
+  }
+  if (faccessat(rootfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    close(rootfd);
+    return unsafe(err, "filesystem root %s is not writable by this process", fs->root_name);
+  }
+  /* Every existing component of the owned prefix must be a real directory. */
+  adcp_buf probe_dir;
+  adcp_buf_init(&probe_dir);
+  if (adcp_buf_printf(&probe_dir, "%s/x", fs->prefix) || adcp_buf_cstr(&probe_dir)) {
+    close(rootfd);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  int dirfd;
+  const char *leaf;
+  adcp_error inner;
+  rc = open_parent(rootfd, (const char *)probe_dir.data, 1, &dirfd, &leaf, &inner);
+  adcp_buf_free(&probe_dir);
+  close(rootfd);
+  if (rc == ADCP_EUNSAFE_BINDING) return unsafe(err, "a component of binding prefix %.128s is a symbolic link", fs->prefix);
+  if (rc) return unsafe(err, "binding prefix %.128s cannot be created as directories under the root", fs->prefix);
+  close(dirfd);
+
+  /* Empirical create-only check (as the S3/Azure probes do): link() must exist,
+   * must refuse to replace, and sub-second mtimes must survive. */
+  uint8_t rnd[16];
+  char hex[33];
+  if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) return fail(err, "probe", fs->prefix);
+  adcp_hex_encode(hex, rnd, sizeof rnd);
+  adcp_buf key;
+  adcp_buf_init(&key);
+  if (adcp_buf_printf(&key, "%s/.adcp-probe/%s", fs->prefix, hex) || adcp_buf_cstr(&key))
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  const char *k = (const char *)key.data;
+  adcp_object_put_input a = {k, (const uint8_t *)"adcp-probe-1\n", 13, "application/x-ndjson", NULL, 0};
+  adcp_object_put_input b = {k, (const uint8_t *)"adcp-probe-2\n", 13, "application/x-ndjson", NULL, 0};
+  adcp_object_put_result r1, r2;
+  rc = fs_put(self, &r1, &a, ctx, &inner);
+  if (rc == ADCP_EDEADLINE_EXCEEDED || rc == ADCP_EABORTED) {
+    adcp_buf_free(&key);
+    return adcp_error_set(err, rc, "%s", inner.message);
+  }
+  if (rc == ADCP_EUNSAFE_BINDING) rc = unsafe(err, "filesystem under root %s does not support hard links (link())", fs->root_name);
+  else if (rc || r1.outcome != ADCP_OBJECT_CREATED) rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
+  if (!rc) {
+    int r = fs_put(self, &r2, &b, ctx, &inner);
+    if (r != ADCP_ECONTENT_CONFLICT) rc = unsafe(err, "filesystem under root %s did not refuse a second create-only write", fs->root_name);
+  }
+  if (!rc) {
+    adcp_object_info info;
+    int fd;
+    fs_stat pst;
+    if (fs_head(self, &info, k, ctx, &inner) != 0 || strcmp(info.native_version, r1.native_version) != 0)
+      rc = unsafe(err, "probe object under root %s changed version", fs->root_name);
+    else if (open_object(fs, k, NULL, &leaf, &fd, &pst, &inner) == 0) {
+      close(fd);
+      if (pst.mtime_nsec == 0)
+        rc = unsafe(err, "filesystem under root %s keeps whole-second modification times; native versions would not be write-unique", fs->root_name);
+    }
+  }
+  int outcome = 0;
+  if (r1.native_version[0]) {
+    int d = fs_delete(self, &outcome, k, r1.native_version, ctx, &inner);
+    if (!rc && (d || outcome != ADCP_OBJECT_DELETED)) rc = unsafe(err, "probe object under root %s could not be deleted at its version", fs->root_name);
+  }
+  /* Leave no empty probe directory behind (ignore failure: a concurrent probe may use it). */
+  if (open_root(fs, &rootfd, &inner) == 0) {
+    int pfd;
+    adcp_buf pdir;
+    adcp_buf_init(&pdir);
+    if (adcp_buf_printf(&pdir, "%s/x", fs->prefix) == 0 && adcp_buf_cstr(&pdir) == 0 &&
+        open_parent(rootfd, (const char *)pdir.data, 0, &pfd, &leaf, &inner) == 0) {
+      unlinkat(pfd, ".adcp-probe", AT_REMOVEDIR);
+      close(pfd);
+    }
+    adcp_buf_free(&pdir);
+    close(rootfd);
+  }
+  adcp_buf_free(&key);
+  return rc;
+}
+
+static void fs_destroy(adcp_object_provider *self) {
+  fs_provider *fs = (fs_provider *)self;
+  free(fs->root);
+  free(fs->root_name);
+  free(fs->prefix);
+  free(fs);
+}
+
+static int root_name_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n < 1 || n > 64) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const adcp_fs_provider_options *options,
+                         adcp_error *err) {
+  *out = NULL;
+  if (!root_dir || root_dir[0] != '/' || strlen(root_dir) >= 4096)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root must be an absolute directory path");
+  if (!options) return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem provider options are missing");
+  const char *name = options->root_name ? options->root_name : "default";
+  if (!root_name_ok(name)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root name must match ^[A-Za-z0-9_.-]{1,64}$");
+  int rc = adcp_object_prefix_validate(options->prefix, err);
+  if (rc) return rc;
+  fs_provider *fs = calloc(1, sizeof *fs);
+  if (!fs) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  fs->root = strdup(root_dir);
+  fs->root_name = strdup(name);
+  fs->prefix = strdup(options->prefix);
+  if (!fs->root || !fs->root_name || !fs->prefix) {
+    fs_destroy(&fs->base);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  /* Trailing slashes would make the root's O_NOFOLLOW check see "" as last component. */
+  for (size_t n = strlen(fs->root); n > 1 && fs->root[n - 1] == '/'; n--) fs->root[n - 1] = '\0';
+  fs->create_root = options->create_root;
+  fs->slice = options->write_slice ? options->write_slice : (size_t)1 << 20;
+  fs->hook = options->hook;
+  fs->hook_ctx = options->hook_ctx;
+  fs->base.version = ADCP_OBJECT_PROVIDER_VERSION;
+  fs->base.name = "filesystem";
+  fs->base.prefix = fs->prefix;
+  fs->base.capabilities = ADCP_OBJECT_CAP_RANGED_READS | ADCP_OBJECT_CAP_NATIVE_CREATE_ONLY | ADCP_OBJECT_CAP_HEAD |
+                          ADCP_OBJECT_CAP_LIST;
+  fs->base.validate_location = fs_validate_location;
+  fs->base.probe = fs_probe;
+  fs->base.put_create_only = fs_put;
+  fs->base.get = fs_get;
+  fs->base.delete_version = fs_delete;
+  fs->base.head = fs_head;
+  fs->base.list = fs_list;
+  fs->base.destroy = fs_destroy;
+  *out = &fs->base;
+  return 0;
+}

@@ -1,0 +1,792 @@
+/* tests/objects/test_fs_provider.c — the filesystem provider: the shared
+ * conformance suite, then filesystem-specific safety (symlinks, keys, injected
+ * failures, fsync steps, SIGKILL mid-write), key templates and JCS-derived
+ * keys, and the locator helpers. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adcp/objects.h"
+#include "adcp/rows.h"
+
+/* The test glob builds one executable per test_*.c, so the shared suite is
+ * compiled into each provider's test file. */
+#include "conformance.c"
+
+typedef struct fs_env {
+  char *tmp;      /* removed at the end */
+  char root[512]; /* the conformance store */
+} fs_env;
+
+static fs_env env; /* test-only fixture */
+
+static adcp_object_provider *make_fs(const char *root, const char *prefix, int (*hk)(void *, int, const char *),
+                                     void *hctx, size_t slice) {
+  adcp_fs_provider_options o = {"default", prefix, 1, slice, hk, hctx};
+  adcp_object_provider *p = NULL;
+  adcp_error err;
+  if (adcp_fs_provider_new(&p, root, &o, &err)) fail_msg("fs provider: %s", err.message);
+  return p;
+}
+
+static int conf_make(void *e, adcp_object_provider **out, const char *prefix, adcp_error *err) {
+  fs_env *fe = e;
+  adcp_fs_provider_options o = {"default", prefix, 1, 0, NULL, NULL};
+  return adcp_fs_provider_new(out, fe->root, &o, err);
+}
+
+static int unsafe_at(const char *sub, int create_root, adcp_object_provider **out, adcp_error *err) {
+  char root[600];
+  snprintf(root, sizeof root, "%s/%s", env.tmp, sub);
+  adcp_fs_provider_options o = {"default", "conf/p", create_root, 0, NULL, NULL};
+  return adcp_fs_provider_new(out, root, &o, err);
+}
+
+static int u_root_symlink(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  char real[600], link[600];
+  snprintf(real, sizeof real, "%s/u1-real", env.tmp);
+  snprintf(link, sizeof link, "%s/u1", env.tmp);
+  mkdir(real, 0700);
+  assert_int_equal(symlink(real, link), 0);
+  return unsafe_at("u1", 1, out, err);
+}
+
+static int u_root_world_writable(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  char d[600];
+  snprintf(d, sizeof d, "%s/u2", env.tmp);
+  assert_int_equal(mkdir(d, 0700), 0);
+  assert_int_equal(chmod(d, 0777), 0);
+  return unsafe_at("u2", 1, out, err);
+}
+
+static int u_prefix_symlink(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  char d[600], o[600], l[600];
+  snprintf(d, sizeof d, "%s/u3", env.tmp);
+  snprintf(o, sizeof o, "%s/u3-outside", env.tmp);
+  snprintf(l, sizeof l, "%s/u3/conf", env.tmp);
+  assert_int_equal(mkdir(d, 0700), 0);
+  assert_int_equal(mkdir(o, 0700), 0);
+  assert_int_equal(symlink(o, l), 0);
+  return unsafe_at("u3", 1, out, err);
+}
+
+static int u_root_is_file(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  char f[600];
+  snprintf(f, sizeof f, "%s/u4", env.tmp);
+  tu_write_file(f, "x", 1);
+  return unsafe_at("u4", 1, out, err);
+}
+
+static int u_root_missing(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  return unsafe_at("u5-missing", 0, out, err);
+}
+
+static int u_prefix_blocked(void *e, adcp_object_provider **out, adcp_error *err) {
+  (void)e;
+  char d[600], f[600];
+  snprintf(d, sizeof d, "%s/u6", env.tmp);
+  snprintf(f, sizeof f, "%s/u6/conf", env.tmp);
+  assert_int_equal(mkdir(d, 0700), 0);
+  tu_write_file(f, "x", 1);
+  return unsafe_at("u6", 1, out, err);
+}
+
+static const conformance_unsafe_case fs_unsafe[] = {
+    {"root is a symlink", u_root_symlink, "is a symbolic link"},
+    {"root world-writable", u_root_world_writable, "writable by every user"},
+    {"prefix component is a symlink", u_prefix_symlink, "binding prefix conf/p is a symbolic link"},
+    {"root is a file", u_root_is_file, "not a directory"},
+    {"root missing, not created", u_root_missing, "does not exist"},
+    {"prefix blocked by a file", u_prefix_blocked, "cannot be created as directories"},
+};
+
+/* ---- filesystem-specific safety ---------------------------------------------------- */
+
+/* Rotating buffers so two paths can appear in one call. */
+static char *path_in(const char *root, const char *rel) {
+  static __thread char buf[4][1200];
+  static __thread unsigned next;
+  char *b = buf[next++ % 4];
+  snprintf(b, sizeof buf[0], "%s/%s", root, rel);
+  return b;
+}
+
+static void make_root(char *out, size_t n, const char *name) {
+  snprintf(out, n, "%s/%s", env.tmp, name);
+  assert_int_equal(mkdir(out, 0700), 0);
+}
+
+static int put_bytes(adcp_object_provider *p, adcp_object_put_result *r, const char *key, const void *b, size_t n,
+                     adcp_error *err) {
+  adcp_object_put_input in = {key, b, n, "application/x-ndjson", NULL, 0};
+  return adcp_object_put(p, r, &in, NULL, err);
+}
+
+static int count_temps(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  for (struct dirent *de; (de = readdir(d));) n += strstr(de->d_name, ".adcp~") == de->d_name;
+  closedir(d);
+  return n;
+}
+
+static void t_symlink_intermediate(void **state) {
+  (void)state;
+  char root[600], outside[600];
+  make_root(root, sizeof root, "sym-mid");
+  make_root(outside, sizeof outside, "sym-mid-outside");
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  adcp_error err;
+  adcp_object_put_result r;
+  assert_int_equal(mkdir(path_in(root, "rows"), 0700), 0);
+  assert_int_equal(symlink(outside, path_in(root, "rows/evil")), 0);
+  assert_int_equal(put_bytes(p, &r, "rows/evil/x.jsonl", "x\n", 2, &err), ADCP_EUNSAFE_BINDING);
+  assert_non_null(strstr(err.message, "symbolic link"));
+  assert_null(strstr(err.message, env.tmp)); /* never a host path */
+  assert_int_equal(put_bytes(p, &r, "rows/evil/deeper/x.jsonl", "x\n", 2, &err), ADCP_EUNSAFE_BINDING);
+  struct stat st;
+  assert_int_not_equal(stat(path_in(outside, "x.jsonl"), &st), 0); /* nothing escaped */
+  assert_int_not_equal(stat(path_in(outside, "deeper"), &st), 0);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_object_get_input gin = {"rows/evil/x.jsonl", "fs1-0", 0, 0, 0, 100};
+  assert_int_equal(adcp_object_get(p, &out, &gin, NULL, &err), ADCP_EUNSAFE_BINDING);
+  int outcome;
+  assert_int_equal(adcp_object_delete(p, &outcome, "rows/evil/x.jsonl", "fs1-0", NULL, &err), ADCP_EUNSAFE_BINDING);
+  adcp_object_info info;
+  assert_int_equal(adcp_object_head(p, &info, "rows/evil/x.jsonl", NULL, &err), ADCP_EUNSAFE_BINDING);
+  /* the binding prefix itself as a symlink is refused too */
+  char root2[600];
+  make_root(root2, sizeof root2, "sym-prefix");
+  assert_int_equal(symlink(outside, path_in(root2, "rows")), 0);
+  adcp_object_provider *p2 = make_fs(root2, "rows", NULL, NULL, 0);
+  assert_int_equal(put_bytes(p2, &r, "rows/x.jsonl", "x\n", 2, &err), ADCP_EUNSAFE_BINDING);
+  assert_int_not_equal(stat(path_in(outside, "x.jsonl"), &st), 0);
+  adcp_object_provider_free(p2);
+  adcp_buf_free(&out);
+  adcp_object_provider_free(p);
+}
+
+static void t_symlink_final(void **state) {
+  (void)state;
+  char root[600], outside[600];
+  make_root(root, sizeof root, "sym-final");
+  make_root(outside, sizeof outside, "sym-final-outside");
+  tu_write_file(path_in(outside, "secret"), "secret\n", 7);
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  adcp_error err;
+  adcp_object_put_result r;
+  assert_int_equal(put_bytes(p, &r, "rows/d/ok.jsonl", "ok\n", 3, &err), 0); /* creates rows/d */
+  assert_int_equal(symlink(path_in(outside, "secret"), path_in(root, "rows/d/x.jsonl")), 0);
+  /* identical bytes to the target: must still not be adopted through the link */
+  assert_int_equal(put_bytes(p, &r, "rows/d/x.jsonl", "secret\n", 7, &err), ADCP_EUNSAFE_BINDING);
+  assert_int_equal(count_temps(path_in(root, "rows/d")), 0);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_object_get_input gin = {"rows/d/x.jsonl", "fs1-0", 0, 0, 0, 100};
+  assert_int_equal(adcp_object_get(p, &out, &gin, NULL, &err), ADCP_EUNSAFE_BINDING);
+  assert_int_equal(out.len, 0);
+  int outcome;
+  assert_int_equal(adcp_object_delete(p, &outcome, "rows/d/x.jsonl", "fs1-0", NULL, &err), ADCP_EUNSAFE_BINDING);
+  struct stat st;
+  assert_int_equal(lstat(path_in(root, "rows/d/x.jsonl"), &st), 0);
+  assert_true(S_ISLNK(st.st_mode)); /* neither followed nor removed */
+  size_t n;
+  uint8_t *sec = tu_read_file(path_in(outside, "secret"), &n);
+  assert_int_equal(n, 7);
+  free(sec);
+  /* list never reports the link */
+  adcp_object_list_page pg;
+  assert_int_equal(adcp_object_list(p, &pg, "rows/d/", NULL, 100, NULL, &err), 0);
+  assert_int_equal(pg.n_entries, 1);
+  assert_string_equal(pg.entries[0].key, "rows/d/ok.jsonl");
+  adcp_object_list_page_free(&pg);
+  adcp_buf_free(&out);
+  adcp_object_provider_free(p);
+}
+
+static void t_bad_keys(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "bad-keys");
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  const char *bad[] = {"../x.jsonl",     "/rows/x.jsonl", "rows/../x.jsonl", "rows/a/../../x", "rows\\x.jsonl",
+                       "rows/a\\b",      "rows//x",       "rows/./x",        "rows/x/",        "rows/a\x01z",
+                       "rows/a b",       "rows/\xc3\xa9", "",                "rows/..",        "rows/a\nb"};
+  adcp_error err;
+  adcp_object_put_result r;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    /* through the port, and straight into the provider (defence in depth) */
+    assert_int_equal(put_bytes(p, &r, bad[i], "x", 1, &err), ADCP_EINVALID_INPUT);
+    adcp_object_put_input in = {bad[i], (const uint8_t *)"x", 1, "application/x-ndjson", NULL, 0};
+    assert_int_equal(p->put_create_only(p, &r, &in, NULL, &err), ADCP_EINVALID_INPUT);
+  }
+  const char *outside[] = {"rows", "rowsx/a", "other/a.jsonl", "row/a"};
+  for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+    assert_int_equal(put_bytes(p, &r, outside[i], "x", 1, &err), ADCP_EUNSAFE_BINDING);
+    adcp_object_put_input in = {outside[i], (const uint8_t *)"x", 1, "application/x-ndjson", NULL, 0};
+    assert_int_equal(p->put_create_only(p, &r, &in, NULL, &err), ADCP_EUNSAFE_BINDING);
+  }
+  char longkey[1100];
+  memset(longkey, 'a', sizeof longkey);
+  memcpy(longkey, "rows/", 5);
+  longkey[1025] = '\0';
+  assert_int_equal(put_bytes(p, &r, longkey, "x", 1, &err), ADCP_EINVALID_INPUT);
+  /* nothing was created anywhere */
+  DIR *d = opendir(root);
+  int entries = 0;
+  for (struct dirent *de; (de = readdir(d));) entries += de->d_name[0] != '.';
+  closedir(d);
+  assert_int_equal(entries, 0);
+  adcp_object_provider_free(p);
+  /* constructor refusals */
+  adcp_object_provider *q;
+  adcp_fs_provider_options o = {"default", "rows", 1, 0, NULL, NULL};
+  assert_int_equal(adcp_fs_provider_new(&q, "relative/root", &o, &err), ADCP_EINVALID_INPUT);
+  o.root_name = "bad name";
+  assert_int_equal(adcp_fs_provider_new(&q, root, &o, &err), ADCP_EINVALID_INPUT);
+  o.root_name = NULL, o.prefix = "../rows";
+  assert_int_equal(adcp_fs_provider_new(&q, root, &o, &err), ADCP_EUNSAFE_BINDING);
+}
+
+typedef struct fault {
+  int fail_step;
+  int counts[8];
+} fault;
+
+static int fault_hook(void *ctx, int step, const char *key) {
+  (void)key;
+  fault *f = ctx;
+  f->counts[step]++;
+  return step == f->fail_step;
+}
+
+static void t_injected_failures_leave_nothing(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "faults");
+  const int pre_link[] = {ADCP_FS_STEP_TEMP_CREATED, ADCP_FS_STEP_WROTE_SLICE, ADCP_FS_STEP_FSYNC_FILE,
+                          ADCP_FS_STEP_BEFORE_LINK};
+  adcp_error err;
+  adcp_object_put_result r;
+  adcp_object_info info;
+  for (size_t i = 0; i < 4; i++) {
+    fault f = {pre_link[i], {0}};
+    adcp_object_provider *p = make_fs(root, "rows", fault_hook, &f, 4);
+    assert_int_equal(put_bytes(p, &r, "rows/f/x.jsonl", FIRST, 16, &err), ADCP_EPROVIDER_UNAVAILABLE);
+    assert_null(strstr(err.message, root));
+    assert_int_equal(adcp_object_head(p, &info, "rows/f/x.jsonl", NULL, &err), ADCP_ENOT_FOUND);
+    assert_int_equal(count_temps(path_in(root, "rows/f")), 0); /* cleaned up */
+    adcp_object_provider_free(p);
+  }
+  /* A failure after link: the object exists ("unknown", not "nothing written") and
+   * the retry converges by adoption. */
+  fault f = {ADCP_FS_STEP_FSYNC_DIR, {0}};
+  adcp_object_provider *p = make_fs(root, "rows", fault_hook, &f, 0);
+  assert_int_equal(put_bytes(p, &r, "rows/f/x.jsonl", FIRST, 16, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_int_equal(adcp_object_head(p, &info, "rows/f/x.jsonl", NULL, &err), 0);
+  assert_int_equal(info.size, 16);
+  f.fail_step = 0;
+  assert_int_equal(put_bytes(p, &r, "rows/f/x.jsonl", FIRST, 16, &err), 0);
+  assert_int_equal(r.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r.native_version, info.native_version);
+  assert_int_equal(count_temps(path_in(root, "rows/f")), 0);
+  adcp_object_provider_free(p);
+}
+
+static void t_fsync_path(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "fsync");
+  fault f = {0, {0}};
+  adcp_object_provider *p = make_fs(root, "rows", fault_hook, &f, 1 << 20);
+  size_t n = 3u << 20;
+  uint8_t *big = malloc(n);
+  for (size_t i = 0; i < n; i++) big[i] = (uint8_t)('a' + i % 26);
+  adcp_error err;
+  adcp_object_put_result r;
+  assert_int_equal(put_bytes(p, &r, "rows/big.jsonl", big, n, &err), 0);
+  assert_int_equal(f.counts[ADCP_FS_STEP_TEMP_CREATED], 1);
+  assert_int_equal(f.counts[ADCP_FS_STEP_WROTE_SLICE], 3);
+  assert_int_equal(f.counts[ADCP_FS_STEP_FSYNC_FILE], 1);
+  assert_int_equal(f.counts[ADCP_FS_STEP_BEFORE_LINK], 1);
+  assert_int_equal(f.counts[ADCP_FS_STEP_FSYNC_DIR], 1);
+  /* adoption compares every byte: flip the last byte and it conflicts */
+  assert_int_equal(put_bytes(p, &r, "rows/big.jsonl", big, n, &err), 0);
+  assert_int_equal(r.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  big[n - 1] ^= 1;
+  assert_int_equal(put_bytes(p, &r, "rows/big.jsonl", big, n, &err), ADCP_ECONTENT_CONFLICT);
+  big[n - 1] ^= 1;
+  int outcome;
+  assert_int_equal(adcp_object_delete(p, &outcome, "rows/big.jsonl", r.native_version, NULL, &err), 0);
+  assert_int_equal(outcome, ADCP_OBJECT_DELETED);
+  assert_int_equal(f.counts[ADCP_FS_STEP_FSYNC_DIR], 2);
+  /* tampering in place (same size) changes the version: pinned reads fail closed */
+  assert_int_equal(put_bytes(p, &r, "rows/t.jsonl", FIRST, 16, &err), 0);
+  assert_true(strncmp(r.native_version, "fs1-", 4) == 0 && strlen(r.native_version) == 36);
+  int fd = open(path_in(root, "rows/t.jsonl"), O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(pwrite(fd, "X", 1, 0), 1);
+  close(fd);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_object_get_input gin = {"rows/t.jsonl", r.native_version, 0, 0, 0, 100};
+  assert_int_equal(adcp_object_get(p, &out, &gin, NULL, &err), ADCP_ENOT_FOUND);
+  assert_int_equal(adcp_object_delete(p, &outcome, "rows/t.jsonl", r.native_version, NULL, &err), 0);
+  assert_int_equal(outcome, ADCP_OBJECT_VERSION_MISMATCH);
+  adcp_buf_free(&out);
+  free(big);
+  adcp_object_provider_free(p);
+}
+
+/* ---- crash safety: SIGKILL mid-write ----------------------------------------------- */
+
+typedef struct stall {
+  int step, nth, seen, fd;
+} stall;
+
+static int stall_hook(void *ctx, int step, const char *key) {
+  (void)key;
+  stall *s = ctx;
+  if (step == s->step && ++s->seen == s->nth) {
+    if (write(s->fd, "!", 1) != 1) _exit(3);
+    for (;;) pause(); /* wait for SIGKILL */
+  }
+  return 0;
+}
+
+/* After a kill, the key holds nothing or exactly the full body. Returns 1 if present. */
+static int absent_or_full(adcp_object_provider *p, const char *key, const uint8_t *body, size_t n) {
+  adcp_object_info info;
+  adcp_error err;
+  int rc = adcp_object_head(p, &info, key, NULL, &err);
+  if (rc == ADCP_ENOT_FOUND) return 0;
+  assert_int_equal(rc, 0);
+  assert_int_equal(info.size, n);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_object_get_input gin = {key, info.native_version, 0, 0, 0, n};
+  assert_int_equal(adcp_object_get(p, &out, &gin, NULL, &err), 0);
+  assert_int_equal(out.len, n);
+  assert_memory_equal(out.data, body, n);
+  adcp_buf_free(&out);
+  return 1;
+}
+
+static void t_sigkill_mid_write(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "crash");
+  size_t n = 4u << 20;
+  uint8_t *body = malloc(n);
+  for (size_t i = 0; i < n; i++) body[i] = (uint8_t)(i * 131 + 7);
+  adcp_object_provider *reader = make_fs(root, "rows", NULL, NULL, 0);
+  struct {
+    int step, nth, expect_present;
+  } points[] = {{ADCP_FS_STEP_TEMP_CREATED, 1, 0}, {ADCP_FS_STEP_WROTE_SLICE, 1, 0},  {ADCP_FS_STEP_WROTE_SLICE, 3, 0},
+                {ADCP_FS_STEP_FSYNC_FILE, 1, 0},   {ADCP_FS_STEP_BEFORE_LINK, 1, 0}, {ADCP_FS_STEP_FSYNC_DIR, 1, 1}};
+  for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
+    char key[64];
+    snprintf(key, sizeof key, "rows/k/%zu.jsonl", i);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      close(pfd[0]);
+      stall s = {points[i].step, points[i].nth, 0, pfd[1]};
+      adcp_object_provider *p = make_fs(root, "rows", stall_hook, &s, 1 << 20);
+      adcp_object_put_result r;
+      adcp_object_put_input in = {key, body, n, "application/x-ndjson", NULL, 0};
+      adcp_object_put(p, &r, &in, NULL, NULL);
+      _exit(2); /* never reached: the hook stalls */
+    }
+    close(pfd[1]);
+    char c;
+    assert_int_equal(read(pfd[0], &c, 1), 1);
+    close(pfd[0]);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    assert_int_equal(absent_or_full(reader, key, body, n), points[i].expect_present);
+  }
+  /* Kills at arbitrary moments (small write slices make the write slow). */
+  uint64_t seed = 0x5eed;
+  int present = 0;
+  for (int i = 0; i < 8; i++) {
+    char key[64];
+    snprintf(key, sizeof key, "rows/r/%d.jsonl", i);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 4096);
+      adcp_object_put_result r;
+      adcp_object_put_input in = {key, body, n, "application/x-ndjson", NULL, 0};
+      _exit(adcp_object_put(p, &r, &in, NULL, NULL) == 0 ? 0 : 1);
+    }
+    usleep((useconds_t)(tu_rand(&seed) % 30000));
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    present += absent_or_full(reader, key, body, n);
+  }
+  /* Leftover temp files are invisible to list, and never under a final name. */
+  adcp_object_list_page pg;
+  adcp_error err;
+  assert_int_equal(adcp_object_list(reader, &pg, "rows/", NULL, 1000, NULL, &err), 0);
+  for (size_t i = 0; i < pg.n_entries; i++) assert_null(strchr(pg.entries[i].key, '~'));
+  assert_int_equal((int)pg.n_entries, 1 + present);
+  adcp_object_list_page_free(&pg);
+  print_message("[ info ] random kills: %d of 8 writes completed before the kill\n", present);
+  adcp_object_provider_free(reader);
+  free(body);
+}
+
+static void t_probe_and_location(void **state) {
+  (void)state;
+  char root[700];
+  snprintf(root, sizeof root, "%s/fresh/nested/root", env.tmp);
+  adcp_object_provider *p = make_fs(root, "a/b", NULL, NULL, 0);
+  adcp_error err;
+  int rc = adcp_object_probe(p, NULL, &err);
+  if (rc) fail_msg("probe: %s", err.message);
+  struct stat st;
+  assert_int_equal(stat(path_in(root, "a/b"), &st), 0);
+  assert_int_not_equal(stat(path_in(root, "a/b/.adcp-probe"), &st), 0); /* cleaned up */
+  assert_int_equal(adcp_object_probe(p, NULL, &err), 0);                /* repeatable */
+  adcp_object_kv ok[] = {{"root", "default"}}, other[] = {{"root", "elsewhere"}},
+                 extra[] = {{"root", "default"}, {"bucket", "x"}};
+  assert_int_equal(adcp_object_validate_location(p, ok, 1, &err), 0);
+  assert_int_equal(adcp_object_validate_location(p, other, 1, &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_validate_location(p, extra, 2, &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_validate_location(p, NULL, 0, &err), ADCP_EINVALID_INPUT);
+  adcp_object_provider_free(p);
+}
+
+static void t_list_skips_foreign_entries(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "foreign");
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  adcp_error err;
+  adcp_object_put_result r;
+  assert_int_equal(put_bytes(p, &r, "rows/a.jsonl", "a\n", 2, &err), 0);
+  tu_write_file(path_in(root, "rows/.adcp~0123.tmp"), "partial", 7);
+  tu_write_file(path_in(root, "rows/has space"), "x", 1);
+  assert_int_equal(symlink("/etc/hostname", path_in(root, "rows/link.jsonl")), 0);
+  assert_int_equal(mkfifo(path_in(root, "rows/fifo.jsonl"), 0600), 0);
+  adcp_object_list_page pg;
+  assert_int_equal(adcp_object_list(p, &pg, NULL, NULL, 100, NULL, &err), 0);
+  assert_int_equal(pg.n_entries, 1);
+  assert_string_equal(pg.entries[0].key, "rows/a.jsonl");
+  assert_int_equal(pg.entries[0].size, 2);
+  adcp_object_list_page_free(&pg);
+  /* a FIFO at a key is never opened for blocking reads */
+  adcp_object_info info;
+  assert_int_equal(adcp_object_head(p, &info, "rows/fifo.jsonl", NULL, &err), ADCP_ENOT_FOUND);
+  assert_int_equal(adcp_object_list(p, &pg, NULL, "bad token with spaces", 10, NULL, &err), ADCP_EINVALID_INPUT);
+  adcp_object_provider_free(p);
+}
+
+/* ---- keys ---------------------------------------------------------------------------- */
+
+#define NS_INSTALL "7f3c1a52-3d0b-4f57-9a51-0b7ad3e3c9f1"
+/* Pinned with Node's JSON.stringify + crypto and Python's json + hashlib (both agree). */
+#define NS_KEY "77d0a9d077acdce16c809eee78aa1b64598d17cdeb455f5206e2b5fd4e46093c"
+#define CONTENT "3b1f4f2c1f9a0e6c7d5e4b3a29181706f5e4d3c2b1a09f8e7d6c5b4a39281706"
+
+static void t_jcs_keys(void **state) {
+  (void)state;
+  char got[65], want[65], pre[512];
+  adcp_error err;
+  /* namespace_key: compare with a hash of the hand-written preimage and the pinned value */
+  assert_int_equal(adcp_object_namespace_key(got, "default", NS_INSTALL, &err), 0);
+  snprintf(pre, sizeof pre, "[\"adcp.rows.v1\",\"default\",\"%s\"]", NS_INSTALL);
+  adcp_sha256_hex(want, pre, strlen(pre), NULL);
+  assert_string_equal(got, want);
+  assert_string_equal(got, NS_KEY);
+  /* account_key with characters JCS must escape (quote, control) and keep (é) */
+  assert_int_equal(adcp_object_account_key(got, NS_KEY, "acct \"q\" \xc3\xa9\x01", &err), 0);
+  snprintf(pre, sizeof pre, "[\"adcp.account_key.v1\",\"%s\",\"acct \\\"q\\\" \xc3\xa9\\u0001\"]", NS_KEY);
+  adcp_sha256_hex(want, pre, strlen(pre), NULL);
+  assert_string_equal(got, want);
+  assert_string_equal(got, "c54fa7f87c066316749fbaba66e3f72d17f0bd7f0f4a8088a7187fd6da151817");
+  /* revision_key */
+  assert_int_equal(adcp_object_revision_key(got, "rev-2024-01", &err), 0);
+  snprintf(pre, sizeof pre, "[\"adcp.revision_key.v1\",\"rev-2024-01\"]");
+  adcp_sha256_hex(want, pre, strlen(pre), NULL);
+  assert_string_equal(got, want);
+  assert_string_equal(got, "e250c1de9fe1a2300d140541f7223a61979bd24fe398d80feedb8fa15143fbb4");
+  /* refusals */
+  assert_int_equal(adcp_object_namespace_key(got, "", NS_INSTALL, &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_account_key(got, "ABC", "a", &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_account_key(got, NS_KEY, "bad\xff", &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_revision_key(got, NULL, &err), ADCP_EINVALID_INPUT);
+}
+
+static void t_binding_identity(void **state) {
+  (void)state;
+  adcp_buf cfg;
+  adcp_buf_init(&cfg);
+  adcp_error err;
+  adcp_object_kv loc[] = {{"root", "default"}};
+  assert_int_equal(adcp_object_identity_config_json(&cfg, "rows", NULL, loc, 1, &err), 0);
+  const char *want_cfg = "{\"keyTemplate\":\"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE "\",\"location\":{\"root\":\"default\"},\"prefix\":\"rows\"}";
+  assert_string_equal((char *)cfg.data, want_cfg);
+  char got[65], want[65], pre[512];
+  assert_int_equal(adcp_object_binding_identity_sha256(got, "object", "filesystem", (char *)cfg.data, cfg.len, &err), 0);
+  snprintf(pre, sizeof pre, "[\"object\",\"filesystem\",%s]", want_cfg);
+  adcp_sha256_hex(want, pre, strlen(pre), NULL);
+  assert_string_equal(got, want);
+  assert_string_equal(got, "8ecabb34325e9babc7212fbd1b9024ab1fc2c3dd6b654d9e38b8f1d9c233ffef");
+  /* any spelling of the same object canonicalizes to the same digest */
+  const char *loose = " { \"prefix\" : \"rows\", \"location\": {\"root\":\"default\"},\n \"keyTemplate\": \"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE "\" } ";
+  char again[65];
+  assert_int_equal(adcp_object_binding_identity_sha256(again, "object", "filesystem", loose, strlen(loose), &err), 0);
+  assert_string_equal(again, got);
+  /* postgres kind: ["postgres","postgres",{}] */
+  assert_int_equal(adcp_object_binding_identity_sha256(got, "postgres", "postgres", "{}", 2, &err), 0);
+  assert_string_equal(got, "08cad28ae207ea4f51d04d8212d3a525b978cc9b2c4db518798a6d98cd226428");
+  assert_int_equal(adcp_object_binding_identity_sha256(got, "object", "s3", "[1]", 3, &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(adcp_object_binding_identity_sha256(got, "object", "s3", "{", 1, &err), ADCP_EINVALID_INPUT);
+  /* location keys are sorted in the config, duplicates refused */
+  adcp_object_kv s3[] = {{"region", "eu-west-1"}, {"bucket", "b"}}, dup[] = {{"root", "a"}, {"root", "b"}};
+  assert_int_equal(adcp_object_identity_config_json(&cfg, "p", "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", s3, 2, &err), 0);
+  assert_string_equal((char *)cfg.data, "{\"keyTemplate\":\"{prefix}/{namespace_key}/{content_sha256}/{chunk_index}\","
+                                        "\"location\":{\"bucket\":\"b\",\"region\":\"eu-west-1\"},\"prefix\":\"p\"}");
+  assert_int_equal(adcp_object_identity_config_json(&cfg, "p", NULL, dup, 2, &err), ADCP_EINVALID_INPUT);
+  adcp_buf_free(&cfg);
+}
+
+static void t_render_default(void **state) {
+  (void)state;
+  char acct[65], rev[65], want[1024];
+  adcp_object_account_key(acct, NS_KEY, "acct-1", NULL);
+  adcp_object_revision_key(rev, "rev-2024-01", NULL);
+  assert_string_equal(acct, "f6d174389dd4f063bbbed6613ed53616c0451daa3d4acede094a10e3a89b0cc1");
+  adcp_object_key_input in = {"rows/v1", NS_KEY, "acct-1", "rev-2024-01", "2024-03-05T23:30:00-02:00",
+                              "official", CONTENT, 7, ADCP_OBJECT_COMPRESSION_GZIP};
+  adcp_buf key;
+  adcp_buf_init(&key);
+  adcp_error err;
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), 0);
+  snprintf(want, sizeof want, "rows/v1/%s/%s/2024/03/06/official/%s/%s/000007.jsonl.gz", NS_KEY, acct, rev, CONTENT);
+  assert_string_equal((char *)key.data, want);
+  assert_null(strstr((char *)key.data, "acct-1")); /* no raw account ids in keys */
+  assert_null(strstr((char *)key.data, "rev-2024-01"));
+  assert_int_equal(adcp_object_key_check_owned((char *)key.data, "rows/v1", NS_KEY, &err), 0);
+  /* adjustment, undated, uncompressed, 7-digit index */
+  in.finality = NULL, in.period_start = NULL, in.compression = ADCP_OBJECT_COMPRESSION_NONE, in.chunk_index = 1234567;
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), 0);
+  snprintf(want, sizeof want, "rows/v1/%s/%s/undated/adjustment/%s/%s/1234567.jsonl", NS_KEY, acct, rev, CONTENT);
+  assert_string_equal((char *)key.data, want);
+  /* a custom template */
+  in.chunk_index = 0;
+  assert_int_equal(adcp_object_key_render(&key, "{prefix}/{namespace_key}/c/{content_sha256}-{chunk_index}", &in, &err), 0);
+  snprintf(want, sizeof want, "rows/v1/%s/c/%s-000000.jsonl", NS_KEY, CONTENT);
+  assert_string_equal((char *)key.data, want);
+  /* bad values */
+  in.finality = "draft";
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), ADCP_EINVALID_INPUT);
+  in.finality = "snapshot", in.content_sha256 = "ABC";
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), ADCP_EINVALID_INPUT);
+  in.content_sha256 = CONTENT, in.namespace_key = "../../etc";
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), ADCP_EINVALID_INPUT);
+  in.namespace_key = NS_KEY, in.prefix = "../escape";
+  assert_int_equal(adcp_object_key_render(&key, NULL, &in, &err), ADCP_EUNSAFE_BINDING);
+  adcp_buf_free(&key);
+}
+
+static void t_template_refusals(void **state) {
+  (void)state;
+  const char *bad[] = {
+      "{namespace_key}/{prefix}/{content_sha256}/{chunk_index}",                 /* wrong head */
+      "/{prefix}/{namespace_key}/{content_sha256}/{chunk_index}",                /* absolute */
+      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",              /* .. segment */
+      "{prefix}/{namespace_key}/./{content_sha256}/{chunk_index}",               /* . segment */
+      "{prefix}/{namespace_key}//{content_sha256}/{chunk_index}",                /* empty segment */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/",                /* trailing slash */
+      "{prefix}/{namespace_key}/{content_sha256}\\{chunk_index}",                /* backslash */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{account_id}",    /* unknown placeholder */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{Prefix}",        /* not a placeholder: '{' */
+      "{prefix}/{namespace_key}/{period_date:yyyy/MM/dd}/{content_sha256}/{chunk_index}", /* format annotation */
+      "{prefix}/{namespace_key}/{content_sha256}",                               /* no chunk_index */
+      "{prefix}/{namespace_key}/{chunk_index}",                                  /* no content_sha256 */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index} x",               /* space */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}\x01",
+      "",
+  };
+  adcp_error err;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = adcp_object_key_template_validate(bad[i], &err);
+    if (rc != ADCP_EUNSAFE_BINDING) fail_msg("template %zu accepted: %s", i, bad[i]);
+  }
+  assert_int_equal(adcp_object_key_template_validate(ADCP_OBJECT_DEFAULT_KEY_TEMPLATE, &err), 0);
+  assert_int_equal(adcp_object_key_template_validate("{prefix}/{namespace_key}/x=1/{content_sha256}.{chunk_index}", &err), 0);
+  const char *bad_prefix[] = {"", "/abs", "a/", "a//b", "a/./b", "../a", "a/..", "a b", "a\\b", "\xc3\xa9"};
+  for (size_t i = 0; i < sizeof bad_prefix / sizeof bad_prefix[0]; i++)
+    assert_int_equal(adcp_object_prefix_validate(bad_prefix[i], &err), ADCP_EUNSAFE_BINDING);
+  char longp[600];
+  memset(longp, 'a', 513);
+  longp[513] = '\0';
+  assert_int_equal(adcp_object_prefix_validate(longp, &err), ADCP_EUNSAFE_BINDING);
+  longp[512] = '\0';
+  assert_int_equal(adcp_object_prefix_validate(longp, &err), 0);
+  assert_int_equal(adcp_object_prefix_validate("rows/v1.x/a=b_c-d", &err), 0);
+  /* owned-prefix guard */
+  char k[300];
+  snprintf(k, sizeof k, "rows/%s/x.jsonl", NS_KEY);
+  assert_int_equal(adcp_object_key_check_owned(k, "rows", NS_KEY, &err), 0);
+  assert_int_equal(adcp_object_key_check_owned(k, "row", NS_KEY, &err), ADCP_EUNSAFE_BINDING);
+  assert_int_equal(adcp_object_key_check_owned("rows/x.jsonl", "rows", NS_KEY, &err), ADCP_EUNSAFE_BINDING);
+  snprintf(k, sizeof k, "rows/%s/../x.jsonl", NS_KEY);
+  assert_int_equal(adcp_object_key_check_owned(k, "rows", NS_KEY, &err), ADCP_EUNSAFE_BINDING);
+  snprintf(k, sizeof k, "rows/%s/", NS_KEY);
+  assert_int_equal(adcp_object_key_check_owned(k, "rows", NS_KEY, &err), ADCP_EUNSAFE_BINDING);
+}
+
+static void t_period_date(void **state) {
+  (void)state;
+  struct {
+    const char *in, *out;
+  } cases[] = {
+      {"2024-03-05", "2024/03/05"},
+      {"2024-03-05T23:30:00-02:00", "2024/03/06"},
+      {"2024-01-01T00:30:00+01:00", "2023/12/31"},
+      {"2024-02-29T12:00:00.123456Z", "2024/02/29"},
+      {"2024-12-31T23:59:59Z", "2024/12/31"},
+      {"2024-12-31T23:00:00-01:00", "2025/01/01"},
+      {"2024-02-30", "undated"},
+      {"2023-02-29", "undated"},
+      {"2024-13-01", "undated"},
+      {"2024-03-05T25:00:00Z", "undated"},
+      {"2024-03-05T10:00:00Zjunk", "undated"},
+      {"yesterday", "undated"},
+      {"", "undated"},
+  };
+  char out[11];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    adcp_object_period_date(out, cases[i].in);
+    if (strcmp(out, cases[i].out) != 0) fail_msg("%s -> %s, want %s", cases[i].in, out, cases[i].out);
+  }
+  adcp_object_period_date(out, NULL);
+  assert_string_equal(out, "undated");
+}
+
+/* ---- locators --------------------------------------------------------------------------- */
+
+static void t_locators(void **state) {
+  (void)state;
+  assert_string_equal(adcp_object_content_type(ADCP_OBJECT_COMPRESSION_GZIP), "application/gzip");
+  assert_string_equal(adcp_object_content_type(ADCP_OBJECT_COMPRESSION_NONE), "application/x-ndjson");
+  assert_string_equal(adcp_object_key_suffix(ADCP_OBJECT_COMPRESSION_GZIP), ".jsonl.gz");
+  assert_string_equal(adcp_object_key_suffix(ADCP_OBJECT_COMPRESSION_NONE), ".jsonl");
+  int c;
+  adcp_error err;
+  assert_int_equal(adcp_object_compression_parse(&c, "gzip", &err), 0);
+  assert_int_equal(c, ADCP_OBJECT_COMPRESSION_GZIP);
+  assert_string_equal(adcp_object_compression_name(c), "gzip");
+  assert_int_equal(adcp_object_compression_parse(&c, "zstd", &err), ADCP_EINVALID_INPUT);
+
+  const char *chunk = FIRST;
+  size_t n = 16;
+  char chunk_sha[65];
+  adcp_sha256_hex(chunk_sha, chunk, n, NULL);
+  /* none: borrowed bytes, physical == logical */
+  adcp_object_physical ph;
+  assert_int_equal(adcp_object_physical_prepare(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, &err), 0);
+  assert_ptr_equal(ph.data, chunk);
+  assert_int_equal(ph.physical_byte_count, 16);
+  assert_string_equal(ph.physical_sha256, chunk_sha);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n, chunk_sha, &err), 0);
+  assert_int_equal(out.len, 16);
+  adcp_buf_reset(&out);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len - 1, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n + 1, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, CONTENT,
+                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  assert_int_equal(out.len, 0);
+  adcp_object_physical_free(&ph);
+  /* gzip: a single member, verified and inflated back */
+  assert_int_equal(adcp_object_physical_prepare(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_GZIP, &err), 0);
+  assert_true(ph.len > 18 && ph.data[0] == 0x1f && ph.data[1] == 0x8b);
+  char phys_sha[65];
+  adcp_sha256_hex(phys_sha, ph.data, ph.len, NULL);
+  assert_string_equal(ph.physical_sha256, phys_sha);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n, chunk_sha, &err), 0);
+  assert_int_equal(out.len, 16);
+  assert_memory_equal(out.data, chunk, 16);
+  adcp_buf_reset(&out);
+  uint8_t tampered[256];
+  memcpy(tampered, ph.data, ph.len);
+  tampered[ph.len / 2] ^= 0x40;
+  assert_int_equal(adcp_object_physical_verify(&out, tampered, ph.len, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  /* adoption: another writer's gzip (different level, different bytes) with the same content */
+  adcp_buf other;
+  adcp_buf_init(&other);
+  assert_int_equal(adcp_gzip_compress(&other, (const uint8_t *)chunk, n, 1, &err), 0);
+  char adopt_sha[65];
+  uint64_t adopt_n;
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), 0);
+  adcp_sha256_hex(phys_sha, other.data, other.len, NULL);
+  assert_string_equal(adopt_sha, phys_sha); /* the existing object's digest, not ours */
+  assert_int_equal(adopt_n, other.len);
+  adcp_buf_reset(&other);
+  assert_int_equal(adcp_gzip_compress(&other, (const uint8_t *)"{\"a\":1}\n{\"b\":3}\n", 16, 6, &err), 0);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, n, chunk_sha, &err), 0);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)"garbage", 7, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), ADCP_ECONTENT_CONFLICT);
+  adcp_buf_free(&other);
+  adcp_buf_free(&out);
+  adcp_object_physical_free(&ph);
+}
+
+int main(void) {
+  env.tmp = tu_mkdtemp();
+  snprintf(env.root, sizeof env.root, "%s/store", env.tmp);
+  conformance_target t = {"conformance/filesystem", conf_make, &env, "conf", fs_unsafe,
+                          sizeof fs_unsafe / sizeof fs_unsafe[0]};
+  int failed = conformance_run(&t);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_symlink_intermediate),
+      cmocka_unit_test(t_symlink_final),
+      cmocka_unit_test(t_bad_keys),
+      cmocka_unit_test(t_injected_failures_leave_nothing),
+      cmocka_unit_test(t_fsync_path),
+      cmocka_unit_test(t_sigkill_mid_write),
+      cmocka_unit_test(t_probe_and_location),
+      cmocka_unit_test(t_list_skips_foreign_entries),
+      cmocka_unit_test(t_jcs_keys),
+      cmocka_unit_test(t_binding_identity),
+      cmocka_unit_test(t_render_default),
+      cmocka_unit_test(t_template_refusals),
+      cmocka_unit_test(t_period_date),
+      cmocka_unit_test(t_locators),
+  };
+  failed += cmocka_run_group_tests_name("filesystem", tests, NULL, NULL);
+  tu_rmtree(env.tmp);
+  free(env.tmp);
+  return failed;
+}
