@@ -37,3 +37,26 @@ print(f"full verify: {ver['mb_per_s']:.1f} MB/s = {ver['ratio']*100:.0f}% of two
 if not same:
     sys.exit("digest mismatch between adcp-ledger and the Node peer")
 PY
+# Ledger: commit of the same rows into SQLite and PostgreSQL (loopback) beside
+# the pure encode measured in the same process, and verified 500-row page
+# reads. PostgreSQL comes from ADCP_BENCH_PG_URL, else a throwaway cluster.
+echo "== ledger commit and verified page reads (bench_ledger) =="
+if [ -z "${ADCP_BENCH_PG_URL:-}" ] && [ -x "$root/scripts/pg-cluster.sh" ]; then
+  eval "$("$root/scripts/pg-cluster.sh" start)"
+  trap '"$root/scripts/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
+  export ADCP_BENCH_PG_URL="$ADCP_TEST_PG_URL"
+fi
+rm -f "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm"
+"$root/$build/bench/bench_ledger" "$data" "$root/$build/bench-ledger.db" "${ADCP_BENCH_PG_URL:-}" | tee "$root/$build/bench-ledger.jsonl"
+python3 - "$root/$build/bench-ledger.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o["measure"].startswith("commit"):
+        print(f"{o['engine']:8} {o['measure']:18} {o['mb_per_s']:7.1f} MB/s {o['rows_per_s']:9.0f} rows/s = "
+              f"{o['ratio_to_encode']*100:.0f}% of encode (target >= 50%)")
+    elif o["measure"].startswith("page_read"):
+        target = 2 if o["engine"] == "sqlite" else 5
+        print(f"{o['engine']:8} {o['measure']:34} p50 {o['p50_ms']:.2f} ms  p99 {o['p99_ms']:.2f} ms (target p99 <= {target} ms)")
+PY
+rm -f "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm"

@@ -50,4 +50,58 @@ if "$cli" --help | grep -q '^  init'; then
   "$cli" --db "sqlite:$work/ledger.db" init
   "$cli" --db "sqlite:$work/ledger.db" migrate --status
 fi
+if "$cli" --help | grep -q '^  commit'; then
+  db="sqlite:$work/ledger.db"
+  [ -f "$work/ledger.db" ] || "$cli" --db "$db" init >/dev/null
+  say "ledger: commit revision 1 (snapshot) of obligation ob_demo_2026_10 — creates the obligation"
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_1 \
+    --finality snapshot --period-start 2026-10-01T00:00:00Z --period-end 2026-11-01T00:00:00Z \
+    --observed-at 2026-10-15T12:00:00Z --totals totals.json rows.jsonl
+
+  say "ledger: revision 2 with 1,000 more rows (new bytes)"
+  awk 'BEGIN { for (i = 0; i < 1000; i++) printf("{\"package_id\": \"pkg_late\", \"date\": \"2026-10-29\", \"impressions\": %d}\n", i) }' > late.jsonl
+  cat rows.jsonl late.jsonl > rows2.jsonl
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_2 \
+    --finality snapshot --observed-at 2026-10-16T12:00:00Z rows2.jsonl | sed -n '1,3p;$p'
+
+  say "ledger: revision 3, the same rows again — header-only (shares revision 2's chunks, nothing stored)"
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_3 \
+    --finality snapshot --observed-at 2026-10-17T12:00:00Z rows2.jsonl | sed -n '1,3p;/shared/p;$p'
+
+  say "ledger: replaying revision 3 (same ID, same rows) writes nothing"
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_3 \
+    --finality snapshot rows2.jsonl | head -1
+
+  say "ledger: same ID, different rows → CONTENT_CONFLICT (exit 2)"
+  set +e
+  head -5 rows.jsonl | "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 \
+    --revision rrev_demo_3 --finality snapshot
+  echo "exit status $?"
+  set -e
+
+  say "ledger: revision 4 is official (terminal)"
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_4 \
+    --finality official --totals totals.json rows2.jsonl | sed -n '1,3p;$p'
+  set +e
+  "$cli" --db "$db" commit --account acct_demo --obligation ob_demo_2026_10 --revision rrev_demo_5 \
+    --finality snapshot rows2.jsonl
+  echo "exit status $? (nothing after the official)"
+  set -e
+
+  say "ledger: current revision and the account's periods"
+  "$cli" --db "$db" current --account acct_demo --obligation ob_demo_2026_10 | head -3
+  "$cli" --db "$db" list --account acct_demo
+
+  say "ledger: a verified page — rows 9,998..10,002 (crosses a chunk boundary)"
+  "$cli" --db "$db" read --account acct_demo --revision rrev_demo_4 --offset 9998 --limit 5
+
+  say "ledger: another account cannot see it (same answer as an unknown ID)"
+  set +e
+  "$cli" --db "$db" read --account acct_other --revision rrev_demo_4 --limit 1
+  echo "exit status $?"
+  set -e
+
+  say "ledger: verify every stored revision"
+  "$cli" --db "$db" verify --all
+fi
 say "done: everything above ran in $work"

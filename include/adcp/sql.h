@@ -111,6 +111,14 @@ int64_t adcp_sql_get_int64(const adcp_sql_rows *rows, int col);
 const uint8_t *adcp_sql_get_blob(adcp_sql_rows *rows, int col, size_t *len);
 void adcp_sql_rows_free(adcp_sql_rows *rows);
 
+/* SQLite only: appends up to len bytes at offset of the BLOB in table.column
+ * of row `rowid`, through incremental blob I/O, so a ranged read never
+ * materialises the whole value (substr() would). Reads fewer bytes when the
+ * blob is shorter. ADCP_ENOT_FOUND when the row is gone; ADCP_EINVALID_INPUT
+ * on PostgreSQL (use substring() there). */
+int adcp_sql_blob_read(adcp_buf *out, adcp_sql_conn *conn, const char *table, const char *column, int64_t rowid,
+                       uint64_t offset, size_t len, adcp_error *err);
+
 /* Convenience: runs a query and copies the first column of the first row into
  * out (size n). Returns 0 and sets *found (1/0). */
 int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *conn, const char *sql,

@@ -31,6 +31,11 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */
+int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);

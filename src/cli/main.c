@@ -11,6 +11,12 @@ static const adcp_cli_command commands[] = {
     {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks},
     {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", adcp_cli_migrate},
     {"init", "create a SQLite ledger file and apply every migration", adcp_cli_init},
+    {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", adcp_cli_commit},
+    {"read", "print a revision's verified rows as JSONL (optionally one page)", adcp_cli_read},
+    {"show", "print one revision header", adcp_cli_show},
+    {"current", "print an obligation's current revision", adcp_cli_show},
+    {"list", "list an account's current revisions by period", adcp_cli_list},
+    {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify},
 };
 
 static void usage(FILE *f) {

@@ -15,6 +15,7 @@ int adcp_cli_exit_for(int code) {
     case ADCP_EINVALID_INPUT:
     case ADCP_EINVALID_ROW:
     case ADCP_ECONTENT_CONFLICT:
+    case ADCP_ECONFLICT:
       return ADCP_CLI_EXIT_REFUSED;
     case ADCP_EMANIFEST_MISMATCH:
     case ADCP_ECHUNK_INTEGRITY_FAILED:

@@ -382,3 +382,31 @@ const adcp_sql_backend adcp_sql_sqlite_backend = {
     .in_transaction = sq_in_transaction,
     .holds_write_lock = sq_holds_write_lock,
 };
+
+/* ---- incremental blob reads ------------------------------------------------------ */
+
+int adcp_sql_blob_read(adcp_buf *out, adcp_sql_conn *c, const char *table, const char *column, int64_t rowid,
+                       uint64_t offset, size_t len, adcp_error *err) {
+  if (adcp_sql_dialect_of(c) != ADCP_SQL_SQLITE)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "blob read: SQLite connections only");
+  sqlite3_blob *b = NULL;
+  int rc = sqlite3_blob_open(IMPL(c)->db, "main", table, column, rowid, 0, &b);
+  if (rc != SQLITE_OK) {
+    sqlite3_blob_close(b);
+    return adcp_error_set(err, ADCP_ENOT_FOUND, "blob read: row not found");
+  }
+  uint64_t size = (uint64_t)sqlite3_blob_bytes(b);
+  size_t n = offset >= size ? 0 : (size - offset < len ? (size_t)(size - offset) : len);
+  if (n && adcp_buf_reserve(out, n)) {
+    sqlite3_blob_close(b);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  if (n && (rc = sqlite3_blob_read(b, out->data + out->len, (int)n, (int)offset)) != SQLITE_OK) {
+    sqlite3_blob_close(b);
+    return adcp_error_set(err, ADCP_ESTORAGE, "blob read failed (%s)", sqlite3_errstr(rc));
+  }
+  out->len += n;
+  sqlite3_blob_close(b);
+  adcp_sql__ok(c);
+  return 0;
+}

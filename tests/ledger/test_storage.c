@@ -520,7 +520,7 @@ static void immutability_triggers_refuse_forbidden_updates(void **state) {
              "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
              "control_totals, row_manifest_sha256, row_set_id) VALUES ('rev1', 'ob1', 'acct', 1, 'snapshot', "
              "'rfc8785_jcs_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
-             "'{\"impressions\":\"1\"}', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'rev1')");
+             "'[{\"name\":\"impressions\",\"value\":\"1\",\"value_type\":\"integer\"}]', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'rev1')");
 
   /* Bindings: identity columns are frozen; state and operational config move. */
   expect_refused(c, "UPDATE adcp_reporting_row_bindings SET kind = 'object' WHERE row_binding_id = 'postgres'");
@@ -568,7 +568,7 @@ static void revision_header_rules(void **state) {
   const char *ins = "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
                     "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
                     "canonical_byte_count, row_count, control_totals, row_manifest_sha256) VALUES "
-                    "($1, 'ob1', 'acct', $2, $3, $4, 'rfc8785_jcs_v1', $5, 10, 1, '{}', $5)";
+                    "($1, 'ob1', 'acct', $2, $3, $4, 'rfc8785_jcs_v1', $5, 10, 1, '[]', $5)";
 #define REV(id, n, fin, sup, expect)                                                                      \
   do {                                                                                                    \
     adcp_sql_param p_[5] = {adcp_sql_text(id), adcp_sql_int64(n), adcp_sql_text(fin), adcp_sql_text(sup), \

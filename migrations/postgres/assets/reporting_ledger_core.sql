@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS adcp_reporting_revisions (
     CONSTRAINT adcp_reporting_revisions_row_count_check CHECK (row_count >= 0),
   control_totals TEXT NOT NULL
     CONSTRAINT adcp_reporting_revisions_control_totals_check
-      CHECK (jsonb_typeof(control_totals::jsonb) = 'object'),
+      CHECK (jsonb_typeof(control_totals::jsonb) = 'array'),
   row_manifest_sha256 TEXT COLLATE "C" NOT NULL
     CONSTRAINT adcp_reporting_revisions_row_manifest_sha256_check
       CHECK (row_manifest_sha256 ~ '^[0-9a-f]{64}$'),

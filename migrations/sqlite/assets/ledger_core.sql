@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS adcp_reporting_revisions (
   canonical_byte_count INTEGER NOT NULL CHECK (canonical_byte_count > 0),
   row_count INTEGER NOT NULL CHECK (row_count >= 0),
   control_totals TEXT NOT NULL
-    CHECK (CASE WHEN json_valid(control_totals) THEN json_type(control_totals) = 'object' ELSE 0 END),
+    CHECK (CASE WHEN json_valid(control_totals) THEN json_type(control_totals) = 'array' ELSE 0 END),
   row_manifest_sha256 TEXT NOT NULL
     CHECK (length(row_manifest_sha256) = 64 AND row_manifest_sha256 NOT GLOB '*[^0-9a-f]*'),
   rows_shared_from_revision_id TEXT NULL REFERENCES adcp_reporting_revisions (revision_id),

@@ -1,0 +1,184 @@
+/* bench/bench_ledger.c — commit throughput and verified page-read latency of
+ * the ledger on SQLite and PostgreSQL, beside the pure encode throughput of
+ * the same rows measured in the same process. Not a test: run through
+ * `make bench` (bench/run.sh), which starts a throwaway PostgreSQL cluster.
+ *
+ * usage: bench_ledger ROWS.jsonl SQLITE_PATH [PG_URL]   (PG_URL defaults to
+ * $ADCP_BENCH_PG_URL; without one only SQLite is measured)
+ * Prints one JSON object per measurement. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "adcp/ledger.h"
+#include "adcp/storage.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct lines {
+  const char *data;
+  size_t *off, *len;
+  size_t n, pos, end;
+} lines;
+
+static int next_row(void *ctx, const char **row, size_t *len, adcp_error *err) {
+  (void)err;
+  lines *l = ctx;
+  if (l->pos >= l->end) return 0;
+  *row = l->data + l->off[l->pos], *len = l->len[l->pos];
+  l->pos++;
+  return 1;
+}
+
+static void die(const char *what, const adcp_error *err) {
+  fprintf(stderr, "bench_ledger: %s: %s: %s\n", what, adcp_error_code_name(err->code), err->message);
+  exit(1);
+}
+
+static double encode_mbs(lines *L, uint64_t *bytes_out) {
+  double best = 1e9;
+  for (int rep = 0; rep < 2; rep++) {
+    adcp_error err = {0};
+    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_bench", NULL, ADCP_BINDING_RFC8785_JCS_V1,
+                                   NULL, NULL};
+    adcp_rows_encoder *enc;
+    if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
+    double t = now();
+    for (size_t i = 0; i < L->n; i++)
+      if (adcp_rows_encoder_add_json(enc, L->data + L->off[i], L->len[i], &err)) die("encode", &err);
+    adcp_rows_result res;
+    if (adcp_rows_encoder_finish(enc, &res, &err)) die("encode", &err);
+    t = now() - t;
+    adcp_rows_encoder_free(enc);
+    if (t < best) best = t;
+    *bytes_out = res.canonical_byte_count;
+  }
+  return best;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void bench_engine(const char *engine, const char *url, lines *L, double enc_s, uint64_t enc_bytes) {
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  if (adcp_storage_open(&s, url, &so, &err) || adcp_storage_migrate(NULL, s, NULL, &err)) die("storage", &err);
+  adcp_ledger *l;
+  if (adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &err)) die("ledger", &err);
+  char run[32];
+  snprintf(run, sizeof run, "%ld", (long)time(NULL));
+  double enc_mbs = (double)enc_bytes / enc_s / 1e6;
+  /* One revision of every row. */
+  char ob[64], rev[96];
+  snprintf(ob, sizeof ob, "ob_one_%s", run);
+  snprintf(rev, sizeof rev, "rev_one_%s", run);
+  L->pos = 0, L->end = L->n;
+  adcp_ledger_commit req = {.version = 1, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01", .period_end = "2026-10-02",
+                            .next_row = next_row, .row_ctx = L};
+  adcp_commit_result res;
+  double t = now();
+  if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
+  t = now() - t;
+  double mbs = (double)res.header.canonical_byte_count / t / 1e6;
+  printf("{\"engine\":\"%s\",\"measure\":\"commit_1x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
+         "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f}\n",
+         engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs);
+  uint64_t total_rows = res.header.row_count;
+  adcp_commit_result_free(&res);
+  /* 100 revisions of 10,000 rows (one obligation, numbers 1..100). */
+  snprintf(ob, sizeof ob, "ob_many_%s", run);
+  size_t per = L->n / 100;
+  uint64_t bytes = 0;
+  t = now();
+  for (int k = 0; k < 100; k++) {
+    snprintf(rev, sizeof rev, "rev_many_%s_%03d", run, k);
+    L->pos = (size_t)k * per, L->end = L->pos + per;
+    req.obligation_id = ob, req.revision_id = rev;
+    if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
+    bytes += res.header.canonical_byte_count;
+    adcp_commit_result_free(&res);
+  }
+  t = now() - t;
+  mbs = (double)bytes / t / 1e6;
+  printf("{\"engine\":\"%s\",\"measure\":\"commit_100x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
+         "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f}\n",
+         engine, per, mbs, (double)(per * 100) / t, t, enc_mbs, mbs / enc_mbs);
+  /* Random verified 500-row pages of the big revision: warm handle (manifest
+   * cache) and a handle without the cache (manifest re-derived every read). */
+  snprintf(rev, sizeof rev, "rev_one_%s", run);
+  for (int cached = 1; cached >= 0; cached--) {
+    adcp_ledger *rl;
+    adcp_ledger_options lo = {.version = 1, .manifest_cache_entries = cached ? 0 : -1};
+    if (adcp_ledger_open(&rl, adcp_storage_sql(s), &lo, &err)) die("ledger", &err);
+    enum { N = 2000 };
+    static double lat[N];
+    adcp_ledger_page page;
+    adcp_ledger_page_init(&page);
+    uint64_t seed = 88172645463325252ull;
+    for (int i = 0; i < N + 20; i++) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      uint64_t off = total_rows > 500 ? seed % (total_rows - 500) : 0;
+      double t0 = now();
+      if (adcp_ledger_read_revision_rows(&page, rl, "acct_bench", rev, off, 500, &err)) die("read", &err);
+      double dt = now() - t0;
+      if (page.count != 500 && total_rows >= 500) die("short page", &err);
+      if (i >= 20) lat[i - 20] = dt; /* first reads warm statements and the cache */
+    }
+    qsort(lat, N, sizeof lat[0], cmp_d);
+    printf("{\"engine\":\"%s\",\"measure\":\"page_read_500%s\",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"reads\":%d}\n", engine,
+           cached ? "" : "_no_manifest_cache", lat[N / 2] * 1e3, lat[N * 99 / 100] * 1e3, N);
+    adcp_ledger_page_free(&page);
+    adcp_ledger_close(rl);
+  }
+  fflush(stdout);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: bench_ledger ROWS.jsonl SQLITE_PATH [PG_URL]\n");
+    return 2;
+  }
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return perror(argv[1]), 1;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *data = malloc((size_t)sz + 1);
+  if (!data || fread(data, 1, (size_t)sz, f) != (size_t)sz) return fprintf(stderr, "read failed\n"), 1;
+  fclose(f);
+  lines L = {data, NULL, NULL, 0, 0, 0};
+  size_t cap = 1 << 20;
+  L.off = malloc(cap * sizeof *L.off), L.len = malloc(cap * sizeof *L.len);
+  for (const char *p = data, *end = data + sz; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (n) {
+      if (L.n == cap) cap *= 2, L.off = realloc(L.off, cap * sizeof *L.off), L.len = realloc(L.len, cap * sizeof *L.len);
+      L.off[L.n] = (size_t)(p - data), L.len[L.n++] = n;
+    }
+    p += n + 1;
+  }
+  uint64_t enc_bytes = 0;
+  double enc_s = encode_mbs(&L, &enc_bytes);
+  printf("{\"measure\":\"encode\",\"rows\":%zu,\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f}\n", L.n,
+         (double)enc_bytes / enc_s / 1e6, (double)L.n / enc_s, enc_s);
+  fflush(stdout);
+  char url[4200];
+  snprintf(url, sizeof url, "sqlite:%s", argv[2]);
+  bench_engine("sqlite", url, &L, enc_s, enc_bytes);
+  const char *pg = argc > 3 ? argv[3] : getenv("ADCP_BENCH_PG_URL");
+  if (pg && *pg) bench_engine("postgres", pg, &L, enc_s, enc_bytes);
+  free(L.off), free(L.len), free(data);
+  return 0;
+}

@@ -1,0 +1,429 @@
+/* ledger/commit.c — committing a revision with postgres-kind row storage
+ * (spec 02 §8.1-§8.2, §8.5, §12), on SQLite and PostgreSQL.
+ *
+ * One transaction, account lock first (spec 02 §7.2): obligation (created on
+ * first use), numbering (max + 1 under the lock; the UNIQUE index backs it),
+ * the official rule, then rows streamed through the encoder. Each closed chunk
+ * is re-verified from the exact bytes about to be stored (segment digests and
+ * an independent envelope hasher, spec 01 §9.4 point 3) and its body inserted
+ * content-addressed by (account, obligation, sha256), so identical chunks are
+ * stored once. Chunk records reference the row set, whose digests are only
+ * known after the last chunk, so the (small) manifests are kept in memory and
+ * written after the row set; bodies, the large part, are written as they come.
+ *
+ * Replays: the revision ID is looked up under the lock first. If it exists, the
+ * transaction ends before anything is written and the rows are encoded without
+ * storing them to compare digests (same content → the stored revision; else
+ * CONTENT_CONFLICT). A row source can be read only once, so "encode first,
+ * roll back on replay" would hold the lock and ship bytes for nothing. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+
+typedef struct commit_ctx {
+  adcp_ledger *l;
+  const char *account, *obligation;
+  adcp_chunk_manifest *ms;
+  size_t n, cap;
+  adcp_rows_hasher check;       /* independent re-derivation of the content digest */
+  adcp_manifest_checker mcheck; /* and of the manifest digest */
+  uint64_t written, reused;
+} commit_ctx;
+
+static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  commit_ctx *c = vctx;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    adcp_chunk_manifest *g = realloc(c->ms, cap * sizeof *g);
+    if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    c->ms = g, c->cap = cap;
+  }
+  c->ms[c->n++] = *m;
+  /* The bytes we store must reproduce the manifest and the binding. */
+  int rc = adcp_rows_verify_chunk(m, body, len, 0, &c->check, err);
+  if (!rc) rc = adcp_manifest_checker_add(&c->mcheck, m, err);
+  if (rc) {
+    char why[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->message : "");
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
+                          why);
+  }
+  adcp_sql_param key[3] = {adcp_sql_text(c->account), adcp_sql_text(c->obligation), adcp_sql_text(m->sha256)};
+  int found = 0;
+  char one[4];
+  /* Cheap existence probe first: a header-only repeat never ships its bytes. */
+  rc = adcp_sql_query_text(one, sizeof one, &found, c->l->conn,
+                           "SELECT 1 FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2 "
+                           "AND sha256 = $3",
+                           key, 3, err);
+  if (rc) return rc;
+  if (found) {
+    c->reused++;
+    return 0;
+  }
+  adcp_sql_param p[4] = {key[0], key[1], key[2], adcp_sql_blob(body, len)};
+  int64_t changed = 0;
+  rc = adcp_sql_exec_changes(&changed, c->l->conn,
+                             "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
+                             "VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, obligation_id, sha256) DO NOTHING",
+                             p, 4, err);
+  if (rc) return rc;
+  if (changed) c->written++;
+  else c->reused++;
+  return 0;
+}
+
+static int pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
+  if (!req->next_row) return 0;
+  for (;;) {
+    const char *row;
+    size_t len;
+    int rc = req->next_row(req->row_ctx, &row, &len, err);
+    if (rc == 0) return 0;
+    if (rc < 0) return rc;
+    if ((rc = adcp_rows_encoder_add_json(enc, row, len, err))) return rc;
+  }
+}
+
+/* segments JSONB/JSON text in the wire field order. */
+static int segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
+  adcp_buf_reset(b);
+  int rc = adcp_buf_append_byte(b, '[');
+  for (uint32_t i = 0; !rc && i < m->segment_count; i++) {
+    const adcp_segment_manifest *s = &m->segments[i];
+    rc = adcp_buf_printf(b,
+                         "%s{\"first_ordinal\":%" PRIu64 ",\"row_count\":%" PRIu64 ",\"byte_offset\":%" PRIu64
+                         ",\"byte_count\":%" PRIu64 ",\"sha256\":\"%s\"}",
+                         i ? "," : "", s->first_ordinal, s->row_count, s->byte_offset, s->byte_count, s->sha256);
+  }
+  if (!rc) rc = adcp_buf_append_byte(b, ']');
+  return rc;
+}
+
+static int totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err) {
+  adcp_control_totals none = {0};
+  int rc = adcp_totals_write_jcs(b, t ? t : &none, ADCP_BINDING_RFC8785_JCS_V1);
+  if (!rc) rc = adcp_buf_cstr(b);
+  if (rc) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Encodes without storing (replay comparison). */
+static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
+                                  ADCP_BINDING_RFC8785_JCS_V1, NULL, NULL};
+  adcp_rows_encoder *enc;
+  int rc = adcp_rows_encoder_new(&enc, &eo, err);
+  if (rc) return rc;
+  rc = pull_rows(enc, req, err);
+  if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
+  adcp_rows_encoder_free(enc);
+  return rc;
+}
+
+static int replay(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  adcp_revision_header h;
+  int found = 0;
+  int rc = ledger_load_header(&h, NULL, &found, l, 1, req->revision_id, NULL, err);
+  if (rc) return rc;
+  if (!found) return adcp_error_set(err, ADCP_ECONFLICT, "revision %s vanished during the commit; retry", req->revision_id);
+  /* Another account's or another obligation's ID: refuse without reading rows
+   * and without saying whose it is. */
+  if (strcmp(h.account_id, req->account_id) || strcmp(h.obligation_id, req->obligation_id)) {
+    adcp_revision_header_free(&h);
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
+                          req->revision_id);
+  }
+  adcp_rows_result res;
+  rc = encode_only(&res, req, err);
+  if (!rc && (strcmp(res.content_sha256, h.content_sha256) || strcmp(res.row_manifest_sha256, h.row_manifest_sha256) ||
+              h.finality != req->finality))
+    rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
+                        "revision %s already exists with different content (stored %.12s…, given %.12s…)",
+                        req->revision_id, h.content_sha256, res.content_sha256);
+  if (rc) {
+    adcp_revision_header_free(&h);
+    return rc;
+  }
+  out->header = h;
+  out->replay = 1;
+  out->shared = h.rows_shared_from[0] != 0;
+  return 0;
+}
+
+/* Loads or creates the obligation inside the locked transaction. */
+static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  *created = 0;
+  adcp_sql_param p = adcp_sql_text(req->obligation_id);
+  char acct[ADCP_LEDGER_ID_MAX];
+  int found = 0;
+  int rc = adcp_sql_query_text(acct, sizeof acct, &found, l->conn,
+                               "SELECT account_id FROM adcp_reporting_obligations WHERE obligation_id = $1", &p, 1, err);
+  if (rc) return rc;
+  if (found) {
+    if (strcmp(acct, req->account_id)) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found");
+    return 0;
+  }
+  if (!req->period_start || !req->period_end)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "obligation %s does not exist yet: give its period start and end to create it",
+                          req->obligation_id);
+  char ps[32], pe[32];
+  if ((rc = adcp_ledger_normalize_instant(ps, req->period_start, err)) ||
+      (rc = adcp_ledger_normalize_instant(pe, req->period_end, err)))
+    return rc;
+  if (strcmp(pe, ps) <= 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period end must be after period start");
+  const char *cfg = req->configuration_id ? req->configuration_id : req->obligation_id;
+  if ((rc = ledger_check_id(cfg, 0, "configuration ID", err))) return rc;
+  if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
+  adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id), adcp_sql_text(cfg), adcp_sql_text(req->account_id),
+                         adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps), adcp_sql_text(pe)};
+  rc = adcp_sql_exec(l->conn,
+                     "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, "
+                     "period_ordinal, period_start, period_end) VALUES ($1, $2, $3, $4, $5, $6)",
+                     q, 6, err);
+  if (rc == ADCP_ECONFLICT)
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
+                          "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
+                          req->period_ordinal);
+  if (!rc) *created = 1;
+  return rc;
+}
+
+static int validate(const adcp_ledger_commit *req, adcp_error *err) {
+  if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
+  int rc;
+  if ((rc = ledger_check_id(req->account_id, 0, "account ID", err)) ||
+      (rc = ledger_check_id(req->obligation_id, 1, "obligation ID", err)) ||
+      (rc = ledger_check_id(req->revision_id, 1, "revision ID", err)))
+    return rc;
+  if (req->finality != ADCP_FINALITY_SNAPSHOT && req->finality != ADCP_FINALITY_OFFICIAL)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");
+  if (req->totals && (rc = adcp_totals_validate(req->totals, err))) return rc;
+  return 0;
+}
+
+static int lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
+  int rc = 0;
+  /* Pooler-safe xact lock with the JS key, bounded wait (spec 02 §7.2). */
+  if (l->dialect == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(l->conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
+  adcp_buf key;
+  adcp_buf_init(&key);
+  if (!rc && (adcp_buf_append_str(&key, LEDGER_ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account) ||
+              adcp_buf_cstr(&key)))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc) rc = adcp_sql_advisory_xact_lock(l->conn, (const char *)key.data, err);
+  if (rc == ADCP_ECONFLICT)
+    adcp_error_set(err, ADCP_ECONFLICT, "account lock not acquired within 5 s (another writer is busy); retry");
+  adcp_buf_free(&key);
+  return rc;
+}
+
+int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                                adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  int rc = validate(req, err);
+  char observed[32] = "";
+  if (!rc && req->observed_at) rc = adcp_ledger_normalize_instant(observed, req->observed_at, err);
+  if (!rc) rc = ledger_register_binding(l, err);
+  if (rc) return rc;
+
+  commit_ctx c = {.l = l, .account = req->account_id, .obligation = req->obligation_id};
+  adcp_rows_encoder *enc = NULL;
+  adcp_buf totals, segs;
+  adcp_buf_init(&totals);
+  adcp_buf_init(&segs);
+  int in_tx = 0;
+  adcp_rows_result res;
+
+  if ((rc = totals_text(&totals, req->totals, err))) goto done;
+  if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
+  in_tx = 1;
+  if ((rc = lock_account(l, req->account_id, err))) goto done;
+
+  adcp_sql_param rid = adcp_sql_text(req->revision_id);
+  char one[4];
+  int exists = 0;
+  if ((rc = adcp_sql_query_text(one, sizeof one, &exists, l->conn,
+                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
+    goto done;
+  if (exists) {
+    adcp_sql_rollback(l->conn, NULL);
+    in_tx = 0;
+    rc = replay(out, l, req, err);
+    goto done;
+  }
+  if ((rc = ensure_obligation(&out->obligation_created, l, req, err))) goto done;
+
+  /* Numbering and the official rule, decided under the account lock. */
+  char prev_id[ADCP_LEDGER_ID_MAX] = "";
+  int64_t number = 1;
+  {
+    adcp_sql_param p = adcp_sql_text(req->obligation_id);
+    adcp_sql_rows *r;
+    if ((rc = adcp_sql_query(&r, l->conn,
+                             "SELECT revision_id, revision_number, finality FROM adcp_reporting_revisions "
+                             "WHERE obligation_id = $1 ORDER BY revision_number DESC LIMIT 1",
+                             &p, 1, err)))
+      goto done;
+    rc = adcp_sql_next(r, err);
+    if (rc == 1) {
+      rc = 0;
+      snprintf(prev_id, sizeof prev_id, "%s", adcp_sql_get_text(r, 0, NULL));
+      number = adcp_sql_get_int64(r, 1) + 1;
+      if (!strcmp(adcp_sql_get_text(r, 2, NULL), "official"))
+        rc = adcp_error_set(err, ADCP_ECONFLICT, "obligation %s already has an official revision (%s)",
+                            req->obligation_id, prev_id);
+    }
+    adcp_sql_rows_free(r);
+    if (rc) goto done;
+  }
+
+  /* Stream rows: bodies are written chunk by chunk inside the transaction. */
+  if ((rc = adcp_rows_hasher_init_envelope(&c.check, req->revision_id, 0, req->totals, ADCP_BINDING_RFC8785_JCS_V1,
+                                           err)))
+    goto done;
+  c.check.expect_any = 1; /* the row count is known only at the end; compared below */
+  if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
+                                  ADCP_BINDING_RFC8785_JCS_V1, on_chunk, &c};
+  if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
+  if ((rc = pull_rows(enc, req, err))) goto done;
+  if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
+  /* spec 01 §9.4 point 3: the stored chunks reproduce the binding we commit. */
+  if ((rc = adcp_manifest_checker_finish(&c.mcheck, res.row_manifest_sha256, res.row_count, (int64_t)res.chunk_count,
+                                         err)) ||
+      (rc = adcp_rows_hasher_verify(&c.check, res.content_sha256, res.canonical_byte_count, err))) {
+    char why[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->message : "");
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "rows do not reproduce the binding being committed: %s", why);
+    goto done;
+  }
+  out->bodies_written = c.written, out->bodies_reused = c.reused;
+
+  /* Header-only (spec 02 §12): the newest live row set of this obligation with
+   * the same manifest shares its chunks; zero-row sets never share. */
+  char shared[ADCP_LEDGER_ID_MAX] = "";
+  if (res.row_count > 0) {
+    adcp_sql_param p[4] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id),
+                           adcp_sql_text(res.row_manifest_sha256), adcp_sql_int64((int64_t)res.chunk_count)};
+    int f = 0;
+    rc = adcp_sql_query_text(shared, sizeof shared, &f, l->conn,
+                             l->dialect == ADCP_SQL_POSTGRES
+                                 ? "SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 "
+                                   "AND account_id = $2 AND row_binding_id = 'postgres' AND row_manifest_sha256 = $3 "
+                                   "AND chunk_count = $4 AND rows_state = 'live' "
+                                   "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1 FOR SHARE"
+                                 : "SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 "
+                                   "AND account_id = $2 AND row_binding_id = 'postgres' AND row_manifest_sha256 = $3 "
+                                   "AND chunk_count = $4 AND rows_state = 'live' "
+                                   "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1",
+                             p, 4, err);
+    if (rc) goto done;
+    if (!f) shared[0] = 0;
+  }
+  out->shared = shared[0] != 0;
+
+  {
+    adcp_sql_param p[10] = {rid,
+                            adcp_sql_text(req->account_id),
+                            adcp_sql_text(req->obligation_id),
+                            adcp_sql_text(res.content_sha256),
+                            adcp_sql_int64((int64_t)res.canonical_byte_count),
+                            adcp_sql_int64((int64_t)res.row_count),
+                            adcp_sql_text(res.row_manifest_sha256),
+                            adcp_sql_int64((int64_t)res.chunk_count),
+                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null()};
+    if ((rc = adcp_sql_exec(l->conn,
+                            "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
+                            "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
+                            "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
+                            "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
+                            "$7, $8, $9, 'postgres')",
+                            p, 9, err))) {
+      if (rc == ADCP_ECONFLICT)
+        adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
+                       req->revision_id);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < c.n; i++) {
+    const adcp_chunk_manifest *m = &c.ms[i];
+    if (segments_json(&segs, m)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    adcp_sql_param p[9] = {rid,
+                           adcp_sql_int64((int64_t)m->chunk_index),
+                           adcp_sql_text(req->account_id),
+                           adcp_sql_text(req->obligation_id),
+                           adcp_sql_int64((int64_t)m->first_ordinal),
+                           adcp_sql_int64((int64_t)m->row_count),
+                           adcp_sql_int64((int64_t)m->byte_count),
+                           adcp_sql_text(m->sha256),
+                           adcp_sql_textn((const char *)segs.data, segs.len)};
+    if ((rc = adcp_sql_exec(l->conn,
+                            "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+                            "first_ordinal, row_count, byte_count, sha256, segments) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                            p, 9, err)))
+      goto done;
+  }
+  {
+    adcp_sql_param p[12] = {rid,
+                            adcp_sql_text(req->obligation_id),
+                            adcp_sql_text(req->account_id),
+                            adcp_sql_int64(number),
+                            adcp_sql_text(adcp_finality_name(req->finality)),
+                            prev_id[0] ? adcp_sql_text(prev_id) : adcp_sql_null(),
+                            adcp_sql_text(res.content_sha256),
+                            adcp_sql_int64((int64_t)res.canonical_byte_count),
+                            adcp_sql_int64((int64_t)res.row_count),
+                            adcp_sql_textn((const char *)totals.data, totals.len),
+                            adcp_sql_text(res.row_manifest_sha256),
+                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null()};
+    adcp_sql_param obs = observed[0] ? adcp_sql_text(observed) : adcp_sql_null();
+    adcp_sql_param all[13];
+    memcpy(all, p, sizeof p);
+    all[12] = obs;
+    rc = adcp_sql_exec(l->conn,
+                       "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+                       "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+                       "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+                       "rows_shared_from_revision_id, row_set_id, observed_at) VALUES ($1, $2, $3, $4, $5, $6, "
+                       "'rfc8785_jcs_v1', $7, $8, $9, $10, $11, $12, $1, $13)",
+                       all, 13, err);
+    if (rc == ADCP_ECONFLICT)
+      adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
+                     number, req->obligation_id);
+    if (rc) goto done;
+  }
+  if ((rc = adcp_sql_commit(l->conn, err))) goto done;
+  in_tx = 0;
+  {
+    int found = 0;
+    rc = ledger_load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
+    if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
+  }
+
+done:
+  if (in_tx) adcp_sql_rollback(l->conn, NULL);
+  adcp_rows_hasher_free(&c.check);      /* safe on a zeroed or finished hasher */
+  adcp_manifest_checker_free(&c.mcheck);
+  adcp_rows_encoder_free(enc);
+  free(c.ms);
+  adcp_buf_free(&totals);
+  adcp_buf_free(&segs);
+  if (rc) {
+    adcp_revision_header_free(&out->header);
+    out->replay = out->shared = 0;
+  }
+  return rc;
+}
+
+void adcp_commit_result_free(adcp_commit_result *r) {
+  if (r) adcp_revision_header_free(&r->header);
+}

@@ -1,0 +1,245 @@
+/* ledger/read.c — verified reads (spec 02 §10, spec 01 §9). A paged read
+ * checks the header and row-set state, verifies the manifests against the
+ * header's row_manifest_sha256, then fetches only the byte range of the
+ * segments the page overlaps and verifies each of them before releasing a
+ * row. A full read (and adcp_ledger_verify_revision) verifies every chunk whole
+ * and re-derives the envelope digest. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+
+void adcp_ledger_page_init(adcp_ledger_page *p) { memset(p, 0, sizeof *p); }
+
+void adcp_ledger_page_free(adcp_ledger_page *p) {
+  if (!p) return;
+  adcp_buf_free(&p->data);
+  free(p->ends);
+  memset(p, 0, sizeof *p);
+}
+
+static int page_reset(adcp_ledger_page *p) {
+  adcp_buf_reset(&p->data);
+  p->count = p->offset = p->total_rows = 0;
+  p->envelope_verified = 0;
+  return 0;
+}
+
+static int page_add(adcp_ledger_page *p, const uint8_t *line, size_t n) {
+  if (p->count == p->ends_cap) {
+    size_t cap = p->ends_cap ? p->ends_cap * 2 : 512;
+    size_t *g = realloc(p->ends, cap * sizeof *g);
+    if (!g) return ADCP_ENOMEM;
+    p->ends = g, p->ends_cap = cap;
+  }
+  if (adcp_buf_append(&p->data, line, n) || adcp_buf_append_byte(&p->data, '\n')) return ADCP_ENOMEM;
+  p->ends[p->count++] = p->data.len;
+  return 0;
+}
+
+/* Header + row set + verified manifests, with the account check. */
+typedef struct opened {
+  adcp_revision_header h;
+  ledger_rowset rs;
+  adcp_chunk_manifest *ms;
+  size_t n;
+  int owned;
+} opened;
+
+static void opened_free(opened *o) {
+  adcp_revision_header_free(&o->h);
+  if (o->owned) free(o->ms);
+  o->ms = NULL;
+}
+
+static int open_rowset(opened *o, adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
+  memset(o, 0, sizeof *o);
+  if (!revision || !*revision || (account && !*account))
+    return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  int found = 0;
+  int rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
+  if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
+  if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
+  if (rc) opened_free(o);
+  return rc;
+}
+
+/* Fetches [off, off+len) of one chunk body (1-based substring on both engines).
+ * Missing body → ROWS_UNAVAILABLE. The bytes are only valid until the next
+ * query on the connection, so they are copied into out. */
+static int fetch_range(adcp_buf *out, adcp_ledger *l, const opened *o, const adcp_chunk_manifest *m, uint64_t off,
+                       uint64_t len, int whole, adcp_error *err) {
+  adcp_sql_param p[5] = {adcp_sql_text(o->h.account_id), adcp_sql_text(o->h.obligation_id), adcp_sql_text(m->sha256),
+                         adcp_sql_int64((int64_t)off + 1), adcp_sql_int64((int64_t)len)};
+  if (!whole && l->dialect == ADCP_SQL_SQLITE) {
+    /* SQLite's substr() loads the whole blob first; read just the range. */
+    char rowid[24];
+    int found = 0;
+    int rc = adcp_sql_query_text(rowid, sizeof rowid, &found, l->conn,
+                                 "SELECT rowid FROM adcp_reporting_chunk_bodies WHERE account_id = $1 "
+                                 "AND obligation_id = $2 AND sha256 = $3",
+                                 p, 3, err);
+    if (rc) return rc;
+    adcp_buf_reset(out);
+    if (found) rc = adcp_sql_blob_read(out, l->conn, "adcp_reporting_chunk_bodies", "body", strtoll(rowid, NULL, 10),
+                                       off, (size_t)len, err);
+    if (!found || rc == ADCP_ENOT_FOUND)
+      return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %" PRIu64 " body is missing", m->chunk_index);
+    return rc;
+  }
+  const char *sql = whole ? "SELECT body FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2 "
+                            "AND sha256 = $3"
+                    : l->dialect == ADCP_SQL_POSTGRES
+                        ? "SELECT substring(body FROM $4::int FOR $5::int) FROM adcp_reporting_chunk_bodies "
+                          "WHERE account_id = $1 AND obligation_id = $2 AND sha256 = $3"
+                        : "SELECT substr(body, $4, $5) FROM adcp_reporting_chunk_bodies "
+                          "WHERE account_id = $1 AND obligation_id = $2 AND sha256 = $3";
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn, sql, p, whole ? 3 : 5, err);
+  if (rc) return rc;
+  rc = adcp_sql_next(r, err);
+  if (rc == 1) {
+    size_t n = 0;
+    const uint8_t *b = adcp_sql_get_blob(r, 0, &n);
+    adcp_buf_reset(out);
+    rc = (n && adcp_buf_append(out, b, n)) ? adcp_error_set(err, ADCP_ENOMEM, "out of memory") : 0;
+  } else if (rc == 0) {
+    rc = adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %" PRIu64 " body is missing", m->chunk_index);
+  }
+  adcp_sql_rows_free(r);
+  return rc;
+}
+
+typedef struct release_ctx {
+  adcp_ledger_page *page;
+  uint64_t ordinal, lo, hi; /* release ordinals in [lo, hi) */
+} release_ctx;
+
+static int release_line(void *vctx, const uint8_t *line, size_t n) {
+  release_ctx *c = vctx;
+  int rc = 0;
+  if (c->ordinal >= c->lo && c->ordinal < c->hi) rc = page_add(c->page, line, n);
+  c->ordinal++;
+  return rc;
+}
+
+typedef struct full_ctx {
+  adcp_ledger_page *page;
+  adcp_ledger *l;
+} full_ctx;
+
+static int full_chunk(void *vctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
+  (void)rows;
+  full_ctx *c = vctx;
+  release_ctx rc_ = {c->page, 0, 0, UINT64_MAX};
+  return adcp_rows_check_lines(bytes, len, &c->l->doc, release_line, &rc_, err);
+}
+
+static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
+  adcp_control_totals totals = {0};
+  const char *tj = o->h.control_totals_json ? o->h.control_totals_json : "[]";
+  int rc = adcp_totals_parse(&totals, tj, strlen(tj), err);
+  if (rc) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "stored control totals do not parse");
+  adcp_rows_hasher h;
+  memset(&h, 0, sizeof h);
+  rc = adcp_rows_hasher_init_envelope(&h, o->h.revision_id, o->h.row_count, &totals,
+                                      o->h.binding_algorithm ? o->h.binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1, err);
+  adcp_buf body;
+  adcp_buf_init(&body);
+  for (size_t i = 0; !rc && i < o->n; i++) {
+    const adcp_chunk_manifest *m = &o->ms[i];
+    if ((rc = fetch_range(&body, l, o, m, 0, 0, 1, err))) break;
+    if ((rc = adcp_rows_verify_chunk(m, body.data, body.len, ADCP_VERIFY_CHUNK_DIGEST, &h, err))) break;
+    if (fn && (rc = fn(ctx, body.data, body.len, m->row_count, err))) break;
+  }
+  if (!rc) rc = adcp_rows_hasher_verify(&h, o->h.content_sha256, o->h.canonical_byte_count, err);
+  adcp_rows_hasher_free(&h);
+  adcp_buf_free(&body);
+  adcp_totals_free(&totals);
+  return ledger_map_read_error(rc, err);
+}
+
+int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const char *revision_id,
+                                adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
+  opened o;
+  int rc = open_rowset(&o, l, account_id, revision_id, err);
+  if (rc) return rc;
+  rc = verify_opened(l, &o, fn, ctx, err);
+  opened_free(&o);
+  return rc;
+}
+
+/* First chunk whose range holds ordinal (manifests are verified: contiguous). */
+static size_t find_chunk(const adcp_chunk_manifest *ms, size_t n, uint64_t ordinal) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ms[mid].first_ordinal <= ordinal) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const char *account_id,
+                                   const char *revision_id, uint64_t offset, uint64_t limit, adcp_error *err) {
+  page_reset(out);
+  if (!account_id) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  opened o;
+  int rc = open_rowset(&o, l, account_id, revision_id, err);
+  if (rc) return rc;
+  uint64_t total = o.h.row_count;
+  out->total_rows = total;
+  out->offset = offset;
+  uint64_t end = (limit == 0 || limit > total - (offset < total ? offset : total)) ? total : offset + limit;
+  if (offset == 0 && end == total) {
+    /* The whole revision: verify everything, envelope included, and only
+     * then hand the page over (rows are buffered until the digest matched). */
+    full_ctx fc = {out, l};
+    rc = verify_opened(l, &o, full_chunk, &fc, err);
+    if (!rc) out->envelope_verified = 1;
+    else page_reset(out), out->total_rows = total;
+    opened_free(&o);
+    return rc;
+  }
+  if (offset >= total) {
+    opened_free(&o);
+    return 0;
+  }
+  adcp_buf buf;
+  adcp_buf_init(&buf);
+  for (size_t ci = find_chunk(o.ms, o.n, offset); !rc && ci < o.n && o.ms[ci].first_ordinal < end; ci++) {
+    const adcp_chunk_manifest *m = &o.ms[ci];
+    uint64_t cf = m->first_ordinal, ce = cf + m->row_count;
+    uint64_t lo = offset > cf ? offset : cf, hi = end < ce ? end : ce;
+    /* Every segment but the last has exactly 500 rows (checked with the manifest). */
+    uint32_t from = (uint32_t)((lo - cf) / ADCP_ROWS_SEGMENT_MAX_ROWS);
+    uint32_t to = (uint32_t)((hi - 1 - cf) / ADCP_ROWS_SEGMENT_MAX_ROWS);
+    if (to >= m->segment_count) to = m->segment_count - 1;
+    const adcp_segment_manifest *sf = &m->segments[from], *st = &m->segments[to];
+    uint64_t boff = sf->byte_offset, blen = st->byte_offset + st->byte_count - sf->byte_offset;
+    if ((rc = fetch_range(&buf, l, &o, m, boff, blen, 0, err))) break;
+    if ((rc = adcp_rows_verify_segments(m, from, to, buf.data, buf.len, err))) break;
+    /* Every fetched segment verified; parse and release only the page's lines. */
+    const uint8_t *p = buf.data, *e = buf.data + buf.len;
+    for (uint64_t k = sf->first_ordinal; k < lo && p < e; k++) p = (const uint8_t *)memchr(p, '\n', (size_t)(e - p)) + 1;
+    const uint8_t *q = p;
+    for (uint64_t k = lo; k < hi && q < e; k++) q = (const uint8_t *)memchr(q, '\n', (size_t)(e - q)) + 1;
+    release_ctx rctx = {out, lo, lo, hi};
+    if ((rc = adcp_rows_check_lines(p, (size_t)(q - p), &l->doc, release_line, &rctx, err))) break;
+    if (out->count != hi - offset) {
+      rc = adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "verified segments hold fewer rows than the page needs");
+      break;
+    }
+  }
+  adcp_buf_free(&buf);
+  opened_free(&o);
+  if (rc) {
+    page_reset(out);
+    out->total_rows = total;
+    if (rc == ADCP_ENOMEM) adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  return ledger_map_read_error(rc, err);
+}
