@@ -86,7 +86,8 @@ static uint8_t *put_node(uint8_t *o, const adcp_json_doc *doc, uint32_t i) {
     }
     default: { /* object: members in the order sorted at parse time */
       *o++ = '{';
-      const uint32_t *keys = doc->order + nd->aux;
+      /* An empty object has no slice of doc->order (which may be unallocated). */
+      const uint32_t *keys = nd->count ? doc->order + nd->aux : NULL;
       for (uint32_t k = 0; k < nd->count; k++) {
         if (k) *o++ = ',';
         o = put_string(o, doc, keys[k]);
@@ -132,7 +133,7 @@ uint32_t adcp_json_next(const adcp_json_doc *doc, uint32_t container, uint32_t i
 
 uint32_t adcp_json_get(const adcp_json_doc *doc, uint32_t obj, const char *key) {
   const adcp_json_node *nd = &doc->nodes[obj];
-  if (nd->type != ADCP_JSON_OBJECT) return 0;
+  if (nd->type != ADCP_JSON_OBJECT || nd->count == 0) return 0;
   size_t kl = strlen(key);
   const uint32_t *keys = doc->order + nd->aux;
   /* Keys are sorted: binary search. */

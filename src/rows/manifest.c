@@ -19,24 +19,30 @@ int adcp_manifest_write_jcs(adcp_buf *out, const adcp_chunk_manifest *m, adcp_er
     rc = adcp_buf_printf(out, "%s{\"byte_count\":%llu,\"byte_offset\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"sha256\":",
                          i ? "," : "", (unsigned long long)s->byte_count, (unsigned long long)s->byte_offset,
                          (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count);
-    if (!rc) rc = adcp_jcs_write_string(out, s->sha256, strlen(s->sha256));
+    if (!rc) rc = adcp_jcs_write_string(out, s->sha256, strnlen(s->sha256, 64));
     if (!rc) rc = adcp_buf_append_byte(out, '}');
   }
   if (!rc) rc = adcp_buf_append_str(out, "],\"sha256\":");
-  if (!rc) rc = adcp_jcs_write_string(out, m->sha256, strlen(m->sha256));
+  if (!rc) rc = adcp_jcs_write_string(out, m->sha256, strnlen(m->sha256, 64));
   if (!rc) rc = adcp_buf_append_byte(out, '}');
   return rc ? adcp_error_set(err, rc, "out of memory writing a manifest") : 0;
 }
 
 int adcp_manifest_write_wire(adcp_buf *out, const adcp_chunk_manifest *m) {
-  int rc = adcp_buf_printf(out, "{\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_count\":%llu,\"sha256\":\"%s\",\"segments\":[",
+  /* Digests go through the JCS string writer: a manifest built in memory is not
+   * guaranteed to hold hex, and the output must stay valid JSON. */
+  int rc = adcp_buf_printf(out, "{\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_count\":%llu,\"sha256\":",
                            (unsigned long long)m->chunk_index, (unsigned long long)m->first_ordinal,
-                           (unsigned long long)m->row_count, (unsigned long long)m->byte_count, m->sha256);
-  for (uint32_t i = 0; !rc && i < m->segment_count; i++) {
+                           (unsigned long long)m->row_count, (unsigned long long)m->byte_count);
+  if (!rc) rc = adcp_jcs_write_string(out, m->sha256, strnlen(m->sha256, 64));
+  if (!rc) rc = adcp_buf_append_str(out, ",\"segments\":[");
+  for (uint32_t i = 0; !rc && i < m->segment_count && i < ADCP_ROWS_CHUNK_MAX_SEGMENTS; i++) {
     const adcp_segment_manifest *s = &m->segments[i];
-    rc = adcp_buf_printf(out, "%s{\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_offset\":%llu,\"byte_count\":%llu,\"sha256\":\"%s\"}",
+    rc = adcp_buf_printf(out, "%s{\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_offset\":%llu,\"byte_count\":%llu,\"sha256\":",
                          i ? "," : "", (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count,
-                         (unsigned long long)s->byte_offset, (unsigned long long)s->byte_count, s->sha256);
+                         (unsigned long long)s->byte_offset, (unsigned long long)s->byte_count);
+    if (!rc) rc = adcp_jcs_write_string(out, s->sha256, strnlen(s->sha256, 64));
+    if (!rc) rc = adcp_buf_append_byte(out, '}');
   }
   if (!rc) rc = adcp_buf_append_str(out, "]}");
   return rc;
@@ -58,8 +64,11 @@ static int get_hex(char out[65], const adcp_json_doc *doc, uint32_t obj, uint64_
   size_t len;
   if (!v || adcp_json_at(doc, v)->type != ADCP_JSON_STRING) return bad(err, "\"sha256\" is missing", chunk);
   const char *s = adcp_json_str(doc, v, &len);
-  /* Kept verbatim: an uppercase digest must change row_manifest_sha256 (spec 01 §6.2). */
-  if (len != 64 || memchr(s, '\0', len)) return bad(err, "\"sha256\" is not 64 characters", chunk);
+  /* Kept verbatim: an uppercase digest must change row_manifest_sha256 (spec 01 §6.2),
+   * but anything other than 64 hex digits is refused here. */
+  char norm[65];
+  if (len != 64 || adcp_hex_normalize_sha256(norm, s, len, NULL))
+    return bad(err, "\"sha256\" is not 64 hex digits", chunk);
   memcpy(out, s, 64);
   out[64] = '\0';
   return 0;

@@ -71,11 +71,14 @@ int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint3
   if (from > to || to >= m->segment_count || m->segment_count > ADCP_ROWS_CHUNK_MAX_SEGMENTS)
     return adcp_error_set(err, ADCP_EMANIFEST_MISMATCH, "segment range [%u, %u] is outside chunk %llu", from, to,
                           (unsigned long long)m->chunk_index);
-  uint64_t start = m->segments[from].byte_offset, want = 0, off = start;
+  uint64_t want = 0, off = m->segments[from].byte_offset;
   for (uint32_t s = from; s <= to; s++) {
+    uint64_t bc = m->segments[s].byte_count;
     if (m->segments[s].byte_offset != off) return seg_bad(err, m, s, "byte ranges are not contiguous");
-    off += m->segments[s].byte_count;
-    want += m->segments[s].byte_count;
+    /* Untrusted counts: a sum that wraps could match len and read past buf. */
+    if (bc > len - want) return chunk_bad(err, m, "ranged read returned the wrong number of bytes");
+    off += bc;
+    want += bc;
   }
   if (len != want) return chunk_bad(err, m, "ranged read returned the wrong number of bytes");
   size_t pos = 0;
