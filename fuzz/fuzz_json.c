@@ -1,7 +1,8 @@
 /* fuzz/fuzz_json.c — libFuzzer target for the strict JSON parser and the
  * RFC 8785 writer (see docs/fuzzing.md). Input: arbitrary bytes, parsed three
  * ways (default options, allow_unsafe_numbers, max_depth 64). Every accepted
- * document must canonicalize to valid, control-free UTF-8 that re-parses to
+ * document must canonicalize to valid, control-free UTF-8 (through both the
+ * tree writer and the direct canonicalizer, which must agree) that re-parses to
  * the same value and re-canonicalizes to the same bytes; an object root must
  * encode as a one-row revision that verifies. Any broken property aborts. */
 #include <stdio.h>
@@ -111,6 +112,30 @@ static void check_canonical_bytes(const adcp_buf *c) {
 
 /* One parse pass over src with opts. Returns the parse result; on success out
  * holds the canonical form, after the round-trip and idempotence checks. */
+/* The direct canonicalizer (no tree) must agree with parse + write: same code and
+ * message on refusal, same bytes on success, and nothing appended on refusal. */
+static void check_direct(const char *src, size_t len, const adcp_json_options *opts, int want_rc,
+                         const adcp_error *want_err, const adcp_buf *want_out) {
+  adcp_json_doc scratch;
+  adcp_json_doc_init(&scratch);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  CHECK(adcp_buf_append(&out, "x", 1) == 0);
+  adcp_error err;
+  adcp_error_clear(&err);
+  int rc = adcp_jcs_canonicalize(&out, NULL, &scratch, src, len, opts, &err);
+  if (rc != want_rc) fprintf(stderr, "fuzz_json: direct rc %d (%s), tree rc %d (%s)\n", rc, err.message, want_rc, want_err->message);
+  CHECK(rc == want_rc);
+  if (rc) {
+    CHECK(out.len == 1);
+    CHECK(rc == ADCP_ENOMEM || strcmp(err.message, want_err->message) == 0);
+  } else {
+    CHECK(out.len == want_out->len + 1 && memcmp(out.data + 1, want_out->data, want_out->len) == 0);
+  }
+  adcp_buf_free(&out);
+  adcp_json_doc_free(&scratch);
+}
+
 static int pass(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts, adcp_buf *out) {
   adcp_error err;
   adcp_error_clear(&err);
@@ -119,6 +144,7 @@ static int pass(adcp_json_doc *doc, const char *src, size_t len, const adcp_json
     CHECK(rc == ADCP_EINVALID_INPUT || rc == ADCP_EINVALID_ROW || rc == ADCP_ENOMEM);
     CHECK(err.code == rc);
     CHECK(memchr(err.message, '\0', sizeof err.message) != NULL);
+    check_direct(src, len, opts, rc, &err, NULL);
     return rc;
   }
   check_tree(doc);
@@ -127,6 +153,7 @@ static int pass(adcp_json_doc *doc, const char *src, size_t len, const adcp_json
   /* jcs.c writes without bounds checks inside this reservation (see jcs.c). */
   CHECK(out->len <= len + 32 * (size_t)doc->n_nodes + 8);
   check_canonical_bytes(out);
+  check_direct(src, len, opts, 0, &err, out);
 
   /* Re-parse the canonical bytes: same options, same value, same bytes again. */
   char *canon = dup_exact(out->data, out->len);
