@@ -209,12 +209,17 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
       if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL);
     return 0;
   }
+  /* Which duplicate is reported must match the tree parser: the smallest
+   * duplicated key, at its second occurrence. In a non-decreasing sequence
+   * that is the first adjacent equal pair; otherwise the sort below finds it. */
   int sorted = 1;
-  for (uint32_t k = 1; k < count; k++) {
+  uint32_t first_dup = 0;
+  for (uint32_t k = 1; k < count && sorted; k++) {
     int cmp = adcp_json_key_cmp(key_ptr(c, &ms[k - 1]), ms[k - 1].key_len, key_ptr(c, &ms[k]), ms[k].key_len);
-    if (cmp == 0) return cfail(c, ADCP_EINVALID_ROW, ms[k].src_off, "duplicate object key");
+    if (cmp == 0 && !first_dup) first_dup = k;
     if (cmp > 0) sorted = 0;
   }
+  if (sorted && first_dup) return cfail(c, ADCP_EINVALID_ROW, ms[first_dup].src_off, "duplicate object key");
   if (sorted) {
     if (sh) shape_store(c, sh, ms, count, NULL);
     return 0;
