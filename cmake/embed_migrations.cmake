@@ -13,7 +13,9 @@
 function(adcp_embed_collect root out_var)
   set(files)
   foreach(dialect postgres sqlite)
-    file(GLOB m ${root}/${dialect}/[0-9][0-9][0-9][0-9]_*.sql)
+    # Every *.sql: a misnamed migration must make the bundle invalid (the
+    # parser in src/sql/migrate.c names it), not silently drop out.
+    file(GLOB m ${root}/${dialect}/*.sql)
     file(GLOB a ${root}/${dialect}/assets/*.sql)
     list(SORT m)
     list(SORT a)

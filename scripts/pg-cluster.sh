@@ -4,7 +4,9 @@
 #                               prints `export ADCP_TEST_PG_URL=... ADCP_TEST_PG_DIR=...`
 #   pg-cluster.sh stop DIR   -> stop that cluster and remove DIR
 # Runs the server as the postgres user (initdb refuses root). Everything lives in
-# one temp dir (data, unix socket, log) so stop removes every trace.
+# one temp dir (data, log) so stop removes every trace. The server listens on
+# loopback TCP only (no unix socket: long TMPDIR paths exceed the socket path
+# limit); pg_ctl -w and pg_isready check readiness over TCP / postmaster.pid.
 set -euo pipefail
 
 find_bindir() {
@@ -34,7 +36,10 @@ PY
 start() {
   local bin dir port i
   bin=$(find_bindir) || { echo "pg-cluster: no PostgreSQL server binaries found (install postgresql)" >&2; exit 1; }
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/adcp-pg-XXXXXX")
+  local base=${TMPDIR:-/tmp}
+  # The postgres user must be able to enter the parent directory.
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$base" 2>/dev/null; then base=/tmp; fi
+  dir=$(mktemp -d "$base/adcp-pg-XXXXXX")
   chmod 700 "$dir"
   [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
   as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
@@ -43,7 +48,7 @@ start() {
   for i in 1 2 3 4 5; do
     port=$(free_port)
     if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-         -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" start >/dev/null 2>&1; then
+         -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c max_connections=100" start >/dev/null 2>&1; then
       break
     fi
     port=""

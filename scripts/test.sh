@@ -5,7 +5,9 @@ set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/pg-cluster.sh" ]; then
-  eval "$("$here/pg-cluster.sh" start)"
+  # A failed start must stop the run (`eval "$(…)"` alone would swallow it).
+  out=$("$here/pg-cluster.sh" start) || { echo "test.sh: could not start the PostgreSQL test cluster" >&2; exit 1; }
+  eval "$out"
   trap '"$here/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
 fi
 cd "$build"

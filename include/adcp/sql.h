@@ -37,7 +37,8 @@ typedef struct adcp_sql_rows adcp_sql_rows;
  *   sqlite::memory:        process-local, not durable
  *   postgresql://… / postgres://…   libpq URI
  *   "host=… dbname=…"      libpq keyword/value conninfo
- * PostgreSQL sessions run with TimeZone=UTC. Errors: ADCP_EINVALID_INPUT (bad
+ * PostgreSQL sessions run with TimeZone=UTC; connect_timeout defaults to 10 s
+ * (the URL or PGCONNECT_TIMEOUT overrides it). Errors: ADCP_EINVALID_INPUT (bad
  * URL), ADCP_ESTORAGE (cannot connect; the message never repeats the URL),
  * ADCP_ENOMEM. */
 int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err);
@@ -50,8 +51,13 @@ int adcp_sql_is_durable(const adcp_sql_conn *conn);
 
 /* Dialect a URL selects without connecting (0 if the URL is not recognised). */
 adcp_sql_dialect adcp_sql_url_dialect(const char *url);
-/* Copies url into out (size n, always NUL-terminated) with any password
- * replaced by "***" (URI user:pass@, ?password=, conninfo password=). */
+/* Copies url into out (size n, always NUL-terminated) with every secret
+ * masked. PostgreSQL URIs and conninfo strings are parsed by libpq and
+ * rebuilt as `keyword=value` pairs (host, port, dbname, user first) with
+ * password and sslpassword shown as "***"; a string libpq cannot parse, or a
+ * URI whose userinfo holds an unencoded '/', '?' or '#', keeps only its
+ * scheme ("postgresql://" then "***"). sqlite: URLs are copied unchanged. Output
+ * may be longer than the input: size out for 4 * strlen(url) + 64. */
 void adcp_sql_redact_url(char *out, size_t n, const char *url);
 
 /* ---- parameters ----------------------------------------------------------- */
@@ -81,7 +87,9 @@ adcp_sql_param adcp_sql_text(const char *s);
 
 /* Runs one parameterised statement that returns no rows (or whose rows are
  * ignored). Statements are prepared once per connection and reused (keyed by
- * SQL text). Errors: ADCP_ECONFLICT for unique violations and serialization
+ * SQL text + parameter types; PostgreSQL re-prepares once, outside a
+ * transaction, a statement the server lost or whose plan went stale;
+ * ADCP_PG_STATEMENT_CACHE=off sends unnamed statements only). Errors: ADCP_ECONFLICT for unique violations and serialization
  * failures / deadlocks / SQLite busy (see adcp_sql_last_failure), ADCP_ESTORAGE
  * for every other database refusal, ADCP_EINVALID_INPUT for bad parameters. */
 int adcp_sql_exec(adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
@@ -94,7 +102,9 @@ int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *conn, const char *sql,
 int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
 
 /* Runs a query; iterate with adcp_sql_next, then adcp_sql_rows_free.
- * PostgreSQL results are fetched whole (a row is at most one chunk body). */
+ * PostgreSQL results are fetched whole (a row is at most one chunk body);
+ * queries returning bytea (with only text/integer/bool beside it) use the
+ * binary result format, invisibly to the getters below. */
 int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql,
                    const adcp_sql_param *params, size_t nparams, adcp_error *err);
 /* 1 = a row is current, 0 = no more rows, < 0 = error (SQLite steps lazily). */
@@ -129,10 +139,28 @@ int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *conn, co
 /* BEGIN. immediate = 1 takes the writer lock at once (SQLite BEGIN IMMEDIATE;
  * PostgreSQL: plain BEGIN, writers serialize on advisory/row locks). */
 int adcp_sql_begin(adcp_sql_conn *conn, int immediate, adcp_error *err);
+/* COMMIT. Fails (and rolls back) when a statement failed inside the
+ * transaction; see adcp_sql_transaction_failed. */
 int adcp_sql_commit(adcp_sql_conn *conn, adcp_error *err);
 /* Rolls back if a transaction is open; safe to call on any path. */
 int adcp_sql_rollback(adcp_sql_conn *conn, adcp_error *err);
 int adcp_sql_in_transaction(const adcp_sql_conn *conn);
+
+/* Failure inside a transaction (both dialects behave like PostgreSQL): once a
+ * statement fails after adcp_sql_begin, the transaction is doomed and
+ * adcp_sql_commit rolls it back and returns that failure (same error code,
+ * adcp_sql_last_failure and SQLSTATE as the statement that failed). To
+ * tolerate a failure deliberately, wrap the statement in a savepoint and roll
+ * back to it. 1 if the open transaction is doomed. */
+int adcp_sql_transaction_failed(const adcp_sql_conn *conn);
+/* SAVEPOINT / RELEASE SAVEPOINT / ROLLBACK TO SAVEPOINT name. name must match
+ * [a-z_][a-z0-9_]* (ADCP_EINVALID_INPUT otherwise, or without a transaction).
+ * savepoint and release refuse in a doomed transaction with the failure that
+ * doomed it; rollback_to returns the transaction to health (the savepoint
+ * stays defined, as in SQL). */
+int adcp_sql_savepoint(adcp_sql_conn *conn, const char *name, adcp_error *err);
+int adcp_sql_release(adcp_sql_conn *conn, const char *name, adcp_error *err);
+int adcp_sql_rollback_to(adcp_sql_conn *conn, const char *name, adcp_error *err);
 
 /* Transaction-scoped advisory lock on key_text. PostgreSQL:
  * pg_advisory_xact_lock(hashtextextended(key_text, 0)); SQLite: the database

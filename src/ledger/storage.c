@@ -5,6 +5,7 @@
  * issue events) off this handle. */
 #include "adcp/storage.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,9 @@ void adcp_storage_close(adcp_storage *s) {
   adcp_sql_close(s->conn);
   adcp_migrations_free(s->migrations);
   if (s->url) {
-    /* The URL may hold a password: do not leave it in freed memory. */
-    memset(s->url, 0, strlen(s->url));
+    /* The URL may hold a password: do not leave it in freed memory (a plain
+     * memset before free may be optimised away). */
+    OPENSSL_cleanse(s->url, strlen(s->url));
     free(s->url);
   }
   free(s->url_redacted);
@@ -55,7 +57,7 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
   adcp_storage *s = calloc(1, sizeof *s);
   if (!s) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   s->url = strdup(resolved);
-  size_t rn = strlen(resolved) + 8;
+  size_t rn = 4 * strlen(resolved) + 64; /* redaction may rebuild a longer conninfo */
   s->url_redacted = malloc(rn);
   if (!s->url || !s->url_redacted) {
     adcp_storage_close(s);

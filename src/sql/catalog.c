@@ -149,8 +149,13 @@ static const char PG_TRIGGERS[] =
     "SELECT c.relname, t.tgname, t.tgenabled::text, " PG_STRIP("pg_get_triggerdef(t.oid)") ", "
     "(t.tgenabled <> 'D') FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid " PG_NS
     "WHERE " PG_OURS "AND NOT t.tgisinternal ORDER BY 1, 2";
+/* Functions the official SDKs also create under the same name (spec 02 §3.8):
+ * whichever side created it first keeps its body, so the body is left out of
+ * the fingerprint (name, language, volatility, result… still count). */
+#define PG_SHARED_FUNCTIONS "('adcp_reporting_row_storage_immutable')"
 static const char PG_FUNCTIONS[] =
-    "SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', p.prosrc, l.lanname, "
+    "SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', "
+    "CASE WHEN p.proname IN " PG_SHARED_FUNCTIONS " THEN NULL ELSE p.prosrc END, l.lanname, "
     "p.provolatile::text, p.proisstrict, p.prosecdef, p.proconfig::text, "
     PG_STRIP("pg_get_function_result(p.oid)") ", p.proparallel::text, p.proleakproof "
     "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "

@@ -224,7 +224,8 @@ static void history_free(history_row *h, size_t n) {
 
 static int history_exists(int *out, adcp_sql_conn *c, adcp_error *err) {
   const char *sql = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                        ? "SELECT CASE WHEN to_regclass('adcp_schema_migrations') IS NULL THEN 0 ELSE 1 END"
+                        ? "SELECT CASE WHEN to_regclass(quote_ident(current_schema()) || '.adcp_schema_migrations') IS NULL "
+                          "THEN 0 ELSE 1 END"
                         : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'adcp_schema_migrations'";
   char v[8];
   int found;
@@ -296,7 +297,15 @@ int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *c, const adc
   *out = NULL;
   history_row *h;
   size_t nh;
-  int rc = history_read(&h, &nh, c, err);
+  /* One read-only snapshot for the existence probe and the history read. */
+  int own = !adcp_sql_in_transaction(c);
+  int rc = own ? adcp_sql__begin_with(c, adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
+                                             ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                                             : "BEGIN",
+                                      err)
+               : 0;
+  if (!rc) rc = history_read(&h, &nh, c, err);
+  if (own) adcp_sql_rollback(c, NULL);
   if (rc) return rc;
   adcp_migration_status *st = calloc(1, sizeof *st);
   if (!st || !(st->entries = calloc(set->count + nh + 1, sizeof *st->entries))) {
@@ -362,7 +371,10 @@ static int schema_lock(adcp_sql_conn *c, adcp_error *err) {
 static int apply_one(int *applied, adcp_sql_conn *c, const adcp_migration *m, const char *by, adcp_error *err) {
   *applied = 0;
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
-  int rc = adcp_sql_begin(c, 1, err);
+  /* READ COMMITTED whatever the server default: the re-check below must see
+   * what a runner that held the lock before us committed. Under REPEATABLE
+   * READ / SERIALIZABLE the snapshot would predate the lock wait. */
+  int rc = pg ? adcp_sql__begin_with(c, "BEGIN ISOLATION LEVEL READ COMMITTED", err) : adcp_sql_begin(c, 1, err);
   if (!rc) rc = schema_lock(c, err);
   if (!rc) rc = adcp_sql_exec_script(c, pg ? HISTORY_PG : HISTORY_SQLITE, err);
   char recorded[72];

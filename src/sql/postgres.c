@@ -1,25 +1,47 @@
 /* sql/postgres.c — the PostgreSQL (libpq) backend of the sql port.
  *
- * Statements are prepared once per connection (named adcp_<n>, keyed by SQL
- * text) and run with PQexecPrepared: text parameters are sent as text with
- * an inferred type, integers as int8, blobs in binary format as bytea.
- * Results come back in text format; bytea columns are hex-decoded on demand.
+ * Statements are prepared once per connection (named adcp_<tag>_<n>, keyed by
+ * SQL text + parameter types) and run with PQexecPrepared: text parameters
+ * are sent as text with an inferred type, integers as int8, blobs in binary
+ * format as bytea. A query whose columns are all bytea/text/integer/bool and
+ * include a bytea asks for binary results (raw bytes, no hex); every other
+ * result comes back in text format. A statement the server lost (26000) or
+ * whose plan went stale (0A000) is dropped and, outside a transaction,
+ * prepared again once. ADCP_PG_STATEMENT_CACHE=off uses unnamed statements
+ * only (transaction poolers; see docs/storage.md).
  * Errors carry the SQLSTATE and constraint name only — never the server's
  * message text, the host or the conninfo. Server notices are discarded. */
 #include "sql/sql_internal.h"
 
 #include <libpq-fe.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CACHE_MAX 128
-#define OID_INT8 20
+#define OID_BOOL 16
 #define OID_BYTEA 17
+#define OID_NAME 19
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_TEXT 25
+#define OID_BPCHAR 1042
+#define OID_VARCHAR 1043
 
+/* One prepared statement: keyed by SQL text + declared parameter types (a
+ * statement prepared for an int8 $1 must not run with a bytea $1). */
 typedef struct pg_cached {
   char *sql;
-  char name[24];
+  char *types;      /* one char per parameter: 'i' int8, 'b' bytea, 'u' inferred */
+  size_t ntypes;
+  char name[40];
+  int described;    /* result format decided (queries only) */
+  int binary;       /* 1 = ask for binary results (see want_binary) */
+  uint64_t used;    /* LRU stamp */
 } pg_cached;
 
 typedef struct pg_conn {
@@ -27,6 +49,9 @@ typedef struct pg_conn {
   pg_cached cache[CACHE_MAX];
   size_t ncache;
   unsigned next_id;
+  unsigned tag;     /* per-connection name prefix: avoids clashes on pooled servers */
+  uint64_t tick;
+  int no_cache;     /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
 } pg_conn;
 
 typedef struct pg_rows {
@@ -34,7 +59,10 @@ typedef struct pg_rows {
   PGresult *res;
   int row;     /* current row, -1 before the first next() */
   int nrows;
+  int binary;  /* results in binary format */
   adcp_buf blob;
+  char (*num)[24]; /* per column: text of a binary integer/bool for get_text */
+  adcp_buf *hex;   /* per column: "\x…" text of a binary bytea for get_text */
 } pg_rows;
 
 static pg_conn *IMPL(const adcp_sql_conn *c) { return (pg_conn *)c->impl; }
@@ -67,9 +95,15 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   if (!p) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   c->impl = p;
   c->durable = 1;
-  /* expand_dbname lets `dbname` carry a full URI or conninfo string. */
-  const char *keys[] = {"fallback_application_name", "dbname", NULL};
-  const char *vals[] = {"adcp-ledger", target, NULL};
+  const char *cache = getenv("ADCP_PG_STATEMENT_CACHE");
+  p->no_cache = cache && (!strcmp(cache, "off") || !strcmp(cache, "0"));
+  p->tag = (unsigned)((uintptr_t)p >> 4) ^ (unsigned)time(NULL) ^ ((unsigned)getpid() << 12);
+  /* expand_dbname lets `dbname` carry a full URI or conninfo string; its
+   * values override the defaults before it (connect_timeout 10 s unless the
+   * URL or PGCONNECT_TIMEOUT says otherwise). */
+  const char *ct = getenv("PGCONNECT_TIMEOUT");
+  const char *keys[] = {"fallback_application_name", "connect_timeout", "dbname", NULL};
+  const char *vals[] = {"adcp-ledger", ct && *ct ? ct : "10", target, NULL};
   p->pg = PQconnectdbParams(keys, vals, 1);
   int rc = 0;
   if (!p->pg) {
@@ -84,7 +118,8 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
                         PQserverVersion(p->pg) / 10000, PQserverVersion(p->pg) / 100 % 100);
   } else {
     PQsetNoticeProcessor(p->pg, ignore_notice, NULL);
-    /* Instants are rendered in UTC whatever the server's default is. */
+    /* Instants are rendered in UTC whatever the server's default is. (A
+     * session SET does not survive transaction pooling: docs/storage.md.) */
     PGresult *r = PQexec(p->pg, "SET TIME ZONE 'UTC'");
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
     PQclear(r);
@@ -97,78 +132,139 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   return rc;
 }
 
+static void entry_free(pg_cached *e) {
+  free(e->sql);
+  free(e->types);
+  memset(e, 0, sizeof *e);
+}
+
 static void pg_close(adcp_sql_conn *c) {
   pg_conn *p = IMPL(c);
   if (!p) return;
-  for (size_t i = 0; i < p->ncache; i++) free(p->cache[i].sql);
+  for (size_t i = 0; i < p->ncache; i++) entry_free(&p->cache[i]);
   PQfinish(p->pg); /* the server rolls back an open transaction */
   free(p);
 }
 
-/* Finds or prepares the named statement for sql. */
-static int prepared(const char **name, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-                    adcp_error *err) {
-  pg_conn *p = IMPL(c);
-  for (size_t i = 0; i < p->ncache; i++)
-    if (!strcmp(p->cache[i].sql, sql)) {
-      *name = p->cache[i].name;
-      return 0;
+static Oid param_oid(const adcp_sql_param *prm) {
+  return prm->type == ADCP_SQL_INT64 ? OID_INT8 : prm->type == ADCP_SQL_BLOB ? OID_BYTEA : 0;
+}
+
+static char param_sig(const adcp_sql_param *prm) {
+  return prm->type == ADCP_SQL_INT64 ? 'i' : prm->type == ADCP_SQL_BLOB ? 'b' : 'u';
+}
+
+/* Drops entry i (and its server-side statement, best effort). */
+static void cache_drop(pg_conn *p, size_t i) {
+  char dealloc[64];
+  snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[i].name);
+  if (PQtransactionStatus(p->pg) != PQTRANS_INERROR) PQclear(PQexec(p->pg, dealloc));
+  entry_free(&p->cache[i]);
+  p->cache[i] = p->cache[p->ncache - 1];
+  memset(&p->cache[p->ncache - 1], 0, sizeof p->cache[0]);
+  p->ncache--;
+}
+
+/* Binary results pay off for bytea (no hex round trip: half the bytes on the
+ * wire, no decoding); they are used only when every column has a binary form
+ * the getters decode exactly (bytea, text types, integers, bool). Other
+ * types (timestamptz, numeric, uuid, jsonb, …) keep the text format. */
+static int want_binary(const PGresult *d) {
+  int n = PQnfields(d), bytea = 0;
+  for (int i = 0; i < n; i++) {
+    switch (PQftype(d, i)) {
+      case OID_BYTEA: bytea = 1; break;
+      case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME:
+      case OID_INT2: case OID_INT4: case OID_INT8: case OID_BOOL: break;
+      default: return 0;
     }
-  /* Full cache: deallocate the oldest entry (slot 0) and shift. */
-  if (p->ncache == CACHE_MAX) {
-    char dealloc[64];
-    snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[0].name);
-    PQclear(PQexec(p->pg, dealloc));
-    free(p->cache[0].sql);
-    memmove(&p->cache[0], &p->cache[1], (CACHE_MAX - 1) * sizeof p->cache[0]);
-    p->ncache--;
   }
-  Oid *types = n ? malloc(n * sizeof *types) : NULL;
-  if (n && !types) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  for (size_t i = 0; i < n; i++)
-    types[i] = prm[i].type == ADCP_SQL_INT64 ? OID_INT8 : prm[i].type == ADCP_SQL_BLOB ? OID_BYTEA : 0;
-  pg_cached *slot = &p->cache[p->ncache];
-  snprintf(slot->name, sizeof slot->name, "adcp_%u", ++p->next_id);
-  PGresult *r = PQprepare(p->pg, slot->name, sql, (int)n, types);
-  free(types);
-  int rc = 0;
-  if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
-  PQclear(r);
-  if (rc) return rc;
-  slot->sql = strdup(sql);
-  if (!slot->sql) {
-    char dealloc[64];
-    snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", slot->name);
-    PQclear(PQexec(p->pg, dealloc));
-    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  return bytea;
+}
+
+/* Finds or prepares the named statement for sql + parameter types. */
+static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                    const Oid *types, int describe, adcp_error *err) {
+  pg_conn *p = IMPL(c);
+  *out = NULL;
+  pg_cached *e = NULL;
+  for (size_t i = 0; i < p->ncache && !e; i++) {
+    pg_cached *x = &p->cache[i];
+    if (x->ntypes != n || strcmp(x->sql, sql)) continue;
+    size_t k = 0;
+    while (k < n && x->types[k] == param_sig(&prm[k])) k++;
+    if (k == n) e = x;
   }
-  p->ncache++;
-  *name = slot->name;
+  if (!e) {
+    /* Full cache: drop the least recently used entry. */
+    if (p->ncache == CACHE_MAX) {
+      size_t lru = 0;
+      for (size_t i = 1; i < p->ncache; i++)
+        if (p->cache[i].used < p->cache[lru].used) lru = i;
+      cache_drop(p, lru);
+    }
+    pg_cached fresh = {0};
+    fresh.sql = strdup(sql);
+    fresh.types = malloc(n + 1);
+    if (!fresh.sql || !fresh.types) {
+      entry_free(&fresh);
+      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) fresh.types[i] = param_sig(&prm[i]);
+    fresh.ntypes = n;
+    snprintf(fresh.name, sizeof fresh.name, "adcp_%08x_%u", p->tag, ++p->next_id);
+    PGresult *r = PQprepare(p->pg, fresh.name, sql, (int)n, types);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail_res(c, r, err);
+    PQclear(r);
+    if (rc) {
+      entry_free(&fresh);
+      return rc;
+    }
+    e = &p->cache[p->ncache++];
+    *e = fresh;
+  }
+  e->used = ++p->tick;
+  if (describe && !e->described) {
+    PGresult *d = PQdescribePrepared(p->pg, e->name);
+    if (PQresultStatus(d) == PGRES_COMMAND_OK) {
+      e->binary = want_binary(d);
+      e->described = 1;
+    }
+    PQclear(d); /* a failed describe only costs the optimisation */
+  }
+  *out = e;
   return 0;
 }
 
-static int run(PGresult **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-               adcp_error *err) {
+/* Statement gone (a pooler's DISCARD ALL: 26000) or its plan invalidated by a
+ * schema change ("cached plan must not change result type": 0A000). */
+static int stale_statement(const PGresult *r) {
+  const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  return st && (!strcmp(st, "26000") || !strcmp(st, "0A000"));
+}
+
+static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+               int want_rows, adcp_error *err) {
   *out = NULL;
-  const char *name = NULL;
-  int rc = prepared(&name, c, sql, prm, n, err);
-  if (rc) return rc;
-  /* One allocation holds the value pointers, lengths, formats and the
+  *binary = 0;
+  pg_conn *p = IMPL(c);
+  /* One allocation holds the value pointers, lengths, formats, types and the
    * NUL-terminated text forms (text parameters use text format so the server
    * parses them as whatever type it inferred: uuid, timestamptz, …). */
   size_t extra = 0;
   for (size_t i = 0; i < n; i++)
     if (prm[i].type == ADCP_SQL_TEXT) extra += prm[i].len + 1;
     else if (prm[i].type == ADCP_SQL_INT64) extra += 24;
-  size_t head = n * (sizeof(char *) + 2 * sizeof(int));
+  size_t head = n * (sizeof(char *) + 2 * sizeof(int) + sizeof(Oid));
   char *mem = malloc(head + extra + 1);
   if (!mem) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   const char **vals = (const char **)(void *)mem;
   int *lens = (int *)(void *)(mem + n * sizeof(char *));
   int *fmts = lens + n;
+  Oid *types = (Oid *)(void *)(fmts + n);
   char *text = mem + head;
   for (size_t i = 0; i < n; i++) {
-    lens[i] = 0, fmts[i] = 0, vals[i] = NULL;
+    lens[i] = 0, fmts[i] = 0, vals[i] = NULL, types[i] = param_oid(&prm[i]);
     switch (prm[i].type) {
       case ADCP_SQL_NULL: break;
       case ADCP_SQL_INT64:
@@ -193,8 +289,33 @@ static int run(PGresult **out, adcp_sql_conn *c, const char *sql, const adcp_sql
         break;
     }
   }
-  PGresult *r = PQexecPrepared(IMPL(c)->pg, name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
+  PGresult *r = NULL;
+  int rc = 0;
+  if (p->no_cache) {
+    /* Unnamed statement per call: works behind transaction poolers. */
+    r = PQexecParams(p->pg, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
+  } else {
+    for (int attempt = 0;; attempt++) {
+      pg_cached *e;
+      rc = prepared(&e, c, sql, prm, n, types, want_rows, err);
+      if (rc) break;
+      int fmt = want_rows && e->binary;
+      r = PQexecPrepared(p->pg, e->name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
+      ExecStatusType s = PQresultStatus(r);
+      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || !stale_statement(r)) {
+        *binary = fmt;
+        break;
+      }
+      /* Forget the stale statement; outside a transaction, prepare it again
+       * once (inside one, the failure has doomed the transaction anyway). */
+      cache_drop(p, (size_t)(e - p->cache));
+      if (attempt || PQtransactionStatus(p->pg) != PQTRANS_IDLE) break;
+      PQclear(r);
+      r = NULL;
+    }
+  }
   free(mem);
+  if (rc) return rc;
   ExecStatusType s = PQresultStatus(r);
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
     rc = fail_res(c, r, err);
@@ -209,7 +330,8 @@ static int run(PGresult **out, adcp_sql_conn *c, const char *sql, const adcp_sql
 static int pg_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n, int64_t *changes,
                    adcp_error *err) {
   PGresult *r;
-  int rc = run(&r, c, sql, prm, n, err);
+  int binary;
+  int rc = run(&r, &binary, c, sql, prm, n, 0, err);
   if (rc) return rc;
   const char *t = PQcmdTuples(r);
   *changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
@@ -233,7 +355,7 @@ static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, cons
                     adcp_error *err) {
   pg_rows *r = calloc(1, sizeof *r);
   if (!r) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  int rc = run(&r->res, c, sql, prm, n, err);
+  int rc = run(&r->res, &r->binary, c, sql, prm, n, 1, err);
   if (rc) {
     free(r);
     return rc;
@@ -242,6 +364,18 @@ static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, cons
   r->row = -1;
   r->nrows = PQntuples(r->res);
   adcp_buf_init(&r->blob);
+  int nf = PQnfields(r->res);
+  if (r->binary && nf > 0) {
+    r->num = calloc((size_t)nf, sizeof *r->num);
+    r->hex = calloc((size_t)nf, sizeof *r->hex);
+    if (!r->num || !r->hex) {
+      free(r->num);
+      free(r->hex);
+      PQclear(r->res);
+      free(r);
+      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+  }
   *out = &r->head;
   return 0;
 }
@@ -268,21 +402,13 @@ static int pg_is_null(const adcp_sql_rows *h, int col) {
   return !valid(r, col) || PQgetisnull(r->res, r->row, col);
 }
 
-static const char *pg_get_text(const adcp_sql_rows *h, int col, size_t *len) {
-  const pg_rows *r = (const pg_rows *)h;
-  if (!valid(r, col) || PQgetisnull(r->res, r->row, col)) {
-    if (len) *len = 0;
-    return "";
-  }
-  if (len) *len = (size_t)PQgetlength(r->res, r->row, col);
-  return PQgetvalue(r->res, r->row, col);
-}
-
-static int64_t pg_get_int64(const adcp_sql_rows *h, int col) {
-  size_t n;
-  const char *t = pg_get_text(h, col, &n);
-  if (n == 1 && (t[0] == 't' || t[0] == 'f')) return t[0] == 't'; /* boolean */
-  return strtoll(t, NULL, 10);
+/* Binary integers are big-endian two's complement of 2, 4 or 8 bytes. */
+static int64_t be_int(const unsigned char *b, int len) {
+  uint64_t v = 0;
+  for (int i = 0; i < len; i++) v = v << 8 | b[i];
+  if (len == 2) return (int16_t)(uint16_t)v;
+  if (len == 4) return (int32_t)(uint32_t)v;
+  return (int64_t)v;
 }
 
 static int hexval(char ch) {
@@ -292,12 +418,73 @@ static int hexval(char ch) {
   return -1;
 }
 
+static const char *pg_get_text(const adcp_sql_rows *h, int col, size_t *len) {
+  pg_rows *r = (pg_rows *)(uintptr_t)h; /* scratch buffers only */
+  if (!valid(r, col) || PQgetisnull(r->res, r->row, col)) {
+    if (len) *len = 0;
+    return "";
+  }
+  const char *v = PQgetvalue(r->res, r->row, col);
+  int n = PQgetlength(r->res, r->row, col);
+  if (r->binary) {
+    /* Render the text form the text protocol would have sent. */
+    Oid t = PQftype(r->res, col);
+    if (t == OID_INT2 || t == OID_INT4 || t == OID_INT8 || t == OID_BOOL) {
+      if (t == OID_BOOL) snprintf(r->num[col], sizeof r->num[col], "%s", n == 1 && v[0] ? "t" : "f");
+      else snprintf(r->num[col], sizeof r->num[col], "%lld", (long long)be_int((const unsigned char *)v, n));
+      if (len) *len = strlen(r->num[col]);
+      return r->num[col];
+    }
+    if (t == OID_BYTEA) {
+      static const char digits[] = "0123456789abcdef";
+      adcp_buf *b = &r->hex[col];
+      adcp_buf_reset(b);
+      if (adcp_buf_reserve(b, 2 * (size_t)n + 3)) {
+        if (len) *len = 0;
+        return "";
+      }
+      b->data[b->len++] = '\\', b->data[b->len++] = 'x';
+      for (int i = 0; i < n; i++) {
+        b->data[b->len++] = (uint8_t)digits[(unsigned char)v[i] >> 4];
+        b->data[b->len++] = (uint8_t)digits[(unsigned char)v[i] & 15];
+      }
+      b->data[b->len] = '\0';
+      if (len) *len = b->len;
+      return (const char *)b->data;
+    }
+    /* text types: the binary form is the text (libpq NUL-terminates it) */
+  }
+  if (len) *len = (size_t)n;
+  return v;
+}
+
+static int64_t pg_get_int64(const adcp_sql_rows *h, int col) {
+  const pg_rows *r = (const pg_rows *)h;
+  if (r->binary && valid(r, col) && !PQgetisnull(r->res, r->row, col)) {
+    Oid t = PQftype(r->res, col);
+    const unsigned char *v = (const unsigned char *)PQgetvalue(r->res, r->row, col);
+    int n = PQgetlength(r->res, r->row, col);
+    if (t == OID_BOOL) return n == 1 && v[0];
+    if (t == OID_INT2 || t == OID_INT4 || t == OID_INT8) return be_int(v, n);
+    if (t == OID_BYTEA) return 0;
+  }
+  size_t n;
+  const char *t = pg_get_text(h, col, &n);
+  if (n == 1 && (t[0] == 't' || t[0] == 'f')) return t[0] == 't'; /* boolean */
+  return strtoll(t, NULL, 10);
+}
+
 static const uint8_t *pg_get_blob(adcp_sql_rows *h, int col, size_t *len) {
   pg_rows *r = (pg_rows *)h;
   *len = 0;
   if (!valid(r, col) || PQgetisnull(r->res, r->row, col)) return NULL;
-  const char *t = PQgetvalue(r->res, r->row, col);
-  size_t n = (size_t)PQgetlength(r->res, r->row, col);
+  if (r->binary && PQftype(r->res, col) == OID_BYTEA) {
+    /* Raw bytes straight from the result: no copy, no decoding. */
+    *len = (size_t)PQgetlength(r->res, r->row, col);
+    return (const uint8_t *)PQgetvalue(r->res, r->row, col);
+  }
+  size_t n;
+  const char *t = pg_get_text(h, col, &n);
   /* bytea text output is hex ("\x…") since PostgreSQL 9.0 (bytea_output=hex). */
   if (n < 2 || t[0] != '\\' || t[1] != 'x' || (n - 2) % 2) return NULL;
   adcp_buf_reset(&r->blob);
@@ -313,6 +500,10 @@ static const uint8_t *pg_get_blob(adcp_sql_rows *h, int col, size_t *len) {
 
 static void pg_rows_free(adcp_sql_rows *h) {
   pg_rows *r = (pg_rows *)h;
+  int nf = PQnfields(r->res);
+  for (int i = 0; r->hex && i < nf; i++) adcp_buf_free(&r->hex[i]);
+  free(r->hex);
+  free(r->num);
   PQclear(r->res);
   adcp_buf_free(&r->blob);
   free(r);
@@ -324,6 +515,69 @@ static int pg_in_transaction(const adcp_sql_conn *c) {
 }
 
 static int pg_holds_write_lock(const adcp_sql_conn *c) { return pg_in_transaction(c); }
+
+static int pg_txn_failed(const adcp_sql_conn *c) { return PQtransactionStatus(IMPL(c)->pg) == PQTRANS_INERROR; }
+
+static int pg_commit(adcp_sql_conn *c, adcp_error *err) {
+  PGresult *r = PQexec(IMPL(c)->pg, "COMMIT");
+  int rc;
+  if (PQresultStatus(r) != PGRES_COMMAND_OK)
+    rc = fail_res(c, r, err);
+  else if (!strcmp(PQcmdStatus(r), "ROLLBACK")) /* the server rolled back instead */
+    rc = adcp_sql__fail(c, ADCP_SQL_FAIL_OTHER, "25P02", NULL, "PostgreSQL rolled back the transaction at COMMIT", err);
+  else
+    rc = 0, adcp_sql__ok(c);
+  PQclear(r);
+  return rc;
+}
+
+/* ---- redaction ------------------------------------------------------------------ */
+
+static int secret_key(const char *k) { return strstr(k, "password") != NULL; }
+
+static int append_value(adcp_buf *b, const char *v) {
+  int plain = *v != '\0';
+  for (const char *q = v; *q; q++)
+    if (*q == '\'' || *q == '\\' || *q == ' ' || (unsigned char)*q < 0x21) plain = 0;
+  if (plain) return adcp_buf_append_str(b, v);
+  int rc = adcp_buf_append_byte(b, '\'');
+  for (const char *q = v; !rc && *q; q++) {
+    if (*q == '\'' || *q == '\\') rc = adcp_buf_append_byte(b, '\\');
+    if (!rc) rc = adcp_buf_append_byte(b, (uint8_t)*q);
+  }
+  if (!rc) rc = adcp_buf_append_byte(b, '\'');
+  return rc;
+}
+
+int adcp_sql__pg_redact(char *out, size_t n, const char *url) {
+  char *msg = NULL;
+  PQconninfoOption *opts = PQconninfoParse(url, &msg);
+  if (msg) PQfreemem(msg);
+  if (!opts) return -1;
+  static const char *const first[] = {"host", "hostaddr", "port", "dbname", "user", NULL};
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int rc = 0;
+  /* Endpoint keys first (in this order), then the rest in libpq's order. */
+  for (size_t f = 0; !rc && f <= 5; f++)
+    for (PQconninfoOption *o = opts; o->keyword && !rc; o++) {
+      if (!o->val) continue;
+      size_t idx = 0;
+      while (first[idx] && strcmp(o->keyword, first[idx])) idx++;
+      if (idx != f) continue; /* f == 5: keys outside `first` */
+      if (b.len) rc = adcp_buf_append_byte(&b, ' ');
+      if (!rc) rc = adcp_buf_printf(&b, "%s=", o->keyword);
+      /* A dbname that is itself a URL or conninfo could carry a password. */
+      int mask = secret_key(o->keyword) ||
+                 (!strcmp(o->keyword, "dbname") && (strstr(o->val, "://") || strchr(o->val, '=')));
+      if (!rc) rc = mask ? adcp_buf_append_str(&b, "***") : append_value(&b, o->val);
+    }
+  if (!rc) rc = adcp_buf_cstr(&b);
+  PQconninfoFree(opts);
+  if (!rc) snprintf(out, n, "%s", b.data ? (const char *)b.data : "");
+  adcp_buf_free(&b);
+  return rc ? -1 : 0;
+}
 
 const adcp_sql_backend adcp_sql_postgres_backend = {
     .version = 1,
@@ -342,4 +596,6 @@ const adcp_sql_backend adcp_sql_postgres_backend = {
     .rows_free = pg_rows_free,
     .in_transaction = pg_in_transaction,
     .holds_write_lock = pg_holds_write_lock,
+    .txn_failed = pg_txn_failed,
+    .commit = pg_commit,
 };

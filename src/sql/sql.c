@@ -13,83 +13,61 @@
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
+static int is_pg_uri(const char *url) { return has_prefix(url, "postgresql://") || has_prefix(url, "postgres://"); }
+
+/* A libpq keyword/value string starts with `keyword =` (a URI never does). */
+static int is_conninfo(const char *url) {
+  const char *p = url;
+  while (isspace((unsigned char)*p)) p++;
+  const char *k = p;
+  while (isalnum((unsigned char)*p) || *p == '_') p++;
+  if (p == k) return 0;
+  while (isspace((unsigned char)*p)) p++;
+  return *p == '=';
+}
+
 adcp_sql_dialect adcp_sql_url_dialect(const char *url) {
   if (!url || !*url) return 0;
   if (has_prefix(url, "sqlite:")) return ADCP_SQL_SQLITE;
-  if (has_prefix(url, "postgresql://") || has_prefix(url, "postgres://")) return ADCP_SQL_POSTGRES;
-  /* A libpq keyword/value string: "key=value ..." with no URI scheme. */
-  if (!strstr(url, "://") && strchr(url, '=')) return ADCP_SQL_POSTGRES;
+  if (is_pg_uri(url) || is_conninfo(url)) return ADCP_SQL_POSTGRES;
   return 0;
+}
+
+static void copy_out(char *out, size_t n, const char *a, size_t alen, const char *b) {
+  size_t o = 0;
+  for (size_t i = 0; i < alen && o + 1 < n; i++) out[o++] = a[i];
+  for (; b && *b && o + 1 < n; b++) out[o++] = *b;
+  out[o] = '\0';
 }
 
 void adcp_sql_redact_url(char *out, size_t n, const char *url) {
   if (!out || n == 0) return;
   out[0] = '\0';
   if (!url) return;
-  size_t o = 0;
-#define PUT(ch)                       \
-  do {                                \
-    if (o + 1 < n) out[o++] = (ch);   \
-  } while (0)
-#define PUTS(s)                           \
-  do {                                    \
-    for (const char *q_ = (s); *q_; q_++) \
-      PUT(*q_);                           \
-  } while (0)
-  const char *scheme = strstr(url, "://");
-  if (scheme) {
-    /* URI: mask user:PASSWORD@ and any password=VALUE query parameter. */
-    const char *auth = scheme + 3;
-    const char *end = auth + strcspn(auth, "/?#");
-    const char *at = NULL;
-    for (const char *p = auth; p < end; p++)
-      if (*p == '@') at = p; /* the last @ ends userinfo */
-    for (const char *p = url; p < auth; p++) PUT(*p);
-    const char *p = auth;
-    if (at) {
-      const char *colon = memchr(auth, ':', (size_t)(at - auth));
-      for (; p < (colon ? colon : at); p++) PUT(*p);
-      if (colon) PUTS(":***");
-      p = at;
-    }
-    for (; *p; p++) {
-      PUT(*p);
-      if ((*p == '?' || *p == '&') && has_prefix(p + 1, "password=")) {
-        PUTS("password=***");
-        p += 1 + strlen("password=");
-        while (*p && *p != '&') p++;
-        p--;
-      }
-    }
-  } else {
-    /* conninfo: password = value, value possibly quoted. */
-    const char *p = url;
-    while (*p) {
-      if ((p == url || isspace((unsigned char)p[-1])) && has_prefix(p, "password")) {
-        const char *q = p + strlen("password");
-        while (isspace((unsigned char)*q)) q++;
-        if (*q == '=') {
-          PUTS("password=***");
-          q++;
-          while (isspace((unsigned char)*q)) q++;
-          if (*q == '\'') {
-            for (q++; *q && *q != '\''; q++)
-              if (*q == '\\' && q[1]) q++;
-            if (*q) q++;
-          } else {
-            while (*q && !isspace((unsigned char)*q)) q++;
-          }
-          p = q;
-          continue;
-        }
-      }
-      PUT(*p);
-      p++;
-    }
+  if (has_prefix(url, "sqlite:")) {
+    copy_out(out, n, url, strlen(url), NULL);
+    return;
   }
-  out[o] = '\0';
-#undef PUT
-#undef PUTS
+  const char *scheme = strstr(url, "://");
+  if (is_pg_uri(url)) {
+    /* libpq ends userinfo at the first '/', so an unencoded '/', '?' or '#'
+     * in a password would make it parse the secret as host, port or dbname:
+     * when an '@' follows one of those, mask everything after the scheme. */
+    const char *rest = scheme + 3;
+    const char *at = strrchr(rest, '@');
+    if (!(at && strcspn(rest, "/?#") < (size_t)(at - rest)) && adcp_sql__pg_redact(out, n, url) == 0) return;
+    copy_out(out, n, url, (size_t)(rest - url), "***");
+    return;
+  }
+  if (is_conninfo(url)) {
+    if (adcp_sql__pg_redact(out, n, url) == 0) return;
+    copy_out(out, n, "", 0, "***");
+    return;
+  }
+  /* Not a URL we understand: keep the scheme at most. */
+  if (scheme) copy_out(out, n, url, (size_t)(scheme + 3 - url), "***");
+  else if (strpbrk(url, "=@:")) copy_out(out, n, "", 0, "***");
+  else copy_out(out, n, url, strlen(url), NULL);
 }
 
 /* ---- connections ----------------------------------------------------------- */
@@ -149,6 +127,13 @@ int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
                    const char *constraint, const char *what, adcp_error *err) {
   c->last_failure = cls;
   snprintf(c->last_sqlstate, sizeof c->last_sqlstate, "%s", sqlstate ? sqlstate : "");
+  /* The first failure inside a transaction dooms it (PostgreSQL semantics,
+   * applied to SQLite too): COMMIT will report this failure. */
+  if (c->txn_open && !c->aborted) {
+    c->aborted = 1;
+    c->abort_failure = cls;
+    memcpy(c->abort_sqlstate, c->last_sqlstate, sizeof c->abort_sqlstate);
+  }
   int code = (cls == ADCP_SQL_FAIL_UNIQUE || cls == ADCP_SQL_FAIL_RETRY) ? ADCP_ECONFLICT : ADCP_ESTORAGE;
   /* Constraint names are schema identifiers we chose, never data: safe to show. */
   int ok_name = constraint && *constraint && strlen(constraint) < 64;
@@ -245,34 +230,109 @@ int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const
 
 /* ---- transactions, locks, clock ----------------------------------------------- */
 
-int adcp_sql_begin(adcp_sql_conn *c, int immediate, adcp_error *err) {
+int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   if (c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: a transaction is already open");
-  const char *sql = (immediate && c->be->dialect == ADCP_SQL_SQLITE) ? "BEGIN IMMEDIATE" : "BEGIN";
-  return c->be->exec_script(c, sql, err);
+  int rc = c->be->exec_script(c, sql, err);
+  if (!rc) c->txn_open = 1, c->aborted = 0;
+  return rc;
+}
+
+int adcp_sql_begin(adcp_sql_conn *c, int immediate, adcp_error *err) {
+  return adcp_sql__begin_with(c, (immediate && c->be->dialect == ADCP_SQL_SQLITE) ? "BEGIN IMMEDIATE" : "BEGIN", err);
+}
+
+/* Ends the transaction after a failure without losing that failure's class. */
+static void rollback_keeping_failure(adcp_sql_conn *c) {
+  adcp_sql_failure cls = c->last_failure;
+  char st[6];
+  memcpy(st, c->last_sqlstate, sizeof st);
+  if (c->be->in_transaction(c)) c->be->exec_script(c, "ROLLBACK", NULL);
+  c->last_failure = cls;
+  memcpy(c->last_sqlstate, st, sizeof st);
+  c->txn_open = 0, c->aborted = 0;
 }
 
 int adcp_sql_commit(adcp_sql_conn *c, adcp_error *err) {
-  if (!c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: no transaction is open");
-  int rc = c->be->exec_script(c, "COMMIT", err);
-  /* A failed COMMIT may leave SQLite inside the transaction (e.g. busy); end it. */
-  if (rc && c->be->in_transaction(c)) {
-    adcp_sql_failure cls = c->last_failure;
+  int open = c->be->in_transaction(c);
+  if (!open && !c->txn_open) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: no transaction is open");
+  /* A statement failed inside this transaction (or the engine already rolled
+   * it back): COMMIT would lose work silently. Roll back and report it. */
+  if (c->aborted || !open || c->be->txn_failed(c)) {
+    adcp_sql_failure cls = c->aborted ? c->abort_failure : ADCP_SQL_FAIL_OTHER;
     char st[6];
-    memcpy(st, c->last_sqlstate, sizeof st);
-    c->be->exec_script(c, "ROLLBACK", NULL);
-    c->last_failure = cls;
-    memcpy(c->last_sqlstate, st, sizeof st);
+    memcpy(st, c->aborted ? c->abort_sqlstate : "25P02", sizeof st);
+    if (cls == ADCP_SQL_FAIL_NONE) cls = ADCP_SQL_FAIL_OTHER;
+    c->txn_open = 0, c->aborted = 0;
+    if (open) c->be->exec_script(c, "ROLLBACK", NULL);
+    return adcp_sql__fail(c, cls, st, NULL, "transaction rolled back at COMMIT: an earlier statement failed", err);
   }
+  int rc = c->be->commit(c, err);
+  /* A failed COMMIT may leave SQLite inside the transaction (e.g. busy); end it. */
+  if (rc) rollback_keeping_failure(c);
+  c->txn_open = 0, c->aborted = 0;
   return rc;
 }
 
 int adcp_sql_rollback(adcp_sql_conn *c, adcp_error *err) {
+  c->txn_open = 0, c->aborted = 0;
   if (!c->be->in_transaction(c)) return 0;
   return c->be->exec_script(c, "ROLLBACK", err);
 }
 
 int adcp_sql_in_transaction(const adcp_sql_conn *c) { return c->be->in_transaction(c); }
+
+int adcp_sql_transaction_failed(const adcp_sql_conn *c) {
+  return c->be->in_transaction(c) && (c->aborted || c->be->txn_failed(c));
+}
+
+/* Savepoint names are identifiers we write, never data. */
+static int savepoint_sql(char *out, size_t n, const char *verb, const char *name, adcp_error *err) {
+  int ok = name && (islower((unsigned char)name[0]) || name[0] == '_') && strlen(name) < 48;
+  for (const char *p = name; ok && *p; p++)
+    if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_')) ok = 0;
+  if (!ok) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: savepoint name must match [a-z_][a-z0-9_]*");
+  snprintf(out, n, "%s %s", verb, name);
+  return 0;
+}
+
+/* Refuses work in a doomed transaction with the failure that doomed it. */
+static int refuse_if_aborted(adcp_sql_conn *c, adcp_error *err) {
+  if (!c->aborted) return 0;
+  char st[6];
+  memcpy(st, c->abort_sqlstate, sizeof st);
+  return adcp_sql__fail(c, c->abort_failure, st, NULL, "transaction is aborted (roll back to a savepoint)", err);
+}
+
+int adcp_sql_savepoint(adcp_sql_conn *c, const char *name, adcp_error *err) {
+  char sql[80];
+  int rc = savepoint_sql(sql, sizeof sql, "SAVEPOINT", name, err);
+  if (rc) return rc;
+  if (!c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: savepoint needs an open transaction");
+  if ((rc = refuse_if_aborted(c, err))) return rc;
+  return c->be->exec_script(c, sql, err);
+}
+
+int adcp_sql_release(adcp_sql_conn *c, const char *name, adcp_error *err) {
+  char sql[80];
+  int rc = savepoint_sql(sql, sizeof sql, "RELEASE SAVEPOINT", name, err);
+  if (rc) return rc;
+  if (!c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: release needs an open transaction");
+  if ((rc = refuse_if_aborted(c, err))) return rc;
+  return c->be->exec_script(c, sql, err);
+}
+
+int adcp_sql_rollback_to(adcp_sql_conn *c, const char *name, adcp_error *err) {
+  char sql[80];
+  int rc = savepoint_sql(sql, sizeof sql, "ROLLBACK TO SAVEPOINT", name, err);
+  if (rc) return rc;
+  if (!c->be->in_transaction(c))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: rollback to savepoint needs an open transaction");
+  /* Savepoints are only created in a healthy transaction, so rolling back to
+   * one returns to a healthy state (if it fails, that failure dooms it). */
+  c->aborted = 0;
+  return c->be->exec_script(c, sql, err);
+}
 
 int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *err) {
   if (!key) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: key is NULL");

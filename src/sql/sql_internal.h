@@ -27,6 +27,12 @@ typedef struct adcp_sql_backend {
   int (*in_transaction)(const adcp_sql_conn *c);
   /* 1 if the open transaction holds the database write lock (SQLite only). */
   int (*holds_write_lock)(const adcp_sql_conn *c);
+  /* 1 if the server already considers the open transaction failed (PostgreSQL
+   * PQTRANS_INERROR); SQLite has no such state (the port tracks it). */
+  int (*txn_failed)(const adcp_sql_conn *c);
+  /* COMMIT: 0 only when the server really committed (PostgreSQL answers a
+   * COMMIT of a failed transaction with the command tag "ROLLBACK"). */
+  int (*commit)(adcp_sql_conn *c, adcp_error *err);
 } adcp_sql_backend;
 
 struct adcp_sql_conn {
@@ -35,6 +41,13 @@ struct adcp_sql_conn {
   int durable;
   adcp_sql_failure last_failure;
   char last_sqlstate[6];
+  /* Transaction bookkeeping kept by the port so both dialects agree: once a
+   * statement fails inside a transaction, COMMIT fails with that failure
+   * (PostgreSQL would silently roll back; SQLite would commit the rest). */
+  int txn_open;                 /* begun through adcp_sql_begin */
+  int aborted;                  /* a statement failed since BEGIN / the last ROLLBACK TO */
+  adcp_sql_failure abort_failure;
+  char abort_sqlstate[6];
 };
 
 /* Every backend's row iterator starts with this head. */
@@ -49,6 +62,12 @@ extern const adcp_sql_backend adcp_sql_postgres_backend;
  * message; returns ADCP_ECONFLICT for UNIQUE/RETRY, else ADCP_ESTORAGE. */
 int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
                    const char *constraint, const char *what, adcp_error *err);
+/* BEGIN with a dialect-specific statement (e.g. an isolation level). */
+int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err);
+/* PostgreSQL: rebuilds a URI or conninfo string as keyword=value pairs with
+ * every password masked (postgres.c, through PQconninfoParse). -1 when libpq
+ * cannot parse it (the caller masks everything then). */
+int adcp_sql__pg_redact(char *out, size_t n, const char *url);
 /* Clears the failure state after a successful call. */
 void adcp_sql__ok(adcp_sql_conn *c);
 /* Generic phrase for a failure class. */

@@ -201,9 +201,13 @@ static int prepare(sqlite3_stmt **out, cached_stmt **slot, adcp_sql_conn *c, con
   sqlite_conn *s = IMPL(c);
   *out = NULL;
   *slot = NULL;
+  int nested = 0;
   for (size_t i = 0; i < s->ncache; i++) {
     if (!strcmp(s->cache[i].sql, sql)) {
-      if (s->cache[i].busy) break; /* nested use of the same text: private copy */
+      if (s->cache[i].busy) {
+        nested = 1; /* nested use of the same text: a private statement, never cached */
+        break;
+      }
       s->cache[i].busy = 1;
       s->cache[i].used = ++s->tick;
       *out = s->cache[i].st;
@@ -214,28 +218,32 @@ static int prepare(sqlite3_stmt **out, cached_stmt **slot, adcp_sql_conn *c, con
   char *t = translate(sql);
   if (!t) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v3(s->db, t, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+  int rc = sqlite3_prepare_v3(s->db, t, -1, nested ? 0 : SQLITE_PREPARE_PERSISTENT, &st, NULL);
   free(t);
   if (rc != SQLITE_OK) return fail_rc(c, rc, "SQLite could not prepare the statement", err);
   if (!st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: empty statement");
-  /* Cache it, evicting the least recently used idle entry when full. */
+  *out = st;
+  if (nested) return 0;
+  /* Cache it, evicting the least recently used idle entry when full. The key
+   * is copied first: on failure nothing is evicted and the statement stays
+   * private (finalized on release). */
+  char *key = strdup(sql);
+  if (!key) return 0;
   size_t pick = s->ncache;
   if (s->ncache == CACHE_MAX) {
     pick = CACHE_MAX;
     for (size_t i = 0; i < CACHE_MAX; i++)
       if (!s->cache[i].busy && (pick == CACHE_MAX || s->cache[i].used < s->cache[pick].used)) pick = i;
-    if (pick < CACHE_MAX) {
-      sqlite3_finalize(s->cache[pick].st);
-      free(s->cache[pick].sql);
+    if (pick == CACHE_MAX) {
+      free(key); /* every entry is in use: stay private */
+      return 0;
     }
+    sqlite3_finalize(s->cache[pick].st);
+    free(s->cache[pick].sql);
   }
-  char *key = pick < CACHE_MAX ? strdup(sql) : NULL;
-  if (key) {
-    s->cache[pick] = (cached_stmt){key, st, 1, ++s->tick};
-    if (pick == s->ncache) s->ncache++;
-    *slot = &s->cache[pick];
-  }
-  *out = st;
+  s->cache[pick] = (cached_stmt){key, st, 1, ++s->tick};
+  if (pick == s->ncache) s->ncache++;
+  *slot = &s->cache[pick];
   return 0;
 }
 
@@ -364,6 +372,15 @@ static int sq_holds_write_lock(const adcp_sql_conn *c) {
   return sqlite3_txn_state(IMPL(c)->db, "main") == SQLITE_TXN_WRITE;
 }
 
+/* SQLite keeps a transaction usable after a failed statement; the port
+ * tracks the failure itself (adcp_sql_conn.aborted). */
+static int sq_txn_failed(const adcp_sql_conn *c) {
+  (void)c;
+  return 0;
+}
+
+static int sq_commit(adcp_sql_conn *c, adcp_error *err) { return sq_exec_script(c, "COMMIT", err); }
+
 const adcp_sql_backend adcp_sql_sqlite_backend = {
     .version = 1,
     .dialect = ADCP_SQL_SQLITE,
@@ -381,6 +398,8 @@ const adcp_sql_backend adcp_sql_sqlite_backend = {
     .rows_free = sq_rows_free,
     .in_transaction = sq_in_transaction,
     .holds_write_lock = sq_holds_write_lock,
+    .txn_failed = sq_txn_failed,
+    .commit = sq_commit,
 };
 
 /* ---- incremental blob reads ------------------------------------------------------ */

@@ -223,6 +223,233 @@ static void port_transactions_locks_clock(void **state) {
   adcp_sql_close(c);
 }
 
+/* A failed statement dooms the transaction on both dialects: COMMIT rolls
+ * back and reports that failure (PostgreSQL used to answer COMMIT with a
+ * silent ROLLBACK; SQLite used to commit the statements around the failure). */
+static void failed_statement_dooms_commit(void **state) {
+  fixture *f = *state;
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_error err = {0};
+  OK(adcp_sql_exec_script(c, "CREATE TABLE t (k TEXT PRIMARY KEY)", &err));
+  const char *ins = "INSERT INTO t (k) VALUES ($1)";
+  adcp_sql_param a = adcp_sql_text("a"), b = adcp_sql_text("b");
+  OK(adcp_sql_begin(c, 1, &err));
+  OK(adcp_sql_exec(c, ins, &a, 1, &err));
+  assert_int_equal(adcp_sql_exec(c, ins, &a, 1, &err), ADCP_ECONFLICT);
+  assert_true(adcp_sql_transaction_failed(c));
+  /* PostgreSQL refuses what follows (25P02); SQLite would run it. Either way
+   * the commit fails with the first failure. */
+  (void)adcp_sql_exec(c, ins, &b, 1, &err);
+  memset(&err, 0, sizeof err);
+  assert_int_equal(adcp_sql_commit(c, &err), ADCP_ECONFLICT);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
+  assert_string_equal(adcp_sql_last_sqlstate(c), "23505");
+  assert_non_null(strstr(err.message, "23505"));
+  assert_false(adcp_sql_in_transaction(c));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 0);
+  /* A CHECK-class failure keeps its class too. */
+  OK(adcp_sql_exec_script(c, "CREATE TABLE u (n BIGINT CHECK (n > 0))", &err));
+  adcp_sql_param neg = adcp_sql_int64(-1);
+  OK(adcp_sql_begin(c, 0, &err));
+  assert_int_equal(adcp_sql_exec(c, "INSERT INTO u (n) VALUES ($1)", &neg, 1, &err), ADCP_ESTORAGE);
+  assert_int_equal(adcp_sql_commit(c, &err), ADCP_ESTORAGE);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_CHECK);
+  assert_false(adcp_sql_in_transaction(c));
+
+  /* Savepoints tolerate a failure deliberately. */
+  OK(adcp_sql_begin(c, 1, &err));
+  OK(adcp_sql_exec(c, ins, &a, 1, &err));
+  OK(adcp_sql_savepoint(c, "sp_dup", &err));
+  assert_int_equal(adcp_sql_exec(c, ins, &a, 1, &err), ADCP_ECONFLICT);
+  assert_int_equal(adcp_sql_savepoint(c, "sp_late", &err), ADCP_ECONFLICT); /* doomed until rolled back */
+  assert_int_equal(adcp_sql_release(c, "sp_dup", &err), ADCP_ECONFLICT);
+  OK(adcp_sql_rollback_to(c, "sp_dup", &err));
+  assert_false(adcp_sql_transaction_failed(c));
+  OK(adcp_sql_exec(c, ins, &b, 1, &err));
+  OK(adcp_sql_release(c, "sp_dup", &err));
+  OK(adcp_sql_commit(c, &err));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 2);
+  assert_int_equal(adcp_sql_savepoint(c, "sp", &err), ADCP_EINVALID_INPUT); /* no transaction */
+  OK(adcp_sql_begin(c, 1, &err));
+  assert_int_equal(adcp_sql_savepoint(c, "bad name; DROP TABLE t", &err), ADCP_EINVALID_INPUT);
+  OK(adcp_sql_commit(c, &err)); /* a refused name never reached the database */
+  /* After a doomed commit the connection is clean again. */
+  OK(adcp_sql_begin(c, 0, &err));
+  adcp_sql_param d = adcp_sql_text("d");
+  OK(adcp_sql_exec(c, ins, &d, 1, &err));
+  OK(adcp_sql_commit(c, &err));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 3);
+  adcp_sql_close(c);
+}
+
+/* Results in binary format (PostgreSQL, bytea-bearing queries) read exactly
+ * like text results through every getter; SQLite runs the same assertions. */
+static void port_binary_and_text_results_agree(void **state) {
+  fixture *f = *state;
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_error err = {0};
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  OK(adcp_sql_exec_script(c, pg ? "CREATE TABLE t (k TEXT, i2 SMALLINT, i4 INTEGER, i8 BIGINT, ok BOOLEAN, "
+                                  "b BYTEA, v VARCHAR(10))"
+                                : "CREATE TABLE t (k TEXT, i2 INTEGER, i4 INTEGER, i8 INTEGER, ok INTEGER, "
+                                  "b BLOB, v TEXT)",
+                          &err));
+  const uint8_t raw[] = {0x00, 0x5c, 0x78, 0xff, 0x27};
+  adcp_sql_param p[7] = {adcp_sql_text("r1"),    adcp_sql_int64(-2),          adcp_sql_int64(-70000),
+                         adcp_sql_int64(INT64_MIN), adcp_sql_int64(1), adcp_sql_blob(raw, sizeof raw),
+                         adcp_sql_text("vé")};
+  const char *ins = pg ? "INSERT INTO t VALUES ($1, $2, $3, $4, $5::int::boolean, $6, $7)"
+                       : "INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7)";
+  OK(adcp_sql_exec(c, ins, p, 7, &err));
+  adcp_sql_param q[7] = {adcp_sql_text("r2"), adcp_sql_null(), adcp_sql_null(), adcp_sql_null(), adcp_sql_int64(0),
+                         adcp_sql_blob("", 0), adcp_sql_null()};
+  OK(adcp_sql_exec(c, ins, q, 7, &err));
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, c, "SELECT k, i2, i4, i8, ok, b, v FROM t ORDER BY k", NULL, 0, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  size_t n;
+  assert_string_equal(adcp_sql_get_text(r, 0, &n), "r1");
+  assert_int_equal(n, 2);
+  assert_int_equal(adcp_sql_get_int64(r, 1), -2);
+  assert_string_equal(adcp_sql_get_text(r, 1, NULL), "-2");
+  assert_int_equal(adcp_sql_get_int64(r, 2), -70000);
+  assert_string_equal(adcp_sql_get_text(r, 2, NULL), "-70000");
+  assert_true(adcp_sql_get_int64(r, 3) == INT64_MIN);
+  assert_string_equal(adcp_sql_get_text(r, 3, NULL), "-9223372036854775808");
+  assert_int_equal(adcp_sql_get_int64(r, 4), 1);
+  assert_string_equal(adcp_sql_get_text(r, 4, NULL), pg ? "t" : "1");
+  const uint8_t *bb = adcp_sql_get_blob(r, 5, &n);
+  assert_int_equal(n, sizeof raw);
+  assert_memory_equal(bb, raw, sizeof raw);
+  if (pg) assert_string_equal(adcp_sql_get_text(r, 5, NULL), "\\x005c78ff27");
+  assert_string_equal(adcp_sql_get_text(r, 6, NULL), "vé");
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  assert_true(adcp_sql_is_null(r, 1));
+  assert_int_equal(adcp_sql_get_int64(r, 1), 0);
+  assert_string_equal(adcp_sql_get_text(r, 1, NULL), "");
+  assert_int_equal(adcp_sql_get_int64(r, 4), 0);
+  bb = adcp_sql_get_blob(r, 5, &n);
+  assert_non_null(bb); /* empty, not NULL */
+  assert_int_equal(n, 0);
+  assert_true(adcp_sql_is_null(r, 6));
+  assert_null(adcp_sql_get_blob(r, 6, &n));
+  assert_int_equal(adcp_sql_next(r, &err), 0);
+  adcp_sql_rows_free(r);
+  /* A ranged read of a bytea (the page-read shape). */
+  adcp_sql_param rg[2] = {adcp_sql_int64(2), adcp_sql_int64(3)};
+  OK(adcp_sql_query(&r, c,
+                    pg ? "SELECT substring(b FROM $1::int FOR $2::int) FROM t WHERE k = 'r1'"
+                       : "SELECT substr(b, $1, $2) FROM t WHERE k = 'r1'",
+                    rg, 2, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  bb = adcp_sql_get_blob(r, 0, &n);
+  assert_int_equal(n, 3);
+  assert_memory_equal(bb, raw + 1, 3);
+  adcp_sql_rows_free(r);
+  adcp_sql_close(c);
+}
+
+/* The statement cache: keyed by text + parameter types, survives a lost
+ * statement (DEALLOCATE ALL / DISCARD ALL from a pooler) and a changed result
+ * shape, and nested use of one text on SQLite. */
+static void statement_cache_is_robust(void **state) {
+  fixture *f = *state;
+  adcp_sql_conn *c = connect_raw(f);
+  adcp_error err = {0};
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  char v[64];
+  int found;
+  OK(adcp_sql_exec_script(c, "CREATE TABLE t (k TEXT PRIMARY KEY)", &err));
+  for (int i = 0; i < 5; i++) {
+    char k[8];
+    snprintf(k, sizeof k, "k%d", i);
+    adcp_sql_param p = adcp_sql_text(k);
+    OK(adcp_sql_exec(c, "INSERT INTO t (k) VALUES ($1)", &p, 1, &err));
+  }
+  /* Nested use of the same text, many times over the cache size. */
+  const char *sel = "SELECT k FROM t ORDER BY k";
+  for (int round = 0; round < 80; round++) {
+    adcp_sql_rows *outer;
+    OK(adcp_sql_query(&outer, c, sel, NULL, 0, &err));
+    int no = 0;
+    while (adcp_sql_next(outer, &err) == 1) {
+      adcp_sql_rows *inner;
+      OK(adcp_sql_query(&inner, c, sel, NULL, 0, &err));
+      int ni = 0;
+      while (adcp_sql_next(inner, &err) == 1) ni++;
+      adcp_sql_rows_free(inner);
+      assert_int_equal(ni, 5);
+      char want[16];
+      snprintf(want, sizeof want, "k%d", no++);
+      assert_string_equal(adcp_sql_get_text(outer, 0, NULL), want);
+    }
+    adcp_sql_rows_free(outer);
+    assert_int_equal(no, 5);
+  }
+  /* Many distinct texts: eviction keeps working. */
+  for (int i = 0; i < 300; i++) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT %d + $1", i);
+    adcp_sql_param p = adcp_sql_int64(1);
+    OK(adcp_sql_query_text(v, sizeof v, &found, c, sql, &p, 1, &err));
+    assert_int_equal(atoi(v), i + 1);
+  }
+  if (!pg) {
+    adcp_sql_close(c);
+    return;
+  }
+  /* Same text, different parameter types: separate statements. */
+  const char *typeof_sql = "SELECT $1::text";
+  adcp_sql_param pi = adcp_sql_int64(7), pt = adcp_sql_text("x"), pb = adcp_sql_blob("\x01", 1);
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, typeof_sql, &pi, 1, &err));
+  assert_string_equal(v, "7");
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, typeof_sql, &pt, 1, &err)); /* not parsed as int8 */
+  assert_string_equal(v, "x");
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, typeof_sql, &pb, 1, &err));
+  assert_string_equal(v, "\\x01");
+  /* A pooler's DISCARD ALL drops every prepared statement: re-prepared once. */
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, "SELECT count(*) FROM t", NULL, 0, &err));
+  OK(adcp_sql_exec_script(c, "DEALLOCATE ALL", &err));
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, "SELECT count(*) FROM t", NULL, 0, &err));
+  assert_string_equal(v, "5");
+  /* A changed result shape (0A000 "cached plan must not change result type"). */
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, c, "SELECT * FROM t ORDER BY k", NULL, 0, &err));
+  adcp_sql_rows_free(r);
+  OK(adcp_sql_exec_script(c, "ALTER TABLE t ADD COLUMN extra TEXT DEFAULT 'e'", &err));
+  OK(adcp_sql_query(&r, c, "SELECT * FROM t ORDER BY k", NULL, 0, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  assert_int_equal(adcp_sql_column_count(r), 2);
+  assert_string_equal(adcp_sql_get_text(r, 1, NULL), "e");
+  adcp_sql_rows_free(r);
+  /* Inside a transaction the stale statement fails (and dooms the
+   * transaction) but is forgotten, so the next transaction works. */
+  OK(adcp_sql_exec_script(c, "ALTER TABLE t ADD COLUMN extra2 TEXT", &err));
+  OK(adcp_sql_begin(c, 0, &err));
+  assert_int_not_equal(adcp_sql_query(&r, c, "SELECT * FROM t ORDER BY k", NULL, 0, &err), 0);
+  assert_int_not_equal(adcp_sql_commit(c, &err), 0);
+  OK(adcp_sql_query(&r, c, "SELECT * FROM t ORDER BY k", NULL, 0, &err));
+  assert_int_equal(adcp_sql_column_count(r), 3);
+  adcp_sql_rows_free(r);
+  adcp_sql_close(c);
+  /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only, nothing prepared. */
+  setenv("ADCP_PG_STATEMENT_CACHE", "off", 1);
+  c = connect_raw(f);
+  unsetenv("ADCP_PG_STATEMENT_CACHE");
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, typeof_sql, &pb, 1, &err));
+  assert_string_equal(v, "\\x01");
+  OK(adcp_sql_query(&r, c, "SELECT decode('00ff', 'hex'), count(*) OVER () FROM t LIMIT 1", NULL, 0, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  size_t n;
+  const uint8_t *b = adcp_sql_get_blob(r, 0, &n);
+  assert_int_equal(n, 2);
+  assert_true(b[0] == 0 && b[1] == 0xff);
+  assert_int_equal(adcp_sql_get_int64(r, 1), 5);
+  adcp_sql_rows_free(r);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM pg_prepared_statements"), 0);
+  adcp_sql_close(c);
+}
+
 /* ---- migrations ------------------------------------------------------------------ */
 
 static void migrate_from_empty_is_idempotent(void **state) {
@@ -373,8 +600,7 @@ static int count_lines(const char *text, const char *line) {
   return n;
 }
 
-static void concurrent_migrate_processes_apply_each_step_once(void **state) {
-  fixture *f = *state;
+static void run_concurrent_migrate(const fixture *f) {
   char *dir = tu_mkdtemp();
   char cmd[2048];
   /* Four runners started together; each step must be applied exactly once. */
@@ -402,6 +628,72 @@ static void concurrent_migrate_processes_apply_each_step_once(void **state) {
   adcp_buf_free(&out);
   tu_rmtree(dir);
   free(dir);
+}
+
+static void concurrent_migrate_processes_apply_each_step_once(void **state) {
+  fixture *f = *state;
+  run_concurrent_migrate(f);
+  if (f->dialect != ADCP_SQL_POSTGRES) return;
+  /* Again on a database whose default isolation is REPEATABLE READ: the
+   * runner's re-check under the schema lock must still see the steps a
+   * runner before it committed (it pins READ COMMITTED). */
+  char sql[160];
+  snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", f->dbname);
+  pg_admin(sql);
+  snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->dbname);
+  pg_admin(sql);
+  snprintf(sql, sizeof sql, "ALTER DATABASE %s SET default_transaction_isolation = 'repeatable read'", f->dbname);
+  pg_admin(sql);
+  adcp_sql_conn *c = connect_raw(f);
+  char v[32];
+  int found;
+  adcp_error err = {0};
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, "SHOW default_transaction_isolation", NULL, 0, &err));
+  assert_string_equal(v, "repeatable read");
+  adcp_sql_close(c);
+  for (int i = 0; i < 3; i++) {
+    run_concurrent_migrate(f);
+    snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", f->dbname);
+    pg_admin(sql);
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->dbname);
+    pg_admin(sql);
+    snprintf(sql, sizeof sql, "ALTER DATABASE %s SET default_transaction_isolation = 'repeatable read'", f->dbname);
+    pg_admin(sql);
+  }
+}
+
+/* PostgreSQL: the SDKs' trigger function is never overwritten, and its body
+ * does not count as drift; chunk bodies are stored EXTERNAL (0003). */
+static void shared_function_and_body_storage(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  if (f->dialect != ADCP_SQL_POSTGRES) {
+    adcp_storage *s = open_migrated(f);
+    OK(adcp_storage_check_ready(NULL, s, &err));
+    adcp_storage_close(s);
+    return;
+  }
+  adcp_sql_conn *c = connect_raw(f);
+  /* What a JS SDK deployment leaves behind: same name, its own body. */
+  OK(adcp_sql_exec_script(c, "CREATE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger "
+                             "LANGUAGE plpgsql AS $$ BEGIN /* js-sdk body */ RETURN NEW; END; $$",
+                          &err));
+  adcp_sql_close(c);
+  adcp_storage *s = open_migrated(f);
+  c = adcp_storage_sql(s);
+  char v[256];
+  int found;
+  OK(adcp_sql_query_text(v, sizeof v, &found, c,
+                         "SELECT prosrc FROM pg_proc WHERE proname = 'adcp_reporting_row_storage_immutable'", NULL, 0,
+                         &err));
+  assert_non_null(strstr(v, "js-sdk body"));
+  OK(adcp_storage_check_ready(NULL, s, &err));
+  OK(adcp_sql_query_text(v, sizeof v, &found, c,
+                         "SELECT attstorage::text FROM pg_attribute WHERE attrelid = "
+                         "'adcp_reporting_chunk_bodies'::regclass AND attname = 'body'",
+                         NULL, 0, &err));
+  assert_string_equal(v, "e");
+  adcp_storage_close(s);
 }
 
 /* ---- catalog audit ----------------------------------------------------------------- */
@@ -594,6 +886,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(port_parameters_rows_and_blobs),
       BOTH(port_transactions_locks_clock),
+      BOTH(failed_statement_dooms_commit),
+      BOTH(port_binary_and_text_results_agree),
+      BOTH(statement_cache_is_robust),
+      BOTH(shared_function_and_body_storage),
       BOTH(migrate_from_empty_is_idempotent),
       BOTH(schema_behind_until_migrated),
       BOTH(checksum_tamper_is_refused),

@@ -41,8 +41,10 @@ static void migrate_on_sqlite(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
   assert_non_null(strstr(txt(&out), "pending 0001 ledger_core additive\n"));
   assert_non_null(strstr(txt(&out), "pending 0002 row_storage additive\n"));
+  assert_non_null(strstr(txt(&out), "pending 0003 chunk_body_storage additive\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
-  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n");
+  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
+                                 "would-apply 0003 chunk_body_storage additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -54,7 +56,8 @@ static void migrate_on_sqlite(void **state) {
 
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "applying 0001 ledger_core additive\ndone 0001\n"
-                                 "applying 0002 row_storage additive\ndone 0002\n");
+                                 "applying 0002 row_storage additive\ndone 0002\n"
+                                 "applying 0003 chunk_body_storage additive\ndone 0003\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -81,7 +84,7 @@ static void migrate_on_sqlite(void **state) {
   snprintf(cmd, sizeof cmd, "cd '%s' && ADCP_DATABASE_URL='%s' DATABASE_URL='sqlite:%s/never.db' '%s' migrate",
            dir, other, dir, ADCP_CLI_PATH);
   assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
-  assert_non_null(strstr(txt(&out), "done 0002"));
+  assert_non_null(strstr(txt(&out), "done 0003"));
   snprintf(cmd, sizeof cmd, "test -f '%s/other.db' && test ! -f '%s/never.db'", dir, dir);
   assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
   snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run", dir,
@@ -132,19 +135,39 @@ static void migrate_on_postgres_and_password_masking(void **state) {
   adcp_buf out;
   adcp_buf_init(&out);
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
-  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n");
+  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
+                                 "would-apply 0003 chunk_body_storage additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
-  assert_non_null(strstr(txt(&out), "done 0002\n"));
+  assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
   assert_non_null(strstr(txt(&out), "applied 0002 row_storage additive 20"));
 
-  /* Credentials never reach the terminal, whatever fails. */
-  assert_int_equal(cli(&out, "--db 'postgresql://mallory:hunter2secret@127.0.0.1:1/x?connect_timeout=2' migrate"), 4);
-  assert_null(strstr(txt(&out), "hunter2secret"));
-  assert_non_null(strstr(txt(&out), "STORAGE_ERROR"));
-  assert_int_equal(cli(&out, "--db 'host=127.0.0.1 port=1 password=hunter2secret connect_timeout=2' migrate --status"), 4);
-  assert_null(strstr(txt(&out), "hunter2secret"));
+  /* Credentials never reach the terminal (stdout + stderr), whatever fails:
+   * real connection attempts to a closed loopback port, every spelling. */
+  static const char *const leaky[] = {
+      "postgresql://mallory:hunter2secret@127.0.0.1:1/x?connect_timeout=2",
+      "postgresql://mallory@127.0.0.1:1/x?password=hunter2secret&connect_timeout=2",
+      "postgresql://mallory@127.0.0.1:1/x?pass%77ord=hunter2secret&connect_timeout=2",
+      "postgresql://mallory@127.0.0.1:1/x?sslpassword=hunter2secret&connect_timeout=2",
+      "postgresql://mallory:hunter2/secret@127.0.0.1:1/x",
+      "host=127.0.0.1 port=1 password=hunter2secret connect_timeout=2",
+      "host=127.0.0.1 port=1 password='hunter2 \\'secret' connect_timeout=2",
+      "host=127.0.0.1 port=1 password=x://hunter2secret connect_timeout=2",
+      "host=127.0.0.1 port=1 sslpassword=hunter2secret connect_timeout=2",
+  };
+  for (size_t i = 0; i < sizeof leaky / sizeof *leaky; i++) {
+    const char *sub[] = {"migrate", "migrate --status", "migrate --dry-run"};
+    for (size_t j = 0; j < 3; j++) {
+      int st = cli(&out, "--db \"%s\" %s", leaky[i], sub[j]);
+      if (st != 4 || strstr(txt(&out), "hunter2") || strstr(txt(&out), "secret"))
+        fail_msg("%s %s: exit %d, output:\n%s", leaky[i], sub[j], st, txt(&out));
+      assert_non_null(strstr(txt(&out), "STORAGE_ERROR"));
+    }
+  }
   assert_int_equal(cli(&out, "--db 'mysql://u:hunter2secret@h/d' migrate"), 1);
+  assert_null(strstr(txt(&out), "hunter2secret"));
+  /* init refuses non-SQLite targets without echoing them either. */
+  assert_int_equal(cli(&out, "--db 'postgresql://u:hunter2secret@127.0.0.1:1/d' init"), 1);
   assert_null(strstr(txt(&out), "hunter2secret"));
 
   snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);

@@ -179,56 +179,71 @@ CREATE INDEX IF NOT EXISTS adcp_reporting_row_write_intents_expiry
 
 -- One trigger function for the four guarded tables (spec 02 §3.8). A forbidden
 -- change raises check_violation (23514); deletes are never blocked.
-CREATE OR REPLACE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+-- The official JS and Python SDKs create a function of this name in the same
+-- schema: create ours only if none exists, so neither side overwrites the
+-- other's body (the catalog audit leaves this body out of its fingerprint).
+DO $do$
 BEGIN
-  IF TG_TABLE_NAME = 'adcp_reporting_row_bindings' THEN
-    IF NEW.row_binding_id IS DISTINCT FROM OLD.row_binding_id
-       OR NEW.kind IS DISTINCT FROM OLD.kind
-       OR NEW.provider IS DISTINCT FROM OLD.provider
-       OR NEW.identity_config IS DISTINCT FROM OLD.identity_config
-       OR NEW.identity_sha256 IS DISTINCT FROM OLD.identity_sha256
-       OR NEW.namespace_key IS DISTINCT FROM OLD.namespace_key THEN
-      RAISE EXCEPTION 'row binding identity is immutable' USING ERRCODE = '23514';
-    END IF;
-  ELSIF TG_TABLE_NAME = 'adcp_reporting_row_sets' THEN
-    IF NEW.row_set_id IS DISTINCT FROM OLD.row_set_id
-       OR NEW.row_set_kind IS DISTINCT FROM OLD.row_set_kind
-       OR NEW.account_id IS DISTINCT FROM OLD.account_id
-       OR NEW.obligation_id IS DISTINCT FROM OLD.obligation_id
-       OR NEW.encoding IS DISTINCT FROM OLD.encoding
-       OR NEW.digest_profile IS DISTINCT FROM OLD.digest_profile
-       OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256
-       OR NEW.canonical_byte_count IS DISTINCT FROM OLD.canonical_byte_count
-       OR NEW.row_count IS DISTINCT FROM OLD.row_count
-       OR NEW.row_manifest_sha256 IS DISTINCT FROM OLD.row_manifest_sha256
-       OR NEW.chunk_count IS DISTINCT FROM OLD.chunk_count
-       OR NEW.rows_shared_from_row_set_id IS DISTINCT FROM OLD.rows_shared_from_row_set_id
-       OR NEW.recorded_at IS DISTINCT FROM OLD.recorded_at THEN
-      RAISE EXCEPTION 'row set header is immutable' USING ERRCODE = '23514';
-    END IF;
-    IF NEW.row_binding_id IS DISTINCT FROM OLD.row_binding_id
-       AND NEW.row_location_version IS DISTINCT FROM OLD.row_location_version + 1 THEN
-      RAISE EXCEPTION 'a binding move must advance row_location_version by one' USING ERRCODE = '23514';
-    END IF;
-  ELSIF TG_TABLE_NAME = 'adcp_reporting_row_chunks' THEN
-    IF NEW.row_set_id IS DISTINCT FROM OLD.row_set_id
-       OR NEW.chunk_index IS DISTINCT FROM OLD.chunk_index
-       OR NEW.account_id IS DISTINCT FROM OLD.account_id
-       OR NEW.obligation_id IS DISTINCT FROM OLD.obligation_id
-       OR NEW.first_ordinal IS DISTINCT FROM OLD.first_ordinal
-       OR NEW.row_count IS DISTINCT FROM OLD.row_count
-       OR NEW.byte_count IS DISTINCT FROM OLD.byte_count
-       OR NEW.sha256 IS DISTINCT FROM OLD.sha256
-       OR NEW.segments IS DISTINCT FROM OLD.segments THEN
-      RAISE EXCEPTION 'row chunk manifest is immutable' USING ERRCODE = '23514';
-    END IF;
-  ELSIF TG_TABLE_NAME = 'adcp_reporting_chunk_bodies' THEN
-    RAISE EXCEPTION 'chunk bodies are immutable' USING ERRCODE = '23514';
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+     WHERE n.nspname = current_schema() AND p.proname = 'adcp_reporting_row_storage_immutable'
+       AND p.pronargs = 0
+  ) THEN
+    EXECUTE $create$
+    CREATE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      IF TG_TABLE_NAME = 'adcp_reporting_row_bindings' THEN
+        IF NEW.row_binding_id IS DISTINCT FROM OLD.row_binding_id
+           OR NEW.kind IS DISTINCT FROM OLD.kind
+           OR NEW.provider IS DISTINCT FROM OLD.provider
+           OR NEW.identity_config IS DISTINCT FROM OLD.identity_config
+           OR NEW.identity_sha256 IS DISTINCT FROM OLD.identity_sha256
+           OR NEW.namespace_key IS DISTINCT FROM OLD.namespace_key THEN
+          RAISE EXCEPTION 'row binding identity is immutable' USING ERRCODE = '23514';
+        END IF;
+      ELSIF TG_TABLE_NAME = 'adcp_reporting_row_sets' THEN
+        IF NEW.row_set_id IS DISTINCT FROM OLD.row_set_id
+           OR NEW.row_set_kind IS DISTINCT FROM OLD.row_set_kind
+           OR NEW.account_id IS DISTINCT FROM OLD.account_id
+           OR NEW.obligation_id IS DISTINCT FROM OLD.obligation_id
+           OR NEW.encoding IS DISTINCT FROM OLD.encoding
+           OR NEW.digest_profile IS DISTINCT FROM OLD.digest_profile
+           OR NEW.content_sha256 IS DISTINCT FROM OLD.content_sha256
+           OR NEW.canonical_byte_count IS DISTINCT FROM OLD.canonical_byte_count
+           OR NEW.row_count IS DISTINCT FROM OLD.row_count
+           OR NEW.row_manifest_sha256 IS DISTINCT FROM OLD.row_manifest_sha256
+           OR NEW.chunk_count IS DISTINCT FROM OLD.chunk_count
+           OR NEW.rows_shared_from_row_set_id IS DISTINCT FROM OLD.rows_shared_from_row_set_id
+           OR NEW.recorded_at IS DISTINCT FROM OLD.recorded_at THEN
+          RAISE EXCEPTION 'row set header is immutable' USING ERRCODE = '23514';
+        END IF;
+        IF NEW.row_binding_id IS DISTINCT FROM OLD.row_binding_id
+           AND NEW.row_location_version IS DISTINCT FROM OLD.row_location_version + 1 THEN
+          RAISE EXCEPTION 'a binding move must advance row_location_version by one' USING ERRCODE = '23514';
+        END IF;
+      ELSIF TG_TABLE_NAME = 'adcp_reporting_row_chunks' THEN
+        IF NEW.row_set_id IS DISTINCT FROM OLD.row_set_id
+           OR NEW.chunk_index IS DISTINCT FROM OLD.chunk_index
+           OR NEW.account_id IS DISTINCT FROM OLD.account_id
+           OR NEW.obligation_id IS DISTINCT FROM OLD.obligation_id
+           OR NEW.first_ordinal IS DISTINCT FROM OLD.first_ordinal
+           OR NEW.row_count IS DISTINCT FROM OLD.row_count
+           OR NEW.byte_count IS DISTINCT FROM OLD.byte_count
+           OR NEW.sha256 IS DISTINCT FROM OLD.sha256
+           OR NEW.segments IS DISTINCT FROM OLD.segments THEN
+          RAISE EXCEPTION 'row chunk manifest is immutable' USING ERRCODE = '23514';
+        END IF;
+      ELSIF TG_TABLE_NAME = 'adcp_reporting_chunk_bodies' THEN
+        RAISE EXCEPTION 'chunk bodies are immutable' USING ERRCODE = '23514';
+      END IF;
+      RETURN NEW;
+    END;
+    $fn$
+    $create$;
   END IF;
-  RETURN NEW;
 END;
-$fn$;
+$do$;
 
 -- PostgreSQL 13 has no CREATE OR REPLACE TRIGGER: create each trigger only if a
 -- trigger of that name is not attached to that table in the current schema.
