@@ -12,7 +12,12 @@
 #include <time.h>
 
 #include "adcp/ledger.h"
+#include "adcp/objects.h"
 #include "adcp/storage.h"
+
+static const char *bucket_dir; /* object bindings' filesystem root */
+static adcp_object_provider *providers[8]; /* borrowed by the ledger handle until it closes */
+static int n_providers;
 
 static double now(void) {
   struct timespec ts;
@@ -66,6 +71,59 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Full verified read (every chunk, envelope digest) of one revision. */
+static double full_read_s(adcp_ledger *l, const char *rev) {
+  adcp_error err = {0};
+  double t = now();
+  if (adcp_ledger_verify_revision(l, "acct_bench", rev, NULL, NULL, &err)) die("verify", &err);
+  return now() - t;
+}
+
+/* Commit and full read of every row through a filesystem binding, beside the
+ * postgres-kind figures of the same run (issue 5 target: fs commit without
+ * gzip >= 80 % of postgres-kind commit on SQLite). */
+static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const char *run, double pg_commit_mbs,
+                          double pg_read_mbs) {
+  static const int comps[2] = {ADCP_OBJECT_COMPRESSION_NONE, ADCP_OBJECT_COMPRESSION_GZIP};
+  for (int k = 0; k < 2; k++) {
+    adcp_error err = {0};
+    char prefix[128], id[32], ob[128], rev[128];
+    snprintf(prefix, sizeof prefix, "bench-%s-%s", engine, run);
+    snprintf(id, sizeof id, "fs_%s", comps[k] ? "gzip" : "none");
+    adcp_fs_provider_options po = {"bench", prefix, 1, 0, NULL, NULL};
+    adcp_object_provider *p;
+    if (adcp_fs_provider_new(&p, bucket_dir, &po, &err)) die("fs provider", &err);
+    providers[n_providers++] = p;
+    adcp_object_kv loc[1] = {{"root", "bench"}};
+    char bid[96];
+    snprintf(bid, sizeof bid, "%s_%s_%s", id, engine, run);
+    adcp_ledger_binding_config bc = {1, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
+    if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bid, &err)) die("binding", &err);
+    snprintf(ob, sizeof ob, "ob_%s_%s", id, run);
+    snprintf(rev, sizeof rev, "rev_%s_%s", id, run);
+    L->pos = 0, L->end = L->n;
+    adcp_ledger_commit req = {.version = 1, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
+                              .period_end = "2026-10-02", .next_row = next_row, .row_ctx = L, .binding_id = bid};
+    adcp_commit_result res;
+    double t = now();
+    if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("object commit", &err);
+    t = now() - t;
+    double mbs = (double)res.header.canonical_byte_count / t / 1e6;
+    double ratio = (double)res.physical_bytes / (double)res.header.canonical_byte_count;
+    double rt = full_read_s(l, rev);
+    double rmbs = (double)res.header.canonical_byte_count / rt / 1e6;
+    printf("{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+           "\"ratio_to_postgres_kind_commit\":%.2f,\"stored_to_canonical\":%.3f,\"objects\":%llu}\n",
+           engine, L->n, id, mbs, t, mbs / pg_commit_mbs, ratio, (unsigned long long)res.objects_created);
+    printf("{\"engine\":\"%s\",\"measure\":\"object_full_read_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+           "\"ratio_to_postgres_kind_read\":%.2f}\n",
+           engine, L->n, id, rmbs, rt, rmbs / pg_read_mbs);
+    fflush(stdout);
+    adcp_commit_result_free(&res);
+  }
+}
+
 static void bench_engine(const char *engine, const char *url, lines *L, double enc_s, uint64_t enc_bytes) {
   adcp_error err = {0};
   adcp_storage *s;
@@ -93,6 +151,13 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
          "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f}\n",
          engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs);
   uint64_t total_rows = res.header.row_count;
+  {
+    double rt = full_read_s(l, rev);
+    double rmbs = (double)res.header.canonical_byte_count / rt / 1e6;
+    printf("{\"engine\":\"%s\",\"measure\":\"full_read_1x%zu\",\"mb_per_s\":%.1f,\"seconds\":%.3f}\n", engine, L->n, rmbs,
+           rt);
+    if (bucket_dir) bench_objects(engine, l, L, run, mbs, rmbs);
+  }
   adcp_commit_result_free(&res);
   /* 100 revisions of 10,000 rows (one obligation, numbers 1..100). */
   snprintf(ob, sizeof ob, "ob_many_%s", run);
@@ -142,6 +207,7 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
   fflush(stdout);
   adcp_ledger_close(l);
   adcp_storage_close(s);
+  while (n_providers) adcp_object_provider_free(providers[--n_providers]);
 }
 
 int main(int argc, char **argv) {
@@ -176,6 +242,9 @@ int main(int argc, char **argv) {
   fflush(stdout);
   char url[4200];
   snprintf(url, sizeof url, "sqlite:%s", argv[2]);
+  static char bucket[4200];
+  snprintf(bucket, sizeof bucket, "%s.bucket", argv[2]);
+  if (argv[2][0] == '/') bucket_dir = bucket; /* the fs provider needs an absolute root */
   bench_engine("sqlite", url, &L, enc_s, enc_bytes);
   const char *pg = argc > 3 ? argv[3] : getenv("ADCP_BENCH_PG_URL");
   if (pg && *pg) bench_engine("postgres", pg, &L, enc_s, enc_bytes);

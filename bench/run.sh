@@ -46,7 +46,8 @@ if [ -z "${ADCP_BENCH_PG_URL:-}" ] && [ -x "$root/scripts/pg-cluster.sh" ]; then
   trap '"$root/scripts/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
   export ADCP_BENCH_PG_URL="$ADCP_TEST_PG_URL"
 fi
-rm -f "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm"
+rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm" \
+  "$root/$build/bench-ledger.db.bucket"
 "$root/$build/bench/bench_ledger" "$data" "$root/$build/bench-ledger.db" "${ADCP_BENCH_PG_URL:-}" | tee "$root/$build/bench-ledger.jsonl"
 python3 - "$root/$build/bench-ledger.jsonl" <<'PY'
 import json, sys
@@ -58,5 +59,15 @@ for l in open(sys.argv[1]):
     elif o["measure"].startswith("page_read"):
         target = 2 if o["engine"] == "sqlite" else 5
         print(f"{o['engine']:8} {o['measure']:34} p50 {o['p50_ms']:.2f} ms  p99 {o['p99_ms']:.2f} ms (target p99 <= {target} ms)")
+    elif o["measure"].startswith("full_read"):
+        print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s (postgres kind, verified)")
+    elif o["measure"].startswith("object_commit"):
+        tgt = " (target >= 80% on sqlite)" if o["measure"].endswith("_none") else ""
+        print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = {o['ratio_to_postgres_kind_commit']*100:.0f}% "
+              f"of postgres-kind commit{tgt}; stored/canonical {o['stored_to_canonical']:.3f}")
+    elif o["measure"].startswith("object_full_read"):
+        print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = "
+              f"{o['ratio_to_postgres_kind_read']*100:.0f}% of postgres-kind full read")
 PY
-rm -f "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm"
+rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm" \
+  "$root/$build/bench-ledger.db.bucket"

@@ -23,6 +23,12 @@
  * ADCP_ESTATE_UNAVAILABLE, ADCP_EUNSAFE_BINDING, ADCP_ESTORAGE, ADCP_ENOMEM.
  * adcp_ledger_buyer_code() collapses them to what a buyer may see.
  *
+ * Object bindings (issue 5): adcp_ledger_configure_binding builds the host
+ * allowlist; commits naming an object binding (or chosen by the selector)
+ * follow spec 02 §8.3 (intent, create-only uploads, header); reads fetch
+ * through the provider; adcp_ledger_sweep_intents resolves abandoned uploads.
+ * See docs/ledger.md "Object-kind commits".
+ *
  * A ledger handle borrows one SQL connection and is used by one thread at a
  * time; open one handle per connection for concurrent writers. */
 #ifndef ADCP_LEDGER_H
@@ -32,6 +38,7 @@
 #include <stdint.h>
 
 #include "adcp/core.h"
+#include "adcp/objects.h"
 #include "adcp/rows.h"
 #include "adcp/sql.h"
 
@@ -61,6 +68,10 @@ typedef struct adcp_ledger_options {
    * manifests that verified against it), so a page read costs one header
    * lookup plus the segment bytes. 0 = default (64); -1 disables the cache. */
   int manifest_cache_entries;
+  /* Object writes (spec 02 §8.3): the upload budget. The self-taken lease is
+   * write_deadline + 5 s and an intent expires write_deadline after the lease.
+   * 0 = default (120 000 ms). */
+  int64_t write_deadline_ms;
 } adcp_ledger_options;
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open
@@ -118,7 +129,22 @@ typedef struct adcp_ledger_commit {
   const adcp_control_totals *totals; /* NULL: [] */
   adcp_ledger_row_fn next_row;      /* NULL: zero rows */
   void *row_ctx;
+  /* Binding override (spec 02 §5.4): NULL = the host selector, else "postgres". */
+  const char *binding_id;
+  /* Obligation lease held by the caller (spec 02 §8.3). NULL owner: the
+   * writer takes a short lease itself in transaction A (see docs/ledger.md). */
+  const char *lease_owner;
+  int64_t lease_generation;
+  /* Test hook (NULL in production): called at ADCP_LEDGER_STEP_* points of the
+   * object write path; a non-zero return aborts the commit there. */
+  int (*step_hook)(void *ctx, int step);
+  void *step_ctx;
 } adcp_ledger_commit;
+
+enum adcp_ledger_step {
+  ADCP_LEDGER_STEP_INTENT_OPEN = 1, /* after transaction A committed */
+  ADCP_LEDGER_STEP_UPLOADED = 2,    /* every chunk uploaded or adopted; before transaction B */
+};
 
 typedef struct adcp_commit_result {
   adcp_revision_header header;
@@ -127,6 +153,10 @@ typedef struct adcp_commit_result {
   int obligation_created;
   uint64_t bodies_written;   /* chunk bodies inserted by this commit */
   uint64_t bodies_reused;    /* chunks whose body the obligation already held */
+  char row_binding_id[129];  /* binding the row set was written to */
+  uint64_t objects_created;  /* object kind: objects this commit created */
+  uint64_t objects_adopted;  /* object kind: identical objects found at the planned keys */
+  uint64_t physical_bytes;   /* object kind: stored (possibly gzip) bytes of all chunks */
 } adcp_commit_result;
 
 /* Commits one revision (spec 02 §8.1-§8.2, §8.5, §12). Rows are pulled from
@@ -224,6 +254,96 @@ void adcp_revision_list_free(adcp_revision_list *list);
 int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
                                   adcp_error *err);
 void adcp_ledger_ids_free(char **ids, size_t count);
+
+/* ---- object bindings (spec 02 §4-§5, §8.3, §8.6) ------------------------------------ */
+
+/* One binding the host allows (the allowlist entry, spec 02 §5.1). Identity =
+ * kind + provider + {keyTemplate, location, prefix}; everything else is
+ * operational. The client is a provider instance bound to this binding's
+ * location and prefix; it is borrowed and must outlive the ledger handle. */
+typedef struct adcp_ledger_binding_config {
+  int version;                      /* 1 */
+  const char *id;                   /* ^[A-Za-z0-9_.:-]{1,128}$, not "postgres" */
+  const char *provider;             /* must equal client->name, e.g. "filesystem" */
+  const adcp_object_kv *location;   /* closed provider schema, e.g. {root: NAME} */
+  size_t n_location;
+  const char *prefix;               /* owned key prefix; must equal client->prefix */
+  const char *key_template;         /* NULL = ADCP_OBJECT_DEFAULT_KEY_TEMPLATE */
+  int compression;                  /* enum adcp_object_compression */
+  const char *credential_ref;       /* NULL = default client; operational only */
+  adcp_object_provider *client;
+} adcp_ledger_binding_config;
+
+/* Adds a binding to this handle's allowlist (copied; nothing is written).
+ * INVALID_INPUT for a bad ID or location; UNSAFE_BINDING for a prefix or key
+ * template that could escape the binding, or a client that does not match. */
+int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err);
+
+/* Registration (spec 02 §5.3): probe the store, insert the binding row if
+ * absent, re-read it. UNSAFE_BINDING when the stored identity differs from the
+ * configured one or the stored namespace_key is not this installation's;
+ * STATE_UNAVAILABLE when id is not configured here. Writes call it on first use. */
+int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err);
+
+typedef struct adcp_binding_info {
+  char id[129];
+  char kind[16];            /* postgres / object */
+  char provider[65];
+  char identity_sha256[65];
+  char namespace_key[65];
+  char state[16];           /* active / read_only / retired */
+  char created_at[32], retired_at[32];
+  int configured;           /* in this handle's allowlist */
+  int identity_matches;     /* configured and the stored identity equals ours */
+  int namespace_matches;    /* the stored namespace_key equals this installation's */
+  char operational_config[256];
+} adcp_binding_info;
+
+/* Every binding row, by ID, with how it relates to this handle's allowlist. */
+int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err);
+void adcp_binding_info_free(adcp_binding_info *items);
+
+/* Binding state transitions (spec 02 §5.3 [C]): active -> read_only -> retired,
+ * active -> retired. New row sets go only to active bindings; reads and sweeps
+ * work in every state. INVALID_INPUT for another transition; NOT_FOUND. */
+int adcp_ledger_set_binding_state(adcp_ledger *l, const char *id, const char *state, adcp_error *err);
+
+/* Input of the host's per-row-set binding selection (spec 02 §5.4). */
+typedef struct adcp_ledger_select_input {
+  const char *account_id, *obligation_id, *row_set_kind; /* "revision" */
+  adcp_finality finality;
+  uint64_t row_count, canonical_byte_count, chunk_count;
+} adcp_ledger_select_input;
+/* Returns 0 and sets *binding_id (a configured ID or "postgres"; the string
+ * must stay valid until the commit returns), or a negative code to abort. */
+typedef int (*adcp_ledger_select_fn)(void *ctx, const adcp_ledger_select_input *in, const char **binding_id,
+                                     adcp_error *err);
+/* Installs the selector used when a commit names no binding. The rows are then
+ * encoded (to a temporary file) before the binding is chosen. */
+void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, void *ctx);
+
+/* Counters of one intent sweep pass (spec 02 §8.6, spec 03 §8.2). */
+typedef struct adcp_sweep_counters {
+  uint64_t swept;                 /* intents resolved and dropped */
+  uint64_t objects_deleted;       /* orphaned created objects deleted (exact version) */
+  uint64_t objects_kept;          /* created objects kept: named by a header or an unexpired intent */
+  uint64_t failed;                /* intents whose attempt failed (left sweeping, in backoff) */
+  uint64_t held;                  /* objects whose per-object lock was busy (PostgreSQL) */
+  uint64_t skipped_unconfigured;  /* eligible intents of bindings this host does not configure */
+  uint64_t stalled;               /* sweeping intents currently in backoff */
+  uint64_t pending;               /* eligible intents left by the limit */
+  /* Seconds the oldest skipped (unconfigured) intent has been expired; 0 = none. */
+  int64_t oldest_unconfigured_expired_s;
+  char first_failure[ADCP_ERROR_MESSAGE_MAX];
+} adcp_sweep_counters;
+
+/* One pass of the intent sweep: expired intents of configured object
+ * bindings (oldest first, up to limit; 0 = 100), each claimed under its
+ * account lock (open -> sweeping), its recorded created objects deleted at
+ * their exact versions unless a chunk record or an unexpired intent still names
+ * them, then dropped. Failures back off per intent. account_id NULL = all. */
+int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const char *account_id, size_t limit,
+                              adcp_error *err);
 
 /* Normalises an RFC 3339 instant (date-only allowed: midnight UTC) to UTC
  * "YYYY-MM-DDTHH:MM:SS.ffffffZ". INVALID_INPUT otherwise. */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "adcp/core.h"
+#include "adcp/ledger.h"
+#include "adcp/storage.h"
 
 enum {
   ADCP_CLI_EXIT_OK = 0,
@@ -18,6 +20,7 @@ enum {
 
 typedef struct adcp_cli_globals {
   const char *db_url; /* --db, or NULL for the resolution order */
+  const char *config_path; /* --config, else $ADCP_LEDGER_CONFIG, else none */
 } adcp_cli_globals;
 
 typedef struct adcp_cli_command {
@@ -36,6 +39,23 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */
 int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
+
+int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
+
+/* Host configuration (cmd_binding.c): object bindings, deployment namespace
+ * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */
+typedef struct adcp_cli_config adcp_cli_config;
+int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
+void adcp_cli_config_free(adcp_cli_config *c);
+/* Storage + ledger with the configuration applied. */
+typedef struct adcp_cli_session {
+  adcp_storage *s;
+  adcp_ledger *l;
+  adcp_cli_config *cfg;
+} adcp_cli_session;
+int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_error *err);
+void adcp_cli_session_close(adcp_cli_session *x);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);

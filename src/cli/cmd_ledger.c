@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "adcp/ledger.h"
@@ -13,22 +14,23 @@
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
-typedef struct session {
-  adcp_storage *s;
-  adcp_ledger *l;
-} session;
-
+/* Every command opens the ledger with the host configuration (object bindings). */
+typedef adcp_cli_session session;
 static int open_session(session *x, const adcp_cli_globals *g, adcp_error *err) {
-  memset(x, 0, sizeof *x);
-  int rc = adcp_storage_open(&x->s, g->db_url, NULL, err);
-  if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), NULL, err);
-  if (rc) adcp_storage_close(x->s), x->s = NULL;
-  return rc;
+  return adcp_cli_session_open(x, g, err);
 }
+static void close_session(session *x) { adcp_cli_session_close(x); }
 
-static void close_session(session *x) {
-  adcp_ledger_close(x->l);
-  adcp_storage_close(x->s);
+/* Test hook: ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=MS pauses an object commit
+ * after its uploads, before transaction B (crash tests kill it there). */
+static int pause_hook(void *ctx, int step) {
+  long ms = (long)(intptr_t)ctx;
+  if (step == ADCP_LEDGER_STEP_UPLOADED) {
+    fputs("adcp-ledger commit: uploaded\n", stderr);
+    fflush(stderr);
+    usleep((useconds_t)(ms * 1000));
+  }
+  return 0;
 }
 
 static int parse_u64(uint64_t *out, const char *s) {
@@ -69,13 +71,17 @@ static const char commit_help[] =
     "usage: adcp-ledger [--db URL] commit --account A --obligation O --revision R\n"
     "                   --finality snapshot|official [--period-start T --period-end T]\n"
     "                   [--configuration C] [--period-ordinal N] [--observed-at T]\n"
-    "                   [--totals FILE] [--json] [ROWS.jsonl]\n\n"
+    "                   [--totals FILE] [--binding ID] [--lease-owner O --lease-generation N]\n"
+    "                   [--json] [ROWS.jsonl]\n\n"
     "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
     "encoded and stored with the header in one transaction under the account lock.\n"
     "The obligation is created on first use (then --period-start/--period-end are\n"
     "required). Committing the same revision ID with the same content again is a\n"
     "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
-    "whose rows equal a live revision of the same obligation shares its bytes.\n\n"
+    "whose rows equal a live revision of the same obligation shares its bytes.\n"
+    "--binding ID writes the rows to a configured object binding (--config); without\n"
+    "it the configuration's rules choose (default: postgres). Object writes follow\n"
+    "spec 02 §8.3: intent, create-only uploads, then the header.\n\n"
     "exit status: 0 ok; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
     "CONFLICT: e.g. the obligation already has an official revision); 4 storage.\n";
 
@@ -115,6 +121,13 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
       req.period_ordinal = (int64_t)n;
     } else if (!strcmp(a, "--observed-at") && v) req.observed_at = argv[++i];
     else if (!strcmp(a, "--totals") && v) totals_path = argv[++i];
+    else if (!strcmp(a, "--binding") && v) req.binding_id = argv[++i];
+    else if (!strcmp(a, "--lease-owner") && v) req.lease_owner = argv[++i];
+    else if (!strcmp(a, "--lease-generation") && v) {
+      uint64_t n;
+      if (parse_u64(&n, argv[++i]) || n > INT64_MAX) return adcp_cli_usage_error("commit", "bad --lease-generation");
+      req.lease_generation = (int64_t)n;
+    }
     else if (!strcmp(a, "--json")) json = 1;
     else if (a[0] == '-' && a[1]) return adcp_cli_usage_error("commit", "unknown option or missing value: '%s'", a);
     else if (path) return adcp_cli_usage_error("commit", "only one ROWS file may be given");
@@ -140,6 +153,8 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
     return adcp_cli_fail("commit", &err);
   }
   req.next_row = next_line, req.row_ctx = &src;
+  const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD");
+  if (pause && *pause) req.step_hook = pause_hook, req.step_ctx = (void *)(intptr_t)atol(pause);
   session x;
   adcp_commit_result res;
   int rc = open_session(&x, g, &err);
@@ -161,15 +176,22 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf_append_str(&b, "{\"revision\":");
     adcp_revision_header_write_json(&b, &res.header);
     adcp_buf_printf(&b, ",\"replay\":%s,\"shared\":%s,\"obligation_created\":%s,\"bodies_written\":%" PRIu64
-                        ",\"bodies_reused\":%" PRIu64 "}\n",
+                        ",\"bodies_reused\":%" PRIu64 ",\"row_binding_id\":\"%s\",\"objects_created\":%" PRIu64
+                        ",\"objects_adopted\":%" PRIu64 ",\"physical_bytes\":%" PRIu64 "}\n",
                     res.replay ? "true" : "false", res.shared ? "true" : "false",
-                    res.obligation_created ? "true" : "false", res.bodies_written, res.bodies_reused);
+                    res.obligation_created ? "true" : "false", res.bodies_written, res.bodies_reused,
+                    res.row_binding_id[0] ? res.row_binding_id : "postgres", res.objects_created, res.objects_adopted,
+                    res.physical_bytes);
     fwrite(b.data, 1, b.len, stdout);
     adcp_buf_free(&b);
   } else {
     printf("%s ", res.replay ? "replayed (already committed, nothing written):" : "committed");
     print_header_text(&res.header);
-    if (!res.replay)
+    if (!res.replay && strcmp(res.row_binding_id, "postgres") && res.row_binding_id[0])
+      printf("  bytes: %sbinding %s, %" PRIu64 " objects created, %" PRIu64 " adopted, %" PRIu64 " bytes stored%s\n",
+             res.shared ? "header-only, " : "", res.row_binding_id, res.objects_created, res.objects_adopted,
+             res.physical_bytes, res.obligation_created ? "; obligation created" : "");
+    else if (!res.replay)
       printf("  bytes: %s%" PRIu64 " chunk bodies written, %" PRIu64 " reused%s\n",
              res.shared ? "header-only, " : "", res.bodies_written, res.bodies_reused,
              res.obligation_created ? "; obligation created" : "");

@@ -17,6 +17,8 @@ static const adcp_cli_command commands[] = {
     {"current", "print an obligation's current revision", adcp_cli_show},
     {"list", "list an account's current revisions by period", adcp_cli_list},
     {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify},
+    {"binding", "register, list or retire object bindings (add|list|retire)", adcp_cli_binding},
+    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep},
 };
 
 static void usage(FILE *f) {
@@ -24,7 +26,9 @@ static void usage(FILE *f) {
           "adcp-ledger — verifiable storage of AdCP reporting revisions\n\n"
           "usage: adcp-ledger [--db URL] COMMAND [ARGS]\n\n"
           "  --db URL  database: sqlite:PATH, sqlite::memory:, postgresql://… (default: $ADCP_DATABASE_URL,\n"
-          "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n\n"
+          "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n"
+          "  --config FILE  host configuration: object bindings, deployment namespace, selection\n"
+          "            rules (default: $ADCP_LEDGER_CONFIG; see docs/objects.md)\n\n"
           "commands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
@@ -45,6 +49,10 @@ int main(int argc, char **argv) {
       g.db_url = argv[++i];
     } else if (!strncmp(argv[i], "--db=", 5)) {
       g.db_url = argv[i] + 5;
+    } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+      g.config_path = argv[++i];
+    } else if (!strncmp(argv[i], "--config=", 9)) {
+      g.config_path = argv[i] + 9;
     } else {
       fprintf(stderr, "adcp-ledger: unknown option '%s'\n", argv[i]);
       usage(stderr);

@@ -89,7 +89,7 @@ static int pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp
 }
 
 /* segments JSONB/JSON text in the wire field order. */
-static int segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
+int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
   adcp_buf_reset(b);
   int rc = adcp_buf_append_byte(b, '[');
   for (uint32_t i = 0; !rc && i < m->segment_count; i++) {
@@ -103,7 +103,7 @@ static int segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
   return rc;
 }
 
-static int totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err) {
+int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err) {
   adcp_control_totals none = {0};
   int rc = adcp_totals_write_jcs(b, t ? t : &none, ADCP_BINDING_RFC8785_JCS_V1);
   if (!rc) rc = adcp_buf_cstr(b);
@@ -124,7 +124,10 @@ static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adc
   return rc;
 }
 
-static int replay(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+/* Replay against the stored header. content/manifest NULL: encode the rows
+ * (without storing them) to compare. */
+int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                          const char *content_sha256, const char *row_manifest_sha256, adcp_error *err) {
   adcp_revision_header h;
   int found = 0;
   int rc = ledger_load_header(&h, NULL, &found, l, 1, req->revision_id, NULL, err);
@@ -138,7 +141,13 @@ static int replay(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_com
                           req->revision_id);
   }
   adcp_rows_result res;
-  rc = encode_only(&res, req, err);
+  memset(&res, 0, sizeof res);
+  if (content_sha256) {
+    snprintf(res.content_sha256, sizeof res.content_sha256, "%s", content_sha256);
+    snprintf(res.row_manifest_sha256, sizeof res.row_manifest_sha256, "%s", row_manifest_sha256);
+  } else {
+    rc = encode_only(&res, req, err);
+  }
   if (!rc && (strcmp(res.content_sha256, h.content_sha256) || strcmp(res.row_manifest_sha256, h.row_manifest_sha256) ||
               h.finality != req->finality))
     rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
@@ -155,7 +164,7 @@ static int replay(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_com
 }
 
 /* Loads or creates the obligation inside the locked transaction. */
-static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   *created = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
   char acct[ADCP_LEDGER_ID_MAX];
@@ -193,7 +202,7 @@ static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
   return rc;
 }
 
-static int validate(const adcp_ledger_commit *req, adcp_error *err) {
+int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
   if ((rc = ledger_check_id(req->account_id, 0, "account ID", err)) ||
@@ -206,7 +215,7 @@ static int validate(const adcp_ledger_commit *req, adcp_error *err) {
   return 0;
 }
 
-static int lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
+int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
   int rc = 0;
   /* Pooler-safe xact lock with the JS key, bounded wait (spec 02 §7.2). */
   if (l->dialect == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(l->conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
@@ -222,10 +231,10 @@ static int lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
   return rc;
 }
 
-int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                                adcp_error *err) {
+int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  int rc = validate(req, err);
+  snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", ADCP_LEDGER_POSTGRES_BINDING);
+  int rc = ledger_validate_commit(req, err);
   char observed[32] = "";
   if (!rc && req->observed_at) rc = adcp_ledger_normalize_instant(observed, req->observed_at, err);
   if (!rc) rc = ledger_register_binding(l, err);
@@ -239,10 +248,10 @@ int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const a
   int in_tx = 0;
   adcp_rows_result res;
 
-  if ((rc = totals_text(&totals, req->totals, err))) goto done;
+  if ((rc = ledger_totals_text(&totals, req->totals, err))) goto done;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
   in_tx = 1;
-  if ((rc = lock_account(l, req->account_id, err))) goto done;
+  if ((rc = ledger_lock_account(l, req->account_id, err))) goto done;
 
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
   char one[4];
@@ -253,10 +262,10 @@ int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const a
   if (exists) {
     adcp_sql_rollback(l->conn, NULL);
     in_tx = 0;
-    rc = replay(out, l, req, err);
+    rc = ledger_replay_compare(out, l, req, NULL, NULL, err);
     goto done;
   }
-  if ((rc = ensure_obligation(&out->obligation_created, l, req, err))) goto done;
+  if ((rc = ledger_ensure_obligation(&out->obligation_created, l, req, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX] = "";
@@ -352,7 +361,7 @@ int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const a
   }
   for (size_t i = 0; i < c.n; i++) {
     const adcp_chunk_manifest *m = &c.ms[i];
-    if (segments_json(&segs, m)) {
+    if (ledger_segments_json(&segs, m)) {
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       goto done;
     }

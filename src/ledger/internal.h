@@ -16,11 +16,31 @@ typedef struct manifest_cache_entry {
   uint64_t stamp; /* LRU clock */
 } manifest_cache_entry;
 
+/* One allowlisted object binding (bindings.c). */
+typedef struct ledger_binding {
+  char id[129];
+  char provider[65];
+  char identity_sha256[65];
+  char *identity_config;  /* canonical JSON */
+  char *operational_config;
+  char *prefix;
+  char *key_template;     /* never NULL (default filled in) */
+  int compression;
+  adcp_object_provider *client;
+  int registered;         /* DB row checked by this handle (identity + namespace) */
+} ledger_binding;
+
 struct adcp_ledger {
   adcp_sql_conn *conn;
   adcp_sql_dialect dialect;
   char ns[257];
   int binding_registered;
+  char ns_key[65];        /* namespace_key of this installation ("" until loaded) */
+  ledger_binding *bindings;
+  size_t n_bindings;
+  adcp_ledger_select_fn select_fn;
+  void *select_ctx;
+  int64_t write_deadline_ms;
   /* Header SELECTs, built once per dialect (statement caches key on text). */
   char *sql_header_by_id, *sql_header_by_id_any, *sql_header_current;
   manifest_cache_entry *cache;
@@ -34,6 +54,9 @@ struct adcp_ledger {
 typedef struct ledger_rowset {
   int present;
   char row_binding_kind[16];
+  char row_binding_id[129];
+  char binding_identity[65];
+  int64_t row_location_version;
   char digest_profile[32];
   char content_sha256[65], row_manifest_sha256[65];
   char account_id[ADCP_LEDGER_ID_MAX], obligation_id[ADCP_LEDGER_ID_MAX];
@@ -52,6 +75,49 @@ const char *ledger_header_select(adcp_sql_dialect d);
 
 /* Registers the implicit `postgres` binding once per handle (spec 02 §5.3). */
 int ledger_register_binding(adcp_ledger *l, adcp_error *err);
+
+/* namespace_key of this installation (spec 02 §4), cached in l->ns_key. */
+int ledger_namespace_key(adcp_ledger *l, adcp_error *err);
+/* The allowlisted binding with this ID, or NULL. */
+ledger_binding *ledger_binding_find(adcp_ledger *l, const char *id);
+/* A binding usable for new row sets: configured, registered (identity and
+ * namespace checked against the DB row), state active. */
+int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err);
+/* Account lock inside an open transaction (JS key, 5 s bound). */
+int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err);
+/* SQL text for "now" on this dialect: clock_timestamp() / adcp_now(). */
+const char *ledger_now_sql(const adcp_ledger *l);
+/* Database clock plus ms, as "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
+int ledger_now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err);
+/* Microseconds since the epoch of a normalised UTC instant; -1 if unparseable. */
+int64_t ledger_instant_us(const char *t);
+void ledger_instant_format(char out[32], int64_t us);
+/* Random lowercase UUID v4 text. */
+int ledger_uuid(char out[37], adcp_error *err);
+/* The object-kind commit (objwrite.c); called by adcp_ledger_commit_revision. */
+int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                         const char *binding_id, adcp_error *err);
+/* The postgres-kind commit (commit.c). */
+int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* Replay comparison against a stored header (commit.c). */
+int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                          const char *content_sha256, const char *row_manifest_sha256, adcp_error *err);
+/* segments JSON of a manifest in wire field order (commit.c). */
+int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
+int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
+int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err);
+/* Per-object lifetime lock key (spec 02 §7.3). */
+int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key);
+
+/* Chunk locator of an object-kind chunk record. */
+typedef struct ledger_locator {
+  char *object_key;
+  char *native_version;
+  int compression;
+  char physical_sha256[65];
+  uint64_t physical_byte_count;
+} ledger_locator;
 
 /* Encoding-layer failures (MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED,
  * ENVELOPE_INTEGRITY_FAILED) become ROWS_INTEGRITY_FAILED keeping the precise

@@ -113,7 +113,8 @@ bad:
   "s.row_set_id IS NOT NULL, coalesce(s.rows_state, ''), coalesce(b.kind, ''), coalesce(s.digest_profile, ''), " \
   "coalesce(s.content_sha256, ''), coalesce(s.row_manifest_sha256, ''), coalesce(s.account_id, ''), "            \
   "coalesce(s.obligation_id, ''), coalesce(s.row_count, 0), coalesce(s.canonical_byte_count, 0), "               \
-  "coalesce(s.chunk_count, 0) "                                                                                  \
+  "coalesce(s.chunk_count, 0), coalesce(s.row_binding_id, ''), coalesce(b.identity_sha256, ''), "              \
+  "coalesce(s.row_location_version, 0) "                                                                         \
   "FROM adcp_reporting_revisions r "                                                                             \
   "JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "                                      \
   "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) "                 \
@@ -146,6 +147,7 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "deployment namespace must be 1-256 characters");
   }
   strcpy(l->ns, ns);
+  l->write_deadline_ms = opts && opts->write_deadline_ms > 0 ? opts->write_deadline_ms : 120000;
   int entries = opts ? opts->manifest_cache_entries : 0;
   l->cache_cap = entries < 0 ? 0 : entries == 0 ? 64 : (size_t)entries;
   if (l->cache_cap) l->cache = calloc(l->cache_cap, sizeof *l->cache);
@@ -173,6 +175,11 @@ void adcp_ledger_close(adcp_ledger *l) {
   free(l->sql_header_current);
   adcp_json_doc_free(&l->doc);
   adcp_buf_free(&l->scratch);
+  for (size_t i = 0; i < l->n_bindings; i++) {
+    ledger_binding *b = &l->bindings[i];
+    free(b->identity_config), free(b->operational_config), free(b->prefix), free(b->key_template);
+  }
+  free(l->bindings);
   free(l);
 }
 
@@ -196,8 +203,8 @@ static int jcs_strings_sha(char out[65], const char *const *s, size_t n, const c
   return rc;
 }
 
-int ledger_register_binding(adcp_ledger *l, adcp_error *err) {
-  if (l->binding_registered) return 0;
+int ledger_namespace_key(adcp_ledger *l, adcp_error *err) {
+  if (l->ns_key[0]) return 0;
   char inst[64];
   int found = 0;
   int rc = adcp_sql_query_text(inst, sizeof inst, &found, l->conn,
@@ -207,11 +214,18 @@ int ledger_register_binding(adcp_ledger *l, adcp_error *err) {
                                NULL, 0, err);
   if (rc) return rc;
   if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "installation identity is missing (run migrate)");
-  char ns_key[65], identity[65];
   const char *nsk[3] = {"adcp.rows.v1", l->ns, inst};
+  return jcs_strings_sha(l->ns_key, nsk, 3, NULL, err);
+}
+
+int ledger_register_binding(adcp_ledger *l, adcp_error *err) {
+  if (l->binding_registered) return 0;
+  int rc = ledger_namespace_key(l, err);
+  if (rc) return rc;
+  char identity[65];
+  const char *ns_key = l->ns_key;
   const char *idk[2] = {"postgres", "postgres"};
-  if ((rc = jcs_strings_sha(ns_key, nsk, 3, NULL, err)) || (rc = jcs_strings_sha(identity, idk, 2, ",{}", err)))
-    return rc;
+  if ((rc = jcs_strings_sha(identity, idk, 2, ",{}", err))) return rc;
   adcp_sql_param p[2] = {adcp_sql_text(identity), adcp_sql_text(ns_key)};
   rc = adcp_sql_exec(l->conn,
                      "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
@@ -286,6 +300,9 @@ int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_
     rs->row_count = (uint64_t)adcp_sql_get_int64(r, 25);
     rs->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, 26);
     rs->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
+    cp(rs->row_binding_id, sizeof rs->row_binding_id, adcp_sql_get_text(r, 28, NULL));
+    cp(rs->binding_identity, sizeof rs->binding_identity, adcp_sql_get_text(r, 29, NULL));
+    rs->row_location_version = adcp_sql_get_int64(r, 30);
   }
   if (!h->control_totals_json) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   return 0;
@@ -395,7 +412,7 @@ int ledger_check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, 
   if (!strcmp(h->rows_state, "unavailable"))
     return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "revision rows are marked unavailable");
   if (strcmp(h->rows_state, "live")) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "unknown rows_state");
-  if (strcmp(rs->row_binding_kind, "postgres"))
+  if (strcmp(rs->row_binding_kind, "postgres") && strcmp(rs->row_binding_kind, "object"))
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "the row set's binding is not configured in this process");
   /* The revision header is the trust anchor; the row set must repeat it exactly. */
   if (strcmp(rs->digest_profile, "revision_envelope_v1") || strcmp(rs->content_sha256, h->content_sha256) ||
@@ -437,7 +454,6 @@ static int cache_put(adcp_ledger *l, const adcp_revision_header *h, adcp_chunk_m
 int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, adcp_ledger *l,
                           const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
   *out = NULL, *n_out = 0, *owned = 0;
-  (void)rs;
   manifest_cache_entry *e = cache_find(l, h);
   if (e) {
     *out = e->ms, *n_out = e->n;
@@ -463,7 +479,7 @@ int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, 
       if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
       ms = g;
     }
-    if (!adcp_sql_get_int64(r, 6) || strcmp(adcp_sql_get_text(r, 7, NULL), h->account_id) ||
+    if (adcp_sql_get_int64(r, 6) != !strcmp(rs->row_binding_kind, "postgres") || strcmp(adcp_sql_get_text(r, 7, NULL), h->account_id) ||
         strcmp(adcp_sql_get_text(r, 8, NULL), h->obligation_id)) {
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
                           "chunk record %zu does not belong to this row set's binding or obligation", n);
@@ -500,5 +516,66 @@ int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, 
   } else {
     *out = ms, *n_out = n, *owned = 1;
   }
+  return 0;
+}
+
+/* ---- clock and tokens ---------------------------------------------------------------------- */
+
+const char *ledger_now_sql(const adcp_ledger *l) {
+  return l->dialect == ADCP_SQL_POSTGRES ? "clock_timestamp()" : "adcp_now()";
+}
+
+int64_t ledger_instant_us(const char *t) {
+  int Y, M, D, h, m, s, us = 0;
+  if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &Y, &M, &D, &h, &m, &s) != 6) return -1;
+  const char *p = strchr(t, '.');
+  if (p) {
+    int nd = 0;
+    for (p++; isdigit((unsigned char)*p); p++, nd++)
+      if (nd < 6) us = us * 10 + (*p - '0');
+    for (; nd < 6; nd++) us *= 10;
+  }
+  struct tm tm = {0};
+  tm.tm_year = Y - 1900, tm.tm_mon = M - 1, tm.tm_mday = D, tm.tm_hour = h, tm.tm_min = m, tm.tm_sec = s;
+  return (int64_t)timegm(&tm) * 1000000 + us;
+}
+
+void ledger_instant_format(char out[32], int64_t us) {
+  time_t secs = (time_t)(us / 1000000);
+  struct tm u;
+  gmtime_r(&secs, &u);
+  snprintf(out, 32, "%04u-%02u-%02uT%02u:%02u:%02u.%06uZ", (unsigned)(u.tm_year + 1900) % 10000u,
+           (unsigned)(u.tm_mon + 1) % 100u, (unsigned)u.tm_mday % 100u, (unsigned)u.tm_hour % 100u,
+           (unsigned)u.tm_min % 100u, (unsigned)u.tm_sec % 100u, (unsigned)(us % 1000000));
+}
+
+int ledger_now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err) {
+  char now[32];
+  int rc = adcp_sql_now(l->conn, now, err);
+  if (rc) return rc;
+  int64_t us = ledger_instant_us(now);
+  if (us < 0) return adcp_error_set(err, ADCP_ESTORAGE, "database clock is unreadable");
+  ledger_instant_format(out, us + ms * 1000);
+  return 0;
+}
+
+int ledger_uuid(char out[37], adcp_error *err) {
+  uint8_t b[16];
+  FILE *f = fopen("/dev/urandom", "rb");
+  size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+  if (f) fclose(f);
+  if (n != sizeof b) return adcp_error_set(err, ADCP_EIO, "no randomness for an owner token");
+  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40), b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+  char hex[33];
+  adcp_hex_encode(hex, b, 16);
+  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+  return 0;
+}
+
+int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key) {
+  adcp_buf_reset(out);
+  if (adcp_buf_append_str(out, "adcp-reporting-object:") || adcp_buf_append_str(out, binding) ||
+      adcp_buf_append_byte(out, ':') || adcp_buf_append_str(out, key) || adcp_buf_cstr(out))
+    return ADCP_ENOMEM;
   return 0;
 }

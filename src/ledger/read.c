@@ -46,12 +46,65 @@ typedef struct opened {
   adcp_chunk_manifest *ms;
   size_t n;
   int owned;
+  /* object kind */
+  ledger_binding *binding;
+  ledger_locator *loc;
+  int moved; /* a missing object whose row set moved or expired meanwhile */
+  adcp_buf phys;
 } opened;
 
 static void opened_free(opened *o) {
   adcp_revision_header_free(&o->h);
   if (o->owned) free(o->ms);
   o->ms = NULL;
+  for (size_t i = 0; o->loc && i < o->n; i++) free(o->loc[i].object_key), free(o->loc[i].native_version);
+  free(o->loc);
+  o->loc = NULL;
+  adcp_buf_free(&o->phys);
+}
+
+/* Object kind (spec 02 §10.2): the binding must be configured here with the
+ * recorded identity; then the chunk locators, in chunk order. */
+static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
+  ledger_binding *b = ledger_binding_find(l, o->rs.row_binding_id);
+  if (!b || strcmp(b->identity_sha256, o->rs.binding_identity))
+    return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                          b ? "binding %s: configured identity differs from the recorded one"
+                            : "binding %s is not configured in this process (keep retired bindings configured)",
+                          o->rs.row_binding_id);
+  o->binding = b;
+  o->loc = calloc(o->n ? o->n : 1, sizeof *o->loc);
+  if (!o->loc) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_param p = adcp_sql_text(o->h.revision_id);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          "SELECT chunk_index, object_key, native_version, compression, physical_sha256, "
+                          "physical_byte_count FROM adcp_reporting_row_chunks WHERE row_set_id = $1 ORDER BY chunk_index",
+                          &p, 1, err);
+  if (rc) return rc;
+  size_t i = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    if (i >= o->n || adcp_sql_get_int64(r, 0) != (int64_t)i || adcp_sql_is_null(r, 1)) {
+      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk locator %zu is missing or out of order", i);
+      break;
+    }
+    ledger_locator *c = &o->loc[i++];
+    c->object_key = strdup(adcp_sql_get_text(r, 1, NULL));
+    c->native_version = strdup(adcp_sql_get_text(r, 2, NULL));
+    if (!c->object_key || !c->native_version) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (adcp_object_compression_parse(&c->compression, adcp_sql_get_text(r, 3, NULL), NULL) ||
+        !adcp_hex_is_sha256(adcp_sql_get_text(r, 4, NULL), 64) || adcp_sql_get_int64(r, 5) <= 0) {
+      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk locator %zu is malformed", i - 1);
+      break;
+    }
+    memcpy(c->physical_sha256, adcp_sql_get_text(r, 4, NULL), 65);
+    c->physical_byte_count = (uint64_t)adcp_sql_get_int64(r, 5);
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) return rc;
+  if (i != o->n) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk locators do not match the chunk count");
+  return 0;
 }
 
 static int open_rowset(opened *o, adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
@@ -63,15 +116,20 @@ static int open_rowset(opened *o, adcp_ledger *l, const char *account, const cha
   if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
   if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
   if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
+  if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
   if (rc) opened_free(o);
   return rc;
 }
 
+static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uint64_t off, uint64_t len, int whole,
+                        adcp_error *err);
+
 /* Fetches [off, off+len) of one chunk body (1-based substring on both engines).
  * Missing body → ROWS_UNAVAILABLE. The bytes are only valid until the next
  * query on the connection, so they are copied into out. */
-static int fetch_range(adcp_buf *out, adcp_ledger *l, const opened *o, const adcp_chunk_manifest *m, uint64_t off,
+static int fetch_range(adcp_buf *out, adcp_ledger *l, opened *o, const adcp_chunk_manifest *m, uint64_t off,
                        uint64_t len, int whole, adcp_error *err) {
+  if (o->loc) return fetch_object(out, l, o, (size_t)(m - o->ms), off, len, whole, err);
   adcp_sql_param p[5] = {adcp_sql_text(o->h.account_id), adcp_sql_text(o->h.obligation_id), adcp_sql_text(m->sha256),
                          adcp_sql_int64((int64_t)off + 1), adcp_sql_int64((int64_t)len)};
   if (!whole && l->dialect == ADCP_SQL_SQLITE) {
@@ -111,6 +169,67 @@ static int fetch_range(adcp_buf *out, adcp_ledger *l, const opened *o, const adc
   }
   adcp_sql_rows_free(r);
   return rc;
+}
+
+/* A missing object: re-read the header before saying ROWS_UNAVAILABLE
+ * (spec 02 §10.4). Pruned or gone → ROWS_EXPIRED; moved → retried by the caller. */
+static int object_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
+  adcp_revision_header h;
+  ledger_rowset rs;
+  int found = 0;
+  adcp_error e2 = {0};
+  int rc = ledger_load_header(&h, &rs, &found, l, 1, o->h.revision_id, NULL, &e2);
+  if (rc) return adcp_error_set(err, rc, "%s", e2.message);
+  int expired = !found || !rs.present || !strcmp(h.rows_state, "pruning") || !strcmp(h.rows_state, "pruned");
+  int moved = found && rs.present &&
+              (rs.row_location_version != o->rs.row_location_version || strcmp(rs.row_binding_id, o->rs.row_binding_id));
+  adcp_revision_header_free(&h);
+  if (expired) return adcp_error_set(err, ADCP_EROWS_EXPIRED, "revision rows have expired");
+  if (moved) {
+    o->moved = 1;
+    return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "row set moved during the read; retry");
+  }
+  return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %zu is missing at its recorded version (object %s)", ci,
+                        o->loc[ci].object_key);
+}
+
+/* Object kind fetch (spec 02 §10.3): an uncompressed chunk is range-read at its
+ * pinned version; a gzip chunk is read whole (capped at its physical size),
+ * checked for length and physical digest BEFORE inflating, inflated with the
+ * output capped at byte_count and no trailing data, then sliced. */
+static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uint64_t off, uint64_t len, int whole,
+                        adcp_error *err) {
+  const ledger_locator *c = &o->loc[ci];
+  const adcp_chunk_manifest *m = &o->ms[ci];
+  adcp_object_provider *p = o->binding->client;
+  adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
+  adcp_buf_reset(out);
+  int rc;
+  if (c->compression == ADCP_OBJECT_COMPRESSION_NONE && (whole || (p->capabilities & ADCP_OBJECT_CAP_RANGED_READS))) {
+    if (c->physical_byte_count != m->byte_count || strcmp(c->physical_sha256, m->sha256))
+      return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu locator disagrees with its manifest", ci);
+    adcp_object_get_input gi = {c->object_key, c->native_version, !whole, off, len, whole ? c->physical_byte_count : len};
+    rc = adcp_object_get(p, out, &gi, &ctx, err);
+    if (rc == ADCP_ENOT_FOUND) return object_missing(l, o, ci, err);
+    if (rc) return rc;
+    if (out->len != (whole ? m->byte_count : len))
+      return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu object is shorter than recorded", ci);
+    return 0; /* whole: the chunk digest is checked by the caller; ranges: segment digests */
+  }
+  adcp_buf_reset(&o->phys);
+  adcp_object_get_input gi = {c->object_key, c->native_version, 0, 0, 0, c->physical_byte_count};
+  rc = adcp_object_get(p, &o->phys, &gi, &ctx, err);
+  if (rc == ADCP_ENOT_FOUND) return object_missing(l, o, ci, err);
+  if (rc) return rc;
+  rc = adcp_object_physical_verify(out, o->phys.data, o->phys.len, c->compression, c->physical_sha256,
+                                   c->physical_byte_count, m->byte_count, NULL, err);
+  if (rc) return rc;
+  if (!whole) {
+    if (off + len > out->len) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "range beyond the chunk");
+    memmove(out->data, out->data + off, (size_t)len);
+    out->len = (size_t)len;
+  }
+  return 0;
 }
 
 typedef struct release_ctx {
@@ -164,12 +283,16 @@ static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, voi
 
 int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const char *revision_id,
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
-  opened o;
-  int rc = open_rowset(&o, l, account_id, revision_id, err);
-  if (rc) return rc;
-  rc = verify_opened(l, &o, fn, ctx, err);
-  opened_free(&o);
-  return rc;
+  for (int attempt = 0;; attempt++) {
+    opened o;
+    int rc = open_rowset(&o, l, account_id, revision_id, err);
+    if (rc) return rc;
+    rc = verify_opened(l, &o, fn, ctx, err);
+    int moved = o.moved;
+    opened_free(&o);
+    /* Retry a moved row set once, unless chunks were already handed out. */
+    if (!(rc && moved && attempt == 0 && !fn)) return rc;
+  }
 }
 
 /* First chunk whose range holds ordinal (manifests are verified: contiguous). */
@@ -183,8 +306,19 @@ static size_t find_chunk(const adcp_chunk_manifest *ms, size_t n, uint64_t ordin
   return lo;
 }
 
+static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *account_id, const char *revision_id,
+                          uint64_t offset, uint64_t limit, int *moved, adcp_error *err);
+
 int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const char *account_id,
                                    const char *revision_id, uint64_t offset, uint64_t limit, adcp_error *err) {
+  int moved = 0;
+  int rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
+  if (rc && moved) rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
+  return rc;
+}
+
+static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *account_id, const char *revision_id,
+                          uint64_t offset, uint64_t limit, int *moved, adcp_error *err) {
   page_reset(out);
   if (!account_id) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
   opened o;
@@ -201,6 +335,7 @@ int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const 
     rc = verify_opened(l, &o, full_chunk, &fc, err);
     if (!rc) out->envelope_verified = 1;
     else page_reset(out), out->total_rows = total;
+    *moved = o.moved;
     opened_free(&o);
     return rc;
   }
@@ -235,6 +370,7 @@ int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const 
     }
   }
   adcp_buf_free(&buf);
+  *moved = o.moved;
   opened_free(&o);
   if (rc) {
     page_reset(out);

@@ -1,0 +1,253 @@
+/* ledger/bindings.c — object bindings (spec 02 §4-§5): the host allowlist,
+ * registration against adcp_reporting_row_bindings, the identity and
+ * namespace checks that stop a database editor from redirecting rows, state
+ * transitions and listing.
+ *
+ * A binding is usable only when this handle configured it (provider client +
+ * location + prefix + key template) and the stored row carries the identity
+ * digest we compute from that configuration. Writes and deletes additionally
+ * need the stored namespace_key to equal this installation's. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+
+static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+
+ledger_binding *ledger_binding_find(adcp_ledger *l, const char *id) {
+  for (size_t i = 0; id && i < l->n_bindings; i++)
+    if (!strcmp(l->bindings[i].id, id)) return &l->bindings[i];
+  return NULL;
+}
+
+static int check_binding_id(const char *id, adcp_error *err) {
+  size_t n = id ? strlen(id) : 0;
+  if (n < 1 || n > 128) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding ID must be 1-128 characters");
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)id[i];
+    if (!isalnum(c) && c != '_' && c != '.' && c != ':' && c != '-')
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding ID must match ^[A-Za-z0-9_.:-]{1,128}$");
+  }
+  return 0;
+}
+
+int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err) {
+  if (!cfg || cfg->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
+  int rc = check_binding_id(cfg->id, err);
+  if (rc) return rc;
+  if (!strcmp(cfg->id, ADCP_LEDGER_POSTGRES_BINDING))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding ID 'postgres' is reserved for the postgres kind");
+  if (ledger_binding_find(l, cfg->id))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s is configured twice", cfg->id);
+  if (!cfg->client || !cfg->provider || strcmp(cfg->provider, cfg->client->name))
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: provider client does not match its provider", cfg->id);
+  if ((rc = adcp_object_prefix_validate(cfg->prefix, err))) return rc;
+  if (!cfg->client->prefix || strcmp(cfg->client->prefix, cfg->prefix))
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: client is bound to another prefix", cfg->id);
+  const char *tmpl = cfg->key_template ? cfg->key_template : ADCP_OBJECT_DEFAULT_KEY_TEMPLATE;
+  if ((rc = adcp_object_key_template_validate(tmpl, err))) return rc;
+  if ((rc = adcp_object_validate_location(cfg->client, cfg->location, cfg->n_location, err))) return rc;
+  if (cfg->compression != ADCP_OBJECT_COMPRESSION_NONE && cfg->compression != ADCP_OBJECT_COMPRESSION_GZIP)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: compression must be none or gzip", cfg->id);
+  if (cfg->credential_ref && check_binding_id(cfg->credential_ref, err))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: bad credential reference", cfg->id);
+
+  ledger_binding b;
+  memset(&b, 0, sizeof b);
+  snprintf(b.id, sizeof b.id, "%s", cfg->id);
+  snprintf(b.provider, sizeof b.provider, "%s", cfg->provider);
+  adcp_buf ic, oc;
+  adcp_buf_init(&ic);
+  adcp_buf_init(&oc);
+  rc = adcp_object_identity_config_json(&ic, cfg->prefix, tmpl, cfg->location, cfg->n_location, err);
+  if (!rc) rc = adcp_object_binding_identity_sha256(b.identity_sha256, "object", cfg->provider, (const char *)ic.data,
+                                                    ic.len, err);
+  if (!rc) {
+    int e = adcp_buf_printf(&oc, "{\"compression\":\"%s\"", adcp_object_compression_name(cfg->compression));
+    if (!e && cfg->credential_ref) e = adcp_buf_printf(&oc, ",\"credentialRef\":\"%s\"", cfg->credential_ref);
+    if (!e) e = adcp_buf_append_byte(&oc, '}');
+    if (!e) e = adcp_buf_cstr(&oc);
+    if (e) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  if (!rc) {
+    b.identity_config = strndup((const char *)ic.data, ic.len);
+    b.operational_config = dupstr((const char *)oc.data);
+    b.prefix = dupstr(cfg->prefix);
+    b.key_template = dupstr(tmpl);
+    b.compression = cfg->compression;
+    b.client = cfg->client;
+    ledger_binding *g = realloc(l->bindings, (l->n_bindings + 1) * sizeof *g);
+    if (!g || !b.identity_config || !b.operational_config || !b.prefix || !b.key_template) {
+      if (g) l->bindings = g;
+      free(b.identity_config), free(b.operational_config), free(b.prefix), free(b.key_template);
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    } else {
+      l->bindings = g;
+      l->bindings[l->n_bindings++] = b;
+    }
+  }
+  adcp_buf_free(&ic);
+  adcp_buf_free(&oc);
+  return rc;
+}
+
+void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, void *ctx) {
+  l->select_fn = fn;
+  l->select_ctx = ctx;
+}
+
+/* Reads the stored row: *found, identity and namespace checks. */
+static int check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(b->id);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          "SELECT kind, provider, identity_sha256, namespace_key, state FROM adcp_reporting_row_bindings "
+                          "WHERE row_binding_id = $1",
+                          &p, 1, err);
+  if (rc) return rc;
+  *found = 0;
+  rc = adcp_sql_next(r, err);
+  if (rc == 1) {
+    rc = 0;
+    *found = 1;
+    if (strcmp(adcp_sql_get_text(r, 0, NULL), "object") || strcmp(adcp_sql_get_text(r, 1, NULL), b->provider) ||
+        strcmp(adcp_sql_get_text(r, 2, NULL), b->identity_sha256))
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: identity differs from its definition", b->id);
+    else if (strcmp(adcp_sql_get_text(r, 3, NULL), l->ns_key))
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                          "binding %s belongs to another installation (namespace_key differs); refused", b->id);
+    if (state) snprintf(state, 16, "%s", adcp_sql_get_text(r, 4, NULL));
+  }
+  adcp_sql_rows_free(r);
+  return rc;
+}
+
+int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err) {
+  int rc = ledger_register_binding(l, err); /* the implicit postgres binding + namespace key */
+  if (rc) return rc;
+  if (id && !strcmp(id, ADCP_LEDGER_POSTGRES_BINDING)) return 0;
+  ledger_binding *b = ledger_binding_find(l, id);
+  if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id ? id : "");
+  int found = 0;
+  /* A stored row that is not ours is refused before we touch the store. */
+  if ((rc = check_stored(l, b, &found, NULL, err))) return rc;
+  if (!found) {
+    adcp_object_ctx ctx = {adcp_object_now_ms() + 30000, NULL};
+    if ((rc = adcp_object_probe(b->client, &ctx, err))) return rc;
+    adcp_sql_param p[6] = {adcp_sql_text(b->id),          adcp_sql_text(b->provider),
+                           adcp_sql_text(b->identity_config), adcp_sql_text(b->identity_sha256),
+                           adcp_sql_text(b->operational_config), adcp_sql_text(l->ns_key)};
+    rc = adcp_sql_exec(l->conn,
+                       "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+                       "identity_sha256, operational_config, namespace_key) VALUES ($1, 'object', $2, $3, $4, $5, $6) "
+                       "ON CONFLICT (row_binding_id) DO NOTHING",
+                       p, 6, err);
+    if (rc) return rc;
+    if ((rc = check_stored(l, b, &found, NULL, err))) return rc;
+    if (!found) return adcp_error_set(err, ADCP_ESTORAGE, "binding %s could not be registered", b->id);
+  }
+  b->registered = 1;
+  return 0;
+}
+
+int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err) {
+  *out = NULL;
+  ledger_binding *b = ledger_binding_find(l, id);
+  if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id);
+  int rc = adcp_ledger_register_binding(l, id, err);
+  if (rc) return rc;
+  /* State is mutable: re-read it on every write. */
+  char state[16] = "";
+  int found = 0;
+  if ((rc = check_stored(l, b, &found, state, err))) return rc;
+  if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s vanished", id);
+  if (strcmp(state, "active"))
+    return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is %s: new row sets go only to active bindings", id,
+                          state);
+  *out = b;
+  return 0;
+}
+
+#define PG_TS(x) "coalesce(to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '')"
+
+int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err) {
+  *out = NULL, *count = 0;
+  int rc = ledger_register_binding(l, err);
+  if (rc) return rc;
+  adcp_sql_rows *r;
+  rc = adcp_sql_query(&r, l->conn,
+                      l->dialect == ADCP_SQL_POSTGRES
+                          ? "SELECT row_binding_id, kind, provider, identity_sha256, namespace_key, state, "
+                            PG_TS("created_at") ", " PG_TS("retired_at") ", operational_config::text "
+                            "FROM adcp_reporting_row_bindings ORDER BY row_binding_id"
+                          : "SELECT row_binding_id, kind, provider, identity_sha256, namespace_key, state, created_at, "
+                            "coalesce(retired_at, ''), operational_config FROM adcp_reporting_row_bindings "
+                            "ORDER BY row_binding_id",
+                      NULL, 0, err);
+  if (rc) return rc;
+  adcp_binding_info *items = NULL;
+  size_t n = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    adcp_binding_info *g = realloc(items, (n + 1) * sizeof *g);
+    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    items = g;
+    adcp_binding_info *it = &items[n++];
+    memset(it, 0, sizeof *it);
+    snprintf(it->id, sizeof it->id, "%s", adcp_sql_get_text(r, 0, NULL));
+    snprintf(it->kind, sizeof it->kind, "%s", adcp_sql_get_text(r, 1, NULL));
+    snprintf(it->provider, sizeof it->provider, "%s", adcp_sql_get_text(r, 2, NULL));
+    snprintf(it->identity_sha256, sizeof it->identity_sha256, "%s", adcp_sql_get_text(r, 3, NULL));
+    snprintf(it->namespace_key, sizeof it->namespace_key, "%s", adcp_sql_get_text(r, 4, NULL));
+    snprintf(it->state, sizeof it->state, "%s", adcp_sql_get_text(r, 5, NULL));
+    snprintf(it->created_at, sizeof it->created_at, "%s", adcp_sql_get_text(r, 6, NULL));
+    snprintf(it->retired_at, sizeof it->retired_at, "%s", adcp_sql_get_text(r, 7, NULL));
+    snprintf(it->operational_config, sizeof it->operational_config, "%s", adcp_sql_get_text(r, 8, NULL));
+    it->namespace_matches = !strcmp(it->namespace_key, l->ns_key);
+    if (!strcmp(it->kind, "postgres")) {
+      it->configured = !strcmp(it->id, ADCP_LEDGER_POSTGRES_BINDING);
+      it->identity_matches = it->configured;
+    } else {
+      ledger_binding *b = ledger_binding_find(l, it->id);
+      it->configured = b != NULL;
+      it->identity_matches = b && !strcmp(b->identity_sha256, it->identity_sha256) && !strcmp(b->provider, it->provider);
+    }
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) {
+    free(items);
+    return rc;
+  }
+  *out = items, *count = n;
+  return 0;
+}
+
+void adcp_binding_info_free(adcp_binding_info *items) { free(items); }
+
+int adcp_ledger_set_binding_state(adcp_ledger *l, const char *id, const char *state, adcp_error *err) {
+  if (!state || (strcmp(state, "read_only") && strcmp(state, "retired") && strcmp(state, "active")))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding state must be read_only or retired");
+  adcp_sql_param p = adcp_sql_text(id);
+  char cur[16];
+  int found = 0;
+  int rc = adcp_sql_query_text(cur, sizeof cur, &found, l->conn,
+                               "SELECT state FROM adcp_reporting_row_bindings WHERE row_binding_id = $1", &p, 1, err);
+  if (rc) return rc;
+  if (!found) return adcp_error_set(err, ADCP_ENOT_FOUND, "binding %s is not registered", id);
+  int ok = (!strcmp(cur, "active") && (!strcmp(state, "read_only") || !strcmp(state, "retired"))) ||
+           (!strcmp(cur, "read_only") && !strcmp(state, "retired"));
+  if (!strcmp(cur, state)) return 0;
+  if (!ok) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: %s -> %s is not allowed", id, cur, state);
+  adcp_sql_param q[3] = {adcp_sql_text(id), adcp_sql_text(state), adcp_sql_text(cur)};
+  int64_t changed = 0;
+  rc = adcp_sql_exec_changes(&changed, l->conn,
+                             l->dialect == ADCP_SQL_POSTGRES
+                                 ? "UPDATE adcp_reporting_row_bindings SET state = $2, retired_at = CASE WHEN $2 = "
+                                   "'retired' THEN clock_timestamp() ELSE NULL END WHERE row_binding_id = $1 AND state = $3"
+                                 : "UPDATE adcp_reporting_row_bindings SET state = $2, retired_at = CASE WHEN $2 = "
+                                   "'retired' THEN adcp_now() ELSE NULL END WHERE row_binding_id = $1 AND state = $3",
+                             q, 3, err);
+  if (!rc && changed != 1) rc = adcp_error_set(err, ADCP_ECONFLICT, "binding %s changed state concurrently; retry", id);
+  return rc;
+}

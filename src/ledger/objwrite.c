@@ -1,0 +1,730 @@
+/* ledger/objwrite.c — commit dispatch and the object-kind write path
+ * (spec 02 §8.1, §8.3-§8.5, §12), on SQLite and PostgreSQL.
+ *
+ *   prepare   rows are encoded to a temporary spool file (bounded memory: one
+ *             chunk), each chunk re-verified; the content digest is known only
+ *             at the end and both the intent key and the object keys need it;
+ *   select    explicit binding, else the host selector (which sees the sizes);
+ *   replay    an existing revision ID resolves as a replay before anything
+ *             is written;
+ *   tx A      under the account lock: obligation, lease (the caller's, or a
+ *             short self-taken one), then open or take over the write intent
+ *             (owner_token, expires_at from the database clock);
+ *   upload    no transaction, no account lock: create-only puts; each created
+ *             object is appended to the intent before the next chunk; an
+ *             existing object is adopted only if it decodes to the chunk;
+ *   tx B      under the account lock: lease fence, numbering, delete the intent
+ *             WHERE state='open' AND owner_token=mine (exactly one row, or
+ *             nothing commits), row set + chunk locators + header.
+ * Failure anywhere leaves created objects and the intent for the sweep; this
+ * file never deletes an object. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+
+/* ---- spool ------------------------------------------------------------------------- */
+
+typedef struct spool {
+  adcp_ledger *l;
+  FILE *f;
+  adcp_chunk_manifest *ms;
+  uint64_t *off;
+  size_t n, cap;
+  uint64_t pos;
+  adcp_rows_hasher check;
+  adcp_manifest_checker mcheck;
+} spool;
+
+static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  spool *s = vctx;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    adcp_chunk_manifest *g = realloc(s->ms, cap * sizeof *g);
+    if (g) s->ms = g;
+    uint64_t *o = realloc(s->off, cap * sizeof *o);
+    if (o) s->off = o;
+    if (!g || !o) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    s->cap = cap;
+  }
+  int rc = adcp_rows_verify_chunk(m, body, len, 0, &s->check, err);
+  if (!rc) rc = adcp_manifest_checker_add(&s->mcheck, m, err);
+  if (rc) {
+    char why[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->message : "");
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
+                          why);
+  }
+  if (fwrite(body, 1, len, s->f) != len) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+  s->ms[s->n] = *m;
+  s->off[s->n++] = s->pos;
+  s->pos += len;
+  return 0;
+}
+
+static int spool_read(adcp_buf *out, spool *s, size_t i, adcp_error *err) {
+  adcp_buf_reset(out);
+  if (adcp_buf_reserve(out, (size_t)s->ms[i].byte_count)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (fseeko(s->f, (off_t)s->off[i], SEEK_SET) ||
+      fread(out->data, 1, (size_t)s->ms[i].byte_count, s->f) != s->ms[i].byte_count)
+    return adcp_error_set(err, ADCP_EIO, "cannot read the row spool file");
+  out->len = (size_t)s->ms[i].byte_count;
+  return 0;
+}
+
+static void spool_free(spool *s) {
+  if (s->f) fclose(s->f);
+  adcp_rows_hasher_free(&s->check);
+  adcp_manifest_checker_free(&s->mcheck);
+  free(s->ms);
+  free(s->off);
+}
+
+static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
+  s->f = tmpfile();
+  if (!s->f) return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
+  int rc = adcp_rows_hasher_init_envelope(&s->check, req->revision_id, 0, req->totals, ADCP_BINDING_RFC8785_JCS_V1, err);
+  if (rc) return rc;
+  s->check.expect_any = 1;
+  if ((rc = adcp_manifest_checker_init(&s->mcheck, err))) return rc;
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
+                                  ADCP_BINDING_RFC8785_JCS_V1, spool_chunk, s};
+  adcp_rows_encoder *enc;
+  if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) return rc;
+  if (req->next_row)
+    for (;;) {
+      const char *row;
+      size_t len;
+      rc = req->next_row(req->row_ctx, &row, &len, err);
+      if (rc <= 0) break;
+      if ((rc = adcp_rows_encoder_add_json(enc, row, len, err))) break;
+    }
+  if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
+  adcp_rows_encoder_free(enc);
+  if (rc) return rc;
+  if ((rc = adcp_manifest_checker_finish(&s->mcheck, res->row_manifest_sha256, res->row_count,
+                                         (int64_t)res->chunk_count, err)) ||
+      (rc = adcp_rows_hasher_verify(&s->check, res->content_sha256, res->canonical_byte_count, err))) {
+    char why[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->message : "");
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "rows do not reproduce the binding being committed: %s", why);
+  }
+  if (fflush(s->f)) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+  return 0;
+}
+
+/* Re-feeds spooled canonical rows (the selector chose the postgres kind). */
+typedef struct refeed {
+  spool *s;
+  size_t chunk;
+  adcp_buf buf;
+  size_t pos;
+} refeed;
+
+static int refeed_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
+  refeed *r = ctx;
+  while (r->pos >= r->buf.len) {
+    if (r->chunk >= r->s->n) return 0;
+    int rc = spool_read(&r->buf, r->s, r->chunk++, err);
+    if (rc) return rc;
+    r->pos = 0;
+  }
+  const uint8_t *p = r->buf.data + r->pos, *nl = memchr(p, '\n', r->buf.len - r->pos);
+  size_t n = nl ? (size_t)(nl - p) : r->buf.len - r->pos;
+  *row = (const char *)p, *len = n;
+  r->pos += n + 1;
+  return 1;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                                adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  int rc = ledger_validate_commit(req, err);
+  if (rc) return rc;
+  const char *bid = req->binding_id;
+  if (bid && !*bid) bid = NULL;
+  if ((bid && !strcmp(bid, ADCP_LEDGER_POSTGRES_BINDING)) || (!bid && !l->select_fn))
+    return ledger_commit_postgres(out, l, req, err);
+  return ledger_commit_object(out, l, req, bid, err);
+}
+
+/* ---- object path ------------------------------------------------------------------------ */
+
+typedef struct objlock {
+  char **keys;
+  size_t n;
+} objlock;
+
+static void objlocks_release(adcp_ledger *l, objlock *ol) {
+  for (size_t i = 0; i < ol->n; i++) {
+    adcp_sql_param p = adcp_sql_text(ol->keys[i]);
+    char v[8];
+    int f;
+    adcp_sql_query_text(v, sizeof v, &f, l->conn, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", &p, 1, NULL);
+    free(ol->keys[i]);
+  }
+  free(ol->keys);
+  ol->keys = NULL, ol->n = 0;
+}
+
+/* Session-level per-object lock (spec 02 §7.3), PostgreSQL only: held from
+ * before the put until transaction B ended, so a C sweeper never deletes an
+ * object we are about to reference. */
+static int objlock_take(adcp_ledger *l, objlock *ol, const char *binding, const char *key, adcp_error *err) {
+  if (l->dialect != ADCP_SQL_POSTGRES) return 0;
+  adcp_buf k;
+  adcp_buf_init(&k);
+  if (ledger_object_lock_key(&k, binding, key)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  char **g = realloc(ol->keys, (ol->n + 1) * sizeof *g);
+  if (!g) {
+    adcp_buf_free(&k);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  ol->keys = g;
+  adcp_sql_param p = adcp_sql_text((const char *)k.data);
+  char v[8];
+  int f;
+  int rc = adcp_sql_query_text(v, sizeof v, &f, l->conn, "SELECT pg_advisory_lock(hashtextextended($1, 0))::text", &p,
+                               1, err);
+  if (!rc) ol->keys[ol->n++] = (char *)k.data; /* ownership moves */
+  else adcp_buf_free(&k);
+  return rc;
+}
+
+static void locators_free(ledger_locator *loc, size_t n) {
+  for (size_t i = 0; loc && i < n; i++) free(loc[i].object_key), free(loc[i].native_version);
+  free(loc);
+}
+
+/* Transaction A. Fills lease_owner/generation (the fence tx B uses) and
+ * whether the lease was self-taken. */
+static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b, const adcp_rows_result *res,
+                const char *token, char lease_owner[ADCP_LEDGER_ID_MAX], int64_t *lease_gen, int *self_lease,
+                int *obligation_created, adcp_error *err) {
+  const int pg = l->dialect == ADCP_SQL_POSTGRES;
+  int rc = adcp_sql_begin(l->conn, 1, err);
+  if (rc) return rc;
+  if ((rc = ledger_lock_account(l, req->account_id, err))) goto out;
+  if ((rc = ledger_ensure_obligation(obligation_created, l, req, err))) goto out;
+  char lease_exp[32];
+  adcp_sql_param oid = adcp_sql_text(req->obligation_id);
+  if (req->lease_owner) {
+    /* The caller's lease: it must still be ours with enough budget left. */
+    char need[32];
+    if ((rc = ledger_now_plus(l, need, l->write_deadline_ms + 5000, err))) goto out;
+    adcp_sql_rows *r;
+    if ((rc = adcp_sql_query(&r, l->conn,
+                             pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(to_char(lease_expires_at "
+                                  "AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '') FROM "
+                                  "adcp_reporting_obligations WHERE obligation_id = $1 FOR UPDATE"
+                                : "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(lease_expires_at, '') "
+                                  "FROM adcp_reporting_obligations WHERE obligation_id = $1",
+                             &oid, 1, err)))
+      goto out;
+    rc = adcp_sql_next(r, err);
+    if (rc == 1) {
+      rc = 0;
+      snprintf(lease_exp, sizeof lease_exp, "%s", adcp_sql_get_text(r, 2, NULL));
+      if (strcmp(adcp_sql_get_text(r, 0, NULL), req->lease_owner) || adcp_sql_get_int64(r, 1) != req->lease_generation)
+        rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost (owner or generation changed)");
+      else if (!lease_exp[0] || ledger_instant_us(lease_exp) < ledger_instant_us(need))
+        rc = adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED,
+                            "obligation lease has less than the write deadline + 5 s left; renew it first");
+    } else if (rc == 0) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost");
+    }
+    adcp_sql_rows_free(r);
+    if (rc) goto out;
+    snprintf(lease_owner, ADCP_LEDGER_ID_MAX, "%s", req->lease_owner);
+    *lease_gen = req->lease_generation;
+    *self_lease = 0;
+  } else {
+    /* No host lease: take a short one (owner = our token) if it is free. */
+    if ((rc = ledger_now_plus(l, lease_exp, l->write_deadline_ms + 5000, err))) goto out;
+    adcp_sql_param p[3] = {oid, adcp_sql_text(token), adcp_sql_text(lease_exp)};
+    int64_t changed = 0;
+    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
+                                    pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                                         "lease_generation + 1, lease_expires_at = $3::timestamptz WHERE obligation_id = $1 "
+                                         "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
+                                         "clock_timestamp())"
+                                       : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                                         "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
+                                         "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
+                                         "adcp_now())",
+                                    p, 3, err)))
+      goto out;
+    if (changed != 1) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                          "obligation %s is leased by another writer; retry after its lease expires", req->obligation_id);
+      goto out;
+    }
+    char gen[24];
+    int f = 0;
+    if ((rc = adcp_sql_query_text(gen, sizeof gen, &f, l->conn,
+                                  "SELECT lease_generation FROM adcp_reporting_obligations WHERE obligation_id = $1", &oid,
+                                  1, err)))
+      goto out;
+    snprintf(lease_owner, ADCP_LEDGER_ID_MAX, "%s", token);
+    *lease_gen = strtoll(gen, NULL, 10);
+    *self_lease = 1;
+  }
+  /* Intent expiry: the lease expiry plus the write deadline (database clock). */
+  char iexp[32];
+  ledger_instant_format(iexp, ledger_instant_us(lease_exp) + l->write_deadline_ms * 1000);
+  adcp_sql_param ip[6] = {adcp_sql_text(b->id), adcp_sql_text(req->account_id), adcp_sql_text(req->revision_id),
+                          adcp_sql_text(res->content_sha256), adcp_sql_text(token), adcp_sql_text(iexp)};
+  int64_t changed = 0;
+  if ((rc = adcp_sql_exec_changes(&changed, l->conn,
+                                  pg ? "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                                       "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                                       "$6::timestamptz) ON CONFLICT DO NOTHING"
+                                     : "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                                       "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                                       "$6) ON CONFLICT DO NOTHING",
+                                  ip, 6, err)))
+    goto out;
+  if (changed == 0) {
+    /* Take over an expired open intent; created_objects are kept. */
+    adcp_sql_param tp[5] = {ip[0], ip[2], ip[3], ip[4], ip[5]};
+    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
+                                    pg ? "UPDATE adcp_reporting_row_write_intents SET owner_token = $4, expires_at = "
+                                         "$5::timestamptz WHERE row_binding_id = $1 AND row_set_id = $2 AND content_sha256 "
+                                         "= $3 AND state = 'open' AND expires_at <= clock_timestamp()"
+                                       : "UPDATE adcp_reporting_row_write_intents SET owner_token = $4, expires_at = $5 "
+                                         "WHERE row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND "
+                                         "state = 'open' AND expires_at <= adcp_now()",
+                                    tp, 5, err)))
+      goto out;
+    if (changed != 1) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                          "another writer holds this row upload (or it is being swept); retry later");
+      goto out;
+    }
+  }
+  rc = adcp_sql_commit(l->conn, err);
+out:
+  if (rc) adcp_sql_rollback(l->conn, NULL);
+  return rc;
+}
+
+/* Reads an existing object at the version the store reported and checks it
+ * decodes to exactly this chunk (spec 02 §8.3 step 4). */
+static int adopt_existing(ledger_locator *loc, const ledger_binding *b, const char *key, const char *version,
+                          const adcp_chunk_manifest *m, const adcp_object_ctx *ctx, adcp_error *err) {
+  adcp_buf got;
+  adcp_buf_init(&got);
+  adcp_object_get_input gi = {key, version, 0, 0, 0, ADCP_OBJECT_ADOPT_MAX_BYTES};
+  int rc = adcp_object_get(b->client, &got, &gi, ctx, err);
+  if (rc == ADCP_ENOT_FOUND || rc == ADCP_EROWS_INTEGRITY_FAILED)
+    rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object %s exists and is unreadable at its version", key);
+  if (!rc)
+    rc = adcp_object_adoption_verify(loc->physical_sha256, &loc->physical_byte_count, got.data, got.len, b->compression,
+                                     m->byte_count, m->sha256, err);
+  adcp_buf_free(&got);
+  return rc;
+}
+
+static int append_created(adcp_ledger *l, const ledger_binding *b, const adcp_ledger_commit *req,
+                          const adcp_rows_result *res, const char *token, const char *key, const char *version,
+                          adcp_error *err) {
+  adcp_sql_param p[6] = {adcp_sql_text(b->id),   adcp_sql_text(req->revision_id), adcp_sql_text(res->content_sha256),
+                         adcp_sql_text(token),   adcp_sql_text(key),              adcp_sql_text(version)};
+  int64_t changed = 0;
+  int rc = adcp_sql_exec_changes(
+      &changed, l->conn,
+      l->dialect == ADCP_SQL_POSTGRES
+          ? "UPDATE adcp_reporting_row_write_intents SET created_objects = created_objects || "
+            "jsonb_build_array(jsonb_build_object('objectKey', $5::text, 'nativeVersion', $6::text)) WHERE "
+            "row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND owner_token = $4 AND state = 'open'"
+          : "UPDATE adcp_reporting_row_write_intents SET created_objects = json_insert(created_objects, '$[#]', "
+            "json_object('objectKey', $5, 'nativeVersion', $6)) WHERE row_binding_id = $1 AND row_set_id = $2 AND "
+            "content_sha256 = $3 AND owner_token = $4 AND state = 'open'",
+      p, 6, err);
+  if (!rc && changed != 1)
+    rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                        "write intent was taken over or swept during the upload; nothing was committed");
+  return rc;
+}
+
+static int insert_chunks(adcp_ledger *l, const adcp_ledger_commit *req, const spool *s, const ledger_locator *loc,
+                         adcp_error *err) {
+  adcp_buf segs;
+  adcp_buf_init(&segs);
+  int rc = 0;
+  for (size_t i = 0; !rc && i < s->n; i++) {
+    const adcp_chunk_manifest *m = &s->ms[i];
+    if (ledger_segments_json(&segs, m)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    adcp_sql_param p[14] = {adcp_sql_text(req->revision_id),
+                            adcp_sql_int64((int64_t)m->chunk_index),
+                            adcp_sql_text(req->account_id),
+                            adcp_sql_text(req->obligation_id),
+                            adcp_sql_int64((int64_t)m->first_ordinal),
+                            adcp_sql_int64((int64_t)m->row_count),
+                            adcp_sql_int64((int64_t)m->byte_count),
+                            adcp_sql_text(m->sha256),
+                            adcp_sql_textn((const char *)segs.data, segs.len),
+                            adcp_sql_text(loc[i].object_key),
+                            adcp_sql_text(loc[i].native_version),
+                            adcp_sql_text(adcp_object_compression_name(loc[i].compression)),
+                            adcp_sql_text(loc[i].physical_sha256),
+                            adcp_sql_int64((int64_t)loc[i].physical_byte_count)};
+    rc = adcp_sql_exec(l->conn,
+                       "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+                       "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, compression, "
+                       "physical_sha256, physical_byte_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                       "$13, $14)",
+                       p, 14, err);
+  }
+  adcp_buf_free(&segs);
+  return rc;
+}
+
+/* Transaction B (spec 02 §8.3 step 5). *replayed = 1 when the revision landed meanwhile. */
+static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b,
+                const adcp_rows_result *res, const spool *s, const ledger_locator *loc, const char *shared,
+                const char *token, const char *lease_owner, int64_t lease_gen, int self_lease, int *replayed,
+                adcp_error *err) {
+  const int pg = l->dialect == ADCP_SQL_POSTGRES;
+  *replayed = 0;
+  adcp_buf totals;
+  adcp_buf_init(&totals);
+  int rc = ledger_totals_text(&totals, req->totals, err);
+  if (rc) return rc;
+  if ((rc = adcp_sql_begin(l->conn, 1, err))) goto out;
+  if ((rc = ledger_lock_account(l, req->account_id, err))) goto out;
+  adcp_sql_param rid = adcp_sql_text(req->revision_id);
+  char one[8];
+  int f = 0;
+  if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
+                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
+    goto out;
+  if (f) {
+    *replayed = 1;
+    goto out;
+  }
+  if (lease_owner[0]) {
+    adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(lease_owner), adcp_sql_int64(lease_gen)};
+    if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
+                                  pg ? "SELECT 1 FROM adcp_reporting_obligations WHERE obligation_id = $1 AND lease_owner = "
+                                       "$2 AND lease_generation = $3 AND lease_expires_at > clock_timestamp() FOR UPDATE"
+                                     : "SELECT 1 FROM adcp_reporting_obligations WHERE obligation_id = $1 AND lease_owner = "
+                                       "$2 AND lease_generation = $3 AND lease_expires_at > adcp_now()",
+                                  p, 3, err)))
+      goto out;
+    if (!f) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost before the commit; nothing was committed");
+      goto out;
+    }
+  }
+  char prev_id[ADCP_LEDGER_ID_MAX] = "";
+  int64_t number = 1;
+  {
+    adcp_sql_param p = adcp_sql_text(req->obligation_id);
+    adcp_sql_rows *r;
+    if ((rc = adcp_sql_query(&r, l->conn,
+                             "SELECT revision_id, revision_number, finality FROM adcp_reporting_revisions "
+                             "WHERE obligation_id = $1 ORDER BY revision_number DESC LIMIT 1",
+                             &p, 1, err)))
+      goto out;
+    rc = adcp_sql_next(r, err);
+    if (rc == 1) {
+      rc = 0;
+      snprintf(prev_id, sizeof prev_id, "%s", adcp_sql_get_text(r, 0, NULL));
+      number = adcp_sql_get_int64(r, 1) + 1;
+      if (!strcmp(adcp_sql_get_text(r, 2, NULL), "official"))
+        rc = adcp_error_set(err, ADCP_ECONFLICT, "obligation %s already has an official revision (%s)",
+                            req->obligation_id, prev_id);
+    }
+    adcp_sql_rows_free(r);
+    if (rc) goto out;
+  }
+  if (shared[0]) {
+    adcp_sql_param p = adcp_sql_text(shared);
+    if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
+                                  pg ? "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live' "
+                                       "FOR SHARE"
+                                     : "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live'",
+                                  &p, 1, err)))
+      goto out;
+    if (!f) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "the row set to share (%s) is no longer live; retry", shared);
+      goto out;
+    }
+  } else {
+    adcp_sql_param p[4] = {adcp_sql_text(b->id), rid, adcp_sql_text(res->content_sha256), adcp_sql_text(token)};
+    int64_t changed = 0;
+    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
+                                    "DELETE FROM adcp_reporting_row_write_intents WHERE row_binding_id = $1 AND row_set_id "
+                                    "= $2 AND content_sha256 = $3 AND owner_token = $4 AND state = 'open'",
+                                    p, 4, err)))
+      goto out;
+    if (changed != 1) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                          "write intent was taken over or is being swept; nothing was committed");
+      goto out;
+    }
+  }
+  {
+    adcp_sql_param p[10] = {rid,
+                            adcp_sql_text(req->account_id),
+                            adcp_sql_text(req->obligation_id),
+                            adcp_sql_text(res->content_sha256),
+                            adcp_sql_int64((int64_t)res->canonical_byte_count),
+                            adcp_sql_int64((int64_t)res->row_count),
+                            adcp_sql_text(res->row_manifest_sha256),
+                            adcp_sql_int64((int64_t)res->chunk_count),
+                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null(),
+                            adcp_sql_text(b->id)};
+    if ((rc = adcp_sql_exec(l->conn,
+                            "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
+                            "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
+                            "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
+                            "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
+                            "$7, $8, $9, $10)",
+                            p, 10, err))) {
+      if (rc == ADCP_ECONFLICT)
+        adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
+                       req->revision_id);
+      goto out;
+    }
+  }
+  if (shared[0]) {
+    /* Header-only: copy the source's manifests and locators (same manifest digest). */
+    adcp_sql_param p[2] = {rid, adcp_sql_text(shared)};
+    if ((rc = adcp_sql_exec(l->conn,
+                            "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+                            "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, "
+                            "compression, physical_sha256, physical_byte_count) SELECT $1, chunk_index, account_id, "
+                            "obligation_id, first_ordinal, row_count, byte_count, sha256, segments, object_key, "
+                            "native_version, compression, physical_sha256, physical_byte_count FROM "
+                            "adcp_reporting_row_chunks WHERE row_set_id = $2",
+                            p, 2, err)))
+      goto out;
+  } else if ((rc = insert_chunks(l, req, s, loc, err))) {
+    goto out;
+  }
+  {
+    char observed[32] = "";
+    if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
+    adcp_sql_param all[13] = {rid,
+                              adcp_sql_text(req->obligation_id),
+                              adcp_sql_text(req->account_id),
+                              adcp_sql_int64(number),
+                              adcp_sql_text(adcp_finality_name(req->finality)),
+                              prev_id[0] ? adcp_sql_text(prev_id) : adcp_sql_null(),
+                              adcp_sql_text(res->content_sha256),
+                              adcp_sql_int64((int64_t)res->canonical_byte_count),
+                              adcp_sql_int64((int64_t)res->row_count),
+                              adcp_sql_textn((const char *)totals.data, totals.len),
+                              adcp_sql_text(res->row_manifest_sha256),
+                              shared[0] ? adcp_sql_text(shared) : adcp_sql_null(),
+                              observed[0] ? adcp_sql_text(observed) : adcp_sql_null()};
+    rc = adcp_sql_exec(l->conn,
+                       "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+                       "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+                       "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+                       "rows_shared_from_revision_id, row_set_id, observed_at) VALUES ($1, $2, $3, $4, $5, $6, "
+                       "'rfc8785_jcs_v1', $7, $8, $9, $10, $11, $12, $1, $13)",
+                       all, 13, err);
+    if (rc == ADCP_ECONFLICT)
+      adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
+                     number, req->obligation_id);
+    if (rc) goto out;
+  }
+  if (self_lease) {
+    /* Our short lease ends with the commit. */
+    adcp_sql_param p[2] = {adcp_sql_text(req->obligation_id), adcp_sql_text(token)};
+    if ((rc = adcp_sql_exec(l->conn,
+                            "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = NULL "
+                            "WHERE obligation_id = $1 AND lease_owner = $2",
+                            p, 2, err)))
+      goto out;
+  }
+  rc = adcp_sql_commit(l->conn, err);
+  if (!rc) {
+    out->shared = shared[0] != 0;
+    int found = 0;
+    rc = ledger_load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
+    if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
+  }
+out:
+  adcp_sql_rollback(l->conn, NULL);
+  adcp_buf_free(&totals);
+  return rc;
+}
+
+int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
+                         adcp_error *err) {
+  int rc = ledger_register_binding(l, err);
+  if (rc) return rc;
+  /* Replay check first: an existing revision ID uploads nothing (spec 02 §8.3 step 1). */
+  adcp_sql_param rid = adcp_sql_text(req->revision_id);
+  char one[8];
+  int exists = 0;
+  if ((rc = adcp_sql_query_text(one, sizeof one, &exists, l->conn,
+                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
+    return rc;
+  if (exists) return ledger_replay_compare(out, l, req, NULL, NULL, err);
+
+  spool s;
+  memset(&s, 0, sizeof s);
+  s.l = l;
+  adcp_rows_result res;
+  ledger_locator *loc = NULL;
+  objlock ol = {0};
+  adcp_buf chunk;
+  adcp_buf_init(&chunk);
+  adcp_buf key;
+  adcp_buf_init(&key);
+  if ((rc = spool_encode(&s, &res, req, err))) goto done;
+
+  if (!bid) {
+    adcp_ledger_select_input in = {req->account_id, req->obligation_id, "revision", req->finality,
+                                   res.row_count,   res.canonical_byte_count, res.chunk_count};
+    const char *chosen = NULL;
+    if ((rc = l->select_fn(l->select_ctx, &in, &chosen, err))) goto done;
+    if (!chosen || !*chosen) chosen = ADCP_LEDGER_POSTGRES_BINDING;
+    if (!strcmp(chosen, ADCP_LEDGER_POSTGRES_BINDING)) {
+      refeed rf = {&s, 0, {0}, 0};
+      adcp_buf_init(&rf.buf);
+      adcp_ledger_commit r2 = *req;
+      r2.next_row = refeed_next, r2.row_ctx = &rf, r2.binding_id = ADCP_LEDGER_POSTGRES_BINDING;
+      rc = ledger_commit_postgres(out, l, &r2, err);
+      adcp_buf_free(&rf.buf);
+      goto done;
+    }
+    if (!ledger_binding_find(l, chosen)) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "selected binding %s is not configured", chosen);
+      goto done;
+    }
+    bid = ledger_binding_find(l, chosen)->id;
+  }
+  ledger_binding *b;
+  if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
+  snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
+
+  /* Header-only sharing (spec 02 §12): same obligation, binding and manifest. */
+  char shared[ADCP_LEDGER_ID_MAX] = "";
+  if (res.row_count > 0) {
+    adcp_sql_param p[5] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id), adcp_sql_text(b->id),
+                           adcp_sql_text(res.row_manifest_sha256), adcp_sql_int64((int64_t)res.chunk_count)};
+    int f = 0;
+    if ((rc = adcp_sql_query_text(shared, sizeof shared, &f, l->conn,
+                                  "SELECT s.row_set_id FROM adcp_reporting_row_sets s WHERE s.obligation_id = $1 AND "
+                                  "s.account_id = $2 AND s.row_binding_id = $3 AND s.row_manifest_sha256 = $4 AND "
+                                  "s.chunk_count = $5 AND s.rows_state = 'live' AND NOT EXISTS (SELECT 1 FROM "
+                                  "adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id AND c.object_key IS NULL) "
+                                  "ORDER BY s.recorded_at DESC, s.row_set_id DESC LIMIT 1",
+                                  p, 5, err)))
+      goto done;
+    if (!f) shared[0] = 0;
+  }
+
+  char token[37];
+  char lease_owner[ADCP_LEDGER_ID_MAX] = "";
+  int64_t lease_gen = 0;
+  int self_lease = 0;
+  if ((rc = ledger_uuid(token, err))) goto done;
+  if (!shared[0]) {
+    if ((rc = tx_a(l, req, b, &res, token, lease_owner, &lease_gen, &self_lease, &out->obligation_created, err)))
+      goto done;
+    if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_INTENT_OPEN)) {
+      rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook after transaction A");
+      goto done;
+    }
+    loc = calloc(s.n ? s.n : 1, sizeof *loc);
+    if (!loc) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
+    adcp_object_kv meta[2] = {{"adcp-installation", l->ns_key}, {"adcp-intent", token}};
+    /* {period_date}: the obligation's stored period_start. */
+    char ps[40] = "";
+    {
+      adcp_sql_param p = adcp_sql_text(req->obligation_id);
+      int f = 0;
+      if ((rc = adcp_sql_query_text(ps, sizeof ps, &f, l->conn,
+                                    l->dialect == ADCP_SQL_POSTGRES
+                                        ? "SELECT to_char(period_start AT TIME ZONE 'UTC', "
+                                          "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM adcp_reporting_obligations "
+                                          "WHERE obligation_id = $1"
+                                        : "SELECT period_start FROM adcp_reporting_obligations WHERE obligation_id = $1",
+                                    &p, 1, err)))
+        goto done;
+      if (!f) ps[0] = 0;
+    }
+    for (size_t i = 0; i < s.n; i++) {
+      const adcp_chunk_manifest *m = &s.ms[i];
+      if ((rc = spool_read(&chunk, &s, i, err))) goto done;
+      adcp_object_physical ph;
+      if ((rc = adcp_object_physical_prepare(&ph, chunk.data, chunk.len, b->compression, err))) goto done;
+      adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
+                                  req->revision_id, ps[0] ? ps : NULL, adcp_finality_name(req->finality),
+                                  res.content_sha256, (uint32_t)m->chunk_index, b->compression};
+      rc = adcp_object_key_render(&key, b->key_template, &ki, err);
+      if (!rc) rc = objlock_take(l, &ol, b->id, (const char *)key.data, err);
+      adcp_object_put_result pr;
+      memset(&pr, 0, sizeof pr);
+      if (!rc) {
+        adcp_object_put_input pi = {(const char *)key.data, ph.data, ph.len, adcp_object_content_type(b->compression),
+                                    meta, 2};
+        rc = adcp_object_put(b->client, &pr, &pi, &ctx, err);
+      }
+      loc[i].compression = b->compression;
+      if (!rc && pr.outcome == ADCP_OBJECT_CREATED) {
+        memcpy(loc[i].physical_sha256, ph.physical_sha256, 65);
+        loc[i].physical_byte_count = ph.physical_byte_count;
+        rc = append_created(l, b, req, &res, token, (const char *)key.data, pr.native_version, err);
+        if (!rc) out->objects_created++;
+      } else if (!rc) {
+        memcpy(loc[i].physical_sha256, ph.physical_sha256, 65);
+        loc[i].physical_byte_count = ph.physical_byte_count;
+        out->objects_adopted++;
+      } else if (rc == ADCP_ECONTENT_CONFLICT && pr.native_version[0]) {
+        /* Different stored bytes may still be the same chunk (another SDK's gzip). */
+        rc = adopt_existing(&loc[i], b, (const char *)key.data, pr.native_version, m, &ctx, err);
+        if (!rc) out->objects_adopted++;
+      }
+      adcp_object_physical_free(&ph);
+      if (rc) goto done;
+      loc[i].object_key = strdup((const char *)key.data);
+      loc[i].native_version = strdup(pr.native_version);
+      if (!loc[i].object_key || !loc[i].native_version) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        goto done;
+      }
+      out->physical_bytes += loc[i].physical_byte_count;
+    }
+    if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_UPLOADED)) {
+      rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook before transaction B");
+      goto done;
+    }
+  }
+  int replayed = 0;
+  rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);
+  if (!rc && replayed) {
+    /* Another writer committed this revision while we uploaded: a replay (or
+     * CONTENT_CONFLICT). Our intent stays for the sweep. */
+    uint64_t c = out->objects_created, a = out->objects_adopted, pb = out->physical_bytes;
+    rc = ledger_replay_compare(out, l, req, res.content_sha256, res.row_manifest_sha256, err);
+    out->objects_created = c, out->objects_adopted = a, out->physical_bytes = pb;
+  }
+done:
+  objlocks_release(l, &ol);
+  locators_free(loc, s.n);
+  spool_free(&s);
+  adcp_buf_free(&chunk);
+  adcp_buf_free(&key);
+  if (rc) adcp_revision_header_free(&out->header);
+  return rc;
+}

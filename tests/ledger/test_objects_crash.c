@@ -1,0 +1,227 @@
+/* tests/ledger/test_objects_crash.c — SIGKILL during object-kind commits
+ * through the CLI, on SQLite and PostgreSQL.
+ *
+ *   paused:  the CLI is killed after its uploads, before transaction B
+ *            (ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD): no header, an open intent
+ *            listing exactly the uploaded objects; after expiry `adcp-ledger
+ *            sweep` deletes exactly those objects and nothing else, and the
+ *            same commit then succeeds.
+ *   random:  kills at random delays; afterwards every committed revision
+ *            verifies, and after expiry + sweep every object file left is
+ *            named by a chunk record and every chunk record's object exists. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "ledger_fixture.h"
+
+typedef struct cenv {
+  char *dir;
+  char cfg[600], rows[600], root[600];
+} cenv;
+
+static void cenv_init(cenv *e, uint64_t nrows) {
+  e->dir = tu_mkdtemp();
+  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
+  snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
+  snprintf(e->root, sizeof e->root, "%s/bucket", e->dir);
+  char cfg[1400];
+  snprintf(cfg, sizeof cfg,
+           "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
+           "\"b\"},\"root_dir\":\"%s\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}",
+           e->root);
+  tu_write_file(e->cfg, cfg, strlen(cfg));
+  gen g;
+  gen_init(&g, nrows, 30, 1);
+  adcp_buf all;
+  adcp_buf_init(&all);
+  for (uint64_t i = 0; i < nrows; i++) {
+    gen_line(&g, i);
+    adcp_buf_append(&all, g.line.data, g.line.len);
+    adcp_buf_append_byte(&all, '\n');
+  }
+  tu_write_file(e->rows, all.data, all.len);
+  adcp_buf_free(&all);
+  adcp_buf_free(&g.line);
+}
+
+static void cenv_free(cenv *e) {
+  tu_rmtree(e->dir);
+  free(e->dir);
+}
+
+static int count_files(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (lstat(p, &st)) continue;
+    if (S_ISDIR(st.st_mode)) n += count_files(p);
+    else if (strstr(de->d_name, ".jsonl")) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Starts `adcp-ledger commit`; stderr goes to a pipe when errfd != NULL. */
+static pid_t spawn(const fixture *f, const cenv *e, const char *rev, const char *obligation, int pause_ms, int *errfd) {
+  int pfd[2] = {-1, -1};
+  if (errfd && pipe(pfd)) fail_msg("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(errfd ? pfd[1] : devnull, 2);
+    if (errfd) close(pfd[0]);
+    char pause[24];
+    snprintf(pause, sizeof pause, "%d", pause_ms);
+    if (pause_ms) setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", pause, 1);
+    execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
+          "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "fs1",
+          "--period-start", "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", e->rows, (char *)NULL);
+    _exit(127);
+  }
+  if (errfd) {
+    close(pfd[1]);
+    *errfd = pfd[0];
+  }
+  return pid;
+}
+
+static int run_cli(const fixture *f, const cenv *e, const char *args, adcp_buf *out) {
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' %s", ADCP_CLI_PATH, f->url, e->cfg, args);
+  return tu_run(cmd, NULL, 0, out);
+}
+
+static int64_t scalar(adcp_sql_conn *c, const char *sql) {
+  adcp_error err = {0};
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
+  assert_int_equal(adcp_sql_next(r, &err), 1);
+  int64_t v = adcp_sql_get_int64(r, 0);
+  adcp_sql_rows_free(r);
+  return v;
+}
+
+static void expire_all(adcp_sql_conn *c) {
+  adcp_error err = {0};
+  OK(adcp_sql_exec_script(c,
+                          "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
+                          "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+                          "WHERE lease_owner IS NOT NULL;",
+                          &err));
+}
+
+static void killed_after_upload(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_init(&e, 25000);
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  /* an unrelated committed revision that must survive everything */
+  {
+    char args[1000];
+    snprintf(args, sizeof args,
+             "commit --account acct --obligation keep --revision keep1 --finality snapshot --binding fs1 "
+             "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+             e.rows);
+    assert_int_equal(run_cli(f, &e, args, NULL), 0);
+  }
+  assert_int_equal(count_files(e.root), 3);
+  int errfd;
+  pid_t pid = spawn(f, &e, "crash1", "ob1", 20000, &errfd);
+  char buf[256];
+  size_t got = 0;
+  while (got < sizeof buf - 1) {
+    ssize_t n = read(errfd, buf + got, sizeof buf - 1 - got);
+    if (n <= 0) break;
+    got += (size_t)n;
+    buf[got] = 0;
+    if (strstr(buf, "uploaded")) break;
+  }
+  buf[got] = 0;
+  assert_non_null(strstr(buf, "uploaded"));
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  close(errfd);
+  assert_true(WIFSIGNALED(st));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'crash1'"), 0);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE row_set_id = 'crash1'"), 0);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
+  assert_int_equal(count_files(e.root), 6);
+  /* not expired: the sweep keeps it */
+  assert_int_equal(run_cli(f, &e, "sweep --json", &out), 0);
+  assert_non_null(strstr((const char *)out.data, "\"swept\":0"));
+  expire_all(c);
+  adcp_buf_reset(&out);
+  assert_int_equal(run_cli(f, &e, "sweep --json", &out), 0);
+  adcp_buf_cstr(&out);
+  if (!strstr((const char *)out.data, "\"swept\":1,\"objects_deleted\":3,")) fail_msg("sweep: %s", out.data);
+  assert_int_equal(count_files(e.root), 3);
+  assert_int_equal(run_cli(f, &e, "verify --all", NULL), 0);
+  /* the same commit now goes through */
+  {
+    char args[1000];
+    snprintf(args, sizeof args,
+             "commit --account acct --obligation ob1 --revision crash1 --finality snapshot --binding fs1 "
+             "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+             e.rows);
+    assert_int_equal(run_cli(f, &e, args, NULL), 0);
+  }
+  assert_int_equal(count_files(e.root), 6);
+  assert_int_equal(run_cli(f, &e, "verify --all", NULL), 0);
+  adcp_buf_free(&out);
+  adcp_storage_close(s);
+  cenv_free(&e);
+}
+
+static void killed_at_random(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_init(&e, 25000);
+  uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
+  for (int run = 0; run < 8; run++) {
+    char rev[32], ob[32];
+    snprintf(rev, sizeof rev, "rnd%d", run);
+    snprintf(ob, sizeof ob, "obr%d", run);
+    pid_t pid = spawn(f, &e, rev, ob, 0, NULL);
+    struct timespec ts = {0, (long)(tu_rand(&seed) % 250) * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+  }
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  assert_int_equal(run_cli(f, &e, "verify --all", NULL), 0);
+  expire_all(c);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  assert_int_equal(run_cli(f, &e, "sweep --json", &out), 0);
+  adcp_buf_cstr(&out);
+  assert_non_null(strstr((const char *)out.data, "\"failed\":0"));
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  /* exactly the objects the chunk records name remain */
+  assert_int_equal(count_files(e.root),
+                   scalar(c, "SELECT count(DISTINCT object_key) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"));
+  adcp_buf_free(&out);
+  adcp_storage_close(s);
+  cenv_free(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {BOTH(killed_after_upload), BOTH(killed_at_random)};
+  return cmocka_run_group_tests_name("ledger objects crash (SQLite + PostgreSQL)", tests, NULL, NULL);
+}
