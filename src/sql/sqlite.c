@@ -140,6 +140,12 @@ static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
     rc = sqlite3_create_function(s->db, "adcp_sha256_hex", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                  NULL, fn_sha256, NULL, NULL);
   int e = rc == SQLITE_OK ? 0 : fail_rc(c, rc, "SQLite could not register functions", err);
+  /* 16 KiB pages (new, empty files only; must precede WAL): a chunk body is a
+   * chain of overflow pages, and a ranged read walks the chain from its start,
+   * so 4x fewer pages make commits and page reads markedly faster. mmap lets
+   * those walks read the file without a syscall per page. See docs/storage.md. */
+  if (!e && !memory) e = pragma(c, "PRAGMA page_size=16384", err);
+  if (!e && !memory) e = pragma(c, "PRAGMA mmap_size=268435456", err);
   /* Switching a new file to WAL needs an exclusive lock that SQLite does not
    * wait for through the busy handler: retry while another opener holds it. */
   for (int tries = 0; !e && !memory; tries++) {
