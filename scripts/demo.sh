@@ -17,7 +17,7 @@ say "generating 25,000 delivery rows (unsorted keys, mixed number forms)"
 awk 'BEGIN { srand(7); for (i = 0; i < 25000; i++) {
   imps = int(rand() * 250000); printf("{\"package_id\": \"pkg_%04d\", \"date\": \"2026-10-%02d\", \"impressions\": %d, \"clicks\": %d, \"spend\": \"%.2f\", \"ctr\": %.6f, \"name\": \"Rentr\\u00e9e \\ud83c\\udf92\"}\n",
     1 + i % 400, 1 + i % 28, imps, int(imps / 60), imps * 0.004, rand() / 20) } }' > rows.jsonl
-awk -F'"impressions": ' '{ split($2, a, ","); s += a[1] } END { printf("[{\"name\":\"impressions\",\"value\":\"%d\",\"value_type\":\"integer\"}]\n", s) }' rows.jsonl > totals.json
+awk -F'"impressions": ' '{ split($2, a, ","); s += a[1] } END { printf("[{\"name\":\"impressions\",\"value\":\"%.0f\",\"value_type\":\"integer\"}]\n", s) }' rows.jsonl > totals.json
 echo "rows.jsonl: $(wc -l < rows.jsonl) rows, $(wc -c < rows.jsonl) bytes; totals: $(cat totals.json)"
 
 say "canonical form of one row (RFC 8785)"
@@ -99,7 +99,7 @@ if "$cli" --help | grep -q '^  commit'; then
   say "ledger: another account cannot see it (same answer as an unknown ID)"
   set +e
   "$cli" --db "$db" read --account acct_other --revision rrev_demo_4 --limit 1
-  echo "exit status $?"
+  echo "exit status $? (5 = not found)"
   set -e
 
   say "ledger: verify every stored revision"

@@ -15,7 +15,8 @@ enum {
   ADCP_CLI_EXIT_USAGE = 1,     /* bad arguments, unreadable files */
   ADCP_CLI_EXIT_REFUSED = 2,   /* input refused: INVALID_INPUT / INVALID_ROW */
   ADCP_CLI_EXIT_INTEGRITY = 3, /* stored bytes do not verify */
-  ADCP_CLI_EXIT_STORAGE = 4,   /* database or schema problem */
+  ADCP_CLI_EXIT_STORAGE = 4,   /* database, schema or binding configuration problem */
+  ADCP_CLI_EXIT_NOT_FOUND = 5, /* no such revision or obligation for this account */
 };
 
 typedef struct adcp_cli_globals {

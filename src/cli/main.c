@@ -34,8 +34,11 @@ static void usage(FILE *f) {
     fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
           "\nRun 'adcp-ledger COMMAND --help' for a command's options.\n\n"
-          "exit status: 0 ok, 1 usage or I/O error, 2 input refused (INVALID_INPUT/INVALID_ROW),\n"
-          "             3 integrity failure (ROWS_INTEGRITY_FAILED or a precise code), 4 storage error\n");
+          "exit status: 0 ok; 1 usage or I/O error; 2 input refused (INVALID_INPUT, INVALID_ROW,\n"
+          "             CONTENT_CONFLICT, CONFLICT); 3 integrity failure (ROWS_INTEGRITY_FAILED,\n"
+          "             ROWS_UNAVAILABLE, ROWS_EXPIRED or a precise encoding code); 4 database, schema\n"
+          "             or binding problem (STORAGE_ERROR, REPORTING_SCHEMA_BEHIND, UNSAFE_BINDING,\n"
+          "             STATE_UNAVAILABLE); 5 not found (REFERENCE_NOT_FOUND)\n");
 }
 
 int main(int argc, char **argv) {

@@ -29,7 +29,11 @@ int adcp_cli_exit_for(int code) {
     case ADCP_EREPORTING_SCHEMA_BEHIND:
     case ADCP_EREPORTING_STORAGE_NOT_DURABLE:
     case ADCP_ESTATE_UNAVAILABLE:
+    case ADCP_EUNSAFE_BINDING:
       return ADCP_CLI_EXIT_STORAGE;
+    case ADCP_EREFERENCE_NOT_FOUND:
+    case ADCP_ENOT_FOUND:
+      return ADCP_CLI_EXIT_NOT_FOUND;
     default: return ADCP_CLI_EXIT_USAGE;
   }
 }
