@@ -72,6 +72,8 @@ typedef struct adcp_ledger_options {
    * write_deadline + 5 s and an intent expires write_deadline after the lease.
    * 0 = default (120 000 ms). */
   int64_t write_deadline_ms;
+  /* Largest page adcp_ledger_read_revision_rows buffers; 0 = ADCP_LEDGER_MAX_PAGE_BYTES. */
+  uint64_t max_page_bytes;
 } adcp_ledger_options;
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open
@@ -195,13 +197,19 @@ typedef struct adcp_ledger_page {
 void adcp_ledger_page_init(adcp_ledger_page *p);
 void adcp_ledger_page_free(adcp_ledger_page *p);
 
+/* Default largest page adcp_ledger_read_revision_rows buffers (the bytes of the
+ * segments it touches; see adcp_ledger_options.max_page_bytes). Larger requests
+ * are ADCP_EINVALID_INPUT. */
+#define ADCP_LEDGER_MAX_PAGE_BYTES (64u << 20)
+
 /* Verified paged read of rows [offset, offset+limit) (spec 02 §10): header
  * with the account check; rows_state; the manifest re-derived from the chunk
  * records and checked against the header (digest, contiguity, tiling, counts);
  * then only the segments overlapping the page are fetched and each is checked
  * (digest, length, line count, final newline) before any row is released.
  * A page that covers the whole revision also checks the envelope digest.
- * offset >= row_count gives an empty page. limit 0 means "to the end".
+ * offset >= row_count gives an empty page. limit 0 means "to the end". A page
+ * whose segments exceed the handle's max_page_bytes is refused (INVALID_INPUT).
  * Errors: REFERENCE_NOT_FOUND, ROWS_EXPIRED, ROWS_UNAVAILABLE (missing bytes),
  * ROWS_INTEGRITY_FAILED (any mismatch; the message names the precise rule). */
 int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const char *account_id,

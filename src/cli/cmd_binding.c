@@ -263,16 +263,34 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
       adcp_buf b;
       adcp_buf_init(&b);
       adcp_buf_append_str(&b, "{\"bindings\":[");
-      for (size_t i = 0; i < n; i++)
-        adcp_buf_printf(&b,
-                        "%s{\"id\":\"%s\",\"kind\":\"%s\",\"provider\":\"%s\",\"state\":\"%s\",\"identity_sha256\":\"%s\","
-                        "\"namespace_key\":\"%s\",\"configured\":%s,\"identity_matches\":%s,\"namespace_matches\":%s,"
-                        "\"operational_config\":%s,\"created_at\":\"%s\",\"retired_at\":%s%s%s}",
-                        i ? "," : "", bi[i].id, bi[i].kind, bi[i].provider, bi[i].state, bi[i].identity_sha256,
-                        bi[i].namespace_key, bi[i].configured ? "true" : "false",
-                        bi[i].identity_matches ? "true" : "false", bi[i].namespace_matches ? "true" : "false",
-                        bi[i].operational_config[0] ? bi[i].operational_config : "{}", bi[i].created_at,
-                        bi[i].retired_at[0] ? "\"" : "null", bi[i].retired_at, bi[i].retired_at[0] ? "\"" : "");
+      /* Database text is untrusted (SQLite has no JSON type): every string is
+       * escaped and operational_config re-canonicalized, else null. */
+      adcp_json_doc scratch;
+      adcp_json_doc_init(&scratch);
+      for (size_t i = 0; i < n; i++) {
+        const char *fields[][2] = {{"id", bi[i].id},
+                                   {"kind", bi[i].kind},
+                                   {"provider", bi[i].provider},
+                                   {"state", bi[i].state},
+                                   {"identity_sha256", bi[i].identity_sha256},
+                                   {"namespace_key", bi[i].namespace_key},
+                                   {"created_at", bi[i].created_at}};
+        adcp_buf_append_str(&b, i ? ",{" : "{");
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+          adcp_buf_printf(&b, "%s\"%s\":", f ? "," : "", fields[f][0]);
+          adcp_jcs_write_string(&b, fields[f][1], strlen(fields[f][1]));
+        }
+        adcp_buf_printf(&b, ",\"configured\":%s,\"identity_matches\":%s,\"namespace_matches\":%s,\"operational_config\":",
+                        bi[i].configured ? "true" : "false", bi[i].identity_matches ? "true" : "false",
+                        bi[i].namespace_matches ? "true" : "false");
+        const char *oc = bi[i].operational_config[0] ? bi[i].operational_config : "{}";
+        if (adcp_jcs_canonicalize(&b, NULL, &scratch, oc, strlen(oc), NULL, NULL)) adcp_buf_append_str(&b, "null");
+        adcp_buf_append_str(&b, ",\"retired_at\":");
+        if (bi[i].retired_at[0]) adcp_jcs_write_string(&b, bi[i].retired_at, strlen(bi[i].retired_at));
+        else adcp_buf_append_str(&b, "null");
+        adcp_buf_append_byte(&b, '}');
+      }
+      adcp_json_doc_free(&scratch);
       adcp_buf_append_str(&b, "]}\n");
       fwrite(b.data, 1, b.len, stdout);
       adcp_buf_free(&b);

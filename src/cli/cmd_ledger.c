@@ -208,7 +208,7 @@ static const char read_help[] =
     "or --limit only the segments the range needs are read and verified; without\n"
     "them every chunk is verified and the envelope digest is checked at the end\n"
     "(rows of a chunk are written once that chunk verified).\n\n"
-    "exit status: 0 ok; 1 not found (REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE /\n"
+    "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE /\n"
     "ROWS_INTEGRITY_FAILED / ROWS_EXPIRED; 4 storage.\n";
 
 static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
@@ -270,7 +270,7 @@ static const char show_help[] =
 static const char current_help[] =
     "usage: adcp-ledger [--db URL] current --account A --obligation O [--json]\n\n"
     "Prints the obligation's current revision: its official revision, else its\n"
-    "highest-numbered snapshot. Exit 1 when it has none.\n";
+    "highest-numbered snapshot. Exit 5 (REFERENCE_NOT_FOUND) when it has none.\n";
 static const char list_help[] =
     "usage: adcp-ledger [--db URL] list --account A [--from T] [--to T] [--limit N] [--cursor C] [--json]\n\n"
     "Current revisions of the account's obligations whose period starts in\n"

@@ -33,6 +33,30 @@ static int check_binding_id(const char *id, adcp_error *err) {
   return 0;
 }
 
+/* Location as a canonical "k=v\x1f" list, keys sorted, so equal stores compare equal. */
+static char *location_key(const adcp_object_kv *loc, size_t n) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  const char *last = NULL;
+  for (size_t done = 0; done < n; done++) {
+    const adcp_object_kv *next = NULL;
+    for (size_t i = 0; i < n; i++)
+      if ((!last || strcmp(loc[i].key, last) > 0) && (!next || strcmp(loc[i].key, next->key) < 0)) next = &loc[i];
+    if (!next) break;
+    adcp_buf_printf(&b, "%s=%s\x1f", next->key, next->value);
+    last = next->key;
+  }
+  if (adcp_buf_cstr(&b)) return NULL;
+  return (char *)b.data;
+}
+
+/* True when prefix a is b or a path ancestor of b (or the reverse). */
+static int prefixes_overlap(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), m = la < lb ? la : lb;
+  if (strncmp(a, b, m) != 0) return 0;
+  return la == lb || (la < lb ? b[la] == '/' : a[lb] == '/');
+}
+
 int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err) {
   if (!cfg || cfg->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
   int rc = check_binding_id(cfg->id, err);
@@ -54,8 +78,25 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
   if (cfg->credential_ref && check_binding_id(cfg->credential_ref, err))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: bad credential reference", cfg->id);
 
+  /* Two bindings over one store and overlapping prefixes would let one
+   * binding's sweep delete an object the other adopted (adoptions are recorded
+   * nowhere, and object locks are per binding): refuse the configuration. */
+  char *lk = location_key(cfg->location, cfg->n_location);
+  if (!lk) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  for (size_t i = 0; i < l->n_bindings; i++) {
+    const ledger_binding *o = &l->bindings[i];
+    int same_store = o->client == cfg->client || (!strcmp(o->provider, cfg->provider) && !strcmp(o->location_key, lk));
+    if (same_store && prefixes_overlap(o->prefix, cfg->prefix)) {
+      free(lk);
+      return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                            "binding %s: its store and prefix overlap binding %s (one store prefix, one binding)",
+                            cfg->id, o->id);
+    }
+  }
+
   ledger_binding b;
   memset(&b, 0, sizeof b);
+  b.location_key = lk;
   snprintf(b.id, sizeof b.id, "%s", cfg->id);
   snprintf(b.provider, sizeof b.provider, "%s", cfg->provider);
   adcp_buf ic, oc;
@@ -82,12 +123,15 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
     if (!g || !b.identity_config || !b.operational_config || !b.prefix || !b.key_template) {
       if (g) l->bindings = g;
       free(b.identity_config), free(b.operational_config), free(b.prefix), free(b.key_template);
+      free(b.location_key);
+      b.location_key = NULL;
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     } else {
       l->bindings = g;
       l->bindings[l->n_bindings++] = b;
     }
   }
+  if (rc) free(b.location_key);
   adcp_buf_free(&ic);
   adcp_buf_free(&oc);
   return rc;

@@ -25,6 +25,7 @@ typedef struct ledger_binding {
   char *operational_config;
   char *prefix;
   char *key_template;     /* never NULL (default filled in) */
+  char *location_key;     /* sorted key=value list of the location, to spot shared stores */
   int compression;
   adcp_object_provider *client;
   int registered;         /* DB row checked by this handle (identity + namespace) */
@@ -32,6 +33,7 @@ typedef struct ledger_binding {
 
 struct adcp_ledger {
   adcp_sql_conn *conn;
+  uint64_t max_page_bytes;
   adcp_sql_dialect dialect;
   char ns[257];
   int binding_registered;

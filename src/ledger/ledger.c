@@ -148,6 +148,7 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   }
   strcpy(l->ns, ns);
   l->write_deadline_ms = opts && opts->write_deadline_ms > 0 ? opts->write_deadline_ms : 120000;
+  l->max_page_bytes = opts && opts->max_page_bytes ? opts->max_page_bytes : ADCP_LEDGER_MAX_PAGE_BYTES;
   int entries = opts ? opts->manifest_cache_entries : 0;
   l->cache_cap = entries < 0 ? 0 : entries == 0 ? 64 : (size_t)entries;
   if (l->cache_cap) l->cache = calloc(l->cache_cap, sizeof *l->cache);
@@ -178,6 +179,7 @@ void adcp_ledger_close(adcp_ledger *l) {
   for (size_t i = 0; i < l->n_bindings; i++) {
     ledger_binding *b = &l->bindings[i];
     free(b->identity_config), free(b->operational_config), free(b->prefix), free(b->key_template);
+    free(b->location_key);
   }
   free(l->bindings);
   free(l);

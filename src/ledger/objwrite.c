@@ -177,7 +177,10 @@ static int objlock_take(adcp_ledger *l, objlock *ol, const char *binding, const 
   if (l->dialect != ADCP_SQL_POSTGRES) return 0;
   adcp_buf k;
   adcp_buf_init(&k);
-  if (ledger_object_lock_key(&k, binding, key)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (ledger_object_lock_key(&k, binding, key)) {
+    adcp_buf_free(&k);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
   char **g = realloc(ol->keys, (ol->n + 1) * sizeof *g);
   if (!g) {
     adcp_buf_free(&k);

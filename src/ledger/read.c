@@ -123,6 +123,7 @@ static int open_rowset(opened *o, adcp_ledger *l, const char *account, const cha
 
 static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uint64_t off, uint64_t len, int whole,
                         adcp_error *err);
+static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err);
 
 /* Fetches [off, off+len) of one chunk body (1-based substring on both engines).
  * Missing body → ROWS_UNAVAILABLE. The bytes are only valid until the next
@@ -144,8 +145,7 @@ static int fetch_range(adcp_buf *out, adcp_ledger *l, opened *o, const adcp_chun
     adcp_buf_reset(out);
     if (found) rc = adcp_sql_blob_read(out, l->conn, "adcp_reporting_chunk_bodies", "body", strtoll(rowid, NULL, 10),
                                        off, (size_t)len, err);
-    if (!found || rc == ADCP_ENOT_FOUND)
-      return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %" PRIu64 " body is missing", m->chunk_index);
+    if (!found || rc == ADCP_ENOT_FOUND) return rows_missing(l, o, (size_t)(m - o->ms), err);
     return rc;
   }
   const char *sql = whole ? "SELECT body FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2 "
@@ -165,15 +165,17 @@ static int fetch_range(adcp_buf *out, adcp_ledger *l, opened *o, const adcp_chun
     adcp_buf_reset(out);
     rc = (n && adcp_buf_append(out, b, n)) ? adcp_error_set(err, ADCP_ENOMEM, "out of memory") : 0;
   } else if (rc == 0) {
-    rc = adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %" PRIu64 " body is missing", m->chunk_index);
+    adcp_sql_rows_free(r);
+    return rows_missing(l, o, (size_t)(m - o->ms), err);
   }
   adcp_sql_rows_free(r);
   return rc;
 }
 
-/* A missing object: re-read the header before saying ROWS_UNAVAILABLE
- * (spec 02 §10.4). Pruned or gone → ROWS_EXPIRED; moved → retried by the caller. */
-static int object_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
+/* Missing bytes (a body row or an object): re-read the header before saying
+ * ROWS_UNAVAILABLE (spec 02 §10.4). Pruned or gone → ROWS_EXPIRED; moved →
+ * retried by the caller. */
+static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
   adcp_revision_header h;
   ledger_rowset rs;
   int found = 0;
@@ -189,6 +191,7 @@ static int object_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err)
     o->moved = 1;
     return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "row set moved during the read; retry");
   }
+  if (!o->loc) return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %zu body is missing", ci);
   return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %zu is missing at its recorded version (object %s)", ci,
                         o->loc[ci].object_key);
 }
@@ -210,16 +213,20 @@ static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uin
       return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu locator disagrees with its manifest", ci);
     adcp_object_get_input gi = {c->object_key, c->native_version, !whole, off, len, whole ? c->physical_byte_count : len};
     rc = adcp_object_get(p, out, &gi, &ctx, err);
-    if (rc == ADCP_ENOT_FOUND) return object_missing(l, o, ci, err);
+    if (rc == ADCP_ENOT_FOUND) return rows_missing(l, o, ci, err);
     if (rc) return rc;
     if (out->len != (whole ? m->byte_count : len))
       return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu object is shorter than recorded", ci);
     return 0; /* whole: the chunk digest is checked by the caller; ranges: segment digests */
   }
+  /* physical_byte_count comes from an untrusted row: bound it by what deflate
+   * can possibly produce for byte_count bytes (worst case: stored blocks). */
+  if (c->physical_byte_count > m->byte_count + (m->byte_count >> 10) + 1024)
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu locator records an implausible stored size", ci);
   adcp_buf_reset(&o->phys);
   adcp_object_get_input gi = {c->object_key, c->native_version, 0, 0, 0, c->physical_byte_count};
   rc = adcp_object_get(p, &o->phys, &gi, &ctx, err);
-  if (rc == ADCP_ENOT_FOUND) return object_missing(l, o, ci, err);
+  if (rc == ADCP_ENOT_FOUND) return rows_missing(l, o, ci, err);
   if (rc) return rc;
   rc = adcp_object_physical_verify(out, o->phys.data, o->phys.len, c->compression, c->physical_sha256,
                                    c->physical_byte_count, m->byte_count, NULL, err);
@@ -328,6 +335,21 @@ static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *acc
   out->total_rows = total;
   out->offset = offset;
   uint64_t end = (limit == 0 || limit > total - (offset < total ? offset : total)) ? total : offset + limit;
+  /* A page is buffered until it verified: bound it, so no call holds a whole
+   * large revision (stream those with adcp_ledger_verify_revision). */
+  uint64_t page_bytes = 0;
+  for (size_t ci = 0; ci < o.n; ci++)
+    for (uint32_t si = 0; si < o.ms[ci].segment_count; si++) {
+      const adcp_segment_manifest *sm = &o.ms[ci].segments[si];
+      if (sm->first_ordinal < end && sm->first_ordinal + sm->row_count > offset) page_bytes += sm->byte_count;
+    }
+  if (page_bytes > l->max_page_bytes) {
+    opened_free(&o);
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "page of %" PRIu64 " bytes exceeds the %" PRIu64 "-byte page limit: ask for fewer rows or "
+                          "stream the revision (adcp_ledger_verify_revision, or `adcp-ledger read` without --limit)",
+                          page_bytes, l->max_page_bytes);
+  }
   if (offset == 0 && end == total) {
     /* The whole revision: verify everything, envelope included, and only
      * then hand the page over (rows are buffered until the digest matched). */
