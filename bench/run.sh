@@ -42,7 +42,8 @@ PY
 # reads. PostgreSQL comes from ADCP_BENCH_PG_URL, else a throwaway cluster.
 echo "== ledger commit and verified page reads (bench_ledger) =="
 if [ -z "${ADCP_BENCH_PG_URL:-}" ] && [ -x "$root/scripts/pg-cluster.sh" ]; then
-  eval "$("$root/scripts/pg-cluster.sh" start)"
+  # Benchmarks run PostgreSQL durably (fsync on), like the SQLite file; tests use fsync=off.
+  eval "$(ADCP_PG_FSYNC=on "$root/scripts/pg-cluster.sh" start)"
   trap '"$root/scripts/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
   export ADCP_BENCH_PG_URL="$ADCP_TEST_PG_URL"
 fi

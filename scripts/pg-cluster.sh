@@ -48,7 +48,7 @@ start() {
   for i in 1 2 3 4 5; do
     port=$(free_port)
     if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-         -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c max_connections=100" start >/dev/null 2>&1; then
+         -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=${ADCP_PG_FSYNC:-off} -c max_connections=100" start >/dev/null 2>&1; then
       break
     fi
     port=""
