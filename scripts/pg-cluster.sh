@@ -7,6 +7,7 @@
 # one temp dir (data, log) so stop removes every trace. The server listens on
 # loopback TCP only (no unix socket: long TMPDIR paths exceed the socket path
 # limit); pg_ctl -w and pg_isready check readiness over TCP / postmaster.pid.
+# fsync is off unless ADCP_PG_FSYNC=on (benchmarks set it; tests need no durability).
 set -euo pipefail
 
 find_bindir() {
