@@ -24,6 +24,11 @@
 
 #define FS_VERSION_PREFIX "fs1-"
 #define TEMP_PREFIX ".adcp~" /* '~' is outside the key alphabet: a temp name is never a key */
+/* Each probe works in its own directory PREFIX/.adcp~probe-<32 hex>/ and removes
+ * only that one, so concurrent probes never pull a directory from under each
+ * other. '~' keeps the name outside the key alphabet: list skips a leftover
+ * (crashed) probe directory like a temp file, and no object key can reach it. */
+#define PROBE_DIR_PREFIX ".adcp~probe-"
 
 typedef struct fs_provider {
   adcp_object_provider base;
@@ -36,13 +41,24 @@ typedef struct fs_provider {
   void *hook_ctx;
 } fs_provider;
 
+/* errno of the last fail() on this thread: lets the probe tell a transient
+ * failure (ENOENT race, EIO, ENOSPC...) from a permission problem. */
+static _Thread_local int fs_last_errno;
+
 static int fail(adcp_error *err, const char *what, const char *key) {
+  fs_last_errno = errno;
   /* Never errno text or paths: the key (inside the owned prefix) is enough to act on. */
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem %s failed for key %.160s", what, key);
 }
 
+/* fail() with the errno captured by the caller (errno itself was clobbered since). */
+static int fail_errno(adcp_error *err, const char *what, const char *key, int e) {
+  errno = e;
+  return fail(err, what, key);
+}
+
 static int hook(fs_provider *fs, int step, const char *key, adcp_error *err) {
-  if (fs->hook && fs->hook(fs->hook_ctx, step, key)) return fail(err, "step (injected fault)", key);
+  if (fs->hook && fs->hook(fs->hook_ctx, step, key)) return fail_errno(err, "step (injected fault)", key, EIO);
   return 0;
 }
 
@@ -108,7 +124,7 @@ static int open_parent(int rootfd, const char *key, int create, int *dirfd, cons
       if (is_link)
         return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "path of key %.160s contains a symbolic link", key);
       if (!create && (e == ENOENT || e == ENOTDIR)) return ADCP_ENOT_FOUND;
-      return fail(err, e == ENOTDIR ? "directory walk (a file blocks the path)" : "directory walk", key);
+      return fail_errno(err, e == ENOTDIR ? "directory walk (a file blocks the path)" : "directory walk", key, e);
     }
     close(cur);
     cur = next;
@@ -232,12 +248,13 @@ static int compare_existing(fs_provider *fs, int dirfd, const char *leaf, const 
   return rc;
 }
 
-static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+/* put without the key check: the probe writes under its own directory, whose
+ * name is deliberately outside the key alphabet. */
+static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_object_put_input *in,
                   const adcp_object_ctx *ctx, adcp_error *err) {
-  fs_provider *fs = (fs_provider *)self;
   memset(out, 0, sizeof *out);
-  int rc = own_key(fs, in->key, err);
-  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int rc = adcp_object_ctx_check(ctx, err);
+  if (rc) return rc;
   int rootfd = -1, dirfd = -1, tfd = -1;
   const char *leaf;
   if ((rc = open_root(fs, &rootfd, err))) return rc;
@@ -319,12 +336,20 @@ static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const
     rc = compare_existing(fs, dirfd, leaf, in, out, ctx, err);
     if (rc == 0) out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
   }
-  if (rc == ADCP_ENOT_FOUND) rc = fail(err, "link (the key keeps being deleted)", in->key);
+  if (rc == ADCP_ENOT_FOUND) rc = fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
 done:
   close(tfd);
   unlinkat(dirfd, tmp, 0); /* the final name, if linked, keeps the inode */
   close(dirfd);
   return rc;
+}
+
+static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+                  const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  memset(out, 0, sizeof *out);
+  int rc = own_key(fs, in->key, err);
+  return rc ? rc : put_at(fs, out, in, ctx, err);
 }
 
 /* Opens key's file and checks it is a regular file; shared by get/delete/head.
@@ -405,12 +430,11 @@ static int fs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
   return rc;
 }
 
-static int fs_delete(adcp_object_provider *self, int *outcome, const char *key, const char *version,
+static int delete_at(fs_provider *fs, int *outcome, const char *key, const char *version,
                      const adcp_object_ctx *ctx, adcp_error *err) {
-  fs_provider *fs = (fs_provider *)self;
   *outcome = 0;
-  int rc = own_key(fs, key, err);
-  if (rc || (rc = adcp_object_ctx_check(ctx, err))) return rc;
+  int rc = adcp_object_ctx_check(ctx, err);
+  if (rc) return rc;
   int dirfd, fd;
   const char *leaf;
   fs_stat st;
@@ -442,6 +466,14 @@ static int fs_delete(adcp_object_provider *self, int *outcome, const char *key, 
   close(dirfd);
   if (!rc) *outcome = ADCP_OBJECT_DELETED;
   return rc;
+}
+
+static int fs_delete(adcp_object_provider *self, int *outcome, const char *key, const char *version,
+                     const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  *outcome = 0;
+  int rc = own_key(fs, key, err);
+  return rc ? rc : delete_at(fs, outcome, key, version, ctx, err);
 }
 
 static int fs_head(adcp_object_provider *self, adcp_object_info *out, const char *key, const adcp_object_ctx *ctx,
@@ -671,6 +703,45 @@ static int unsafe(adcp_error *err, const char *fmt, const char *a) {
   return adcp_error_set(err, ADCP_EUNSAFE_BINDING, fmt, a);
 }
 
+/* errnos that describe the configuration (permissions, read-only mount, a file
+ * or link in the way), not a passing condition. Everything else — ENOENT from
+ * a concurrent cleanup, EAGAIN, EINTR, ENOSPC, EDQUOT, EIO, EMFILE, ENOMEM —
+ * is transient: the probe reports PROVIDER_UNAVAILABLE and can be retried. */
+static int config_errno(int e) {
+  return e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ELOOP || e == ENAMETOOLONG;
+}
+
+/* Maps a failed probe step. Returns the code to report, or 0 when the failure
+ * says the binding is unsafe (the caller words that refusal). */
+static int probe_step_failed(const fs_provider *fs, int rc, const adcp_error *inner, const char *step,
+                             adcp_error *err) {
+  if (rc == ADCP_EDEADLINE_EXCEEDED || rc == ADCP_EABORTED || rc == ADCP_ENOMEM)
+    return adcp_error_set(err, rc, "%s", inner->message);
+  if (rc == ADCP_EPROVIDER_UNAVAILABLE && !config_errno(fs_last_errno))
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
+                          "probe of filesystem root %s failed transiently (%s): %.200s; retry", fs->root_name, step,
+                          inner->message);
+  return 0;
+}
+
+/* Removes the probe's own directory (best effort: a leftover is invisible to
+ * list and never collides with a key). */
+static void probe_dir_remove(fs_provider *fs, const char *dir_name) {
+  int rootfd, pfd;
+  const char *leaf;
+  adcp_error ignored;
+  if (open_root(fs, &rootfd, &ignored)) return;
+  adcp_buf pdir;
+  adcp_buf_init(&pdir);
+  if (adcp_buf_printf(&pdir, "%s/x", fs->prefix) == 0 && adcp_buf_cstr(&pdir) == 0 &&
+      open_parent(rootfd, (const char *)pdir.data, 0, &pfd, &leaf, &ignored) == 0) {
+    unlinkat(pfd, dir_name, AT_REMOVEDIR); /* no fsync: a resurrected empty directory is harmless */
+    close(pfd);
+  }
+  adcp_buf_free(&pdir);
+  close(rootfd);
+}
+
 static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp_error *err) {
   fs_provider *fs = (fs_provider *)self;
   int rc = adcp_object_ctx_check(ctx, err);
@@ -678,15 +749,19 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   if (fs->create_root) mkdir_parents(fs->root); /* failures surface as "missing" below */
   int rootfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0) {
+    int e = errno;
     if (root_is_symlink(fs->root)) return unsafe(err, "filesystem root %s is a symbolic link", fs->root_name);
-    if (errno == ENOTDIR) return unsafe(err, "filesystem root %s is not a directory", fs->root_name);
-    if (errno == ENOENT) return unsafe(err, "filesystem root %s does not exist and was not created", fs->root_name);
-    return unsafe(err, "filesystem root %s cannot be opened", fs->root_name);
+    if (e == ENOTDIR) return unsafe(err, "filesystem root %s is not a directory", fs->root_name);
+    if (e == ENOENT) return unsafe(err, "filesystem root %s does not exist and was not created", fs->root_name);
+    if (config_errno(e)) return unsafe(err, "filesystem root %s cannot be opened", fs->root_name);
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s cannot be opened right now; retry",
+                          fs->root_name);
   }
   struct stat st;
   if (fstat(rootfd, &st) != 0) {
     close(rootfd);
-    return unsafe(err, "filesystem root %s cannot be inspected", fs->root_name);
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s cannot be inspected right now; retry",
+                          fs->root_name);
   }
   /* Anyone able to write the root could plant entries (symlinks, files) in our paths. */
   if ((st.st_mode & S_IWOTH) != 0) {
@@ -694,8 +769,11 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
     return unsafe(err, "filesystem root %s is writable by every user", fs->root_name);
   }
   if (faccessat(rootfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    int e = errno;
     close(rootfd);
-    return unsafe(err, "filesystem root %s is not writable by this process", fs->root_name);
+    if (config_errno(e)) return unsafe(err, "filesystem root %s is not writable by this process", fs->root_name);
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s cannot be checked right now; retry",
+                          fs->root_name);
   }
   /* Every existing component of the owned prefix must be a real directory. */
   adcp_buf probe_dir;
@@ -707,68 +785,76 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   int dirfd;
   const char *leaf;
   adcp_error inner;
+  fs_last_errno = 0;
   rc = open_parent(rootfd, (const char *)probe_dir.data, 1, &dirfd, &leaf, &inner);
   adcp_buf_free(&probe_dir);
   close(rootfd);
   if (rc == ADCP_EUNSAFE_BINDING) return unsafe(err, "a component of binding prefix %.128s is a symbolic link", fs->prefix);
-  if (rc) return unsafe(err, "binding prefix %.128s cannot be created as directories under the root", fs->prefix);
+  if (rc) {
+    int t = probe_step_failed(fs, rc, &inner, "creating the prefix directories", err);
+    return t ? t : unsafe(err, "binding prefix %.128s cannot be created as directories under the root", fs->prefix);
+  }
   close(dirfd);
 
   /* Empirical create-only check (as the S3/Azure probes do): link() must exist,
-   * must refuse to replace, and sub-second mtimes must survive. */
+   * must refuse to replace, and sub-second mtimes must survive. The probe object
+   * lives in a directory of its own (see PROBE_DIR_PREFIX). */
   uint8_t rnd[16];
-  char hex[33];
+  char hex[33], dir_name[sizeof PROBE_DIR_PREFIX + 32];
   if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) return fail(err, "probe", fs->prefix);
   adcp_hex_encode(hex, rnd, sizeof rnd);
+  snprintf(dir_name, sizeof dir_name, PROBE_DIR_PREFIX "%s", hex);
   adcp_buf key;
   adcp_buf_init(&key);
-  if (adcp_buf_printf(&key, "%s/.adcp-probe/%s", fs->prefix, hex) || adcp_buf_cstr(&key))
+  if (adcp_buf_printf(&key, "%s/%s/probe", fs->prefix, dir_name) || adcp_buf_cstr(&key))
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   const char *k = (const char *)key.data;
   adcp_object_put_input a = {k, (const uint8_t *)"adcp-probe-1\n", 13, "application/x-ndjson", NULL, 0};
   adcp_object_put_input b = {k, (const uint8_t *)"adcp-probe-2\n", 13, "application/x-ndjson", NULL, 0};
   adcp_object_put_result r1, r2;
-  rc = fs_put(self, &r1, &a, ctx, &inner);
-  if (rc == ADCP_EDEADLINE_EXCEEDED || rc == ADCP_EABORTED) {
-    adcp_buf_free(&key);
-    return adcp_error_set(err, rc, "%s", inner.message);
+  fs_last_errno = 0;
+  rc = put_at(fs, &r1, &a, ctx, &inner);
+  if (rc) {
+    int t = rc == ADCP_EUNSAFE_BINDING ? 0 : probe_step_failed(fs, rc, &inner, "first write", err);
+    if (t) rc = t;
+    else if (rc == ADCP_EUNSAFE_BINDING && strstr(inner.message, "hard links"))
+      rc = unsafe(err, "filesystem under root %s does not support hard links (link())", fs->root_name);
+    else
+      rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
+  } else if (r1.outcome != ADCP_OBJECT_CREATED) {
+    rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
   }
-  if (rc == ADCP_EUNSAFE_BINDING) rc = unsafe(err, "filesystem under root %s does not support hard links (link())", fs->root_name);
-  else if (rc || r1.outcome != ADCP_OBJECT_CREATED) rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
   if (!rc) {
-    int r = fs_put(self, &r2, &b, ctx, &inner);
-    if (r != ADCP_ECONTENT_CONFLICT) rc = unsafe(err, "filesystem under root %s did not refuse a second create-only write", fs->root_name);
+    fs_last_errno = 0;
+    int r = put_at(fs, &r2, &b, ctx, &inner);
+    if (r != ADCP_ECONTENT_CONFLICT) {
+      int t = r ? probe_step_failed(fs, r, &inner, "second write", err) : 0;
+      rc = t ? t : unsafe(err, "filesystem under root %s did not refuse a second create-only write", fs->root_name);
+    }
   }
   if (!rc) {
-    adcp_object_info info;
     int fd;
     fs_stat pst;
-    if (fs_head(self, &info, k, ctx, &inner) != 0 || strcmp(info.native_version, r1.native_version) != 0)
+    fs_last_errno = 0;
+    int r = open_object(fs, k, NULL, &leaf, &fd, &pst, &inner);
+    if (r == 0) close(fd);
+    int t = r && r != ADCP_ENOT_FOUND ? probe_step_failed(fs, r, &inner, "re-reading the probe object", err) : 0;
+    if (t) rc = t;
+    else if (r || strcmp(pst.version, r1.native_version) != 0)
       rc = unsafe(err, "probe object under root %s changed version", fs->root_name);
-    else if (open_object(fs, k, NULL, &leaf, &fd, &pst, &inner) == 0) {
-      close(fd);
-      if (pst.mtime_nsec == 0)
-        rc = unsafe(err, "filesystem under root %s keeps whole-second modification times; native versions would not be write-unique", fs->root_name);
-    }
+    else if (pst.mtime_nsec == 0)
+      rc = unsafe(err, "filesystem under root %s keeps whole-second modification times; native versions would not be write-unique", fs->root_name);
   }
   int outcome = 0;
   if (r1.native_version[0]) {
-    int d = fs_delete(self, &outcome, k, r1.native_version, ctx, &inner);
-    if (!rc && (d || outcome != ADCP_OBJECT_DELETED)) rc = unsafe(err, "probe object under root %s could not be deleted at its version", fs->root_name);
-  }
-  /* Leave no empty probe directory behind (ignore failure: a concurrent probe may use it). */
-  if (open_root(fs, &rootfd, &inner) == 0) {
-    int pfd;
-    adcp_buf pdir;
-    adcp_buf_init(&pdir);
-    if (adcp_buf_printf(&pdir, "%s/x", fs->prefix) == 0 && adcp_buf_cstr(&pdir) == 0 &&
-        open_parent(rootfd, (const char *)pdir.data, 0, &pfd, &leaf, &inner) == 0) {
-      unlinkat(pfd, ".adcp-probe", AT_REMOVEDIR);
-      close(pfd);
+    fs_last_errno = 0;
+    int d = delete_at(fs, &outcome, k, r1.native_version, ctx, &inner);
+    if (!rc && (d || outcome != ADCP_OBJECT_DELETED)) {
+      int t = d ? probe_step_failed(fs, d, &inner, "deleting the probe object", err) : 0;
+      rc = t ? t : unsafe(err, "probe object under root %s could not be deleted at its version", fs->root_name);
     }
-    adcp_buf_free(&pdir);
-    close(rootfd);
   }
+  probe_dir_remove(fs, dir_name);
   adcp_buf_free(&key);
   return rc;
 }

@@ -540,6 +540,16 @@ static void repoint(objenv *e, const char *rev, int idx, const uint8_t *bytes, s
                    p, 6, &err));
 }
 
+/* The call fails with code and its message names the check that fired: which
+ * message it is proves the order of the checks (size, then physical digest,
+ * then inflate with the bomb guard, then the member/trailing checks). */
+#define FAILS_WITH(call, code, text)                                                                          \
+  do {                                                                                                        \
+    int rc_ = (call);                                                                                         \
+    if (rc_ != (code) || !strstr(err.message, (text)))                                                        \
+      fail_msg("%s: rc %d (want %d), message \"%s\" lacks \"%s\"", #call, rc_, (int)(code), err.message, (text)); \
+  } while (0)
+
 static void damaged_objects(void **state) {
   fixture *f = *state;
   objenv e;
@@ -557,9 +567,10 @@ static void damaged_objects(void **state) {
   /* tampered (same version): physical digest fails before inflating */
   chunk_path(path, sizeof path, &e, "gz", 1);
   tamper_keep_version(path, 40);
-  assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
-  assert_int_equal(adcp_ledger_read_revision_rows(&page, e.l, "acct", "gz", 10000, 10, &err),
-                   ADCP_EROWS_INTEGRITY_FAILED);
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "physical SHA-256 does not match the locator");
+  FAILS_WITH(adcp_ledger_read_revision_rows(&page, e.l, "acct", "gz", 10000, 10, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "physical SHA-256 does not match the locator");
   assert_int_equal(page.count, 0);
   tamper_keep_version(path, 40); /* restore */
   OK(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err));
@@ -569,13 +580,17 @@ static void damaged_objects(void **state) {
             "WHERE row_set_id = 'gz' AND chunk_index = 1), native_version = (SELECT native_version FROM "
             "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE row_set_id = 'gz' AND "
             "chunk_index = 0");
-  assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
-  /* and with the physical digest swapped too: the inflated chunk digest fails */
+  /* chunk 1's object is larger than chunk 0's recorded physical size: refused by the read limit, unread */
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "read limit");
+  /* and with the physical digest and size swapped too: the physical checks pass,
+   * and inflating stops at chunk 0's byte_count (chunk 1 is longer) */
   exec(e.c, "UPDATE adcp_reporting_row_chunks SET physical_sha256 = (SELECT physical_sha256 FROM "
             "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1), physical_byte_count = (SELECT "
             "physical_byte_count FROM adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE "
             "row_set_id = 'gz' AND chunk_index = 0");
-  assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "inflates to more than the manifest's byte_count");
 
   /* trailing data after the gzip member */
   adcp_buf chunk;
@@ -592,13 +607,25 @@ static void damaged_objects(void **state) {
   adcp_buf_append(&t, ph.data, ph.len);
   adcp_buf_append_str(&t, "junk");
   repoint(&e, "gz", 0, t.data, t.len, "trailing");
-  assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "has trailing data after the gzip member");
   /* a second gzip member */
   adcp_buf_reset(&t);
   adcp_buf_append(&t, ph.data, ph.len);
   adcp_buf_append(&t, ph.data, ph.len);
   repoint(&e, "gz", 0, t.data, t.len, "twomembers");
-  assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "has more than one gzip member");
+  /* truncated member whose locator still records the full size: the size check
+   * fires before the digest and before inflating */
+  repoint(&e, "gz", 0, ph.data, ph.len - 10, "short");
+  {
+    adcp_sql_param sp[1] = {adcp_sql_int64((int64_t)ph.len)};
+    OK(adcp_sql_exec(e.c, "UPDATE adcp_reporting_row_chunks SET physical_byte_count = $1 WHERE row_set_id = 'gz' "
+                          "AND chunk_index = 0", sp, 1, &err));
+  }
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+             "shorter than its recorded size (truncated)");
   /* decompression bomb: 64 MiB of zeros compresses to ~64 KiB; inflate stops at byte_count */
   {
     size_t big = 64u << 20;
@@ -608,7 +635,27 @@ static void damaged_objects(void **state) {
     free(zeros);
     repoint(&e, "gz", 0, bomb.data, bomb.len, "bomb");
     adcp_object_physical_free(&bomb);
-    assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+    FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+               "inflates to more than the manifest's byte_count");
+  }
+  /* same length, one byte changed, validly compressed: every physical check and
+   * the inflate pass, the chunk SHA-256 of the inflated bytes fails last */
+  {
+    adcp_buf alt;
+    adcp_buf_init(&alt);
+    adcp_buf_append(&alt, chunk.data, chunk.len);
+    for (size_t i = 0; i < alt.len; i++)
+      if (alt.data[i] >= '0' && alt.data[i] <= '8') {
+        alt.data[i]++;
+        break;
+      }
+    adcp_object_physical altph;
+    OK(adcp_object_physical_prepare(&altph, alt.data, alt.len, ADCP_OBJECT_COMPRESSION_GZIP, &err));
+    repoint(&e, "gz", 0, altph.data, altph.len, "altered");
+    adcp_object_physical_free(&altph);
+    adcp_buf_free(&alt);
+    FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
+               "chunk 0: SHA-256 does not match the manifest");
   }
   /* the right bytes again → verifies */
   repoint(&e, "gz", 0, ph.data, ph.len, "good");

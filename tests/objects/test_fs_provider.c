@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -467,7 +468,11 @@ static void t_probe_and_location(void **state) {
   if (rc) fail_msg("probe: %s", err.message);
   struct stat st;
   assert_int_equal(stat(path_in(root, "a/b"), &st), 0);
-  assert_int_not_equal(stat(path_in(root, "a/b/.adcp-probe"), &st), 0); /* cleaned up */
+  assert_int_not_equal(stat(path_in(root, "a/b/.adcp-probe"), &st), 0); /* the old shared directory is gone */
+  DIR *pd = opendir(path_in(root, "a/b"));
+  assert_non_null(pd);
+  for (struct dirent *de; (de = readdir(pd));) assert_null(strstr(de->d_name, ".adcp~probe-")); /* cleaned up */
+  closedir(pd);
   assert_int_equal(adcp_object_probe(p, NULL, &err), 0);                /* repeatable */
   adcp_object_kv ok[] = {{"root", "default"}}, other[] = {{"root", "elsewhere"}},
                  extra[] = {{"root", "default"}, {"bucket", "x"}};
@@ -476,6 +481,92 @@ static void t_probe_and_location(void **state) {
   assert_int_equal(adcp_object_validate_location(p, extra, 2, &err), ADCP_EINVALID_INPUT);
   assert_int_equal(adcp_object_validate_location(p, NULL, 0, &err), ADCP_EINVALID_INPUT);
   adcp_object_provider_free(p);
+}
+
+/* Concurrent probes of one fresh root (e.g. two workers starting on a new
+ * database) must all pass: each probe owns its directory, and a transient
+ * failure is never reported as an unsafe binding. Regression test for the
+ * shared ".adcp-probe" directory that one probe removed under another. */
+#define PROBE_THREADS 8
+#define PROBE_ROUNDS 200
+
+typedef struct probe_racer {
+  const char *root;
+  pthread_barrier_t *bar;
+  int failures;
+  int first_rc;
+  char first_msg[320];
+} probe_racer;
+
+static void *probe_race(void *arg) {
+  probe_racer *r = arg;
+  /* One provider per thread, as separate workers would have. */
+  adcp_fs_provider_options o = {"default", "a/b", 1, 0, NULL, NULL};
+  adcp_object_provider *p = NULL;
+  adcp_error err;
+  if (adcp_fs_provider_new(&p, r->root, &o, &err)) {
+    r->failures = PROBE_ROUNDS;
+    snprintf(r->first_msg, sizeof r->first_msg, "provider: %.256s", err.message);
+    return NULL;
+  }
+  for (int i = 0; i < PROBE_ROUNDS; i++) {
+    if (i == 0) pthread_barrier_wait(r->bar); /* all threads start together */
+    int rc = adcp_object_probe(p, NULL, &err);
+    if (rc && r->failures++ == 0) {
+      r->first_rc = rc;
+      snprintf(r->first_msg, sizeof r->first_msg, "%s", err.message);
+    }
+  }
+  adcp_object_provider_free(p);
+  return NULL;
+}
+
+/* One round: PROBE_THREADS threads probe the same fresh root PROBE_ROUNDS
+ * times each; all must pass and nothing may be left under the prefix. */
+static void probe_race_round(const char *root) {
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, PROBE_THREADS);
+  probe_racer rs[PROBE_THREADS];
+  pthread_t th[PROBE_THREADS];
+  for (int i = 0; i < PROBE_THREADS; i++) {
+    memset(&rs[i], 0, sizeof rs[i]);
+    rs[i].root = root;
+    rs[i].bar = &bar;
+    assert_int_equal(pthread_create(&th[i], NULL, probe_race, &rs[i]), 0);
+  }
+  for (int i = 0; i < PROBE_THREADS; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&bar);
+  int failures = 0;
+  for (int i = 0; i < PROBE_THREADS; i++) {
+    if (rs[i].failures)
+      print_error("%s: thread %d: %d of %d probes failed, first rc %d: %s\n", root, i, rs[i].failures, PROBE_ROUNDS,
+                  rs[i].first_rc, rs[i].first_msg);
+    failures += rs[i].failures;
+  }
+  assert_int_equal(failures, 0);
+  /* Nothing is left behind: no probe directory, no temp file, no probe object. */
+  DIR *d = opendir(path_in(root, "a/b"));
+  assert_non_null(d);
+  int left = 0;
+  for (struct dirent *de; (de = readdir(d));) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    print_error("left behind: a/b/%s\n", de->d_name);
+    left++;
+  }
+  closedir(d);
+  assert_int_equal(left, 0);
+}
+
+static void t_probe_concurrent(void **state) {
+  (void)state;
+  /* The old race needed a probe to be preempted inside a window of a few
+   * microseconds; one round caught it about half the time, so run a few
+   * rounds, each on a fresh root (the probes create it). */
+  for (int round = 0; round < 5; round++) {
+    char root[700];
+    snprintf(root, sizeof root, "%s/probe-race-%d/root", env.tmp, round);
+    probe_race_round(root);
+  }
 }
 
 static void t_list_skips_foreign_entries(void **state) {
@@ -777,6 +868,7 @@ int main(void) {
       cmocka_unit_test(t_fsync_path),
       cmocka_unit_test(t_sigkill_mid_write),
       cmocka_unit_test(t_probe_and_location),
+      cmocka_unit_test(t_probe_concurrent),
       cmocka_unit_test(t_list_skips_foreign_entries),
       cmocka_unit_test(t_jcs_keys),
       cmocka_unit_test(t_binding_identity),
