@@ -88,8 +88,9 @@ static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const ch
   for (int k = 0; k < 2; k++) {
     adcp_error err = {0};
     char prefix[128], id[32], ob[128], rev[128];
-    snprintf(prefix, sizeof prefix, "bench-%s-%s", engine, run);
     snprintf(id, sizeof id, "fs_%s", comps[k] ? "gzip" : "none");
+    /* One store prefix per binding (the ledger refuses overlapping ones). */
+    snprintf(prefix, sizeof prefix, "bench-%s-%s-%s", engine, run, id);
     adcp_fs_provider_options po = {"bench", prefix, 1, 0, NULL, NULL};
     adcp_object_provider *p;
     if (adcp_fs_provider_new(&p, bucket_dir, &po, &err)) die("fs provider", &err);
