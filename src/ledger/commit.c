@@ -270,28 +270,9 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   if ((rc = ledger_ensure_obligation(&out->obligation_created, l, req, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
-  char prev_id[ADCP_LEDGER_ID_MAX] = "";
-  int64_t number = 1;
-  {
-    adcp_sql_param p = adcp_sql_text(req->obligation_id);
-    adcp_sql_rows *r;
-    if ((rc = adcp_sql_query(&r, l->conn,
-                             "SELECT revision_id, revision_number, finality FROM adcp_reporting_revisions "
-                             "WHERE obligation_id = $1 ORDER BY revision_number DESC LIMIT 1",
-                             &p, 1, err)))
-      goto done;
-    rc = adcp_sql_next(r, err);
-    if (rc == 1) {
-      rc = 0;
-      snprintf(prev_id, sizeof prev_id, "%s", adcp_sql_get_text(r, 0, NULL));
-      number = adcp_sql_get_int64(r, 1) + 1;
-      if (!strcmp(adcp_sql_get_text(r, 2, NULL), "official"))
-        rc = adcp_error_set(err, ADCP_ECONFLICT, "obligation %s already has an official revision (%s)",
-                            req->obligation_id, prev_id);
-    }
-    adcp_sql_rows_free(r);
-    if (rc) goto done;
-  }
+  char prev_id[ADCP_LEDGER_ID_MAX];
+  int64_t number;
+  if ((rc = ledger_next_number(&number, prev_id, l, req->obligation_id, err))) goto done;
 
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
@@ -378,35 +359,7 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
                             p, 9, err)))
       goto done;
   }
-  {
-    adcp_sql_param p[12] = {rid,
-                            adcp_sql_text(req->obligation_id),
-                            adcp_sql_text(req->account_id),
-                            adcp_sql_int64(number),
-                            adcp_sql_text(adcp_finality_name(req->finality)),
-                            prev_id[0] ? adcp_sql_text(prev_id) : adcp_sql_null(),
-                            adcp_sql_text(res.content_sha256),
-                            adcp_sql_int64((int64_t)res.canonical_byte_count),
-                            adcp_sql_int64((int64_t)res.row_count),
-                            adcp_sql_textn((const char *)totals.data, totals.len),
-                            adcp_sql_text(res.row_manifest_sha256),
-                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null()};
-    adcp_sql_param obs = observed[0] ? adcp_sql_text(observed) : adcp_sql_null();
-    adcp_sql_param all[13];
-    memcpy(all, p, sizeof p);
-    all[12] = obs;
-    rc = adcp_sql_exec(l->conn,
-                       "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-                       "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
-                       "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
-                       "rows_shared_from_revision_id, row_set_id, observed_at) VALUES ($1, $2, $3, $4, $5, $6, "
-                       "'rfc8785_jcs_v1', $7, $8, $9, $10, $11, $12, $1, $13)",
-                       all, 13, err);
-    if (rc == ADCP_ECONFLICT)
-      adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
-                     number, req->obligation_id);
-    if (rc) goto done;
-  }
+  if ((rc = ledger_insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
   if ((rc = adcp_sql_commit(l->conn, err))) goto done;
   in_tx = 0;
   {

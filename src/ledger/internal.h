@@ -108,6 +108,16 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
 int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
 int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* Numbering and the official rule (under the account lock): *number = max + 1,
+ * prev_id = the revision it supersedes ("" for the first); CONFLICT when the
+ * obligation already has its official revision. Shared by both write paths. */
+int ledger_next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
+                       adcp_error *err);
+/* Inserts the immutable revision header (row_set_id = revision_id). A unique
+ * violation is the numbering race: CONFLICT naming the number. */
+int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
+                           const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
+                           const char *observed_at, adcp_error *err);
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* Per-object lifetime lock key (spec 02 §7.3). */
 int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key);
