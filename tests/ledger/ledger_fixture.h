@@ -44,6 +44,14 @@ static const char *pg_admin_url(void) {
   return u;
 }
 
+/* URL of database `db` on the test cluster: the admin URL with its last path part replaced. */
+static inline void pg_url_for(char *out, size_t n, const char *db) {
+  const char *admin = pg_admin_url();
+  const char *slash = strrchr(admin, '/');
+  assert_non_null(slash);
+  snprintf(out, n, "%.*s/%s", (int)(slash - admin), admin, db);
+}
+
 static void pg_admin(const char *sql) {
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -67,9 +75,7 @@ static int setup(void **state) {
     char sql[128];
     snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->dbname);
     pg_admin(sql);
-    const char *admin = pg_admin_url();
-    const char *slash = strrchr(admin, '/');
-    snprintf(f->url, sizeof f->url, "%.*s/%s", (int)(slash - admin), admin, f->dbname);
+    pg_url_for(f->url, sizeof f->url, f->dbname);
   }
   *state = f;
   return 0;

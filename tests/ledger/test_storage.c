@@ -5,110 +5,14 @@
  * from scripts/pg-cluster.sh, found through ADCP_TEST_PG_URL). Without
  * ADCP_TEST_PG_URL the PostgreSQL run FAILS: a skipped backend must never
  * look like a pass. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
 #include "adcp/sql.h"
-#include "adcp/storage.h"
-#include "testutil.h"
-
-typedef struct backend {
-  adcp_sql_dialect dialect;
-} backend;
-
-typedef struct fixture {
-  adcp_sql_dialect dialect;
-  char url[512];
-  char dbname[64];
-  char *dir;
-} fixture;
-
-static backend SQLITE = {ADCP_SQL_SQLITE};
-static backend POSTGRES = {ADCP_SQL_POSTGRES};
-
-static const char *pg_admin_url(void) {
-  const char *u = getenv("ADCP_TEST_PG_URL");
-  if (!u || !*u)
-    fail_msg("ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (it starts a throwaway "
-             "PostgreSQL cluster); PostgreSQL tests are never skipped silently");
-  return u;
-}
-
-/* URL of database `db` on the test cluster: the admin URL with its last path part replaced. */
-static void pg_url_for(char *out, size_t n, const char *db) {
-  const char *admin = pg_admin_url();
-  const char *slash = strrchr(admin, '/');
-  assert_non_null(slash);
-  snprintf(out, n, "%.*s/%s", (int)(slash - admin), admin, db);
-}
-
-static void pg_admin(const char *sql) {
-  adcp_sql_conn *c;
-  adcp_error err = {0};
-  int rc = adcp_sql_connect(&c, pg_admin_url(), &err);
-  if (rc) fail_msg("cannot connect to the test cluster: %s", err.message);
-  rc = adcp_sql_exec_script(c, sql, &err);
-  if (rc) fail_msg("admin statement failed: %s", err.message);
-  adcp_sql_close(c);
-}
-
-static int setup(void **state) {
-  const backend *b = *state;
-  fixture *f = calloc(1, sizeof *f);
-  f->dialect = b->dialect;
-  if (b->dialect == ADCP_SQL_SQLITE) {
-    f->dir = tu_mkdtemp();
-    snprintf(f->url, sizeof f->url, "sqlite:%s/ledger.db", f->dir);
-  } else {
-    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20) ^ (uint64_t)(uintptr_t)f;
-    snprintf(f->dbname, sizeof f->dbname, "t_%016llx", (unsigned long long)tu_rand(&seed));
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->dbname);
-    pg_admin(sql);
-    pg_url_for(f->url, sizeof f->url, f->dbname);
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  if (f->dir) {
-    tu_rmtree(f->dir);
-    free(f->dir);
-  }
-  if (f->dbname[0]) {
-    char sql[128];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", f->dbname);
-    pg_admin(sql);
-  }
-  free(f);
-  return 0;
-}
-
-#define OK(expr)                                                        \
-  do {                                                                  \
-    int rc_ = (expr);                                                   \
-    if (rc_) fail_msg("%s failed: %d %s", #expr, rc_, err.message);    \
-  } while (0)
+#include "ledger_fixture.h"
 
 static adcp_sql_conn *connect_raw(const fixture *f) {
   adcp_sql_conn *c;
   adcp_error err = {0};
   OK(adcp_sql_connect(&c, f->url, &err));
   return c;
-}
-
-static adcp_storage *open_migrated(const fixture *f) {
-  adcp_error err = {0};
-  adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
-  OK(adcp_storage_open(&s, f->url, &o, &err));
-  OK(adcp_storage_migrate(NULL, s, NULL, &err));
-  return s;
 }
 
 static int64_t scalar(adcp_sql_conn *c, const char *sql) {
@@ -880,7 +784,6 @@ static void revision_header_rules(void **state) {
 }
 
 /* Each test twice, named by backend so a failure says which one. */
-#define BOTH(fn) {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, {"postgres/" #fn, fn, setup, teardown, &POSTGRES}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
