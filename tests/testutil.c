@@ -106,3 +106,20 @@ uint64_t tu_rand(uint64_t *s) {
   *s = x;
   return x * 0x2545F4914F6CDD1Dull;
 }
+
+int tu_cli(const char *scratch_dir, const char *args, const char *in, adcp_buf *out, adcp_buf *err_out) {
+  char cmd[8192], errpath[4200];
+  snprintf(errpath, sizeof errpath, "%s/stderr", scratch_dir);
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", ADCP_CLI_PATH, args, errpath);
+  if (out) adcp_buf_reset(out);
+  int st = tu_run(cmd, in, in ? strlen(in) : 0, out);
+  if (err_out) {
+    size_t n;
+    uint8_t *e = tu_read_file(errpath, &n);
+    adcp_buf_reset(err_out);
+    adcp_buf_append(err_out, e, n);
+    adcp_buf_cstr(err_out);
+    free(e);
+  }
+  return st;
+}

@@ -19,6 +19,10 @@ void tu_write_file(const char *path, const void *data, size_t len);
 /* Runs `sh -c cmd` feeding `in` (may be NULL) on stdin; captures stdout into out
  * (may be NULL) and returns the exit status (or -1). */
 int tu_run(const char *cmd, const void *in, size_t in_len, adcp_buf *out);
+/* Runs the adcp-ledger binary with args (a shell fragment); stdout into out (may be
+ * NULL), stderr captured through a file in scratch_dir into err_out (may be NULL).
+ * Returns the exit status. */
+int tu_cli(const char *scratch_dir, const char *args, const char *in, adcp_buf *out, adcp_buf *err_out);
 /* A fresh empty directory under TMPDIR; caller removes it with tu_rmtree. */
 char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);

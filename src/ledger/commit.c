@@ -256,11 +256,8 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   if ((rc = ledger_lock_account(l, req->account_id, err))) goto done;
 
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
-  char one[4];
   int exists = 0;
-  if ((rc = adcp_sql_query_text(one, sizeof one, &exists, l->conn,
-                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
-    goto done;
+  if ((rc = ledger_revision_exists(&exists, l, req->revision_id, err))) goto done;
   if (exists) {
     adcp_sql_rollback(l->conn, NULL);
     in_tx = 0;

@@ -108,6 +108,8 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
 int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
 int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* *exists = whether a revision with this ID is stored (any account). */
+int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);
 /* Numbering and the official rule (under the account lock): *number = max + 1,
  * prev_id = the revision it supersedes ("" for the first); CONFLICT when the
  * obligation already has its official revision. Shared by both write paths. */

@@ -634,3 +634,11 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
                    number, req->obligation_id);
   return rc;
 }
+
+int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err) {
+  adcp_sql_param rid = adcp_sql_text(revision_id);
+  char one[8];
+  *exists = 0;
+  return adcp_sql_query_text(one, sizeof one, exists, l->conn,
+                             "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err);
+}

@@ -405,9 +405,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
   char one[8];
   int f = 0;
-  if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
-                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
-    goto out;
+  if ((rc = ledger_revision_exists(&f, l, req->revision_id, err))) goto out;
   if (f) {
     *replayed = 1;
     goto out;
@@ -526,12 +524,8 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   int rc = ledger_register_binding(l, err);
   if (rc) return rc;
   /* Replay check first: an existing revision ID uploads nothing (spec 02 §8.3 step 1). */
-  adcp_sql_param rid = adcp_sql_text(req->revision_id);
-  char one[8];
   int exists = 0;
-  if ((rc = adcp_sql_query_text(one, sizeof one, &exists, l->conn,
-                                "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err)))
-    return rc;
+  if ((rc = ledger_revision_exists(&exists, l, req->revision_id, err))) return rc;
   if (exists) return ledger_replay_compare(out, l, req, NULL, NULL, err);
 
   spool s;

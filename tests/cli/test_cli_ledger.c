@@ -29,21 +29,9 @@ static int teardown(void **state) {
 
 /* Runs `adcp-ledger --db DB args`; stdout into out, stderr into err_out. */
 static int cli(const char *args, const char *in, adcp_buf *out, adcp_buf *err_out) {
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "'%s' --db '%s' %s 2>'%s/stderr'", ADCP_CLI_PATH, db, args, dir);
-  if (out) adcp_buf_reset(out);
-  int st = tu_run(cmd, in, in ? strlen(in) : 0, out);
-  if (err_out) {
-    char p[4400];
-    snprintf(p, sizeof p, "%s/stderr", dir);
-    size_t n;
-    uint8_t *e = tu_read_file(p, &n);
-    adcp_buf_reset(err_out);
-    adcp_buf_append(err_out, e, n);
-    adcp_buf_cstr(err_out);
-    free(e);
-  }
-  return st;
+  char full[8192];
+  snprintf(full, sizeof full, "--db '%s' %s", db, args);
+  return tu_cli(dir, full, in, out, err_out);
 }
 
 static void rows_text(adcp_buf *b, int n, int salt) {

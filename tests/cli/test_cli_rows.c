@@ -27,20 +27,7 @@ static int teardown(void **state) {
 
 /* Runs the CLI with args; stdout into out (may be NULL), stderr into err_out. */
 static int cli(const char *args, const char *in, adcp_buf *out, adcp_buf *err_out) {
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s/stderr'", ADCP_CLI_PATH, args, dir);
-  int st = tu_run(cmd, in, in ? strlen(in) : 0, out);
-  if (err_out) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/stderr", dir);
-    size_t n;
-    uint8_t *e = tu_read_file(p, &n);
-    adcp_buf_reset(err_out);
-    adcp_buf_append(err_out, e, n);
-    adcp_buf_cstr(err_out);
-    free(e);
-  }
-  return st;
+  return tu_cli(dir, args, in, out, err_out);
 }
 
 static void jcs_of(adcp_buf *out, const adcp_json_doc *doc, uint32_t node) {
