@@ -1,6 +1,7 @@
 /* tests/testutil.c — file, process and temp-dir helpers for tests. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -122,4 +123,14 @@ int tu_cli(const char *scratch_dir, const char *args, const char *in, adcp_buf *
     free(e);
   }
   return st;
+}
+
+int tu_dir_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  for (struct dirent *de; (de = readdir(d));)
+    if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
+  closedir(d);
+  return n;
 }

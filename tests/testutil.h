@@ -26,6 +26,8 @@ int tu_cli(const char *scratch_dir, const char *args, const char *in, adcp_buf *
 /* A fresh empty directory under TMPDIR; caller removes it with tu_rmtree. */
 char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);
+/* Entries of dir other than . and .. (0 when it does not exist). */
+int tu_dir_entries(const char *dir);
 /* Deterministic PRNG (xorshift64*) so failures reproduce. */
 uint64_t tu_rand(uint64_t *state);
 

@@ -112,7 +112,9 @@ int adcp_revision_header_write_json(adcp_buf *out, const adcp_revision_header *h
 /* ---- commit ------------------------------------------------------------------- */
 
 /* Row source: 1 with the next row's JSON text (valid until the next call), 0 at
- * the end, or a negative ADCP_E* code (with err set) to abort the commit. */
+ * the end, or a negative ADCP_E* code (with err set) to abort the commit.
+ * It is called on the committing thread, but must not use the same ledger
+ * handle: while rows are pulled, a writer thread owns the handle's connection. */
 typedef int (*adcp_ledger_row_fn)(void *ctx, const char **row, size_t *len, adcp_error *err);
 
 typedef struct adcp_ledger_commit {
@@ -162,11 +164,12 @@ typedef struct adcp_commit_result {
 } adcp_commit_result;
 
 /* Commits one revision (spec 02 §8.1-§8.2, §8.5, §12). Rows are pulled from
- * req->next_row one at a time; memory stays at one chunk plus the chunk
- * manifests. Everything is written in one transaction that takes the account
- * lock first; a failure leaves nothing behind. Before the commit, the stored
- * chunks are re-verified (segment digests and the envelope digest re-derived
- * from the exact bytes written) against the binding being committed.
+ * req->next_row one at a time; memory stays at one chunk, up to two queued
+ * chunk copies (a writer thread stores chunk N while chunk N+1 is encoded) and
+ * the chunk manifests. Everything is written in one transaction that takes the
+ * account lock first; a failure leaves nothing behind. Before the commit, the
+ * chunk manifests are re-checked independently (structure, contiguity,
+ * row_manifest_sha256) against the binding being committed.
  * Errors: INVALID_INPUT / INVALID_ROW (refused rows, totals, IDs, instants),
  * CONTENT_CONFLICT (same revision ID, different content; or the obligation
  * exists with another identity), CONFLICT ("obligation already has an

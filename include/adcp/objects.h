@@ -59,7 +59,9 @@ int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err);
 
 /* ---- the provider port ---------------------------------------------------- */
 
-#define ADCP_OBJECT_PROVIDER_VERSION 1
+/* Version 2 added the optional staged writes (stage_put/stage_link/stage_drop);
+ * version 1 providers are still accepted and simply have none. */
+#define ADCP_OBJECT_PROVIDER_VERSION 2
 
 /* A string pair: location entries (closed, provider-validated schema) and object metadata. */
 typedef struct adcp_object_kv {
@@ -126,6 +128,9 @@ typedef struct adcp_object_list_page {
 } adcp_object_list_page;
 
 typedef struct adcp_object_provider adcp_object_provider;
+/* A staged object: bytes written durably under a provider-private temporary
+ * name, not yet at any key (provider-defined; see adcp_object_stage_put). */
+typedef struct adcp_object_stage adcp_object_stage;
 
 /* The vtable. A provider embeds it as the first member of its own struct, is
  * bound to ONE binding (client + location + owned prefix) and is safe to call
@@ -160,6 +165,12 @@ struct adcp_object_provider {
   int (*list)(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix, const char *page_token,
               size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
   void (*destroy)(adcp_object_provider *self);
+  /* Version >= 2, optional (all three NULL = no staged writes). */
+  int (*stage_put)(adcp_object_provider *self, adcp_object_stage **out, const uint8_t *bytes, size_t len,
+                   const adcp_object_ctx *ctx, adcp_error *err);
+  int (*stage_link)(adcp_object_provider *self, adcp_object_put_result *out, adcp_object_stage *stage,
+                    const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err);
+  void (*stage_drop)(adcp_object_provider *self, adcp_object_stage *stage);
 };
 
 /* Frees a provider (NULL is fine). */
@@ -185,6 +196,30 @@ int adcp_object_probe(adcp_object_provider *p, const adcp_object_ctx *ctx, adcp_
  * A failure or timeout never means nothing was written (see the top comment). */
 int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
                     const adcp_object_ctx *ctx, adcp_error *err);
+
+/* Staged create-only writes: the bytes go to the store before their key is
+ * known (object keys contain the row set's content digest, known only after
+ * the last row), so writing overlaps encoding instead of following it.
+ *   stage_put   writes the bytes durably under a provider-private temporary
+ *               name (never a key, never listed) and returns a handle;
+ *   stage_link  makes exactly those bytes the object at in->key (in->bytes and
+ *               in->len are ignored) with the outcomes and codes of
+ *               adcp_object_put; a retry on the same handle only compares
+ *               with the key's current object (after CREATED the same staged
+ *               bytes never create again: INVALID_INPUT if the key is empty);
+ *   stage_drop  removes the temporary (the object, once linked, stays) and
+ *               frees the handle; NULL is fine.
+ * A crash between put and link leaves only temporaries, which the provider's
+ * probe removes once they are older than ADCP_OBJECT_STAGE_MAX_AGE_S. Cloud
+ * providers may implement it with an uncommitted block list (Azure), or a
+ * temporary object plus a conditional server-side copy (S3, GCS). */
+#define ADCP_OBJECT_STAGE_MAX_AGE_S 3600
+int adcp_object_stage_supported(const adcp_object_provider *p);
+int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, const uint8_t *bytes, size_t len,
+                          const adcp_object_ctx *ctx, adcp_error *err);
+int adcp_object_stage_link(adcp_object_provider *p, adcp_object_put_result *out, adcp_object_stage *stage,
+                           const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err);
+void adcp_object_stage_drop(adcp_object_provider *p, adcp_object_stage *stage);
 
 /* Version-pinned read. Appends the bytes (whole object, or the range) to out.
  *   ADCP_ENOT_FOUND               absent, or the current version is another one ("absent" in
@@ -227,6 +262,7 @@ enum adcp_fs_step {
   ADCP_FS_STEP_FSYNC_FILE,       /* about to fsync the temporary file */
   ADCP_FS_STEP_BEFORE_LINK,      /* temp file complete and durable, final name not yet linked */
   ADCP_FS_STEP_FSYNC_DIR,        /* about to fsync the directory after link or unlink */
+  ADCP_FS_STEP_STAGED,           /* a staged write is complete and durable, not yet linked */
 };
 
 typedef struct adcp_fs_provider_options {

@@ -29,9 +29,40 @@ typedef struct commit_ctx {
   adcp_chunk_manifest *ms;
   size_t n, cap;
   adcp_manifest_checker mcheck; /* independent re-derivation of the manifest digest */
-  uint64_t written, reused;
+  ledger_pipe *pipe;            /* bodies go to the writer thread */
+  uint64_t written, reused;     /* written by the writer thread; read after it joined */
 } commit_ctx;
 
+/* Writer thread: stores one body, content-addressed. */
+static int store_body(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  commit_ctx *c = vctx;
+  adcp_sql_param key[3] = {adcp_sql_text(c->account), adcp_sql_text(c->obligation), adcp_sql_text(m->sha256)};
+  int found = 0;
+  char one[4];
+  /* Cheap existence probe first: a header-only repeat never ships its bytes. */
+  int rc = adcp_sql_query_text(one, sizeof one, &found, c->l->conn,
+                               "SELECT 1 FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2 "
+                               "AND sha256 = $3",
+                               key, 3, err);
+  if (rc) return rc;
+  if (found) {
+    c->reused++;
+    return 0;
+  }
+  adcp_sql_param p[4] = {key[0], key[1], key[2], adcp_sql_blob(body, len)};
+  int64_t changed = 0;
+  rc = adcp_sql_exec_changes(&changed, c->l->conn,
+                             "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
+                             "VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, obligation_id, sha256) DO NOTHING",
+                             p, 4, err);
+  if (rc) return rc;
+  if (changed) c->written++;
+  else c->reused++;
+  return 0;
+}
+
+/* Encoder callback (caller's thread): check and keep the manifest, hand the
+ * body to the writer thread. */
 static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
   commit_ctx *c = vctx;
   if (c->n == c->cap) {
@@ -53,29 +84,7 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
                           why);
   }
-  adcp_sql_param key[3] = {adcp_sql_text(c->account), adcp_sql_text(c->obligation), adcp_sql_text(m->sha256)};
-  int found = 0;
-  char one[4];
-  /* Cheap existence probe first: a header-only repeat never ships its bytes. */
-  rc = adcp_sql_query_text(one, sizeof one, &found, c->l->conn,
-                           "SELECT 1 FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2 "
-                           "AND sha256 = $3",
-                           key, 3, err);
-  if (rc) return rc;
-  if (found) {
-    c->reused++;
-    return 0;
-  }
-  adcp_sql_param p[4] = {key[0], key[1], key[2], adcp_sql_blob(body, len)};
-  int64_t changed = 0;
-  rc = adcp_sql_exec_changes(&changed, c->l->conn,
-                             "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
-                             "VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, obligation_id, sha256) DO NOTHING",
-                             p, 4, err);
-  if (rc) return rc;
-  if (changed) c->written++;
-  else c->reused++;
-  return 0;
+  return ledger_pipe_push(c->pipe, m, body, len, err);
 }
 
 static int pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
@@ -276,8 +285,13 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
                                   ADCP_BINDING_RFC8785_JCS_V1, on_chunk, &c};
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
+  /* Two queued chunks: enough to keep both threads busy, bounded memory. */
+  if ((rc = ledger_pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
   if ((rc = pull_rows(enc, req, err))) goto done;
   if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
+  rc = ledger_pipe_finish(c.pipe, err);
+  c.pipe = NULL;
+  if (rc) goto done;
   /* spec 01 §9.4 point 3: the stored chunks reproduce the binding we commit. */
   if ((rc = adcp_manifest_checker_finish(&c.mcheck, res.row_manifest_sha256, res.row_count, (int64_t)res.chunk_count,
                                          err))) {
@@ -366,6 +380,7 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   }
 
 done:
+  ledger_pipe_free(c.pipe); /* joins the writer before the connection is used again */
   if (in_tx) adcp_sql_rollback(l->conn, NULL);
   adcp_manifest_checker_free(&c.mcheck);
   adcp_rows_encoder_free(enc);

@@ -152,4 +152,17 @@ int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error
 /* Identifier check ^[A-Za-z0-9_.:-]{1,255}$ (revision/obligation) or 1..255 chars (account). */
 int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err);
 
+/* Chunk writer thread (pipe.c): encoding stays on the caller's thread while a
+ * second thread stores each closed chunk, in order, through `fn`. push copies
+ * the chunk and blocks while `depth` chunks are queued; after a sink error,
+ * push and finish return it. finish drains and joins; free abandons queued
+ * chunks and joins. While a pipe runs, only the sink touches the connection. */
+typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,
+                              adcp_error *err);
+typedef struct ledger_pipe ledger_pipe;
+int ledger_pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err);
+int ledger_pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
+int ledger_pipe_finish(ledger_pipe *p, adcp_error *err);
+void ledger_pipe_free(ledger_pipe *p);
+
 #endif

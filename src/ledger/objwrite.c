@@ -1,16 +1,23 @@
 /* ledger/objwrite.c — commit dispatch and the object-kind write path
  * (spec 02 §8.1, §8.3-§8.5, §12), on SQLite and PostgreSQL.
  *
- *   prepare   rows are encoded to a temporary spool file (bounded memory: one
- *             chunk), each chunk re-verified; the content digest is known only
- *             at the end and both the intent key and the object keys need it;
+ *   prepare   rows are encoded; the content digest is known only at the end
+ *             and both the intent key and the object keys need it, so each
+ *             chunk either goes to a staged write of the binding's provider
+ *             (explicit binding whose provider stages: a writer thread stages
+ *             chunk N while chunk N+1 is encoded; a chunk equal to the same
+ *             chunk of the newest row set in the binding is spooled instead,
+ *             so a header-only repeat writes nothing to the store) or to a
+ *             temporary spool file
+ *             (bounded memory: one chunk or two in flight either way);
  *   select    explicit binding, else the host selector (which sees the sizes);
  *   replay    an existing revision ID resolves as a replay before anything
  *             is written;
  *   tx A      under the account lock: obligation, lease (the caller's, or a
  *             short self-taken one), then open or take over the write intent
  *             (owner_token, expires_at from the database clock);
- *   upload    no transaction, no account lock: create-only puts; each created
+ *   upload    no transaction, no account lock: create-only puts (or links of
+ *             the staged bytes, same outcomes); each created
  *             object is appended to the intent before the next chunk; an
  *             existing object is adopted only if it decodes to the chunk;
  *   tx B      under the account lock: lease fence, numbering, delete the intent
@@ -28,14 +35,35 @@
 
 /* ---- spool ------------------------------------------------------------------------- */
 
+/* A chunk written ahead through the provider's staged writes. */
+/* A chunk of staged mode: staged through the provider (st), or, when it
+ * equals the same chunk of the obligation's newest row set in this binding
+ * (a header-only repeat is likely), kept in the local spool file at `off`
+ * until it is known whether the revision shares that row set. */
+typedef struct staged_chunk {
+  adcp_object_stage *st;
+  uint64_t off;
+  char physical_sha256[65];
+  uint64_t physical_byte_count;
+} staged_chunk;
+
 typedef struct spool {
   adcp_ledger *l;
-  FILE *f;
+  FILE *f;                /* spool file; NULL when chunks are staged instead */
   adcp_chunk_manifest *ms;
   uint64_t *off;
   size_t n, cap;
   uint64_t pos;
   adcp_manifest_checker mcheck;
+  /* Staged mode: the writer thread owns these until the pipe joined. */
+  ledger_pipe *pipe;
+  const ledger_binding *b;
+  int64_t stage_deadline_ms;
+  staged_chunk *sc;
+  size_t sn, scap;
+  char (*likely)[65];     /* chunk digests of the newest row set in the binding */
+  size_t nlikely;
+  uint64_t spos;          /* writer thread's end of the spool file */
 } spool;
 
 static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
@@ -60,35 +88,87 @@ static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
                           why);
   }
-  if (fwrite(body, 1, len, s->f) != len) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+  if (s->pipe) {
+    if ((rc = ledger_pipe_push(s->pipe, m, body, len, err))) return rc;
+  } else if (fwrite(body, 1, len, s->f) != len) {
+    return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+  }
   s->ms[s->n] = *m;
   s->off[s->n++] = s->pos;
   s->pos += len;
   return 0;
 }
 
-static int spool_read(adcp_buf *out, spool *s, size_t i, adcp_error *err) {
+static int spool_read_at(adcp_buf *out, spool *s, uint64_t off, uint64_t len, adcp_error *err) {
   adcp_buf_reset(out);
-  if (adcp_buf_reserve(out, (size_t)s->ms[i].byte_count)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (fseeko(s->f, (off_t)s->off[i], SEEK_SET) ||
-      fread(out->data, 1, (size_t)s->ms[i].byte_count, s->f) != s->ms[i].byte_count)
+  if (adcp_buf_reserve(out, (size_t)len ? (size_t)len : 1)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (fseeko(s->f, (off_t)off, SEEK_SET) || fread(out->data, 1, (size_t)len, s->f) != len)
     return adcp_error_set(err, ADCP_EIO, "cannot read the row spool file");
-  out->len = (size_t)s->ms[i].byte_count;
+  out->len = (size_t)len;
   return 0;
 }
 
+static int spool_read(adcp_buf *out, spool *s, size_t i, adcp_error *err) {
+  return spool_read_at(out, s, s->off[i], s->ms[i].byte_count, err);
+}
+
+/* Writer thread (staged mode): stored bytes of one chunk go to a staged write. */
+static int stage_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  spool *s = vctx;
+  (void)m;
+  if (s->sn == s->scap) {
+    size_t cap = s->scap ? s->scap * 2 : 16;
+    staged_chunk *g = realloc(s->sc, cap * sizeof *g);
+    if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    s->sc = g, s->scap = cap;
+  }
+  staged_chunk *c = &s->sc[s->sn];
+  memset(c, 0, sizeof *c);
+  if (m->chunk_index < s->nlikely && !strcmp(s->likely[m->chunk_index], m->sha256)) {
+    /* Probably shared: keep it local instead of writing it to the store. */
+    if (!s->f && !(s->f = tmpfile())) return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
+    if (fwrite(body, 1, len, s->f) != len) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+    c->off = s->spos;
+    s->spos += len;
+    s->sn++;
+    return 0;
+  }
+  adcp_object_physical ph;
+  int rc = adcp_object_physical_prepare(&ph, body, len, s->b->compression, err);
+  if (rc) return rc;
+  adcp_object_ctx ctx = {adcp_object_now_ms() + s->stage_deadline_ms, NULL};
+  rc = adcp_object_stage_put(s->b->client, &c->st, ph.data, ph.len, &ctx, err);
+  if (!rc) {
+    memcpy(c->physical_sha256, ph.physical_sha256, 65);
+    c->physical_byte_count = ph.physical_byte_count;
+    s->sn++;
+  }
+  adcp_object_physical_free(&ph);
+  return rc;
+}
+
 static void spool_free(spool *s) {
+  ledger_pipe_free(s->pipe);
+  for (size_t i = 0; i < s->sn; i++) adcp_object_stage_drop(s->b->client, s->sc[i].st);
+  free(s->sc);
+  free(s->likely);
   if (s->f) fclose(s->f);
   adcp_manifest_checker_free(&s->mcheck);
   free(s->ms);
   free(s->off);
 }
 
+/* Encodes the rows. With a staging binding (s->b set) each chunk's stored
+ * bytes are staged by the writer thread while the next chunk is encoded;
+ * otherwise chunks go to a spool file. */
 static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
-  s->f = tmpfile();
-  if (!s->f) return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
-  int rc = adcp_manifest_checker_init(&s->mcheck, err);
-  if (rc) return rc;
+  int rc;
+  if (s->b) {
+    if ((rc = ledger_pipe_start(&s->pipe, stage_chunk, s, 2, err))) return rc;
+  } else if (!(s->f = tmpfile())) {
+    return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
+  }
+  if ((rc = adcp_manifest_checker_init(&s->mcheck, err))) return rc;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
                                   ADCP_BINDING_RFC8785_JCS_V1, spool_chunk, s};
   adcp_rows_encoder *enc;
@@ -103,6 +183,11 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
     }
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
+  if (!rc && s->pipe) {
+    rc = ledger_pipe_finish(s->pipe, err);
+    s->pipe = NULL;
+    if (!rc && s->sn != s->n) rc = adcp_error_set(err, ADCP_ESTORAGE, "staged %zu of %zu chunks", s->sn, s->n);
+  }
   if (rc) return rc;
   if ((rc = adcp_manifest_checker_finish(&s->mcheck, res->row_manifest_sha256, res->row_count,
                                          (int64_t)res->chunk_count, err))) {
@@ -110,7 +195,7 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
     snprintf(why, sizeof why, "%s", err ? err->message : "");
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "rows do not reproduce the binding being committed: %s", why);
   }
-  if (fflush(s->f)) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
+  if (s->f && fflush(s->f)) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
   return 0;
 }
 
@@ -519,6 +604,37 @@ out:
   return rc;
 }
 
+/* Chunk digests of the obligation's newest live row set in binding b whose
+ * chunks all have locators: the row set a header-only repeat would share. */
+static int load_likely_chunks(spool *s, adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b,
+                              adcp_error *err) {
+  adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id), adcp_sql_text(b->id)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          "SELECT c.sha256 FROM adcp_reporting_row_chunks c WHERE c.row_set_id = (SELECT s.row_set_id "
+                          "FROM adcp_reporting_row_sets s WHERE s.obligation_id = $1 AND s.account_id = $2 AND "
+                          "s.row_binding_id = $3 AND s.rows_state = 'live' AND NOT EXISTS (SELECT 1 FROM "
+                          "adcp_reporting_row_chunks x WHERE x.row_set_id = s.row_set_id AND x.object_key IS NULL) "
+                          "ORDER BY s.recorded_at DESC, s.row_set_id DESC LIMIT 1) ORDER BY c.chunk_index",
+                          p, 3, err);
+  if (rc) return rc;
+  size_t cap = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    if (s->nlikely == cap) {
+      cap = cap ? cap * 2 : 16;
+      char(*g)[65] = realloc(s->likely, cap * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      s->likely = g;
+    }
+    snprintf(s->likely[s->nlikely++], 65, "%s", adcp_sql_get_text(r, 0, NULL));
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
 int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
                          adcp_error *err) {
   int rc = ledger_register_binding(l, err);
@@ -538,6 +654,16 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   adcp_buf_init(&chunk);
   adcp_buf key;
   adcp_buf_init(&key);
+  ledger_binding *b = NULL;
+  if (bid) {
+    /* An explicit binding is checked before any row is read; if its provider
+     * stages writes, chunks are staged while encoding (no spool file). */
+    if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
+    if (adcp_object_stage_supported(b->client)) {
+      s.b = b, s.stage_deadline_ms = l->write_deadline_ms;
+      if ((rc = load_likely_chunks(&s, l, req, b, err))) goto done;
+    }
+  }
   if ((rc = spool_encode(&s, &res, req, err))) goto done;
 
   if (!bid) {
@@ -560,9 +686,8 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       goto done;
     }
     bid = ledger_binding_find(l, chosen)->id;
+    if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
   }
-  ledger_binding *b;
-  if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
 
   /* Header-only sharing (spec 02 §12): same obligation, binding and manifest. */
@@ -618,9 +743,18 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
     }
     for (size_t i = 0; i < s.n; i++) {
       const adcp_chunk_manifest *m = &s.ms[i];
-      if ((rc = spool_read(&chunk, &s, i, err))) goto done;
       adcp_object_physical ph;
-      if ((rc = adcp_object_physical_prepare(&ph, chunk.data, chunk.len, b->compression, err))) goto done;
+      memset(&ph, 0, sizeof ph);
+      adcp_buf_init(&ph.owned);
+      if (s.sc && s.sc[i].st) {
+        /* Staged: the stored bytes are already written; only their digest is needed here. */
+        memcpy(ph.physical_sha256, s.sc[i].physical_sha256, 65);
+        ph.physical_byte_count = s.sc[i].physical_byte_count;
+      } else {
+        if ((rc = s.sc ? spool_read_at(&chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&chunk, &s, i, err)))
+          goto done;
+        if ((rc = adcp_object_physical_prepare(&ph, chunk.data, chunk.len, b->compression, err))) goto done;
+      }
       adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
                                   req->revision_id, ps[0] ? ps : NULL, adcp_finality_name(req->finality),
                                   res.content_sha256, (uint32_t)m->chunk_index, b->compression};
@@ -631,7 +765,8 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       if (!rc) {
         adcp_object_put_input pi = {(const char *)key.data, ph.data, ph.len, adcp_object_content_type(b->compression),
                                     meta, 2};
-        rc = adcp_object_put(b->client, &pr, &pi, &ctx, err);
+        rc = s.sc && s.sc[i].st ? adcp_object_stage_link(b->client, &pr, s.sc[i].st, &pi, &ctx, err)
+                                : adcp_object_put(b->client, &pr, &pi, &ctx, err);
       }
       loc[i].compression = b->compression;
       if (!rc && pr.outcome == ADCP_OBJECT_CREATED) {

@@ -248,6 +248,28 @@ static int compare_existing(fs_provider *fs, int dirfd, const char *leaf, const 
   return rc;
 }
 
+/* A random sub-millisecond mtime makes an identical re-creation at the same
+ * key (possibly reusing the inode) get a different version (as JS does). */
+static int stamp_version(int fd, const uint8_t rnd[16]) {
+  struct timespec ts[2];
+  uint32_t r;
+  memcpy(&r, rnd, sizeof r);
+  clock_gettime(CLOCK_REALTIME, &ts[0]);
+  ts[0].tv_nsec = (ts[0].tv_nsec / 1000000) * 1000000 + (long)(r % 1000000u);
+  ts[1] = ts[0];
+  return futimens(fd, ts);
+}
+
+/* After link(): the object exists, so any failure from here is "unknown",
+ * never "not written". Makes the new name durable. */
+static int after_link(fs_provider *fs, adcp_object_put_result *out, int dirfd, const char *key, adcp_error *err) {
+  int rc = hook(fs, ADCP_FS_STEP_FSYNC_DIR, key, err);
+  if (rc) return rc;
+  if (fsync(dirfd) != 0) return fail(err, "directory fsync", key);
+  out->outcome = ADCP_OBJECT_CREATED;
+  return 0;
+}
+
 /* put without the key check: the probe writes under its own directory, whose
  * name is deliberately outside the key alphabet. */
 static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_object_put_input *in,
@@ -286,19 +308,9 @@ static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_objec
     off += n;
     if ((rc = hook(fs, ADCP_FS_STEP_WROTE_SLICE, in->key, err))) goto done;
   }
-  {
-    /* A random sub-millisecond mtime makes an identical re-creation at the same
-     * key (possibly reusing the inode) get a different version (as JS does). */
-    struct timespec ts[2];
-    uint32_t r;
-    memcpy(&r, rnd, sizeof r);
-    clock_gettime(CLOCK_REALTIME, &ts[0]);
-    ts[0].tv_nsec = (ts[0].tv_nsec / 1000000) * 1000000 + (long)(r % 1000000u);
-    ts[1] = ts[0];
-    if (futimens(tfd, ts) != 0) {
-      rc = fail(err, "timestamp", in->key);
-      goto done;
-    }
+  if (stamp_version(tfd, rnd) != 0) {
+    rc = fail(err, "timestamp", in->key);
+    goto done;
   }
   if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_FILE, in->key, err))) goto done;
   if (fsync(tfd) != 0) {
@@ -317,14 +329,7 @@ static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_objec
         break;
       }
       memcpy(out->native_version, st.version, sizeof st.version);
-      /* From here the object exists: any failure is "unknown", never "not written". */
-      if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_DIR, in->key, err))) break;
-      if (fsync(dirfd) != 0) {
-        rc = fail(err, "directory fsync", in->key);
-        break;
-      }
-      out->outcome = ADCP_OBJECT_CREATED;
-      rc = 0;
+      rc = after_link(fs, out, dirfd, in->key, err);
       break;
     }
     if (errno != EEXIST) {
@@ -350,6 +355,223 @@ static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const
   memset(out, 0, sizeof *out);
   int rc = own_key(fs, in->key, err);
   return rc ? rc : put_at(fs, out, in, ctx, err);
+}
+
+/* ---- staged writes ----------------------------------------------------------------
+ * Staged bytes live in PREFIX/.adcp~staging/.adcp~<32 hex>.stage: under the owned
+ * prefix, on the same filesystem as every key (so link() works), outside the
+ * key alphabet (never listed, never reachable by a key). stage_put writes,
+ * stamps and fsyncs; stage_link hard-links the file to the key exactly as put
+ * does; stage_drop unlinks the staging name. The probe removes staging files
+ * older than ADCP_OBJECT_STAGE_MAX_AGE_S (left by a crash). */
+#define STAGING_DIR TEMP_PREFIX "staging"
+#define STAGE_SUFFIX ".stage"
+#define STAGE_WHAT "(staged write)"
+
+struct adcp_object_stage {
+  char name[sizeof TEMP_PREFIX + 32 + sizeof STAGE_SUFFIX];
+  uint64_t len;
+  /* Once linked, never link again: the inode (and so the version) would be
+   * the same as the first object's, and a pinned delete of that one would
+   * remove the second. A retry only compares with what is at the key. */
+  int linked;
+};
+
+/* Opens PREFIX/.adcp~staging (created when `create`). ADCP_ENOT_FOUND when absent. */
+static int open_staging(fs_provider *fs, int create, int *out, adcp_error *err) {
+  int rootfd, rc = open_root(fs, &rootfd, err);
+  if (rc) return rc;
+  adcp_buf path;
+  adcp_buf_init(&path);
+  if (adcp_buf_printf(&path, "%s/" STAGING_DIR "/x", fs->prefix) || adcp_buf_cstr(&path)) {
+    close(rootfd);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  const char *leaf;
+  rc = open_parent(rootfd, (const char *)path.data, create, out, &leaf, err);
+  adcp_buf_free(&path);
+  close(rootfd);
+  return rc;
+}
+
+static int fs_stage_put(adcp_object_provider *self, adcp_object_stage **out, const uint8_t *bytes, size_t len,
+                        const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  *out = NULL;
+  adcp_object_stage *st = calloc(1, sizeof *st);
+  if (!st) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  int sdir = -1, tfd = -1, rc = open_staging(fs, 1, &sdir, err);
+  if (rc) {
+    free(st);
+    return rc;
+  }
+  uint8_t rnd[16];
+  char hex[33];
+  if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    rc = fail(err, "random temp name", STAGE_WHAT);
+    goto done;
+  }
+  adcp_hex_encode(hex, rnd, sizeof rnd);
+  snprintf(st->name, sizeof st->name, TEMP_PREFIX "%s" STAGE_SUFFIX, hex);
+  st->len = len;
+  tfd = openat(sdir, st->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (tfd < 0) {
+    rc = fail(err, "temp file create", STAGE_WHAT);
+    goto done;
+  }
+  if ((rc = hook(fs, ADCP_FS_STEP_TEMP_CREATED, STAGE_WHAT, err))) goto done;
+  for (size_t off = 0; off < len;) {
+    if ((rc = adcp_object_ctx_check(ctx, err))) goto done;
+    size_t n = len - off < fs->slice ? len - off : fs->slice;
+    if (write_all(tfd, bytes + off, n) != 0) {
+      rc = fail(err, "write", STAGE_WHAT);
+      goto done;
+    }
+    off += n;
+    if ((rc = hook(fs, ADCP_FS_STEP_WROTE_SLICE, STAGE_WHAT, err))) goto done;
+  }
+  if (stamp_version(tfd, rnd) != 0) {
+    rc = fail(err, "timestamp", STAGE_WHAT);
+    goto done;
+  }
+  if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_FILE, STAGE_WHAT, err))) goto done;
+  if (fsync(tfd) != 0) {
+    rc = fail(err, "fsync", STAGE_WHAT);
+    goto done;
+  }
+  rc = hook(fs, ADCP_FS_STEP_STAGED, STAGE_WHAT, err);
+done:
+  if (tfd >= 0) close(tfd);
+  if (rc) {
+    if (st->name[0]) unlinkat(sdir, st->name, 0);
+    free(st);
+  } else {
+    *out = st;
+  }
+  close(sdir);
+  return rc;
+}
+
+/* Reads the whole staged file (for comparing with an existing object). */
+static int read_staged(adcp_buf *b, int fd, const adcp_object_stage *st, adcp_error *err) {
+  adcp_buf_reset(b);
+  if (adcp_buf_reserve(b, (size_t)st->len ? (size_t)st->len : 1)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  ssize_t got = pread_full(fd, b->data, (size_t)st->len, 0);
+  if (got < 0 || (uint64_t)got != st->len) return fail(err, "read", STAGE_WHAT);
+  b->len = (size_t)st->len;
+  return 0;
+}
+
+static int fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out, adcp_object_stage *st,
+                         const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err) {
+  fs_provider *fs = (fs_provider *)self;
+  memset(out, 0, sizeof *out);
+  int rc = own_key(fs, in->key, err);
+  if (rc) return rc;
+  int rootfd = -1, dirfd = -1, sdir = -1, sfd = -1;
+  const char *leaf;
+  adcp_buf bytes;
+  adcp_buf_init(&bytes);
+  if ((rc = open_root(fs, &rootfd, err))) return rc;
+  rc = open_parent(rootfd, in->key, 1, &dirfd, &leaf, err);
+  close(rootfd);
+  if (rc) return rc;
+  if ((rc = open_staging(fs, 0, &sdir, err))) {
+    if (rc == ADCP_ENOT_FOUND) rc = fail_errno(err, "staged file vanished before link", in->key, ENOENT);
+    goto done;
+  }
+  sfd = openat(sdir, st->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (sfd < 0) {
+    rc = fail(err, "staged file open", in->key);
+    goto done;
+  }
+  fs_stat sst;
+  if (stat_fd(sfd, &sst) != 0 || !sst.regular || sst.size != st->len) {
+    rc = fail_errno(err, "staged file check", in->key, EIO);
+    goto done;
+  }
+  if ((rc = adcp_object_ctx_check(ctx, err))) goto done;
+  if ((rc = hook(fs, ADCP_FS_STEP_BEFORE_LINK, in->key, err))) goto done;
+  rc = ADCP_ENOT_FOUND;
+  for (int attempt = 0; attempt < 4 && rc == ADCP_ENOT_FOUND; attempt++) {
+    if (st->linked) {
+      errno = EEXIST; /* compare with the key's current object below */
+    } else if (linkat(sdir, st->name, dirfd, leaf, 0) == 0) {
+      st->linked = 1;
+      memcpy(out->native_version, sst.version, sizeof sst.version);
+      rc = after_link(fs, out, dirfd, in->key, err);
+      break;
+    }
+    int e = errno;
+    if (e == EXDEV) {
+      /* The key's directory is on another filesystem: copy as a plain put. */
+      if (!(rc = read_staged(&bytes, sfd, st, err))) {
+        adcp_object_put_input pi = *in;
+        pi.bytes = bytes.data, pi.len = bytes.len;
+        rc = put_at(fs, out, &pi, ctx, err);
+      }
+      break;
+    }
+    if (e != EEXIST) {
+      rc = e == EPERM || e == EOPNOTSUPP ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem does not support hard links")
+                                         : fail_errno(err, "link", in->key, e);
+      break;
+    }
+    if (!bytes.len && st->len && (rc = read_staged(&bytes, sfd, st, err))) break;
+    adcp_object_put_input pi = *in;
+    pi.bytes = bytes.data, pi.len = (size_t)st->len;
+    rc = compare_existing(fs, dirfd, leaf, &pi, out, ctx, err);
+    if (rc == 0) out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
+    if (rc == ADCP_ENOT_FOUND && st->linked) {
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "staged write for key %.160s was already linked once; stage it again",
+                          in->key);
+      break;
+    }
+  }
+  if (rc == ADCP_ENOT_FOUND) rc = fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
+done:
+  if (sfd >= 0) close(sfd);
+  if (sdir >= 0) close(sdir);
+  close(dirfd);
+  adcp_buf_free(&bytes);
+  return rc;
+}
+
+static void fs_stage_drop(adcp_object_provider *self, adcp_object_stage *st) {
+  fs_provider *fs = (fs_provider *)self;
+  if (!st) return;
+  int sdir;
+  adcp_error ignored;
+  if (open_staging(fs, 0, &sdir, &ignored) == 0) {
+    unlinkat(sdir, st->name, 0); /* a linked object keeps the inode */
+    close(sdir);
+  }
+  free(st);
+}
+
+/* Removes staging files a crashed writer left behind (probe time). */
+static void staging_sweep(fs_provider *fs) {
+  int sdir;
+  adcp_error ignored;
+  if (open_staging(fs, 0, &sdir, &ignored) != 0) return;
+  int fd = dup(sdir);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    close(sdir);
+    return;
+  }
+  time_t cutoff = time(NULL) - ADCP_OBJECT_STAGE_MAX_AGE_S;
+  size_t tl = strlen(TEMP_PREFIX), sl = strlen(STAGE_SUFFIX);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (n <= tl + sl || strncmp(e->d_name, TEMP_PREFIX, tl) || strcmp(e->d_name + n - sl, STAGE_SUFFIX)) continue;
+    struct stat st;
+    if (fstatat(sdir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_mtime < cutoff)
+      unlinkat(sdir, e->d_name, 0);
+  }
+  closedir(d);
+  close(sdir);
 }
 
 /* Opens key's file and checks it is a regular file; shared by get/delete/head.
@@ -591,7 +813,7 @@ static int walk(list_state *ls, int dirfd, adcp_buf *path) {
     ents[n].sortkey[nl + (ents[n].is_dir ? 1u : 0u)] = '\0';
     n++;
   }
-  if (!rc) qsort(ents, n, sizeof *ents, dent_cmp);
+  if (!rc && n) qsort(ents, n, sizeof *ents, dent_cmp); /* ents is NULL for an empty directory */
   size_t base = path->len, plen = strlen(ls->prefix);
   for (size_t i = 0; i < n && !rc && !ls->more; i++) {
     path->len = base;
@@ -795,6 +1017,7 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
     return t ? t : unsafe(err, "binding prefix %.128s cannot be created as directories under the root", fs->prefix);
   }
   close(dirfd);
+  staging_sweep(fs);
 
   /* Empirical create-only check (as the S3/Azure probes do): link() must exist,
    * must refuse to replace, and sub-second mtimes must survive. The probe object
@@ -916,6 +1139,9 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
   fs->base.head = fs_head;
   fs->base.list = fs_list;
   fs->base.destroy = fs_destroy;
+  fs->base.stage_put = fs_stage_put;
+  fs->base.stage_link = fs_stage_link;
+  fs->base.stage_drop = fs_stage_drop;
   *out = &fs->base;
   return 0;
 }

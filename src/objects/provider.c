@@ -37,7 +37,7 @@ static int sanitize(int rc, int extra1, int extra2, const adcp_object_provider *
 
 static int check_provider(const adcp_object_provider *p, adcp_error *err) {
   if (!p) return adcp_error_set(err, ADCP_EINVALID_INPUT, "no object provider");
-  if (p->version != ADCP_OBJECT_PROVIDER_VERSION)
+  if (p->version != 1 && p->version != ADCP_OBJECT_PROVIDER_VERSION)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider has unsupported port version %d", p->version);
   if (!p->prefix) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider has no owned prefix");
   return 0;
@@ -82,25 +82,76 @@ int adcp_object_probe(adcp_object_provider *p, const adcp_object_ctx *ctx, adcp_
   return sanitize(p->probe(p, ctx, err), 0, 0, p, err);
 }
 
-int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
-                    const adcp_object_ctx *ctx, adcp_error *err) {
-  int rc = check_provider(p, err);
-  if (rc) return rc;
-  memset(out, 0, sizeof *out);
+/* Checks shared by put and stage_link (bytes are checked by put only). */
+static int check_put_input(const adcp_object_provider *p, const adcp_object_put_input *in, const adcp_object_ctx *ctx,
+                           adcp_error *err) {
   if (!in) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put input is missing");
+  int rc;
   if ((rc = adcp_object_ctx_check(ctx, err)) || (rc = check_key(p, in->key, err))) return rc;
-  if (!in->bytes && in->len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put bytes are missing");
   if (!in->content_type || (strcmp(in->content_type, "application/gzip") != 0 &&
                             strcmp(in->content_type, "application/x-ndjson") != 0))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "content type must be application/gzip or application/x-ndjson");
   for (size_t i = 0; i < in->n_metadata; i++)
     if (!in->metadata || !in->metadata[i].key || !in->metadata[i].value)
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "metadata entry %zu is incomplete", i);
-  rc = sanitize(p->put_create_only(p, out, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err);
+  return 0;
+}
+
+static int check_put_result(const adcp_object_provider *p, int rc, const adcp_object_put_result *out, adcp_error *err) {
   if (rc == 0 && (out->native_version[0] == '\0' ||
                   (out->outcome != ADCP_OBJECT_CREATED && out->outcome != ADCP_OBJECT_ADOPTED_IDENTICAL)))
     rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object provider %s returned no native version", p->name);
   return rc;
+}
+
+int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                    const adcp_object_ctx *ctx, adcp_error *err) {
+  int rc = check_provider(p, err);
+  if (rc) return rc;
+  memset(out, 0, sizeof *out);
+  if ((rc = check_put_input(p, in, ctx, err))) return rc;
+  if (!in->bytes && in->len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put bytes are missing");
+  rc = sanitize(p->put_create_only(p, out, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err);
+  return check_put_result(p, rc, out, err);
+}
+
+int adcp_object_stage_supported(const adcp_object_provider *p) {
+  return p && p->version >= 2 && p->stage_put && p->stage_link && p->stage_drop;
+}
+
+int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, const uint8_t *bytes, size_t len,
+                          const adcp_object_ctx *ctx, adcp_error *err) {
+  if (out) *out = NULL;
+  int rc = check_provider(p, err);
+  if (rc) return rc;
+  if (!out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "stage output is missing");
+  if (!adcp_object_stage_supported(p))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider %s has no staged writes", p->name);
+  if (!bytes && len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "stage bytes are missing");
+  if ((rc = adcp_object_ctx_check(ctx, err))) return rc;
+  rc = sanitize(p->stage_put(p, out, bytes, len, ctx, err), 0, 0, p, err);
+  if (!rc && !*out) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object provider %s returned no stage", p->name);
+  if (rc && *out) {
+    p->stage_drop(p, *out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+int adcp_object_stage_link(adcp_object_provider *p, adcp_object_put_result *out, adcp_object_stage *stage,
+                           const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err) {
+  int rc = check_provider(p, err);
+  if (rc) return rc;
+  memset(out, 0, sizeof *out);
+  if (!adcp_object_stage_supported(p) || !stage)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "no staged write to link");
+  if ((rc = check_put_input(p, in, ctx, err))) return rc;
+  rc = sanitize(p->stage_link(p, out, stage, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err);
+  return check_put_result(p, rc, out, err);
+}
+
+void adcp_object_stage_drop(adcp_object_provider *p, adcp_object_stage *stage) {
+  if (stage && adcp_object_stage_supported(p)) p->stage_drop(p, stage);
 }
 
 int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_get_input *in,

@@ -5,12 +5,16 @@
  *   synchronous=FULL      a commit is on disk when COMMIT returns (one fsync of
  *                         the WAL per commit) — the ledger's durability promise;
  *   busy_timeout=5000     a second writer waits up to 5 s instead of failing;
- *   foreign_keys=ON       the schema's REFERENCES clauses are enforced.
+ *   foreign_keys=ON       the schema's REFERENCES clauses are enforced;
+ *   checkpoints           run by a background thread with its own connection
+ *                         (see "checkpointer" below), not inside the COMMIT
+ *                         that crossed the threshold.
  * Two SQL functions are registered on every connection: adcp_now() (the clock,
  * microseconds) and adcp_sha256_hex(blob) (used by the chunk-body CHECK).
  * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
 #include "sql/sql_internal.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +30,18 @@ typedef struct cached_stmt {
   uint64_t used;       /* LRU stamp */
 } cached_stmt;
 
+/* Background checkpointer of one connection (started on first need). */
+typedef struct checkpointer {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char *path;
+  int pending, stop, idle;
+} checkpointer;
+
 typedef struct sqlite_conn {
   sqlite3 *db;
+  checkpointer *ck;
   cached_stmt cache[CACHE_MAX];
   size_t ncache;
   uint64_t tick;
@@ -119,6 +133,102 @@ static int pragma(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   return rc == SQLITE_OK ? 0 : fail_rc(c, rc, "SQLite could not configure the connection", err);
 }
 
+/* ---- checkpointer -------------------------------------------------------------------
+ * SQLite's automatic checkpoint runs inside the COMMIT that pushes the WAL past
+ * its threshold, so that writer pays for copying every page into the database
+ * file (and its fsync) before COMMIT returns. Here the WAL hook only wakes a
+ * thread that runs PASSIVE checkpoints on its own connection, so copying
+ * overlaps the writer's next transaction. Durability is unchanged: COMMIT
+ * still returns after the WAL fsync (synchronous=FULL), and a checkpoint that
+ * fails or never runs leaves the WAL intact. Should the thread fall far
+ * behind, the committing connection checkpoints itself (WAL_HARD_FRAMES). */
+#define WAL_WAKE_FRAMES 1024   /* 16 MiB of 16 KiB pages, SQLite's default count */
+#define WAL_HARD_FRAMES 65536  /* 1 GiB: bound the WAL when the thread lags */
+
+static void *ck_main(void *arg) {
+  checkpointer *k = arg;
+  sqlite3 *db = NULL;
+  pthread_mutex_lock(&k->mu);
+  for (;;) {
+    while (!k->pending && !k->stop) {
+      k->idle = 1;
+      pthread_cond_broadcast(&k->cv);
+      pthread_cond_wait(&k->cv, &k->mu);
+    }
+    if (k->stop) break;
+    k->pending = 0, k->idle = 0;
+    pthread_mutex_unlock(&k->mu);
+    if (!db) {
+      sqlite3 *h = NULL;
+      if (sqlite3_open_v2(k->path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(h, 5000);
+        /* FULL: the checkpoint fsyncs the database file before the WAL is reused. */
+        sqlite3_exec(h, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+        sqlite3_wal_autocheckpoint(h, 0);
+        db = h;
+      } else {
+        sqlite3_close(h); /* retried on the next wake; the hard limit still bounds the WAL */
+      }
+    }
+    if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_lock(&k->mu);
+  }
+  k->idle = 1;
+  pthread_cond_broadcast(&k->cv);
+  pthread_mutex_unlock(&k->mu);
+  if (db) sqlite3_close(db);
+  return NULL;
+}
+
+static void ck_stop(checkpointer *k) {
+  if (!k) return;
+  pthread_mutex_lock(&k->mu);
+  k->stop = 1;
+  pthread_cond_broadcast(&k->cv);
+  pthread_mutex_unlock(&k->mu);
+  pthread_join(k->thread, NULL);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->cv);
+  free(k->path);
+  free(k);
+}
+
+static checkpointer *ck_start(sqlite3 *db) {
+  const char *path = sqlite3_db_filename(db, "main");
+  if (!path || !*path) return NULL;
+  checkpointer *k = calloc(1, sizeof *k);
+  if (!k || !(k->path = strdup(path))) {
+    free(k);
+    return NULL;
+  }
+  pthread_mutex_init(&k->mu, NULL);
+  pthread_cond_init(&k->cv, NULL);
+  if (pthread_create(&k->thread, NULL, ck_main, k)) {
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    free(k->path);
+    free(k);
+    return NULL;
+  }
+  return k;
+}
+
+static int on_wal_commit(void *arg, sqlite3 *db, const char *schema, int frames) {
+  sqlite_conn *s = arg;
+  if (frames < WAL_WAKE_FRAMES) return SQLITE_OK;
+  if (!s->ck) s->ck = ck_start(db);
+  if (!s->ck || frames >= WAL_HARD_FRAMES) {
+    /* No thread, or it lags far behind: checkpoint here, as SQLite would. */
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+  }
+  pthread_mutex_lock(&s->ck->mu);
+  s->ck->pending = 1;
+  pthread_cond_broadcast(&s->ck->cv);
+  pthread_mutex_unlock(&s->ck->mu);
+  return SQLITE_OK;
+}
+
 static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   sqlite_conn *s = calloc(1, sizeof *s);
   if (!s) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -157,6 +267,7 @@ static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   }
   if (!e) e = pragma(c, "PRAGMA synchronous=FULL", err);
   if (!e) e = pragma(c, "PRAGMA foreign_keys=ON", err);
+  if (!e && !memory) sqlite3_wal_hook(s->db, on_wal_commit, s); /* replaces the in-COMMIT autocheckpoint */
   if (e) {
     sqlite3_close(s->db);
     free(s);
@@ -174,6 +285,9 @@ static void sq_close(adcp_sql_conn *c) {
     free(s->cache[i].sql);
   }
   if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  /* The checkpointer's connection closes first, so this one, when it is the
+   * last, still checkpoints and removes the WAL as SQLite does on close. */
+  ck_stop(s->ck);
   sqlite3_close_v2(s->db);
   free(s);
 }

@@ -3,8 +3,12 @@
  * and with a row over 8 MiB, paged reads across boundaries, replays and
  * conflicts, zero-row revisions, gapless numbering and the official rule under
  * 8 concurrent writers (separate connections), header-only sharing, account
- * isolation, host reads, and every tamper case done directly in the database. */
+ * isolation, host reads, every tamper case done directly in the database,
+ * failures on either side of the chunk writer thread (a sink error raised by
+ * a trigger, a bad row after chunks were queued) leaving nothing behind, and
+ * SQLite's background checkpointer. */
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "ledger_fixture.h"
 
@@ -512,6 +516,309 @@ static void tamper_cases_fail_precisely(void **state) {
   adcp_storage_close(s);
 }
 
+/* ---- the chunk writer thread ------------------------------------------------------------ */
+
+/* Commits from any row source (the fixture's commit_gen is tied to gen_next). */
+static int commit_src(adcp_commit_result *res, adcp_ledger *l, const char *obligation, const char *revision,
+                      int (*next)(void *, const char **, size_t *, adcp_error *), void *ctx, adcp_error *err) {
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = obligation,
+                            .revision_id = revision,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = next,
+                            .row_ctx = ctx};
+  return adcp_ledger_commit_revision(res, l, &req, err);
+}
+
+/* Generated rows that count how many were pulled; row bad_at (if set) is
+ * replaced by `bad`, after before_bad() has run. */
+typedef struct src {
+  gen g;
+  uint64_t pulled;
+  uint64_t bad_at;
+  const char *bad;
+  void (*before_bad)(void *ctx);
+  void *before_ctx;
+} src;
+
+static int src_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
+  src *s = ctx;
+  if (s->bad && s->g.next == s->bad_at) {
+    s->g.next++, s->pulled++;
+    if (s->before_bad) s->before_bad(s->before_ctx);
+    *row = s->bad, *len = strlen(s->bad);
+    return 1;
+  }
+  int rc = gen_next(&s->g, row, len, err);
+  if (rc == 1) s->pulled++;
+  return rc;
+}
+
+/* Nothing of revision `rev` (obligation `ob`, created by that commit) is stored. */
+static void expect_nothing_of(adcp_sql_conn *c, const char *ob, const char *rev) {
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT (SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = '%s') + (SELECT count(*) FROM "
+           "adcp_reporting_row_sets WHERE row_set_id = '%s') + (SELECT count(*) FROM adcp_reporting_row_chunks WHERE "
+           "row_set_id = '%s')",
+           rev, rev, rev);
+  assert_int_equal(scalar(c, sql), 0);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = '%s'", ob);
+  assert_int_equal(scalar(c, sql), 0);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_reporting_obligations WHERE obligation_id = '%s'", ob);
+  assert_int_equal(scalar(c, sql), 0); /* created in the same transaction */
+  assert_false(adcp_sql_in_transaction(c));
+}
+
+/* Inserting a body of an obligation that already has `have` bodies fails
+ * inside the database, i.e. on the writer thread, while the caller's thread is
+ * still encoding. Both engines report it as a CHECK violation (SQLSTATE 23514). */
+static void fail_body_after(adcp_sql_conn *c, int pg, int have) {
+  adcp_error err = {0};
+  char sql[1024];
+  if (pg)
+    snprintf(sql, sizeof sql,
+             "DROP TRIGGER IF EXISTS t_fail_body ON adcp_reporting_chunk_bodies;"
+             "CREATE OR REPLACE FUNCTION t_fail_body() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+             "IF (SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = NEW.obligation_id) >= %d "
+             "THEN RAISE EXCEPTION 'injected' USING ERRCODE = 'check_violation'; END IF; RETURN NEW; END $$;"
+             "CREATE TRIGGER t_fail_body BEFORE INSERT ON adcp_reporting_chunk_bodies FOR EACH ROW "
+             "EXECUTE FUNCTION t_fail_body();",
+             have);
+  else
+    snprintf(sql, sizeof sql,
+             "DROP TRIGGER IF EXISTS t_fail_body;"
+             "CREATE TRIGGER t_fail_body BEFORE INSERT ON adcp_reporting_chunk_bodies WHEN (SELECT count(*) "
+             "FROM adcp_reporting_chunk_bodies WHERE obligation_id = NEW.obligation_id) >= %d "
+             "BEGIN SELECT RAISE(ABORT, 'injected'); END;",
+             have);
+  OK(adcp_sql_exec_script(c, sql, &err));
+}
+
+/* The sink's own error, not a doomed transaction noticed later at COMMIT. */
+static void expect_sink_error(int rc, const adcp_error *err) {
+  if (rc != ADCP_ESTORAGE || !strstr(err->message, "SQLSTATE 23514") || strstr(err->message, "COMMIT"))
+    fail_msg("want the sink's CHECK failure, got %d: %s", rc, err->message);
+}
+
+static void writer_failure_rolls_back(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  adcp_ledger *l = ledger_on(c, 0);
+  gen keep;
+  gen_init(&keep, 1200, 8, 4);
+  adcp_commit_result res;
+  OK(commit_gen(&res, l, "acct", "ob_keep", "keep", ADCP_FINALITY_SNAPSHOT, &keep, &err));
+  adcp_commit_result_free(&res);
+
+  /* 25,000 rows = 3 chunks: chunk 0 is stored, chunk 1 fails in the sink. */
+  fail_body_after(c, pg, 1);
+  src w = {.bad = NULL};
+  gen_init(&w.g, 25000, 12, 6);
+  expect_sink_error(commit_src(&res, l, "ob_w", "wfail", src_next, &w, &err), &err);
+  assert_int_equal(w.pulled, 25000);
+  expect_nothing_of(c, "ob_w", "wfail");
+
+  /* A long source stops soon after the failure: chunk 1 fails, and at most two
+   * more chunks (the queue) are encoded before a push reports it. */
+  src longer = {.bad = NULL};
+  gen_init(&longer.g, 200000, 12, 6);
+  expect_sink_error(commit_src(&res, l, "ob_w", "wfail", src_next, &longer, &err), &err);
+  if (longer.pulled > 40001)
+    fail_msg("the encoder went on after the sink failed: %llu rows pulled", (unsigned long long)longer.pulled);
+  expect_nothing_of(c, "ob_w", "wfail");
+
+  /* The last chunk fails: it is pushed when the encoder finishes, so only
+   * the pipe's finish can report it. */
+  fail_body_after(c, pg, 2);
+  w.g.next = 0, w.pulled = 0;
+  expect_sink_error(commit_src(&res, l, "ob_w", "wfail", src_next, &w, &err), &err);
+  expect_nothing_of(c, "ob_w", "wfail");
+
+  /* Same handle, same revision ID, trigger gone: commits and reads back whole. */
+  OK(adcp_sql_exec_script(c, pg ? "DROP TRIGGER t_fail_body ON adcp_reporting_chunk_bodies" : "DROP TRIGGER t_fail_body",
+                          &err));
+  w.g.next = 0, w.pulled = 0;
+  OK(commit_src(&res, l, "ob_w", "wfail", src_next, &w, &err));
+  assert_false(res.replay);
+  assert_true(res.obligation_created);
+  assert_int_equal(res.header.revision_number, 1);
+  assert_int_equal(res.header.chunk_count, 3);
+  assert_int_equal(res.bodies_written, 3);
+  adcp_commit_result_free(&res);
+  OK(adcp_ledger_verify_revision(l, "acct", "wfail", NULL, NULL, &err));
+  read_page(l, "acct", "wfail", &w.g, 25000, 0, 0);
+  read_page(l, "acct", "wfail", &w.g, 25000, 19990, 20);
+  read_page(l, "acct", "keep", &keep, 1200, 0, 0);
+  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = 'ob_w'"), 3);
+  adcp_buf_free(&w.g.line);
+  adcp_buf_free(&longer.g.line);
+  adcp_buf_free(&keep.line);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
+/* Waits until the writer has stored a body: on PostgreSQL a trigger bumps a
+ * sequence (nextval survives the rollback and is visible to a second
+ * connection at once); SQLite has no such side channel, so it sleeps. */
+typedef struct body_wait {
+  adcp_sql_conn *probe; /* second connection (PostgreSQL) */
+  int64_t seen;         /* the sequence value before the commit */
+  int timed_out;        /* checked after the commit returns (no longjmp out of the library) */
+} body_wait;
+
+static int64_t body_seq(adcp_sql_conn *c) {
+  return scalar(c, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM t_body_seq");
+}
+
+static void wait_for_body(void *ctx) {
+  body_wait *w = ctx;
+  if (!w->probe) {
+    usleep(200 * 1000);
+    return;
+  }
+  for (int i = 0; i < 500 && body_seq(w->probe) <= w->seen; i++) usleep(10 * 1000);
+  w->timed_out = body_seq(w->probe) <= w->seen;
+}
+
+static void encoder_failure_rolls_back(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  int pg = f->dialect == ADCP_SQL_POSTGRES;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(s);
+  adcp_ledger *l = ledger_on(c, 0);
+  body_wait bw = {NULL, 0, 0};
+  if (pg) {
+    OK(adcp_sql_exec_script(c,
+                            "CREATE SEQUENCE t_body_seq;"
+                            "CREATE FUNCTION t_body_seen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                            "PERFORM nextval('t_body_seq'); RETURN NEW; END $$;"
+                            "CREATE TRIGGER t_body_seen AFTER INSERT ON adcp_reporting_chunk_bodies FOR EACH ROW "
+                            "EXECUTE FUNCTION t_body_seen();",
+                            &err));
+    OK(adcp_sql_connect(&bw.probe, f->url, &err));
+  }
+  /* Row 10,500 is bad, so chunk 0 (rows 0..9999) was closed and handed to the
+   * writer first. A syntax error is INVALID_INPUT, a non-object INVALID_ROW
+   * (include/adcp/rows.h); either way nothing of the revision stays. */
+  static const struct {
+    const char *row;
+    int code;
+  } bad[] = {{"{\"i\":10500,\"p\":", ADCP_EINVALID_INPUT}, {"[10500]", ADCP_EINVALID_ROW}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    if (pg) bw.seen = body_seq(bw.probe);
+    src b = {.bad_at = 10500, .bad = bad[k].row, .before_bad = wait_for_body, .before_ctx = &bw};
+    gen_init(&b.g, 25000, 12, 8);
+    adcp_commit_result res;
+    int rc = commit_src(&res, l, "ob_e", "efail", src_next, &b, &err);
+    if (rc != bad[k].code || !strstr(err.message, "ordinal 10500"))
+      fail_msg("bad row %zu: got %d (%s), want %d", k, rc, err.message, bad[k].code);
+    assert_int_equal(b.pulled, 10501); /* stopped at the bad row */
+    if (bw.timed_out) fail_msg("the writer thread never stored chunk 0");
+    if (pg) assert_true(body_seq(bw.probe) > bw.seen); /* chunk 0 had been inserted, then rolled back */
+    expect_nothing_of(c, "ob_e", "efail");
+    adcp_buf_free(&b.g.line);
+  }
+  /* The handle commits fine afterwards, the failed ID included. */
+  gen g;
+  gen_init(&g, 12000, 12, 8);
+  adcp_commit_result res;
+  OK(commit_gen(&res, l, "acct", "ob_e", "efail", ADCP_FINALITY_SNAPSHOT, &g, &err));
+  assert_int_equal(res.header.revision_number, 1);
+  assert_int_equal(res.bodies_written, 2);
+  adcp_commit_result_free(&res);
+  read_page(l, "acct", "efail", &g, 12000, 0, 0);
+  adcp_buf_free(&g.line);
+  if (bw.probe) adcp_sql_close(bw.probe);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
+/* ---- SQLite: the background checkpointer --------------------------------------------------- */
+
+static int thread_count(void) {
+  FILE *fp = fopen("/proc/self/status", "r");
+  assert_non_null(fp);
+  char line[256];
+  int n = -1;
+  while (fgets(line, sizeof line, fp))
+    if (!strncmp(line, "Threads:", 8)) n = atoi(line + 8);
+  fclose(fp);
+  assert_true(n > 0);
+  return n;
+}
+
+/* A joined thread leaves the kernel's count a moment after pthread_join returns. */
+static int settle_threads(int want) {
+  int n = thread_count();
+  for (int i = 0; i < 200 && n != want; i++) {
+    usleep(5000);
+    n = thread_count();
+  }
+  return n;
+}
+
+static long long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* SQLite's own autocheckpoint would copy the WAL inside the COMMIT, on the
+ * committing connection; here a wal hook wakes a thread with its own
+ * connection. What only the thread explains: the database file fills up
+ * while the ledger stays open AND the process has exactly one extra thread
+ * until the connection closes (the pipe's writer thread is joined by then). */
+static void sqlite_background_checkpoint(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  char db[600], wal[610];
+  snprintf(db, sizeof db, "%s/ledger.db", f->dir);
+  snprintf(wal, sizeof wal, "%s-wal", db);
+  int base = thread_count();
+  adcp_storage *s = open_migrated(f);
+  adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
+  /* Small transactions stay under the 1024-frame threshold: no thread yet. */
+  assert_int_equal(settle_threads(base), base);
+  /* ~20 MiB of rows (pad 300 → ~337 bytes each): > 1024 frames of 16 KiB. */
+  gen g;
+  gen_init(&g, 60000, 300, 2);
+  adcp_commit_result res;
+  OK(commit_gen(&res, l, "acct", "ob_ck", "big", ADCP_FINALITY_SNAPSHOT, &g, &err));
+  assert_int_equal(res.header.chunk_count, 6);
+  assert_true(res.header.canonical_byte_count > (16u << 20));
+  adcp_commit_result_free(&res);
+  long long size = file_size(db);
+  for (int i = 0; i < 500 && size < (16ll << 20); i++) {
+    usleep(20 * 1000);
+    size = file_size(db);
+  }
+  if (size < (16ll << 20)) fail_msg("database file is %lld bytes 10 s after the commit: nothing was checkpointed", size);
+  assert_int_equal(settle_threads(base + 1), base + 1);
+  /* The connection still works, and reads what was checkpointed. */
+  read_page(l, "acct", "big", &g, 60000, 59990, 10);
+  OK(adcp_ledger_verify_revision(l, "acct", "big", NULL, NULL, &err));
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+  /* Closing joined the checkpointer, and the last connection removed the WAL. */
+  assert_int_equal(settle_threads(base), base);
+  long long w = file_size(wal);
+  if (w > 0) fail_msg("the -wal file still holds %lld bytes after close", w);
+  /* Everything is in the database file: a fresh open reads it. */
+  s = open_migrated(f);
+  l = ledger_on(adcp_storage_sql(s), 0);
+  read_page(l, "acct", "big", &g, 60000, 0, 0);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+  adcp_buf_free(&g.line);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(round_trip_sizes),
@@ -521,6 +828,9 @@ int main(void) {
       BOTH(header_only_shares_bytes),
       BOTH(account_isolation_and_host_reads),
       BOTH(tamper_cases_fail_precisely),
+      BOTH(writer_failure_rolls_back),
+      BOTH(encoder_failure_rolls_back),
+      {"sqlite/sqlite_background_checkpoint", sqlite_background_checkpoint, setup, teardown, &SQLITE},
   };
   return cmocka_run_group_tests_name("ledger (SQLite + PostgreSQL)", tests, NULL, NULL);
 }

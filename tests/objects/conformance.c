@@ -475,6 +475,305 @@ static void c_probe_refusals(void **state) {
   }
 }
 
+/* ---- staged writes (optional part of the port) ------------------------------------ */
+
+#define STAGE_WRITERS 8
+
+/* Without staged writes the port must refuse stage_put outright (never hand
+ * back a stage). Returns 1 when the provider stages and the case should run. */
+static int stage_supported_or_refused(conf_state *s) {
+  if (adcp_object_stage_supported(s->p)) return 1;
+  static char sentinel;
+  adcp_object_stage *st = (adcp_object_stage *)&sentinel; /* must be reset to NULL */
+  adcp_error err;
+  assert_int_equal(adcp_object_stage_put(s->p, &st, (const uint8_t *)FIRST, 16, NULL, &err), ADCP_EINVALID_INPUT);
+  assert_null(st);
+  return 0;
+}
+
+static adcp_object_stage *stage(conf_state *s, const void *b, size_t n) {
+  adcp_object_stage *st = NULL;
+  adcp_error err;
+  int rc = adcp_object_stage_put(s->p, &st, b, n, NULL, &err);
+  if (rc) fail_msg("stage_put: %s", err.message);
+  assert_non_null(st);
+  return st;
+}
+
+/* in->bytes and in->len are decoys: stage_link must ignore them and store the staged bytes. */
+static int link_stage(conf_state *s, adcp_object_put_result *r, adcp_object_stage *st, const char *key,
+                      adcp_error *err) {
+  adcp_object_put_input in = {key, (const uint8_t *)"decoy\n", 6, "application/x-ndjson", NULL, 0};
+  return adcp_object_stage_link(s->p, r, st, &in, NULL, err);
+}
+
+/* Number of keys listed under the whole owned prefix (staging may live outside s->base). */
+static size_t count_owned(conf_state *s, const char *must_have) {
+  adcp_error err;
+  char *token = NULL;
+  size_t n = 0;
+  int found = 0;
+  for (;;) {
+    adcp_object_list_page pg;
+    int rc = adcp_object_list(s->p, &pg, NULL, token, 1000, NULL, &err);
+    if (rc) fail_msg("list: %s", err.message);
+    for (size_t i = 0; i < pg.n_entries; i++) found |= must_have && strcmp(pg.entries[i].key, must_have) == 0;
+    n += pg.n_entries;
+    free(token);
+    token = pg.next_token ? strdup(pg.next_token) : NULL;
+    adcp_object_list_page_free(&pg);
+    if (!token) break;
+  }
+  if (must_have && !found) fail_msg("%s is not listed", must_have);
+  return n;
+}
+
+static void c_stage_create_adopt_conflict(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  char key[512];
+  key_of(s, key, sizeof key, "stage/object.jsonl");
+  adcp_object_put_result r1, r2;
+  adcp_error err;
+  adcp_object_stage *a = stage(s, FIRST, 16);
+  assert_int_equal(link_stage(s, &r1, a, key, &err), 0);
+  assert_int_equal(r1.outcome, ADCP_OBJECT_CREATED);
+  assert_true(r1.native_version[0] != '\0');
+  expect_bytes(s, key, r1.native_version, FIRST, 16);
+  /* a retry on the same handle converges (the first attempt may have been "unknown") */
+  assert_int_equal(link_stage(s, &r2, a, key, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r2.native_version, r1.native_version);
+  /* a second stage of identical bytes: adopted, the first version */
+  adcp_object_stage *b = stage(s, FIRST, 16);
+  memset(&r2, 0, sizeof r2);
+  assert_int_equal(link_stage(s, &r2, b, key, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r2.native_version, r1.native_version);
+  /* different bytes (same length, then different length): conflict, original untouched */
+  adcp_object_stage *c = stage(s, "{\"a\":1}\n{\"b\":3}\n", 16), *d = stage(s, "{\"c\":3}\n", 8);
+  assert_int_equal(link_stage(s, &r2, c, key, &err), ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(err.code, ADCP_ECONTENT_CONFLICT);
+  assert_int_not_equal(r2.outcome, ADCP_OBJECT_CREATED);
+  if (r2.native_version[0]) assert_string_equal(r2.native_version, r1.native_version);
+  assert_int_equal(link_stage(s, &r2, d, key, &err), ADCP_ECONTENT_CONFLICT);
+  if (r2.native_version[0]) assert_string_equal(r2.native_version, r1.native_version);
+  expect_bytes(s, key, r1.native_version, FIRST, 16);
+  if (s->p->capabilities & ADCP_OBJECT_CAP_HEAD) {
+    adcp_object_info info;
+    assert_int_equal(adcp_object_head(s->p, &info, key, NULL, &err), 0);
+    assert_int_equal(info.size, 16);
+    assert_string_equal(info.native_version, r1.native_version);
+  }
+  /* the conflicting stage still links where nothing is */
+  char other[512];
+  key_of(s, other, sizeof other, "stage/other.jsonl");
+  assert_int_equal(link_stage(s, &r2, c, other, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_CREATED);
+  expect_bytes(s, other, r2.native_version, "{\"a\":1}\n{\"b\":3}\n", 16);
+  adcp_object_stage_drop(s->p, a);
+  adcp_object_stage_drop(s->p, b);
+  adcp_object_stage_drop(s->p, c);
+  adcp_object_stage_drop(s->p, d);
+  adcp_object_stage_drop(s->p, NULL); /* NULL is fine */
+}
+
+static void c_stage_outside_prefix(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  adcp_object_stage *st = stage(s, FIRST, 16);
+  adcp_object_put_result r;
+  adcp_error err;
+  const char *outside[] = {"elsewhere/x.jsonl", s->t->prefix};
+  for (size_t i = 0; i < 2; i++) {
+    assert_int_equal(link_stage(s, &r, st, outside[i], &err), ADCP_EUNSAFE_BINDING);
+    assert_int_not_equal(r.outcome, ADCP_OBJECT_CREATED);
+  }
+  char escape[600];
+  snprintf(escape, sizeof escape, "%s/../escape.jsonl", s->base);
+  const char *bad[] = {escape, "", "a//b"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(link_stage(s, &r, st, bad[i], &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(link_stage(s, &r, NULL, "elsewhere/x.jsonl", &err), ADCP_EINVALID_INPUT); /* no stage */
+  /* the refusals consumed nothing: the stage still links inside the prefix */
+  char key[512];
+  key_of(s, key, sizeof key, "stage-outside/object.jsonl");
+  assert_int_equal(link_stage(s, &r, st, key, &err), 0);
+  assert_int_equal(r.outcome, ADCP_OBJECT_CREATED);
+  expect_bytes(s, key, r.native_version, FIRST, 16);
+  adcp_object_stage_drop(s->p, st);
+}
+
+static void c_stage_not_listed(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  if (!(s->p->capabilities & ADCP_OBJECT_CAP_LIST)) {
+    skip();
+    return;
+  }
+  char key[512], mine[600];
+  key_of(s, key, sizeof key, "stage-list/object.jsonl");
+  snprintf(mine, sizeof mine, "%s/", s->base);
+  size_t before = count_owned(s, NULL);
+  adcp_object_stage *a = stage(s, FIRST, 16), *b = stage(s, "x\n", 2);
+  assert_int_equal(count_owned(s, NULL), before); /* temporaries are not keys */
+  adcp_object_list_page pg;
+  adcp_error err;
+  assert_int_equal(adcp_object_list(s->p, &pg, mine, NULL, 1000, NULL, &err), 0);
+  assert_int_equal(pg.n_entries, 0);
+  adcp_object_list_page_free(&pg);
+  adcp_object_put_result r;
+  assert_int_equal(link_stage(s, &r, a, key, &err), 0);
+  assert_int_equal(count_owned(s, key), before + 1); /* the object, and only it */
+  assert_int_equal(adcp_object_list(s->p, &pg, mine, NULL, 1000, NULL, &err), 0);
+  assert_int_equal(pg.n_entries, 1);
+  assert_string_equal(pg.entries[0].key, key);
+  assert_string_equal(pg.entries[0].native_version, r.native_version);
+  assert_int_equal(pg.entries[0].size, 16);
+  adcp_object_list_page_free(&pg);
+  adcp_object_stage_drop(s->p, a);
+  adcp_object_stage_drop(s->p, b); /* never linked */
+  assert_int_equal(count_owned(s, key), before + 1);
+}
+
+static void c_stage_drop_keeps_object(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  char key[512];
+  key_of(s, key, sizeof key, "stage-drop/object.jsonl");
+  adcp_object_put_result r;
+  adcp_error err;
+  adcp_object_stage *st = stage(s, FIRST, 16);
+  assert_int_equal(link_stage(s, &r, st, key, &err), 0);
+  adcp_object_stage_drop(s->p, st);
+  expect_bytes(s, key, r.native_version, FIRST, 16);
+  if (s->p->capabilities & ADCP_OBJECT_CAP_HEAD) {
+    adcp_object_info info;
+    assert_int_equal(adcp_object_head(s->p, &info, key, NULL, &err), 0);
+    assert_string_equal(info.native_version, r.native_version); /* the drop did not touch it */
+  }
+  /* an ordinary object: plain put adopts it, a pinned delete removes it */
+  adcp_object_put_result r2;
+  assert_int_equal(put(s, &r2, key, FIRST, 16, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r2.native_version, r.native_version);
+  int outcome;
+  assert_int_equal(adcp_object_delete(s->p, &outcome, key, r.native_version, NULL, &err), 0);
+  assert_int_equal(outcome, ADCP_OBJECT_DELETED);
+}
+
+typedef struct stage_racer {
+  conf_state *s;
+  pthread_barrier_t *bar;
+  const char *key;
+  int rc;
+  adcp_object_put_result r;
+} stage_racer;
+
+static void *stage_race(void *arg) {
+  stage_racer *r = arg;
+  adcp_error err;
+  adcp_object_stage *st = NULL;
+  r->rc = adcp_object_stage_put(r->s->p, &st, (const uint8_t *)FIRST, 16, NULL, &err);
+  pthread_barrier_wait(r->bar); /* stage first, then all links race */
+  if (!r->rc) r->rc = link_stage(r->s, &r->r, st, r->key, &err);
+  adcp_object_stage_drop(r->s->p, st);
+  return NULL;
+}
+
+static void c_stage_concurrent_identical(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  for (int round = 0; round < 3; round++) {
+    char rel[64], key[512];
+    snprintf(rel, sizeof rel, "stage-race/%d.jsonl", round);
+    key_of(s, key, sizeof key, rel);
+    stage_racer rs[STAGE_WRITERS];
+    pthread_t th[STAGE_WRITERS];
+    pthread_barrier_t bar;
+    memset(rs, 0, sizeof rs);
+    pthread_barrier_init(&bar, NULL, STAGE_WRITERS);
+    for (int i = 0; i < STAGE_WRITERS; i++) {
+      rs[i].s = s, rs[i].bar = &bar, rs[i].key = key;
+      assert_int_equal(pthread_create(&th[i], NULL, stage_race, &rs[i]), 0);
+    }
+    for (int i = 0; i < STAGE_WRITERS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    int created = 0, adopted = 0;
+    for (int i = 0; i < STAGE_WRITERS; i++) {
+      if (rs[i].rc) fail_msg("writer %d: rc %d", i, rs[i].rc);
+      created += rs[i].r.outcome == ADCP_OBJECT_CREATED;
+      adopted += rs[i].r.outcome == ADCP_OBJECT_ADOPTED_IDENTICAL;
+      assert_string_equal(rs[i].r.native_version, rs[0].r.native_version);
+    }
+    assert_int_equal(created, 1);
+    assert_int_equal(adopted, STAGE_WRITERS - 1);
+    expect_bytes(s, key, rs[0].r.native_version, FIRST, 16); /* every stage was dropped */
+  }
+}
+
+static void c_stage_zero_length(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  char key[512], full[512];
+  key_of(s, key, sizeof key, "stage-empty/empty.jsonl");
+  key_of(s, full, sizeof full, "stage-empty/full.jsonl");
+  adcp_object_put_result r1, r2;
+  adcp_error err;
+  adcp_object_stage *a = stage(s, NULL, 0), *b = stage(s, "", 0), *c = stage(s, FIRST, 16);
+  assert_int_equal(link_stage(s, &r1, a, key, &err), 0);
+  assert_int_equal(r1.outcome, ADCP_OBJECT_CREATED);
+  expect_bytes(s, key, r1.native_version, "", 0);
+  assert_int_equal(link_stage(s, &r2, b, key, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r2.native_version, r1.native_version);
+  /* empty vs non-empty conflicts both ways */
+  assert_int_equal(link_stage(s, &r2, c, key, &err), ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(put(s, &r2, full, FIRST, 16, &err), 0);
+  assert_int_equal(link_stage(s, &r1, a, full, &err), ADCP_ECONTENT_CONFLICT);
+  expect_bytes(s, full, r2.native_version, FIRST, 16);
+  adcp_object_stage_drop(s->p, a);
+  adcp_object_stage_drop(s->p, b);
+  adcp_object_stage_drop(s->p, c);
+}
+
+static void c_stage_deadline_and_cancel(void **state) {
+  conf_state *s = *state;
+  if (!stage_supported_or_refused(s)) return;
+  char key[512];
+  key_of(s, key, sizeof key, "stage-deadline/object.jsonl");
+  adcp_object_ctx expired = {adcp_object_now_ms() - 1, NULL};
+  if (expired.deadline_ms == 0) expired.deadline_ms = 1;
+  volatile int flag = 1;
+  adcp_object_ctx cancelled = {0, &flag};
+  adcp_object_stage *st = NULL;
+  adcp_error err;
+  assert_int_equal(adcp_object_stage_put(s->p, &st, (const uint8_t *)FIRST, 16, &expired, &err), ADCP_EDEADLINE_EXCEEDED);
+  assert_null(st);
+  assert_int_equal(adcp_object_stage_put(s->p, &st, (const uint8_t *)FIRST, 16, &cancelled, &err), ADCP_EABORTED);
+  assert_null(st);
+  /* nothing to write is no excuse: the deadline is checked before the provider runs */
+  assert_int_equal(adcp_object_stage_put(s->p, &st, NULL, 0, &expired, &err), ADCP_EDEADLINE_EXCEEDED);
+  assert_null(st);
+  st = stage(s, FIRST, 16);
+  adcp_object_put_result r;
+  adcp_object_put_input in = {key, NULL, 0, "application/x-ndjson", NULL, 0};
+  assert_int_equal(adcp_object_stage_link(s->p, &r, st, &in, &expired, &err), ADCP_EDEADLINE_EXCEEDED);
+  assert_int_not_equal(r.outcome, ADCP_OBJECT_CREATED);
+  assert_int_equal(adcp_object_stage_link(s->p, &r, st, &in, &cancelled, &err), ADCP_EABORTED);
+  if (s->p->capabilities & ADCP_OBJECT_CAP_HEAD) {
+    adcp_object_info info;
+    assert_int_equal(adcp_object_head(s->p, &info, key, NULL, &err), ADCP_ENOT_FOUND);
+  }
+  in.content_type = "text/plain"; /* the same input checks as put */
+  assert_int_equal(adcp_object_stage_link(s->p, &r, st, &in, NULL, &err), ADCP_EINVALID_INPUT);
+  in.content_type = "application/x-ndjson";
+  assert_int_equal(adcp_object_stage_link(s->p, &r, st, &in, NULL, &err), 0);
+  assert_int_equal(r.outcome, ADCP_OBJECT_CREATED);
+  expect_bytes(s, key, r.native_version, FIRST, 16);
+  adcp_object_stage_drop(s->p, st);
+}
+
 int conformance_run(const conformance_target *t) {
   void *st = (void *)t;
 #define CASE(f) cmocka_unit_test_prestate_setup_teardown(f, conf_setup, conf_teardown, st)
@@ -483,6 +782,9 @@ int conformance_run(const conformance_target *t) {
       CASE(c_concurrent_different), CASE(c_pinned_get_and_limits), CASE(c_ranged_get),
       CASE(c_pinned_delete),   CASE(c_write_unique_version),  CASE(c_list_paging),
       CASE(c_deadline_and_cancel), CASE(c_keys_outside_prefix), CASE(c_probe_refusals),
+      CASE(c_stage_create_adopt_conflict), CASE(c_stage_outside_prefix), CASE(c_stage_not_listed),
+      CASE(c_stage_drop_keeps_object), CASE(c_stage_concurrent_identical), CASE(c_stage_zero_length),
+      CASE(c_stage_deadline_and_cancel),
   };
 #undef CASE
   return _cmocka_run_group_tests(t->name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
