@@ -75,11 +75,17 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              ${CMAKE_SOURCE_DIR}/migrations/postgres/assets ${CMAKE_SOURCE_DIR}/migrations/sqlite/assets)
 set(ADCP_MIGRATIONS_C ${CMAKE_BINARY_DIR}/generated/adcp_migrations_data.c)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/generated)
+# The file list itself is an input: removing a migration leaves every remaining
+# input older than the output, so without this the old series stays embedded.
+# file(CONFIGURE) rewrites the list only when it changes.
+set(ADCP_MIGRATION_LIST ${CMAKE_BINARY_DIR}/generated/migration_inputs.txt)
+string(REPLACE ";" "\n" _adcp_mig_lines "${ADCP_MIGRATION_INPUTS}")
+file(CONFIGURE OUTPUT ${ADCP_MIGRATION_LIST} CONTENT "${_adcp_mig_lines}\n" @ONLY)
 add_custom_command(
   OUTPUT ${ADCP_MIGRATIONS_C}
   COMMAND ${CMAKE_COMMAND} -DADCP_MIG_ROOT=${CMAKE_SOURCE_DIR}/migrations
           -DADCP_MIG_OUT=${ADCP_MIGRATIONS_C} -P ${CMAKE_CURRENT_LIST_FILE}
-  DEPENDS ${ADCP_MIGRATION_INPUTS} ${CMAKE_CURRENT_LIST_FILE}
+  DEPENDS ${ADCP_MIGRATION_INPUTS} ${ADCP_MIGRATION_LIST} ${CMAKE_CURRENT_LIST_FILE}
   COMMENT "Embedding SQL migrations"
   VERBATIM)
 list(APPEND ADCP_GENERATED_SOURCES ${ADCP_MIGRATIONS_C})

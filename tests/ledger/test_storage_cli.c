@@ -42,11 +42,9 @@ static void migrate_on_sqlite(void **state) {
   assert_non_null(strstr(txt(&out), "pending 0001 ledger_core additive\n"));
   assert_non_null(strstr(txt(&out), "pending 0002 row_storage additive\n"));
   assert_non_null(strstr(txt(&out), "pending 0003 chunk_body_storage additive\n"));
-  assert_non_null(strstr(txt(&out), "pending 0004 chunk_body_compression additive\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
-                                 "would-apply 0003 chunk_body_storage additive\n"
-                                 "would-apply 0004 chunk_body_compression additive\n");
+                                 "would-apply 0003 chunk_body_storage additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -59,8 +57,7 @@ static void migrate_on_sqlite(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "applying 0001 ledger_core additive\ndone 0001\n"
                                  "applying 0002 row_storage additive\ndone 0002\n"
-                                 "applying 0003 chunk_body_storage additive\ndone 0003\n"
-                                 "applying 0004 chunk_body_compression additive\ndone 0004\n");
+                                 "applying 0003 chunk_body_storage additive\ndone 0003\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -87,7 +84,7 @@ static void migrate_on_sqlite(void **state) {
   snprintf(cmd, sizeof cmd, "cd '%s' && ADCP_DATABASE_URL='%s' DATABASE_URL='sqlite:%s/never.db' '%s' migrate",
            dir, other, dir, ADCP_CLI_PATH);
   assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
-  assert_non_null(strstr(txt(&out), "done 0004"));
+  assert_non_null(strstr(txt(&out), "done 0003"));
   snprintf(cmd, sizeof cmd, "test -f '%s/other.db' && test ! -f '%s/never.db'", dir, dir);
   assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
   snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run", dir,
@@ -139,10 +136,9 @@ static void migrate_on_postgres_and_password_masking(void **state) {
   adcp_buf_init(&out);
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
-                                 "would-apply 0003 chunk_body_storage additive\n"
-                                 "would-apply 0004 chunk_body_compression additive\n");
+                                 "would-apply 0003 chunk_body_storage additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
-  assert_non_null(strstr(txt(&out), "done 0004\n"));
+  assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
   assert_non_null(strstr(txt(&out), "applied 0002 row_storage additive 20"));
 
