@@ -213,7 +213,7 @@ int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const 
  * probe removes once they are older than ADCP_OBJECT_STAGE_MAX_AGE_S. Cloud
  * providers may implement it with an uncommitted block list (Azure), or a
  * temporary object plus a conditional server-side copy (S3, GCS). */
-#define ADCP_OBJECT_STAGE_MAX_AGE_S 3600
+#define ADCP_OBJECT_STAGE_MAX_AGE_S 86400 /* a day: far longer than any live commit's staging */
 int adcp_object_stage_supported(const adcp_object_provider *p);
 int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, const uint8_t *bytes, size_t len,
                           const adcp_object_ctx *ctx, adcp_error *err);

@@ -362,8 +362,8 @@ static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const
  * prefix, on the same filesystem as every key (so link() works), outside the
  * key alphabet (never listed, never reachable by a key). stage_put writes,
  * stamps and fsyncs; stage_link hard-links the file to the key exactly as put
- * does; stage_drop unlinks the staging name. The probe removes staging files
- * older than ADCP_OBJECT_STAGE_MAX_AGE_S (left by a crash). */
+ * does; stage_drop unlinks the staging name. Provider creation and the probe
+ * remove staging files older than ADCP_OBJECT_STAGE_MAX_AGE_S (left by a crash). */
 #define STAGING_DIR TEMP_PREFIX "staging"
 #define STAGE_SUFFIX ".stage"
 #define STAGE_WHAT "(staged write)"
@@ -371,6 +371,8 @@ static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const
 struct adcp_object_stage {
   char name[sizeof TEMP_PREFIX + 32 + sizeof STAGE_SUFFIX];
   uint64_t len;
+  dev_t dev;  /* identity of the file written, checked again before and after link */
+  ino_t ino;
   /* Once linked, never link again: the inode (and so the version) would be
    * the same as the first object's, and a pinned delete of that one would
    * remove the second. A retry only compares with what is at the key. */
@@ -434,6 +436,14 @@ static int fs_stage_put(adcp_object_provider *self, adcp_object_stage **out, con
     rc = fail(err, "timestamp", STAGE_WHAT);
     goto done;
   }
+  {
+    struct stat sb;
+    if (fstat(tfd, &sb) != 0) {
+      rc = fail(err, "stat", STAGE_WHAT);
+      goto done;
+    }
+    st->dev = sb.st_dev, st->ino = sb.st_ino;
+  }
   if ((rc = hook(fs, ADCP_FS_STEP_FSYNC_FILE, STAGE_WHAT, err))) goto done;
   if (fsync(tfd) != 0) {
     rc = fail(err, "fsync", STAGE_WHAT);
@@ -443,7 +453,7 @@ static int fs_stage_put(adcp_object_provider *self, adcp_object_stage **out, con
 done:
   if (tfd >= 0) close(tfd);
   if (rc) {
-    if (st->name[0]) unlinkat(sdir, st->name, 0);
+    if (tfd >= 0) unlinkat(sdir, st->name, 0); /* only a file this call created */
     free(st);
   } else {
     *out = st;
@@ -486,8 +496,13 @@ static int fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out
     goto done;
   }
   fs_stat sst;
-  if (stat_fd(sfd, &sst) != 0 || !sst.regular || sst.size != st->len) {
+  struct stat sb;
+  if (stat_fd(sfd, &sst) != 0 || fstat(sfd, &sb) != 0 || !sst.regular || sst.size != st->len) {
     rc = fail_errno(err, "staged file check", in->key, EIO);
+    goto done;
+  }
+  if (sb.st_dev != st->dev || sb.st_ino != st->ino) {
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "staged file for key %.160s was replaced before its link", in->key);
     goto done;
   }
   if ((rc = adcp_object_ctx_check(ctx, err))) goto done;
@@ -497,6 +512,15 @@ static int fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out
     if (st->linked) {
       errno = EEXIST; /* compare with the key's current object below */
     } else if (linkat(sdir, st->name, dirfd, leaf, 0) == 0) {
+      /* link() works on the staging *name*: make sure it still named the file
+       * checked above (not a swapped-in file or symlink). */
+      struct stat b;
+      if (fstatat(dirfd, leaf, &b, AT_SYMLINK_NOFOLLOW) != 0 || b.st_dev != st->dev || b.st_ino != st->ino) {
+        unlinkat(dirfd, leaf, 0); /* the entry this call just created */
+        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "staged file for key %.160s was replaced before its link",
+                            in->key);
+        break;
+      }
       st->linked = 1;
       memcpy(out->native_version, sst.version, sizeof sst.version);
       rc = after_link(fs, out, dirfd, in->key, err);
@@ -509,6 +533,7 @@ static int fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out
         adcp_object_put_input pi = *in;
         pi.bytes = bytes.data, pi.len = bytes.len;
         rc = put_at(fs, out, &pi, ctx, err);
+        if (!rc && out->outcome == ADCP_OBJECT_CREATED) st->linked = 1;
       }
       break;
     }
@@ -1142,6 +1167,9 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
   fs->base.stage_put = fs_stage_put;
   fs->base.stage_link = fs_stage_link;
   fs->base.stage_drop = fs_stage_drop;
+  /* Leftovers of crashed writers go at every start, not only when a binding
+   * is first registered (the ledger probes only then). */
+  staging_sweep(fs);
   *out = &fs->base;
   return 0;
 }

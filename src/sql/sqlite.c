@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CACHE_MAX 64
 
@@ -36,7 +37,8 @@ typedef struct checkpointer {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   char *path;
-  int pending, stop, idle;
+  int pending, stop;
+  pid_t pid; /* a forked child inherits the struct but not the thread */
 } checkpointer;
 
 typedef struct sqlite_conn {
@@ -150,13 +152,9 @@ static void *ck_main(void *arg) {
   sqlite3 *db = NULL;
   pthread_mutex_lock(&k->mu);
   for (;;) {
-    while (!k->pending && !k->stop) {
-      k->idle = 1;
-      pthread_cond_broadcast(&k->cv);
-      pthread_cond_wait(&k->cv, &k->mu);
-    }
+    while (!k->pending && !k->stop) pthread_cond_wait(&k->cv, &k->mu);
     if (k->stop) break;
-    k->pending = 0, k->idle = 0;
+    k->pending = 0;
     pthread_mutex_unlock(&k->mu);
     if (!db) {
       sqlite3 *h = NULL;
@@ -173,8 +171,6 @@ static void *ck_main(void *arg) {
     if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&k->mu);
   }
-  k->idle = 1;
-  pthread_cond_broadcast(&k->cv);
   pthread_mutex_unlock(&k->mu);
   if (db) sqlite3_close(db);
   return NULL;
@@ -182,6 +178,7 @@ static void *ck_main(void *arg) {
 
 static void ck_stop(checkpointer *k) {
   if (!k) return;
+  if (k->pid != getpid()) return; /* forked child: no thread to join, the mutex may be held; leak it */
   pthread_mutex_lock(&k->mu);
   k->stop = 1;
   pthread_cond_broadcast(&k->cv);
@@ -195,12 +192,14 @@ static void ck_stop(checkpointer *k) {
 
 static checkpointer *ck_start(sqlite3 *db) {
   const char *path = sqlite3_db_filename(db, "main");
-  if (!path || !*path) return NULL;
+  /* Without SQLite's own locking two connections must not run at once. */
+  if (!path || !*path || !sqlite3_threadsafe()) return NULL;
   checkpointer *k = calloc(1, sizeof *k);
   if (!k || !(k->path = strdup(path))) {
     free(k);
     return NULL;
   }
+  k->pid = getpid();
   pthread_mutex_init(&k->mu, NULL);
   pthread_cond_init(&k->cv, NULL);
   if (pthread_create(&k->thread, NULL, ck_main, k)) {

@@ -376,7 +376,7 @@ static void killed_while_staging(void **state) {
   OK(adcp_object_probe(p, NULL, &err));
   assert_int_equal(staging_files(&e), left);
   /* Two hours old: a crashed writer's, removed. */
-  backdate_staging(&e, 2 * 3600);
+  backdate_staging(&e, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600);
   OK(adcp_object_probe(p, NULL, &err));
   assert_int_equal(staging_files(&e), 0);
   /* And a killed revision commits normally afterwards. */

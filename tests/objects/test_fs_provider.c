@@ -565,6 +565,53 @@ static void t_stage_no_relink_after_delete(void **state) {
   adcp_object_provider_free(p);
 }
 
+/* A new provider instance (every process start) also clears stale staging
+ * files: the ledger probes a binding only when it is first registered. */
+static void t_stage_swept_at_creation(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "stage-creation");
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  adcp_object_stage *old = stage_ok(p, FIRST, 16), *fresh = stage_ok(p, "fresh\n", 6);
+  char old_path[1300], fresh_path[1300];
+  snprintf(old_path, sizeof old_path, "%s", staged_file_with(root, FIRST, 16));
+  snprintf(fresh_path, sizeof fresh_path, "%s", staged_file_with(root, "fresh\n", 6));
+  set_age(old_path, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600);
+  adcp_object_provider *q = make_fs(root, "rows", NULL, NULL, 0);
+  struct stat sb;
+  assert_int_not_equal(lstat(old_path, &sb), 0);
+  assert_int_equal(lstat(fresh_path, &sb), 0);
+  adcp_object_stage_drop(p, old);
+  adcp_object_stage_drop(p, fresh);
+  adcp_object_provider_free(q);
+  adcp_object_provider_free(p);
+}
+
+/* The staging name swapped for another file between stage and link: the link
+ * is undone and refused instead of publishing bytes nobody checked. */
+static void t_stage_swapped_before_link(void **state) {
+  (void)state;
+  char root[600];
+  make_root(root, sizeof root, "stage-swap");
+  adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
+  adcp_error err;
+  adcp_object_put_result r;
+  adcp_object_info info;
+  adcp_object_stage *st = stage_ok(p, FIRST, 16);
+  char path[1300];
+  snprintf(path, sizeof path, "%s", staged_file_with(root, FIRST, 16));
+  /* Same name, same size, different inode and bytes. */
+  char tmp[1400];
+  snprintf(tmp, sizeof tmp, "%s.x", path);
+  tu_write_file(tmp, "EVIL-EVIL-EVIL!\n", 16);
+  assert_int_equal(rename(tmp, path), 0);
+  assert_int_equal(link_to(p, &r, st, "rows/s/x.jsonl", &err), ADCP_EUNSAFE_BINDING);
+  assert_non_null(strstr(err.message, "replaced"));
+  assert_int_equal(adcp_object_head(p, &info, "rows/s/x.jsonl", NULL, &err), ADCP_ENOT_FOUND);
+  adcp_object_stage_drop(p, st);
+  adcp_object_provider_free(p);
+}
+
 static void t_stage_stale_swept(void **state) {
   (void)state;
   char root[600];
@@ -581,9 +628,9 @@ static void t_stage_stale_swept(void **state) {
   snprintf(young_path, sizeof young_path, "%s", staged_file_with(root, "young\n", 6));
   snprintf(linked_path, sizeof linked_path, "%s", staged_file_with(root, "linked\n", 7));
   assert_int_equal(link_to(p, &r, linked, "rows/st/linked.jsonl", &err), 0);
-  set_age(stale_path, 2 * 3600);
+  set_age(stale_path, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600);
   set_age(young_path, ADCP_OBJECT_STAGE_MAX_AGE_S - 120); /* just under the limit */
-  set_age(linked_path, 2 * 3600); /* same inode: the object's mtime (and version) moves too */
+  set_age(linked_path, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600); /* same inode: the object's mtime (and version) moves too */
   int rc = adcp_object_probe(p, NULL, &err);
   if (rc) fail_msg("probe: %s", err.message);
   struct stat sb;
@@ -661,7 +708,7 @@ static void t_stage_symlinked_staging_dir(void **state) {
   assert_int_equal(staging_names(moved, names, 4), 1); /* the drop did not unlink through the link */
   char moved_file[900];
   snprintf(moved_file, sizeof moved_file, "%s/%s", moved, names[0]);
-  set_age(moved_file, 2 * 3600);
+  set_age(moved_file, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600);
   (void)adcp_object_probe(p, NULL, &err); /* whatever it reports, its sweep must not follow the link */
   assert_int_equal(staging_names(moved, names, 4), 1);
   adcp_object_provider_free(p);
@@ -1252,6 +1299,8 @@ int main(void) {
       cmocka_unit_test(t_stage_injected_failures),
       cmocka_unit_test(t_stage_link_faults),
       cmocka_unit_test(t_stage_no_relink_after_delete),
+      cmocka_unit_test(t_stage_swept_at_creation),
+      cmocka_unit_test(t_stage_swapped_before_link),
       cmocka_unit_test(t_stage_stale_swept),
       cmocka_unit_test(t_stage_symlinked_staging_dir),
       cmocka_unit_test(t_stage_port_checks),
