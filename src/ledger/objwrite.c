@@ -8,8 +8,8 @@
  *             chunk N while chunk N+1 is encoded; a chunk equal to the same
  *             chunk of the newest row set in the binding is spooled instead,
  *             so a header-only repeat writes nothing to the store) or to a
- *             temporary spool file
- *             (bounded memory: one chunk or two in flight either way);
+ *             temporary spool file (bounded memory: one chunk or two in
+ *             flight either way);
  *   select    explicit binding, else the host selector (which sees the sizes);
  *   replay    an existing revision ID resolves as a replay before anything
  *             is written;
@@ -35,7 +35,6 @@
 
 /* ---- spool ------------------------------------------------------------------------- */
 
-/* A chunk written ahead through the provider's staged writes. */
 /* A chunk of staged mode: staged through the provider (st), or, when it
  * equals the same chunk of the obligation's newest row set in this binding
  * (a header-only repeat is likely), kept in the local spool file at `off`
@@ -115,7 +114,6 @@ static int spool_read(adcp_buf *out, spool *s, size_t i, adcp_error *err) {
 /* Writer thread (staged mode): stored bytes of one chunk go to a staged write. */
 static int stage_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
   spool *s = vctx;
-  (void)m;
   if (s->sn == s->scap) {
     size_t cap = s->scap ? s->scap * 2 : 16;
     staged_chunk *g = realloc(s->sc, cap * sizeof *g);
