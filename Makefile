@@ -1,11 +1,12 @@
 # adcp-ledger — top-level entry points. CMake does the building; see README.md.
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build run test sanitize bench fuzz clean
+.PHONY: all deps build run test sanitize tsan bench fuzz clean
 
 all: build
 
@@ -27,6 +28,13 @@ sanitize: deps
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 scripts/test.sh $(SAN_BUILD)
 
+# ThreadSanitizer over the same suite: the commit writer threads, the staged
+# writes and the SQLite checkpointer. halt_on_error makes any report fail the run.
+tsan: deps
+	@CC=clang cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DADCP_TSAN=ON >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@TSAN_OPTIONS=halt_on_error=1 scripts/test.sh $(TSAN_BUILD)
+
 bench: build
 	@bench/run.sh $(BUILD)
 
@@ -36,4 +44,4 @@ fuzz: deps
 	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
