@@ -242,6 +242,78 @@ int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
   return rc;
 }
 
+/* The row set of a new revision (both kinds). A duplicate row_set_id is the
+ * same revision ID with different content. */
+int ledger_insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                          const char *shared, const char *binding_id, adcp_error *err) {
+  adcp_sql_param p[10] = {adcp_sql_text(req->revision_id),
+                          adcp_sql_text(req->account_id),
+                          adcp_sql_text(req->obligation_id),
+                          adcp_sql_text(res->content_sha256),
+                          adcp_sql_int64((int64_t)res->canonical_byte_count),
+                          adcp_sql_int64((int64_t)res->row_count),
+                          adcp_sql_text(res->row_manifest_sha256),
+                          adcp_sql_int64((int64_t)res->chunk_count),
+                          shared && shared[0] ? adcp_sql_text(shared) : adcp_sql_null(),
+                          adcp_sql_text(binding_id)};
+  int rc = adcp_sql_exec(l->conn,
+                         "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
+                         "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
+                         "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
+                         "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
+                         "$7, $8, $9, $10)",
+                         p, 10, err);
+  if (rc == ADCP_ECONFLICT)
+    rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
+                        req->revision_id);
+  return rc;
+}
+
+/* Chunk records of a new row set, in order; loc NULL = postgres kind (no locators). */
+int ledger_insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
+                                size_t n, const ledger_locator *loc, adcp_error *err) {
+  adcp_buf segs;
+  adcp_buf_init(&segs);
+  int rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    const adcp_chunk_manifest *m = &ms[i];
+    if (ledger_segments_json(&segs, m)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    adcp_sql_param p[14] = {adcp_sql_text(req->revision_id),
+                            adcp_sql_int64((int64_t)m->chunk_index),
+                            adcp_sql_text(req->account_id),
+                            adcp_sql_text(req->obligation_id),
+                            adcp_sql_int64((int64_t)m->first_ordinal),
+                            adcp_sql_int64((int64_t)m->row_count),
+                            adcp_sql_int64((int64_t)m->byte_count),
+                            adcp_sql_text(m->sha256),
+                            adcp_sql_textn((const char *)segs.data, segs.len)};
+    if (!loc) {
+      rc = adcp_sql_exec(l->conn,
+                         "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+                         "first_ordinal, row_count, byte_count, sha256, segments) "
+                         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                         p, 9, err);
+      continue;
+    }
+    p[9] = adcp_sql_text(loc[i].object_key);
+    p[10] = adcp_sql_text(loc[i].native_version);
+    p[11] = adcp_sql_text(adcp_object_compression_name(loc[i].compression));
+    p[12] = adcp_sql_text(loc[i].physical_sha256);
+    p[13] = adcp_sql_int64((int64_t)loc[i].physical_byte_count);
+    rc = adcp_sql_exec(l->conn,
+                       "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+                       "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, compression, "
+                       "physical_sha256, physical_byte_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                       "$13, $14)",
+                       p, 14, err);
+  }
+  adcp_buf_free(&segs);
+  return rc;
+}
+
 int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   memset(out, 0, sizeof *out);
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", ADCP_LEDGER_POSTGRES_BINDING);
@@ -253,9 +325,8 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
 
   commit_ctx c = {.l = l, .account = req->account_id, .obligation = req->obligation_id};
   adcp_rows_encoder *enc = NULL;
-  adcp_buf totals, segs;
+  adcp_buf totals;
   adcp_buf_init(&totals);
-  adcp_buf_init(&segs);
   int in_tx = 0;
   adcp_rows_result res;
 
@@ -264,7 +335,6 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   in_tx = 1;
   if ((rc = ledger_lock_account(l, req->account_id, err))) goto done;
 
-  adcp_sql_param rid = adcp_sql_text(req->revision_id);
   int exists = 0;
   if ((rc = ledger_revision_exists(&exists, l, req->revision_id, err))) goto done;
   if (exists) {
@@ -325,51 +395,9 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   }
   out->shared = shared[0] != 0;
 
-  {
-    adcp_sql_param p[10] = {rid,
-                            adcp_sql_text(req->account_id),
-                            adcp_sql_text(req->obligation_id),
-                            adcp_sql_text(res.content_sha256),
-                            adcp_sql_int64((int64_t)res.canonical_byte_count),
-                            adcp_sql_int64((int64_t)res.row_count),
-                            adcp_sql_text(res.row_manifest_sha256),
-                            adcp_sql_int64((int64_t)res.chunk_count),
-                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null()};
-    if ((rc = adcp_sql_exec(l->conn,
-                            "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
-                            "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
-                            "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
-                            "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
-                            "$7, $8, $9, 'postgres')",
-                            p, 9, err))) {
-      if (rc == ADCP_ECONFLICT)
-        adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
-                       req->revision_id);
-      goto done;
-    }
-  }
-  for (size_t i = 0; i < c.n; i++) {
-    const adcp_chunk_manifest *m = &c.ms[i];
-    if (ledger_segments_json(&segs, m)) {
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      goto done;
-    }
-    adcp_sql_param p[9] = {rid,
-                           adcp_sql_int64((int64_t)m->chunk_index),
-                           adcp_sql_text(req->account_id),
-                           adcp_sql_text(req->obligation_id),
-                           adcp_sql_int64((int64_t)m->first_ordinal),
-                           adcp_sql_int64((int64_t)m->row_count),
-                           adcp_sql_int64((int64_t)m->byte_count),
-                           adcp_sql_text(m->sha256),
-                           adcp_sql_textn((const char *)segs.data, segs.len)};
-    if ((rc = adcp_sql_exec(l->conn,
-                            "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-                            "first_ordinal, row_count, byte_count, sha256, segments) "
-                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                            p, 9, err)))
-      goto done;
-  }
+  if ((rc = ledger_insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
+      (rc = ledger_insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
+    goto done;
   if ((rc = ledger_insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
   if ((rc = adcp_sql_commit(l->conn, err))) goto done;
   in_tx = 0;
@@ -386,7 +414,6 @@ done:
   adcp_rows_encoder_free(enc);
   free(c.ms);
   adcp_buf_free(&totals);
-  adcp_buf_free(&segs);
   if (rc) {
     adcp_revision_header_free(&out->header);
     out->replay = out->shared = 0;

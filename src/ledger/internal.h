@@ -152,6 +152,13 @@ int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error
 /* Identifier check ^[A-Za-z0-9_.:-]{1,255}$ (revision/obligation) or 1..255 chars (account). */
 int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err);
 
+/* Row set and chunk records of a new revision (commit.c; both kinds). A
+ * duplicate row set is CONTENT_CONFLICT. loc NULL = postgres kind. */
+int ledger_insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                          const char *shared, const char *binding_id, adcp_error *err);
+int ledger_insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
+                                size_t n, const ledger_locator *loc, adcp_error *err);
+
 /* Chunk writer thread (pipe.c): encoding stays on the caller's thread while a
  * second thread stores each closed chunk, in order, through `fn`. push copies
  * the chunk and blocks while `depth` chunks are queued; after a sink error,

@@ -184,7 +184,9 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
   if (!rc && s->pipe) {
     rc = ledger_pipe_finish(s->pipe, err);
     s->pipe = NULL;
-    if (!rc && s->sn != s->n) rc = adcp_error_set(err, ADCP_ESTORAGE, "staged %zu of %zu chunks", s->sn, s->n);
+    if (!rc && s->sn != s->n) rc = adcp_error_set(err, ADCP_ESTORAGE,
+                          "internal error: %zu of %zu chunks reached the staged writer; nothing was committed, retry",
+                          s->sn, s->n);
   }
   if (rc) return rc;
   if ((rc = adcp_manifest_checker_finish(&s->mcheck, res->row_manifest_sha256, res->row_count,
@@ -436,42 +438,6 @@ static int append_created(adcp_ledger *l, const ledger_binding *b, const adcp_le
   return rc;
 }
 
-static int insert_chunks(adcp_ledger *l, const adcp_ledger_commit *req, const spool *s, const ledger_locator *loc,
-                         adcp_error *err) {
-  adcp_buf segs;
-  adcp_buf_init(&segs);
-  int rc = 0;
-  for (size_t i = 0; !rc && i < s->n; i++) {
-    const adcp_chunk_manifest *m = &s->ms[i];
-    if (ledger_segments_json(&segs, m)) {
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      break;
-    }
-    adcp_sql_param p[14] = {adcp_sql_text(req->revision_id),
-                            adcp_sql_int64((int64_t)m->chunk_index),
-                            adcp_sql_text(req->account_id),
-                            adcp_sql_text(req->obligation_id),
-                            adcp_sql_int64((int64_t)m->first_ordinal),
-                            adcp_sql_int64((int64_t)m->row_count),
-                            adcp_sql_int64((int64_t)m->byte_count),
-                            adcp_sql_text(m->sha256),
-                            adcp_sql_textn((const char *)segs.data, segs.len),
-                            adcp_sql_text(loc[i].object_key),
-                            adcp_sql_text(loc[i].native_version),
-                            adcp_sql_text(adcp_object_compression_name(loc[i].compression)),
-                            adcp_sql_text(loc[i].physical_sha256),
-                            adcp_sql_int64((int64_t)loc[i].physical_byte_count)};
-    rc = adcp_sql_exec(l->conn,
-                       "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-                       "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, compression, "
-                       "physical_sha256, physical_byte_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                       "$13, $14)",
-                       p, 14, err);
-  }
-  adcp_buf_free(&segs);
-  return rc;
-}
-
 /* Transaction B (spec 02 §8.3 step 5). *replayed = 1 when the revision landed meanwhile. */
 static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b,
                 const adcp_rows_result *res, const spool *s, const ledger_locator *loc, const char *shared,
@@ -536,30 +502,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
-  {
-    adcp_sql_param p[10] = {rid,
-                            adcp_sql_text(req->account_id),
-                            adcp_sql_text(req->obligation_id),
-                            adcp_sql_text(res->content_sha256),
-                            adcp_sql_int64((int64_t)res->canonical_byte_count),
-                            adcp_sql_int64((int64_t)res->row_count),
-                            adcp_sql_text(res->row_manifest_sha256),
-                            adcp_sql_int64((int64_t)res->chunk_count),
-                            shared[0] ? adcp_sql_text(shared) : adcp_sql_null(),
-                            adcp_sql_text(b->id)};
-    if ((rc = adcp_sql_exec(l->conn,
-                            "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
-                            "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
-                            "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
-                            "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
-                            "$7, $8, $9, $10)",
-                            p, 10, err))) {
-      if (rc == ADCP_ECONFLICT)
-        adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
-                       req->revision_id);
-      goto out;
-    }
-  }
+  if ((rc = ledger_insert_row_set(l, req, res, shared, b->id, err))) goto out;
   if (shared[0]) {
     /* Header-only: copy the source's manifests and locators (same manifest digest). */
     adcp_sql_param p[2] = {rid, adcp_sql_text(shared)};
@@ -572,7 +515,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
                             "adcp_reporting_row_chunks WHERE row_set_id = $2",
                             p, 2, err)))
       goto out;
-  } else if ((rc = insert_chunks(l, req, s, loc, err))) {
+  } else if ((rc = ledger_insert_chunk_records(l, req, s->ms, s->n, loc, err))) {
     goto out;
   }
   {

@@ -366,7 +366,7 @@ static int fs_put(adcp_object_provider *self, adcp_object_put_result *out, const
  * remove staging files older than ADCP_OBJECT_STAGE_MAX_AGE_S (left by a crash). */
 #define STAGING_DIR TEMP_PREFIX "staging"
 #define STAGE_SUFFIX ".stage"
-#define STAGE_WHAT "(staged write)"
+#define STAGE_WHAT "(none yet: staged write under .adcp~staging)"
 
 struct adcp_object_stage {
   char name[sizeof TEMP_PREFIX + 32 + sizeof STAGE_SUFFIX];
