@@ -93,8 +93,8 @@ static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
     return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
   }
   s->ms[s->n] = *m;
-  s->off[s->n++] = s->pos;
-  s->pos += len;
+  s->off[s->n++] = s->pos; /* spool offsets; staged mode keeps its own in sc[] */
+  if (!s->pipe) s->pos += len;
   return 0;
 }
 
