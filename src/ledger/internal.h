@@ -96,10 +96,10 @@ int64_t ledger_instant_us(const char *t);
 void ledger_instant_format(char out[32], int64_t us);
 /* Random lowercase UUID v4 text. */
 int ledger_uuid(char out[37], adcp_error *err);
-/* The object-kind commit (objwrite.c); called by adcp_ledger_commit_revision. */
+/* The object-kind commit (commit_object.c); called by adcp_ledger_commit_revision (commit.c). */
 int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                          const char *binding_id, adcp_error *err);
-/* The postgres-kind commit (commit.c). */
+/* The postgres-kind commit (commit_postgres.c). */
 int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Replay comparison against a stored header (commit.c). */
 int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
@@ -107,6 +107,8 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
 /* segments JSON of a manifest in wire field order (commit.c). */
 int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
+/* Feeds every row of req's source to the encoder (commit.c; both kinds). */
+int ledger_pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
 int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* *exists = whether a revision with this ID is stored (any account). */
 int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);

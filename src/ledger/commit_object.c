@@ -1,5 +1,6 @@
-/* ledger/objwrite.c — commit dispatch and the object-kind write path
- * (spec 02 §8.1, §8.3-§8.5, §12), on SQLite and PostgreSQL.
+/* ledger/commit_object.c — the object-kind write path of a commit (spec 02
+ * §8.1, §8.3-§8.5, §12), on SQLite and PostgreSQL. The entry point and the
+ * steps both kinds share are in commit.c; commit_postgres.c is the other kind.
  *
  *   prepare   rows are encoded; the content digest is known only at the end
  *             and both the intent key and the object keys need it, so each
@@ -171,14 +172,7 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
                                   ADCP_BINDING_RFC8785_JCS_V1, spool_chunk, s};
   adcp_rows_encoder *enc;
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) return rc;
-  if (req->next_row)
-    for (;;) {
-      const char *row;
-      size_t len;
-      rc = req->next_row(req->row_ctx, &row, &len, err);
-      if (rc <= 0) break;
-      if ((rc = adcp_rows_encoder_add_json(enc, row, len, err))) break;
-    }
+  rc = ledger_pull_rows(enc, req, err);
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
   if (!rc && s->pipe) {
@@ -220,20 +214,6 @@ static int refeed_next(void *ctx, const char **row, size_t *len, adcp_error *err
   *row = (const char *)p, *len = n;
   r->pos += n + 1;
   return 1;
-}
-
-/* ---- dispatch ------------------------------------------------------------------------ */
-
-int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                                adcp_error *err) {
-  memset(out, 0, sizeof *out);
-  int rc = ledger_validate_commit(req, err);
-  if (rc) return rc;
-  const char *bid = req->binding_id;
-  if (bid && !*bid) bid = NULL;
-  if ((bid && !strcmp(bid, ADCP_LEDGER_POSTGRES_BINDING)) || (!bid && !l->select_fn))
-    return ledger_commit_postgres(out, l, req, err);
-  return ledger_commit_object(out, l, req, bid, err);
 }
 
 /* ---- object path ------------------------------------------------------------------------ */
