@@ -360,6 +360,11 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
  * "YYYY-MM-DDTHH:MM:SS.ffffffZ". INVALID_INPUT otherwise. */
 int adcp_ledger_normalize_instant(char out[32], const char *text, adcp_error *err);
 
+/* The check every external identifier passes at the ledger boundary: valid
+ * UTF-8, no control characters (C0, DEL, C1), 1-255 bytes. INVALID_INPUT
+ * naming `field` and the byte position (never the value). */
+int adcp_ledger_check_identifier(const char *value, const char *field, adcp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -123,19 +123,58 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
   return 0;
 }
 
+/* A later commit may omit the obligation's identity; what it gives must match
+ * what is stored (instants compared normalised). A different period would
+ * otherwise be ignored silently. The ordinal counts as given when it is not 0
+ * or the configuration is given (the pair is the identity). */
+static int check_identity(const adcp_ledger_commit *req, adcp_sql_rows *r, adcp_error *err) {
+  const char *sps = adcp_sql_get_text(r, 1, NULL), *spe = adcp_sql_get_text(r, 2, NULL);
+  const char *scfg = adcp_sql_get_text(r, 3, NULL);
+  int64_t sord = adcp_sql_get_int64(r, 4);
+  char ps[32], pe[32];
+  int rc;
+  if ((req->period_start && (rc = adcp_ledger_normalize_instant(ps, req->period_start, err))) ||
+      (req->period_end && (rc = adcp_ledger_normalize_instant(pe, req->period_end, err))))
+    return rc;
+  if ((req->period_start && ledger_instant_us(ps) != ledger_instant_us(sps)) ||
+      (req->period_end && ledger_instant_us(pe) != ledger_instant_us(spe)))
+    return adcp_error_set(err, ADCP_ECONFLICT, "obligation %s exists with period %s .. %s; refusing a different period",
+                          req->obligation_id, sps, spe);
+  if ((req->configuration_id && strcmp(req->configuration_id, scfg)) ||
+      ((req->configuration_id || req->period_ordinal != 0) && req->period_ordinal != sord))
+    return adcp_error_set(err, ADCP_ECONFLICT,
+                          "obligation %s exists with configuration %s, period ordinal %" PRId64
+                          "; refusing a different one",
+                          req->obligation_id, scfg, sord);
+  return 0;
+}
+
 /* Loads or creates the obligation inside the locked transaction. */
 int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   *created = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
-  char acct[ADCP_LEDGER_ID_MAX];
-  int found = 0;
-  int rc = adcp_sql_query_text(acct, sizeof acct, &found, l->conn,
-                               "SELECT account_id FROM adcp_reporting_obligations WHERE obligation_id = $1", &p, 1, err);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          l->dialect == ADCP_SQL_POSTGRES
+                              ? "SELECT account_id, to_char(period_start AT TIME ZONE 'UTC', "
+                                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), to_char(period_end AT TIME ZONE 'UTC', "
+                                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), configuration_id, period_ordinal "
+                                "FROM adcp_reporting_obligations WHERE obligation_id = $1"
+                              : "SELECT account_id, period_start, period_end, configuration_id, period_ordinal "
+                                "FROM adcp_reporting_obligations WHERE obligation_id = $1",
+                          &p, 1, err);
   if (rc) return rc;
-  if (found) {
-    if (strcmp(acct, req->account_id)) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found");
-    return 0;
+  rc = adcp_sql_next(r, err);
+  if (rc == 1) {
+    /* Another account's obligation: not found, without saying whose. */
+    rc = strcmp(adcp_sql_get_text(r, 0, NULL), req->account_id)
+             ? adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found")
+             : check_identity(req, r, err);
+    adcp_sql_rows_free(r);
+    return rc;
   }
+  adcp_sql_rows_free(r);
+  if (rc < 0) return rc;
   if (!req->period_start || !req->period_end)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "obligation %s does not exist yet: give its period start and end to create it",
@@ -146,7 +185,6 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
     return rc;
   if (strcmp(pe, ps) <= 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period end must be after period start");
   const char *cfg = req->configuration_id ? req->configuration_id : req->obligation_id;
-  if ((rc = ledger_check_id(cfg, 0, "configuration ID", err))) return rc;
   if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
   adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id), adcp_sql_text(cfg), adcp_sql_text(req->account_id),
                          adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps), adcp_sql_text(pe)};
@@ -165,9 +203,13 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
-  if ((rc = ledger_check_id(req->account_id, 0, "account ID", err)) ||
-      (rc = ledger_check_id(req->obligation_id, 1, "obligation ID", err)) ||
-      (rc = ledger_check_id(req->revision_id, 1, "revision ID", err)))
+  /* Every external identifier, once, before anything reaches SQL or a key. */
+  if ((rc = ledger_check_ident(req->account_id, "account_id", err)) ||
+      (rc = ledger_check_ident_pattern(req->obligation_id, "obligation_id", err)) ||
+      (rc = ledger_check_ident_pattern(req->revision_id, "revision_id", err)) ||
+      (rc = LEDGER_CHECK_OPT(req->configuration_id, "configuration_id", err)) ||
+      (rc = LEDGER_CHECK_OPT(req->lease_owner, "lease_owner", err)) ||
+      (req->binding_id && *req->binding_id && (rc = ledger_check_ident(req->binding_id, "binding_id", err))))
     return rc;
   if (req->finality != ADCP_FINALITY_SNAPSHOT && req->finality != ADCP_FINALITY_OFFICIAL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");

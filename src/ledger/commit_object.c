@@ -453,6 +453,11 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
+  if (shared[0]) {
+    /* Header-only skipped transaction A: the obligation's identity is checked here. */
+    int created = 0;
+    if ((rc = ledger_ensure_obligation(&created, l, req, err))) goto out;
+  }
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
   if ((rc = ledger_next_number(&number, prev_id, l, req->obligation_id, err))) goto out;

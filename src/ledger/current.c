@@ -15,6 +15,8 @@ int adcp_ledger_get_current_revision(adcp_revision_header *out, int *found, adcp
   *found = 0;
   memset(out, 0, sizeof *out);
   if (!account_id || !obligation_id) return 0;
+  int rc = ledger_check_read_ids(account_id, obligation_id, "obligation_id", err);
+  if (rc) return rc;
   return ledger_load_header(out, NULL, found, l, 2, obligation_id, account_id, err);
 }
 
@@ -80,6 +82,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
                                        adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!account_id) return adcp_error_set(err, ADCP_EINVALID_INPUT, "account ID is required");
+  if (ledger_check_read_ids(account_id, NULL, NULL, err)) return ADCP_EINVALID_INPUT;
   if (limit == 0) limit = 100;
   if (limit > ADCP_LEDGER_LIST_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be at most 1000");
   char f[32] = "0001-01-01T00:00:00.000000Z", t[32] = "9999-12-31T23:59:59.999999Z", cs[32] = "", cid[ADCP_LEDGER_ID_MAX] = "";
@@ -145,9 +148,11 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
 int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
                                   adcp_error *err) {
   *out = NULL, *count = 0;
+  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
+  if (rc) return rc;
   adcp_sql_param p = adcp_sql_text(account_id);
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, l->conn,
+  rc = adcp_sql_query(&r, l->conn,
                           account_id ? "SELECT revision_id FROM adcp_reporting_revisions WHERE account_id = $1 "
                                        "ORDER BY account_id, recorded_at, revision_id"
                                      : "SELECT revision_id FROM adcp_reporting_revisions "

@@ -153,6 +153,16 @@ int ledger_check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, 
 int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error *err);
 /* Identifier check ^[A-Za-z0-9_.:-]{1,255}$ (revision/obligation) or 1..255 chars (account). */
 int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err);
+/* External identifiers (ids.c): valid UTF-8, no C0/DEL/C1 control characters,
+ * 1-255 bytes; INVALID_INPUT naming `field` and the byte, never the value.
+ * _pattern also requires ^[A-Za-z0-9_.:-]{1,255}$. */
+int ledger_check_ident(const char *s, const char *field, adcp_error *err);
+int ledger_check_ident_pattern(const char *s, const char *field, adcp_error *err);
+/* The same, for an optional identifier (NULL passes). */
+#define LEDGER_CHECK_OPT(s, field, err) ((s) ? ledger_check_ident((s), (field), (err)) : 0)
+/* Read entries: account_id (NULL = operator, passes) and, when id_field is
+ * not NULL, the revision or obligation ID named by it. */
+int ledger_check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err);
 
 /* Row set and chunk records of a new revision (commit.c; both kinds). A
  * duplicate row set is CONTENT_CONFLICT. loc NULL = postgres kind. */

@@ -30,15 +30,7 @@ int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error
 }
 
 int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err) {
-  size_t n = s ? strlen(s) : 0;
-  if (n < 1 || n > 255) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must be 1-255 characters", what);
-  if (pattern)
-    for (size_t i = 0; i < n; i++) {
-      unsigned char c = (unsigned char)s[i];
-      if (!isalnum(c) && c != '_' && c != '.' && c != ':' && c != '-')
-        return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must match ^[A-Za-z0-9_.:-]{1,255}$", what);
-    }
-  return 0;
+  return pattern ? ledger_check_ident_pattern(s, what, err) : ledger_check_ident(s, what, err);
 }
 
 /* ---- instants ------------------------------------------------------------------ */
@@ -332,9 +324,9 @@ int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const ch
                              const char *revision_id, adcp_error *err) {
   int found = 0;
   memset(out, 0, sizeof *out);
-  if (!revision_id || !*revision_id || (account_id && !*account_id))
-    return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
-  int rc = ledger_load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
+  int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
+  if (rc) return rc;
+  rc = ledger_load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
   if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
   if (rc) adcp_revision_header_free(out);
   return rc;

@@ -109,10 +109,10 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
 
 static int open_rowset(opened *o, adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
   memset(o, 0, sizeof *o);
-  if (!revision || !*revision || (account && !*account))
-    return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  int rc = ledger_check_read_ids(account, revision, "revision_id", err);
+  if (rc) return rc;
   int found = 0;
-  int rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
+  rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
   if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
   if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
   if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);

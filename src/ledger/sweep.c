@@ -220,7 +220,8 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
                               adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!limit) limit = 100;
-  int rc = ledger_namespace_key(l, err);
+  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
+  if (!rc) rc = ledger_namespace_key(l, err);
   if (rc) return rc;
   char **ids;
   size_t nb;
