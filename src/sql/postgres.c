@@ -90,6 +90,77 @@ static int fail_res(adcp_sql_conn *c, PGresult *res, adcp_error *err) {
   return adcp_sql__fail(c, cls, st, cons, "PostgreSQL refused the statement", err);
 }
 
+/* ---- connection failures ------------------------------------------------------------ */
+
+/* libpq hands a failed connection's reason only as text (no SQLSTATE before a
+ * session exists). That text may carry the user name, server paths or
+ * options, so it is only matched against the wording of libpq and the server
+ * (English) to pick a class; what is reported is the class's fixed text plus
+ * the endpoint (host, port, database), never the user or a password. */
+static const struct {
+  const char *needle;
+  const char *why;
+} CONNECT_CLASSES[] = {
+    /* Access rules: an unencrypted connection the server's pg_hba does not allow. */
+    {"no encryption", "TLS required: the server does not accept unencrypted connections from this host and role "
+                      "(use sslmode=require)"},
+    {"SSL was required", "TLS required by the URL (sslmode) but the server does not support it"},
+    {"no pg_hba.conf entry", "refused by the server's access rules (pg_hba.conf) for this host, role and database"},
+    {"pg_hba.conf rejects", "refused by the server's access rules (pg_hba.conf) for this host, role and database"},
+    {"authentication failed", "authentication failed (check the user and password)"}, /* 28P01, ident, peer */
+    {"no password supplied", "authentication failed: the server wants a password and none was given"},
+    {"is not permitted to log in", "authentication failed (the role may not log in)"}, /* 28000 */
+    {"role \"", "authentication failed (the role does not exist)"},                     /* 28000 */
+    {"SCRAM", "authentication failed (check the user and password)"},
+    {"does not exist", "database does not exist"}, /* 3D000 */
+    {"Connection refused", "connection refused (no server listening at that host and port)"},
+    {"No route to host", "host unreachable"},
+    {"Network is unreachable", "host unreachable"},
+    {"could not translate host name", "host name could not be resolved"},
+    {"timeout expired", "timeout (no answer within connect_timeout)"},
+    {"certificate", "TLS failed (server certificate not verified)"},
+    {"SSL", "TLS failed"},
+    {"starting up", "the server is starting up; retry"},          /* 57P03 */
+    {"shutting down", "the server is shutting down"},            /* 57P03 */
+    {"too many", "the server has no free connection slots"},     /* 53300 */
+    {"remaining connection slots", "the server has no free connection slots"},
+};
+
+/* Copies an endpoint value for a message: printable ASCII, bounded. */
+static void endpoint_part(char *out, size_t n, const char *v) {
+  size_t i = 0;
+  for (; v && v[i] && i + 1 < n; i++) out[i] = (v[i] > 0x20 && v[i] < 0x7f) ? v[i] : '?';
+  out[i] = 0;
+  if (!i) snprintf(out, n, "-");
+}
+
+static int connect_failure(PGconn *pg, adcp_error *err) {
+  /* Quoted names (database, role, host) are blanked first: a database named
+   * "SSL" must not pick a class. */
+  char text[1024];
+  snprintf(text, sizeof text, "%s", PQerrorMessage(pg) ? PQerrorMessage(pg) : "");
+  int quoted = 0;
+  for (char *q = text; *q; q++)
+    if (*q == '"') quoted = !quoted;
+    else if (quoted) *q = '_';
+  const char *why = "server unreachable, database missing or authentication refused; check the database URL";
+  if (PQconnectionNeedsPassword(pg)) {
+    why = "authentication failed: the server wants a password and none was given";
+  } else {
+    for (size_t i = 0; i < sizeof CONNECT_CLASSES / sizeof CONNECT_CLASSES[0]; i++)
+      if (strstr(text, CONNECT_CLASSES[i].needle)) {
+        why = CONNECT_CLASSES[i].why;
+        break;
+      }
+  }
+  char host[65], port[16], db[65];
+  endpoint_part(host, sizeof host, PQhost(pg));
+  endpoint_part(port, sizeof port, PQport(pg));
+  endpoint_part(db, sizeof db, PQdb(pg));
+  return adcp_error_set(err, ADCP_ESTORAGE, "cannot connect to PostgreSQL at host %s, port %s, database %s: %s", host,
+                        port, db, why);
+}
+
 static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   pg_conn *p = calloc(1, sizeof *p);
   if (!p) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -109,10 +180,7 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   if (!p->pg) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   } else if (PQstatus(p->pg) != CONNECTION_OK) {
-    /* PQerrorMessage may echo host names or options: report generically. */
-    rc = adcp_error_set(err, ADCP_ESTORAGE,
-                        "cannot connect to PostgreSQL (server unreachable, database missing or authentication "
-                        "refused); check the database URL");
+    rc = connect_failure(p->pg, err);
   } else if (PQserverVersion(p->pg) < 130000) {
     rc = adcp_error_set(err, ADCP_ESTORAGE, "PostgreSQL 13 or newer is required (server is %d.%d)",
                         PQserverVersion(p->pg) / 10000, PQserverVersion(p->pg) / 100 % 100);
