@@ -286,6 +286,16 @@ typedef struct adcp_fs_provider_options {
  * ADCP_EUNSAFE_BINDING for a prefix outside the prefix rule. */
 int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const adcp_fs_provider_options *options,
                          adcp_error *err);
+/* Modes of the files (objects, staged and temp files) and directories (prefix,
+ * key and staging directories, a created root) a filesystem provider creates
+ * from now on, set exactly (the umask does not apply). Until called, or with
+ * 0: owner-only, 0600 / 0700. A mode must keep the owner's access (0600 /
+ * 0700) and must not be world-writable; INVALID_INPUT otherwise, or when p is
+ * not a filesystem provider. Call it before the provider is used. (A setter,
+ * not option fields: positional initialisers of adcp_fs_provider_options
+ * would break under -Wmissing-field-initializers.) */
+int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
+                               adcp_error *err);
 
 /* ---- keys (spec 02 §4–§5.5) ----------------------------------------------- */
 

@@ -39,6 +39,7 @@ typedef struct fs_provider {
   size_t slice;
   int (*hook)(void *, int, const char *);
   void *hook_ctx;
+  mode_t file_mode, dir_mode; /* exact modes of what this provider creates (owner-only by default) */
 } fs_provider;
 
 /* errno of the last fail() on this thread: lets the probe tell a transient
@@ -91,9 +92,11 @@ static int open_root(const fs_provider *fs, int *out, adcp_error *err) {
 }
 
 /* Opens the parent directory of key under rootfd, component by component with
- * O_NOFOLLOW, creating missing directories when `create`. *leaf points into
- * key. Without create, a missing or non-directory component is ADCP_ENOT_FOUND. */
-static int open_parent(int rootfd, const char *key, int create, int *dirfd, const char **leaf, adcp_error *err) {
+ * O_NOFOLLOW, creating missing directories with mode `create` (exactly: the
+ * umask is undone by fchmod) when it is not 0. *leaf points into key. Without
+ * create, a missing or non-directory component is ADCP_ENOT_FOUND. */
+static int open_parent_mode(int rootfd, const char *key, mode_t create, int *dirfd, const char **leaf,
+                            adcp_error *err) {
   int cur = dup(rootfd);
   if (cur < 0) return fail(err, "open", key);
   const char *seg = key;
@@ -104,7 +107,8 @@ static int open_parent(int rootfd, const char *key, int create, int *dirfd, cons
     name[n] = '\0';
     int next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0 && errno == ENOENT && create) {
-      if (mkdirat(cur, name, 0755) == 0) {
+      int made = mkdirat(cur, name, create) == 0;
+      if (made) {
         /* The new entry must survive a crash before anything under it claims durability. */
         if (fsync(cur) != 0) {
           close(cur);
@@ -115,6 +119,10 @@ static int open_parent(int rootfd, const char *key, int create, int *dirfd, cons
         return fail(err, "mkdir", key);
       }
       next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next >= 0 && made && fchmod(next, create) != 0) {
+        close(next), close(cur);
+        return fail(err, "chmod", key);
+      }
     }
     if (next < 0) {
       int e = errno;
@@ -132,6 +140,11 @@ static int open_parent(int rootfd, const char *key, int create, int *dirfd, cons
   *dirfd = cur;
   *leaf = seg;
   return 0;
+}
+
+/* open_parent_mode; `create` creates missing directories owner-only (0700). */
+static int open_parent(int rootfd, const char *key, int create, int *dirfd, const char **leaf, adcp_error *err) {
+  return open_parent_mode(rootfd, key, create ? 0700 : 0, dirfd, leaf, err);
 }
 
 typedef struct fs_stat {
@@ -280,7 +293,7 @@ static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_objec
   int rootfd = -1, dirfd = -1, tfd = -1;
   const char *leaf;
   if ((rc = open_root(fs, &rootfd, err))) return rc;
-  rc = open_parent(rootfd, in->key, 1, &dirfd, &leaf, err);
+  rc = open_parent_mode(rootfd, in->key, fs->dir_mode, &dirfd, &leaf, err);
   close(rootfd);
   if (rc) return rc;
 
@@ -292,10 +305,14 @@ static int put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_objec
   }
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(tmp, sizeof tmp, TEMP_PREFIX "%s.tmp", hex);
-  tfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  tfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fs->file_mode);
   if (tfd < 0) {
     close(dirfd);
     return fail(err, "temp file create", in->key);
+  }
+  if (fchmod(tfd, fs->file_mode) != 0) { /* exactly the configured mode, whatever the umask */
+    rc = fail(err, "chmod", in->key);
+    goto done;
   }
   if ((rc = hook(fs, ADCP_FS_STEP_TEMP_CREATED, in->key, err))) goto done;
   for (size_t off = 0; off < in->len;) {
@@ -390,7 +407,7 @@ static int open_staging(fs_provider *fs, int create, int *out, adcp_error *err) 
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   const char *leaf;
-  rc = open_parent(rootfd, (const char *)path.data, create, out, &leaf, err);
+  rc = open_parent_mode(rootfd, (const char *)path.data, create ? fs->dir_mode : 0, out, &leaf, err);
   adcp_buf_free(&path);
   close(rootfd);
   return rc;
@@ -416,9 +433,13 @@ static int fs_stage_put(adcp_object_provider *self, adcp_object_stage **out, con
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(st->name, sizeof st->name, TEMP_PREFIX "%s" STAGE_SUFFIX, hex);
   st->len = len;
-  tfd = openat(sdir, st->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  tfd = openat(sdir, st->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fs->file_mode);
   if (tfd < 0) {
     rc = fail(err, "temp file create", STAGE_WHAT);
+    goto done;
+  }
+  if (fchmod(tfd, fs->file_mode) != 0) {
+    rc = fail(err, "chmod", STAGE_WHAT);
     goto done;
   }
   if ((rc = hook(fs, ADCP_FS_STEP_TEMP_CREATED, STAGE_WHAT, err))) goto done;
@@ -483,7 +504,7 @@ static int fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out
   adcp_buf bytes;
   adcp_buf_init(&bytes);
   if ((rc = open_root(fs, &rootfd, err))) return rc;
-  rc = open_parent(rootfd, in->key, 1, &dirfd, &leaf, err);
+  rc = open_parent_mode(rootfd, in->key, fs->dir_mode, &dirfd, &leaf, err);
   close(rootfd);
   if (rc) return rc;
   if ((rc = open_staging(fs, 0, &sdir, err))) {
@@ -932,7 +953,7 @@ static int fs_validate_location(adcp_object_provider *self, const adcp_object_kv
   return 0;
 }
 
-static int mkdir_parents(const char *path) {
+static int mkdir_parents(const char *path, mode_t mode) {
   char buf[4096];
   size_t n = strlen(path);
   if (n >= sizeof buf) return -1;
@@ -940,10 +961,11 @@ static int mkdir_parents(const char *path) {
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(buf, mode) != 0 && errno != EEXIST) return -1;
     *p = '/';
   }
-  return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+  if (mkdir(buf, mode) == 0) return chmod(buf, mode); /* the root itself gets exactly the mode */
+  return errno != EEXIST ? -1 : 0;
 }
 
 static int unsafe(adcp_error *err, const char *fmt, const char *a) {
@@ -993,7 +1015,7 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   fs_provider *fs = (fs_provider *)self;
   int rc = adcp_object_ctx_check(ctx, err);
   if (rc) return rc;
-  if (fs->create_root) mkdir_parents(fs->root); /* failures surface as "missing" below */
+  if (fs->create_root) mkdir_parents(fs->root, fs->dir_mode); /* failures surface as "missing" below */
   int rootfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0) {
     int e = errno;
@@ -1033,7 +1055,7 @@ static int fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   const char *leaf;
   adcp_error inner;
   fs_last_errno = 0;
-  rc = open_parent(rootfd, (const char *)probe_dir.data, 1, &dirfd, &leaf, &inner);
+  rc = open_parent_mode(rootfd, (const char *)probe_dir.data, fs->dir_mode, &dirfd, &leaf, &inner);
   adcp_buf_free(&probe_dir);
   close(rootfd);
   if (rc == ADCP_EUNSAFE_BINDING) return unsafe(err, "a component of binding prefix %.128s is a symbolic link", fs->prefix);
@@ -1151,6 +1173,7 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
   fs->slice = options->write_slice ? options->write_slice : (size_t)1 << 20;
   fs->hook = options->hook;
   fs->hook_ctx = options->hook_ctx;
+  fs->file_mode = 0600, fs->dir_mode = 0700;
   fs->base.version = ADCP_OBJECT_PROVIDER_VERSION;
   fs->base.name = "filesystem";
   fs->base.prefix = fs->prefix;
@@ -1171,5 +1194,24 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
    * is first registered (the ledger probes only then). */
   staging_sweep(fs);
   *out = &fs->base;
+  return 0;
+}
+
+int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
+                               adcp_error *err) {
+  if (!p || p->destroy != fs_destroy)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "file and directory modes apply to filesystem providers only");
+  /* The owner must keep access; nobody else may write (planted entries). */
+  if (file_mode && ((file_mode & ~0777u) || (file_mode & 0600) != 0600 || (file_mode & 0002)))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "filesystem file_mode %04o must be within 0777, include 0600 and not be world-writable",
+                          file_mode & 07777u);
+  if (dir_mode && ((dir_mode & ~0777u) || (dir_mode & 0700) != 0700 || (dir_mode & 0002)))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "filesystem dir_mode %04o must be within 0777, include 0700 and not be world-writable",
+                          dir_mode & 07777u);
+  fs_provider *fs = (fs_provider *)p;
+  fs->file_mode = file_mode ? (mode_t)file_mode : 0600;
+  fs->dir_mode = dir_mode ? (mode_t)dir_mode : 0700;
   return 0;
 }

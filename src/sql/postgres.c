@@ -126,12 +126,18 @@ static const struct {
     {"remaining connection slots", "the server has no free connection slots"},
 };
 
-/* Copies an endpoint value for a message: printable ASCII, bounded. */
-static void endpoint_part(char *out, size_t n, const char *v) {
-  size_t i = 0;
-  for (; v && v[i] && i + 1 < n; i++) out[i] = (v[i] > 0x20 && v[i] < 0x7f) ? v[i] : '?';
-  out[i] = 0;
-  if (!i) snprintf(out, n, "-");
+/* Copies an endpoint value for a message when every byte is in `allowed`
+ * (and it fits); else "(not shown)". A malformed URL moves other parts into
+ * these fields (an unencoded '/' in a password makes the rest of it the port
+ * and the database name), so anything unusual is withheld. */
+static void endpoint_part(char *out, size_t n, const char *v, const char *allowed) {
+  size_t len = v ? strlen(v) : 0;
+  int ok = len > 0 && len < n;
+  for (size_t i = 0; ok && i < len; i++) {
+    unsigned char ch = (unsigned char)v[i];
+    ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr(allowed, ch);
+  }
+  snprintf(out, n, "%s", ok ? v : "(not shown)");
 }
 
 static int connect_failure(PGconn *pg, adcp_error *err) {
@@ -153,10 +159,17 @@ static int connect_failure(PGconn *pg, adcp_error *err) {
         break;
       }
   }
+  const char *pt = PQport(pg);
+  if (pt && *pt && strspn(pt, "0123456789,") != strlen(pt))
+    return adcp_error_set(err, ADCP_ESTORAGE,
+                          "cannot connect to PostgreSQL: the URL's port is not a number (percent-encode '/', '@' "
+                          "and ':' inside a user name or password)");
   char host[65], port[16], db[65];
-  endpoint_part(host, sizeof host, PQhost(pg));
-  endpoint_part(port, sizeof port, PQport(pg));
-  endpoint_part(db, sizeof db, PQdb(pg));
+  const char *h = PQhost(pg);
+  if (h && h[0] == '/') snprintf(host, sizeof host, "(local socket)");
+  else endpoint_part(host, sizeof host, h, ".-:_");
+  endpoint_part(port, sizeof port, pt, "");
+  endpoint_part(db, sizeof db, PQdb(pg), "_-.$");
   return adcp_error_set(err, ADCP_ESTORAGE, "cannot connect to PostgreSQL at host %s, port %s, database %s: %s", host,
                         port, db, why);
 }

@@ -14,8 +14,10 @@
  * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
 #include "sql/sql_internal.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,13 +230,27 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *schema, int frames)
   return SQLITE_OK;
 }
 
+/* A new database file is created owner-only (0600) before SQLite opens it:
+ * SQLite would create it 0644 minus the umask, and its unix VFS gives the
+ * -wal, -shm and -journal files the database file's mode. O_EXCL: an existing
+ * file (or a racing creator's) is left as it is; any failure here is left for
+ * sqlite3_open_v2 to report. The umask is process-global, so it is not touched. */
+static void create_private(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  (void)fchmod(fd, 0600); /* a umask that removed owner bits must not lock the owner out */
+  close(fd);
+}
+
 static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   sqlite_conn *s = calloc(1, sizeof *s);
   if (!s) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   c->impl = s;
   int memory = !strcmp(target, ":memory:");
   c->durable = !memory;
-  int rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if ((flags & SQLITE_OPEN_CREATE) && !memory && *target) create_private(target);
+  int rc = sqlite3_open_v2(target, &s->db, flags, NULL);
   if (rc != SQLITE_OK) {
     int code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database [SQLite: %s]", sqlite3_errstr(rc));
     sqlite3_close(s->db);

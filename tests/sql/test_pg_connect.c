@@ -93,6 +93,11 @@ static void closed_port(void **state) {
   snprintf(url, sizeof url, "postgresql://postgres:" SECRET "@127.0.0.1:%d/postgres", free_port(NULL));
   expect_failure(url, "connection refused", NULL);
   expect_failure(url, "at host 127.0.0.1, port ", NULL);
+  /* Malformed URLs move the password into the endpoint fields: never shown. */
+  const char *const forbid[] = {"hunter2", "mallory", NULL};
+  expect_failure("postgresql://mallory:hunter2/" SECRET "@127.0.0.1:1/x", "the URL's port is not a number", forbid);
+  expect_failure("postgresql://mallory:hunter2@" SECRET "@127.0.0.1:1/x?connect_timeout=2", "host (not shown)",
+                 forbid);
 }
 
 static void role_refused(void **state) {

@@ -1,0 +1,180 @@
+/* tests/ledger/test_file_modes.c — files the ledger creates are owner-only
+ * unless configured otherwise: a new SQLite database and its -wal/-shm
+ * (0600, whatever the umask; an existing file keeps its mode and SQLite gives
+ * the WAL that mode), and everything a filesystem binding creates during
+ * commits — objects, staged files, the root, prefix, key and staging
+ * directories (0600 / 0700) — or exactly the modes set with
+ * adcp_fs_provider_set_modes (0640 / 0750 under a umask of 077). On SQLite and
+ * PostgreSQL for the binding part. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "adcp/objects.h"
+#include "ledger_fixture.h"
+
+static unsigned mode_of(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) fail_msg("cannot stat %s", path);
+  return (unsigned)(st.st_mode & 07777);
+}
+
+static void commit_some(adcp_ledger *l, const char *rev, const char *binding, uint64_t rows, uint64_t salt) {
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, rows, 20, salt);
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
+                            .binding_id = binding};
+  adcp_commit_result res;
+  OK(adcp_ledger_commit_revision(&res, l, &req, &err));
+  adcp_commit_result_free(&res);
+  adcp_buf_free(&g.line);
+}
+
+/* ---- SQLite ---------------------------------------------------------------------------- */
+
+static void sqlite_files_owner_only(void **state) {
+  (void)state;
+  mode_t old = umask(022); /* a typical default: SQLite alone would give 0644 */
+  char *dir = tu_mkdtemp();
+  char url[4400], db[4200], wal[4300], shm[4300];
+  snprintf(db, sizeof db, "%s/new.db", dir);
+  snprintf(url, sizeof url, "sqlite:%s", db);
+  snprintf(wal, sizeof wal, "%s-wal", db);
+  snprintf(shm, sizeof shm, "%s-shm", db);
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  OK(adcp_storage_open(&s, url, &o, &err));
+  OK(adcp_storage_migrate(NULL, s, NULL, &err));
+  adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
+  commit_some(l, "r1", NULL, 50, 1);
+  /* While open, the WAL and the shared-memory file exist beside the database. */
+  assert_int_equal(mode_of(db), 0600);
+  assert_int_equal(mode_of(wal), 0600);
+  assert_int_equal(mode_of(shm), 0600);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+
+  /* An existing database keeps the mode its operator gave it, and so does its WAL. */
+  snprintf(db, sizeof db, "%s/shared.db", dir);
+  snprintf(url, sizeof url, "sqlite:%s", db);
+  snprintf(wal, sizeof wal, "%s-wal", db);
+  int fd = open(db, O_WRONLY | O_CREAT | O_EXCL, 0640);
+  assert_true(fd >= 0);
+  assert_int_equal(fchmod(fd, 0640), 0);
+  close(fd);
+  OK(adcp_storage_open(&s, url, &o, &err));
+  OK(adcp_storage_migrate(NULL, s, NULL, &err));
+  assert_int_equal(mode_of(db), 0640);
+  assert_int_equal(mode_of(wal), 0640);
+  adcp_storage_close(s);
+  tu_rmtree(dir);
+  free(dir);
+  umask(old);
+}
+
+/* ---- filesystem binding ------------------------------------------------------------------ */
+
+typedef struct walk {
+  unsigned file_mode, dir_mode;
+  int files, dirs, staged_dir;
+} walk;
+
+/* Checks every entry below path (path itself included when top = 0). */
+static void walk_tree(walk *w, const char *path) {
+  DIR *d = opendir(path);
+  assert_non_null(d);
+  for (struct dirent *de; (de = readdir(d));) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    if (S_ISDIR(st.st_mode)) {
+      if ((unsigned)(st.st_mode & 07777) != w->dir_mode)
+        fail_msg("directory %s has mode %04o, want %04o", de->d_name, (unsigned)(st.st_mode & 07777), w->dir_mode);
+      if (strstr(de->d_name, "staging")) w->staged_dir = 1;
+      w->dirs++;
+      walk_tree(w, p);
+    } else {
+      if ((unsigned)(st.st_mode & 07777) != w->file_mode)
+        fail_msg("file %s has mode %04o, want %04o", de->d_name, (unsigned)(st.st_mode & 07777), w->file_mode);
+      w->files++;
+    }
+  }
+  closedir(d);
+}
+
+static void binding_modes(const fixture *f, unsigned file_mode, unsigned dir_mode, mode_t mask) {
+  mode_t old = umask(mask);
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  char *dir = tu_mkdtemp();
+  char root[700];
+  snprintf(root, sizeof root, "%s/bucket", dir); /* created by the probe (create_root) */
+  adcp_fs_provider_options po = {.root_name = "bucket", .prefix = "rows/deep", .create_root = 1};
+  adcp_object_provider *p;
+  OK(adcp_fs_provider_new(&p, root, &po, &err));
+  if (file_mode || dir_mode) OK(adcp_fs_provider_set_modes(p, file_mode, dir_mode, &err));
+  adcp_ledger *l;
+  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
+  adcp_object_kv loc[1] = {{"root", "bucket"}};
+  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows/deep", NULL, 0, NULL, p};
+  OK(adcp_ledger_configure_binding(l, &bc, &err));
+  assert_true(adcp_object_stage_supported(p)); /* an explicit binding stages its chunks */
+  commit_some(l, "r1", "fs1", 25000, 3);       /* three chunks */
+  commit_some(l, "r2", "fs1", 10, 4);
+
+  walk w = {file_mode ? file_mode : 0600, dir_mode ? dir_mode : 0700, 0, 0, 0};
+  assert_int_equal(mode_of(root), w.dir_mode);
+  walk_tree(&w, root);
+  assert_int_equal(w.files, 4);   /* 3 + 1 objects; nothing left in staging */
+  assert_true(w.dirs >= 4);       /* rows, deep, the namespace and key directories */
+  assert_true(w.staged_dir);      /* the staging directory was created (and checked) */
+  adcp_ledger_close(l);
+  adcp_object_provider_free(p);
+  adcp_storage_close(s);
+  tu_rmtree(dir);
+  free(dir);
+  umask(old);
+}
+
+static void filesystem_binding_owner_only(void **state) { binding_modes(*state, 0, 0, 022); }
+
+static void filesystem_binding_configured_modes(void **state) { binding_modes(*state, 0640, 0750, 077); }
+
+static void filesystem_modes_refused(void **state) {
+  (void)state;
+  adcp_error err = {0};
+  char *dir = tu_mkdtemp();
+  adcp_fs_provider_options po = {.root_name = "b", .prefix = "rows", .create_root = 1};
+  adcp_object_provider *p;
+  OK(adcp_fs_provider_new(&p, dir, &po, &err));
+  static const unsigned bad[][2] = {{0666, 0}, {0400, 0}, {01600, 0}, {0, 0777}, {0, 0500}, {0, 02700}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(adcp_fs_provider_set_modes(p, bad[i][0], bad[i][1], &err), ADCP_EINVALID_INPUT);
+  OK(adcp_fs_provider_set_modes(p, 0660, 0770, &err));
+  adcp_object_provider_free(p);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(sqlite_files_owner_only),
+      BOTH(filesystem_binding_owner_only),
+      BOTH(filesystem_binding_configured_modes),
+      cmocka_unit_test(filesystem_modes_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
