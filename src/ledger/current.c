@@ -82,11 +82,11 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
                                        adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!account_id) return adcp_error_set(err, ADCP_EINVALID_INPUT, "account ID is required");
-  if (ledger_check_read_ids(account_id, NULL, NULL, err)) return ADCP_EINVALID_INPUT;
+  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
+  if (rc) return rc;
   if (limit == 0) limit = 100;
   if (limit > ADCP_LEDGER_LIST_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be at most 1000");
   char f[32] = "0001-01-01T00:00:00.000000Z", t[32] = "9999-12-31T23:59:59.999999Z", cs[32] = "", cid[ADCP_LEDGER_ID_MAX] = "";
-  int rc = 0;
   if (from && (rc = adcp_ledger_normalize_instant(f, from, err))) return rc;
   if (to && (rc = adcp_ledger_normalize_instant(t, to, err))) return rc;
   if (cursor && (rc = cursor_decode(cs, cid, l, cursor, err))) return rc;
@@ -153,11 +153,11 @@ int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, co
   adcp_sql_param p = adcp_sql_text(account_id);
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, l->conn,
-                          account_id ? "SELECT revision_id FROM adcp_reporting_revisions WHERE account_id = $1 "
-                                       "ORDER BY account_id, recorded_at, revision_id"
-                                     : "SELECT revision_id FROM adcp_reporting_revisions "
-                                       "ORDER BY account_id, recorded_at, revision_id",
-                          &p, account_id ? 1 : 0, err);
+                      account_id ? "SELECT revision_id FROM adcp_reporting_revisions WHERE account_id = $1 "
+                                   "ORDER BY account_id, recorded_at, revision_id"
+                                 : "SELECT revision_id FROM adcp_reporting_revisions "
+                                   "ORDER BY account_id, recorded_at, revision_id",
+                      &p, account_id ? 1 : 0, err);
   if (rc) return rc;
   size_t cap = 0;
   char **ids = NULL;
