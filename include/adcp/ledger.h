@@ -292,8 +292,10 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
 
 /* Registration (spec 02 §5.3): probe the store, insert the binding row if
  * absent, re-read it. UNSAFE_BINDING when the stored identity differs from the
- * configured one or the stored namespace_key is not this installation's;
- * STATE_UNAVAILABLE when id is not configured here. Writes call it on first use. */
+ * configured one or the stored namespace_key is not this installation's
+ * (object bindings: "registered under another deployment namespace"; the
+ * postgres binding never depends on the namespace); STATE_UNAVAILABLE when id
+ * is not configured here. Writes call it on first use. */
 int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err);
 
 typedef struct adcp_binding_info {
@@ -310,7 +312,9 @@ typedef struct adcp_binding_info {
   char operational_config[256];
 } adcp_binding_info;
 
-/* Every binding row, by ID, with how it relates to this handle's allowlist. */
+/* Every binding row, by ID, with how it relates to this handle's allowlist
+ * (the implicit postgres binding included even before its row exists).
+ * Read-only: never registers anything. */
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err);
 void adcp_binding_info_free(adcp_binding_info *items);
 
