@@ -6,7 +6,9 @@
  * A binding is usable only when this handle configured it (provider client +
  * location + prefix + key template) and the stored row carries the identity
  * digest we compute from that configuration. Writes and deletes additionally
- * need the stored namespace_key to equal this installation's. */
+ * need the stored namespace_key to equal this installation's (object
+ * bindings only: the postgres binding holds no objects, see ledger.c).
+ * Listing and state lookups are read-only. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
