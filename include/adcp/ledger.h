@@ -292,8 +292,10 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
 
 /* Registration (spec 02 §5.3): probe the store, insert the binding row if
  * absent, re-read it. UNSAFE_BINDING when the stored identity differs from the
- * configured one or the stored namespace_key is not this installation's;
- * STATE_UNAVAILABLE when id is not configured here. Writes call it on first use. */
+ * configured one or the stored namespace_key is not this installation's
+ * (object bindings: "registered under another deployment namespace"; the
+ * postgres binding never depends on the namespace); STATE_UNAVAILABLE when id
+ * is not configured here. Writes call it on first use. */
 int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err);
 
 typedef struct adcp_binding_info {
@@ -310,7 +312,9 @@ typedef struct adcp_binding_info {
   char operational_config[256];
 } adcp_binding_info;
 
-/* Every binding row, by ID, with how it relates to this handle's allowlist. */
+/* Every binding row, by ID, with how it relates to this handle's allowlist
+ * (the implicit postgres binding included even before its row exists).
+ * Read-only: never registers anything. */
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err);
 void adcp_binding_info_free(adcp_binding_info *items);
 
@@ -318,6 +322,52 @@ void adcp_binding_info_free(adcp_binding_info *items);
  * active -> retired. New row sets go only to active bindings; reads and sweeps
  * work in every state. INVALID_INPUT for another transition; NOT_FOUND. */
 int adcp_ledger_set_binding_state(adcp_ledger *l, const char *id, const char *state, adcp_error *err);
+
+/* State of binding id as stored ("active" / "read_only" / "retired"); *found =
+ * 0 when it has no row yet (a configured binding is registered on first use).
+ * Read-only. */
+int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const char *id, adcp_error *err);
+
+/* 1 when ref is a credential reference name: ^[A-Za-z0-9_.:/-]{1,128}$. It
+ * selects a host-injected client and is never a secret itself. */
+int adcp_ledger_credential_ref_is_valid(const char *ref);
+
+/* Re-pinning after a restored bucket (docs/objects.md): every chunk locator
+ * of the binding whose pinned version is gone is checked against the object
+ * now at its key (physical size and digest, then the canonical bytes against
+ * the verified manifest) and only then its new native version is recorded. */
+typedef struct adcp_repin_report {
+  uint64_t row_sets;         /* row sets examined */
+  uint64_t skipped_row_sets; /* expired (pruning/pruned) row sets, not examined */
+  uint64_t checked;          /* chunk locators checked */
+  uint64_t ok;               /* pinned version still present */
+  uint64_t repinned;         /* new version recorded */
+  uint64_t would_repin;      /* dry run: would be recorded */
+  uint64_t missing;          /* nothing at the key (or it changed during the run) */
+  uint64_t mismatched;       /* the object at the key does not verify: left alone */
+  char first_problem[ADCP_ERROR_MESSAGE_MAX];
+} adcp_repin_report;
+
+typedef struct adcp_repin_item {
+  const char *row_set_id;
+  uint32_t chunk_index;
+  const char *object_key;
+  const char *outcome;      /* ok / repinned / would_repin / missing / mismatched */
+  const char *old_version;  /* the pinned version */
+  const char *new_version;  /* repinned / would_repin: the object's current version; else "" */
+  const char *reason;       /* missing / mismatched: why; else "" */
+} adcp_repin_item;
+typedef void (*adcp_repin_item_fn)(void *ctx, const adcp_repin_item *item);
+
+/* Re-pins binding_id's chunk locators (dry_run: changes nothing, reports what
+ * it would do). Each record is changed in its own transaction under the
+ * per-object lock and the account lock, compare-and-set on the old version;
+ * the row set's row_location_version advances. fn (may be NULL) sees every
+ * locator. Errors: STATE_UNAVAILABLE (not configured here), NOT_FOUND (not
+ * registered), UNSAFE_BINDING (identity or namespace differ), INVALID_INPUT
+ * (postgres, or a provider without head), provider and storage failures. */
+int adcp_ledger_repin_binding(adcp_repin_report *out, adcp_ledger *l, const char *binding_id, int dry_run,
+                              adcp_repin_item_fn fn, void *ctx, adcp_error *err);
 
 /* Input of the host's per-row-set binding selection (spec 02 §5.4). */
 typedef struct adcp_ledger_select_input {

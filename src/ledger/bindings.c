@@ -6,7 +6,9 @@
  * A binding is usable only when this handle configured it (provider client +
  * location + prefix + key template) and the stored row carries the identity
  * digest we compute from that configuration. Writes and deletes additionally
- * need the stored namespace_key to equal this installation's. */
+ * need the stored namespace_key to equal this installation's (object
+ * bindings only: the postgres binding holds no objects, see ledger.c).
+ * Listing and state lookups are read-only. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,16 @@ static int check_binding_id(const char *id, adcp_error *err) {
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding ID must match ^[A-Za-z0-9_.:-]{1,128}$");
   }
   return 0;
+}
+
+int adcp_ledger_credential_ref_is_valid(const char *ref) {
+  size_t n = ref ? strlen(ref) : 0;
+  if (n < 1 || n > 128) return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)ref[i];
+    if (!isalnum(c) && !strchr("_.:/-", c)) return 0;
+  }
+  return 1;
 }
 
 /* Location as a canonical "k=v\x1f" list, keys sorted, so equal stores compare equal. */
@@ -75,8 +87,11 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
   if ((rc = adcp_object_validate_location(cfg->client, cfg->location, cfg->n_location, err))) return rc;
   if (cfg->compression != ADCP_OBJECT_COMPRESSION_NONE && cfg->compression != ADCP_OBJECT_COMPRESSION_GZIP)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: compression must be none or gzip", cfg->id);
-  if (cfg->credential_ref && check_binding_id(cfg->credential_ref, err))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: bad credential reference", cfg->id);
+  if (cfg->credential_ref && !adcp_ledger_credential_ref_is_valid(cfg->credential_ref))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "binding %s: credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ "
+                          "(never a secret)",
+                          cfg->id);
 
   /* Two bindings over one store and overlapping prefixes would let one
    * binding's sweep delete an object the other adopted (adoptions are recorded
@@ -143,7 +158,7 @@ void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, 
 }
 
 /* Reads the stored row: *found, identity and namespace checks. */
-static int check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
+int ledger_binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(b->id);
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
@@ -161,7 +176,11 @@ static int check_stored(adcp_ledger *l, ledger_binding *b, int *found, char stat
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: identity differs from its definition", b->id);
     else if (strcmp(adcp_sql_get_text(r, 3, NULL), l->ns_key))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
-                          "binding %s belongs to another installation (namespace_key differs); refused", b->id);
+                          "binding %s was registered under another deployment namespace (or another installation): "
+                          "its namespace_key differs from this process's; refused. Configure the namespace it was "
+                          "registered under, or register new binding IDs (see docs/objects.md, \"Changing the "
+                          "deployment namespace\")",
+                          b->id);
     if (state) snprintf(state, 16, "%s", adcp_sql_get_text(r, 4, NULL));
   }
   adcp_sql_rows_free(r);
@@ -176,7 +195,7 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id ? id : "");
   int found = 0;
   /* A stored row that is not ours is refused before we touch the store. */
-  if ((rc = check_stored(l, b, &found, NULL, err))) return rc;
+  if ((rc = ledger_binding_check_stored(l, b, &found, NULL, err))) return rc;
   if (!found) {
     adcp_object_ctx ctx = {adcp_object_now_ms() + 30000, NULL};
     if ((rc = adcp_object_probe(b->client, &ctx, err))) return rc;
@@ -189,7 +208,7 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
                        "ON CONFLICT (row_binding_id) DO NOTHING",
                        p, 6, err);
     if (rc) return rc;
-    if ((rc = check_stored(l, b, &found, NULL, err))) return rc;
+    if ((rc = ledger_binding_check_stored(l, b, &found, NULL, err))) return rc;
     if (!found) return adcp_error_set(err, ADCP_ESTORAGE, "binding %s could not be registered", b->id);
   }
   b->registered = 1;
@@ -205,7 +224,7 @@ int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *i
   /* State is mutable: re-read it on every write. */
   char state[16] = "";
   int found = 0;
-  if ((rc = check_stored(l, b, &found, state, err))) return rc;
+  if ((rc = ledger_binding_check_stored(l, b, &found, state, err))) return rc;
   if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s vanished", id);
   if (strcmp(state, "active"))
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is %s: new row sets go only to active bindings", id,
@@ -218,7 +237,9 @@ int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *i
 
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err) {
   *out = NULL, *count = 0;
-  int rc = ledger_register_binding(l, err);
+  /* Read-only: the namespace key is a SELECT; nothing is registered here
+   * (a read-only database must list too). */
+  int rc = ledger_namespace_key(l, err);
   if (rc) return rc;
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, l->conn,
@@ -252,6 +273,7 @@ int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledge
     if (!strcmp(it->kind, "postgres")) {
       it->configured = !strcmp(it->id, ADCP_LEDGER_POSTGRES_BINDING);
       it->identity_matches = it->configured;
+      it->namespace_matches = 1; /* the postgres kind does not depend on the namespace */
     } else {
       ledger_binding *b = ledger_binding_find(l, it->id);
       it->configured = b != NULL;
@@ -259,6 +281,28 @@ int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledge
     }
   }
   adcp_sql_rows_free(r);
+  /* Not registered yet (nothing written so far): show the implicit binding. */
+  int has_pg = 0;
+  for (size_t i = 0; rc >= 0 && i < n; i++) has_pg |= !strcmp(items[i].id, ADCP_LEDGER_POSTGRES_BINDING);
+  if (rc >= 0 && !has_pg) {
+    adcp_binding_info *g = realloc(items, (n + 1) * sizeof *g);
+    if (!g) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    else {
+      items = g;
+      size_t at = 0;
+      while (at < n && strcmp(items[at].id, ADCP_LEDGER_POSTGRES_BINDING) < 0) at++;
+      memmove(&items[at + 1], &items[at], (n - at) * sizeof *items);
+      adcp_binding_info *it = &items[at];
+      memset(it, 0, sizeof *it);
+      snprintf(it->id, sizeof it->id, "%s", ADCP_LEDGER_POSTGRES_BINDING);
+      snprintf(it->kind, sizeof it->kind, "postgres");
+      snprintf(it->provider, sizeof it->provider, "postgres");
+      snprintf(it->state, sizeof it->state, "active");
+      snprintf(it->operational_config, sizeof it->operational_config, "{}");
+      it->configured = it->identity_matches = it->namespace_matches = 1;
+      n++;
+    }
+  }
   if (rc < 0) {
     free(items);
     return rc;
@@ -294,4 +338,11 @@ int adcp_ledger_set_binding_state(adcp_ledger *l, const char *id, const char *st
                              q, 3, err);
   if (!rc && changed != 1) rc = adcp_error_set(err, ADCP_ECONFLICT, "binding %s changed state concurrently; retry", id);
   return rc;
+}
+
+int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const char *id, adcp_error *err) {
+  state[0] = '\0';
+  adcp_sql_param p = adcp_sql_text(id ? id : "");
+  return adcp_sql_query_text(state, 16, found, l->conn,
+                             "SELECT state FROM adcp_reporting_row_bindings WHERE row_binding_id = $1", &p, 1, err);
 }

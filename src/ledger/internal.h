@@ -85,6 +85,9 @@ ledger_binding *ledger_binding_find(adcp_ledger *l, const char *id);
 /* A binding usable for new row sets: configured, registered (identity and
  * namespace checked against the DB row), state active. */
 int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err);
+/* Reads binding b's stored row: *found, and UNSAFE_BINDING when its identity
+ * or namespace_key is not this handle's; state (may be NULL) gets its state. */
+int ledger_binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);
 /* Account lock inside an open transaction (JS key, 5 s bound). */
 int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err);
 /* SQL text for "now" on this dialect: clock_timestamp() / adcp_now(). */

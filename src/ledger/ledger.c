@@ -229,17 +229,20 @@ int ledger_register_binding(adcp_ledger *l, adcp_error *err) {
   if (rc) return rc;
   adcp_sql_rows *r;
   if ((rc = adcp_sql_query(&r, l->conn,
-                           "SELECT kind, identity_sha256, namespace_key FROM adcp_reporting_row_bindings "
+                           "SELECT kind, identity_sha256 FROM adcp_reporting_row_bindings "
                            "WHERE row_binding_id = 'postgres'",
                            NULL, 0, err)))
     return rc;
   rc = adcp_sql_next(r, err);
   if (rc == 1) {
     rc = 0;
+    /* The namespace_key column is not compared: the postgres kind stores no
+     * objects and renders no keys, so the deployment namespace protects
+     * nothing there, and a database used under two namespaces must keep
+     * working (docs/objects.md, "Changing the deployment namespace"). The
+     * column keeps the key of the process that inserted the row, as JS does. */
     if (strcmp(adcp_sql_get_text(r, 0, NULL), "postgres") || strcmp(adcp_sql_get_text(r, 1, NULL), identity))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding postgres: identity differs from its definition");
-    else if (strcmp(adcp_sql_get_text(r, 2, NULL), ns_key))
-      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding postgres belongs to another installation");
   } else if (rc == 0) {
     rc = adcp_error_set(err, ADCP_ESTORAGE, "binding postgres could not be registered");
   }
