@@ -241,16 +241,30 @@ static int dir_within(const char *a, const char *b) {
   return !strncmp(a, b, nb) && (a[nb] == '\0' || a[nb] == '/');
 }
 
+/* "0640"-style octal text (3 or 4 digits); the provider refuses unsafe modes. */
+static int parse_mode(unsigned int *out, const char *s) {
+  size_t n = strlen(s);
+  if (n < 3 || n > 4) return -1;
+  unsigned int v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '7') return -1;
+    v = v * 8 + (unsigned int)(s[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
 static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   adcp_cli_config *c = p->c;
   char where[32];
   snprintf(where, sizeof where, "bindings[%zu]", idx);
   if (adcp_json_at(p->d, b)->type != ADCP_JSON_OBJECT) return refuse_at(p, b, "%s must be an object", where);
   static const char *const keys[] = {"id",     "kind",        "provider",    "location",      "root_dir",
-                                     "prefix", "keyTemplate", "compression", "credentialRef", NULL};
+                                     "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
+                                     "dir_mode",    NULL};
   int rc = known_keys(p, b, where, keys);
   const char *id = NULL, *kind = NULL, *prov = NULL, *prefix = NULL, *tmpl = NULL, *comp = NULL, *rootdir = NULL,
-             *cred = NULL, *root = NULL;
+             *cred = NULL, *root = NULL, *fmode = NULL, *dmode = NULL;
   uint32_t loc = 0;
   if (!rc) rc = get_str(p, b, "id", where, &id);
   if (!rc) rc = get_str(p, b, "kind", where, &kind);
@@ -260,6 +274,8 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (!rc) rc = get_str(p, b, "compression", where, &comp);
   if (!rc) rc = get_str(p, b, "root_dir", where, &rootdir);
   if (!rc) rc = get_str(p, b, "credentialRef", where, &cred);
+  if (!rc) rc = get_str(p, b, "file_mode", where, &fmode);
+  if (!rc) rc = get_str(p, b, "dir_mode", where, &dmode);
   if (!rc) rc = get_typed(p, b, "location", where, ADCP_JSON_OBJECT, &loc);
   if (rc) return rc;
   if (!id || !prov || !prefix) return refuse_at(p, b, "%s needs id, provider and prefix", where);
@@ -282,6 +298,11 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
                      "host-injected client, never a secret)", where);
   for (size_t i = 0; i < c->n_bindings; i++)
     if (!strcmp(c->bindings[i].id, id)) return refuse_at(p, b, "%s: binding %s is configured twice", where, id);
+  unsigned int file_mode = 0, dir_mode = 0; /* 0: owner-only (0600 / 0700) */
+  if (fmode && parse_mode(&file_mode, fmode))
+    return refuse_at(p, adcp_json_get(p->d, b, "file_mode"), "%s.file_mode must be an octal mode such as \"0640\"", where);
+  if (dmode && parse_mode(&dir_mode, dmode))
+    return refuse_at(p, adcp_json_get(p->d, b, "dir_mode"), "%s.dir_mode must be an octal mode such as \"0750\"", where);
   int compression = ADCP_OBJECT_COMPRESSION_GZIP; /* the JS default */
   if (comp && adcp_object_compression_parse(&compression, comp, p->err))
     return refuse_at(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
@@ -306,7 +327,11 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   size_t i = c->n_bindings;
   if (!(c->real_roots[i] = strdup(real))) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   adcp_fs_provider_options po = {root, prefix, 1, 0, NULL, NULL};
-  if ((rc = adcp_fs_provider_new(&c->providers[i], abs, &po, p->err))) {
+  if ((rc = adcp_fs_provider_new(&c->providers[i], abs, &po, p->err)) ||
+      ((file_mode || dir_mode) &&
+       (rc = adcp_fs_provider_set_modes(c->providers[i], file_mode, dir_mode, p->err)))) {
+    if (rc && c->providers[i]) adcp_object_provider_free(c->providers[i]), c->providers[i] = NULL;
+    if (rc == ADCP_EINVALID_INPUT) rc = refuse_at(p, b, "%s: %s", where, p->err->message);
     free(c->real_roots[i]);
     c->real_roots[i] = NULL;
     return rc;

@@ -235,6 +235,15 @@ static void config_refusals(void **state) {
        "\"prefix\":\"rows\"},{\"id\":\"fs2\",\"provider\":\"filesystem\",\"location\":{\"root\":\"c\"},\"root_dir\":"
        "\"bk/inner\",\"prefix\":\"other\"}]}",
        "one lies inside the other"},
+      {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
+       "\"prefix\":\"rows\",\"file_mode\":\"rw-r\"}]}",
+       "bindings[0].file_mode must be an octal mode"},
+      {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
+       "\"prefix\":\"rows\",\"dir_mode\":\"0777\"}]}",
+       "bindings[0]: "},
+      {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
+       "\"prefix\":\"rows\",\"file_mode\":640}]}",
+       "bindings[0].file_mode must be a string"},
       {"{\"bindings\":[", "not valid JSON"},
       {"[]", "must be a JSON object"},
   };
@@ -307,6 +316,30 @@ static void config_refusals(void **state) {
   adcp_json_doc_init(&d);
   one_json(&e, &d);
   adcp_json_doc_free(&d);
+  /* file_mode / dir_mode reach the provider: objects and directories get exactly those modes */
+  snprintf(p, sizeof p, "%s/mk", e.dir);
+  assert_int_equal(mkdir(p, 0700), 0);
+  snprintf(text, sizeof text,
+           "{\"bindings\":[{\"id\":\"fs2\",\"provider\":\"filesystem\",\"location\":{\"root\":\"m\"},\"root_dir\":"
+           "\"mk\",\"prefix\":\"rows\",\"file_mode\":\"0640\",\"dir_mode\":\"0750\"}]}");
+  write_cfg(&e, text);
+  snprintf(commit_args, sizeof commit_args, COMMIT("ob2", "rm") "--binding fs2 '%s'", e.rows);
+  EXPECT(&e, 1, commit_args, 0);
+  {
+    char cmd[3000];
+    adcp_buf modes;
+    adcp_buf_init(&modes);
+    snprintf(cmd, sizeof cmd, "find '%s/mk/rows' -name '*.jsonl*' -type f -printf '%%m\\n' | sort -u", e.dir);
+    assert_int_equal(tu_run(cmd, NULL, 0, &modes), 0);
+    adcp_buf_cstr(&modes);
+    assert_string_equal((char *)modes.data, "640\n");
+    adcp_buf_reset(&modes);
+    snprintf(cmd, sizeof cmd, "find '%s/mk/rows' -mindepth 1 -type d ! -name '.adcp~*' -printf '%%m\\n' | sort -u", e.dir);
+    assert_int_equal(tu_run(cmd, NULL, 0, &modes), 0);
+    adcp_buf_cstr(&modes);
+    assert_string_equal((char *)modes.data, "750\n");
+    adcp_buf_free(&modes);
+  }
   cenv_close(&e);
 }
 
