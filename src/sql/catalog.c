@@ -8,7 +8,11 @@
  * migrations produce on the same server (a scratch schema in a rolled-back
  * transaction on PostgreSQL, a private in-memory database on SQLite), so it
  * follows the server's own rendering of definitions across major versions.
- * Extra objects in the live schema are ignored. */
+ * Extra objects in the live schema are ignored. A constraint counts as
+ * disabled when it is NOT VALID or when one of the internal triggers that
+ * enforce it (foreign keys) is disabled, which ALTER TABLE ... DISABLE
+ * TRIGGER ALL or naming the RI_ConstraintTrigger does without touching the
+ * constraint itself. */
 #include "sql/sql_internal.h"
 
 #include <stdio.h>
@@ -138,7 +142,9 @@ static const char PG_COLUMNS[] =
     "WHERE " PG_OURS "AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2";
 static const char PG_CONSTRAINTS[] =
     "SELECT c.relname, k.conname, k.contype::text, " PG_STRIP("pg_get_constraintdef(k.oid)") ", k.convalidated, "
-    "k.condeferrable, k.condeferred, k.convalidated FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid " PG_NS
+    "k.condeferrable, k.condeferred, (k.convalidated AND NOT EXISTS (SELECT 1 FROM pg_trigger t "
+    "WHERE t.tgconstraint = k.oid AND t.tgenabled IN ('D', 'R'))) "
+    "FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid " PG_NS
     "WHERE " PG_OURS "ORDER BY 1, 2";
 static const char PG_INDEXES[] =
     "SELECT c.relname, i.relname, x.indisunique, x.indisvalid, x.indisready, x.indislive, "
