@@ -15,7 +15,7 @@
 
 static const char check_help[] =
     "usage: adcp-ledger [--db URL] check [--json]\n\n"
-    "Checks the database against this build, read-only:\n"
+    "Checks the database against this build; changes neither schema nor data:\n"
     "  schema     the migration history matches the embedded migrations\n"
     "  drift      the catalog audit: every table, column, constraint, index, trigger and\n"
     "             function the migrations create exists, unchanged and enabled (a disabled\n"
@@ -24,16 +24,19 @@ static const char check_help[] =
     "  integrity  SQLite: PRAGMA integrity_check and foreign_key_check through this\n"
     "             program's connection (the plain sqlite3 shell fails on the schema's\n"
     "             adcp_sha256_hex() CHECK); PostgreSQL: session_replication_role is\n"
-    "             'origin' and every foreign key holds\n\n"
+    "             'origin', every foreign key holds, and a probe (rows inserted and updated\n"
+    "             inside a transaction that is always rolled back) shows the row-storage\n"
+    "             immutability triggers still refuse forbidden updates\n\n"
     "Text output: 'schema up to date' or 'schema behind', then one 'drift PROBLEM OBJECT'\n"
     "line per drifted object (or 'drift none'), then 'integrity ok' or one\n"
     "'integrity PROBLEM' line each. --json prints one document:\n"
     "  {\"ok\":BOOL,\"schema\":{\"state\":\"up_to_date\"|\"behind\",\"message\":STR|null},\n"
     "   \"drift\":[{\"object\":STR,\"problem\":\"missing\"|\"changed\"|\"disabled\"}]|null,\n"
-    "   \"integrity\":{\"checks\":[STR],\"problems\":[STR],\"truncated\":BOOL}}\n"
-    "(drift is null when the schema is behind: run 'adcp-ledger migrate' first).\n"
+    "   \"integrity\":{\"checks\":[STR],\"problems\":[STR],\"truncated\":BOOL}|null}\n"
+    "(drift and integrity are null when the schema is behind: run 'adcp-ledger migrate').\n"
     "On PostgreSQL the audit builds the expected catalog in a scratch schema inside a\n"
-    "transaction it rolls back, so the role needs CREATE on the database.\n"
+    "transaction it rolls back, so the role needs CREATE on the database (and INSERT and\n"
+    "UPDATE on the adcp_* tables for the probe).\n"
     "See docs/operations.md.\n\n"
     "exit status: 0 clean; 1 usage; 4 schema behind, drift or an integrity problem\n"
     "             (SCHEMA_UNREADY, REPORTING_SCHEMA_BEHIND) or a database error.\n";
@@ -89,9 +92,9 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_storage_close(s);
     return fail_json(json, &schema_err);
   }
-  /* 3: engine integrity (meaningful even when the schema is behind). */
+  /* 3: engine integrity (needs the schema the build expects: skipped when behind). */
   adcp_sql_integrity_report *integ = NULL;
-  if (adcp_sql_integrity_check(&integ, adcp_storage_sql(s), &err)) {
+  if (!behind && adcp_sql_integrity_check(&integ, adcp_storage_sql(s), &err)) {
     adcp_catalog_report_free(drift);
     adcp_storage_close(s);
     return fail_json(json, &err);
@@ -99,7 +102,8 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_storage_close(s);
 
   size_t ndrift = drift ? drift->count : 0;
-  int ok = !behind && !ndrift && !integ->count;
+  size_t nbad = integ ? integ->count : 0;
+  int ok = !behind && !ndrift && !nbad;
   adcp_buf b;
   adcp_buf_init(&b);
   if (json) {
@@ -119,30 +123,36 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
       }
       adcp_buf_append_byte(&b, ']');
     }
-    adcp_buf_append_str(&b, ",\"integrity\":{\"checks\":[");
-    const char *c = integ->checks;
-    for (int first = 1; *c; first = 0) {
-      const char *e = strchr(c, ',');
-      size_t n = e ? (size_t)(e - c) : strlen(c);
-      if (!first) adcp_buf_append_byte(&b, ',');
-      adcp_jcs_write_string(&b, c, n);
-      c += n + (e ? 1 : 0);
+    adcp_buf_append_str(&b, ",\"integrity\":");
+    if (!integ) {
+      adcp_buf_append_str(&b, "null}\n");
+    } else {
+      adcp_buf_append_str(&b, "{\"checks\":[");
+      const char *c = integ->checks;
+      for (int first = 1; *c; first = 0) {
+        const char *e = strchr(c, ',');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (!first) adcp_buf_append_byte(&b, ',');
+        adcp_jcs_write_string(&b, c, n);
+        c += n + (e ? 1 : 0);
+      }
+      adcp_buf_append_str(&b, "],\"problems\":[");
+      for (size_t i = 0; i < integ->count; i++) {
+        if (i) adcp_buf_append_byte(&b, ',');
+        jstr(&b, integ->problems[i]);
+      }
+      adcp_buf_printf(&b, "],\"truncated\":%s}}\n", integ->truncated ? "true" : "false");
     }
-    adcp_buf_append_str(&b, "],\"problems\":[");
-    for (size_t i = 0; i < integ->count; i++) {
-      if (i) adcp_buf_append_byte(&b, ',');
-      jstr(&b, integ->problems[i]);
-    }
-    adcp_buf_printf(&b, "],\"truncated\":%s}}\n", integ->truncated ? "true" : "false");
   } else {
     adcp_buf_printf(&b, "schema %s\n", behind ? "behind" : "up to date");
     if (!drift) adcp_buf_append_str(&b, "drift not checked (schema behind: run adcp-ledger migrate)\n");
     else if (!ndrift) adcp_buf_append_str(&b, "drift none\n");
     for (size_t i = 0; i < ndrift; i++)
       adcp_buf_printf(&b, "drift %s %s\n", drift->drift[i].problem, drift->drift[i].key);
-    if (!integ->count) adcp_buf_printf(&b, "integrity ok (%s)\n", integ->checks);
-    for (size_t i = 0; i < integ->count; i++) adcp_buf_printf(&b, "integrity %s\n", integ->problems[i]);
-    if (integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
+    if (!integ) adcp_buf_append_str(&b, "integrity not checked (schema behind)\n");
+    else if (!nbad) adcp_buf_printf(&b, "integrity ok (%s)\n", integ->checks);
+    for (size_t i = 0; i < nbad; i++) adcp_buf_printf(&b, "integrity %s\n", integ->problems[i]);
+    if (integ && integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
   }
   fwrite(b.data, 1, b.len, stdout);
   adcp_buf_free(&b);
@@ -154,8 +164,8 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
       fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu drifted schema object%s (listed on stdout)\n", ndrift,
               ndrift > 1 ? "s" : "");
     else
-      fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu integrity problem%s (listed on stdout)\n", integ->count,
-              integ->count > 1 ? "s" : "");
+      fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu integrity problem%s (listed on stdout)\n", nbad,
+              nbad > 1 ? "s" : "");
   }
   adcp_catalog_report_free(drift);
   adcp_sql_integrity_report_free(integ);

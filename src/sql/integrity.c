@@ -8,8 +8,13 @@
  * ("unknown function"); here it can.
  * PostgreSQL: session_replication_role must be 'origin' (under 'replica',
  * set for a role or database, ordinary triggers and foreign keys do not
- * fire), and every single-column foreign key of an adcp_* table must hold
- * (an editor may have disabled its internal triggers and re-enabled them). */
+ * fire), every single-column foreign key of an adcp_* table must hold
+ * (an editor may have disabled its internal triggers and re-enabled them),
+ * and the row-storage immutability triggers must really refuse: the catalog
+ * audit cannot fingerprint the body of adcp_reporting_row_storage_immutable()
+ * (the official SDKs create it with their own body), so a probe inserts one
+ * row per guarded table inside a transaction it always rolls back and tries
+ * a forbidden UPDATE on each. */
 #include "sql/sql_internal.h"
 
 #include <stdio.h>
@@ -85,6 +90,8 @@ typedef struct fk {
   char name[64], table[64], column[64], ref_table[64], ref_column[64];
 } fk;
 
+static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adcp_error *err);
+
 static int postgres_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adcp_error *err) {
   char role[32], line[512];
   int found = 0;
@@ -132,7 +139,79 @@ static int postgres_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adc
     }
   }
   free(fks);
-  return rc < 0 ? rc : 0;
+  if (rc < 0) return rc;
+  return immutability_probe(rep, c, err);
+}
+
+/* The probe's forbidden updates: each must fail with check_violation. */
+static const struct {
+  const char *what, *sql;
+} PROBES[] = {
+    {"adcp_reporting_row_bindings.identity_sha256",
+     "UPDATE adcp_reporting_row_bindings SET identity_sha256 = $2 WHERE row_binding_id = $1"},
+    {"adcp_reporting_row_sets.content_sha256", "UPDATE adcp_reporting_row_sets SET content_sha256 = $2 WHERE row_set_id = $1"},
+    {"adcp_reporting_row_chunks.sha256", "UPDATE adcp_reporting_row_chunks SET sha256 = $2 WHERE row_set_id = $1"},
+    {"adcp_reporting_chunk_bodies.recorded_at",
+     "UPDATE adcp_reporting_chunk_bodies SET recorded_at = recorded_at WHERE account_id = $1"},
+};
+
+static const char *PROBE_SETUP[] = {
+    "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
+    "period_start, period_end) VALUES ($1, $1, $1, 0, '2000-01-01T00:00:00Z', '2000-01-02T00:00:00Z')",
+    "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, identity_sha256, "
+    "namespace_key) VALUES ($1, 'object', 'probe', '{}', $2, $2)",
+    "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, encoding, "
+    "digest_profile, content_sha256, canonical_byte_count, row_count, row_manifest_sha256, chunk_count, "
+    "row_binding_id) VALUES ($1, 'revision', $1, $1, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $2, 1, 1, "
+    "$2, 1, $1)",
+    "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, first_ordinal, "
+    "row_count, byte_count, sha256, segments) VALUES ($1, 0, $1, $1, 0, 1, 1, $2, '[]')",
+    "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
+    "VALUES ($1, $1, encode(sha256('\\x0a'::bytea), 'hex'), '\\x0a'::bytea)",
+};
+
+static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adcp_error *err) {
+  static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+  static const char effs[] = "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff";
+  if (adcp_sql_in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "probe: run outside any transaction");
+  int rc = adcp_sql_begin(c, 0, err);
+  char id[64];
+  int found = 0;
+  if (!rc)
+    rc = adcp_sql_query_text(id, sizeof id, &found, c,
+                             "SELECT 'adcp-check-probe-' || md5(random()::text || clock_timestamp()::text)", NULL, 0,
+                             err);
+  adcp_sql_param setup[2] = {adcp_sql_text(id), adcp_sql_text(zeros)};
+  adcp_sql_param p[2] = {adcp_sql_text(id), adcp_sql_text(effs)};
+  for (size_t i = 0; !rc && i < sizeof PROBE_SETUP / sizeof PROBE_SETUP[0]; i++)
+    rc = adcp_sql_exec(c, PROBE_SETUP[i], setup, strstr(PROBE_SETUP[i], "$2") ? 2 : 1, err);
+  if (rc) {
+    char m[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(m, sizeof m, "%s", err ? err->message : "");
+    adcp_sql_rollback(c, NULL);
+    return adcp_error_set(err, rc, "immutability probe could not set up its rows (needs INSERT; always rolled "
+                          "back): %.150s", m);
+  }
+  for (size_t i = 0; !rc && i < sizeof PROBES / sizeof PROBES[0]; i++) {
+    if ((rc = adcp_sql_savepoint(c, "adcp_probe", err))) break;
+    adcp_error e = {0};
+    int64_t changed = 0;
+    int urc = adcp_sql_exec_changes(&changed, c, PROBES[i].sql, p, strstr(PROBES[i].sql, "$2") ? 2 : 1, &e);
+    adcp_sql_failure why = adcp_sql_last_failure(c);
+    if ((rc = adcp_sql_rollback_to(c, "adcp_probe", err))) break;
+    char line[300];
+    if (!urc && changed > 0)
+      snprintf(line, sizeof line, "immutability probe: an UPDATE of %s was not refused (trigger function "
+               "adcp_reporting_row_storage_immutable or its trigger does not guard it)", PROBES[i].what);
+    else if (urc && why != ADCP_SQL_FAIL_CHECK)
+      snprintf(line, sizeof line, "immutability probe: an UPDATE of %s failed other than with check_violation: "
+               "%.120s", PROBES[i].what, e.message);
+    else
+      continue;
+    rc = push(rep, line, err);
+  }
+  adcp_sql_rollback(c, NULL);
+  return rc;
 }
 
 int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *c, adcp_error *err) {
@@ -140,7 +219,7 @@ int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *c, 
   adcp_sql_integrity_report *rep = calloc(1, sizeof *rep);
   if (!rep) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
-  rep->checks = pg ? "session_replication_role,foreign_keys" : "integrity_check,foreign_key_check";
+  rep->checks = pg ? "session_replication_role,foreign_keys,immutability_probe" : "integrity_check,foreign_key_check";
   int rc = pg ? postgres_checks(rep, c, err) : sqlite_checks(rep, c, err);
   if (rc) {
     adcp_sql_integrity_report_free(rep);

@@ -5,8 +5,9 @@
  * (adcp_storage_check_ready) return SCHEMA_UNREADY naming the object, and the
  * real `adcp-ledger check` exit 4 naming it in text and in its one JSON
  * document. Integrity: a CHECK-violating chunk body and a dangling foreign key
- * on SQLite, session_replication_role = replica and a dangling foreign key on
- * PostgreSQL. Plus the command's contract: --help, clean exit 0, usage errors,
+ * on SQLite; on PostgreSQL a dangling foreign key, a trigger function whose
+ * body lets updates through (the immutability probe) and
+ * session_replication_role = replica. Plus the command's contract: --help, clean exit 0, usage errors,
  * a missing SQLite file (not created), a schema that is behind. */
 #include <sys/stat.h>
 
@@ -217,6 +218,26 @@ static void integrity_problems_are_reported(void **state) {
                                  "adcp_reporting_row_chunks name a missing adcp_reporting_row_sets row");
     OK(adcp_sql_exec_script(c, "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'ghost'", &err));
     expect_clean(&x, s);
+    /* The shared trigger function's body is not fingerprinted (the SDKs bring
+     * their own): a body that lets updates through is caught by the probe. */
+    OK(adcp_sql_exec_script(c,
+                            "CREATE OR REPLACE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger "
+                            "LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END; $$",
+                            &err));
+    OK(adcp_storage_check_ready(NULL, s, &err)); /* the catalog alone cannot see it */
+    expect_integrity_problem(&x, "immutability probe: an UPDATE of adcp_reporting_row_sets.content_sha256 was not "
+                                 "refused");
+    assert_non_null(strstr(txt(&x.out), "adcp_reporting_chunk_bodies.recorded_at was not refused"));
+    /* The probe's rows were rolled back. */
+    char n[16];
+    int found = 0;
+    OK(adcp_sql_query_text(n, sizeof n, &found, c,
+                           "SELECT count(*) FROM adcp_reporting_obligations WHERE obligation_id LIKE 'adcp-check-probe-%'",
+                           NULL, 0, &err));
+    assert_string_equal(n, "0");
+    OK(adcp_sql_exec_script(c, "DROP FUNCTION adcp_reporting_row_storage_immutable() CASCADE", &err));
+    OK(adcp_sql_exec_script(c, adcp_storage_migrations(s)->items[1].text, &err)); /* 0002 recreates it */
+    expect_clean(&x, s);
     /* Triggers and foreign keys switched off for every new session of this database. */
     char sql[200];
     snprintf(sql, sizeof sql, "ALTER DATABASE %s SET session_replication_role = replica", f->dbname);
@@ -284,6 +305,8 @@ static void check_command_contract(void **state) {
   uint32_t d = adcp_json_get(&doc, 0, "drift");
   assert_true(d && adcp_json_at(&doc, d)->type == ADCP_JSON_NULL);
   assert_true(adcp_json_str_eq(&doc, adcp_json_get(&doc, adcp_json_get(&doc, 0, "schema"), "state"), "behind"));
+  uint32_t ig = adcp_json_get(&doc, 0, "integrity");
+  assert_true(ig && adcp_json_at(&doc, ig)->type == ADCP_JSON_NULL);
   adcp_json_doc_free(&doc);
   OK(adcp_storage_migrate(NULL, s, NULL, &err));
   expect_clean(&x, s);
