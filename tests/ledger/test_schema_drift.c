@@ -1,7 +1,7 @@
 /* tests/ledger/test_schema_drift.c — schema drift and engine integrity, on
  * SQLite and PostgreSQL: each drift an editor can make (dropped trigger,
  * disabled trigger, dropped CHECK, dropped index, changed column, foreign-key
- * triggers disabled behind the constraint's back) makes the catalog audit
+ * triggers disabled behind the constraint's back, row-level security enabled) makes the catalog audit
  * (adcp_storage_check_ready) return SCHEMA_UNREADY naming the object, and the
  * real `adcp-ledger check` exit 4 naming it in text and in its one JSON
  * document. Integrity: a CHECK-violating chunk body and a dangling foreign key
@@ -172,6 +172,9 @@ static void drift_is_named_by_audit_and_check(void **state) {
     snprintf(sql, sizeof sql, "ALTER TABLE adcp_reporting_row_sets DISABLE TRIGGER \"%s\"", trig);
     RUN(sql);
     expect_drift(&x, s, "constraint:adcp_reporting_row_sets.adcp_reporting_row_sets_obligation_id_fkey", "disabled");
+    /* Row-level security could hide revisions from the role that verifies. */
+    RUN("ALTER TABLE adcp_reporting_revisions ENABLE ROW LEVEL SECURITY");
+    expect_drift(&x, s, "table:adcp_reporting_revisions", "changed");
   } else {
     /* SQLite drops a CHECK by rebuilding the table without it. */
     RUN("CREATE TABLE adcp_body_copy (account_id TEXT NOT NULL, obligation_id TEXT NOT NULL, sha256 TEXT NOT NULL, "
