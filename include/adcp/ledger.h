@@ -236,6 +236,22 @@ int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const ch
  * REFERENCE_NOT_FOUND (no disclosure); 0 → 0; others unchanged. */
 int adcp_ledger_buyer_code(int operator_code);
 
+/* Header invariants of one revision (docs/ledger.md "What verify checks"):
+ * finality and binding_algorithm values; the obligation exists, has the same
+ * account and a valid period; its revision numbers are exactly 1..k; revision
+ * 1 supersedes nothing and revision n supersedes revision n-1 of the same
+ * obligation, with no fork; at most one official and nothing after it;
+ * rows_shared_from names an earlier revision of the same obligation and
+ * account with the same row manifest digest and row count; the row set exists
+ * with kind revision, the known encoding, the header's sharing, an existing
+ * binding and as many chunk records as chunk_count. One SELECT (one snapshot).
+ * adcp_ledger_verify_revision runs it first, so full reads and verify get it;
+ * paged reads do not. account_id NULL = operator check across accounts.
+ * Errors: REFERENCE_NOT_FOUND; ROWS_INTEGRITY_FAILED whose message starts with
+ * "header invariant(s) broken:" and lists every broken one; STORAGE. */
+int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id,
+                                       adcp_error *err);
+
 /* ---- host reads (spec 03 §9) -------------------------------------------------------- */
 
 /* The obligation's current revision (the highest revision_number: official is

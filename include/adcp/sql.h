@@ -341,6 +341,21 @@ int adcp_catalog_compare(adcp_catalog_report **out, const adcp_catalog *expected
                          const adcp_catalog *actual, adcp_error *err);
 void adcp_catalog_report_free(adcp_catalog_report *r);
 
+/* Engine-level integrity through this connection (so SQLite's CHECKs that call
+ * the registered adcp_sha256_hex() can be evaluated, which the plain sqlite3
+ * shell cannot). SQLite: PRAGMA integrity_check + PRAGMA foreign_key_check.
+ * PostgreSQL: session_replication_role is 'origin' (else triggers and foreign
+ * keys do not fire) and every single-column foreign key of an adcp_* table
+ * holds. Read-only; reads every table on SQLite (cost grows with the file). */
+typedef struct adcp_sql_integrity_report {
+  const char *checks;     /* what ran, comma separated (static) */
+  char **problems;        /* one line each, at most 100 */
+  size_t count;           /* 0 = clean */
+  int truncated;          /* more problems than listed */
+} adcp_sql_integrity_report;
+int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *conn, adcp_error *err);
+void adcp_sql_integrity_report_free(adcp_sql_integrity_report *r);
+
 #ifdef __cplusplus
 }
 #endif

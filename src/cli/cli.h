@@ -43,6 +43,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_check.c */
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */

@@ -19,6 +19,7 @@ static const adcp_cli_command commands[] = {
     {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify},
     {"binding", "register, list or retire object bindings (add|list|retire)", adcp_cli_binding},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep},
+    {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check},
 };
 
 static void usage(FILE *f) {

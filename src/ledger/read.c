@@ -290,6 +290,9 @@ static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, voi
 
 int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const char *revision_id,
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
+  /* Header invariants first (verify_header.c): one SELECT, before any byte. */
+  int hrc = adcp_ledger_verify_revision_header(l, account_id, revision_id, err);
+  if (hrc) return hrc;
   for (int attempt = 0;; attempt++) {
     opened o;
     int rc = open_rowset(&o, l, account_id, revision_id, err);

@@ -8,7 +8,11 @@
  * migrations produce on the same server (a scratch schema in a rolled-back
  * transaction on PostgreSQL, a private in-memory database on SQLite), so it
  * follows the server's own rendering of definitions across major versions.
- * Extra objects in the live schema are ignored. */
+ * Extra objects in the live schema are ignored. A constraint counts as
+ * disabled when it is NOT VALID or when one of the internal triggers that
+ * enforce it (foreign keys) is disabled, which ALTER TABLE ... DISABLE
+ * TRIGGER ALL or naming the RI_ConstraintTrigger does without touching the
+ * constraint itself. */
 #include "sql/sql_internal.h"
 
 #include <stdio.h>
@@ -121,13 +125,16 @@ static int walk(cat_builder *cb, adcp_sql_conn *c, const char *sql, const char *
   return rc < 0 ? rc : 0;
 }
 
-/* PostgreSQL: the spec 06 §6.1 walk over adcp_* objects of current_schema(). */
+/* PostgreSQL: the spec 06 §6.1 walk over adcp_* objects of current_schema().
+ * Tables also carry their row-level-security flags: a policy could hide
+ * revisions from the role that runs verify --all. */
 #define PG_NS "JOIN pg_namespace n ON n.oid = c.relnamespace "
 #define PG_OURS "n.nspname = current_schema() AND c.relname LIKE 'adcp\\_%' "
 #define PG_STRIP(x) "replace(" x ", quote_ident(current_schema()) || '.', '')"
 
 static const char PG_TABLES[] =
-    "SELECT c.relname, c.relkind::text, c.relpersistence::text FROM pg_class c " PG_NS
+    "SELECT c.relname, c.relkind::text, c.relpersistence::text, c.relrowsecurity, c.relforcerowsecurity "
+    "FROM pg_class c " PG_NS
     "WHERE " PG_OURS "AND c.relkind IN ('r', 'p') ORDER BY 1";
 static const char PG_COLUMNS[] =
     "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
@@ -138,7 +145,9 @@ static const char PG_COLUMNS[] =
     "WHERE " PG_OURS "AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2";
 static const char PG_CONSTRAINTS[] =
     "SELECT c.relname, k.conname, k.contype::text, " PG_STRIP("pg_get_constraintdef(k.oid)") ", k.convalidated, "
-    "k.condeferrable, k.condeferred, k.convalidated FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid " PG_NS
+    "k.condeferrable, k.condeferred, (k.convalidated AND NOT EXISTS (SELECT 1 FROM pg_trigger t "
+    "WHERE t.tgconstraint = k.oid AND t.tgenabled IN ('D', 'R'))) "
+    "FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid " PG_NS
     "WHERE " PG_OURS "ORDER BY 1, 2";
 static const char PG_INDEXES[] =
     "SELECT c.relname, i.relname, x.indisunique, x.indisvalid, x.indisready, x.indislive, "
@@ -183,7 +192,7 @@ int adcp_catalog_read(adcp_catalog **out, adcp_sql_conn *c, adcp_error *err) {
   cat_builder cb = {0};
   int rc;
   if (adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES) {
-    rc = walk(&cb, c, PG_TABLES, "table:", 0, "ss", -1, err);
+    rc = walk(&cb, c, PG_TABLES, "table:", 0, "ssbb", -1, err);
     if (!rc) rc = walk(&cb, c, PG_COLUMNS, "column:", 1, "sbssss", -1, err);
     if (!rc) rc = walk(&cb, c, PG_CONSTRAINTS, "constraint:", 1, "ssbbb", 7, err);
     if (!rc) rc = walk(&cb, c, PG_INDEXES, "index:", 1, "bbbbs", 7, err);

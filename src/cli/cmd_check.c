@@ -1,0 +1,174 @@
+/* cli/cmd_check.c — `adcp-ledger check [--json]`: is this database what the
+ * build expects? Three steps through our own connection: the startup schema
+ * check (migration history), the catalog audit (every required table,
+ * column, constraint, index, trigger and function present, unchanged and
+ * enabled) and the engine's integrity checks (SQLite integrity_check and
+ * foreign_key_check, which the plain sqlite3 shell cannot run on a ledger
+ * file; PostgreSQL session_replication_role and foreign keys). Never changes
+ * the schema or the data. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adcp/json.h"
+#include "cli/cli.h"
+
+static const char check_help[] =
+    "usage: adcp-ledger [--db URL] check [--json]\n\n"
+    "Checks the database against this build; changes neither schema nor data:\n"
+    "  schema     the migration history matches the embedded migrations\n"
+    "  drift      the catalog audit: every table, column, constraint, index, trigger and\n"
+    "             function the migrations create exists, unchanged and enabled (a disabled\n"
+    "             trigger, a dropped CHECK or index, a changed column is drift); extra\n"
+    "             objects are ignored\n"
+    "  integrity  SQLite: PRAGMA integrity_check and foreign_key_check through this\n"
+    "             program's connection (the plain sqlite3 shell fails on the schema's\n"
+    "             adcp_sha256_hex() CHECK); PostgreSQL: session_replication_role is\n"
+    "             'origin', every foreign key holds, and a probe (rows inserted and updated\n"
+    "             inside a transaction that is always rolled back) shows the row-storage\n"
+    "             immutability triggers still refuse forbidden updates\n\n"
+    "Text output: 'schema up to date' or 'schema behind', then one 'drift PROBLEM OBJECT'\n"
+    "line per drifted object (or 'drift none'), then 'integrity ok' or one\n"
+    "'integrity PROBLEM' line each. --json prints one document:\n"
+    "  {\"ok\":BOOL,\"schema\":{\"state\":\"up_to_date\"|\"behind\",\"message\":STR|null},\n"
+    "   \"drift\":[{\"object\":STR,\"problem\":\"missing\"|\"changed\"|\"disabled\"}]|null,\n"
+    "   \"integrity\":{\"checks\":[STR],\"problems\":[STR],\"truncated\":BOOL}|null}\n"
+    "(drift and integrity are null when the schema is behind: run 'adcp-ledger migrate').\n"
+    "On PostgreSQL the audit builds the expected catalog in a scratch schema inside a\n"
+    "transaction it rolls back, so the role needs CREATE on the database (and INSERT and\n"
+    "UPDATE on the adcp_* tables for the probe).\n"
+    "See docs/operations.md.\n\n"
+    "exit status: 0 clean; 1 usage; 4 schema behind, drift or an integrity problem\n"
+    "             (SCHEMA_UNREADY, REPORTING_SCHEMA_BEHIND) or a database error.\n";
+
+static void jstr(adcp_buf *b, const char *s) { adcp_jcs_write_string(b, s, strlen(s)); }
+
+/* A sqlite:PATH that does not exist is an error, not a new empty file. */
+static int refuse_missing_file(const char *url, adcp_error *err) {
+  if (adcp_sql_url_dialect(url) != ADCP_SQL_SQLITE || !strcmp(url, "sqlite::memory:")) return 0;
+  const char *path = url + strlen("sqlite:");
+  if (*path && access(path, F_OK) != 0)
+    return adcp_error_set(err, ADCP_ESTORAGE, "database file %s does not exist (run adcp-ledger init)", path);
+  return 0;
+}
+
+static int fail_json(int json, const adcp_error *err) {
+  if (json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b, "{\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":", adcp_error_code_name(err->code));
+    jstr(&b, err->message);
+    adcp_buf_append_str(&b, "}}\n");
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_buf_free(&b);
+    fflush(stdout);
+  }
+  int rc = adcp_cli_fail("check", err);
+  return err->code == ADCP_ESCHEMA_UNREADY ? ADCP_CLI_EXIT_STORAGE : rc;
+}
+
+int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return fputs(check_help, stdout), ADCP_CLI_EXIT_OK;
+    if (!strcmp(argv[i], "--json") && !json) json = 1;
+    else return adcp_cli_usage_error("check", "unknown or repeated argument '%s'", argv[i]);
+  }
+  adcp_error err = {0};
+  const char *url = adcp_storage_resolve_url(g->db_url);
+  if (refuse_missing_file(url, &err)) return fail_json(json, &err);
+  adcp_storage *s = NULL;
+  /* The schema check runs below, so a database that is behind is reported, not refused. */
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  if (adcp_storage_open(&s, url, &o, &err)) return fail_json(json, &err);
+
+  /* 1 + 2: migration history, then the catalog audit. */
+  adcp_catalog_report *drift = NULL;
+  adcp_error schema_err = {0};
+  int behind = 0;
+  int rc = adcp_storage_check_ready(&drift, s, &schema_err);
+  if (rc == ADCP_EREPORTING_SCHEMA_BEHIND) behind = 1;
+  else if (rc && rc != ADCP_ESCHEMA_UNREADY) {
+    adcp_storage_close(s);
+    return fail_json(json, &schema_err);
+  }
+  /* 3: engine integrity (needs the schema the build expects: skipped when behind). */
+  adcp_sql_integrity_report *integ = NULL;
+  if (!behind && adcp_sql_integrity_check(&integ, adcp_storage_sql(s), &err)) {
+    adcp_catalog_report_free(drift);
+    adcp_storage_close(s);
+    return fail_json(json, &err);
+  }
+  adcp_storage_close(s);
+
+  size_t ndrift = drift ? drift->count : 0;
+  size_t nbad = integ ? integ->count : 0;
+  int ok = !behind && !ndrift && !nbad;
+  adcp_buf b;
+  adcp_buf_init(&b);
+  if (json) {
+    adcp_buf_printf(&b, "{\"ok\":%s,\"schema\":{\"state\":\"%s\",\"message\":", ok ? "true" : "false",
+                    behind ? "behind" : "up_to_date");
+    if (behind) jstr(&b, schema_err.message);
+    else adcp_buf_append_str(&b, "null");
+    adcp_buf_append_str(&b, "},\"drift\":");
+    if (!drift) {
+      adcp_buf_append_str(&b, "null");
+    } else {
+      adcp_buf_append_byte(&b, '[');
+      for (size_t i = 0; i < ndrift; i++) {
+        adcp_buf_append_str(&b, i ? ",{\"object\":" : "{\"object\":");
+        jstr(&b, drift->drift[i].key);
+        adcp_buf_printf(&b, ",\"problem\":\"%s\"}", drift->drift[i].problem);
+      }
+      adcp_buf_append_byte(&b, ']');
+    }
+    adcp_buf_append_str(&b, ",\"integrity\":");
+    if (!integ) {
+      adcp_buf_append_str(&b, "null}\n");
+    } else {
+      adcp_buf_append_str(&b, "{\"checks\":[");
+      const char *c = integ->checks;
+      for (int first = 1; *c; first = 0) {
+        const char *e = strchr(c, ',');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (!first) adcp_buf_append_byte(&b, ',');
+        adcp_jcs_write_string(&b, c, n);
+        c += n + (e ? 1 : 0);
+      }
+      adcp_buf_append_str(&b, "],\"problems\":[");
+      for (size_t i = 0; i < integ->count; i++) {
+        if (i) adcp_buf_append_byte(&b, ',');
+        jstr(&b, integ->problems[i]);
+      }
+      adcp_buf_printf(&b, "],\"truncated\":%s}}\n", integ->truncated ? "true" : "false");
+    }
+  } else {
+    adcp_buf_printf(&b, "schema %s\n", behind ? "behind" : "up to date");
+    if (!drift) adcp_buf_append_str(&b, "drift not checked (schema behind: run adcp-ledger migrate)\n");
+    else if (!ndrift) adcp_buf_append_str(&b, "drift none\n");
+    for (size_t i = 0; i < ndrift; i++)
+      adcp_buf_printf(&b, "drift %s %s\n", drift->drift[i].problem, drift->drift[i].key);
+    if (!integ) adcp_buf_append_str(&b, "integrity not checked (schema behind)\n");
+    else if (!nbad) adcp_buf_printf(&b, "integrity ok (%s)\n", integ->checks);
+    for (size_t i = 0; i < nbad; i++) adcp_buf_printf(&b, "integrity %s\n", integ->problems[i]);
+    if (integ && integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
+  }
+  fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+  int out_ok = fflush(stdout) == 0;
+  if (!ok) {
+    /* One error line on stderr, as every command does. */
+    if (behind) fprintf(stderr, "adcp-ledger check: REPORTING_SCHEMA_BEHIND: %s\n", schema_err.message);
+    else if (ndrift)
+      fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu drifted schema object%s (listed on stdout)\n", ndrift,
+              ndrift > 1 ? "s" : "");
+    else
+      fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu integrity problem%s (listed on stdout)\n", nbad,
+              nbad > 1 ? "s" : "");
+  }
+  adcp_catalog_report_free(drift);
+  adcp_sql_integrity_report_free(integ);
+  if (!out_ok) return ADCP_CLI_EXIT_USAGE;
+  return ok ? ADCP_CLI_EXIT_OK : ADCP_CLI_EXIT_STORAGE;
+}
