@@ -168,11 +168,12 @@ static void check_row(problems *p, adcp_sql_rows *r, const char *revision_id) {
 
 int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id,
                                        adcp_error *err) {
-  if (!revision_id || !*revision_id || (account_id && !*account_id))
-    return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  /* The boundary rule of every read (ids.c): a malformed ID is INVALID_INPUT. */
+  int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
+  if (rc) return rc;
   adcp_sql_param prm[2] = {adcp_sql_text(revision_id), adcp_sql_text(account_id)};
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, l->conn, account_id ? SQL_BY_ACCOUNT : SQL_ANY, prm, account_id ? 2 : 1, err);
+  rc = adcp_sql_query(&r, l->conn, account_id ? SQL_BY_ACCOUNT : SQL_ANY, prm, account_id ? 2 : 1, err);
   if (rc) return rc;
   rc = adcp_sql_next(r, err);
   if (rc <= 0) {
