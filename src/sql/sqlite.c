@@ -230,11 +230,15 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *schema, int frames)
   return SQLITE_OK;
 }
 
-/* Read-only open (read commands): never creates the file and never changes it
- * (no page_size or journal_mode pragma, no checkpointer). A WAL database needs
- * its -shm index; when that cannot be created (read-only directory or mount)
- * and no -wal file exists, nothing can be writing, so the file is opened as
- * immutable. */
+/* Read-only open (read commands): never creates the file and never changes its
+ * content (no page_size or journal_mode pragma, no checkpointer, query_only).
+ * The file is opened read-write when it can be, so that closing removes the
+ * -wal/-shm files a reader needs, as any SQLite connection does (a read-only
+ * connection would leave them behind); only a WAL left by a crashed writer is
+ * checkpointed then, which changes no row. A file that cannot be written is
+ * opened read-only; when its -shm index cannot be created either (read-only
+ * directory or mount) and no -wal file exists, nothing is writing, so it is
+ * opened as immutable. */
 static int sq_probe(sqlite3 *db) {
   return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 }
@@ -251,8 +255,14 @@ static int sq_connect_read_only(adcp_sql_conn *c, sqlite_conn *s, const char *ta
   }
   int rc = SQLITE_OK;
   if (!code) {
-    rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK) rc = sq_probe(s->db);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY) {
+      sqlite3_close(s->db);
+      s->db = NULL;
+      rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+      if (rc == SQLITE_OK) rc = sq_probe(s->db);
+    }
     char wal[4200];
     struct stat ws;
     if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && snprintf(wal, sizeof wal, "%s-wal", target) < (int)sizeof wal &&
