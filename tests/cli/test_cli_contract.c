@@ -8,8 +8,8 @@
  * migrate, init, history, intents list), history, intents list, the read-only
  * commands never creating or changing a database, tampered object keys and
  * unconfigured bindings, the release binary ignoring the test hook, and the
- * verify progress only on a terminal. SQLite files; the closed-port
- * PostgreSQL URL needs no server. */
+ * verify progress only on a terminal. SQLite files, plus the not-found
+ * table on a PostgreSQL database (ADCP_TEST_PG_URL, never skipped). */
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
@@ -183,6 +183,42 @@ static void error_table(void **state) {
       {COMMIT1 "--revision r --lease-generation 99999999999999999999 --lease-owner o --binding b", 1, NULL},
   };
   run_table(dbarg, usage, sizeof usage / sizeof *usage);
+}
+
+/* The same table on PostgreSQL (ADCP_TEST_PG_URL must be set: never skipped). */
+static void error_table_postgres(void **state) {
+  (void)state;
+  const char *admin = getenv("ADCP_TEST_PG_URL");
+  if (!admin || !*admin) fail_msg("ADCP_TEST_PG_URL is not set: run through scripts/test.sh");
+  char name[64], sql[128];
+  snprintf(name, sizeof name, "cli_contract_%ld", (long)getpid());
+  snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  assert_int_equal(adcp_sql_connect(&c, admin, &err), 0);
+  assert_int_equal(adcp_sql_exec_script(c, sql, &err), 0);
+  const char *slash = strrchr(admin, '/');
+  snprintf(db, sizeof db, "%.*s/%s", (int)(slash - admin), admin, name);
+  assert_int_equal(CLI(NULL, "migrate"), 0);
+  assert_int_equal(CLI(ROWS, COMMIT1 "--revision rev_1"), 0);
+  char dbarg[4400];
+  snprintf(dbarg, sizeof dbarg, "--db '%s'", db);
+  static const row t[] = {
+      {"show --account acct_2 --revision rev_1", 5, "REFERENCE_NOT_FOUND"},
+      {"read --account acct_2 --revision rev_1", 5, "REFERENCE_NOT_FOUND"},
+      {"current --account acct_2 --obligation ob_1", 5, "REFERENCE_NOT_FOUND"},
+      {"history --account acct_2 --obligation ob_1", 5, "REFERENCE_NOT_FOUND"},
+      {"verify --account acct_2 --revision rev_1", 5, NULL},
+      {"commit --account acct_2 --obligation ob_1 --revision rev_x --finality snapshot", 5, "REFERENCE_NOT_FOUND"},
+      {"read --account acct_1 --revision rev_1", 0, NULL},
+      {"verify --all", 0, NULL},
+      {"intents list --json", 0, NULL},
+      {"history --account acct_1 --obligation ob_1 --json", 0, NULL},
+  };
+  run_table(dbarg, t, sizeof t / sizeof *t);
+  snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", name);
+  assert_int_equal(adcp_sql_exec_script(c, sql, &err), 0);
+  adcp_sql_close(c);
 }
 
 /* ---- generic options ------------------------------------------------------------------ */
@@ -651,6 +687,7 @@ static void progress(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(error_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(error_table_postgres, setup, teardown),
       cmocka_unit_test_setup_teardown(generic_options, setup, teardown),
       cmocka_unit_test_setup_teardown(commit_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(input_caps, setup, teardown),
