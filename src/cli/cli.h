@@ -109,7 +109,9 @@ int adcp_cli_json_str(adcp_buf *b, const char *s);
 /* Writes a file via temp + fsync + rename, so a crash never leaves a partial file. */
 int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, adcp_error *err);
 
-/* Streaming line reader over a file or stdin (bounded memory: one buffer). */
+/* Streaming line reader over a file, a pipe or stdin (bounded memory: one
+ * buffer of at most max_line plus one read; a directory is refused and a FIFO
+ * never blocks the open). */
 typedef struct adcp_cli_lines {
   FILE *f;
   int use_stdin, eof;

@@ -295,7 +295,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
   (void)g;
   const char *mpath = NULL, *dir = NULL, *rid = NULL, *totals_path = NULL, *content = NULL, *msha = NULL;
   uint64_t row_count = 0, cbc = 0;
-  int have_rows = 0, have_cbc = 0, cbc_opt = 0, json = 0;
+  int have_rows = 0, have_cbc = 0, cbc_opt = 0, rid_opt = 0, json = 0;
   adcp_digest_profile profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
   adcp_error err = {0};
   for (int i = 1; i < argc; i++) {
@@ -304,7 +304,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     int has_val = i + 1 < argc;
     if (!strcmp(a, "--manifest") && has_val) mpath = argv[++i];
     else if (!strcmp(a, "--chunks-dir") && has_val) dir = argv[++i];
-    else if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i];
+    else if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i], rid_opt = 1;
     else if (!strcmp(a, "--totals") && has_val) totals_path = argv[++i];
     else if (!strcmp(a, "--content-sha256") && has_val) content = argv[++i];
     else if (!strcmp(a, "--manifest-sha256") && has_val) msha = argv[++i];
@@ -322,6 +322,8 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     else return adcp_cli_usage_error("verify-chunks", "unknown option or missing value: '%s'", a);
   }
   if (!mpath || !dir) return adcp_cli_usage_error("verify-chunks", "--manifest and --chunks-dir are required");
+  if (profile == ADCP_PROFILE_ROWS_V1 && (rid_opt || totals_path))
+    return adcp_cli_usage_error("verify-chunks", "--revision-id and --totals apply to revision_envelope_v1 only");
 
   adcp_buf mtext, keep_msha, keep_content, keep_rid, body, gz, path, tmp;
   adcp_buf_init(&mtext), adcp_buf_init(&keep_msha), adcp_buf_init(&keep_content), adcp_buf_init(&keep_rid);
@@ -362,9 +364,9 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "manifest file must be an array of manifests or an object with \"manifests\"");
     goto done;
   }
-  if (!content && (totals_path || cbc_opt)) {
-    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "--totals and --canonical-byte-count only matter when the envelope "
-                                                   "is checked (--content-sha256, or --revision-id with an encode output)");
+  if (!content && (totals_path || cbc_opt || rid_opt)) {
+    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "--revision-id, --totals and --canonical-byte-count only matter when "
+                                                   "the envelope is checked (--content-sha256, or an encode output)");
     goto done;
   }
   if (content && profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid) {

@@ -161,23 +161,28 @@ int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err) {
   return rc;
 }
 
-/* Opens path for reading without blocking on a FIFO or a device, and refuses
- * anything that is not a regular file. Returns the fd or a negative code. */
-int adcp_cli_open_regular(const char *path, int nofollow, const char *what, adcp_error *err) {
+/* Opens path for reading without blocking on a FIFO or a device: O_NONBLOCK
+ * for the open, then back to blocking reads (a FIFO without a writer then reads
+ * as end of input). Streams (FIFO, character device) are allowed only for line
+ * input, whose memory is bounded per line. Returns the fd or a negative code. */
+static int open_input(const char *path, int nofollow, int allow_stream, const char *what, adcp_error *err) {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
   if (fd < 0) {
     if (errno == ELOOP && nofollow) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is a symbolic link; refused", what, path);
     return adcp_error_set(err, ADCP_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || (allow_stream && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))) {
     close(fd);
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is not a regular file", what, path);
   }
-  /* Back to blocking reads for a regular file (O_NONBLOCK only guarded the open). */
   int fl = fcntl(fd, F_GETFL);
   if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   return fd;
+}
+
+int adcp_cli_open_regular(const char *path, int nofollow, const char *what, adcp_error *err) {
+  return open_input(path, nofollow, 0, what, err);
 }
 
 int adcp_cli_read_fd(adcp_buf *out, int fd, size_t max_bytes, const char *what, adcp_error *err) {
@@ -215,7 +220,7 @@ int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err) {
     r->f = stdin;
     return 0;
   }
-  int fd = adcp_cli_open_regular(path, 0, "input file", err);
+  int fd = open_input(path, 0, 1, "input file", err); /* a pipe (`<(...)`) streams fine */
   if (fd < 0) return fd;
   r->f = fdopen(fd, "rb");
   if (!r->f) {
