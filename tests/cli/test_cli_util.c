@@ -107,9 +107,29 @@ static void capped_reads(void **state) {
   free(dir);
 }
 
+/* The README exit-code table. */
+static void exit_codes(void **state) {
+  (void)state;
+  const struct { int code, exit_code; } t[] = {
+      {ADCP_OK, 0},
+      {ADCP_EINVALID_INPUT, 2}, {ADCP_EINVALID_ROW, 2}, {ADCP_ECONTENT_CONFLICT, 2}, {ADCP_ECONFLICT, 2},
+      {ADCP_EROWS_INTEGRITY_FAILED, 3}, {ADCP_EROWS_UNAVAILABLE, 3}, {ADCP_EROWS_EXPIRED, 3},
+      {ADCP_EMANIFEST_MISMATCH, 3}, {ADCP_ECHUNK_INTEGRITY_FAILED, 3}, {ADCP_EENVELOPE_INTEGRITY_FAILED, 3},
+      {ADCP_ESTORAGE, 4}, {ADCP_EREPORTING_SCHEMA_BEHIND, 4}, {ADCP_EREPORTING_STORAGE_NOT_DURABLE, 4},
+      {ADCP_EUNSAFE_BINDING, 4}, {ADCP_ESTATE_UNAVAILABLE, 4}, {ADCP_EPROVIDER_UNAVAILABLE, 4},
+      {ADCP_ESCHEMA_UNREADY, 4},
+      {ADCP_EREFERENCE_NOT_FOUND, 5},
+      {ADCP_EIO, 1},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+    if (adcp_cli_exit_for(t[i].code) != t[i].exit_code)
+      fail_msg("%s: exit %d, want %d", adcp_error_code_name(t[i].code), adcp_cli_exit_for(t[i].code), t[i].exit_code);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(numbers),
+      cmocka_unit_test(exit_codes),
       cmocka_unit_test(escaping),
       cmocka_unit_test(capped_reads),
   };

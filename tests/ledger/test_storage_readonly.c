@@ -3,7 +3,8 @@
  * is read without changing its bytes or leaving -wal/-shm/-journal files;
  * every write is refused; a really read-only file and directory (chattr +i)
  * can still be read; PostgreSQL sessions refuse writes
- * (default_transaction_read_only). Also the history read
+ * (default_transaction_read_only); a lost connection is STORAGE_ERROR on
+ * every read. Also the history read
  * (adcp_ledger_list_obligation_revisions) with its account check. */
 #include <errno.h>
 #include <sys/stat.h>
@@ -140,10 +141,44 @@ static void postgres_read_only(void **state) {
   adcp_storage_close(s);
 }
 
+/* A connection lost mid-session is STORAGE_ERROR (exit 4), never an integrity
+ * failure (3) or not found (5), for every read. */
+static void postgres_lost_connection(void **state) {
+  fixture *f = *state;
+  commit_two(f->url);
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_ledger *l;
+  OK(adcp_storage_open(&s, f->url, &RO, &err));
+  OK(adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &err));
+  OK(adcp_ledger_verify_revision(l, "acct_ro", "ro_1", NULL, NULL, &err));
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s' AND pid <> pg_backend_pid()",
+           f->dbname);
+  pg_admin(sql);
+  usleep(200000);
+  assert_int_equal(adcp_ledger_verify_revision(l, "acct_ro", "ro_1", NULL, NULL, &err), ADCP_ESTORAGE);
+  adcp_revision_header h;
+  assert_int_equal(adcp_ledger_get_revision(&h, l, "acct_ro", "ro_2", &err), ADCP_ESTORAGE);
+  adcp_revision_list list;
+  assert_int_equal(adcp_ledger_list_obligation_revisions(&list, l, "acct_ro", "ob_ro", &err), ADCP_ESTORAGE);
+  adcp_ledger_page page;
+  adcp_ledger_page_init(&page);
+  assert_int_equal(adcp_ledger_read_revision_rows(&page, l, "acct_ro", "ro_1", 1, 2, &err), ADCP_ESTORAGE);
+  adcp_ledger_page_free(&page);
+  adcp_intent_info *iv = NULL;
+  size_t n = 0;
+  assert_int_equal(adcp_ledger_list_intents(&iv, &n, l, NULL, &err), ADCP_ESTORAGE);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_prestate(sqlite_read_only, &SQLITE),
       cmocka_unit_test_prestate_setup_teardown(postgres_read_only, setup, teardown, &POSTGRES),
+      cmocka_unit_test_prestate_setup_teardown(postgres_lost_connection, setup, teardown, &POSTGRES),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
