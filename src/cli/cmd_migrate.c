@@ -121,13 +121,23 @@ static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
   if (rc) return rc;
   size_t shown = 0;
   for (size_t i = 0; i < st->count; i++) {
-    const adcp_migration_status_entry *e = &st->entries[i];
-    const char *cls = adcp_upgrade_class_name(e->upgrade);
+    const adcp_migration_status_entry *src = &st->entries[i];
+    const char *cls = adcp_upgrade_class_name(src->upgrade);
+    /* Names, instants and notes of unknown steps come from the database: escaped. */
+    struct {
+      char version[64], name[ADCP_CLI_ESC_ID], applied_at[160], note[ADCP_CLI_ESC_ID * 2];
+      adcp_upgrade_class upgrade;
+    } esc, *e = &esc;
+    adcp_cli_escape(esc.version, sizeof esc.version, src->version);
+    adcp_cli_escape(esc.name, sizeof esc.name, src->name);
+    adcp_cli_escape(esc.applied_at, sizeof esc.applied_at, src->applied_at);
+    adcp_cli_escape(esc.note, sizeof esc.note, src->note);
+    esc.upgrade = src->upgrade;
     if (dry_run) {
-      if (e->state == ADCP_MIGRATION_PENDING) printf("would-apply %s %s %s\n", e->version, e->name, cls), shown++;
+      if (src->state == ADCP_MIGRATION_PENDING) printf("would-apply %s %s %s\n", e->version, e->name, cls), shown++;
       continue;
     }
-    switch (e->state) {
+    switch (src->state) {
       case ADCP_MIGRATION_APPLIED: printf("applied %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
       case ADCP_MIGRATION_PENDING: printf("pending %s %s %s\n", e->version, e->name, cls); break;
       case ADCP_MIGRATION_UNKNOWN: printf("unknown %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
