@@ -133,7 +133,8 @@ JSON
   "$cli" --db "$db" read --account acct_demo --revision rrev_obj_1 --offset 9998 --limit 3
 
   say "object storage: a crashed upload (killed before the header) is swept after its intent expires"
-  ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=30000 "$cli" --db "$db" commit --account acct_demo \
+  # The pause hook exists only in the test build of the tool (docs/cli.md).
+  ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=30000 "$cli-testhooks" --db "$db" commit --account acct_demo \
     --obligation ob_demo_2026_12 --revision rrev_obj_crash --finality snapshot --period-start 2026-12-01T00:00:00Z \
     --period-end 2027-01-01T00:00:00Z rows2.jsonl >/dev/null 2>crash.err &
   pid=$!
@@ -141,6 +142,7 @@ JSON
   echo "uploads done, killing the writer before its commit (kill -9)"
   kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   echo "objects now: $(find bucket -type f -name '*.jsonl*' | wc -l); header: $("$cli" --db "$db" show --account acct_demo --revision rrev_obj_crash >/dev/null 2>&1 && echo present || echo absent)"
+  "$cli" --db "$db" intents list
   "$cli" --db "$db" sweep
   echo "(not expired yet; pretending the lease and intent expired:)"
   python3 - "$work/ledger.db" <<'PY'

@@ -431,6 +431,33 @@ int adcp_ledger_normalize_instant(char out[32], const char *text, adcp_error *er
  * naming `field` and the byte position (never the value). */
 int adcp_ledger_check_identifier(const char *value, const char *field, adcp_error *err);
 
+/* ---- operator reads (issue 9): history and intents ------------------------ */
+
+/* Every revision of the account's obligation in revision_number order.
+ * REFERENCE_NOT_FOUND when the obligation has no revision or is another
+ * account's. Free with adcp_revision_list_free (next_cursor is always NULL). */
+int adcp_ledger_list_obligation_revisions(adcp_revision_list *out, adcp_ledger *l, const char *account_id,
+                                          const char *obligation_id, adcp_error *err);
+
+/* One object-write intent as the sweep sees it. */
+typedef struct adcp_intent_info {
+  char row_binding_id[129];
+  char account_id[ADCP_LEDGER_ID_MAX];
+  char row_set_id[ADCP_LEDGER_ID_MAX];
+  char content_sha256[65];
+  char state[16];        /* "open" (upload in progress or abandoned) | "sweeping" (claimed; backoff) */
+  char created_at[32];   /* UTC instants */
+  char expires_at[32];   /* open: when the sweep may take it; sweeping: end of its backoff */
+  uint64_t created_objects; /* objects recorded as created by this upload */
+  int expired;           /* expires_at has passed: the next sweep takes it */
+  int configured;        /* its binding is configured in this handle (else the sweep skips it) */
+} adcp_intent_info;
+
+/* Open and sweeping intents, expiry first; binding_id NULL = every binding.
+ * Read-only. Free *out with free(). */
+int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
+                             adcp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

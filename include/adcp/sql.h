@@ -42,6 +42,11 @@ typedef struct adcp_sql_rows adcp_sql_rows;
  * URL), ADCP_ESTORAGE (cannot connect; the message never repeats the URL),
  * ADCP_ENOMEM. */
 int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err);
+/* The same, never writing: SQLite opens the file read-only (a missing file is
+ * STORAGE_ERROR "database file does not exist", never created; a WAL database
+ * whose -wal/-shm cannot be created, e.g. on a read-only mount, is read as
+ * immutable); PostgreSQL sessions run with default_transaction_read_only=on. */
+int adcp_sql_connect_read_only(adcp_sql_conn **out, const char *url, adcp_error *err);
 /* Closes the connection and every cached statement. Rolls back an open
  * transaction. NULL is a no-op. */
 void adcp_sql_close(adcp_sql_conn *conn);

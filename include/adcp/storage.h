@@ -31,6 +31,10 @@ typedef struct adcp_storage_options {
   int skip_schema_check;
   /* Overrides getenv("ADCP_ENV") when non-NULL (tests, embedding hosts). */
   const char *env;
+  /* 1 = never write (read-only commands): see adcp_sql_connect_read_only. A
+   * missing SQLite file is STORAGE_ERROR, not created; extra connections
+   * (adcp_storage_connect) are read-only too. */
+  int read_only;
 } adcp_storage_options;
 
 /* Resolves the database URL: explicit (if non-NULL and non-empty), else

@@ -4,9 +4,11 @@
 #define ADCP_CLI_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "adcp/core.h"
+#include "adcp/json.h"
 #include "adcp/ledger.h"
 #include "adcp/storage.h"
 
@@ -22,7 +24,17 @@ enum {
 typedef struct adcp_cli_globals {
   const char *db_url; /* --db, or NULL for the resolution order */
   const char *config_path; /* --config, else $ADCP_LEDGER_CONFIG, else none */
+  /* 1 for the read-only commands (read, show, current, list, verify, history,
+   * intents list): storage is opened with adcp_storage_options.read_only. */
+  int read_only;
 } adcp_cli_globals;
+
+/* Input caps (docs/cli.md "CLI limits"): anything read whole is bounded, and
+ * going over is INVALID_INPUT naming the input and the cap. */
+#define ADCP_CLI_MAX_TOTALS_BYTES (1u << 20)           /* --totals: 1 MiB */
+#define ADCP_CLI_MAX_MANIFEST_BYTES (64u << 20)        /* verify-chunks --manifest: 64 MiB */
+#define ADCP_CLI_MAX_DOCUMENT_BYTES (64u << 20)        /* canonicalize (one document): 64 MiB */
+#define ADCP_CLI_MAX_ROW_LINE_BYTES (16u << 20)        /* one JSONL line (row): 16 MiB */
 
 typedef struct adcp_cli_command {
   const char *name;
@@ -40,6 +52,9 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */
 int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
+
+int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
@@ -61,21 +76,49 @@ void adcp_cli_session_close(adcp_cli_session *x);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
+/* The same refusal from every command for a database URL no engine accepts:
+ * STORAGE_ERROR, exit 4. */
+int adcp_cli_bad_url(const char *cmd);
 /* Exit status for an error code. */
 int adcp_cli_exit_for(int code);
 /* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */
 int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Reads a whole file (or stdin for NULL/"-") into out. */
+/* Reads a whole file (or stdin for NULL/"-") into out (no cap; prefer adcp_cli_read_file). */
 int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err);
+/* Reads a regular file (or stdin for NULL/"-") into out, at most max_bytes
+ * (SIZE_MAX = no cap). A FIFO, device or directory is refused without
+ * blocking; a larger input is INVALID_INPUT "WHAT is larger than the limit of
+ * N bytes" (at most max_bytes+1 bytes are read). */
+int adcp_cli_read_file(adcp_buf *out, const char *path, size_t max_bytes, const char *what, adcp_error *err);
+/* Opens path read-only, never blocking (O_NONBLOCK) and, with nofollow, never
+ * through a symbolic link; refuses a non-regular file. fd or a negative code. */
+int adcp_cli_open_regular(const char *path, int nofollow, const char *what, adcp_error *err);
+/* Reads fd to its end, at most max_bytes (see adcp_cli_read_file). */
+int adcp_cli_read_fd(adcp_buf *out, int fd, size_t max_bytes, const char *what, adcp_error *err);
+/* Strict unsigned decimal: digits only (no sign, space, empty or trailing
+ * junk), refusing overflow. 0 or -1. Every numeric option uses it. */
+int adcp_cli_parse_u64(uint64_t *out, const char *s);
+/* Copies s into dst for text output, escaping control characters, backslash
+ * and invalid UTF-8 as \xNN (truncated with "..." to cap). Returns dst. */
+const char *adcp_cli_escape(char *dst, size_t cap, const char *s);
+/* Writes s to f escaped as adcp_cli_escape does, without truncation. */
+void adcp_cli_fput_text(FILE *f, const char *s);
+/* Buffer size for one escaped identifier (1-255 bytes, 4x worst case). */
+#define ADCP_CLI_ESC_ID 1040
+/* Appends s as a JSON string (RFC 8785 escaping), or null for NULL. */
+int adcp_cli_json_str(adcp_buf *b, const char *s);
 /* Writes a file via temp + fsync + rename, so a crash never leaves a partial file. */
 int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, adcp_error *err);
 
-/* Streaming line reader over a file or stdin (bounded memory: one buffer). */
+/* Streaming line reader over a file, a pipe or stdin (bounded memory: one
+ * buffer of at most max_line plus one read; a directory is refused and a FIFO
+ * never blocks the open). */
 typedef struct adcp_cli_lines {
   FILE *f;
   int use_stdin, eof;
   adcp_buf buf;
   size_t pos;
+  size_t max_line; /* ADCP_CLI_MAX_ROW_LINE_BYTES; 0 = no cap */
   unsigned long long lineno; /* 1-based number of the line last returned */
 } adcp_cli_lines;
 int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);

@@ -1,11 +1,15 @@
-/* cli/cmd_ledger.c — the ledger commands: commit, read, show, current, list
- * and verify. They parse arguments, open storage and call the ledger layer;
- * every rule lives in the library. */
+/* cli/cmd_ledger.c — the ledger commands: commit, read, show, current,
+ * history, list, verify and intents list. They parse arguments, open storage
+ * and call the ledger layer; every rule lives in the library. Text output
+ * escapes database-derived strings (adcp_cli_escape); --json prints exactly
+ * one document built with the JCS string writer. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "adcp/ledger.h"
@@ -14,15 +18,27 @@
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
-/* Every command opens the ledger with the host configuration (object bindings). */
+/* Every command opens the ledger with the host configuration (object bindings).
+ * A read-only command never creates a SQLite file: a missing one is refused
+ * here before anything opens it. */
 typedef adcp_cli_session session;
 static int open_session(session *x, const adcp_cli_globals *g, adcp_error *err) {
+  memset(x, 0, sizeof *x);
+  const char *url = adcp_storage_resolve_url(g->db_url);
+  if (g->read_only && adcp_sql_url_dialect(url) == ADCP_SQL_SQLITE && strcmp(url, "sqlite::memory:")) {
+    struct stat st;
+    if (stat(url + strlen("sqlite:"), &st) != 0)
+      return adcp_error_set(err, ADCP_ESTORAGE,
+                            "database file does not exist (run `adcp-ledger init` or `adcp-ledger migrate` first)");
+  }
   return adcp_cli_session_open(x, g, err);
 }
 static void close_session(session *x) { adcp_cli_session_close(x); }
 
-/* Test hook: ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=MS pauses an object commit
- * after its uploads, before transaction B (crash tests kill it there). */
+#ifdef ADCP_CLI_TEST_HOOKS
+/* Test hook (adcp-ledger-testhooks only; the shipped binary has none):
+ * ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=MS pauses an object commit after its
+ * uploads, before transaction B (crash tests kill it there). */
 static int pause_hook(void *ctx, int step) {
   long ms = (long)(intptr_t)ctx;
   if (step == ADCP_LEDGER_STEP_UPLOADED) {
@@ -32,28 +48,29 @@ static int pause_hook(void *ctx, int step) {
   }
   return 0;
 }
+#endif
 
-static int parse_u64(uint64_t *out, const char *s) {
-  char *end;
-  if (!s || !*s || *s == '-') return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end) return -1;
-  *out = v;
-  return 0;
-}
+#define ESC(buf, s) adcp_cli_escape(buf, sizeof buf, s)
 
 static void print_header_text(const adcp_revision_header *h) {
-  printf("revision %s (obligation %s, account %s)\n", h->revision_id, h->obligation_id, h->account_id);
+  char a[ADCP_CLI_ESC_ID], b[ADCP_CLI_ESC_ID], c[ADCP_CLI_ESC_ID];
+  printf("revision %s (obligation %s, account %s)\n", ESC(a, h->revision_id), ESC(b, h->obligation_id),
+         ESC(c, h->account_id));
   printf("  number %" PRId64 ", %s%s%s\n", h->revision_number, adcp_finality_name(h->finality),
-         h->supersedes_revision_id[0] ? ", supersedes " : "", h->supersedes_revision_id);
+         h->supersedes_revision_id[0] ? ", supersedes " : "", ESC(a, h->supersedes_revision_id));
   printf("  rows %" PRIu64 ", chunks %" PRIu64 ", canonical bytes %" PRIu64 "\n", h->row_count, h->chunk_count,
          h->canonical_byte_count);
-  printf("  revision_content_sha256 %s (%s)\n", h->content_sha256, adcp_binding_algorithm_name(h->binding_algorithm));
-  printf("  row_manifest_sha256     %s\n", h->row_manifest_sha256);
-  printf("  control_totals %s\n", h->control_totals_json ? h->control_totals_json : "[]");
-  if (h->rows_shared_from[0]) printf("  rows shared from %s (header-only)\n", h->rows_shared_from);
-  printf("  period %s .. %s; rows %s\n", h->period_start, h->period_end, h->rows_state[0] ? h->rows_state : "-");
-  printf("  recorded_at %s%s%s\n", h->recorded_at, h->observed_at[0] ? ", observed_at " : "", h->observed_at);
+  printf("  revision_content_sha256 %s (%s)\n", ESC(a, h->content_sha256),
+         adcp_binding_algorithm_name(h->binding_algorithm));
+  printf("  row_manifest_sha256     %s\n", ESC(a, h->row_manifest_sha256));
+  fputs("  control_totals ", stdout);
+  adcp_cli_fput_text(stdout, h->control_totals_json ? h->control_totals_json : "[]");
+  fputc('\n', stdout);
+  if (h->rows_shared_from[0]) printf("  rows shared from %s (header-only)\n", ESC(a, h->rows_shared_from));
+  printf("  period %s .. %s; rows %s\n", ESC(a, h->period_start), ESC(b, h->period_end),
+         h->rows_state[0] ? ESC(c, h->rows_state) : "-");
+  printf("  recorded_at %s%s%s\n", ESC(a, h->recorded_at), h->observed_at[0] ? ", observed_at " : "",
+         ESC(b, h->observed_at));
 }
 
 static int print_header_json(const adcp_revision_header *h) {
@@ -65,34 +82,68 @@ static int print_header_json(const adcp_revision_header *h) {
   return rc;
 }
 
+/* One line of a revision listing (list, history). */
+static void print_header_line(const adcp_revision_header *h) {
+  char a[ADCP_CLI_ESC_ID], b[ADCP_CLI_ESC_ID], c[ADCP_CLI_ESC_ID];
+  printf("%s  %-24s #%-3" PRId64 " %-8s %-24s rows %" PRIu64 "%s\n", ESC(a, h->period_start), ESC(b, h->obligation_id),
+         h->revision_number, adcp_finality_name(h->finality), ESC(c, h->revision_id), h->row_count,
+         h->rows_shared_from[0] ? " (header-only)" : "");
+}
+
+static int print_list_json(const adcp_revision_list *list, int with_cursor) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int rc = adcp_buf_append_str(&b, "{\"revisions\":[");
+  for (size_t i = 0; !rc && i < list->count; i++) {
+    if (i) rc = adcp_buf_append_byte(&b, ',');
+    if (!rc) rc = adcp_revision_header_write_json(&b, &list->items[i]);
+  }
+  if (!rc) rc = adcp_buf_append_str(&b, "]");
+  if (!rc && with_cursor) {
+    rc = adcp_buf_append_str(&b, ",\"next_cursor\":");
+    if (!rc) rc = adcp_cli_json_str(&b, list->next_cursor);
+  }
+  if (!rc) rc = adcp_buf_append_str(&b, "}\n");
+  if (!rc) fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+  return rc;
+}
+
 /* ---- commit ------------------------------------------------------------------------ */
 
 static const char commit_help[] =
     "usage: adcp-ledger [--db URL] commit --account A --obligation O --revision R\n"
     "                   --finality snapshot|official [--period-start T --period-end T]\n"
     "                   [--configuration C] [--period-ordinal N] [--observed-at T]\n"
-    "                   [--totals FILE] [--binding ID] [--lease-owner O --lease-generation N]\n"
-    "                   [--json] [ROWS.jsonl]\n\n"
+    "                   [--totals FILE] [--binding ID [--lease-owner O --lease-generation N]]\n"
+    "                   [--allow-empty] [--json] [ROWS.jsonl]\n\n"
     "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
     "encoded and stored with the header in one transaction under the account lock.\n"
     "The obligation is created on first use (then --period-start/--period-end are\n"
     "required). Committing the same revision ID with the same content again is a\n"
     "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
     "whose rows equal a live revision of the same obligation shares its bytes.\n"
+    "Input with no rows is refused unless --allow-empty is given (a zero-row\n"
+    "revision is valid and becomes current like any other).\n"
     "--binding ID writes the rows to a configured object binding (--config); without\n"
-    "it the configuration's rules choose (default: postgres). Object writes follow\n"
-    "spec 02 §8.3: intent, create-only uploads, then the header.\n\n"
-    "exit status: 0 ok; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
-    "CONFLICT: e.g. the obligation already has an official revision); 4 storage.\n";
+    "it the configuration's rules choose (default: postgres). Object writes record an\n"
+    "intent, upload create-only, then write the header (docs/objects.md). A caller\n"
+    "holding the obligation lease passes --lease-owner and --lease-generation\n"
+    "together, with --binding. Limits: --totals 1 MiB, one row line 16 MiB (docs/cli.md).\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
+    "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
+    "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n";
 
 typedef struct line_src {
   adcp_cli_lines r;
+  const char *pending; /* first row, read ahead to refuse empty input */
+  size_t pending_len;
+  int has_pending;
 } line_src;
 
-static int next_line(void *ctx, const char **row, size_t *len, adcp_error *err) {
-  line_src *s = ctx;
+static int next_nonblank(adcp_cli_lines *r, const char **row, size_t *len, adcp_error *err) {
   for (;;) {
-    int rc = adcp_cli_lines_next(&s->r, row, len, err);
+    int rc = adcp_cli_lines_next(r, row, len, err);
     if (rc != 1) return rc;
     size_t i = 0;
     while (i < *len && ((*row)[i] == ' ' || (*row)[i] == '\t')) i++;
@@ -100,10 +151,40 @@ static int next_line(void *ctx, const char **row, size_t *len, adcp_error *err) 
   }
 }
 
+static int next_line(void *ctx, const char **row, size_t *len, adcp_error *err) {
+  line_src *s = ctx;
+  if (s->has_pending) {
+    s->has_pending = 0;
+    *row = s->pending, *len = s->pending_len;
+    return 1;
+  }
+  return next_nonblank(&s->r, row, len, err);
+}
+
+static int commit_json(const adcp_commit_result *res) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int rc = adcp_buf_append_str(&b, "{\"revision\":");
+  if (!rc) rc = adcp_revision_header_write_json(&b, &res->header);
+  if (!rc)
+    rc = adcp_buf_printf(&b, ",\"replay\":%s,\"shared\":%s,\"obligation_created\":%s,\"bodies_written\":%" PRIu64
+                             ",\"bodies_reused\":%" PRIu64 ",\"row_binding_id\":",
+                         res->replay ? "true" : "false", res->shared ? "true" : "false",
+                         res->obligation_created ? "true" : "false", res->bodies_written, res->bodies_reused);
+  if (!rc) rc = adcp_cli_json_str(&b, res->row_binding_id[0] ? res->row_binding_id : "postgres");
+  if (!rc)
+    rc = adcp_buf_printf(&b, ",\"objects_created\":%" PRIu64 ",\"objects_adopted\":%" PRIu64
+                             ",\"physical_bytes\":%" PRIu64 "}\n",
+                         res->objects_created, res->objects_adopted, res->physical_bytes);
+  if (!rc) fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+  return rc;
+}
+
 int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_ledger_commit req = {.version = 1};
   const char *totals_path = NULL, *path = NULL, *fin = NULL;
-  int json = 0;
+  int json = 0, allow_empty = 0, have_gen = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) return fputs(commit_help, stdout), 0;
@@ -117,7 +198,8 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--configuration") && v) req.configuration_id = argv[++i];
     else if (!strcmp(a, "--period-ordinal") && v) {
       uint64_t n;
-      if (parse_u64(&n, argv[++i]) || n > INT64_MAX) return adcp_cli_usage_error("commit", "bad --period-ordinal");
+      if (adcp_cli_parse_u64(&n, argv[++i]) || n > INT64_MAX)
+        return adcp_cli_usage_error("commit", "--period-ordinal needs a number from 0 to 2^63-1");
       req.period_ordinal = (int64_t)n;
     } else if (!strcmp(a, "--observed-at") && v) req.observed_at = argv[++i];
     else if (!strcmp(a, "--totals") && v) totals_path = argv[++i];
@@ -125,9 +207,10 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--lease-owner") && v) req.lease_owner = argv[++i];
     else if (!strcmp(a, "--lease-generation") && v) {
       uint64_t n;
-      if (parse_u64(&n, argv[++i]) || n > INT64_MAX) return adcp_cli_usage_error("commit", "bad --lease-generation");
-      req.lease_generation = (int64_t)n;
-    }
+      if (adcp_cli_parse_u64(&n, argv[++i]) || n > INT64_MAX)
+        return adcp_cli_usage_error("commit", "--lease-generation needs a number from 0 to 2^63-1");
+      req.lease_generation = (int64_t)n, have_gen = 1;
+    } else if (!strcmp(a, "--allow-empty")) allow_empty = 1;
     else if (!strcmp(a, "--json")) json = 1;
     else if (a[0] == '-' && a[1]) return adcp_cli_usage_error("commit", "unknown option or missing value: '%s'", a);
     else if (path) return adcp_cli_usage_error("commit", "only one ROWS file may be given");
@@ -135,34 +218,51 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   }
   if (!req.account_id || !req.obligation_id || !req.revision_id || !fin)
     return adcp_cli_usage_error("commit", "--account, --obligation, --revision and --finality are required");
+  if (have_gen && !req.lease_owner) return adcp_cli_usage_error("commit", "--lease-generation needs --lease-owner");
+  if (req.lease_owner && !have_gen) return adcp_cli_usage_error("commit", "--lease-owner needs --lease-generation");
+  if (req.lease_owner && (!req.binding_id || !strcmp(req.binding_id, ADCP_LEDGER_POSTGRES_BINDING)))
+    return adcp_cli_usage_error("commit", "--lease-owner applies to object writes only: give --binding ID of an object binding");
+  if (!!req.period_start != !!req.period_end)
+    return adcp_cli_usage_error("commit", "--period-start and --period-end go together");
   adcp_error err = {0};
   if (adcp_finality_parse(&req.finality, fin, &err)) return adcp_cli_usage_error("commit", "%s", err.message);
   adcp_control_totals totals = {0};
   if (totals_path) {
     adcp_buf in;
     adcp_buf_init(&in);
-    int rc = adcp_cli_read_all(&in, totals_path, &err);
+    int rc = adcp_cli_read_file(&in, totals_path, ADCP_CLI_MAX_TOTALS_BYTES, "--totals file", &err);
     if (!rc) rc = adcp_totals_parse(&totals, in.data ? (const char *)in.data : "", in.len, &err);
     adcp_buf_free(&in);
     if (rc) return adcp_cli_fail("commit", &err);
     req.totals = &totals;
   }
-  line_src src;
-  if (adcp_cli_lines_open(&src.r, path, &err)) {
+  line_src src = {0};
+  int rc = adcp_cli_lines_open(&src.r, path, &err);
+  if (!rc) {
+    rc = next_nonblank(&src.r, &src.pending, &src.pending_len, &err);
+    if (rc == 1) src.has_pending = 1, rc = 0;
+    else if (rc == 0 && !allow_empty)
+      rc = adcp_error_set(&err, ADCP_EINVALID_INPUT,
+                          "the input holds no rows; pass --allow-empty to commit a zero-row revision");
+  }
+  if (rc) {
+    adcp_cli_lines_close(&src.r);
     adcp_totals_free(&totals);
     return adcp_cli_fail("commit", &err);
   }
   req.next_row = next_line, req.row_ctx = &src;
+#ifdef ADCP_CLI_TEST_HOOKS
   const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD");
   if (pause && *pause) req.step_hook = pause_hook, req.step_ctx = (void *)(intptr_t)atol(pause);
+#endif
   session x;
   adcp_commit_result res;
-  int rc = open_session(&x, g, &err);
+  rc = open_session(&x, g, &err);
   if (!rc) {
     rc = adcp_ledger_commit_revision(&res, x.l, &req, &err);
     close_session(&x);
   }
-  if (rc && src.r.lineno && (rc == ADCP_EINVALID_ROW || rc == ADCP_EINVALID_INPUT)) {
+  if (rc && src.r.lineno && (rc == ADCP_EINVALID_ROW || rc == ADCP_EINVALID_INPUT) && !strstr(err.message, "input line")) {
     char msg[ADCP_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err.message);
     adcp_error_set(&err, rc, "%s (input line %llu)", msg, src.r.lineno);
@@ -171,25 +271,14 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_totals_free(&totals);
   if (rc) return adcp_cli_fail("commit", &err);
   if (json) {
-    adcp_buf b;
-    adcp_buf_init(&b);
-    adcp_buf_append_str(&b, "{\"revision\":");
-    adcp_revision_header_write_json(&b, &res.header);
-    adcp_buf_printf(&b, ",\"replay\":%s,\"shared\":%s,\"obligation_created\":%s,\"bodies_written\":%" PRIu64
-                        ",\"bodies_reused\":%" PRIu64 ",\"row_binding_id\":\"%s\",\"objects_created\":%" PRIu64
-                        ",\"objects_adopted\":%" PRIu64 ",\"physical_bytes\":%" PRIu64 "}\n",
-                    res.replay ? "true" : "false", res.shared ? "true" : "false",
-                    res.obligation_created ? "true" : "false", res.bodies_written, res.bodies_reused,
-                    res.row_binding_id[0] ? res.row_binding_id : "postgres", res.objects_created, res.objects_adopted,
-                    res.physical_bytes);
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
+    commit_json(&res);
   } else {
+    char e[ADCP_CLI_ESC_ID];
     printf("%s ", res.replay ? "replayed (already committed, nothing written):" : "committed");
     print_header_text(&res.header);
     if (!res.replay && strcmp(res.row_binding_id, "postgres") && res.row_binding_id[0])
       printf("  bytes: %sbinding %s, %" PRIu64 " objects created, %" PRIu64 " adopted, %" PRIu64 " bytes stored%s\n",
-             res.shared ? "header-only, " : "", res.row_binding_id, res.objects_created, res.objects_adopted,
+             res.shared ? "header-only, " : "", ESC(e, res.row_binding_id), res.objects_created, res.objects_adopted,
              res.physical_bytes, res.obligation_created ? "; obligation created" : "");
     else if (!res.replay)
       printf("  bytes: %s%" PRIu64 " chunk bodies written, %" PRIu64 " reused%s\n",
@@ -204,12 +293,14 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
 
 static const char read_help[] =
     "usage: adcp-ledger [--db URL] read --account A --revision R [--offset N] [--limit N]\n\n"
-    "Writes the revision's verified canonical rows as JSONL to stdout. With --offset\n"
-    "or --limit only the segments the range needs are read and verified; without\n"
-    "them every chunk is verified and the envelope digest is checked at the end\n"
-    "(rows of a chunk are written once that chunk verified).\n\n"
+    "Writes the revision's verified canonical rows as JSONL to stdout (one row per\n"
+    "line; --json is accepted and changes nothing). With --offset or --limit only the\n"
+    "segments the range needs are read and verified; without them every chunk is\n"
+    "verified and the envelope digest is checked at the end (rows of a chunk are\n"
+    "written once that chunk verified). Opens the database read-only.\n\n"
     "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE /\n"
-    "ROWS_INTEGRITY_FAILED / ROWS_EXPIRED; 4 storage.\n";
+    "ROWS_INTEGRITY_FAILED / ROWS_EXPIRED; 4 storage or binding (STATE_UNAVAILABLE:\n"
+    "the row set's binding is not configured).\n";
 
 static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
   (void)ctx, (void)rows;
@@ -228,10 +319,11 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!strcmp(a, "--revision") && v) rev = argv[++i];
     else if (!strcmp(a, "--offset") && v) {
-      if (parse_u64(&offset, argv[++i])) return adcp_cli_usage_error("read", "bad --offset");
+      if (adcp_cli_parse_u64(&offset, argv[++i])) return adcp_cli_usage_error("read", "--offset needs a number");
       ranged = 1;
     } else if (!strcmp(a, "--limit") && v) {
-      if (parse_u64(&limit, argv[++i]) || !limit) return adcp_cli_usage_error("read", "bad --limit");
+      if (adcp_cli_parse_u64(&limit, argv[++i]) || !limit)
+        return adcp_cli_usage_error("read", "--limit needs a number of at least 1");
       ranged = 1;
     } else if (!strcmp(a, "--json")) continue; /* output is JSONL either way */
     else return adcp_cli_usage_error("read", "unknown option or missing value: '%s'", a);
@@ -262,19 +354,31 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-/* ---- show / current / list -------------------------------------------------------------- */
+/* ---- show / current / history / list -------------------------------------------------- */
 
 static const char show_help[] =
     "usage: adcp-ledger [--db URL] show --account A --revision R [--json]\n\n"
-    "Prints one revision header (no rows).\n";
+    "Prints one revision header (no rows). Opens the database read-only.\n\n"
+    "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 4 storage.\n";
 static const char current_help[] =
     "usage: adcp-ledger [--db URL] current --account A --obligation O [--json]\n\n"
     "Prints the obligation's current revision: its official revision, else its\n"
-    "highest-numbered snapshot. Exit 5 (REFERENCE_NOT_FOUND) when it has none.\n";
+    "highest-numbered snapshot. Opens the database read-only.\n\n"
+    "exit status: 0 ok; 5 no revision for that obligation and account\n"
+    "(REFERENCE_NOT_FOUND); 4 storage.\n";
+static const char history_help[] =
+    "usage: adcp-ledger [--db URL] history --account A --obligation O [--json]\n\n"
+    "Lists every revision of the obligation in revision_number order (the current\n"
+    "one is the last). --json prints {\"revisions\":[header, ...]}. Opens the\n"
+    "database read-only.\n\n"
+    "exit status: 0 ok; 5 no revision for that obligation and account\n"
+    "(REFERENCE_NOT_FOUND); 4 storage.\n";
 static const char list_help[] =
     "usage: adcp-ledger [--db URL] list --account A [--from T] [--to T] [--limit N] [--cursor C] [--json]\n\n"
     "Current revisions of the account's obligations whose period starts in\n"
-    "[from, to), ordered by period start; prints a next cursor when more exist.\n";
+    "[from, to), ordered by period start; prints a next cursor when more exist\n"
+    "(--limit 1..1000, default 100). Opens the database read-only.\n\n"
+    "exit status: 0 ok (also when none match); 2 bad --from/--to/--cursor; 4 storage.\n";
 
 int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *rev = NULL, *obl = NULL;
@@ -309,6 +413,36 @@ int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
+int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv) {
+  const char *account = NULL, *obl = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) return fputs(history_help, stdout), 0;
+    int v = i + 1 < argc;
+    if (!strcmp(a, "--account") && v) account = argv[++i];
+    else if (!strcmp(a, "--obligation") && v) obl = argv[++i];
+    else if (!strcmp(a, "--json")) json = 1;
+    else return adcp_cli_usage_error("history", "unknown option or missing value: '%s'", a);
+  }
+  if (!account || !obl) return adcp_cli_usage_error("history", "--account and --obligation are required");
+  adcp_error err = {0};
+  session x;
+  int rc = open_session(&x, g, &err);
+  if (rc) return adcp_cli_fail("history", &err);
+  adcp_revision_list list;
+  rc = adcp_ledger_list_obligation_revisions(&list, x.l, account, obl, &err);
+  close_session(&x);
+  if (rc) return adcp_cli_fail("history", &err);
+  if (json) {
+    print_list_json(&list, 0);
+  } else {
+    for (size_t i = 0; i < list.count; i++) print_header_line(&list.items[i]);
+  }
+  adcp_revision_list_free(&list);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}
+
 int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *from = NULL, *to = NULL, *cursor = NULL;
   uint64_t limit = 0;
@@ -322,7 +456,8 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--to") && v) to = argv[++i];
     else if (!strcmp(a, "--cursor") && v) cursor = argv[++i];
     else if (!strcmp(a, "--limit") && v) {
-      if (parse_u64(&limit, argv[++i]) || limit > ADCP_LEDGER_LIST_MAX) return adcp_cli_usage_error("list", "bad --limit");
+      if (adcp_cli_parse_u64(&limit, argv[++i]) || !limit || limit > ADCP_LEDGER_LIST_MAX)
+        return adcp_cli_usage_error("list", "--limit needs a number from 1 to %d", ADCP_LEDGER_LIST_MAX);
     } else if (!strcmp(a, "--json")) json = 1;
     else return adcp_cli_usage_error("list", "unknown option or missing value: '%s'", a);
   }
@@ -336,27 +471,11 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
   close_session(&x);
   if (rc) return adcp_cli_fail("list", &err);
   if (json) {
-    adcp_buf b;
-    adcp_buf_init(&b);
-    adcp_buf_append_str(&b, "{\"revisions\":[");
-    for (size_t i = 0; i < list.count; i++) {
-      if (i) adcp_buf_append_byte(&b, ',');
-      adcp_revision_header_write_json(&b, &list.items[i]);
-    }
-    adcp_buf_append_str(&b, "],\"next_cursor\":");
-    if (list.next_cursor) adcp_jcs_write_string(&b, list.next_cursor, strlen(list.next_cursor));
-    else adcp_buf_append_str(&b, "null");
-    adcp_buf_append_str(&b, "}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
+    print_list_json(&list, 1);
   } else {
-    for (size_t i = 0; i < list.count; i++) {
-      const adcp_revision_header *h = &list.items[i];
-      printf("%s  %-24s #%-3" PRId64 " %-8s %-24s rows %" PRIu64 "%s\n", h->period_start, h->obligation_id,
-             h->revision_number, adcp_finality_name(h->finality), h->revision_id, h->row_count,
-             h->rows_shared_from[0] ? " (header-only)" : "");
-    }
-    if (list.next_cursor) printf("next cursor: %s\n", list.next_cursor);
+    char e[ADCP_CLI_ESC_ID * 3];
+    for (size_t i = 0; i < list.count; i++) print_header_line(&list.items[i]);
+    if (list.next_cursor) printf("next cursor: %s\n", ESC(e, list.next_cursor));
     if (!list.count) printf("no current revisions\n");
   }
   adcp_revision_list_free(&list);
@@ -366,23 +485,67 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
 /* ---- verify --------------------------------------------------------------------------- */
 
 static const char verify_help[] =
-    "usage: adcp-ledger [--db URL] verify [--account A] [--revision R | --all] [--json]\n\n"
+    "usage: adcp-ledger [--db URL] verify [--account A] [--revision R | --all] [--quiet] [--json]\n\n"
     "Re-verifies stored bytes: manifests against the header, every chunk and\n"
     "segment digest, and the envelope digest. Without --revision every revision\n"
-    "(of the account, if given) is checked; a progress bar is drawn on a TTY.\n"
-    "Ends with 'verified N revisions, M failed' and names each failure.\n\n"
-    "exit status: 0 all verified; 3 any failed; 4 storage.\n";
+    "(of the account, if given) is checked. Ends with 'checked N: V verified,\n"
+    "F failed' and names each failure. --json prints one document:\n"
+    "{\"checked\":N,\"verified\":V,\"failed\":F,\"failures\":[{\"revision_id\",\"code\",\"message\"}]}.\n"
+    "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
+    "and bytes verified, rate and ETA; --quiet or --json turn it off. Opens the\n"
+    "database read-only. What verify does and does not detect: README.\n\n"
+    "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
+    "lost connection, an unconfigured binding); 5 --revision not found for the\n"
+    "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n";
 
-static void progress(size_t done, size_t total) {
-  int width = 40, fill = total ? (int)((double)done / (double)total * width) : width;
-  fprintf(stderr, "\r[%.*s%*s] %zu/%zu", fill, "########################################", width - fill, "", done, total);
-  if (done == total) fputc('\n', stderr);
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct vprogress {
+  int on;
+  size_t rev_i, rev_n;
+  uint64_t rows_total, bytes_total, rows_done, bytes_done;
+  double t0, last;
+} vprogress;
+
+static void progress_draw(vprogress *p, int final) {
+  double t = now_s();
+  if (!final && t - p->last < 0.1) return;
+  p->last = t;
+  double el = t - p->t0, rate = el > 0 ? (double)p->bytes_done / el : 0;
+  double left = p->bytes_total > p->bytes_done ? (double)(p->bytes_total - p->bytes_done) : 0;
+  double pct = p->bytes_total ? 100.0 * (double)p->bytes_done / (double)p->bytes_total : 100.0;
+  fprintf(stderr, "\r\033[Kverify: revision %zu/%zu, rows %" PRIu64 "/%" PRIu64 ", %.1f/%.1f MiB (%.0f%%), %.1f MiB/s",
+          p->rev_i, p->rev_n, p->rows_done, p->rows_total, (double)p->bytes_done / 1048576.0,
+          (double)p->bytes_total / 1048576.0, pct, rate / 1048576.0);
+  if (rate > 0 && !final) fprintf(stderr, ", ETA %.0f s", left / rate);
+  if (final) fputc('\n', stderr);
   fflush(stderr);
+}
+
+static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
+  (void)bytes, (void)err;
+  vprogress *p = ctx;
+  p->rows_done += rows, p->bytes_done += len;
+  progress_draw(p, 0);
+  return 0;
+}
+
+static int severity(int code) {
+  switch (adcp_cli_exit_for(code)) {
+    case ADCP_CLI_EXIT_STORAGE: return 4;
+    case ADCP_CLI_EXIT_INTEGRITY: return 3;
+    case ADCP_CLI_EXIT_NOT_FOUND: return 2;
+    default: return 1;
+  }
 }
 
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *rev = NULL;
-  int all = 0, json = 0;
+  int all = 0, json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) return fputs(verify_help, stdout), 0;
@@ -391,6 +554,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--revision") && v) rev = argv[++i];
     else if (!strcmp(a, "--all")) all = 1;
     else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--quiet")) quiet = 1;
     else return adcp_cli_usage_error("verify", "unknown option or missing value: '%s'", a);
   }
   if (rev && all) return adcp_cli_usage_error("verify", "give --revision or --all, not both");
@@ -406,34 +570,147 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     close_session(&x);
     return adcp_cli_fail("verify", &err);
   }
-  int tty = isatty(2) && !json;
+  const char *term = getenv("TERM");
+  vprogress pr = {0};
+  pr.on = isatty(2) && !json && !quiet && !(term && !strcmp(term, "dumb"));
+  pr.rev_n = n;
+  if (pr.on) {
+    /* Totals from the headers, so the bar moves per chunk, not per revision. */
+    for (size_t i = 0; i < n; i++) {
+      adcp_revision_header h;
+      adcp_error e = {0};
+      if (adcp_ledger_get_revision(&h, x.l, account, ids[i], &e)) continue;
+      pr.rows_total += h.row_count, pr.bytes_total += h.canonical_byte_count;
+      adcp_revision_header_free(&h);
+    }
+    pr.t0 = pr.last = now_s();
+    pr.last -= 1;
+  }
+  adcp_buf failures;
+  adcp_buf_init(&failures);
   size_t failed = 0;
+  int worst = 0, worst_code = 0;
   for (size_t i = 0; i < n; i++) {
     adcp_error e = {0};
-    int r = adcp_ledger_verify_revision(x.l, account, ids[i], NULL, NULL, &e);
-    if (r) {
-      failed++;
-      if (tty) fputc('\r', stderr);
-      if (json) {
-        adcp_buf b;
-        adcp_buf_init(&b);
-        adcp_buf_append_str(&b, "{\"revision_id\":");
-        adcp_jcs_write_string(&b, ids[i], strlen(ids[i]));
-        adcp_buf_printf(&b, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(r));
-        adcp_jcs_write_string(&b, e.message, strlen(e.message));
-        adcp_buf_append_str(&b, "}\n");
-        fwrite(b.data, 1, b.len, stdout);
-        adcp_buf_free(&b);
-      } else {
-        printf("FAILED %s: %s: %s\n", ids[i], adcp_error_code_name(r), e.message);
-      }
+    pr.rev_i = i + 1;
+    int r = adcp_ledger_verify_revision(x.l, account, ids[i], pr.on ? progress_chunk : NULL, &pr, &e);
+    if (!r) continue;
+    failed++;
+    if (severity(r) > worst) worst = severity(r), worst_code = r;
+    if (json) {
+      if (failed > 1) adcp_buf_append_byte(&failures, ',');
+      adcp_buf_append_str(&failures, "{\"revision_id\":");
+      adcp_cli_json_str(&failures, ids[i]);
+      adcp_buf_printf(&failures, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(r));
+      adcp_cli_json_str(&failures, e.message);
+      adcp_buf_append_byte(&failures, '}');
+    } else {
+      char a[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+      if (pr.on) fputs("\r\033[K", stderr);
+      printf("FAILED %s: %s: %s\n", ESC(a, ids[i]), adcp_error_code_name(r), ESC(m, e.message));
+      fflush(stdout);
     }
-    if (tty) progress(i + 1, n);
   }
-  if (json) printf("{\"verified\":%zu,\"failed\":%zu}\n", n, failed);
-  else printf("verified %zu revisions, %zu failed\n", n, failed);
+  if (pr.on) progress_draw(&pr, 1);
+  size_t verified = n - failed;
+  if (json) {
+    printf("{\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[", n, verified, failed);
+    if (failures.len) fwrite(failures.data, 1, failures.len, stdout);
+    printf("]}\n");
+  } else {
+    printf("checked %zu: %zu verified, %zu failed\n", n, verified, failed);
+  }
+  adcp_buf_free(&failures);
   if (!rev) adcp_ledger_ids_free(ids, n);
   close_session(&x);
   fflush(stdout);
-  return failed ? ADCP_CLI_EXIT_INTEGRITY : 0;
+  if (!failed) return 0;
+  /* A single revision reports its own code (5 unknown, 4 storage, 3 integrity). */
+  return adcp_cli_exit_for(worst_code);
+}
+
+/* ---- intents list --------------------------------------------------------------------- */
+
+static const char intents_help[] =
+    "usage: adcp-ledger [--db URL] [--config FILE] intents list [--binding ID] [--json]\n\n"
+    "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"
+    "upload in progress or abandoned; swept once expires_at has passed) and\n"
+    "'sweeping' (claimed by a sweep that failed; retried after its backoff, which\n"
+    "ends at expires_at). Marks intents whose binding is not configured here (the\n"
+    "sweep skips those). --json prints {\"intents\":[...]}. Opens the database\n"
+    "read-only. See docs/objects.md.\n\n"
+    "exit status: 0 ok (also when there are none); 4 storage.\n";
+
+static int intents_json(const adcp_intent_info *v, size_t n) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int rc = adcp_buf_append_str(&b, "{\"intents\":[");
+  for (size_t i = 0; !rc && i < n; i++) {
+    const adcp_intent_info *e = &v[i];
+    rc = adcp_buf_append_str(&b, i ? ",{\"row_binding_id\":" : "{\"row_binding_id\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->row_binding_id);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"account_id\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->account_id);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"row_set_id\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->row_set_id);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"content_sha256\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->content_sha256);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"state\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->state);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"created_at\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->created_at);
+    if (!rc) rc = adcp_buf_append_str(&b, ",\"expires_at\":");
+    if (!rc) rc = adcp_cli_json_str(&b, e->expires_at);
+    if (!rc)
+      rc = adcp_buf_printf(&b, ",\"expired\":%s,\"created_objects\":%" PRIu64 ",\"binding_configured\":%s}",
+                           e->expired ? "true" : "false", e->created_objects, e->configured ? "true" : "false");
+  }
+  if (!rc) rc = adcp_buf_append_str(&b, "]}\n");
+  if (!rc) fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+  return rc;
+}
+
+int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
+  if (argc < 2 || is_help(argv[1])) {
+    if (argc >= 2) return fputs(intents_help, stdout), 0;
+    return adcp_cli_usage_error("intents", "missing subcommand (list)");
+  }
+  if (strcmp(argv[1], "list")) return adcp_cli_usage_error("intents", "unknown subcommand '%s' (list)", argv[1]);
+  const char *binding = NULL;
+  int json = 0;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) return fputs(intents_help, stdout), 0;
+    int v = i + 1 < argc;
+    if (!strcmp(a, "--binding") && v) binding = argv[++i];
+    else if (!strcmp(a, "--json")) json = 1;
+    else return adcp_cli_usage_error("intents", "unknown option or missing value: '%s'", a);
+  }
+  adcp_error err = {0};
+  session x;
+  int rc = open_session(&x, g, &err);
+  if (rc) return adcp_cli_fail("intents", &err);
+  adcp_intent_info *v = NULL;
+  size_t n = 0;
+  rc = adcp_ledger_list_intents(&v, &n, x.l, binding, &err);
+  close_session(&x);
+  if (rc) return adcp_cli_fail("intents", &err);
+  if (json) {
+    intents_json(v, n);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      const adcp_intent_info *e = &v[i];
+      char b[ADCP_CLI_ESC_ID], a[ADCP_CLI_ESC_ID], r[ADCP_CLI_ESC_ID];
+      printf("%s binding %s account %s row_set %s content %.12s objects %" PRIu64 " expires_at %s%s%s\n",
+             !strcmp(e->state, "sweeping") ? "sweeping" : "open", ESC(b, e->row_binding_id), ESC(a, e->account_id),
+             ESC(r, e->row_set_id), e->content_sha256, e->created_objects, e->expires_at,
+             e->expired ? " (expired: the next sweep takes it)"
+                        : !strcmp(e->state, "sweeping") ? " (backoff)" : " (not yet expired)",
+             e->configured ? "" : " [binding not configured here: sweep skips it]");
+    }
+    if (!n) printf("no intents\n");
+  }
+  free(v);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }

@@ -9,15 +9,30 @@
 #include "cli/cli.h"
 
 /* Exit statuses (also in --help and README): 0 ok (including pending under
- * --status), 1 usage, 4 database, schema or migration failure. */
+ * --status), 1 usage, 4 database, schema or migration failure (a changed
+ * checksum, INTEGRITY_FAILED, is a schema problem here, not a row failure). */
 static int fail(const char *cmd, const adcp_error *err) {
-  fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code), err->message);
-  return err->code == ADCP_EINVALID_INPUT ? ADCP_CLI_EXIT_USAGE : ADCP_CLI_EXIT_STORAGE;
+  int code = adcp_cli_fail(cmd, err);
+  return code == ADCP_CLI_EXIT_INTEGRITY || code == ADCP_CLI_EXIT_USAGE || code == ADCP_CLI_EXIT_REFUSED
+             ? ADCP_CLI_EXIT_STORAGE
+             : code;
+}
+
+/* --json: the steps are collected and printed as one document at the end. */
+static void json_step(adcp_buf *b, const char *version, const char *name, const char *cls) {
+  if (b->len && b->data[b->len - 1] != '[') adcp_buf_append_byte(b, ',');
+  adcp_buf_append_str(b, "{\"version\":");
+  adcp_cli_json_str(b, version);
+  adcp_buf_append_str(b, ",\"name\":");
+  adcp_cli_json_str(b, name);
+  adcp_buf_append_str(b, ",\"class\":");
+  adcp_cli_json_str(b, cls);
+  adcp_buf_append_byte(b, '}');
 }
 
 static void migrate_usage(FILE *f) {
   fprintf(f,
-          "usage: adcp-ledger [--db URL] migrate [--status | --dry-run | --additive-only]\n\n"
+          "usage: adcp-ledger [--db URL] migrate [--status | --dry-run | --additive-only] [--json]\n\n"
           "Applies the migrations embedded in this build, in version order, each in its own\n"
           "transaction under the schema lock (concurrent runners never double-apply).\n\n"
           "  (no option)      apply every pending migration; prints 'applying V NAME CLASS' and\n"
@@ -26,7 +41,11 @@ static void migrate_usage(FILE *f) {
           "                   'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
           "                   stopped-worker steps\n"
           "  --dry-run        read-only: 'would-apply V NAME CLASS' per pending migration\n"
-          "  --additive-only  apply only pending additive migrations (safe while workers run)\n\n"
+          "  --additive-only  apply only pending additive migrations (safe while workers run)\n"
+          "  --json           one JSON document instead: {\"ok\",\"migrations\":[...],\"pending\"}\n"
+          "                   (--status), {\"ok\",\"would_apply\":[...]} (--dry-run) or\n"
+          "                   {\"ok\",\"applied\":[...],\"skipped\":[...]} (apply; also on failure,\n"
+          "                   with \"code\" and \"message\")\n\n"
           "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
           "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
           "exit status: 0 success (pending migrations under --status are not an error),\n"
@@ -36,10 +55,16 @@ static void migrate_usage(FILE *f) {
 
 typedef struct progress_ctx {
   FILE *out;
+  adcp_buf *applied, *skipped; /* --json: steps collected here instead */
 } progress_ctx;
 
 static void on_progress(void *ctx, const adcp_migration *m, const char *phase) {
   progress_ctx *p = ctx;
+  if (p->applied) {
+    if (!strcmp(phase, "done")) json_step(p->applied, m->version, m->name, adcp_upgrade_class_name(m->upgrade));
+    else if (strcmp(phase, "applying")) json_step(p->skipped, m->version, m->name, adcp_upgrade_class_name(m->upgrade));
+    return;
+  }
   if (!strcmp(phase, "applying"))
     fprintf(p->out, "applying %s %s %s\n", m->version, m->name, adcp_upgrade_class_name(m->upgrade));
   else if (!strcmp(phase, "done"))
@@ -49,19 +74,70 @@ static void on_progress(void *ctx, const adcp_migration *m, const char *phase) {
   fflush(p->out);
 }
 
+static const char *state_name(adcp_migration_state s) {
+  switch (s) {
+    case ADCP_MIGRATION_APPLIED: return "applied";
+    case ADCP_MIGRATION_PENDING: return "pending";
+    case ADCP_MIGRATION_UNKNOWN: return "unknown";
+    case ADCP_MIGRATION_CHECKSUM_MISMATCH: return "checksum-mismatch";
+  }
+  return "unknown";
+}
+
+static int print_status_json(adcp_storage *s, int dry_run, adcp_error *err) {
+  adcp_migration_status *st;
+  int rc = adcp_storage_migration_status(&st, s, err);
+  if (rc) return rc;
+  adcp_buf b;
+  adcp_buf_init(&b);
+  adcp_buf_append_str(&b, dry_run ? "{\"ok\":true,\"would_apply\":[" : "{\"ok\":true,\"migrations\":[");
+  for (size_t i = 0; i < st->count; i++) {
+    const adcp_migration_status_entry *e = &st->entries[i];
+    const char *cls = adcp_upgrade_class_name(e->upgrade);
+    if (dry_run) {
+      if (e->state == ADCP_MIGRATION_PENDING) json_step(&b, e->version, e->name, cls);
+      continue;
+    }
+    json_step(&b, e->version, e->name, cls);
+    b.len--; /* reopen the object */
+    adcp_buf_append_str(&b, ",\"state\":");
+    adcp_cli_json_str(&b, state_name(e->state));
+    adcp_buf_append_str(&b, ",\"applied_at\":");
+    adcp_cli_json_str(&b, e->state == ADCP_MIGRATION_PENDING || !e->applied_at[0] ? NULL : e->applied_at);
+    adcp_buf_append_str(&b, ",\"note\":");
+    adcp_cli_json_str(&b, e->upgrade == ADCP_UPGRADE_STOPPED_WORKER && e->note[0] ? e->note : NULL);
+    adcp_buf_append_byte(&b, '}');
+  }
+  adcp_buf_printf(&b, "],\"pending\":%zu,\"up_to_date\":%s}\n", (size_t)st->pending, st->pending ? "false" : "true");
+  fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+  adcp_migration_status_free(st);
+  return 0;
+}
+
 static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
   adcp_migration_status *st;
   int rc = adcp_storage_migration_status(&st, s, err);
   if (rc) return rc;
   size_t shown = 0;
   for (size_t i = 0; i < st->count; i++) {
-    const adcp_migration_status_entry *e = &st->entries[i];
-    const char *cls = adcp_upgrade_class_name(e->upgrade);
+    const adcp_migration_status_entry *src = &st->entries[i];
+    const char *cls = adcp_upgrade_class_name(src->upgrade);
+    /* Names, instants and notes of unknown steps come from the database: escaped. */
+    struct {
+      char version[64], name[ADCP_CLI_ESC_ID], applied_at[160], note[ADCP_CLI_ESC_ID * 2];
+      adcp_upgrade_class upgrade;
+    } esc, *e = &esc;
+    adcp_cli_escape(esc.version, sizeof esc.version, src->version);
+    adcp_cli_escape(esc.name, sizeof esc.name, src->name);
+    adcp_cli_escape(esc.applied_at, sizeof esc.applied_at, src->applied_at);
+    adcp_cli_escape(esc.note, sizeof esc.note, src->note);
+    esc.upgrade = src->upgrade;
     if (dry_run) {
-      if (e->state == ADCP_MIGRATION_PENDING) printf("would-apply %s %s %s\n", e->version, e->name, cls), shown++;
+      if (src->state == ADCP_MIGRATION_PENDING) printf("would-apply %s %s %s\n", e->version, e->name, cls), shown++;
       continue;
     }
-    switch (e->state) {
+    switch (src->state) {
       case ADCP_MIGRATION_APPLIED: printf("applied %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
       case ADCP_MIGRATION_PENDING: printf("pending %s %s %s\n", e->version, e->name, cls); break;
       case ADCP_MIGRATION_UNKNOWN: printf("unknown %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
@@ -77,8 +153,32 @@ static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
   return 0;
 }
 
+/* Prints the apply outcome as one JSON document (success or failure). */
+static void print_apply_json(const adcp_buf *applied, const adcp_buf *skipped, int rc, const adcp_error *err,
+                             const char *database) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  adcp_buf_printf(&b, "{\"ok\":%s,", rc ? "false" : "true");
+  if (database) {
+    adcp_buf_append_str(&b, "\"database\":");
+    adcp_cli_json_str(&b, database);
+    adcp_buf_append_byte(&b, ',');
+  }
+  adcp_buf_append(&b, applied->data, applied->len);
+  adcp_buf_append_str(&b, "],");
+  adcp_buf_append(&b, skipped->data, skipped->len);
+  adcp_buf_append_str(&b, "]");
+  if (rc) {
+    adcp_buf_printf(&b, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(err->code));
+    adcp_cli_json_str(&b, err->message);
+  }
+  adcp_buf_append_str(&b, "}\n");
+  fwrite(b.data, 1, b.len, stdout);
+  adcp_buf_free(&b);
+}
+
 int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
-  int status = 0, dry = 0, additive = 0;
+  int status = 0, dry = 0, additive = 0, json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       migrate_usage(stdout);
@@ -89,6 +189,8 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
       dry = 1;
     } else if (!strcmp(argv[i], "--additive-only")) {
       additive = 1;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
     } else {
       fprintf(stderr, "adcp-ledger migrate: unknown argument '%s'\n", argv[i]);
       migrate_usage(stderr);
@@ -106,13 +208,18 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
   int rc = adcp_storage_open(&s, adcp_storage_resolve_url(g->db_url), &o, &err);
   if (rc) return fail("migrate", &err);
   if (status || dry) {
-    rc = print_status(s, dry, &err);
+    rc = json ? print_status_json(s, dry, &err) : print_status(s, dry, &err);
   } else {
-    progress_ctx p = {stdout};
+    adcp_buf ja, js;
+    adcp_buf_init(&ja), adcp_buf_init(&js);
+    adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
+    progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
     adcp_migrate_options mo = {.version = 1, .additive_only = additive, .progress = on_progress, .progress_ctx = &p};
     size_t applied = 0;
     rc = adcp_storage_migrate(&applied, s, &mo, &err);
-    if (!rc && !applied) printf("up to date\n");
+    if (json) print_apply_json(&ja, &js, rc, &err, NULL);
+    else if (!rc && !applied) printf("up to date\n");
+    adcp_buf_free(&ja), adcp_buf_free(&js);
   }
   adcp_storage_close(s);
   return rc ? fail("migrate", &err) : ADCP_CLI_EXIT_OK;
@@ -120,20 +227,24 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
 
 static void init_usage(FILE *f) {
   fprintf(f,
-          "usage: adcp-ledger [--db sqlite:PATH] init [PATH]\n\n"
+          "usage: adcp-ledger [--db sqlite:PATH] init [--json] [PATH]\n\n"
           "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
           "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
-          "exists unless it is an adcp-ledger database, which is then brought up to date.\n\n"
+          "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
+          "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.\n\n"
           "exit status: 0 success, 1 usage error, 4 database or migration failure\n");
 }
 
 int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
   const char *path = NULL;
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       init_usage(stdout);
       return ADCP_CLI_EXIT_OK;
-    } else if (argv[i][0] == '-' || path) {
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if ((argv[i][0] == '-' && argv[i][1]) || path) {
       fprintf(stderr, "adcp-ledger init: unexpected argument '%s'\n", argv[i]);
       init_usage(stderr);
       return ADCP_CLI_EXIT_USAGE;
@@ -147,6 +258,7 @@ int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
   } else {
     snprintf(url, sizeof url, "%s", adcp_storage_resolve_url(g->db_url));
   }
+  if (!adcp_sql_url_dialect(url)) return adcp_cli_bad_url("init");
   if (adcp_sql_url_dialect(url) != ADCP_SQL_SQLITE || !strcmp(url, "sqlite::memory:")) {
     fprintf(stderr, "adcp-ledger init: init creates a SQLite file ledger (sqlite:PATH); for PostgreSQL "
                     "create the database and run 'adcp-ledger --db URL migrate'\n");
@@ -173,15 +285,20 @@ int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
     if (!rc) adcp_sql_rows_free(r);
     if (!rc && foreign) {
       adcp_storage_close(s);
-      fprintf(stderr, "adcp-ledger init: %s already holds other tables; refusing\n", file);
-      return ADCP_CLI_EXIT_STORAGE;
+      adcp_error_set(&err, ADCP_ESTORAGE, "%s already holds other tables; refusing", file);
+      return fail("init", &err);
     }
   }
-  progress_ctx p = {stdout};
+  adcp_buf ja, js;
+  adcp_buf_init(&ja), adcp_buf_init(&js);
+  adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
+  progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
   adcp_migrate_options mo = {.version = 1, .progress = on_progress, .progress_ctx = &p};
   size_t applied = 0;
   if (!rc) rc = adcp_storage_migrate(&applied, s, &mo, &err);
-  if (!rc) printf("initialized %s\n", adcp_storage_url_redacted(s));
+  if (json) print_apply_json(&ja, &js, rc, &err, adcp_storage_url_redacted(s));
+  else if (!rc) printf("initialized %s\n", adcp_storage_url_redacted(s));
+  adcp_buf_free(&ja), adcp_buf_free(&js);
   adcp_storage_close(s);
   return rc ? fail("init", &err) : ADCP_CLI_EXIT_OK;
 }

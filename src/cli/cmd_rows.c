@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "adcp/json.h"
 #include "adcp/rows.h"
@@ -21,12 +22,13 @@ static int blank(const char *s, size_t n) {
 /* ---- canonicalize ----------------------------------------------------------- */
 
 static const char canon_help[] =
-    "usage: adcp-ledger canonicalize [--lines] [FILE]\n\n"
+    "usage: adcp-ledger canonicalize [--lines] [--json] [FILE]\n\n"
     "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\n"
     "form plus a newline. With --lines the input is JSONL: each non-blank line is\n"
-    "canonicalized on its own. Input is parsed strictly: duplicate keys, lone\n"
-    "surrogates, invalid UTF-8, numbers beyond +-(2^53-1) and nesting deeper than\n"
-    "1000 are refused.\n\n"
+    "canonicalized on its own (output is JSONL). Input is parsed strictly: duplicate\n"
+    "keys, lone surrogates, invalid UTF-8, numbers beyond +-(2^53-1) and nesting\n"
+    "deeper than 1000 are refused. Limits: a document 64 MiB, a line 16 MiB\n"
+    "(docs/cli.md). --json is accepted (the output is JSON either way).\n\n"
     "exit status: 0 ok; 2 refused (stderr names INVALID_INPUT or INVALID_ROW and\n"
     "where); 1 usage or I/O error.\n";
 
@@ -37,6 +39,7 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (is_help(argv[i])) return fputs(canon_help, stdout), 0;
     if (!strcmp(argv[i], "--lines")) lines = 1;
+    else if (!strcmp(argv[i], "--json")) continue;
     else if (argv[i][0] == '-' && argv[i][1]) return adcp_cli_usage_error("canonicalize", "unknown option '%s'", argv[i]);
     else if (path) return adcp_cli_usage_error("canonicalize", "only one FILE may be given");
     else path = argv[i];
@@ -50,7 +53,7 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
   if (!lines) {
     adcp_buf in;
     adcp_buf_init(&in);
-    if (!(rc = adcp_cli_read_all(&in, path, &err)) &&
+    if (!(rc = adcp_cli_read_file(&in, path, ADCP_CLI_MAX_DOCUMENT_BYTES, "input document", &err)) &&
         !(rc = adcp_jcs_canonicalize(&out, NULL, &doc, in.data ? (const char *)in.data : "", in.len, NULL, &err)) &&
         !(rc = adcp_buf_append_byte(&out, '\n')))
       fwrite(out.data, 1, out.len, stdout);
@@ -101,6 +104,9 @@ static const char encode_help[] =
     "  --gzip             write DIR/NNNNNN.jsonl.gz instead and add physical_sha256\n"
     "                     and physical_byte_count to each manifest in the output\n"
     "  --json             output is JSON (the default; accepted for symmetry)\n\n"
+    "--revision-id and --totals apply to revision_envelope_v1 only. Limits: --totals\n"
+    "1 MiB, one row line 16 MiB (docs/cli.md). On failure nothing is printed on\n"
+    "stdout (chunk files already written stay).\n\n"
     "exit status: 0 ok; 2 a row or the totals were refused (INVALID_ROW /\n"
     "INVALID_INPUT, naming the ordinal); 1 usage or I/O error.\n";
 
@@ -108,7 +114,7 @@ typedef struct encode_ctx {
   const char *dir;
   int gzip;
   adcp_buf gz, path;
-  FILE *out;
+  adcp_buf *out; /* manifests, printed once everything succeeded */
 } encode_ctx;
 
 static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
@@ -136,10 +142,8 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
       goto out;
     if ((rc = adcp_cli_write_file_durable((const char *)c->path.data, data, n, err))) goto out;
   }
-  if (!rc) {
-    fputs(m->chunk_index ? "," : "", c->out);
-    fwrite(line.data, 1, line.len, c->out);
-  }
+  if (!rc && m->chunk_index) rc = adcp_buf_append_byte(c->out, ',');
+  if (!rc) rc = adcp_buf_append(c->out, line.data, line.len);
 out:
   if (rc && err && !err->code) adcp_error_set(err, rc, "out of memory");
   adcp_buf_free(&line);
@@ -151,7 +155,7 @@ static int load_totals(adcp_control_totals *t, const char *path, adcp_error *err
   if (!path) return 0;
   adcp_buf in;
   adcp_buf_init(&in);
-  int rc = adcp_cli_read_all(&in, path, err);
+  int rc = adcp_cli_read_file(&in, path, ADCP_CLI_MAX_TOTALS_BYTES, "--totals file", err);
   if (!rc) rc = adcp_totals_parse(t, in.data ? (const char *)in.data : "", in.len, err);
   adcp_buf_free(&in);
   return rc;
@@ -181,6 +185,8 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
   if (profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid)
     return adcp_cli_usage_error("encode", "--revision-id is required for revision_envelope_v1");
   if (gzip && !dir) return adcp_cli_usage_error("encode", "--gzip needs --chunks-dir");
+  if (profile == ADCP_PROFILE_ROWS_V1 && (rid || totals_path))
+    return adcp_cli_usage_error("encode", "--revision-id and --totals apply to revision_envelope_v1 only");
   if (dir) {
     struct stat st;
     if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0)
@@ -188,7 +194,9 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
   }
   adcp_control_totals totals;
   if (load_totals(&totals, totals_path, &err)) return adcp_cli_fail("encode", &err);
-  encode_ctx ctx = {dir, gzip, {0}, {0}, stdout};
+  adcp_buf manifests;
+  adcp_buf_init(&manifests);
+  encode_ctx ctx = {dir, gzip, {0}, {0}, &manifests};
   adcp_rows_encoder_options opts = {profile, rid, &totals, ADCP_BINDING_RFC8785_JCS_V1, on_chunk, &ctx};
   adcp_rows_encoder *enc = NULL;
   adcp_cli_lines r = {0};
@@ -196,7 +204,6 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
   int rc = adcp_rows_encoder_new(&enc, &opts, &err);
   if (!rc) rc = adcp_cli_lines_open(&r, path, &err);
   if (!rc) {
-    fputs("{\"manifests\":[", stdout);
     const char *line;
     size_t len;
     while ((rc = adcp_cli_lines_next(&r, &line, &len, &err)) == 1) {
@@ -216,10 +223,13 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf_free(&ctx.gz);
   adcp_buf_free(&ctx.path);
   if (rc < 0) {
-    fputs("\n", stdout);
-    fflush(stdout);
+    adcp_buf_free(&manifests);
+    if (!err.code) adcp_error_set(&err, rc, "out of memory");
     return adcp_cli_fail("encode", &err);
   }
+  fputs("{\"manifests\":[", stdout);
+  if (manifests.len) fwrite(manifests.data, 1, manifests.len, stdout);
+  adcp_buf_free(&manifests);
   printf("],\"row_manifest_sha256\":\"%s\",\"revision_content_sha256\":\"%s\",\"canonical_byte_count\":%llu,"
          "\"row_count\":%llu}\n",
          res.row_manifest_sha256, res.content_sha256, (unsigned long long)res.canonical_byte_count,
@@ -239,10 +249,14 @@ static const char verify_help[] =
     "contiguity, every chunk and segment digest and line count, and, when\n"
     "--content-sha256 is given, the full revision envelope. FILE is either the output\n"
     "of 'adcp-ledger encode' or a bare JSON array of chunk manifests. Expected values\n"
-    "given as options take precedence over those found in FILE.\n\n"
+    "given as options take precedence over those found in FILE. Chunk files must be\n"
+    "regular files (symbolic links, FIFOs and devices are refused) no longer than\n"
+    "their manifest says. Limits: the manifest file 64 MiB, --totals 1 MiB\n"
+    "(docs/cli.md).\n\n"
     "exit status: 0 verified; 3 integrity failure (the precise code is printed:\n"
     "MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED, ENVELOPE_INTEGRITY_FAILED,\n"
-    "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 1 usage or I/O error.\n";
+    "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 2 a refused manifest or totals file\n"
+    "(INVALID_INPUT); 1 usage or I/O error.\n";
 
 static const char *doc_string(const adcp_json_doc *doc, uint32_t obj, const char *key, adcp_buf *keep) {
   uint32_t v = adcp_json_get(doc, obj, key);
@@ -254,12 +268,26 @@ static const char *doc_string(const adcp_json_doc *doc, uint32_t obj, const char
   return (const char *)keep->data;
 }
 
-static int parse_u64_arg(uint64_t *out, const char *s) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || !*s || *end || s[0] == '-') return -1;
-  *out = v;
+/* Reads one chunk file: never through a symbolic link, never blocking on a
+ * FIFO or device, at most max+1 bytes (a longer file is refused: the manifest
+ * says how long it is). */
+static int read_chunk_file(adcp_buf *out, const char *path, uint64_t index, uint64_t max, adcp_error *err) {
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %llu: file %s is missing", (unsigned long long)index, path);
+  if (!S_ISREG(st.st_mode))
+    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "chunk %llu: %s is not a regular file (symbolic links, "
+                          "FIFOs and devices are refused)", (unsigned long long)index, path);
+  adcp_error e = {0};
+  int fd = adcp_cli_open_regular(path, 1, "chunk file", &e);
+  if (fd < 0)
+    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "chunk %llu: %s", (unsigned long long)index, e.message);
+  int rc = adcp_cli_read_fd(out, fd, max > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)max, "chunk file", &e);
+  close(fd);
+  if (rc == ADCP_EINVALID_INPUT)
+    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "chunk %llu: file %s is longer than the manifest's %llu bytes",
+                          (unsigned long long)index, path, (unsigned long long)max);
+  if (rc) return adcp_error_set(err, rc, "chunk %llu: %s", (unsigned long long)index, e.message);
   return 0;
 }
 
@@ -267,7 +295,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
   (void)g;
   const char *mpath = NULL, *dir = NULL, *rid = NULL, *totals_path = NULL, *content = NULL, *msha = NULL;
   uint64_t row_count = 0, cbc = 0;
-  int have_rows = 0, have_cbc = 0, json = 0;
+  int have_rows = 0, have_cbc = 0, cbc_opt = 0, rid_opt = 0, json = 0;
   adcp_digest_profile profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
   adcp_error err = {0};
   for (int i = 1; i < argc; i++) {
@@ -276,17 +304,17 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     int has_val = i + 1 < argc;
     if (!strcmp(a, "--manifest") && has_val) mpath = argv[++i];
     else if (!strcmp(a, "--chunks-dir") && has_val) dir = argv[++i];
-    else if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i];
+    else if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i], rid_opt = 1;
     else if (!strcmp(a, "--totals") && has_val) totals_path = argv[++i];
     else if (!strcmp(a, "--content-sha256") && has_val) content = argv[++i];
     else if (!strcmp(a, "--manifest-sha256") && has_val) msha = argv[++i];
     else if (!strcmp(a, "--row-count") && has_val) {
-      if (parse_u64_arg(&row_count, argv[++i])) return adcp_cli_usage_error("verify-chunks", "--row-count needs a number");
+      if (adcp_cli_parse_u64(&row_count, argv[++i])) return adcp_cli_usage_error("verify-chunks", "--row-count needs a number");
       have_rows = 1;
     } else if (!strcmp(a, "--canonical-byte-count") && has_val) {
-      if (parse_u64_arg(&cbc, argv[++i]))
+      if (adcp_cli_parse_u64(&cbc, argv[++i]))
         return adcp_cli_usage_error("verify-chunks", "--canonical-byte-count needs a number");
-      have_cbc = 1;
+      have_cbc = cbc_opt = 1;
     } else if (!strcmp(a, "--profile") && has_val) {
       if (adcp_digest_profile_parse(&profile, argv[++i], &err))
         return adcp_cli_usage_error("verify-chunks", "%s", err.message);
@@ -294,6 +322,8 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     else return adcp_cli_usage_error("verify-chunks", "unknown option or missing value: '%s'", a);
   }
   if (!mpath || !dir) return adcp_cli_usage_error("verify-chunks", "--manifest and --chunks-dir are required");
+  if (profile == ADCP_PROFILE_ROWS_V1 && (rid_opt || totals_path))
+    return adcp_cli_usage_error("verify-chunks", "--revision-id and --totals apply to revision_envelope_v1 only");
 
   adcp_buf mtext, keep_msha, keep_content, keep_rid, body, gz, path, tmp;
   adcp_buf_init(&mtext), adcp_buf_init(&keep_msha), adcp_buf_init(&keep_content), adcp_buf_init(&keep_rid);
@@ -306,7 +336,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_manifest_checker checker;
   int checker_on = 0;
   uint64_t chunks = 0, rows = 0;
-  int rc = adcp_cli_read_all(&mtext, mpath, &err);
+  int rc = adcp_cli_read_file(&mtext, mpath, ADCP_CLI_MAX_MANIFEST_BYTES, "manifest file", &err);
   if (!rc && (rc = adcp_json_parse(&doc, mtext.data ? (const char *)mtext.data : "", mtext.len, NULL, &err))) {
     char msg[ADCP_ERROR_MESSAGE_MAX];
     memcpy(msg, err.message, sizeof msg);
@@ -332,6 +362,11 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
       have_cbc = 1;
   } else {
     rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "manifest file must be an array of manifests or an object with \"manifests\"");
+    goto done;
+  }
+  if (!content && (totals_path || cbc_opt || rid_opt)) {
+    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "--revision-id, --totals and --canonical-byte-count only matter when "
+                                                   "the envelope is checked (--content-sha256, or an encode output)");
     goto done;
   }
   if (content && profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid) {
@@ -391,14 +426,9 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf_cstr(&path);
     adcp_buf_reset(&body);
     adcp_buf_reset(&gz);
-    FILE *f = fopen((const char *)path.data, "rb");
-    if (!f) {
-      rc = adcp_error_set(&err, ADCP_EROWS_UNAVAILABLE, "chunk %llu: file %s is missing", (unsigned long long)m.chunk_index,
-                          (const char *)path.data);
+    if ((rc = read_chunk_file(is_gz ? &gz : &body, (const char *)path.data, m.chunk_index, is_gz ? phys_n : m.byte_count,
+                              &err)))
       goto done;
-    }
-    fclose(f);
-    if ((rc = adcp_cli_read_all(is_gz ? &gz : &body, (const char *)path.data, &err))) goto done;
     if (is_gz && (rc = adcp_gzip_inflate_verified(&body, gz.data, gz.len, phys_copy, phys_n, m.byte_count, &err)))
       goto done;
     if ((rc = adcp_rows_verify_chunk(&m, body.data ? body.data : (const uint8_t *)"", body.len,
@@ -412,7 +442,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf_printf(&path, "%s/%06llu.jsonl%s", dir, (unsigned long long)chunks, gzv ? ".gz" : "");
     adcp_buf_cstr(&path);
     struct stat st;
-    if (stat((const char *)path.data, &st) == 0) {
+    if (lstat((const char *)path.data, &st) == 0) {
       rc = adcp_error_set(&err, ADCP_EMANIFEST_MISMATCH, "chunk file %s is not in the manifest", (const char *)path.data);
       goto done;
     }
@@ -432,9 +462,15 @@ done:
   adcp_buf_free(&mtext), adcp_buf_free(&keep_msha), adcp_buf_free(&keep_content), adcp_buf_free(&keep_rid);
   adcp_buf_free(&body), adcp_buf_free(&gz), adcp_buf_free(&path), adcp_buf_free(&tmp);
   if (rc) {
-    if (json)
-      printf("{\"ok\":false,\"code\":\"%s\",\"chunks_verified\":%llu}\n", adcp_error_code_name(err.code),
-             (unsigned long long)chunks);
+    if (json) {
+      adcp_buf j;
+      adcp_buf_init(&j);
+      adcp_buf_printf(&j, "{\"ok\":false,\"code\":\"%s\",\"message\":", adcp_error_code_name(err.code));
+      adcp_cli_json_str(&j, err.message);
+      adcp_buf_printf(&j, ",\"chunks_verified\":%llu}\n", (unsigned long long)chunks);
+      fwrite(j.data, 1, j.len, stdout);
+      adcp_buf_free(&j);
+    }
     return adcp_cli_fail("verify-chunks", &err);
   }
   if (json)

@@ -1,64 +1,196 @@
-/* cli/main.c — `adcp-ledger` entry point: global options and the command table.
+/* cli/main.c — `adcp-ledger` entry point: global options, the command table
+ * and the parts of the CLI contract every command gets for free:
+ *   --opt=value is split into --opt value before dispatch;
+ *   --db/--config are accepted before or after the command;
+ *   a repeated long option is refused (no option is repeatable today);
+ *   `help [COMMAND [SUB]]` is COMMAND [SUB] --help; --version.
  * Each command lives in its own cmd_*.c file and is listed in commands[] below. */
 #include "cli/cli.h"
 
+#include <libpq-fe.h>
+#include <openssl/crypto.h>
+#include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const adcp_cli_command commands[] = {
-    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize},
-    {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode},
-    {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks},
-    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", adcp_cli_migrate},
-    {"init", "create a SQLite ledger file and apply every migration", adcp_cli_init},
-    {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", adcp_cli_commit},
-    {"read", "print a revision's verified rows as JSONL (optionally one page)", adcp_cli_read},
-    {"show", "print one revision header", adcp_cli_show},
-    {"current", "print an obligation's current revision", adcp_cli_show},
-    {"list", "list an account's current revisions by period", adcp_cli_list},
-    {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify},
-    {"binding", "register, list or retire object bindings (add|list|retire)", adcp_cli_binding},
-    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep},
-    {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check},
+#ifndef ADCP_LEDGER_VERSION
+#define ADCP_LEDGER_VERSION "unknown"
+#endif
+
+enum {
+  CMD_NO_DB = 1,     /* never opens a database (--db/--config are ignored) */
+  CMD_READ_ONLY = 2, /* opens storage read-only */
 };
+
+typedef struct command_entry {
+  const char *name;
+  const char *summary;
+  int (*run)(const adcp_cli_globals *g, int argc, char **argv);
+  int flags;
+} command_entry;
+
+static const command_entry commands[] = {
+    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize, CMD_NO_DB},
+    {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode, CMD_NO_DB},
+    {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks, CMD_NO_DB},
+    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", adcp_cli_migrate, 0},
+    {"init", "create a SQLite ledger file and apply every migration", adcp_cli_init, 0},
+    {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", adcp_cli_commit, 0},
+    {"read", "print a revision's verified rows as JSONL (optionally one page)", adcp_cli_read, CMD_READ_ONLY},
+    {"show", "print one revision header", adcp_cli_show, CMD_READ_ONLY},
+    {"current", "print an obligation's current revision", adcp_cli_show, CMD_READ_ONLY},
+    {"history", "list every revision of an obligation in revision order", adcp_cli_history, CMD_READ_ONLY},
+    {"list", "list an account's current revisions by period", adcp_cli_list, CMD_READ_ONLY},
+    {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify, CMD_READ_ONLY},
+    {"intents", "list open and sweeping object-write intents (intents list)", adcp_cli_intents, CMD_READ_ONLY},
+    {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0},
+    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep, 0},
+    {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check, 0},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
   fprintf(f,
           "adcp-ledger — verifiable storage of AdCP reporting revisions\n\n"
-          "usage: adcp-ledger [--db URL] COMMAND [ARGS]\n\n"
+          "usage: adcp-ledger [--db URL] [--config FILE] COMMAND [ARGS]\n"
+          "       adcp-ledger help [COMMAND]   |   adcp-ledger --version\n\n"
           "  --db URL  database: sqlite:PATH, sqlite::memory:, postgresql://… (default: $ADCP_DATABASE_URL,\n"
           "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n"
           "  --config FILE  host configuration: object bindings, deployment namespace, selection\n"
-          "            rules (default: $ADCP_LEDGER_CONFIG; see docs/objects.md)\n\n"
+          "            rules (default: $ADCP_LEDGER_CONFIG; see docs/objects.md)\n"
+          "  Global options may also follow the command; --opt=value equals --opt value.\n\n"
           "commands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+  for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
-          "\nRun 'adcp-ledger COMMAND --help' for a command's options.\n\n"
+          "\nRun 'adcp-ledger help COMMAND' (or 'adcp-ledger COMMAND --help') for a command's options.\n"
+          "Limits on input sizes: docs/cli.md.\n\n"
           "exit status: 0 ok; 1 usage or I/O error; 2 input refused (INVALID_INPUT, INVALID_ROW,\n"
           "             CONTENT_CONFLICT, CONFLICT); 3 integrity failure (ROWS_INTEGRITY_FAILED,\n"
           "             ROWS_UNAVAILABLE, ROWS_EXPIRED or a precise encoding code); 4 database, schema\n"
           "             or binding problem (STORAGE_ERROR, REPORTING_SCHEMA_BEHIND, UNSAFE_BINDING,\n"
-          "             STATE_UNAVAILABLE); 5 not found (REFERENCE_NOT_FOUND)\n");
+          "             STATE_UNAVAILABLE, PROVIDER_UNAVAILABLE, SCHEMA_UNREADY); 5 not found\n"
+          "             (REFERENCE_NOT_FOUND)\n");
+}
+
+static int print_version(void) {
+  const char *schema = "?";
+  adcp_migration_set *set = NULL;
+  adcp_error err = {0};
+  if (!adcp_migrations_bundled(&set, ADCP_SQL_SQLITE, &err) && set->count) schema = set->items[set->count - 1].version;
+  int pq = PQlibVersion();
+  printf("adcp-ledger %s\nschema %s\nsqlite %s\nlibpq %d.%d\n%s\n", ADCP_LEDGER_VERSION, schema, sqlite3_libversion(),
+         pq / 10000, pq % 10000, OpenSSL_version(OPENSSL_VERSION));
+  adcp_migrations_free(set);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}
+
+/* Options that never take a value, across every command: anything else that
+ * starts with "--" is assumed to take one, so the word after it is a value and
+ * is never read as --db/--config or counted as a repeated option. */
+static int is_flag(const char *a) {
+  static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
+                                      "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
+                                      "--acknowledge-restore", "--version", "--final", NULL};
+  for (size_t i = 0; flags[i]; i++)
+    if (!strcmp(a, flags[i])) return 1;
+  return 0;
+}
+
+static int is_global(const char *a) { return !strcmp(a, "--db") || !strcmp(a, "--config"); }
+
+static int set_global(adcp_cli_globals *g, const char *name, const char *value, const char *where) {
+  const char **slot = !strcmp(name, "--db") ? &g->db_url : &g->config_path;
+  if (*slot) {
+    fprintf(stderr, "adcp-ledger%s%s: option %s given twice\n", where ? " " : "", where ? where : "", name);
+    return -1;
+  }
+  *slot = value;
+  return 0;
+}
+
+/* Rewrites a command's argv in place into out (capacity 2*argc+1): splits
+ * --opt=value and takes --db/--config out into g. */
+static int normalize(adcp_cli_globals *g, int argc, char **argv, char **out, int *out_argc) {
+  int n = 0;
+  out[n++] = argv[0];
+  int expect_value = 0;
+  for (int i = 1; i < argc; i++) {
+    char *a = argv[i];
+    if (expect_value) { /* a value, never an option */
+      out[n++] = a, expect_value = 0;
+      continue;
+    }
+    char *value = NULL;
+    if (a[0] == '-' && a[1] == '-' && a[2] && strchr(a, '=')) {
+      char *eq = strchr(a, '=');
+      *eq = 0, value = eq + 1;
+    }
+    if (a[0] == '-' && a[1] == '-' && a[2] && is_global(a)) {
+      if (!value) {
+        if (i + 1 >= argc) {
+          fprintf(stderr, "adcp-ledger %s: option %s needs a value\n", argv[0], a);
+          return -1;
+        }
+        value = argv[++i];
+      }
+      if (set_global(g, a, value, argv[0])) return -1;
+      continue;
+    }
+    if (a[0] == '-' && a[1] == '-' && a[2]) {
+      if (value && is_flag(a)) {
+        fprintf(stderr, "adcp-ledger %s: option %s takes no value (see adcp-ledger %s --help)\n", argv[0], a, argv[0]);
+        return -1;
+      }
+      out[n++] = a;
+      if (value) out[n++] = value;
+      else if (!is_flag(a)) expect_value = 1;
+    } else {
+      out[n++] = a;
+    }
+  }
+  out[n] = NULL;
+  *out_argc = n;
+  return 0;
+}
+
+/* A long option given twice: option words are those at positions that are
+ * not the value of the option before them. */
+static const char *repeated_option(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!(a[0] == '-' && a[1] == '-' && a[2])) continue;
+    for (int k = 1; k < i; k++) {
+      if (!strcmp(argv[k], a)) return a;
+      if (argv[k][0] == '-' && argv[k][1] == '-' && !is_flag(argv[k])) k++; /* skip its value */
+    }
+    if (!is_flag(a)) i++;
+  }
+  return NULL;
+}
+
+static const command_entry *find(const char *name) {
+  for (size_t c = 0; c < N_COMMANDS; c++)
+    if (!strcmp(name, commands[c].name)) return &commands[c];
+  return NULL;
 }
 
 int main(int argc, char **argv) {
   adcp_cli_globals g = {0};
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    char *a = argv[i], *value = NULL, *eq = strchr(a, '=');
+    if (eq && a[1] == '-') *eq = 0, value = eq + 1;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
-      g.db_url = argv[++i];
-    } else if (!strncmp(argv[i], "--db=", 5)) {
-      g.db_url = argv[i] + 5;
-    } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-      g.config_path = argv[++i];
-    } else if (!strncmp(argv[i], "--config=", 9)) {
-      g.config_path = argv[i] + 9;
+    } else if (!strcmp(a, "--version")) {
+      return print_version();
+    } else if (is_global(a) && (value || i + 1 < argc)) {
+      if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
     } else {
-      fprintf(stderr, "adcp-ledger: unknown option '%s'\n", argv[i]);
+      fprintf(stderr, "adcp-ledger: unknown option '%s'%s\n", a,
+              is_global(a) ? " (needs a value)" : " (command options go after the command)");
       usage(stderr);
       return ADCP_CLI_EXIT_USAGE;
     }
@@ -67,8 +199,63 @@ int main(int argc, char **argv) {
     usage(stderr);
     return ADCP_CLI_EXIT_USAGE;
   }
-  for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-    if (!strcmp(argv[i], commands[c].name)) return commands[c].run(&g, argc - i, argv + i);
-  fprintf(stderr, "adcp-ledger: unknown command '%s' (see adcp-ledger --help)\n", argv[i]);
-  return ADCP_CLI_EXIT_USAGE;
+  /* help [COMMAND [SUB]] = COMMAND [SUB] --help */
+  char *help_argv[4];
+  if (!strcmp(argv[i], "help")) {
+    if (i + 1 >= argc) {
+      usage(stdout);
+      return 0;
+    }
+    if (!find(argv[i + 1])) {
+      fprintf(stderr, "adcp-ledger help: unknown command '%s' (see adcp-ledger --help)\n", argv[i + 1]);
+      return ADCP_CLI_EXIT_USAGE;
+    }
+    int k = 0;
+    help_argv[k++] = argv[i + 1];
+    if (i + 2 < argc) help_argv[k++] = argv[i + 2];
+    help_argv[k++] = "--help";
+    help_argv[k] = NULL;
+    argv = help_argv, argc = k, i = 0;
+  }
+  const command_entry *cmd = find(argv[i]);
+  if (!cmd) {
+    fprintf(stderr, "adcp-ledger: unknown command '%s' (see adcp-ledger --help)\n", argv[i]);
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  int cargc = argc - i;
+  char **cargv = malloc(sizeof(char *) * (size_t)(2 * cargc + 1));
+  if (!cargv) return ADCP_CLI_EXIT_USAGE;
+  int nargc = 0;
+  if (normalize(&g, cargc, argv + i, cargv, &nargc)) {
+    free(cargv);
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  const char *rep = repeated_option(nargc, cargv);
+  if (rep) {
+    fprintf(stderr, "adcp-ledger %s: option %s given more than once (see adcp-ledger %s --help)\n", cmd->name, rep,
+            cmd->name);
+    free(cargv);
+    return ADCP_CLI_EXIT_USAGE;
+  }
+  g.read_only = (cmd->flags & CMD_READ_ONLY) != 0;
+  /* One answer for an unusable URL, whatever the command (init checks its own:
+   * a PATH argument replaces the URL). A --help never needs the database. */
+  int wants_help = 0;
+  for (int k = 1; k < nargc; k++) wants_help |= !strcmp(cargv[k], "--help") || !strcmp(cargv[k], "-h");
+  if (wants_help) {
+    /* --help anywhere (also after a subcommand: `binding add --help`) prints the
+     * command's help on stdout and exits 0. */
+    char *h[3] = {cargv[0], "--help", NULL};
+    int rc = cmd->run(&g, 2, h);
+    free(cargv);
+    return rc;
+  }
+  if (!(cmd->flags & CMD_NO_DB) && strcmp(cmd->name, "init") &&
+      !adcp_sql_url_dialect(adcp_storage_resolve_url(g.db_url))) {
+    free(cargv);
+    return adcp_cli_bad_url(cmd->name);
+  }
+  int rc = cmd->run(&g, nargc, cargv);
+  free(cargv);
+  return rc;
 }

@@ -1,10 +1,12 @@
 /* cli/util.c — helpers shared by the subcommands: error reporting and exit
- * codes, whole-file and line-by-line input, and crash-safe file output. */
+ * codes, strict numbers, size-capped whole-file and line-by-line input, text
+ * escaping for terminal output, and crash-safe file output. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -16,6 +18,7 @@ int adcp_cli_exit_for(int code) {
     case ADCP_EINVALID_ROW:
     case ADCP_ECONTENT_CONFLICT:
     case ADCP_ECONFLICT:
+    case ADCP_ECURSOR_EXPIRED:
       return ADCP_CLI_EXIT_REFUSED;
     case ADCP_EMANIFEST_MISMATCH:
     case ADCP_ECHUNK_INTEGRITY_FAILED:
@@ -33,6 +36,8 @@ int adcp_cli_exit_for(int code) {
     case ADCP_EPROVIDER_UNAVAILABLE:
     case ADCP_EDEADLINE_EXCEEDED:
     case ADCP_EABORTED:
+    case ADCP_ESCHEMA_UNREADY:
+    case ADCP_ESERVICE_UNAVAILABLE:
       return ADCP_CLI_EXIT_STORAGE;
     case ADCP_EREFERENCE_NOT_FOUND:
     case ADCP_ENOT_FOUND:
@@ -42,8 +47,93 @@ int adcp_cli_exit_for(int code) {
 }
 
 int adcp_cli_fail(const char *cmd, const adcp_error *err) {
-  fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code), err->message);
+  char msg[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+  fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code),
+          adcp_cli_escape(msg, sizeof msg, err->message));
   return adcp_cli_exit_for(err->code);
+}
+
+int adcp_cli_bad_url(const char *cmd) {
+  adcp_error err = {0};
+  adcp_error_set(&err, ADCP_ESTORAGE,
+                 "unsupported database URL (use sqlite:PATH, sqlite::memory:, postgresql://... or a libpq conninfo "
+                 "string)");
+  return adcp_cli_fail(cmd, &err);
+}
+
+int adcp_cli_parse_u64(uint64_t *out, const char *s) {
+  if (!s || *s < '0' || *s > '9') return -1; /* no sign, space or empty string */
+  uint64_t v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return -1;
+    unsigned d = (unsigned)(*s - '0');
+    if (v > (UINT64_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+/* One output unit of s[0..n): sets *take to the bytes consumed and writes the
+ * text to print into out (NUL-terminated, at most 4 bytes + NUL). Printable
+ * ASCII and valid UTF-8 pass; controls (C0, DEL, C1), backslash and invalid
+ * bytes become \xNN / \\. */
+static void escape_one(const uint8_t *p, size_t n, char out[5], size_t *take) {
+  static const char hex[] = "0123456789abcdef";
+  uint8_t c = p[0];
+  memset(out, 0, 5);
+  *take = 1;
+  if (c >= 0x20 && c < 0x7f && c != '\\') {
+    out[0] = (char)c;
+  } else if (c == '\\') {
+    out[0] = out[1] = '\\';
+  } else if (c >= 0x80 && (*take = adcp_utf8_seq(p, n)) != 0) {
+    if (c == 0xC2 && p[1] < 0xA0) out[0] = '\\', out[1] = 'x', out[2] = hex[p[1] >> 4], out[3] = hex[p[1] & 15];
+    else memcpy(out, p, *take);
+  } else {
+    *take = 1;
+    out[0] = '\\', out[1] = 'x', out[2] = hex[c >> 4], out[3] = hex[c & 15];
+  }
+}
+
+const char *adcp_cli_escape(char *dst, size_t cap, const char *s) {
+  size_t o = 0;
+  if (!cap) return "";
+  const uint8_t *p = (const uint8_t *)(s ? s : "");
+  size_t n = strlen((const char *)p);
+  for (size_t i = 0; i < n;) {
+    char esc[5];
+    size_t take;
+    escape_one(p + i, n - i, esc, &take);
+    size_t el = strlen(esc);
+    if (o + el + 4 > cap) { /* keep room for "..." and the NUL */
+      size_t d = cap - o - 1 < 3 ? cap - o - 1 : 3;
+      memcpy(dst + o, "...", d);
+      o += d;
+      break;
+    }
+    memcpy(dst + o, esc, el);
+    o += el, i += take;
+  }
+  dst[o] = 0;
+  return dst;
+}
+
+void adcp_cli_fput_text(FILE *f, const char *s) {
+  const uint8_t *p = (const uint8_t *)(s ? s : "");
+  size_t n = strlen((const char *)p);
+  for (size_t i = 0; i < n;) {
+    char esc[5];
+    size_t take;
+    escape_one(p + i, n - i, esc, &take);
+    fputs(esc, f);
+    i += take;
+  }
+}
+
+int adcp_cli_json_str(adcp_buf *b, const char *s) {
+  if (!s) return adcp_buf_append_str(b, "null");
+  return adcp_jcs_write_string(b, s, strlen(s));
 }
 
 int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) {
@@ -71,12 +161,72 @@ int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err) {
   return rc;
 }
 
+/* Opens path for reading without blocking on a FIFO or a device: O_NONBLOCK
+ * for the open, then back to blocking reads (a FIFO without a writer then reads
+ * as end of input). Streams (FIFO, character device) are allowed only for line
+ * input, whose memory is bounded per line. Returns the fd or a negative code. */
+static int open_input(const char *path, int nofollow, int allow_stream, const char *what, adcp_error *err) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+  if (fd < 0) {
+    if (errno == ELOOP && nofollow) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is a symbolic link; refused", what, path);
+    return adcp_error_set(err, ADCP_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || (allow_stream && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))) {
+    close(fd);
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is not a regular file", what, path);
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
+int adcp_cli_open_regular(const char *path, int nofollow, const char *what, adcp_error *err) {
+  return open_input(path, nofollow, 0, what, err);
+}
+
+int adcp_cli_read_fd(adcp_buf *out, int fd, size_t max_bytes, const char *what, adcp_error *err) {
+  uint8_t tmp[1 << 16];
+  size_t total = 0;
+  for (;;) {
+    size_t want = sizeof tmp;
+    if (max_bytes != SIZE_MAX && max_bytes + 1 - total < want) want = max_bytes + 1 - total;
+    ssize_t n = read(fd, tmp, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return adcp_error_set(err, ADCP_EIO, "read error on %s: %s", what, strerror(errno));
+    if (n == 0) return 0;
+    total += (size_t)n;
+    if (max_bytes != SIZE_MAX && total > max_bytes)
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is larger than the limit of %zu bytes", what, max_bytes);
+    if (adcp_buf_append(out, tmp, (size_t)n)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory reading %s", what);
+  }
+}
+
+int adcp_cli_read_file(adcp_buf *out, const char *path, size_t max_bytes, const char *what, adcp_error *err) {
+  if (!path || !strcmp(path, "-")) return adcp_cli_read_fd(out, 0, max_bytes, what, err);
+  int fd = adcp_cli_open_regular(path, 0, what, err);
+  if (fd < 0) return fd;
+  int rc = adcp_cli_read_fd(out, fd, max_bytes, what, err);
+  close(fd);
+  return rc;
+}
+
 int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err) {
   memset(r, 0, sizeof *r);
   adcp_buf_init(&r->buf);
   r->use_stdin = !path || !strcmp(path, "-");
-  r->f = r->use_stdin ? stdin : fopen(path, "rb");
-  if (!r->f) return adcp_error_set(err, ADCP_EIO, "cannot open %s: %s", path, strerror(errno));
+  r->max_line = ADCP_CLI_MAX_ROW_LINE_BYTES;
+  if (r->use_stdin) {
+    r->f = stdin;
+    return 0;
+  }
+  int fd = open_input(path, 0, 1, "input file", err); /* a pipe (`<(...)`) streams fine */
+  if (fd < 0) return fd;
+  r->f = fdopen(fd, "rb");
+  if (!r->f) {
+    close(fd);
+    return adcp_error_set(err, ADCP_EIO, "cannot open %s: %s", path, strerror(errno));
+  }
   return 0;
 }
 
@@ -85,8 +235,11 @@ int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_
     if (r->pos < r->buf.len) {
       uint8_t *start = r->buf.data + r->pos;
       uint8_t *nl = memchr(start, '\n', r->buf.len - r->pos);
+      size_t n = nl ? (size_t)(nl - start) : r->buf.len - r->pos;
+      if (r->max_line && n > r->max_line)
+        return adcp_error_set(err, ADCP_EINVALID_INPUT, "input line %llu is longer than the limit of %zu bytes",
+                              r->lineno + 1, r->max_line);
       if (nl || r->eof) {
-        size_t n = nl ? (size_t)(nl - start) : r->buf.len - r->pos;
         r->pos += n + (nl ? 1 : 0);
         if (n && start[n - 1] == '\r') n--; /* tolerate CRLF input */
         r->lineno++;

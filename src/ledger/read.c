@@ -93,6 +93,14 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
     c->object_key = strdup(adcp_sql_get_text(r, 1, NULL));
     c->native_version = strdup(adcp_sql_get_text(r, 2, NULL));
     if (!c->object_key || !c->native_version) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    /* A stored key that is malformed or outside the binding's prefix was
+     * edited in the database: an integrity failure, not caller input. */
+    size_t kl = strlen(c->object_key), pl = strlen(b->prefix ? b->prefix : "");
+    if (!adcp_object_key_is_valid(c->object_key, kl) || kl <= pl + 1 || memcmp(c->object_key, b->prefix, pl) ||
+        c->object_key[pl] != '/') {
+      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk locator %zu records an invalid object key", i - 1);
+      break;
+    }
     if (adcp_object_compression_parse(&c->compression, adcp_sql_get_text(r, 3, NULL), NULL) ||
         !adcp_hex_is_sha256(adcp_sql_get_text(r, 4, NULL), 64) || adcp_sql_get_int64(r, 5) <= 0) {
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk locator %zu is malformed", i - 1);
@@ -196,6 +204,13 @@ static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
                         o->loc[ci].object_key);
 }
 
+/* A provider refusing a stored key or version as malformed: the row came from
+ * the database, so it is an integrity failure (exit 3), never caller input. */
+static int stored_locator_error(int rc, size_t ci, adcp_error *err) {
+  if (rc != ADCP_EINVALID_INPUT) return rc;
+  return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu locator was refused by the provider", ci);
+}
+
 /* Object kind fetch (spec 02 §10.3): an uncompressed chunk is range-read at its
  * pinned version; a gzip chunk is read whole (capped at its physical size),
  * checked for length and physical digest BEFORE inflating, inflated with the
@@ -214,7 +229,7 @@ static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uin
     adcp_object_get_input gi = {c->object_key, c->native_version, !whole, off, len, whole ? c->physical_byte_count : len};
     rc = adcp_object_get(p, out, &gi, &ctx, err);
     if (rc == ADCP_ENOT_FOUND) return rows_missing(l, o, ci, err);
-    if (rc) return rc;
+    if (rc) return stored_locator_error(rc, ci, err);
     if (out->len != (whole ? m->byte_count : len))
       return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu object is shorter than recorded", ci);
     return 0; /* whole: the chunk digest is checked by the caller; ranges: segment digests */
@@ -227,7 +242,7 @@ static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uin
   adcp_object_get_input gi = {c->object_key, c->native_version, 0, 0, 0, c->physical_byte_count};
   rc = adcp_object_get(p, &o->phys, &gi, &ctx, err);
   if (rc == ADCP_ENOT_FOUND) return rows_missing(l, o, ci, err);
-  if (rc) return rc;
+  if (rc) return stored_locator_error(rc, ci, err);
   rc = adcp_object_physical_verify(out, o->phys.data, o->phys.len, c->compression, c->physical_sha256,
                                    c->physical_byte_count, m->byte_count, NULL, err);
   if (rc) return rc;

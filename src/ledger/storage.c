@@ -16,6 +16,7 @@ struct adcp_storage {
   adcp_migration_set *migrations;
   char *url;          /* resolved URL (kept to open more connections) */
   char *url_redacted;
+  int read_only;      /* adcp_storage_options.read_only */
 };
 
 const char *adcp_storage_resolve_url(const char *explicit_url) {
@@ -48,7 +49,7 @@ static int env_allows_non_durable(const char *env) {
 int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_options *opts, adcp_error *err) {
   if (!out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: out is NULL");
   *out = NULL;
-  adcp_storage_options o = {1, 0, 0, NULL};
+  adcp_storage_options o = {1, 0, 0, NULL, 0};
   if (opts) {
     if (opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
     o = *opts;
@@ -64,7 +65,8 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   adcp_sql_redact_url(s->url_redacted, rn, resolved);
-  int rc = adcp_sql_connect(&s->conn, s->url, err);
+  s->read_only = o.read_only;
+  int rc = s->read_only ? adcp_sql_connect_read_only(&s->conn, s->url, err) : adcp_sql_connect(&s->conn, s->url, err);
   if (!rc) rc = adcp_migrations_bundled(&s->migrations, adcp_sql_dialect_of(s->conn), err);
   if (!rc && !adcp_sql_is_durable(s->conn)) {
     const char *env = o.env ? o.env : getenv("ADCP_ENV");
@@ -96,7 +98,7 @@ int adcp_storage_connect(adcp_sql_conn **out, adcp_storage *s, adcp_error *err) 
   *out = NULL;
   if (!adcp_sql_is_durable(s->conn))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "sqlite::memory: storage has a single connection");
-  return adcp_sql_connect(out, s->url, err);
+  return s->read_only ? adcp_sql_connect_read_only(out, s->url, err) : adcp_sql_connect(out, s->url, err);
 }
 
 int adcp_storage_migration_status(adcp_migration_status **out, adcp_storage *s, adcp_error *err) {

@@ -204,6 +204,11 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
     PGresult *r = PQexec(p->pg, "SET TIME ZONE 'UTC'");
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
     PQclear(r);
+    if (!rc && c->read_only) { /* read-only commands: the server refuses any write */
+      r = PQexec(p->pg, "SET default_transaction_read_only = on");
+      if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
+      PQclear(r);
+    }
   }
   if (rc) {
     PQfinish(p->pg);

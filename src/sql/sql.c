@@ -72,7 +72,17 @@ void adcp_sql_redact_url(char *out, size_t n, const char *url) {
 
 /* ---- connections ----------------------------------------------------------- */
 
+static int connect_url(adcp_sql_conn **out, const char *url, int read_only, adcp_error *err);
+
 int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err) {
+  return connect_url(out, url, 0, err);
+}
+
+int adcp_sql_connect_read_only(adcp_sql_conn **out, const char *url, adcp_error *err) {
+  return connect_url(out, url, 1, err);
+}
+
+static int connect_url(adcp_sql_conn **out, const char *url, int read_only, adcp_error *err) {
   if (!out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql connect: out is NULL");
   *out = NULL;
   adcp_sql_dialect d = adcp_sql_url_dialect(url);
@@ -83,6 +93,7 @@ int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err) {
   adcp_sql_conn *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   c->be = d == ADCP_SQL_SQLITE ? &adcp_sql_sqlite_backend : &adcp_sql_postgres_backend;
+  c->read_only = read_only;
   const char *target = d == ADCP_SQL_SQLITE ? url + strlen("sqlite:") : url;
   if (d == ADCP_SQL_SQLITE && !*target) {
     free(c);

@@ -39,6 +39,7 @@ struct adcp_sql_conn {
   const adcp_sql_backend *be;
   void *impl;
   int durable;
+  int read_only; /* set before connect: open without writing (adcp_sql_connect_read_only) */
   adcp_sql_failure last_failure;
   char last_sqlstate[6];
   /* Transaction bookkeeping kept by the port so both dialects agree: once a

@@ -14,6 +14,7 @@
  * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
 #include "sql/sql_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,12 +244,91 @@ static void create_private(const char *path) {
   close(fd);
 }
 
+/* Read-only open (read commands): never creates the file and never changes its
+ * content (no page_size or journal_mode pragma, no checkpointer, query_only).
+ * The file is opened read-write when it can be, so that closing removes the
+ * -wal/-shm files a reader needs, as any SQLite connection does (a read-only
+ * connection would leave them behind); only a WAL left by a crashed writer is
+ * checkpointed then, which changes no row. A file that cannot be written is
+ * opened read-only; when its -shm index cannot be created either (read-only
+ * directory or mount) and no -wal file exists, nothing is writing, so it is
+ * opened as immutable. */
+static int sq_probe(sqlite3 *db) {
+  return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+}
+
+static int sq_connect_read_only(adcp_sql_conn *c, sqlite_conn *s, const char *target, adcp_error *err) {
+  struct stat st;
+  int code = 0;
+  if (stat(target, &st) != 0) {
+    code = adcp_error_set(err, ADCP_ESTORAGE, errno == ENOENT ? "database file does not exist (run `adcp-ledger init` or "
+                                                                "`adcp-ledger migrate` first)"
+                                                              : "cannot open the SQLite database file");
+  } else if (!S_ISREG(st.st_mode)) {
+    code = adcp_error_set(err, ADCP_ESTORAGE, "database path is not a regular file");
+  }
+  int rc = SQLITE_OK;
+  if (!code) {
+    rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) rc = sq_probe(s->db);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY) {
+      sqlite3_close(s->db);
+      s->db = NULL;
+      rc = sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+      if (rc == SQLITE_OK) rc = sq_probe(s->db);
+    }
+    char wal[4200];
+    struct stat ws;
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && snprintf(wal, sizeof wal, "%s-wal", target) < (int)sizeof wal &&
+        stat(wal, &ws) != 0) {
+      /* file:PATH?immutable=1 with PATH percent-encoded. */
+      adcp_buf uri;
+      adcp_buf_init(&uri);
+      int e = adcp_buf_append_str(&uri, "file:");
+      for (const unsigned char *p = (const unsigned char *)target; !e && *p; p++)
+        e = (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p >= 0x7f) ? adcp_buf_printf(&uri, "%%%02X", *p)
+                                                                              : adcp_buf_append_byte(&uri, *p);
+      if (!e) e = adcp_buf_append_str(&uri, "?immutable=1");
+      if (!e) e = adcp_buf_cstr(&uri);
+      if (!e) {
+        sqlite3_close(s->db);
+        s->db = NULL;
+        rc = sqlite3_open_v2((const char *)uri.data, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+        if (rc == SQLITE_OK) rc = sq_probe(s->db);
+      }
+      adcp_buf_free(&uri);
+    }
+    if (rc != SQLITE_OK)
+      code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database read-only [SQLite: %s]", sqlite3_errstr(rc));
+  }
+  if (!code) {
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 5000);
+    rc = sqlite3_create_function(s->db, "adcp_now", 0, SQLITE_UTF8, NULL, fn_now, NULL, NULL);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function(s->db, "adcp_sha256_hex", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                   NULL, fn_sha256, NULL, NULL);
+    if (rc != SQLITE_OK) code = fail_rc(c, rc, "SQLite could not register functions", err);
+  }
+  if (!code) code = pragma(c, "PRAGMA foreign_keys=ON", err);
+  if (!code) code = pragma(c, "PRAGMA query_only=ON", err);
+  if (code) {
+    sqlite3_close(s->db);
+    free(s);
+    c->impl = NULL;
+    return code;
+  }
+  return 0;
+}
+
 static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   sqlite_conn *s = calloc(1, sizeof *s);
   if (!s) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   c->impl = s;
   int memory = !strcmp(target, ":memory:");
   c->durable = !memory;
+  if (c->read_only && !memory) return sq_connect_read_only(c, s, target, err);
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if ((flags & SQLITE_OPEN_CREATE) && !memory && *target) create_private(target);
   int rc = sqlite3_open_v2(target, &s->db, flags, NULL);

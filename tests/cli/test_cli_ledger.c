@@ -109,7 +109,7 @@ static void ledger_commands(void **state) {
 
   /* verify --all: both fine, then one body edited in the database. */
   assert_int_equal(cli("verify --all", NULL, &out, &err_b), 0);
-  assert_non_null(strstr((char *)out.data, "verified 2 revisions, 0 failed"));
+  assert_non_null(strstr((char *)out.data, "checked 2: 2 verified, 0 failed"));
   adcp_sql_conn *c;
   adcp_error err = {0};
   assert_int_equal(adcp_sql_connect(&c, db, &err), 0);
@@ -123,7 +123,7 @@ static void ledger_commands(void **state) {
     fail_msg("tamper: %s", err.message);
   adcp_sql_close(c);
   assert_int_equal(cli("verify --all", NULL, &out, &err_b), 3);
-  assert_non_null(strstr((char *)out.data, "verified 2 revisions, 1 failed"));
+  assert_non_null(strstr((char *)out.data, "checked 2: 1 verified, 1 failed"));
   assert_non_null(strstr((char *)out.data, "rrev_2") ? (char *)out.data : strstr((char *)err_b.data, "rrev_2"));
   assert_null(strstr((char *)err_b.data, "rrev_1:"));
   /* And its rows are never released. */

@@ -91,7 +91,7 @@ static pid_t spawn(const fixture *f, const cenv *e, const char *rev, const char 
     char pause[24];
     snprintf(pause, sizeof pause, "%d", pause_ms);
     if (pause_ms) setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", pause, 1);
-    execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
+    execl(ADCP_CLI_TESTHOOKS_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
           "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "fs1",
           "--period-start", "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", e->rows, (char *)NULL);
     _exit(127);
