@@ -107,6 +107,12 @@ void adcp_cli_fput_text(FILE *f, const char *s);
 #define ADCP_CLI_ESC_ID 1040
 /* Appends s as a JSON string (RFC 8785 escaping), or null for NULL. */
 int adcp_cli_json_str(adcp_buf *b, const char *s);
+/* Runs the catalog audit (adcp_storage_check_ready) for verify and migrate
+ * --status: appends one "drift PROBLEM OBJECT" line per drifted object to text
+ * and a JSON array of {"object","problem"} (or null when the audit could not
+ * run, with a warning on stderr) to json. Returns 1 drift found, 0 clean, -1
+ * not run. */
+int adcp_cli_catalog_drift(adcp_buf *text, adcp_buf *json, adcp_storage *s, const char *cmd);
 /* Writes a file via temp + fsync + rename, so a crash never leaves a partial file. */
 int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, adcp_error *err);
 

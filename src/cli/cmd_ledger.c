@@ -487,15 +487,18 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
 static const char verify_help[] =
     "usage: adcp-ledger [--db URL] verify [--account A] [--revision R | --all] [--quiet] [--json]\n\n"
     "Re-verifies stored bytes: manifests against the header, every chunk and\n"
-    "segment digest, and the envelope digest. Without --revision every revision\n"
-    "(of the account, if given) is checked. Ends with 'checked N: V verified,\n"
-    "F failed' and names each failure. --json prints one document:\n"
-    "{\"checked\":N,\"verified\":V,\"failed\":F,\"failures\":[{\"revision_id\",\"code\",\"message\"}]}.\n"
+    "segment digest, the envelope digest and the header invariants (numbering,\n"
+    "supersedes chain, one official, shared rows). Without --revision every revision\n"
+    "(of the account, if given) is checked. The catalog audit runs first and prints\n"
+    "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
+    "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
+    "--json prints one document: {\"checked\":N,\"verified\":V,\"failed\":F,\n"
+    "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
     "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
     "and bytes verified, rate and ETA; --quiet or --json turn it off. Opens the\n"
     "database read-only. What verify does and does not detect: README.\n\n"
     "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
-    "lost connection, an unconfigured binding); 5 --revision not found for the\n"
+    "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
     "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n";
 
 static double now_s(void) {
@@ -562,12 +565,19 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   session x;
   int rc = open_session(&x, g, &err);
   if (rc) return adcp_cli_fail("verify", &err);
+  /* Schema drift first: a disabled immutability trigger or a dropped CHECK
+   * makes later edits undetectable even when every byte verifies today. */
+  adcp_buf drift_text, drift_json;
+  adcp_buf_init(&drift_text), adcp_buf_init(&drift_json);
+  int drift = adcp_cli_catalog_drift(&drift_text, &drift_json, x.s, "verify");
+  if (!json && drift_text.len) fwrite(drift_text.data, 1, drift_text.len, stdout);
   char **ids = NULL;
   size_t n = 0;
   char *one[1] = {(char *)rev};
   if (rev) ids = one, n = 1;
   else if ((rc = adcp_ledger_list_revision_ids(&ids, &n, x.l, account, &err))) {
     close_session(&x);
+    adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
     return adcp_cli_fail("verify", &err);
   }
   const char *term = getenv("TERM");
@@ -616,15 +626,19 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   if (json) {
     printf("{\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[", n, verified, failed);
     if (failures.len) fwrite(failures.data, 1, failures.len, stdout);
-    printf("]}\n");
+    printf("],\"drift\":%.*s}\n", (int)drift_json.len, (const char *)drift_json.data);
   } else {
     printf("checked %zu: %zu verified, %zu failed\n", n, verified, failed);
   }
   adcp_buf_free(&failures);
+  adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
   if (!rev) adcp_ledger_ids_free(ids, n);
   close_session(&x);
   fflush(stdout);
-  if (!failed) return 0;
+  if (drift == 1)
+    fputs("adcp-ledger verify: SCHEMA_UNREADY: the schema has drifted (listed on stdout; see docs/operations.md)\n",
+          stderr);
+  if (!failed) return drift == 1 ? ADCP_CLI_EXIT_STORAGE : 0;
   /* A single revision reports its own code (5 unknown, 4 storage, 3 integrity). */
   return adcp_cli_exit_for(worst_code);
 }

@@ -39,7 +39,9 @@ static void migrate_usage(FILE *f) {
           "                   'done V' per step (stop writers first if a step is stopped-worker)\n"
           "  --status         read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
           "                   'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
-          "                   stopped-worker steps\n"
+          "                   stopped-worker steps; with nothing pending the catalog audit runs\n"
+          "                   and each drifted object prints 'drift PROBLEM OBJECT' (exit 4)\n"
+          "                   instead of 'up to date'\n"
           "  --dry-run        read-only: 'would-apply V NAME CLASS' per pending migration\n"
           "  --additive-only  apply only pending additive migrations (safe while workers run)\n"
           "  --json           one JSON document instead: {\"ok\",\"migrations\":[...],\"pending\"}\n"
@@ -50,7 +52,8 @@ static void migrate_usage(FILE *f) {
           "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
           "exit status: 0 success (pending migrations under --status are not an error),\n"
           "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
-          "             checksum of an applied migration: INTEGRITY_FAILED)\n");
+          "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
+          "             --status: SCHEMA_UNREADY)\n");
 }
 
 typedef struct progress_ctx {
@@ -84,13 +87,24 @@ static const char *state_name(adcp_migration_state s) {
   return "unknown";
 }
 
+static int drift_error(adcp_error *err) {
+  return adcp_error_set(err, ADCP_ESCHEMA_UNREADY,
+                        "every migration is applied but the schema has drifted (listed on stdout); run "
+                        "'adcp-ledger check' and see docs/operations.md");
+}
+
 static int print_status_json(adcp_storage *s, int dry_run, adcp_error *err) {
   adcp_migration_status *st;
   int rc = adcp_storage_migration_status(&st, s, err);
   if (rc) return rc;
+  /* Nothing pending: "up to date" also needs the catalog to match (a disabled
+   * trigger or a dropped CHECK leaves the history untouched). */
+  adcp_buf text, drift;
+  adcp_buf_init(&text), adcp_buf_init(&drift);
+  int drifted = !dry_run && !st->pending ? adcp_cli_catalog_drift(&text, &drift, s, "migrate") == 1 : 0;
   adcp_buf b;
   adcp_buf_init(&b);
-  adcp_buf_append_str(&b, dry_run ? "{\"ok\":true,\"would_apply\":[" : "{\"ok\":true,\"migrations\":[");
+  adcp_buf_printf(&b, "{\"ok\":%s,%s", drifted ? "false" : "true", dry_run ? "\"would_apply\":[" : "\"migrations\":[");
   for (size_t i = 0; i < st->count; i++) {
     const adcp_migration_status_entry *e = &st->entries[i];
     const char *cls = adcp_upgrade_class_name(e->upgrade);
@@ -108,11 +122,14 @@ static int print_status_json(adcp_storage *s, int dry_run, adcp_error *err) {
     adcp_cli_json_str(&b, e->upgrade == ADCP_UPGRADE_STOPPED_WORKER && e->note[0] ? e->note : NULL);
     adcp_buf_append_byte(&b, '}');
   }
-  adcp_buf_printf(&b, "],\"pending\":%zu,\"up_to_date\":%s}\n", (size_t)st->pending, st->pending ? "false" : "true");
+  adcp_buf_printf(&b, "],\"pending\":%zu,\"up_to_date\":%s", (size_t)st->pending,
+                  st->pending || drifted ? "false" : "true");
+  if (drift.len) adcp_buf_printf(&b, ",\"drift\":%.*s", (int)drift.len, (const char *)drift.data);
+  adcp_buf_append_str(&b, "}\n");
   fwrite(b.data, 1, b.len, stdout);
-  adcp_buf_free(&b);
+  adcp_buf_free(&b), adcp_buf_free(&text), adcp_buf_free(&drift);
   adcp_migration_status_free(st);
-  return 0;
+  return drifted ? drift_error(err) : 0;
 }
 
 static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
@@ -147,10 +164,15 @@ static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
     }
     if (e->upgrade == ADCP_UPGRADE_STOPPED_WORKER && e->note[0]) printf("note %s %s\n", e->version, e->note);
   }
-  if (!st->pending) printf("up to date\n");
+  adcp_buf text, drift;
+  adcp_buf_init(&text), adcp_buf_init(&drift);
+  int drifted = !dry_run && !st->pending ? adcp_cli_catalog_drift(&text, &drift, s, "migrate") == 1 : 0;
+  if (drifted) fwrite(text.data, 1, text.len, stdout);
+  else if (!st->pending) printf("up to date\n");
   else if (dry_run && !shown) printf("up to date\n");
+  adcp_buf_free(&text), adcp_buf_free(&drift);
   adcp_migration_status_free(st);
-  return 0;
+  return drifted ? drift_error(err) : 0;
 }
 
 /* Prints the apply outcome as one JSON document (success or failure). */

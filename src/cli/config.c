@@ -169,34 +169,6 @@ void adcp_cli_config_free(adcp_cli_config *c) {
   free(c);
 }
 
-/* Reads the configuration file: a regular file (a FIFO or device is refused
- * before any read, so it cannot hang us) of at most ADCP_CLI_CONFIG_MAX bytes. */
-static int read_config(adcp_buf *out, const char *path, adcp_error *err) {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return adcp_error_set(err, ADCP_EIO, "cannot open config %s: %s", path, strerror(errno));
-  struct stat st;
-  int rc = 0;
-  if (fstat(fd, &st) != 0) rc = adcp_error_set(err, ADCP_EIO, "cannot stat config %s", path);
-  else if (!S_ISREG(st.st_mode)) rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "config %s is not a regular file", path);
-  else if ((uint64_t)st.st_size > ADCP_CLI_CONFIG_MAX)
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "config %s is larger than the %u-byte (1 MiB) limit", path,
-                        (unsigned)ADCP_CLI_CONFIG_MAX);
-  while (!rc) {
-    if (adcp_buf_reserve(out, 65536)) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
-    size_t room = out->cap - out->len, left = ADCP_CLI_CONFIG_MAX + 1 - out->len;
-    ssize_t n = read(fd, out->data + out->len, room < left ? room : left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { rc = adcp_error_set(err, ADCP_EIO, "read error on config %s", path); break; }
-    if (n == 0) break;
-    out->len += (size_t)n;
-    if (out->len > ADCP_CLI_CONFIG_MAX) /* grew while we read */
-      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "config %s is larger than the %u-byte (1 MiB) limit", path,
-                          (unsigned)ADCP_CLI_CONFIG_MAX);
-  }
-  close(fd);
-  return rc;
-}
-
 /* The directory `abs` names once symlinks and ".." are resolved; components
  * that do not exist yet (the probe may create them) are appended lexically. */
 static int resolve_dir(char out[PATH_MAX], const char *abs) {
@@ -383,7 +355,8 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   if (!path || !*path) return 0;
   adcp_buf text;
   adcp_buf_init(&text);
-  int rc = read_config(&text, path, err);
+  /* A regular file of at most 1 MiB: a FIFO or device is refused before any read. */
+  int rc = adcp_cli_read_file(&text, path, ADCP_CLI_CONFIG_MAX, "config", err);
   if (rc) {
     adcp_buf_free(&text);
     return rc;
@@ -503,7 +476,8 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   int rc = adcp_cli_config_load(&x->cfg, g, err);
   if (rc) return rc;
   adcp_ledger_options lo = {.version = 1, .deployment_namespace = x->cfg ? x->cfg->ns : NULL};
-  rc = adcp_storage_open(&x->s, g->db_url, NULL, err);
+  adcp_storage_options so = {.version = 1, .read_only = g->read_only};
+  rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);
   for (size_t i = 0; !rc && x->cfg && i < x->cfg->n_bindings; i++)
     rc = adcp_ledger_configure_binding(x->l, &x->cfg->bindings[i], err);

@@ -297,3 +297,34 @@ int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, 
   }
   return 0;
 }
+
+int adcp_cli_catalog_drift(adcp_buf *text, adcp_buf *json, adcp_storage *s, const char *cmd) {
+  adcp_catalog_report *rep = NULL;
+  adcp_error e = {0};
+  int rc = adcp_storage_check_ready(&rep, s, &e);
+  int found = -1;
+  if (!rc) {
+    found = 0;
+    adcp_buf_append_str(json, "[]");
+  } else if (rc == ADCP_ESCHEMA_UNREADY && rep) {
+    found = rep->count ? 1 : 0;
+    adcp_buf_append_byte(json, '[');
+    for (size_t i = 0; i < rep->count; i++) {
+      char k[4 * 256 + 8];
+      adcp_buf_printf(text, "drift %s %s\n", rep->drift[i].problem, adcp_cli_escape(k, sizeof k, rep->drift[i].key));
+      adcp_buf_append_str(json, i ? ",{\"object\":" : "{\"object\":");
+      adcp_cli_json_str(json, rep->drift[i].key);
+      adcp_buf_printf(json, ",\"problem\":\"%s\"}", rep->drift[i].problem);
+    }
+    adcp_buf_append_byte(json, ']');
+  } else {
+    /* Not a verdict on the schema (e.g. a role without CREATE on PostgreSQL):
+     * say so and go on; `adcp-ledger check` reports it as a failure. */
+    char m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+    fprintf(stderr, "adcp-ledger %s: warning: catalog audit not run: %s: %s\n", cmd, adcp_error_code_name(rc),
+            adcp_cli_escape(m, sizeof m, e.message));
+    adcp_buf_append_str(json, "null");
+  }
+  adcp_catalog_report_free(rep);
+  return found;
+}

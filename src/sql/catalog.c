@@ -241,6 +241,9 @@ int adcp_catalog_expected(adcp_catalog **out, adcp_sql_conn *c, const adcp_migra
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "catalog: run outside any transaction");
   /* A scratch schema that never commits: the live schema is not touched. */
   int rc = adcp_sql_begin(c, 0, err);
+  /* A read-only session (verify, read commands) may still build the scratch:
+   * the transaction is rolled back whatever happens, so nothing is written. */
+  if (!rc) rc = adcp_sql_exec_script(c, "SET TRANSACTION READ WRITE", err);
   char name[64];
   int found = 0;
   if (!rc)

@@ -151,8 +151,8 @@ static void help_and_usage(void **state) {
       {"binding list --final", "unknown option"},
       {"binding add fs1 --bogus", "unknown option"},
       {"binding retire", "needs a binding ID"},
-      {"binding retire fs1 --final --final", "given twice"},
-      {"binding list --json --json", "given twice"},
+      {"binding retire fs1 --final --final", "given more than once"},
+      {"binding list --json --json", "given more than once"},
       {"binding list --json=yes", "takes no value"},
       {"binding repin fs1", "--acknowledge-restore"},
       {"binding repin fs1 --dry-run", "--acknowledge-restore"},
@@ -162,10 +162,10 @@ static void help_and_usage(void **state) {
       {"sweep --limit 99999999999999999999", "--limit"},
       {"sweep --limit -1", "--limit"},
       {"sweep --limit 100001", "--limit"},
-      {"sweep --limit 5 --limit 6", "given twice"},
+      {"sweep --limit 5 --limit 6", "given more than once"},
       {"sweep --limit", "needs a value"},
-      {"sweep --account a --account b", "given twice"},
-      {"sweep --json --json", "given twice"},
+      {"sweep --account a --account b", "given more than once"},
+      {"sweep --json --json", "given more than once"},
       {"sweep --bogus", "unknown option"},
       {"sweep extra", "unknown option or argument"},
   };
@@ -278,7 +278,7 @@ static void config_refusals(void **state) {
     tu_write_file(e.cfg, big, n);
     free(big);
     EXPECT(&e, 1, "binding list", 2);
-    ERR_HAS(&e, "larger than the 1048576-byte (1 MiB) limit");
+    ERR_HAS(&e, "is larger than the limit of 1048576 bytes");
     unlink(e.cfg);
     assert_int_equal(mkfifo(e.cfg, 0600), 0);
     snprintf(text, sizeof text, "--db '%s' --config '%s' binding list", f->url, e.cfg);

@@ -28,6 +28,13 @@ static int cli_check(ctx *x, const char *extra) {
 
 static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->data : ""; }
 
+/* Any other command against the fixture database (verify, migrate --status). */
+static int cli_cmd(ctx *x, const char *cmd) {
+  char args[1200];
+  snprintf(args, sizeof args, "--db '%s' %s", x->f->url, cmd);
+  return tu_cli(x->scratch, args, NULL, &x->out, &x->err);
+}
+
 /* The --json output is exactly one document; returns its "ok". */
 static int json_ok(ctx *x, adcp_json_doc *doc) {
   adcp_error err = {0};
@@ -71,6 +78,23 @@ static void expect_drift(ctx *x, adcp_storage *s, const char *key, const char *p
   assert_false(json_ok(x, &doc));
   if (!json_has_drift(&doc, key, problem)) fail_msg("check --json lacks %s %s:\n%s", problem, key, txt(&x->out));
   adcp_json_doc_free(&doc);
+
+  /* verify and migrate --status run the same audit: exit 4, the object named. */
+  static const char *const cmds[] = {"verify --all", "migrate --status"};
+  for (size_t i = 0; i < 2; i++) {
+    char j[64];
+    if (cli_cmd(x, cmds[i]) != 4) fail_msg("%s: want exit 4 for %s %s; stderr: %s", cmds[i], problem, key, txt(&x->err));
+    if (!strstr(txt(&x->out), line)) fail_msg("%s output lacks '%s':\n%s", cmds[i], line, txt(&x->out));
+    if (!strstr(txt(&x->err), "SCHEMA_UNREADY")) fail_msg("%s: stderr lacks SCHEMA_UNREADY: %s\nstdout: %s", cmds[i], txt(&x->err), txt(&x->out));
+    assert_null(strstr(txt(&x->out), "up to date"));
+    snprintf(j, sizeof j, "%s --json", cmds[i]);
+    assert_int_equal(cli_cmd(x, j), 4);
+    adcp_json_doc_init(&doc);
+    adcp_error perr = {0};
+    if (adcp_json_parse(&doc, txt(&x->out), x->out.len, NULL, &perr)) fail_msg("%s: not one JSON document: %s", j, txt(&x->out));
+    if (!json_has_drift(&doc, key, problem)) fail_msg("%s lacks %s %s:\n%s", j, problem, key, txt(&x->out));
+    adcp_json_doc_free(&doc);
+  }
 }
 
 static void expect_integrity_problem(ctx *x, const char *needle) {
@@ -101,6 +125,10 @@ static void expect_clean(ctx *x, adcp_storage *s) {
   uint32_t d = adcp_json_get(&doc, 0, "drift");
   assert_true(d && adcp_json_at(&doc, d)->type == ADCP_JSON_ARRAY && adcp_json_at(&doc, d)->count == 0);
   adcp_json_doc_free(&doc);
+  if (cli_cmd(x, "verify --all") != 0) fail_msg("verify on a clean schema: %s", txt(&x->err));
+  assert_null(strstr(txt(&x->out), "drift "));
+  assert_int_equal(cli_cmd(x, "migrate --status"), 0);
+  assert_non_null(strstr(txt(&x->out), "up to date\n"));
 }
 
 static void ctx_init(ctx *x, fixture *f) {
