@@ -190,6 +190,16 @@ void adcp_commit_result_free(adcp_commit_result *r);
 int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
                                 adcp_error *err);
 
+/* Resync after CURSOR_EXPIRED (spec 03 §9.3, docs/feed.md): reads the head of
+ * the feed (account_id NULL = deployment-wide) FIRST, then calls fn with
+ * every current revision (of that account, or of every account), then sets
+ * *head to the head cursor (caller frees) to resume the feed from. Changes
+ * committed during the scan are seen twice, never lost. A non-zero return
+ * from fn stops the scan and is returned. */
+typedef int (*adcp_ledger_resync_fn)(void *ctx, const adcp_revision_header *h, adcp_error *err);
+int adcp_ledger_feed_resync(char **head, adcp_ledger *l, const char *account_id, adcp_ledger_resync_fn fn, void *ctx,
+                            adcp_error *err);
+
 /* ---- reads ---------------------------------------------------------------------- */
 
 /* Header of one revision, account-checked. REFERENCE_NOT_FOUND when unknown or

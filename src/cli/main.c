@@ -19,6 +19,8 @@ static const adcp_cli_command commands[] = {
     {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify},
     {"binding", "register, list or retire object bindings (add|list|retire)", adcp_cli_binding},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep},
+    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", adcp_cli_changes},
+    {"consumer", "register, advance, list or drop change-feed consumers", adcp_cli_consumer},
 };
 
 static void usage(FILE *f) {
