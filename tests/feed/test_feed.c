@@ -560,6 +560,73 @@ static void pruning_respects_live_consumers_and_the_cap(void **state) {
   adcp_storage_close(s);
 }
 
+/* ---- resync after CURSOR_EXPIRED (spec 03 §9.3) ------------------------------------ */
+
+typedef struct resync_probe {
+  fixture *f;
+  adcp_ledger *other; /* a second writer, committing during the scan */
+  int calls;
+  char seen[8][ADCP_LEDGER_ID_MAX];
+} resync_probe;
+
+static int on_current(void *vctx, const adcp_revision_header *h, adcp_error *err) {
+  resync_probe *x = vctx;
+  if (x->calls < 8) snprintf(x->seen[x->calls], sizeof x->seen[0], "%s", h->revision_id);
+  if (x->calls++ == 0) {
+    /* A commit lands while the scan runs (on another connection). */
+    adcp_commit_result r;
+    int rc = commit_gen(&r, x->other, "A", "obl-during", "rev-during", ADCP_FINALITY_SNAPSHOT, NULL, err);
+    adcp_commit_result_free(&r);
+    return rc;
+  }
+  return 0;
+}
+
+static void resync_after_expiry_loses_nothing(void **state) {
+  fixture *f = *state;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = conn_of(s);
+  adcp_ledger *l = ledger_on(c, 0);
+  adcp_error err = {0};
+  commit_n(l, "A", 0, 3);
+  adcp_change_page p;
+  page_of(&p, c, NULL, "A", 0, 1);
+  char *old = strdup(p.cursor);
+  adcp_change_page_free(&p);
+  backdate_changes(c, f->dialect);
+  adcp_feed_prune_result pr;
+  OK(adcp_feed_prune(&pr, c, NULL, &err));
+  assert_int_equal(pr.deleted, 6);
+  adcp_changes_query q = {1, old, "A", 0, 0};
+  assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_ECURSOR_EXPIRED);
+  free(old);
+
+  adcp_storage *s2 = open_migrated(f);
+  resync_probe x = {.f = f, .other = ledger_on(adcp_storage_sql(s2), 0)};
+  char *head = NULL;
+  OK(adcp_ledger_feed_resync(&head, l, "A", on_current, &x, &err));
+  assert_true(x.calls >= 3);
+  assert_string_equal(x.seen[0], "rev-A-0");
+  assert_string_equal(x.seen[1], "rev-A-1");
+  assert_string_equal(x.seen[2], "rev-A-2");
+  /* Resuming from the head (read before the scan) shows the commit made during it. */
+  page_of(&p, c, head, "A", 0, 0);
+  assert_int_equal(p.count, 2);
+  assert_string_equal(p.items[1].record_id, "rev-during");
+  adcp_change_page_free(&p);
+  free(head);
+  /* The deployment-wide resync scans every account. */
+  commit_n(l, "B", 0, 1);
+  x.calls = 0;
+  OK(adcp_ledger_feed_resync(&head, l, NULL, on_current, &x, &err));
+  assert_int_equal(x.calls, 5); /* A: 4 current revisions (the commit in the callback replays), B: 1 */
+  free(head);
+  adcp_ledger_close(x.other);
+  adcp_storage_close(s2);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(migration_objects),
@@ -571,6 +638,7 @@ int main(void) {
       BOTH(changes_after_pages_and_filters),
       BOTH(consumers_register_advance_list_drop),
       BOTH(pruning_respects_live_consumers_and_the_cap),
+      BOTH(resync_after_expiry_loses_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
