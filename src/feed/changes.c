@@ -156,11 +156,12 @@ int feed_check_account(const char *s, adcp_error *err) {
 }
 
 static const char SEL_PG[] =
-    "SELECT seq, xid::text, account_id, record_kind, record_id, obligation_id, "
-    "to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM adcp_reporting_changes ";
+    "SELECT c.seq, c.xid::text AS xid_text, c.account_id, c.record_kind, c.record_id, c.obligation_id, "
+    "to_char(c.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM adcp_reporting_changes c ";
 static const char SEL_SQ[] =
-    "SELECT seq, xid, account_id, record_kind, record_id, obligation_id, recorded_at FROM adcp_reporting_changes ";
-#define KIND_FILTER "AND record_kind IN ($4, $5, $6, $7) "
+    "SELECT c.seq, c.xid, c.account_id, c.record_kind, c.record_id, c.obligation_id, c.recorded_at "
+    "FROM adcp_reporting_changes c ";
+#define KIND_FILTER "AND c.record_kind IN ($4, $5, $6, $7) "
 
 static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_position *pos, const char *account,
                      unsigned kinds, size_t limit, adcp_error *err) {
@@ -171,20 +172,24 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
   snprintf(xid, sizeof xid, "%" PRIu64, pos->xid);
   adcp_sql_param p[7];
   if (account) {
-    snprintf(sql, sizeof sql, "%sWHERE account_id = $1 AND seq > $2 %sORDER BY seq LIMIT $3", pg ? SEL_PG : SEL_SQ,
+    snprintf(sql, sizeof sql, "%sWHERE c.account_id = $1 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", pg ? SEL_PG : SEL_SQ,
              filter ? KIND_FILTER : "");
     p[0] = adcp_sql_text(account);
   } else if (pg) {
     /* Only finished transactions: an in-flight one has xid >= xmin and so
-     * sorts after everything returned here (spec 03 §4.1). */
+     * sorts after everything returned here (spec 03 §4.1). Columns are
+     * qualified: ORDER BY xid would otherwise sort by the text output
+     * column ("10" < "9"). */
     snprintf(sql, sizeof sql,
-             "%sWHERE (xid, seq) > ($1::xid8, $2) AND xid < pg_snapshot_xmin(pg_current_snapshot()) %s"
-             "ORDER BY xid, seq LIMIT $3",
+             "%sWHERE (c.xid, c.seq) > ($1::xid8, $2) AND c.xid < pg_snapshot_xmin(pg_current_snapshot()) %s"
+             "ORDER BY c.xid, c.seq LIMIT $3",
              SEL_PG, filter ? KIND_FILTER : "");
     p[0] = adcp_sql_text(xid);
   } else {
-    /* SQLite: one writer, xid always 0; (xid, seq) order is seq order. */
-    snprintf(sql, sizeof sql, "%sWHERE (xid, seq) > ($1, $2) %sORDER BY xid, seq LIMIT $3", SEL_SQ,
+    /* SQLite: one writer and xid always 0 (a CHECK), so (xid, seq) order is
+     * seq order and a cursor with xid > 0 is past every row. Spelled as an
+     * equality plus a range so the (xid, seq) index serves it. */
+    snprintf(sql, sizeof sql, "%sWHERE c.xid = 0 AND $1 = 0 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", SEL_SQ,
              filter ? KIND_FILTER : "");
     p[0] = adcp_sql_int64(pos->xid > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)pos->xid);
   }

@@ -627,6 +627,42 @@ static void resync_after_expiry_loses_nothing(void **state) {
   adcp_storage_close(s);
 }
 
+/* PostgreSQL: the deployment feed orders by the xid8 value, not its text
+ * ("9" before "10"), across a digit boundary. */
+static void deployment_order_is_numeric_xid(void **state) {
+  fixture *f = *state;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = conn_of(s);
+  adcp_error err = {0};
+  /* Old, finished xids (below any snapshot's xmin), inserted out of order. */
+  OK(adcp_sql_exec_script(c,
+                          "INSERT INTO adcp_reporting_changes (xid, account_id, record_kind, record_id, obligation_id) "
+                          "VALUES ('10', 'A', 'revision', 'r10', 'o'), ('9', 'A', 'revision', 'r9', 'o'), "
+                          "('100', 'A', 'revision', 'r100', 'o')",
+                          &err));
+  adcp_change_page p;
+  page_of(&p, c, NULL, NULL, 0, 0);
+  assert_int_equal(p.count, 3);
+  assert_string_equal(p.items[0].record_id, "r9");
+  assert_string_equal(p.items[1].record_id, "r10");
+  assert_string_equal(p.items[2].record_id, "r100");
+  assert_true(p.items[0].xid == 9 && p.items[2].xid == 100);
+  adcp_change_page_free(&p);
+  /* And paging across the boundary, one at a time, returns the same order. */
+  char *cur = NULL;
+  const char *want[3] = {"r9", "r10", "r100"};
+  for (int k = 0; k < 3; k++) {
+    page_of(&p, c, cur, NULL, 0, 1);
+    assert_int_equal(p.count, 1);
+    assert_string_equal(p.items[0].record_id, want[k]);
+    free(cur);
+    cur = strdup(p.cursor);
+    adcp_change_page_free(&p);
+  }
+  free(cur);
+  adcp_storage_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(migration_objects),
@@ -639,6 +675,7 @@ int main(void) {
       BOTH(consumers_register_advance_list_drop),
       BOTH(pruning_respects_live_consumers_and_the_cap),
       BOTH(resync_after_expiry_loses_nothing),
+      {"postgres/deployment_order_is_numeric_xid", deployment_order_is_numeric_xid, setup, teardown, &POSTGRES},
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
