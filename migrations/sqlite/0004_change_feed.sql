@@ -4,7 +4,10 @@
 -- (spec 03 §1). SQLite has one writer at a time and draws seq inside the
 -- write transaction, so seq order is commit order and there is no xid: the
 -- column is kept (always 0) so both engines share one cursor layout and one
--- (xid, seq) order. AUTOINCREMENT: a seq is never reused after pruning.
+-- (xid, seq) order, which is seq order: the deployment feed reads the rowid
+-- (seq) itself, so PostgreSQL's (xid, seq) index has no SQLite twin (one
+-- index less to write per change). AUTOINCREMENT: a seq is never reused
+-- after pruning.
 -- Instants are UTC text 'YYYY-MM-DDTHH:MM:SS.ffffffZ'. See docs/feed.md.
 CREATE TABLE IF NOT EXISTS adcp_reporting_changes (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -18,8 +21,6 @@ CREATE TABLE IF NOT EXISTS adcp_reporting_changes (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS adcp_reporting_changes_account
   ON adcp_reporting_changes (account_id, seq);
-CREATE INDEX IF NOT EXISTS adcp_reporting_changes_deployment
-  ON adcp_reporting_changes (xid, seq);
 CREATE INDEX IF NOT EXISTS adcp_reporting_changes_recorded
   ON adcp_reporting_changes (recorded_at, seq);
 

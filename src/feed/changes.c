@@ -187,9 +187,9 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
     p[0] = adcp_sql_text(xid);
   } else {
     /* SQLite: one writer and xid always 0 (a CHECK), so (xid, seq) order is
-     * seq order and a cursor with xid > 0 is past every row. Spelled as an
-     * equality plus a range so the (xid, seq) index serves it. */
-    snprintf(sql, sizeof sql, "%sWHERE c.xid = 0 AND $1 = 0 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", SEL_SQ,
+     * seq order and a cursor with xid > 0 is past every row; the rowid
+     * (seq) serves the range. */
+    snprintf(sql, sizeof sql, "%sWHERE $1 = 0 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", SEL_SQ,
              filter ? KIND_FILTER : "");
     p[0] = adcp_sql_int64(pos->xid > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)pos->xid);
   }
