@@ -83,6 +83,28 @@ static size_t lines(const char *s, char *last, size_t n) {
   return count;
 }
 
+/* PostgreSQL xids are cluster-wide: an open transaction of ANY test on the
+ * shared cluster holds the deployment feed back (correctly). Before asserting
+ * deployment-feed counts, wait (at most 30 s) until every change row is below
+ * the snapshot xmin. */
+static void settle(const char *url) {
+  adcp_error err = {0};
+  adcp_sql_conn *c;
+  OK(adcp_sql_connect(&c, url, &err));
+  if (adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES)
+    for (int t = 0; t < 3000; t++) {
+      char v[8];
+      int found = 0;
+      OK(adcp_sql_query_text(v, sizeof v, &found, c,
+                             "SELECT coalesce(max(xid) < pg_snapshot_xmin(pg_current_snapshot()), true)::int "
+                             "FROM adcp_reporting_changes",
+                             NULL, 0, &err));
+      if (!strcmp(v, "1")) break;
+      usleep(10000);
+    }
+  adcp_sql_close(c);
+}
+
 static void migrate(clienv *e) { assert_int_equal(cli(e, NULL, "migrate"), 0); }
 
 static void changes_jsonl_and_consumers(void **state) {
@@ -91,6 +113,7 @@ static void changes_jsonl_and_consumers(void **state) {
   migrate(&e);
   commit_cli(&e, "A", "o1", "r1");
   commit_cli(&e, "B", "o2", "r2");
+  settle(e.f->url);
   assert_int_equal(cli(&e, NULL, "changes"), 0);
   char last[512];
   assert_int_equal(lines(out(&e), last, sizeof last), 5);
@@ -264,12 +287,12 @@ static void follow_sees_commits_and_stops_cleanly(void **state) {
     snprintf(needle, sizeof needle, "\"record_id\":\"%s\"", rev);
     pid_t pid = spawn_follow(&e, path, k ? "--account B" : "--consumer fol");
     /* Already committed changes appear first (deployment feed via the consumer). */
-    if (!k) assert_true(wait_for(path, "\"record_id\":\"r0\"", 10000));
+    if (!k) assert_true(wait_for(path, "\"record_id\":\"r0\"", 30000));
     usleep(300000);
     char obl[32];
     snprintf(obl, sizeof obl, "of%d", k);
     commit_cli(&e, "B", obl, rev);
-    assert_true(wait_for(path, needle, 10000));
+    assert_true(wait_for(path, needle, 30000));
     kill(pid, sigs[k]);
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -287,6 +310,7 @@ static void follow_sees_commits_and_stops_cleanly(void **state) {
   }
   /* --consumer advanced the consumer as pages were printed: what is left is
    * exactly the second round's changes (committed while it was not following). */
+  settle(e.f->url);
   assert_int_equal(cli(&e, NULL, "changes --consumer fol"), 0);
   char last[512];
   assert_int_equal(lines(out(&e), last, sizeof last), 3);
