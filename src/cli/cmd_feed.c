@@ -118,8 +118,7 @@ static const char changes_help[] =
     "feed in seq order. Output is JSONL on stdout: one change per line\n"
     "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
     "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume.\n\n"
-    "  --after CURSOR   start after this cursor (default: the oldest retained change, or the\n"
-    "                   consumer's position with --consumer)\n"
+    "  --after CURSOR   start after this cursor (default: the oldest retained change)\n"
     "  --account A      read account A's feed instead of the deployment-wide feed\n"
     "  --kinds K,K      only these kinds: obligation, revision, adjustment, retirement\n"
     "  --limit N        changes per page, 1-10000 (default 500)\n"
@@ -127,7 +126,8 @@ static const char changes_help[] =
     "                   then print the final cursor line and exit 0\n"
     "  --interval S     seconds between polls when the feed is idle (default 1; e.g. 0.2)\n"
     "  --consumer NAME  a registered consumer (see 'adcp-ledger consumer'): start at its\n"
-    "                   position and advance it after each page printed; its scope is the feed\n\n"
+    "                   position (not with --after) and advance it after each page printed;\n"
+    "                   its scope is the feed\n\n"
     "prune   deletes at most --limit (default 10000) changes older than --retention-days\n"
     "        (default 30) that no live consumer still needs (live: updated within --hold-days,\n"
     "        default 7), moving the pruning horizons forward in the same transaction; prints\n"
@@ -193,6 +193,8 @@ static int cmd_changes_read(const adcp_cli_globals *g, int argc, char **argv) {
   if (o[3].seen && parse_range(&limit, o[3].value, 1, ADCP_FEED_MAX_LIMIT))
     return adcp_cli_usage_error(cmd, "--limit must be an integer 1-%d", ADCP_FEED_MAX_LIMIT);
   if (o[5].seen && !follow) return adcp_cli_usage_error(cmd, "--interval needs --follow");
+  /* The consumer's position is the start; another one would make its advance fail after the first page. */
+  if (after && consumer) return adcp_cli_usage_error(cmd, "--after and --consumer exclude each other");
   if (o[5].seen && parse_interval(&interval_ms, o[5].value))
     return adcp_cli_usage_error(cmd, "--interval must be seconds between 0.01 and 3600");
   if (o[2].seen && adcp_feed_kinds_parse(&kinds, o[2].value, &err)) return fail(cmd, &err);
@@ -204,7 +206,9 @@ static int cmd_changes_read(const adcp_cli_globals *g, int argc, char **argv) {
   int rc = 0;
   if (consumer) {
     adcp_feed_consumer fc;
-    rc = find_consumer(&fc, c, consumer, &err);
+    memset(&fc, 0, sizeof fc);
+    rc = find_consumer(&fc, c, consumer, &err); /* fc.cursor is owned only on success */
+    int found = !rc;
     if (!rc && account && strcmp(account, fc.account_id))
       rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "consumer %.128s follows %s, not account %.64s", consumer,
                           fc.account_id[0] ? "another account's feed" : "the deployment-wide feed", account);
@@ -212,9 +216,10 @@ static int cmd_changes_read(const adcp_cli_globals *g, int argc, char **argv) {
       static char acc[ADCP_FEED_ID_MAX];
       snprintf(acc, sizeof acc, "%s", fc.account_id);
       account = acc[0] ? acc : NULL;
-      if (!cursor) cursor = strdup(fc.cursor);
+      cursor = fc.cursor;
+      fc.cursor = NULL;
     }
-    if (!rc) free(fc.cursor);
+    if (found) free(fc.cursor);
   }
   if (follow) {
     struct sigaction sa;

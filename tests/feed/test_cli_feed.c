@@ -193,6 +193,7 @@ static void help_and_refusals(void **state) {
       {"changes --limit 5 --limit 6", 1, "given twice"},
       {"changes --bogus", 1, "unknown option"},
       {"changes --interval 1", 1, "--interval needs --follow"},
+      {"changes --consumer x --after eyJ2IjoxLCJhY2NvdW50IjpudWxsLCJzZXEiOiIwIiwieGlkIjoiMCJ9", 1, "exclude each other"},
       {"changes --follow --interval abc", 1, "--interval must be"},
       {"changes --kinds revision,nope", 2, "INVALID_INPUT: unknown change kind"},
       {"changes --consumer nobody", 5, "REFERENCE_NOT_FOUND"},

@@ -166,6 +166,7 @@ static void appends_follow_the_record(void **state) {
   assert_int_equal(count_changes(c, NULL), 4);
   OK(adcp_ledger_set_change_feed(l, 1, NULL, 0, &err));
   free(cur);
+  adcp_buf_free(&g.line);
   adcp_ledger_close(l);
   adcp_storage_close(s);
 }
@@ -192,6 +193,7 @@ static void rollback_writes_no_change(void **state) {
   assert_int_equal(adcp_ledger_commit_revision(&r, l, &req, &err), ADCP_EABORTED);
   adcp_commit_result_free(&r);
   assert_int_equal(count_changes(c, NULL), 0);
+  adcp_buf_free(&g.line);
   adcp_ledger_close(l);
   adcp_storage_close(s);
 }
