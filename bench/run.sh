@@ -79,3 +79,5 @@ for l in open(sys.argv[1]):
 PY
 rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm" \
   "$root/$build/bench-ledger.db.bucket"
+# Change feed (bench/run_feed.sh reuses the cluster started above).
+"$here/run_feed.sh" "$build"

@@ -148,6 +148,7 @@ typedef struct adcp_ledger_commit {
 enum adcp_ledger_step {
   ADCP_LEDGER_STEP_INTENT_OPEN = 1, /* after transaction A committed */
   ADCP_LEDGER_STEP_UPLOADED = 2,    /* every chunk uploaded or adopted; before transaction B */
+  ADCP_LEDGER_STEP_BEFORE_COMMIT = 3, /* both kinds: revision and change row written, COMMIT next */
 };
 
 typedef struct adcp_commit_result {
@@ -178,6 +179,26 @@ typedef struct adcp_commit_result {
 int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                                 adcp_error *err);
 void adcp_commit_result_free(adcp_commit_result *r);
+
+/* Change feed (spec 03 §2, docs/feed.md): on by default; every commit then
+ * appends its change rows in the same transaction, after the account lock.
+ * Whether the feed is on is a deployment-wide fact: turn it off only when no
+ * writer of this database has it on. When disabling with live_consumers
+ * non-NULL, *live_consumers is set to the number of consumers updated within
+ * hold_days (0 = 7): non-zero means another writer has the feed on and the
+ * caller must warn loudly (the startup warning of spec 03 §2). */
+int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
+                                adcp_error *err);
+
+/* Resync after CURSOR_EXPIRED (spec 03 §9.3, docs/feed.md): reads the head of
+ * the feed (account_id NULL = deployment-wide) FIRST, then calls fn with
+ * every current revision (of that account, or of every account), then sets
+ * *head to the head cursor (caller frees) to resume the feed from. Changes
+ * committed during the scan are seen twice, never lost. A non-zero return
+ * from fn stops the scan and is returned. */
+typedef int (*adcp_ledger_resync_fn)(void *ctx, const adcp_revision_header *h, adcp_error *err);
+int adcp_ledger_feed_resync(char **head, adcp_ledger *l, const char *account_id, adcp_ledger_resync_fn fn, void *ctx,
+                            adcp_error *err);
 
 /* ---- reads ---------------------------------------------------------------------- */
 

@@ -59,6 +59,9 @@ int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_check.c */
+/* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop. */
+int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */

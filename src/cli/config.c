@@ -54,6 +54,7 @@ struct adcp_cli_config {
   char *def;
   adcp_ledger *l; /* the session's ledger, for binding states at selection time */
   int warned;     /* the "rows go to" note is printed once per process */
+  int feed_off;   /* "change_feed": false (docs/feed.md) */
 };
 
 /* Parse state: the file's name and text, for file:line:column messages. */
@@ -380,7 +381,8 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "config %s: not valid JSON: %s", path, msg);
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
-  static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection", NULL};
+  static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
+                                    "change_feed", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -389,6 +391,10 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   if (!rc && c->ns && strlen(c->ns) > 256)
     rc = refuse_at(&p, adcp_json_get(&d, 0, "deployment_namespace"), "deployment_namespace must be 1-256 characters");
   if (!rc) rc = get_str(&p, 0, "default", "config", (const char **)&c->def);
+  uint32_t feed = adcp_json_get(&d, 0, "change_feed");
+  if (!rc && feed && adcp_json_at(&d, feed)->type != ADCP_JSON_TRUE && adcp_json_at(&d, feed)->type != ADCP_JSON_FALSE)
+    rc = refuse_at(&p, feed, "config.change_feed must be true or false, not %s", type_name(adcp_json_at(&d, feed)->type));
+  if (!rc && feed) c->feed_off = adcp_json_at(&d, feed)->type == ADCP_JSON_FALSE;
   if (!rc) rc = get_typed(&p, 0, "selection", "config", ADCP_JSON_OBJECT, &sel);
   if (!rc) rc = get_typed(&p, 0, "rules", "config", ADCP_JSON_ARRAY, &rules);
   if (!rc) rc = get_typed(&p, 0, "bindings", "config", ADCP_JSON_ARRAY, &bs);
@@ -482,6 +488,18 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   for (size_t i = 0; !rc && x->cfg && i < x->cfg->n_bindings; i++)
     rc = adcp_ledger_configure_binding(x->l, &x->cfg->bindings[i], err);
   if (!rc && x->cfg) x->cfg->l = x->l;
+  if (!rc && x->cfg && x->cfg->feed_off) {
+    /* Spec 03 §2: writing with the feed off while consumers follow it means
+     * those consumers silently miss this process's changes. */
+    int64_t live = 0;
+    rc = adcp_ledger_set_change_feed(x->l, 0, g->read_only ? NULL : &live, 0, err);
+    if (!rc && live > 0)
+      fprintf(stderr,
+              "adcp-ledger: WARNING: change_feed is false in the configuration, but %" PRId64
+              " feed consumer%s updated within the hold window: commits from this process will be missing from "
+              "their feed (docs/feed.md)\n",
+              live, live > 1 ? "s were" : " was");
+  }
   if (!rc && x->cfg && (x->cfg->n_rules || (x->cfg->def && strcmp(x->cfg->def, ADCP_LEDGER_POSTGRES_BINDING))))
     adcp_ledger_set_binding_selector(x->l, select_rules, x->cfg);
   if (rc) adcp_cli_session_close(x);

@@ -47,6 +47,8 @@ static const command_entry commands[] = {
     {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep, 0},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check, 0},
+    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", adcp_cli_changes, 0},
+    {"consumer", "register, advance, list or drop change-feed consumers", adcp_cli_consumer, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -91,7 +93,7 @@ static int print_version(void) {
 static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
-                                      "--acknowledge-restore", "--version", "--final", NULL};
+                                      "--acknowledge-restore", "--version", "--final", "--follow", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/feed.h"
 #include "ledger/internal.h"
 
 int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
@@ -197,7 +198,25 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
                           "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
                           req->period_ordinal);
   if (!rc) *created = 1;
+  if (!rc) rc = ledger_feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
   return rc;
+}
+
+/* The ledger decides when (obligation created, revision committed, never on
+ * replay); the feed layer writes the row. */
+int ledger_feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
+                       const char *obligation_id, adcp_error *err) {
+  return l->feed_off ? 0 : adcp_feed_append(l->conn, account_id, kind, record_id, obligation_id, err);
+}
+
+int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
+                                adcp_error *err) {
+  if (live_consumers) *live_consumers = 0;
+  l->feed_off = !enabled;
+  /* Spec 03 §2: a writer with the feed off while consumers are live is a
+   * deployment disagreement; the caller warns with this count. */
+  if (!enabled && live_consumers) return adcp_feed_live_consumers(live_consumers, l->conn, hold_days, err);
+  return 0;
 }
 
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/feed.h"
 #include "ledger/internal.h"
 
 /* ---- spool ------------------------------------------------------------------------- */
@@ -508,6 +509,8 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
     if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
     if ((rc = ledger_insert_revision(l, req, res, number, prev_id, &totals, shared, observed, err))) goto out;
   }
+  if ((rc = ledger_feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
+    goto out;
   if (self_lease) {
     /* Our short lease ends with the commit. */
     adcp_sql_param p[2] = {adcp_sql_text(req->obligation_id), adcp_sql_text(token)};
@@ -516,6 +519,10 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
                             "WHERE obligation_id = $1 AND lease_owner = $2",
                             p, 2, err)))
       goto out;
+  }
+  if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT)) {
+    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
+    goto out;
   }
   rc = adcp_sql_commit(l->conn, err);
   if (!rc) {

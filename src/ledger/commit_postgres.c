@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/feed.h"
 #include "ledger/internal.h"
 
 typedef struct commit_ctx {
@@ -169,6 +170,12 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
       (rc = ledger_insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
     goto done;
   if ((rc = ledger_insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
+  if ((rc = ledger_feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
+    goto done;
+  if (req->step_hook && (rc = req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))) {
+    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
+    goto done;
+  }
   if ((rc = adcp_sql_commit(l->conn, err))) goto done;
   in_tx = 0;
   {

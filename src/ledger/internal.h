@@ -48,6 +48,7 @@ struct adcp_ledger {
   manifest_cache_entry *cache;
   size_t cache_cap;
   uint64_t cache_clock;
+  int feed_off;       /* 1: this writer appends no change rows (adcp_ledger_set_change_feed) */
   adcp_json_doc doc;  /* scratch for manifest and line parsing */
   adcp_buf scratch;
 };
@@ -113,6 +114,10 @@ int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *er
 /* Feeds every row of req's source to the encoder (commit.c; both kinds). */
 int ledger_pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
 int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* Appends a change row (spec 03 §2) in the open, account-locked transaction
+ * unless the feed is off for this handle (commit.c; SQL in src/feed). */
+int ledger_feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
+                       const char *obligation_id, adcp_error *err);
 /* *exists = whether a revision with this ID is stored (any account). */
 int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);
 /* Numbering and the official rule (under the account lock): *number = max + 1,
