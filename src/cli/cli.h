@@ -82,6 +82,11 @@ int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* The same refusal from every command for a database URL no engine accepts:
  * STORAGE_ERROR, exit 4. */
 int adcp_cli_bad_url(const char *cmd);
+/* --json on a command that prints one document: adcp_cli_fail then also
+ * prints {"ok":false,"error":{"code","message"}} on stdout, unless the command
+ * already printed its own document (it calls adcp_cli_json_printed). */
+void adcp_cli_set_json_errors(int on);
+void adcp_cli_json_printed(void);
 /* Exit status for an error code. */
 int adcp_cli_exit_for(int code);
 /* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */

@@ -410,11 +410,11 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf b;
     adcp_buf_init(&b);
     adcp_buf_printf(&b,
-                    "{\"swept\":%" PRIu64 ",\"objects_deleted\":%" PRIu64 ",\"objects_kept\":%" PRIu64
+                    "{\"ok\":%s,\"swept\":%" PRIu64 ",\"objects_deleted\":%" PRIu64 ",\"objects_kept\":%" PRIu64
                     ",\"failed\":%" PRIu64 ",\"held\":%" PRIu64 ",\"skipped_unconfigured\":%" PRIu64
                     ",\"stalled\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"oldest_unconfigured_expired_s\":%" PRId64
                     ",\"first_failure\":",
-                    sc.swept, sc.objects_deleted, sc.objects_kept, sc.failed, sc.held, sc.skipped_unconfigured,
+                    sc.failed ? "false" : "true", sc.swept, sc.objects_deleted, sc.objects_kept, sc.failed, sc.held, sc.skipped_unconfigured,
                     sc.stalled, sc.pending, sc.oldest_unconfigured_expired_s);
     if (sc.failed) adcp_jcs_write_string(&b, sc.first_failure, strlen(sc.first_failure));
     else adcp_buf_append_str(&b, "null");

@@ -52,17 +52,9 @@ static int refuse_missing_file(const char *url, adcp_error *err) {
   return 0;
 }
 
+/* Under --json, adcp_cli_fail prints the {"ok":false,"error":…} document. */
 static int fail_json(int json, const adcp_error *err) {
-  if (json) {
-    adcp_buf b;
-    adcp_buf_init(&b);
-    adcp_buf_printf(&b, "{\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":", adcp_error_code_name(err->code));
-    jstr(&b, err->message);
-    adcp_buf_append_str(&b, "}}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    fflush(stdout);
-  }
+  (void)json;
   int rc = adcp_cli_fail("check", err);
   return err->code == ADCP_ESCHEMA_UNREADY ? ADCP_CLI_EXIT_STORAGE : rc;
 }

@@ -492,7 +492,7 @@ static const char verify_help[] =
     "(of the account, if given) is checked. The catalog audit runs first and prints\n"
     "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
     "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
-    "--json prints one document: {\"checked\":N,\"verified\":V,\"failed\":F,\n"
+    "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
     "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
     "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
     "and bytes verified, rate and ETA; --quiet or --json turn it off. Opens the\n"
@@ -624,7 +624,8 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   if (pr.on) progress_draw(&pr, 1);
   size_t verified = n - failed;
   if (json) {
-    printf("{\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[", n, verified, failed);
+    printf("{\"ok\":%s,\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[",
+           !failed && drift != 1 ? "true" : "false", n, verified, failed);
     if (failures.len) fwrite(failures.data, 1, failures.len, stdout);
     printf("],\"drift\":%.*s}\n", (int)drift_json.len, (const char *)drift_json.data);
   } else {

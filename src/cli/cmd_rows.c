@@ -465,11 +465,12 @@ done:
     if (json) {
       adcp_buf j;
       adcp_buf_init(&j);
-      adcp_buf_printf(&j, "{\"ok\":false,\"code\":\"%s\",\"message\":", adcp_error_code_name(err.code));
+      adcp_buf_printf(&j, "{\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":", adcp_error_code_name(err.code));
       adcp_cli_json_str(&j, err.message);
-      adcp_buf_printf(&j, ",\"chunks_verified\":%llu}\n", (unsigned long long)chunks);
+      adcp_buf_printf(&j, "},\"chunks_verified\":%llu}\n", (unsigned long long)chunks);
       fwrite(j.data, 1, j.len, stdout);
       adcp_buf_free(&j);
+      adcp_cli_json_printed();
     }
     return adcp_cli_fail("verify-chunks", &err);
   }

@@ -240,6 +240,10 @@ int main(int argc, char **argv) {
     return ADCP_CLI_EXIT_USAGE;
   }
   g.read_only = (cmd->flags & CMD_READ_ONLY) != 0;
+  /* JSONL commands stream rows: a failure there is stderr and the exit code. */
+  if (strcmp(cmd->name, "read") && strcmp(cmd->name, "changes"))
+    for (int k = 1; k < nargc; k++)
+      if (!strcmp(cargv[k], "--json")) adcp_cli_set_json_errors(1);
   /* One answer for an unusable URL, whatever the command (init checks its own:
    * a PATH argument replaces the URL). A --help never needs the database. */
   int wants_help = 0;

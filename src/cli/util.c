@@ -46,10 +46,29 @@ int adcp_cli_exit_for(int code) {
   }
 }
 
+/* --json error documents (docs/cli.md). One command runs per process, so this
+ * is the tool's process state, never the library's. */
+static int json_errors, json_printed;
+
+void adcp_cli_set_json_errors(int on) { json_errors = on; }
+void adcp_cli_json_printed(void) { json_printed = 1; }
+
 int adcp_cli_fail(const char *cmd, const adcp_error *err) {
   char msg[4 * ADCP_ERROR_MESSAGE_MAX + 8];
   fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code),
           adcp_cli_escape(msg, sizeof msg, err->message));
+  if (json_errors && !json_printed) {
+    /* --json promised one document on stdout: on failure it is this one. */
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b, "{\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":", adcp_error_code_name(err->code));
+    adcp_cli_json_str(&b, err->message);
+    adcp_buf_append_str(&b, "}}\n");
+    fwrite(b.data, 1, b.len, stdout);
+    fflush(stdout);
+    adcp_buf_free(&b);
+    json_printed = 1;
+  }
   return adcp_cli_exit_for(err->code);
 }
 

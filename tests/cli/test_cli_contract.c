@@ -106,6 +106,17 @@ static void run_table(const char *dbarg, const row *t, size_t n) {
     int st = raw(strstr(t[i].args, "commit") ? ROWS : NULL, "%s %s", dbarg, t[i].args);
     if (st != t[i].exit_code || (t[i].code && !strstr(txt(&errb), t[i].code)))
       fail_msg("'%s %s': exit %d (want %d), stderr: %s", dbarg, t[i].args, st, t[i].exit_code, txt(&errb));
+    /* With --json the same failure is also exactly one JSON document on stdout
+     * (read streams JSONL: stderr and the exit code only). */
+    if (!t[i].exit_code || t[i].exit_code == 1 || !strncmp(t[i].args, "read ", 5) || strstr(t[i].args, "--json")) continue;
+    st = raw(strstr(t[i].args, "commit") ? ROWS : NULL, "%s %s --json", dbarg, t[i].args);
+    if (st != t[i].exit_code) fail_msg("'%s %s --json': exit %d (want %d)", dbarg, t[i].args, st, t[i].exit_code);
+    adcp_json_doc d;
+    one_json(&d);
+    uint32_t ok = adcp_json_get(&d, 0, "ok");
+    if (!ok || adcp_json_at(&d, ok)->type != ADCP_JSON_FALSE) fail_msg("'%s --json': no \"ok\":false: %s", t[i].args, txt(&out));
+    if (t[i].code && !strstr(txt(&out), t[i].code)) fail_msg("'%s --json' lacks %s: %s", t[i].args, t[i].code, txt(&out));
+    adcp_json_doc_free(&d);
   }
 }
 
