@@ -20,6 +20,10 @@ static const adcp_cli_command commands[] = {
     {"binding", "register, list or retire object bindings (add|list|retire)", adcp_cli_binding},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check},
+    {"stage", "stage an inline source object (account-qualified, content-addressed)", adcp_cli_stage},
+    {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged},
+    {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal},
+    {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready},
 };
 
 static void usage(FILE *f) {
