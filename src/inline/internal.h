@@ -15,6 +15,11 @@ struct adcp_inline_store {
    * when none; any DDL bumps it, so an unchanged value means an unchanged
    * schema and the walk can be skipped. */
   int64_t audited_schema_version;
+  /* PostgreSQL: digest of the row versions (oid, xmin) of every catalog row
+   * the audit renders, at the last clean audit ("" when none). Any DDL on
+   * these objects writes new row versions, so an unchanged digest means the
+   * full walk would render the same properties. */
+  char audited_catalog_rows[33];
 };
 
 /* Sets the fixed spec 06 §7 message for code; returns code. */

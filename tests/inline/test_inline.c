@@ -133,16 +133,25 @@ static void disabled_trigger_and_checks_are_drift(void **state) {
   OK(adcp_storage_inline_open(&st, s, NULL, &err));
   adcp_sql_conn *c = adcp_storage_sql(s);
   if (f->dialect == ADCP_SQL_POSTGRES) {
+    /* A clean operation first, so the per-operation pre-check has something cached. */
+    adcp_inline_staged out;
+    OK(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err));
+    OK(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err));
     script(c, "ALTER TABLE reporting_inline_objects DISABLE TRIGGER reporting_inline_objects_immutable");
+    assert_int_equal(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err), ADCP_ESCHEMA_UNREADY);
     assert_int_equal(adcp_inline_check_ready(NULL, st, &err), ADCP_ESCHEMA_UNREADY);
     assert_non_null(strstr(err.message, "trigger:reporting_inline_objects.reporting_inline_objects_immutable"));
     script(c, "ALTER TABLE reporting_inline_objects ENABLE TRIGGER reporting_inline_objects_immutable");
     OK(adcp_inline_check_ready(NULL, st, &err));
+    OK(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err));
     script(c, "SET session_replication_role = replica");
+    assert_int_equal(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err), ADCP_ESCHEMA_UNREADY);
     assert_int_equal(adcp_inline_check_ready(NULL, st, &err), ADCP_ESCHEMA_UNREADY);
     assert_non_null(strstr(err.message, "setting:session_replication_role"));
     script(c, "SET session_replication_role = origin");
+    OK(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err));
     script(c, "ALTER TABLE reporting_inline_objects SET UNLOGGED");
+    assert_int_equal(adcp_inline_stage(&out, st, "acct", KEY, 0, "x", 1, &err), ADCP_ESCHEMA_UNREADY);
     assert_int_equal(adcp_inline_check_ready(NULL, st, &err), ADCP_ESCHEMA_UNREADY);
     assert_non_null(strstr(err.message, "changed table:reporting_inline_objects"));
   } else {
