@@ -81,6 +81,14 @@ int adcp_storage_migrate(size_t *out_applied, adcp_storage *s, const adcp_migrat
  * adcp_catalog_report_free. Never changes the schema. */
 int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp_error *err);
 
+/* The inline staging and seal stores (spec 06, adcp/inline.h) over this
+ * storage's primary connection. The caller closes the store with
+ * adcp_inline_close before adcp_storage_close. */
+struct adcp_inline_store;
+struct adcp_inline_options;
+int adcp_storage_inline_open(struct adcp_inline_store **out, adcp_storage *s, const struct adcp_inline_options *opts,
+                             adcp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

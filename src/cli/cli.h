@@ -62,6 +62,11 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_che
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop. */
 int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_inline.c: inline staging and seal stores (spec 06). */
+int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_seal(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */

@@ -167,6 +167,7 @@ static int binding_list(adcp_ledger *l, int json, adcp_error *err) {
     }
     adcp_buf_append_str(&b, "]}\n");
     fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
     adcp_buf_free(&b);
   } else {
     printf("%-16s %-8s %-10s %-9s %-10s %-8s %-9s %s\n", "ID", "KIND", "PROVIDER", "STATE", "CONFIGURED", "IDENTITY",
@@ -210,6 +211,7 @@ static int binding_retire(adcp_ledger *l, const char *id, int final, int json, a
     adcp_jcs_write_string(&b, id, strlen(id));
     adcp_buf_printf(&b, ",\"state\":\"%s\"}\n", to);
     fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
     adcp_buf_free(&b);
   } else {
     printf("binding %s is now %s\n", id, to);
@@ -265,6 +267,7 @@ static int binding_repin(int *exit_code, adcp_ledger *l, const char *id, int dry
     if (o.items.len) adcp_buf_append(&b, o.items.data, o.items.len);
     adcp_buf_append_str(&b, "]}\n");
     fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
     adcp_buf_free(&b);
   } else if (!rc) {
     printf("binding %s%s: checked %" PRIu64 ", ok %" PRIu64 ", repinned %" PRIu64 ", would_repin %" PRIu64
@@ -334,6 +337,7 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
       adcp_jcs_write_string(&b, id, strlen(id));
       adcp_buf_append_str(&b, ",\"registered\":true}\n");
       fwrite(b.data, 1, b.len, stdout);
+      adcp_cli_json_printed();
       adcp_buf_free(&b);
     } else if (!rc) {
       printf("binding %s registered (probe passed; identity and namespace match)\n", id);
@@ -420,6 +424,7 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
     else adcp_buf_append_str(&b, "null");
     adcp_buf_append_str(&b, "}\n");
     fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
     adcp_buf_free(&b);
   } else {
     printf("swept %" PRIu64 ", objects_deleted %" PRIu64 ", objects_kept %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64

@@ -147,6 +147,7 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
     if (integ && integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
   }
   fwrite(b.data, 1, b.len, stdout);
+  adcp_cli_json_printed();
   adcp_buf_free(&b);
   int out_ok = fflush(stdout) == 0;
   if (!ok) {

@@ -127,6 +127,7 @@ static int print_status_json(adcp_storage *s, int dry_run, adcp_error *err) {
   if (drift.len) adcp_buf_printf(&b, ",\"drift\":%.*s", (int)drift.len, (const char *)drift.data);
   adcp_buf_append_str(&b, "}\n");
   fwrite(b.data, 1, b.len, stdout);
+  adcp_cli_json_printed();
   adcp_buf_free(&b), adcp_buf_free(&text), adcp_buf_free(&drift);
   adcp_migration_status_free(st);
   return drifted ? drift_error(err) : 0;
@@ -196,6 +197,7 @@ static void print_apply_json(const adcp_buf *applied, const adcp_buf *skipped, i
   }
   adcp_buf_append_str(&b, "}\n");
   fwrite(b.data, 1, b.len, stdout);
+  adcp_cli_json_printed();
   adcp_buf_free(&b);
 }
 

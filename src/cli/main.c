@@ -49,6 +49,10 @@ static const command_entry commands[] = {
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check, 0},
     {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", adcp_cli_changes, 0},
     {"consumer", "register, advance, list or drop change-feed consumers", adcp_cli_consumer, 0},
+    {"stage", "stage an inline source object (account-qualified, content-addressed)", adcp_cli_stage, 0},
+    {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY},
+    {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0},
+    {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

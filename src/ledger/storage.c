@@ -5,6 +5,8 @@
  * issue events) off this handle. */
 #include "adcp/storage.h"
 
+#include "adcp/inline.h"
+
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,4 +138,9 @@ int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp
   else
     adcp_catalog_report_free(r);
   return rc;
+}
+
+int adcp_storage_inline_open(adcp_inline_store **out, adcp_storage *s, const adcp_inline_options *opts,
+                             adcp_error *err) {
+  return adcp_inline_open(out, s ? s->conn : NULL, opts, err);
 }
