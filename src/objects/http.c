@@ -150,7 +150,18 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *arg) {
     return n;
   }
   const char *colon = memchr(p, ':', n);
-  if (!colon) return n;
+  if (!colon) {
+    /* End of the headers: refuse an oversized 2xx body before any of it is
+     * read (checked here, not at Content-Length, so every header is kept). */
+    if (!x->head && x->status >= 200 && x->status < 300) {
+      const char *cl = adcp_http_header_get(r, "content-length");
+      if (cl && strtoull(cl, NULL, 10) > x->req->max_body) {
+        r->too_large = 1;
+        return 0;
+      }
+    }
+    return n;
+  }
   size_t nl = (size_t)(colon - p);
   const char *v = colon + 1, *e = p + n;
   while (v < e && (*v == ' ' || *v == '\t')) v++;
@@ -170,14 +181,6 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *arg) {
   r->headers[r->n_headers].name = name;
   r->headers[r->n_headers].value = val;
   r->n_headers++;
-  /* Refuse an oversized 2xx body before any of it is read. */
-  if (!x->head && x->status >= 200 && x->status < 300 && strcmp(name, "content-length") == 0) {
-    unsigned long long cl = strtoull(val, NULL, 10);
-    if (cl > x->req->max_body) {
-      r->too_large = 1;
-      return 0;
-    }
-  }
   return n;
 }
 

@@ -561,12 +561,17 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
       size_t ip = s;
       int latest = adcp_http_xml_text(&t, x, e, &ip, "IsLatest") && strcmp((char *)t.data, "true") == 0;
       if (!latest) continue;
+      size_t kp = s;
+      if (kmark && !vmark && adcp_http_xml_text(&k, x, e, &kp, "Key") && strcmp((char *)k.data, kmark) <= 0) continue;
       if (out->n_entries == page_size) {
         more_in_doc = 1;
         break;
       }
       ip = s;
       if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
+      /* key-marker alone means "keys after it"; radosgw 16 also returns the
+       * marker key itself, so never trust the store on that. */
+      if (kmark && !vmark && strcmp((char *)k.data, kmark) <= 0) continue;
       ip = s;
       if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
       ip = s;

@@ -481,6 +481,8 @@ static const conformance_unsafe_case rgw_unsafe[] = {
     {"radosgw wrong secret", rgw_unsafe_wrong_secret, "not accessible"},
 };
 
+static char race_key[128];
+
 typedef struct rgw_racer {
   adcp_object_provider *p;
   pthread_barrier_t *bar;
@@ -493,7 +495,7 @@ static void *rgw_race(void *arg) {
   adcp_error err;
   adcp_object_put_result res;
   pthread_barrier_wait(r->bar);
-  r->rc = put_key(r->p, &res, "race/p/one.jsonl", NULL, &err);
+  r->rc = put_key(r->p, &res, race_key, NULL, &err);
   snprintf(r->msg, sizeof r->msg, "%s", err.message);
   return NULL;
 }
@@ -506,8 +508,7 @@ static void t_rgw_concurrent_unversioned(void **state) {
   adcp_object_provider *p = NULL;
   adcp_error err;
   assert_int_equal(make_in(&p, rgw_ep, rgw_unversioned, "race/p", 1, "profile:rgw", NULL, &err), 0);
-  char key[128];
-  (void)key;
+  snprintf(race_key, sizeof race_key, "race/p/%lld-%d.jsonl", (long long)time(NULL), (int)getpid());
   rgw_racer rs[20];
   pthread_t th[20];
   pthread_barrier_t bar;
