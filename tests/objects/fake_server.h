@@ -18,7 +18,7 @@ typedef struct fake_server {
 } fake_server;
 
 /* Runs `node <script> args…` with extra environment "K=V" entries; reads the port it prints. */
-static int fake_start(fake_server *f, const char *script, const char *const *args, const char *const *envs) {
+__attribute__((unused)) static int fake_start(fake_server *f, const char *script, const char *const *args, const char *const *envs) {
   int fd[2];
   if (pipe(fd)) return -1;
   pid_t pid = fork();
@@ -48,7 +48,7 @@ static int fake_start(fake_server *f, const char *script, const char *const *arg
   return f->port > 0 ? 0 : -1;
 }
 
-static void fake_stop(fake_server *f) {
+__attribute__((unused)) static void fake_stop(fake_server *f) {
   if (f->pid > 0) {
     kill(f->pid, SIGTERM);
     waitpid(f->pid, NULL, 0);
@@ -64,7 +64,7 @@ static size_t fake_sink(char *p, size_t a, size_t b, void *arg) {
 }
 
 /* POST (or GET with get=1) to the control path; returns the HTTP status. body (512 bytes) may be NULL. */
-static long fake_ctl(const fake_server *f, const char *path_query, int get, char *body) {
+__attribute__((unused)) static long fake_ctl(const fake_server *f, const char *path_query, int get, char *body) {
   char url[4096];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", f->port, path_query); /* control: plain-HTTP fakes only */
   CURL *c = curl_easy_init();
@@ -80,7 +80,7 @@ static long fake_ctl(const fake_server *f, const char *path_query, int get, char
   return st;
 }
 
-static long fake_requests(const fake_server *f) {
+__attribute__((unused)) static long fake_requests(const fake_server *f) {
   char body[512];
   if (fake_ctl(f, "/__ctl/stats", 1, body) != 200) return -1;
   const char *p = strstr(body, "\"requests\":");
