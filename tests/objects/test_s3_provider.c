@@ -37,6 +37,7 @@ int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p);
 #define SK "fake/Secret+Key=123"
 
 static fake_server fake;
+static fake_server extra_fakes[2]; /* TLS and session-token fakes: stopped in main even if a case fails */
 static char endpoint[128];
 static char tmpdir_path[512];
 
@@ -366,7 +367,8 @@ static void t_tls_custom_ca(void **state) {
   snprintf(e3, sizeof e3, "FAKE_BUCKETS=tls-bucket");
   const char *envs[] = {e1, e2, e3, NULL};
   const char *args[] = {AK, SK, NULL};
-  fake_server tf;
+  fake_server *tfp = &extra_fakes[0];
+#define tf (*tfp)
   char script[600];
   snprintf(script, sizeof script, "%s/tests/objects/fake_s3.js", ADCP_SOURCE_DIR);
   assert_int_equal(fake_start(&tf, script, args, envs), 0);
@@ -386,13 +388,15 @@ static void t_tls_custom_ca(void **state) {
   assert_non_null(strstr(err.message, "TLS"));
   adcp_object_provider_free(p);
   fake_stop(&tf);
+#undef tf
 }
 
 static void t_session_token(void **state) {
   (void)state;
   const char *args[] = {AK, SK, "tok-123/456", NULL};
   const char *envs[] = {"FAKE_BUCKETS=tok-bucket", NULL};
-  fake_server tf;
+  fake_server *tfp = &extra_fakes[1];
+#define tf (*tfp)
   char script[600], ep[128];
   snprintf(script, sizeof script, "%s/tests/objects/fake_s3.js", ADCP_SOURCE_DIR);
   assert_int_equal(fake_start(&tf, script, args, envs), 0);
@@ -414,6 +418,7 @@ static void t_session_token(void **state) {
   no_secret(&err);
   adcp_object_provider_free(p);
   fake_stop(&tf);
+#undef tf
 }
 
 /* curl multi: a batch of signed-free control requests and one that hangs past the deadline. */
@@ -598,6 +603,7 @@ int main(void) {
   };
   failed += cmocka_run_group_tests_name("s3 fake: faults, auth, TLS, addressing", tests, NULL, NULL);
   fake_stop(&fake);
+  fake_stop(&extra_fakes[0]), fake_stop(&extra_fakes[1]);
   rgw_ep = getenv("ADCP_TEST_S3_ENDPOINT");
   rgw_bucket = getenv("ADCP_TEST_S3_BUCKET");
   rgw_unversioned = getenv("ADCP_TEST_S3_BUCKET_UNVERSIONED");
