@@ -47,6 +47,15 @@ if [ -z "${ADCP_BENCH_PG_URL:-}" ] && [ -x "$root/scripts/pg-cluster.sh" ]; then
   trap '"$root/scripts/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
   export ADCP_BENCH_PG_URL="$ADCP_TEST_PG_URL"
 fi
+# S3 beside the filesystem binding: radosgw on loopback (scripts/radosgw.sh) unless
+# ADCP_BENCH_S3_ENDPOINT names another store; ADCP_BENCH_S3=0 skips it.
+if [ "${ADCP_BENCH_S3:-1}" != 0 ] && [ -z "${ADCP_BENCH_S3_ENDPOINT:-}" ] && [ -x "$root/scripts/radosgw.sh" ]; then
+  eval "$("$root/scripts/radosgw.sh" start </dev/null)"
+  trap '"$root/scripts/radosgw.sh" stop "$ADCP_TEST_RGW_DIR" >/dev/null 2>&1 || true; "$root/scripts/pg-cluster.sh" stop "${ADCP_TEST_PG_DIR:-}" >/dev/null 2>&1 || true' EXIT
+  export ADCP_BENCH_S3_ENDPOINT="$ADCP_TEST_S3_ENDPOINT" ADCP_BENCH_S3_BUCKET="$ADCP_TEST_S3_BUCKET"
+  export AWS_ACCESS_KEY_ID="$ADCP_TEST_S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$ADCP_TEST_S3_SECRET_KEY"
+  export ADCP_BENCH_S3_SKIP_CREATE_ONLY_PROBE=1 # radosgw's versioned bucket ignores If-None-Match (docs/providers.md)
+fi
 rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/$build/bench-ledger.db-shm" \
   "$root/$build/bench-ledger.db.bucket"
 "$root/$build/bench/bench_ledger" "$data" "$root/$build/bench-ledger.db" "${ADCP_BENCH_PG_URL:-}" | tee "$root/$build/bench-ledger.jsonl"
@@ -73,6 +82,14 @@ for l in open(sys.argv[1]):
         tgt = " (target >= 80% on sqlite)" if o["measure"].endswith("_none") else ""
         print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = {o['ratio_to_postgres_kind_commit']*100:.0f}% "
               f"of postgres-kind commit{tgt}; stored/canonical {o['stored_to_canonical']:.3f}")
+    elif o["measure"].endswith("_s3") and "skipped" in o:
+        print(f"{o['engine']:8} {o['measure']:34} skipped: {o['skipped']}")
+    elif o["measure"].startswith("object_commit") and o["measure"].endswith("_s3"):
+        print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = {o['ratio_to_fs_commit']*100:.0f}% "
+              f"of the filesystem binding's commit (target >= 50%); {o['objects']} objects")
+    elif o["measure"].startswith("object_full_read") and o["measure"].endswith("_s3"):
+        print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = {o['ratio_to_fs_read']*100:.0f}% "
+              f"of the filesystem binding's full read (target >= 50%)")
     elif o["measure"].startswith("object_full_read"):
         print(f"{o['engine']:8} {o['measure']:34} {o['mb_per_s']:7.1f} MB/s = "
               f"{o['ratio_to_postgres_kind_read']*100:.0f}% of postgres-kind full read")

@@ -10,5 +10,12 @@ if [ -x "$here/pg-cluster.sh" ]; then
   eval "$out"
   trap '"$here/pg-cluster.sh" stop "$ADCP_TEST_PG_DIR" >/dev/null 2>&1 || true' EXIT
 fi
+# Ceph radosgw (a real S3, scripts/radosgw.sh) for the S3 provider tests;
+# ADCP_TEST_RADOSGW=0 skips it (the S3 tests then run against the fake only).
+if [ "${ADCP_TEST_RADOSGW:-1}" != 0 ] && [ -x "$here/radosgw.sh" ]; then
+  rgw=$("$here/radosgw.sh" start </dev/null) || { echo "test.sh: could not start radosgw" >&2; exit 1; }
+  eval "$rgw"
+  trap '"$here/radosgw.sh" stop "$ADCP_TEST_RGW_DIR" >/dev/null 2>&1 || true; "$here/pg-cluster.sh" stop "${ADCP_TEST_PG_DIR:-}" >/dev/null 2>&1 || true' EXIT
+fi
 cd "$build"
 ctest --output-on-failure -j "${ADCP_TEST_JOBS:-2}"

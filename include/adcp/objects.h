@@ -297,6 +297,35 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
 int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
                                adcp_error *err);
 
+/* ---- S3 provider (and S3-compatible stores) ------------------------------- */
+
+/* Binding location (closed schema): bucket, region (required), endpoint
+ * ("https://host[:port]"; plain http only to loopback), path_style
+ * ("true"/"false"). Credentials are resolved once at creation from
+ * credential_ref: NULL = AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+ * AWS_SESSION_TOKEN, else the shared-files profile $AWS_PROFILE or "default";
+ * "env" = the environment only; "profile:NAME" = that profile of
+ * $AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) or $AWS_CONFIG_FILE
+ * (~/.aws/config, "[profile NAME]"). Without endpoint: $AWS_ENDPOINT_URL_S3,
+ * then $AWS_ENDPOINT_URL, then https://s3.<region>.amazonaws.com. Bucket
+ * versioning must be Enabled; native versions are VersionIds. Use designated
+ * initialisers: fields may be added at the end. */
+typedef struct adcp_s3_provider_options {
+  const char *bucket;
+  const char *region;
+  const char *endpoint;       /* NULL = environment or AWS */
+  int path_style;             /* 1 = https://host/bucket/key; 0 = https://bucket.host/key */
+  const char *prefix;         /* owned key prefix (required) */
+  const char *credential_ref; /* see above */
+  const char *ca_file;        /* PEM bundle for TLS (verification is always on); NULL = system */
+  int max_attempts;           /* per request for transient failures; 0 = 4 */
+  int64_t backoff_base_ms;    /* 0 = 50 */
+} adcp_s3_provider_options;
+
+/* ADCP_EINVALID_INPUT for bad options; ADCP_EUNSAFE_BINDING for a bad prefix
+ * or when the credential reference finds no credentials. */
+int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_options *options, adcp_error *err);
+
 /* ---- keys (spec 02 §4–§5.5) ----------------------------------------------- */
 
 /* Owned prefix rule: segments of [A-Za-z0-9_.=-]+ joined by '/', no '.' or '..'

@@ -73,6 +73,7 @@ int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
 typedef struct adcp_cli_config adcp_cli_config;
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_config_free(adcp_cli_config *c);
+adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

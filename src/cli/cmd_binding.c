@@ -46,7 +46,8 @@ static const char binding_help[] =
     "usage: adcp-ledger [--db URL] [--config FILE] binding add ID [--json]\n"
     "       adcp-ledger [--db URL] [--config FILE] binding list [--json]\n"
     "       adcp-ledger [--db URL] [--config FILE] binding retire ID [--final] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] binding repin ID --acknowledge-restore [--dry-run] [--json]\n\n"
+    "       adcp-ledger [--db URL] [--config FILE] binding repin ID --acknowledge-restore [--dry-run] [--json]\n"
+    "       adcp-ledger [--config FILE] binding probe ID [--json]\n\n"
     "add     probes the configured binding's store and registers it (identity digest and\n"
     "        this installation's namespace_key); refuses a stored row that differs\n"
     "        (UNSAFE_BINDING).\n"
@@ -55,7 +56,8 @@ static const char binding_help[] =
     "retire  active -> read_only -> retired (--final: straight to retired). New row sets go\n"
     "        only to active bindings; reads and sweeps work in every state.\n"
     "repin   after a restore of the binding's store: records the current version of every\n"
-    "        object whose pinned version is gone, once its bytes verify.\n\n"
+    "        object whose pinned version is gone, once its bytes verify.\n"
+    "probe   runs the store probe of a configured binding and prints each check.\n\n"
     "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n";
 
 static const char add_help[] =
@@ -284,6 +286,98 @@ static int binding_repin(int *exit_code, adcp_ledger *l, const char *id, int dry
   return rc;
 }
 
+/* ---- binding probe ---------------------------------------------------------------------- */
+
+static const char probe_help[] =
+    "usage: adcp-ledger [--config FILE] binding probe ID [--json]\n\n"
+    "Runs the provider probe (spec 02 §9.3) of binding ID from the configuration against its\n"
+    "store, without opening the database, and prints each check: ok, refused (with the\n"
+    "reason) or not run (after a refusal). s3 checks: bucket reachable (exists, accessible,\n"
+    "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
+    "that can expire live objects under the prefix, empirical create-only (a second\n"
+    "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; the probe\n"
+    "versions are deleted). A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
+    "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
+    "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
+
+typedef struct probe_check {
+  const char *name;
+  const char *match[4]; /* substrings of the refusal reason that belong to this check */
+} probe_check;
+
+static const probe_check s3_checks[] = {
+    {"bucket reachable", {"does not exist", "not accessible", "region", "unverifiable (HTTP"}},
+    {"versioning Enabled", {"versioning", NULL}},
+    {"no public access", {"public", NULL}},
+    {"no expiring lifecycle rule over the prefix", {"lifecycle", NULL}},
+    {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}},
+};
+static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
+
+static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
+  adcp_error err = {0};
+  adcp_cli_config *cfg = NULL;
+  int rc = adcp_cli_config_load(&cfg, g, &err);
+  if (rc) return adcp_cli_fail("binding", &err);
+  const char *prov = NULL;
+  adcp_object_provider *p = adcp_cli_config_provider(cfg, id, &prov);
+  if (!p) {
+    adcp_cli_config_free(cfg);
+    adcp_error_set(&err, ADCP_EREFERENCE_NOT_FOUND, "binding %.128s is not in the configuration", id);
+    return adcp_cli_fail("binding", &err);
+  }
+  adcp_object_ctx ctx = {adcp_object_now_ms() + 60000, NULL};
+  rc = adcp_object_probe(p, &ctx, &err);
+  const probe_check *checks = strcmp(prov, "s3") == 0 ? s3_checks : fs_checks;
+  size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
+  if (rc) {
+    failed = n - 1; /* unmatched reasons belong to the last check run */
+    for (size_t i = 0; i < n && failed == n - 1; i++)
+      for (size_t k = 0; k < 4 && checks[i].match[k]; k++)
+        if (strstr(err.message, checks[i].match[k])) {
+          failed = i;
+          break;
+        }
+  }
+  adcp_buf b;
+  adcp_buf_init(&b);
+  if (json) {
+    adcp_buf_append_str(&b, "{\"binding\":");
+    adcp_jcs_write_string(&b, id, strlen(id));
+    adcp_buf_append_str(&b, ",\"checks\":[");
+    for (size_t i = 0; i < n; i++) {
+      adcp_buf_printf(&b, "%s{\"check\":", i ? "," : "");
+      adcp_jcs_write_string(&b, checks[i].name, strlen(checks[i].name));
+      adcp_buf_printf(&b, ",\"status\":\"%s\"}", !rc || i < failed ? "ok" : i == failed ? "refused" : "not_run");
+    }
+    adcp_buf_append_str(&b, "]");
+    if (rc) {
+      adcp_buf_printf(&b, ",\"code\":\"%s\",\"ok\":false,\"provider\":", adcp_error_code_name(rc));
+      adcp_jcs_write_string(&b, prov, strlen(prov));
+      adcp_buf_append_str(&b, ",\"reason\":");
+      adcp_jcs_write_string(&b, err.message, strlen(err.message));
+    } else {
+      adcp_buf_append_str(&b, ",\"ok\":true,\"provider\":");
+      adcp_jcs_write_string(&b, prov, strlen(prov));
+    }
+    adcp_buf_append_str(&b, "}\n");
+    fwrite(b.data, 1, b.len, stdout);
+  } else {
+    printf("probe of binding ");
+    put_safe(id);
+    printf(" (%s):\n", prov);
+    for (size_t i = 0; i < n; i++) {
+      printf("  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
+      if (rc && i == failed) put_safe(err.message);
+      putchar('\n');
+    }
+  }
+  adcp_buf_free(&b);
+  adcp_cli_config_free(cfg);
+  if (rc) return adcp_cli_fail("binding", &err);
+  return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
+}
+
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
   if (argc < 2 || is_help(argv[1])) {
     fputs(binding_help, argc < 2 ? stderr : stdout);
@@ -291,10 +385,10 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
   }
   const char *sub = argv[1], *id = NULL;
   int is_add = !strcmp(sub, "add"), is_list = !strcmp(sub, "list"), is_retire = !strcmp(sub, "retire"),
-      is_repin = !strcmp(sub, "repin");
-  if (!is_add && !is_list && !is_retire && !is_repin)
+      is_repin = !strcmp(sub, "repin"), is_probe = !strcmp(sub, "probe");
+  if (!is_add && !is_list && !is_retire && !is_repin && !is_probe)
     return adcp_cli_usage_error("binding", "unknown subcommand '%s'", sub);
-  const char *help = is_add ? add_help : is_list ? list_help : is_retire ? retire_help : repin_help;
+  const char *help = is_add ? add_help : is_list ? list_help : is_retire ? retire_help : is_probe ? probe_help : repin_help;
   for (int i = 2; i < argc; i++)
     if (is_help(argv[i])) return fputs(help, stdout), 0;
   int json = 0, final = 0, ack = 0, dry = 0;
@@ -323,6 +417,7 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
     return adcp_cli_usage_error("binding",
                                 "repin changes recorded object versions: confirm the store was restored from a copy "
                                 "with --acknowledge-restore (try --dry-run first)");
+  if (is_probe) return binding_probe(g, id, json);
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);

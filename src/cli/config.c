@@ -35,6 +35,7 @@
 #include "cli/cli.h"
 
 #define ADCP_CLI_CONFIG_MAX (1u << 20) /* bytes; documented in docs/objects.md */
+#define CFG_LOC_MAX 4            /* location entries per binding (s3: bucket, region, endpoint, path_style) */
 
 typedef struct cfg_rule {
   char *binding;
@@ -227,6 +228,68 @@ static int parse_mode(unsigned int *out, const char *s) {
   return 0;
 }
 
+/* An "s3" binding: location {bucket, region, endpoint?, path_style?} (closed;
+ * all part of the binding identity), credentialRef ("env", "profile:NAME" or
+ * absent: environment then $AWS_PROFILE/default), host-only ca_file. No
+ * filesystem keys. The provider resolves credentials now; none is kept here. */
+static int load_s3_binding(cfgp *p, uint32_t b, size_t idx, const char *where, const char *id, const char *prefix,
+                           const char *tmpl, const char *comp, const char *cred, uint32_t loc) {
+  (void)idx;
+  adcp_cli_config *c = p->c;
+  static const char *const fs_only[] = {"root_dir", "file_mode", "dir_mode", NULL};
+  for (size_t k = 0; fs_only[k]; k++)
+    if (adcp_json_get(p->d, b, fs_only[k]))
+      return refuse_at(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only", where,
+                       fs_only[k]);
+  if (!loc) return refuse_at(p, b, "%s: s3 bindings need location {bucket, region}", where);
+  char lw[48];
+  snprintf(lw, sizeof lw, "%s.location", where);
+  static const char *const lkeys[] = {"bucket", "region", "endpoint", "path_style", NULL};
+  const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL;
+  int rc = known_keys(p, loc, lw, lkeys);
+  for (size_t k = 0; !rc && k < 4; k++) rc = get_str(p, loc, lkeys[k], lw, &v[k]);
+  if (!rc) rc = get_str(p, b, "ca_file", where, &ca);
+  if (rc) return rc;
+  if (!v[0] || !v[1]) return refuse_at(p, loc, "%s needs bucket and region", lw);
+  if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
+    return refuse_at(p, adcp_json_get(p->d, loc, "path_style"), "%s.path_style must be \"true\" or \"false\"", lw);
+  if (cred && !adcp_ledger_credential_ref_is_valid(cred))
+    return refuse_at(p, adcp_json_get(p->d, b, "credentialRef"),
+                     "%s.credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ (the name of a "
+                     "host-injected client, never a secret)", where);
+  for (size_t i = 0; i < c->n_bindings; i++)
+    if (!strcmp(c->bindings[i].id, id)) return refuse_at(p, b, "%s: binding %s is configured twice", where, id);
+  int compression = ADCP_OBJECT_COMPRESSION_GZIP;
+  if (comp && adcp_object_compression_parse(&compression, comp, p->err))
+    return refuse_at(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
+  size_t i = c->n_bindings;
+  adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
+                                .path_style = v[3] && !strcmp(v[3], "true"), .prefix = prefix,
+                                .credential_ref = cred, .ca_file = ca};
+  if ((rc = adcp_s3_provider_new(&c->providers[i], &o, p->err))) {
+    c->providers[i] = NULL;
+    if (rc == ADCP_EINVALID_INPUT) rc = refuse_at(p, b, "%s: %s", where, p->err->message);
+    return rc;
+  }
+  size_t n = 0;
+  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
+  for (size_t k = 0; k < 4; k++)
+    if (v[k]) kv[n].key = lkeys[k], kv[n].value = v[k], n++;
+  adcp_ledger_binding_config bc = {1, id, "s3", kv, n, prefix, tmpl, compression, cred, c->providers[i]};
+  c->bindings[i] = bc;
+  c->n_bindings++;
+  return 0;
+}
+
+adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name) {
+  for (size_t i = 0; c && i < c->n_bindings; i++)
+    if (!strcmp(c->bindings[i].id, id)) {
+      if (provider_name) *provider_name = c->bindings[i].provider;
+      return c->providers[i];
+    }
+  return NULL;
+}
+
 static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   adcp_cli_config *c = p->c;
   char where[32];
@@ -234,7 +297,7 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (adcp_json_at(p->d, b)->type != ADCP_JSON_OBJECT) return refuse_at(p, b, "%s must be an object", where);
   static const char *const keys[] = {"id",     "kind",        "provider",    "location",      "root_dir",
                                      "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
-                                     "dir_mode",    NULL};
+                                     "dir_mode",    "ca_file",     NULL};
   int rc = known_keys(p, b, where, keys);
   const char *id = NULL, *kind = NULL, *prov = NULL, *prefix = NULL, *tmpl = NULL, *comp = NULL, *rootdir = NULL,
              *cred = NULL, *root = NULL, *fmode = NULL, *dmode = NULL;
@@ -255,9 +318,12 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (kind && strcmp(kind, "object"))
     return refuse_at(p, adcp_json_get(p->d, b, "kind"), "%s.kind: only object bindings are configured here (postgres "
                      "is implicit)", where);
+  if (!strcmp(prov, "s3")) return load_s3_binding(p, b, idx, where, id, prefix, tmpl, comp, cred, loc);
   if (strcmp(prov, "filesystem"))
-    return refuse_at(p, adcp_json_get(p->d, b, "provider"), "%s.provider: this build has only the filesystem provider",
-                     where);
+    return refuse_at(p, adcp_json_get(p->d, b, "provider"),
+                     "%s.provider: this build has the filesystem and s3 providers", where);
+  if (adcp_json_get(p->d, b, "ca_file"))
+    return refuse_at(p, adcp_json_get(p->d, b, "ca_file"), "%s.ca_file applies to cloud providers only", where);
   if (loc) {
     char lw[48];
     snprintf(lw, sizeof lw, "%s.location", where);
@@ -309,8 +375,9 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
     c->real_roots[i] = NULL;
     return rc;
   }
-  c->locs[i].key = "root", c->locs[i].value = root;
-  adcp_ledger_binding_config bc = {1, id, prov, &c->locs[i], 1, prefix, tmpl, compression, cred, c->providers[i]};
+  c->locs[i * CFG_LOC_MAX].key = "root", c->locs[i * CFG_LOC_MAX].value = root;
+  adcp_ledger_binding_config bc = {1,      id,   prov,        &c->locs[i * CFG_LOC_MAX], 1, prefix, tmpl,
+                                   compression, cred, c->providers[i]};
   c->bindings[i] = bc;
   c->n_bindings++;
   return 0;
@@ -409,7 +476,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   if (!rc && nb) {
     c->providers = calloc(nb, sizeof *c->providers);
     c->bindings = calloc(nb, sizeof *c->bindings);
-    c->locs = calloc(nb, sizeof *c->locs);
+    c->locs = calloc(nb * CFG_LOC_MAX, sizeof *c->locs);
     c->real_roots = calloc(nb, sizeof *c->real_roots);
     if (!c->providers || !c->bindings || !c->locs || !c->real_roots) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
