@@ -156,7 +156,7 @@ static void t_commit_verify_and_secrets(void **state) {
   assert_true(after_commit - before >= 2); /* the chunks went to the store */
   snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' verify --all", db, cfg);
   if (run(args, &out, &errb)) fail_msg("verify: %s", (char *)errb.data);
-  assert_non_null(strstr((char *)out.data, "verified 1 revision"));
+  assert_non_null(strstr((char *)out.data, "checked 1: 1 verified, 0 failed"));
   assert_non_null(strstr((char *)out.data, "0 failed"));
   assert_true(fake_requests(&fake) > after_commit); /* and verify read them back from it */
   size_t n;
