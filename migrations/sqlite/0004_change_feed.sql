@@ -10,7 +10,7 @@
 -- after pruning.
 -- Instants are UTC text 'YYYY-MM-DDTHH:MM:SS.ffffffZ'. See docs/feed.md.
 CREATE TABLE IF NOT EXISTS adcp_reporting_changes (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq INTEGER PRIMARY KEY, -- drawn by the append: above every row and the horizon
   xid INTEGER NOT NULL DEFAULT 0 CHECK (xid = 0),
   account_id TEXT NOT NULL,
   record_kind TEXT NOT NULL

@@ -68,8 +68,14 @@ int adcp_feed_append(adcp_sql_conn *c, const char *account_id, int kind, const c
                        adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
                            ? "INSERT INTO adcp_reporting_changes (account_id, record_kind, record_id, obligation_id) "
                              "VALUES ($1, $2, $3, $4)"
-                           : "INSERT INTO adcp_reporting_changes (account_id, record_kind, record_id, obligation_id, "
-                             "recorded_at) VALUES ($1, $2, $3, $4, adcp_now())",
+                           /* SQLite: one past the newest row and the pruning horizon
+                            * (every account horizon is at or below it), so a seq is
+                            * never reused after pruning, without AUTOINCREMENT's
+                            * extra sqlite_sequence write on every append. */
+                           : "INSERT INTO adcp_reporting_changes (seq, account_id, record_kind, record_id, "
+                             "obligation_id, recorded_at) VALUES (max(coalesce((SELECT max(seq) FROM "
+                             "adcp_reporting_changes), 0), (SELECT pruned_through_seq FROM "
+                             "adcp_reporting_change_horizon WHERE singleton = 1)) + 1, $1, $2, $3, $4, adcp_now())",
                        p, 4, err);
 }
 

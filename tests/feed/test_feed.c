@@ -587,6 +587,33 @@ static void pruning_respects_live_consumers_and_the_cap(void **state) {
   adcp_storage_close(s);
 }
 
+/* A feed pruned empty never hands out a seq at or below its horizon again
+ * (SQLite draws seq as one past the newest row and the horizon). */
+static void seq_never_reused_after_pruning(void **state) {
+  fixture *f = *state;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = conn_of(s);
+  adcp_ledger *l = ledger_on(c, 0);
+  adcp_error err = {0};
+  commit_n(l, "A", 0, 3); /* 6 changes */
+  backdate_changes(c, f->dialect);
+  settle(f->url);
+  adcp_feed_prune_result pr;
+  OK(adcp_feed_prune(&pr, c, NULL, &err));
+  assert_int_equal(pr.deleted, 6);
+  int64_t horizon = pr.deployment_horizon.seq;
+  assert_true(horizon >= 6);
+  commit_n(l, "A", 3, 1);
+  settle(f->url);
+  adcp_change_page p;
+  page_of(&p, c, NULL, "A", 0, 0);
+  assert_int_equal(p.count, 2); /* obligation + revision, both above the horizon */
+  for (size_t i = 0; i < p.count; i++) assert_true(p.items[i].seq > horizon);
+  adcp_change_page_free(&p);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 /* ---- resync after CURSOR_EXPIRED (spec 03 §9.3) ------------------------------------ */
 
 typedef struct resync_probe {
@@ -702,6 +729,7 @@ int main(void) {
       BOTH(changes_after_pages_and_filters),
       BOTH(consumers_register_advance_list_drop),
       BOTH(pruning_respects_live_consumers_and_the_cap),
+      BOTH(seq_never_reused_after_pruning),
       BOTH(resync_after_expiry_loses_nothing),
       {"postgres/deployment_order_is_numeric_xid", deployment_order_is_numeric_xid, setup, teardown, &POSTGRES},
   };
