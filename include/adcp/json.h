@@ -101,6 +101,9 @@ int adcp_jcs_canonicalize(adcp_buf *out, int *root_type, adcp_json_doc *scratch,
 int adcp_jcs_write(adcp_buf *out, const adcp_json_doc *doc, uint32_t node);
 /* Appends a JCS string literal for UTF-8 text s (already valid UTF-8). */
 int adcp_jcs_write_string(adcp_buf *out, const char *s, size_t n);
+/* Appends s (NUL-terminated UTF-8) as Python's json.dumps(ensure_ascii=True)
+ * writes a string: the form catalog fingerprints are computed over. */
+int adcp_json_write_ascii_string(adcp_buf *out, const char *s);
 
 /* ---- accessors ----------------------------------------------------------- */
 

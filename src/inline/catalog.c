@@ -9,6 +9,7 @@
  * on; the walk is skipped while PRAGMA schema_version is unchanged since the
  * last clean audit on this connection (any DDL changes it). Extra objects
  * are ignored. */
+#include "adcp/json.h"
 #include "inline/internal.h"
 
 #include <stdio.h>
@@ -122,38 +123,6 @@ static const char SQ_AUDIT[] =
     "SELECT type || ':' || name, coalesce(sql, '') FROM sqlite_master "
     "WHERE tbl_name IN ('reporting_inline_objects', 'reporting_inline_seals')";
 
-/* JSON string, ASCII-escaped like Python's json.dumps (ensure_ascii). */
-static int json_str(adcp_buf *b, const char *s) {
-  int rc = adcp_buf_append_byte(b, '"');
-  const unsigned char *p = (const unsigned char *)s;
-  while (!rc && *p) {
-    unsigned c = *p;
-    if (c == '"' || c == '\\') rc = adcp_buf_printf(b, "\\%c", c), p++;
-    else if (c == '\n') rc = adcp_buf_append_str(b, "\\n"), p++;
-    else if (c == '\r') rc = adcp_buf_append_str(b, "\\r"), p++;
-    else if (c == '\t') rc = adcp_buf_append_str(b, "\\t"), p++;
-    else if (c == '\b') rc = adcp_buf_append_str(b, "\\b"), p++;
-    else if (c == '\f') rc = adcp_buf_append_str(b, "\\f"), p++;
-    else if (c < 0x20) rc = adcp_buf_printf(b, "\\u%04x", c), p++;
-    else if (c < 0x80) rc = adcp_buf_append_byte(b, (uint8_t)c), p++;
-    else {
-      unsigned cp, extra;
-      if (c >= 0xf0) cp = c & 0x07, extra = 3;
-      else if (c >= 0xe0) cp = c & 0x0f, extra = 2;
-      else cp = c & 0x1f, extra = 1;
-      p++;
-      for (unsigned i = 0; i < extra && (*p & 0xc0) == 0x80; i++, p++) cp = cp << 6 | (*p & 0x3f);
-      if (cp >= 0x10000) {
-        cp -= 0x10000;
-        rc = adcp_buf_printf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-      } else {
-        rc = adcp_buf_printf(b, "\\u%04x", cp);
-      }
-    }
-  }
-  if (!rc) rc = adcp_buf_append_byte(b, '"');
-  return rc;
-}
 
 typedef struct drift_list {
   adcp_catalog_report *r;
@@ -245,7 +214,7 @@ int adcp_inline__audit(adcp_inline_store *st, int full, adcp_catalog_report **re
         if (i) adcp_buf_append_byte(&j, ',');
         if (adcp_sql_is_null(r, col)) adcp_buf_append_str(&j, "null");
         else if (types[i] == 'b') adcp_buf_append_str(&j, !strcmp(adcp_sql_get_text(r, col, NULL), "true") ? "true" : "false");
-        else json_str(&j, adcp_sql_get_text(r, col, NULL));
+        else adcp_json_write_ascii_string(&j, adcp_sql_get_text(r, col, NULL));
       }
       if (adcp_buf_append_byte(&j, ']')) d.oom = 1;
       enabled = adcp_sql_get_int64(r, 11) != 0;

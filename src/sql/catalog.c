@@ -13,6 +13,7 @@
  * enforce it (foreign keys) is disabled, which ALTER TABLE ... DISABLE
  * TRIGGER ALL or naming the RI_ConstraintTrigger does without touching the
  * constraint itself. */
+#include "adcp/json.h"
 #include "sql/sql_internal.h"
 
 #include <stdio.h>
@@ -33,40 +34,6 @@ void adcp_catalog_free(adcp_catalog *cat) {
   free(cat);
 }
 
-/* JSON string with ASCII escaping (non-ASCII as \uXXXX, like json.dumps). */
-static int json_str(adcp_buf *b, const char *s) {
-  int rc = adcp_buf_append_byte(b, '"');
-  const unsigned char *p = (const unsigned char *)s;
-  while (!rc && *p) {
-    unsigned ch = *p;
-    if (ch == '"' || ch == '\\') {
-      rc = adcp_buf_append_byte(b, '\\');
-      if (!rc) rc = adcp_buf_append_byte(b, (uint8_t)ch);
-      p++;
-    } else if (ch == '\n') rc = adcp_buf_append_str(b, "\\n"), p++;
-    else if (ch == '\r') rc = adcp_buf_append_str(b, "\\r"), p++;
-    else if (ch == '\t') rc = adcp_buf_append_str(b, "\\t"), p++;
-    else if (ch < 0x20) rc = adcp_buf_printf(b, "\\u%04x", ch), p++;
-    else if (ch < 0x80) rc = adcp_buf_append_byte(b, (uint8_t)ch), p++;
-    else {
-      /* Decode one UTF-8 sequence (input comes from the server, assumed valid). */
-      unsigned cp, extra;
-      if (ch >= 0xf0) cp = ch & 0x07, extra = 3;
-      else if (ch >= 0xe0) cp = ch & 0x0f, extra = 2;
-      else cp = ch & 0x1f, extra = 1;
-      p++;
-      for (unsigned i = 0; i < extra && (*p & 0xc0) == 0x80; i++, p++) cp = cp << 6 | (*p & 0x3f);
-      if (cp >= 0x10000) {
-        cp -= 0x10000;
-        rc = adcp_buf_printf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-      } else {
-        rc = adcp_buf_printf(b, "\\u%04x", cp);
-      }
-    }
-  }
-  if (!rc) rc = adcp_buf_append_byte(b, '"');
-  return rc;
-}
 
 /* Adds key -> fingerprint of columns [first, first+strlen(types)) of the
  * current row. types: 's' text-or-null, 'b' boolean, 'S' text with the
@@ -82,7 +49,7 @@ static int add(cat_builder *cb, const char *key, adcp_sql_rows *r, int first, co
     if (rc) break;
     if (adcp_sql_is_null(r, col)) rc = adcp_buf_append_str(&j, "null");
     else if (types[i] == 'b') rc = adcp_buf_append_str(&j, adcp_sql_get_int64(r, col) ? "true" : "false");
-    else rc = json_str(&j, adcp_sql_get_text(r, col, NULL));
+    else rc = adcp_json_write_ascii_string(&j, adcp_sql_get_text(r, col, NULL));
   }
   if (!rc) rc = adcp_buf_append_byte(&j, ']');
   if (!rc && cb->n == cb->cap) {
