@@ -61,13 +61,15 @@ static int load_locs(repin_loc **out, size_t *n_out, adcp_ledger *l, const char 
     c->key = strdup(adcp_sql_get_text(r, 1, NULL));
     c->version = strdup(adcp_sql_get_text(r, 2, NULL));
     if (!c->key || !c->version) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
-    if (adcp_object_compression_parse(&c->compression, adcp_sql_get_text(r, 3, NULL), NULL) ||
-        !adcp_hex_is_sha256(adcp_sql_get_text(r, 4, NULL), 64) || adcp_sql_get_int64(r, 5) <= 0) {
+    size_t phys_len = 0;
+    const char *phys = adcp_sql_get_text(r, 4, &phys_len);
+    if (adcp_object_compression_parse(&c->compression, adcp_sql_get_text(r, 3, NULL), NULL) || phys_len != 64 ||
+        !adcp_hex_is_sha256(phys, phys_len) || adcp_sql_get_int64(r, 5) <= 0) {
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "row set %s: chunk locator %zu is malformed", row_set_id,
                           n - 1);
       break;
     }
-    memcpy(c->physical_sha256, adcp_sql_get_text(r, 4, NULL), 65);
+    memcpy(c->physical_sha256, phys, 65);
     c->physical_byte_count = (uint64_t)adcp_sql_get_int64(r, 5);
   }
   adcp_sql_rows_free(r);
@@ -123,12 +125,16 @@ static int record(int *changed, adcp_ledger *l, ledger_binding *b, const char *r
   }
   int64_t n = 0;
   if (!rc && present) {
-    adcp_sql_param p[5] = {adcp_sql_text(new_version), adcp_sql_text(row_set_id), adcp_sql_int64(c->index),
-                           adcp_sql_text(c->key), adcp_sql_text(c->version)};
+    /* Compare-and-set on everything the bytes were verified against. */
+    adcp_sql_param p[7] = {adcp_sql_text(new_version),    adcp_sql_text(row_set_id),
+                           adcp_sql_int64(c->index),      adcp_sql_text(c->key),
+                           adcp_sql_text(c->version),     adcp_sql_text(c->physical_sha256),
+                           adcp_sql_int64((int64_t)c->physical_byte_count)};
     rc = adcp_sql_exec_changes(&n, l->conn,
                                "UPDATE adcp_reporting_row_chunks SET native_version = $1 WHERE row_set_id = $2 AND "
-                               "chunk_index = $3 AND object_key = $4 AND native_version = $5",
-                               p, 5, err);
+                               "chunk_index = $3 AND object_key = $4 AND native_version = $5 AND "
+                               "physical_sha256 = $6 AND physical_byte_count = $7",
+                               p, 7, err);
   }
   if (!rc && n == 1) {
     adcp_sql_param p = adcp_sql_text(row_set_id);

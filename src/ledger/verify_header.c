@@ -46,7 +46,8 @@
   "CASE WHEN s.row_set_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_set_kind, ''), coalesce(s.encoding, ''), "  \
   "coalesce(s.rows_shared_from_row_set_id, ''), coalesce(s.chunk_count, 0), "                                   \
   "(SELECT count(*) FROM adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id), "                      \
-  "CASE WHEN b.row_binding_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_binding_id, ''), r.canonical_byte_count " \
+  "CASE WHEN b.row_binding_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_binding_id, ''), r.canonical_byte_count, " \
+  "(SELECT count(*) " OF_OBLIGATION " AND x.finality = 'official' AND x.revision_number < r.revision_number) "   \
   "FROM " REVS " r "                                                                                             \
   "LEFT JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "                                 \
   "LEFT JOIN " REVS " p ON p.revision_id = r.supersedes_revision_id "                                            \
@@ -66,7 +67,7 @@ enum {
   C_SH_EXISTS, C_SH_OBLIGATION, C_SH_ACCOUNT, C_SH_NUMBER, C_SH_MANIFEST, C_SH_ROWS,
   C_MANIFEST, C_ROWS, C_ACCOUNT, C_OBLIGATION,
   C_RS_EXISTS, C_RS_KIND, C_RS_ENCODING, C_RS_SHARED, C_RS_CHUNKS, C_CHUNK_RECORDS,
-  C_BINDING_EXISTS, C_BINDING_ID, C_BYTES,
+  C_BINDING_EXISTS, C_BINDING_ID, C_BYTES, C_OFFICIAL_BEFORE,
 };
 
 typedef struct problems {
@@ -135,6 +136,9 @@ static void check_row(problems *p, adcp_sql_rows *r, const char *revision_id) {
   /* Official is final: one per obligation, nothing after it. */
   if (I(C_OFFICIALS) > 1) add(p, "obligation %.64s has %" PRId64 " official revisions", obligation, I(C_OFFICIALS));
   if (official && (I(C_LATER) > 0 || I(C_SUCCESSORS) > 0)) add(p, "finality is official but a later revision exists");
+  /* Checked from the later side too: reading the revision after an official
+   * one must fail as well, not only verifying the official one. */
+  if (I(C_OFFICIAL_BEFORE) > 0) add(p, "an earlier revision of obligation %.64s is already official", obligation);
 
   /* Header-only sharing: an earlier revision of the same obligation with the same rows. */
   if (shared[0]) {

@@ -254,6 +254,8 @@ static void create_private(const char *path) {
  * directory or mount) and no -wal file exists, nothing is writing, so it is
  * opened as immutable. */
 static int sq_probe(sqlite3 *db) {
+  /* Wait for a writer's brief lock (checkpoint, recovery) as every open does. */
+  sqlite3_busy_timeout(db, 5000);
   return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 }
 
@@ -279,8 +281,10 @@ static int sq_connect_read_only(adcp_sql_conn *c, sqlite_conn *s, const char *ta
     }
     char wal[4200];
     struct stat ws;
-    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY && snprintf(wal, sizeof wal, "%s-wal", target) < (int)sizeof wal &&
-        stat(wal, &ws) != 0) {
+    /* Only when the -shm index cannot be created (read-only directory or
+     * mount) and no WAL exists: then nothing can be writing. */
+    if (((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) &&
+        snprintf(wal, sizeof wal, "%s-wal", target) < (int)sizeof wal && stat(wal, &ws) != 0) {
       /* file:PATH?immutable=1 with PATH percent-encoded. */
       adcp_buf uri;
       adcp_buf_init(&uri);

@@ -8,6 +8,7 @@
  * (adcp_ledger_list_obligation_revisions) with its account check. */
 #include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ledger_fixture.h"
 
@@ -123,6 +124,23 @@ static void sqlite_read_only(void **state) {
     print_message("NOTE: chattr +i is not available here; the immutable-file case was not exercised\n");
   }
   free(bytes0);
+
+  /* A writer's brief exclusive lock (a checkpoint, a recovery) is waited
+   * for, as on every open, not an immediate "database is locked". */
+  char flag[700], lockcmd[3000];
+  snprintf(flag, sizeof flag, "%s/locked", dir);
+  snprintf(lockcmd, sizeof lockcmd,
+           "python3 -c \"import sqlite3,time; c=sqlite3.connect('%s', isolation_level=None); "
+           "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE'); open('%s','w').close(); "
+           "time.sleep(1.5); c.execute('COMMIT'); c.close()\" "
+           ">/dev/null 2>&1 &",
+           path, flag);
+  assert_int_equal(tu_run(lockcmd, NULL, 0, NULL), 0);
+  struct stat fst;
+  for (int i = 0; i < 200 && stat(flag, &fst) != 0; i++) usleep(20000);
+  assert_int_equal(stat(flag, &fst), 0);
+  assert_int_equal(adcp_storage_open(&s, url, &RO, &err), 0);
+  adcp_storage_close(s);
   tu_rmtree(dir);
   free(dir);
 }
