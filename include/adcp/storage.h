@@ -35,6 +35,9 @@ typedef struct adcp_storage_options {
    * missing SQLite file is STORAGE_ERROR, not created; extra connections
    * (adcp_storage_connect) are read-only too. */
   int read_only;
+  /* 1 = a SQLite ledger file must already exist: a missing one is
+   * STORAGE_ERROR and is not created (everything but init and migrate). */
+  int must_exist;
 } adcp_storage_options;
 
 /* Resolves the database URL: explicit (if non-NULL and non-empty), else

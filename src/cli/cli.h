@@ -27,6 +27,9 @@ typedef struct adcp_cli_globals {
   /* 1 for the read-only commands (read, show, current, list, verify, history,
    * intents list): storage is opened with adcp_storage_options.read_only. */
   int read_only;
+  /* 1 for every command but init and an applying migrate: a missing SQLite
+   * file is refused, never created (adcp_storage_options.must_exist). */
+  int must_exist;
 } adcp_cli_globals;
 
 /* Input caps (docs/cli.md "CLI limits"): anything read whole is bounded, and

@@ -416,7 +416,7 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
   if (is_repin && !ack)
     return adcp_cli_usage_error("binding",
                                 "repin changes recorded object versions: confirm the store was restored from a copy "
-                                "with --acknowledge-restore (try --dry-run first)");
+                                "with --acknowledge-restore (add --dry-run to see first what it would change)");
   if (is_probe) return binding_probe(g, id, json);
   adcp_error err = {0};
   adcp_cli_session x;

@@ -43,15 +43,6 @@ static const char check_help[] =
 
 static void jstr(adcp_buf *b, const char *s) { adcp_jcs_write_string(b, s, strlen(s)); }
 
-/* A sqlite:PATH that does not exist is an error, not a new empty file. */
-static int refuse_missing_file(const char *url, adcp_error *err) {
-  if (adcp_sql_url_dialect(url) != ADCP_SQL_SQLITE || !strcmp(url, "sqlite::memory:")) return 0;
-  const char *path = url + strlen("sqlite:");
-  if (*path && access(path, F_OK) != 0)
-    return adcp_error_set(err, ADCP_ESTORAGE, "database file %s does not exist (run adcp-ledger init)", path);
-  return 0;
-}
-
 /* Under --json, adcp_cli_fail prints the {"ok":false,"error":…} document. */
 static int fail_json(int json, const adcp_error *err) {
   (void)json;
@@ -68,10 +59,10 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
   }
   adcp_error err = {0};
   const char *url = adcp_storage_resolve_url(g->db_url);
-  if (refuse_missing_file(url, &err)) return fail_json(json, &err);
   adcp_storage *s = NULL;
   /* The schema check runs below, so a database that is behind is reported, not refused. */
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  /* A missing sqlite:PATH is an error, not a new empty file. */
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1, .must_exist = 1};
   if (adcp_storage_open(&s, url, &o, &err)) return fail_json(json, &err);
 
   /* 1 + 2: migration history, then the catalog audit. */

@@ -24,12 +24,9 @@ static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-
 /* CURSOR_EXPIRED refuses the cursor given (exit 2, like INVALID_INPUT); the
  * message names the way out. Everything else maps as on every command. */
 static int fail(const char *cmd, const adcp_error *err) {
-  if (err->code == ADCP_ECURSOR_EXPIRED) {
-    fprintf(stderr, "adcp-ledger %s: %s: %s (run 'adcp-ledger changes resync')\n", cmd,
-            adcp_error_code_name(err->code), err->message);
-    return ADCP_CLI_EXIT_REFUSED;
-  }
-  return adcp_cli_fail(cmd, err);
+  int code = adcp_cli_fail(cmd, err); /* also the --json error document */
+  if (err->code == ADCP_ECURSOR_EXPIRED) fprintf(stderr, "adcp-ledger %s: run 'adcp-ledger changes resync'\n", cmd);
+  return code;
 }
 
 /* ---- option parsing: --opt VALUE and --opt=VALUE, each at most once ------------- */
@@ -72,18 +69,17 @@ static int parse_opts(const char *cmd, int argc, char **argv, opt *opts, size_t 
   return 0;
 }
 
-/* A decimal in [lo, hi]; refuses signs, junk and overflow. */
+/* A decimal in [lo, hi]: the CLI's one strict number rule (no sign, space,
+ * junk or overflow). */
 static int parse_range(int64_t *out, const char *s, int64_t lo, int64_t hi) {
-  if (!s || !*s || *s == '-' || *s == '+') return -1;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno == ERANGE || v > (unsigned long long)hi || (int64_t)v < lo) return -1;
+  uint64_t v;
+  if (adcp_cli_parse_u64(&v, s) || v > (uint64_t)hi || (int64_t)v < lo) return -1;
   *out = (int64_t)v;
   return 0;
 }
 
-/* Interval in seconds with up to 3 decimals: "1", "0.2". */
+/* Interval in seconds with up to 3 significant decimals ("1", "0.2",
+ * "1.0000"), from 0.01 s to 3600 s. */
 static int parse_interval(long *ms, const char *s) {
   if (!s || !*s) return -1;
   long whole = 0, frac = 0, scale = 100;
@@ -95,15 +91,19 @@ static int parse_interval(long *ms, const char *s) {
   if (p == s && *p != '.') return -1;
   if (*p == '.') {
     p++;
-    for (; *p >= '0' && *p <= '9' && scale; p++, scale /= 10) frac += (*p - '0') * scale;
+    for (; *p >= '0' && *p <= '9'; p++, scale /= 10) {
+      if (scale) frac += (*p - '0') * scale;
+      else if (*p != '0') return -1; /* finer than a millisecond */
+    }
   }
   if (*p) return -1;
   *ms = whole * 1000 + frac;
-  return *ms >= 10 ? 0 : -1;
+  return *ms >= 10 && *ms <= 3600000 ? 0 : -1;
 }
 
 static int open_storage(adcp_storage **s, const adcp_cli_globals *g, adcp_error *err) {
-  return adcp_storage_open(s, g->db_url, NULL, err);
+  adcp_storage_options o = {.version = 1, .must_exist = g->must_exist};
+  return adcp_storage_open(s, g->db_url, &o, err);
 }
 
 /* ---- changes -------------------------------------------------------------------- */
@@ -283,6 +283,7 @@ static int cmd_changes_prune(const adcp_cli_globals *g, int argc, char **argv) {
     return adcp_cli_usage_error(cmd, "--retention-days must be an integer 1-36500");
   if (o[2].seen && parse_range(&hold, o[2].value, 1, 36500))
     return adcp_cli_usage_error(cmd, "--hold-days must be an integer 1-36500");
+  if (o[3].seen) adcp_cli_set_json_errors(1); /* prune prints one document, unlike the JSONL feed */
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);

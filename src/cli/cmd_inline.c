@@ -95,7 +95,7 @@ static int parse(args *a, const char *cmd, int argc, char **argv) {
 
 static int open_store(adcp_storage **s, adcp_inline_store **st, const adcp_cli_globals *g, adcp_error *err) {
   *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only}; /* staged read: read-only */
+  adcp_storage_options o = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
   int rc = adcp_storage_open(s, g->db_url, &o, err);
   if (!rc && (rc = adcp_storage_inline_open(st, *s, NULL, err))) {
     adcp_storage_close(*s);
@@ -238,7 +238,7 @@ int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_inline_store *st = NULL;
   adcp_catalog_report *r = NULL;
   /* The migration history may be behind: the audit itself says what is missing. */
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_inline_open(&st, s, NULL, &err);
   if (!rc) rc = adcp_inline_check_ready(&r, st, &err);

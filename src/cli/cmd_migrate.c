@@ -228,7 +228,7 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_error err = {0};
   adcp_storage *s;
   /* migrate is the one command that opens a database which is behind. */
-  adcp_storage_options o = {.version = 1, .allow_non_durable = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = 1, .allow_non_durable = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, adcp_storage_resolve_url(g->db_url), &o, &err);
   if (rc) return fail("migrate", &err);
   if (status || dry) {

@@ -549,7 +549,7 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   int rc = adcp_cli_config_load(&x->cfg, g, err);
   if (rc) return rc;
   adcp_ledger_options lo = {.version = 1, .deployment_namespace = x->cfg ? x->cfg->ns : NULL};
-  adcp_storage_options so = {.version = 1, .read_only = g->read_only};
+  adcp_storage_options so = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
   rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);
   for (size_t i = 0; !rc && x->cfg && i < x->cfg->n_bindings; i++)

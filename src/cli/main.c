@@ -72,7 +72,7 @@ static void usage(FILE *f) {
           "\nRun 'adcp-ledger help COMMAND' (or 'adcp-ledger COMMAND --help') for a command's options.\n"
           "Limits on input sizes: docs/cli.md.\n\n"
           "exit status: 0 ok; 1 usage or I/O error; 2 input refused (INVALID_INPUT, INVALID_ROW,\n"
-          "             CONTENT_CONFLICT, CONFLICT); 3 integrity failure (ROWS_INTEGRITY_FAILED,\n"
+          "             CONTENT_CONFLICT, CONFLICT, CURSOR_EXPIRED); 3 integrity failure (ROWS_INTEGRITY_FAILED,\n"
           "             ROWS_UNAVAILABLE, ROWS_EXPIRED or a precise encoding code); 4 database, schema\n"
           "             or binding problem (STORAGE_ERROR, REPORTING_SCHEMA_BEHIND, UNSAFE_BINDING,\n"
           "             STATE_UNAVAILABLE, PROVIDER_UNAVAILABLE, SCHEMA_UNREADY); 5 not found\n"
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(a, "--version")) {
+    } else if (!strcmp(a, "--version") && !value) {
       return print_version();
     } else if (is_global(a) && (value || i + 1 < argc)) {
       if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
@@ -244,14 +244,19 @@ int main(int argc, char **argv) {
     return ADCP_CLI_EXIT_USAGE;
   }
   g.read_only = (cmd->flags & CMD_READ_ONLY) != 0;
-  /* JSONL commands stream rows: a failure there is stderr and the exit code. */
-  if (strcmp(cmd->name, "read") && strcmp(cmd->name, "changes"))
-    for (int k = 1; k < nargc; k++)
-      if (!strcmp(cargv[k], "--json")) adcp_cli_set_json_errors(1);
+  /* --json and --help count only as options, never as the value of the option
+   * before them (`show --account --json` names an account "--json"). JSONL
+   * commands stream rows: a failure there is stderr and the exit code. */
+  int wants_help = 0, wants_json = 0;
+  for (int k = 1; k < nargc; k++) {
+    const char *a = cargv[k];
+    wants_help |= !strcmp(a, "--help") || !strcmp(a, "-h");
+    wants_json |= !strcmp(a, "--json");
+    if (a[0] == '-' && a[1] == '-' && !is_flag(a) && k + 1 < nargc) k++; /* skip its value */
+  }
+  if (wants_json && strcmp(cmd->name, "read") && strcmp(cmd->name, "changes")) adcp_cli_set_json_errors(1);
   /* One answer for an unusable URL, whatever the command (init checks its own:
    * a PATH argument replaces the URL). A --help never needs the database. */
-  int wants_help = 0;
-  for (int k = 1; k < nargc; k++) wants_help |= !strcmp(cargv[k], "--help") || !strcmp(cargv[k], "-h");
   if (wants_help) {
     /* --help anywhere (also after a subcommand: `binding add --help`) prints the
      * command's help on stdout and exits 0. */
@@ -265,6 +270,13 @@ int main(int argc, char **argv) {
     free(cargv);
     return adcp_cli_bad_url(cmd->name);
   }
+  /* Only init and an applying migrate may create a SQLite ledger file: any
+   * other command on a missing path would leave an empty file behind and then
+   * fail on its schema. */
+  int creates = !strcmp(cmd->name, "init") || !strcmp(cmd->name, "migrate");
+  for (int k = 1; creates && !strcmp(cmd->name, "migrate") && k < nargc; k++)
+    if (!strcmp(cargv[k], "--status") || !strcmp(cargv[k], "--dry-run")) creates = 0;
+  g.must_exist = !creates;
   int rc = cmd->run(&g, nargc, cargv);
   free(cargv);
   return rc;

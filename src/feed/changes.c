@@ -129,6 +129,31 @@ int feed_read_horizon(adcp_feed_position *h, adcp_sql_conn *c, const char *accou
   return rc;
 }
 
+int feed_check_not_ahead(adcp_sql_conn *c, const adcp_feed_position *p, int deployment, adcp_error *err) {
+  /* A cursor past the feed's head can only be forged or from another
+   * database; accepting it would make a reader skip every change up to it. */
+  int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, c,
+                          pg ? "SELECT GREATEST(coalesce((SELECT max(seq) FROM adcp_reporting_changes), 0), "
+                               "(SELECT pruned_through_seq FROM adcp_reporting_change_horizon WHERE singleton)), "
+                               "pg_snapshot_xmax(pg_current_snapshot())::text"
+                             : "SELECT max(coalesce((SELECT max(seq) FROM adcp_reporting_changes), 0), "
+                               "(SELECT pruned_through_seq FROM adcp_reporting_change_horizon WHERE singleton = 1)), '1'",
+                          NULL, 0, err);
+  if (rc) return rc;
+  int ahead = 0;
+  if ((rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    ahead = p->seq > adcp_sql_get_int64(r, 0) ||
+            (deployment && p->xid >= strtoull(adcp_sql_get_text(r, 1, NULL), NULL, 10));
+  }
+  adcp_sql_rows_free(r);
+  if (!rc && ahead)
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "change cursor is ahead of the feed (not issued by this database)");
+  return rc;
+}
+
 int feed_position_before(const adcp_feed_position *a, const adcp_feed_position *b, int deployment) {
   if (deployment && a->xid != b->xid) return a->xid < b->xid;
   return a->seq < b->seq;
@@ -260,6 +285,7 @@ int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_
                         "revisions");
     goto out;
   }
+  if (q->cursor && (rc = feed_check_not_ahead(c, &pos, !account, err))) goto out;
   if (!q->cursor) pos = horizon;
   if ((rc = read_page(out, c, &pos, account, q->kinds, limit, err))) goto out;
   if (out->count) {

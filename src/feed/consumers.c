@@ -71,6 +71,7 @@ int adcp_feed_consumer_register(adcp_sql_conn *c, const char *name, const char *
   if (!(rc = feed_read_horizon(&h, c, account_id, err))) {
     if (!cursor) p = h;
     if (feed_position_before(&p, &h, !account_id)) rc = expired(err);
+    else if (cursor) rc = feed_check_not_ahead(c, &p, !account_id, err);
   }
   if (!rc) rc = write_position(c, name, account_id, &p, 1, err);
   if (!rc) return adcp_sql_commit(c, err);
@@ -113,6 +114,7 @@ int adcp_feed_consumer_advance(adcp_sql_conn *c, const char *name, const char *c
                         "cursor is behind consumer %s's position; register it again to move it back", name);
   if (!rc) rc = feed_read_horizon(&h, c, acc, err);
   if (!rc && feed_position_before(&p, &h, !acc)) rc = expired(err);
+  if (!rc) rc = feed_check_not_ahead(c, &p, !acc, err);
   if (!rc) rc = write_position(c, name, acc, &p, 0, err);
   if (!rc) return adcp_sql_commit(c, err);
   adcp_sql_rollback(c, NULL);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <errno.h>
 #include <strings.h>
 
 struct adcp_storage {
@@ -51,7 +53,7 @@ static int env_allows_non_durable(const char *env) {
 int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_options *opts, adcp_error *err) {
   if (!out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: out is NULL");
   *out = NULL;
-  adcp_storage_options o = {1, 0, 0, NULL, 0};
+  adcp_storage_options o = {.version = 1};
   if (opts) {
     if (opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
     o = *opts;
@@ -68,6 +70,12 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
   }
   adcp_sql_redact_url(s->url_redacted, rn, resolved);
   s->read_only = o.read_only;
+  struct stat st;
+  if (o.must_exist && adcp_sql_url_dialect(resolved) == ADCP_SQL_SQLITE && strcmp(resolved, "sqlite::memory:") &&
+      resolved[7] && stat(resolved + 7, &st) != 0 && errno == ENOENT) {
+    adcp_storage_close(s);
+    return adcp_error_set(err, ADCP_ESTORAGE, "database file does not exist (run `adcp-ledger init` first)");
+  }
   int rc = s->read_only ? adcp_sql_connect_read_only(&s->conn, s->url, err) : adcp_sql_connect(&s->conn, s->url, err);
   if (!rc) rc = adcp_migrations_bundled(&s->migrations, adcp_sql_dialect_of(s->conn), err);
   if (!rc && !adcp_sql_is_durable(s->conn)) {

@@ -163,6 +163,24 @@ static void error_table(void **state) {
       {"binding repin fs1 --acknowledge-restore", 4, "STORAGE_ERROR"},
   };
   run_table("--db bogus://x", db_commands, sizeof db_commands / sizeof *db_commands);
+  /* A missing SQLite file: every command but init and an applying migrate
+   * refuses it and creates nothing. */
+  {
+    static const char *const cmds[] = {"changes", "consumer list", "binding list", "check-ready", "check",
+                                       "migrate --status", "migrate --dry-run", "sweep", "intents list",
+                                       "show --account a --revision r", "seal get --account a --key kkkkkkkk",
+                                       COMMIT1 "--revision rev_9"};
+    char missing[4400], marg[4500];
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    snprintf(marg, sizeof marg, "--db 'sqlite:%s'", missing);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+      int st = raw(strstr(cmds[i], "commit") ? ROWS : NULL, "%s %s", marg, cmds[i]);
+      if (st != 4 || !strstr(txt(&errb), "does not exist"))
+        fail_msg("'%s' on a missing file: exit %d, stderr %s", cmds[i], st, txt(&errb));
+      struct stat mst;
+      if (stat(missing, &mst) == 0) fail_msg("'%s' created the missing database file", cmds[i]);
+    }
+  }
   run_table("--db 'postgresql://nobody@127.0.0.1:1/none?connect_timeout=2'", db_commands,
             sizeof db_commands / sizeof *db_commands);
   assert_int_equal(raw(NULL, "--db bogus://x init"), 4);
@@ -526,6 +544,12 @@ static void migrate_json(void **state) {
   /* A fresh database: --dry-run lists every step, then migrate applies them. */
   char other[4400];
   snprintf(other, sizeof other, "sqlite:%s/fresh.db", dir);
+  assert_int_equal(raw(NULL, "--db '%s' migrate --dry-run --json", other), 4); /* never creates the file */
+  {
+    struct stat st;
+    assert_int_not_equal(stat(other + 7, &st), 0);
+    tu_write_file(other + 7, "", 0); /* an empty SQLite file: nothing applied yet */
+  }
   assert_int_equal(raw(NULL, "--db '%s' migrate --dry-run --json", other), 0);
   one_json(&d);
   assert_int_equal(json_len(&d, adcp_json_get(&d, 0, "would_apply")), n_migrations());

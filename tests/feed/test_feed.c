@@ -587,6 +587,48 @@ static void pruning_respects_live_consumers_and_the_cap(void **state) {
   adcp_storage_close(s);
 }
 
+/* Cursors past the head (forged, or from another database) are refused by
+ * every reader and by consumers: accepting one would skip every change up to it. */
+static void cursor_ahead_of_the_feed_is_refused(void **state) {
+  fixture *f = *state;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = conn_of(s);
+  adcp_ledger *l = ledger_on(c, 0);
+  adcp_error err = {0};
+  commit_n(l, "A", 0, 2);
+  settle(f->url);
+  OK(adcp_feed_consumer_register(c, "dep", NULL, NULL, &err));
+  OK(adcp_feed_consumer_register(c, "acc", "A", NULL, &err));
+  adcp_feed_position ahead[3];
+  memset(ahead, 0, sizeof ahead);
+  ahead[0].seq = 99999;                                               /* deployment, seq past the head */
+  ahead[1].seq = 99999, snprintf(ahead[1].account_id, sizeof ahead[1].account_id, "A"); /* account */
+  ahead[2].seq = 1, ahead[2].xid = (uint64_t)1 << 40;                 /* deployment, xid never assigned */
+  for (int i = 0; i < 3; i++) {
+    adcp_buf cb;
+    adcp_buf_init(&cb);
+    OK(adcp_feed_cursor_encode(&cb, &ahead[i]));
+    adcp_buf_cstr(&cb);
+    const char *acct = ahead[i].account_id[0] ? "A" : NULL;
+    adcp_changes_query q = {1, (const char *)cb.data, acct, 0, 0};
+    adcp_change_page p;
+    assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_EINVALID_INPUT);
+    assert_non_null(strstr(err.message, "ahead of the feed"));
+    assert_int_equal(adcp_feed_consumer_register(c, "new", acct, (const char *)cb.data, &err), ADCP_EINVALID_INPUT);
+    assert_int_equal(adcp_feed_consumer_advance(c, acct ? "acc" : "dep", (const char *)cb.data, &err),
+                     ADCP_EINVALID_INPUT);
+    assert_non_null(strstr(err.message, "ahead of the feed"));
+    adcp_buf_free(&cb);
+  }
+  /* The head itself is fine. */
+  char *head = NULL;
+  OK(adcp_feed_head(&head, c, NULL, &err));
+  OK(adcp_feed_consumer_advance(c, "dep", head, &err));
+  free(head);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 /* A feed pruned empty never hands out a seq at or below its horizon again
  * (SQLite draws seq as one past the newest row and the horizon). */
 static void seq_never_reused_after_pruning(void **state) {
@@ -730,6 +772,7 @@ int main(void) {
       BOTH(consumers_register_advance_list_drop),
       BOTH(pruning_respects_live_consumers_and_the_cap),
       BOTH(seq_never_reused_after_pruning),
+      BOTH(cursor_ahead_of_the_feed_is_refused),
       BOTH(resync_after_expiry_loses_nothing),
       {"postgres/deployment_order_is_numeric_xid", deployment_order_is_numeric_xid, setup, teardown, &POSTGRES},
   };

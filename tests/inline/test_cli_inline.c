@@ -50,7 +50,13 @@ static void cli_inline_commands(void **state) {
   snprintf(w, sizeof w, "%s/w.json", f->dir);
   tu_write_file(path, "\x00\xff\x0a", 3);
 
-  /* Unmigrated: the storage refuses (exit 4), check-ready names what is missing. */
+  /* Missing: refused, never created. Unmigrated (an empty file): the storage
+   * refuses (exit 4), check-ready names what is missing. */
+  if (f->dialect == ADCP_SQL_SQLITE) {
+    assert_int_equal(run(&r, f, "check-ready"), 4);
+    assert_non_null(strstr(ERR(r), "database file does not exist"));
+    tu_write_file(f->url + 7, "", 0);
+  }
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 0 '%s'", path), 4);
   assert_int_equal(run(&r, f, "check-ready"), 4);
   assert_non_null(strstr(OUT(r), "drift missing table:reporting_inline_objects"));

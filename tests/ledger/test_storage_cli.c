@@ -2,6 +2,7 @@
  * operator runs them: output lines, dry run, status, exit codes, URL
  * resolution and password masking. SQLite files plus one PostgreSQL database
  * (ADCP_TEST_PG_URL must be set; the test fails otherwise). */
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,16 @@ static void migrate_on_sqlite(void **state) {
   adcp_buf_init(&out);
   char url[4200];
   snprintf(url, sizeof url, "sqlite:%s/l.db", dir);
+  /* --status and --dry-run never create a database file... */
+  assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 4);
+  {
+    char p[4300];
+    snprintf(p, sizeof p, "%s/l.db", dir);
+    struct stat st;
+    assert_int_not_equal(stat(p, &st), 0);
+    /* ...but read an empty (unmigrated) one: every step pending. */
+    tu_write_file(p, "", 0);
+  }
 
   assert_int_equal(cli(&out, "migrate --help"), 0);
   assert_non_null(strstr(txt(&out), "exit status"));
@@ -90,10 +101,11 @@ static void migrate_on_sqlite(void **state) {
   assert_non_null(strstr(txt(&out), "done 0003"));
   snprintf(cmd, sizeof cmd, "test -f '%s/other.db' && test ! -f '%s/never.db'", dir, dir);
   assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
-  snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run", dir,
-           ADCP_CLI_PATH);
+  /* The default ./adcp-ledger.db: a dry run never creates it. */
+  snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run 2>&1; "
+           "test ! -e adcp-ledger.db", dir, ADCP_CLI_PATH);
   assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
-  assert_non_null(strstr(txt(&out), "would-apply 0001")); /* default ./adcp-ledger.db, fresh */
+  assert_non_null(strstr(txt(&out), "database file does not exist"));
 
   /* init creates and migrates a SQLite ledger; refuses non-SQLite targets. */
   snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' init", dir, ADCP_CLI_PATH);
