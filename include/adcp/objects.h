@@ -48,7 +48,9 @@ enum adcp_object_compression { ADCP_OBJECT_COMPRESSION_NONE = 0, ADCP_OBJECT_COM
 
 typedef struct adcp_object_ctx {
   int64_t deadline_ms;        /* absolute CLOCK_MONOTONIC milliseconds (adcp_object_now_ms); 0 = none */
-  const volatile int *cancel; /* non-zero value = caller cancelled; NULL = never */
+  /* Non-zero value = caller cancelled; NULL = never. Read atomically: another
+   * thread sets it with an atomic store (__atomic_store_n / atomic_store). */
+  const volatile int *cancel;
 } adcp_object_ctx;
 
 /* Current CLOCK_MONOTONIC time in milliseconds (the deadline clock). */

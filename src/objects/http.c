@@ -187,7 +187,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *arg) {
 static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
   (void)a, (void)b, (void)c, (void)d;
   xfer *x = arg;
-  return x->ctx && x->ctx->cancel && *x->ctx->cancel ? 1 : 0;
+  return x->ctx && x->ctx->cancel && __atomic_load_n(x->ctx->cancel, __ATOMIC_ACQUIRE) ? 1 : 0;
 }
 
 static int64_t remaining_ms(const adcp_http *h, const adcp_object_ctx *ctx, int64_t started) {

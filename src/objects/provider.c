@@ -17,7 +17,7 @@ int64_t adcp_object_now_ms(void) {
 int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err) {
   if (!ctx) return 0;
   /* Cancellation wins over an expired deadline: it is the caller's explicit intent. */
-  if (ctx->cancel && *ctx->cancel) return adcp_error_set(err, ADCP_EABORTED, "object operation cancelled");
+  if (ctx->cancel && __atomic_load_n(ctx->cancel, __ATOMIC_ACQUIRE)) return adcp_error_set(err, ADCP_EABORTED, "object operation cancelled");
   if (ctx->deadline_ms > 0 && adcp_object_now_ms() >= ctx->deadline_ms)
     return adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED, "object operation deadline exceeded");
   return 0;

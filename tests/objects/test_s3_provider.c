@@ -282,7 +282,7 @@ static void *cancel_later(void *arg) {
   (void)arg;
   struct timespec ts = {0, 300 * 1000000L};
   nanosleep(&ts, NULL);
-  cancel_flag = 1;
+  __atomic_store_n(&cancel_flag, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
