@@ -100,8 +100,6 @@ void adcp_cli_json_printed(void);
 int adcp_cli_exit_for(int code);
 /* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */
 int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Reads a whole file (or stdin for NULL/"-") into out (no cap; prefer adcp_cli_read_file). */
-int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err);
 /* Reads a regular file (or stdin for NULL/"-") into out, at most max_bytes
  * (SIZE_MAX = no cap). A FIFO, device or directory is refused without
  * blocking; a larger input is INVALID_INPUT "WHAT is larger than the limit of

@@ -130,11 +130,14 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf_printf(&b, "schema %s\n", behind ? "behind" : "up to date");
     if (!drift) adcp_buf_append_str(&b, "drift not checked (schema behind: run adcp-ledger migrate)\n");
     else if (!ndrift) adcp_buf_append_str(&b, "drift none\n");
+    /* Catalog names and engine messages come from the database: escaped. */
+    char esc[4 * 512 + 8];
     for (size_t i = 0; i < ndrift; i++)
-      adcp_buf_printf(&b, "drift %s %s\n", drift->drift[i].problem, drift->drift[i].key);
+      adcp_buf_printf(&b, "drift %s %s\n", drift->drift[i].problem, adcp_cli_escape(esc, sizeof esc, drift->drift[i].key));
     if (!integ) adcp_buf_append_str(&b, "integrity not checked (schema behind)\n");
     else if (!nbad) adcp_buf_printf(&b, "integrity ok (%s)\n", integ->checks);
-    for (size_t i = 0; i < nbad; i++) adcp_buf_printf(&b, "integrity %s\n", integ->problems[i]);
+    for (size_t i = 0; i < nbad; i++)
+      adcp_buf_printf(&b, "integrity %s\n", adcp_cli_escape(esc, sizeof esc, integ->problems[i]));
     if (integ && integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
   }
   fwrite(b.data, 1, b.len, stdout);
@@ -143,7 +146,10 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
   int out_ok = fflush(stdout) == 0;
   if (!ok) {
     /* One error line on stderr, as every command does. */
-    if (behind) fprintf(stderr, "adcp-ledger check: REPORTING_SCHEMA_BEHIND: %s\n", schema_err.message);
+    if (behind) {
+      char m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+      fprintf(stderr, "adcp-ledger check: REPORTING_SCHEMA_BEHIND: %s\n", adcp_cli_escape(m, sizeof m, schema_err.message));
+    }
     else if (ndrift)
       fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu drifted schema object%s (listed on stdout)\n", ndrift,
               ndrift > 1 ? "s" : "");

@@ -165,21 +165,6 @@ int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return ADCP_CLI_EXIT_USAGE;
 }
 
-int adcp_cli_read_all(adcp_buf *out, const char *path, adcp_error *err) {
-  int use_stdin = !path || !strcmp(path, "-");
-  FILE *f = use_stdin ? stdin : fopen(path, "rb");
-  if (!f) return adcp_error_set(err, ADCP_EIO, "cannot open %s: %s", path, strerror(errno));
-  uint8_t tmp[1 << 16];
-  size_t n;
-  int rc = 0;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-    if ((rc = adcp_buf_append(out, tmp, n))) break;
-  if (!rc && ferror(f)) rc = adcp_error_set(err, ADCP_EIO, "read error on %s", use_stdin ? "stdin" : path);
-  else if (rc) adcp_error_set(err, rc, "out of memory reading input");
-  if (!use_stdin) fclose(f);
-  return rc;
-}
-
 /* Opens path for reading without blocking on a FIFO or a device: O_NONBLOCK
  * for the open, then back to blocking reads (a FIFO without a writer then reads
  * as end of input). Streams (FIFO, character device) are allowed only for line
