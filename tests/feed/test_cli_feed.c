@@ -5,6 +5,7 @@
  * `changes prune --json`, `changes resync`, --help, and one test per refusal
  * with its README exit status. */
 #include "ledger/ledger_fixture.h"
+#include "feed_settle.h"
 
 #include <signal.h>
 #include <spawn.h>
@@ -83,27 +84,6 @@ static size_t lines(const char *s, char *last, size_t n) {
   return count;
 }
 
-/* PostgreSQL xids are cluster-wide: an open transaction of ANY test on the
- * shared cluster holds the deployment feed back (correctly). Before asserting
- * deployment-feed counts, wait (at most 30 s) until every change row is below
- * the snapshot xmin. */
-static void settle(const char *url) {
-  adcp_error err = {0};
-  adcp_sql_conn *c;
-  OK(adcp_sql_connect(&c, url, &err));
-  if (adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES)
-    for (int t = 0; t < 3000; t++) {
-      char v[8];
-      int found = 0;
-      OK(adcp_sql_query_text(v, sizeof v, &found, c,
-                             "SELECT coalesce(max(xid) < pg_snapshot_xmin(pg_current_snapshot()), true)::int "
-                             "FROM adcp_reporting_changes",
-                             NULL, 0, &err));
-      if (!strcmp(v, "1")) break;
-      usleep(10000);
-    }
-  adcp_sql_close(c);
-}
 
 static void migrate(clienv *e) { assert_int_equal(cli(e, NULL, "migrate"), 0); }
 
