@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "adcp/core.h"
 #include "adcp/json.h"
@@ -96,6 +97,8 @@ int adcp_cli_bad_url(const char *cmd);
  * already printed its own document (it calls adcp_cli_json_printed). */
 void adcp_cli_set_json_errors(int on);
 void adcp_cli_json_printed(void);
+/* True for --help or -h. */
+static inline int adcp_cli_is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 /* Exit status for an error code. */
 int adcp_cli_exit_for(int code);
 /* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */

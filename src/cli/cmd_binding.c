@@ -38,7 +38,6 @@ static void put_safe(const char *s) {
   for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stdout);
 }
 
-static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 /* ---- binding ------------------------------------------------------------------------ */
 
@@ -379,7 +378,7 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
 }
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || is_help(argv[1])) {
+  if (argc < 2 || adcp_cli_is_help(argv[1])) {
     fputs(binding_help, argc < 2 ? stderr : stdout);
     return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
   }
@@ -390,7 +389,7 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
     return adcp_cli_usage_error("binding", "unknown subcommand '%s'", sub);
   const char *help = is_add ? add_help : is_list ? list_help : is_retire ? retire_help : is_probe ? probe_help : repin_help;
   for (int i = 2; i < argc; i++)
-    if (is_help(argv[i])) return fputs(help, stdout), 0;
+    if (adcp_cli_is_help(argv[i])) return fputs(help, stdout), 0;
   int json = 0, final = 0, ack = 0, dry = 0;
   for (int i = 2; i < argc; i++) {
     const char *v = NULL;
@@ -472,7 +471,7 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
   uint64_t limit = 100;
   int json = 0;
   for (int i = 1; i < argc; i++)
-    if (is_help(argv[i])) return fputs(sweep_help, stdout), 0;
+    if (adcp_cli_is_help(argv[i])) return fputs(sweep_help, stdout), 0;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int m;

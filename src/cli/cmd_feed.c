@@ -19,7 +19,6 @@
 #include "adcp/storage.h"
 #include "cli/cli.h"
 
-static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 /* CURSOR_EXPIRED refuses the cursor given (exit 2, like INVALID_INPUT); the
  * message names the way out. Everything else maps as on every command. */
@@ -354,9 +353,9 @@ static int cmd_changes_resync(const adcp_cli_globals *g, int argc, char **argv) 
 
 int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv) {
   /* argv[0] is "changes". */
-  if (argc >= 2 && is_help(argv[1])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
+  if (argc >= 2 && adcp_cli_is_help(argv[1])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
   for (int i = 2; i < argc; i++)
-    if (is_help(argv[i])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
+    if (adcp_cli_is_help(argv[i])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
   if (argc >= 2 && !strcmp(argv[1], "prune")) return cmd_changes_prune(g, argc - 2, argv + 2);
   if (argc >= 2 && !strcmp(argv[1], "resync")) return cmd_changes_resync(g, argc - 2, argv + 2);
   return cmd_changes_read(g, argc - 1, argv + 1);
@@ -402,7 +401,7 @@ static void print_consumer_json(const adcp_feed_consumer *it) {
 
 int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv) {
   for (int i = 1; i < argc; i++)
-    if (is_help(argv[i])) return fputs(consumer_help, stdout), ADCP_CLI_EXIT_OK;
+    if (adcp_cli_is_help(argv[i])) return fputs(consumer_help, stdout), ADCP_CLI_EXIT_OK;
   if (argc < 2) return adcp_cli_usage_error("consumer", "needs a subcommand: register, advance, list or drop");
   const char *sub = argv[1];
   char cmd[32];

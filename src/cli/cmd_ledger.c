@@ -16,7 +16,6 @@
 #include "adcp/storage.h"
 #include "cli/cli.h"
 
-static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 /* Every command opens the ledger with the host configuration (object bindings).
  * A read-only command never creates a SQLite file: a missing one is refused
@@ -187,7 +186,7 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   int json = 0, allow_empty = 0, have_gen = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(commit_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(commit_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) req.account_id = argv[++i];
     else if (!strcmp(a, "--obligation") && v) req.obligation_id = argv[++i];
@@ -314,7 +313,7 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
   int ranged = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(read_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(read_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!strcmp(a, "--revision") && v) rev = argv[++i];
@@ -385,7 +384,7 @@ int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv) {
   int json = 0, current = !strcmp(argv[0], "current");
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(current ? current_help : show_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(current ? current_help : show_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!current && !strcmp(a, "--revision") && v) rev = argv[++i];
@@ -418,7 +417,7 @@ int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv) {
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(history_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(history_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!strcmp(a, "--obligation") && v) obl = argv[++i];
@@ -449,7 +448,7 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(list_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(list_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!strcmp(a, "--from") && v) from = argv[++i];
@@ -551,7 +550,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   int all = 0, json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(verify_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(verify_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--account") && v) account = argv[++i];
     else if (!strcmp(a, "--revision") && v) rev = argv[++i];
@@ -687,7 +686,7 @@ static int intents_json(const adcp_intent_info *v, size_t n) {
 }
 
 int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || is_help(argv[1])) {
+  if (argc < 2 || adcp_cli_is_help(argv[1])) {
     if (argc >= 2) return fputs(intents_help, stdout), 0;
     return adcp_cli_usage_error("intents", "missing subcommand (list)");
   }
@@ -696,7 +695,7 @@ int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
   int json = 0;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(intents_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(intents_help, stdout), 0;
     int v = i + 1 < argc;
     if (!strcmp(a, "--binding") && v) binding = argv[++i];
     else if (!strcmp(a, "--json")) json = 1;

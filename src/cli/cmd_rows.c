@@ -11,7 +11,6 @@
 #include "adcp/rows.h"
 #include "cli/cli.h"
 
-static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 static int blank(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -37,7 +36,7 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
   const char *path = NULL;
   int lines = 0;
   for (int i = 1; i < argc; i++) {
-    if (is_help(argv[i])) return fputs(canon_help, stdout), 0;
+    if (adcp_cli_is_help(argv[i])) return fputs(canon_help, stdout), 0;
     if (!strcmp(argv[i], "--lines")) lines = 1;
     else if (!strcmp(argv[i], "--json")) continue;
     else if (argv[i][0] == '-' && argv[i][1]) return adcp_cli_usage_error("canonicalize", "unknown option '%s'", argv[i]);
@@ -169,7 +168,7 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_error err = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(encode_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(encode_help, stdout), 0;
     int has_val = i + 1 < argc;
     if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i];
     else if (!strcmp(a, "--totals") && has_val) totals_path = argv[++i];
@@ -300,7 +299,7 @@ int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_error err = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (is_help(a)) return fputs(verify_help, stdout), 0;
+    if (adcp_cli_is_help(a)) return fputs(verify_help, stdout), 0;
     int has_val = i + 1 < argc;
     if (!strcmp(a, "--manifest") && has_val) mpath = argv[++i];
     else if (!strcmp(a, "--chunks-dir") && has_val) dir = argv[++i];

@@ -8,13 +8,6 @@
 
 #define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
-static void copy(char *dst, size_t cap, const char *s) {
-  size_t n = s ? strlen(s) : 0;
-  if (n >= cap) n = cap - 1;
-  memcpy(dst, s ? s : "", n);
-  dst[n] = 0;
-}
-
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err) {
   *out = NULL, *count = 0;
@@ -53,13 +46,13 @@ int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger 
     }
     adcp_intent_info *e = &v[*count];
     memset(e, 0, sizeof *e);
-    copy(e->row_binding_id, sizeof e->row_binding_id, adcp_sql_get_text(r, 0, NULL));
-    copy(e->account_id, sizeof e->account_id, adcp_sql_get_text(r, 1, NULL));
-    copy(e->row_set_id, sizeof e->row_set_id, adcp_sql_get_text(r, 2, NULL));
-    copy(e->content_sha256, sizeof e->content_sha256, adcp_sql_get_text(r, 3, NULL));
-    copy(e->state, sizeof e->state, adcp_sql_get_text(r, 4, NULL));
-    copy(e->created_at, sizeof e->created_at, adcp_sql_get_text(r, 5, NULL));
-    copy(e->expires_at, sizeof e->expires_at, adcp_sql_get_text(r, 6, NULL));
+    ledger_copy_text(e->row_binding_id, sizeof e->row_binding_id, adcp_sql_get_text(r, 0, NULL));
+    ledger_copy_text(e->account_id, sizeof e->account_id, adcp_sql_get_text(r, 1, NULL));
+    ledger_copy_text(e->row_set_id, sizeof e->row_set_id, adcp_sql_get_text(r, 2, NULL));
+    ledger_copy_text(e->content_sha256, sizeof e->content_sha256, adcp_sql_get_text(r, 3, NULL));
+    ledger_copy_text(e->state, sizeof e->state, adcp_sql_get_text(r, 4, NULL));
+    ledger_copy_text(e->created_at, sizeof e->created_at, adcp_sql_get_text(r, 5, NULL));
+    ledger_copy_text(e->expires_at, sizeof e->expires_at, adcp_sql_get_text(r, 6, NULL));
     e->created_objects = (uint64_t)adcp_sql_get_int64(r, 7);
     e->expired = adcp_sql_get_int64(r, 8) != 0;
     e->configured = ledger_binding_find(l, e->row_binding_id) != NULL;

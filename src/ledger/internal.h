@@ -4,6 +4,8 @@
 #ifndef ADCP_LEDGER_INTERNAL_H
 #define ADCP_LEDGER_INTERNAL_H
 
+#include <stdio.h>
+
 #include "adcp/ledger.h"
 
 #define LEDGER_ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the JS key (spec 02 §7.1) */
@@ -170,6 +172,8 @@ int ledger_check_ident_pattern(const char *s, const char *field, adcp_error *err
 #define LEDGER_CHECK_OPT(s, field, err) ((s) ? ledger_check_ident((s), (field), (err)) : 0)
 /* Read entries: account_id (NULL = operator, passes) and, when id_field is
  * not NULL, the revision or obligation ID named by it. */
+/* Copies database text into a fixed field (NULL = ""), truncating to fit. */
+static inline void ledger_copy_text(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s ? s : ""); }
 int ledger_check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err);
 
 /* Row set and chunk records of a new revision (commit.c; both kinds). A

@@ -259,46 +259,42 @@ void adcp_revision_header_free(adcp_revision_header *h) {
   h->control_totals_json = NULL;
 }
 
-static void cp(char *dst, size_t n, const char *s) {
-  snprintf(dst, n, "%s", s ? s : "");
-}
-
 int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
   memset(h, 0, sizeof *h);
-  cp(h->revision_id, sizeof h->revision_id, adcp_sql_get_text(r, 0, NULL));
-  cp(h->obligation_id, sizeof h->obligation_id, adcp_sql_get_text(r, 1, NULL));
-  cp(h->account_id, sizeof h->account_id, adcp_sql_get_text(r, 2, NULL));
+  ledger_copy_text(h->revision_id, sizeof h->revision_id, adcp_sql_get_text(r, 0, NULL));
+  ledger_copy_text(h->obligation_id, sizeof h->obligation_id, adcp_sql_get_text(r, 1, NULL));
+  ledger_copy_text(h->account_id, sizeof h->account_id, adcp_sql_get_text(r, 2, NULL));
   h->revision_number = adcp_sql_get_int64(r, 3);
   h->finality = strcmp(adcp_sql_get_text(r, 4, NULL), "official") ? ADCP_FINALITY_SNAPSHOT : ADCP_FINALITY_OFFICIAL;
-  cp(h->supersedes_revision_id, sizeof h->supersedes_revision_id, adcp_sql_get_text(r, 5, NULL));
+  ledger_copy_text(h->supersedes_revision_id, sizeof h->supersedes_revision_id, adcp_sql_get_text(r, 5, NULL));
   if (adcp_binding_algorithm_parse(&h->binding_algorithm, adcp_sql_get_text(r, 6, NULL), NULL))
     h->binding_algorithm = 0;
-  cp(h->content_sha256, sizeof h->content_sha256, adcp_sql_get_text(r, 7, NULL));
+  ledger_copy_text(h->content_sha256, sizeof h->content_sha256, adcp_sql_get_text(r, 7, NULL));
   h->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, 8);
   h->row_count = (uint64_t)adcp_sql_get_int64(r, 9);
   h->control_totals_json = strdup(adcp_sql_get_text(r, 10, NULL));
-  cp(h->row_manifest_sha256, sizeof h->row_manifest_sha256, adcp_sql_get_text(r, 11, NULL));
-  cp(h->rows_shared_from, sizeof h->rows_shared_from, adcp_sql_get_text(r, 12, NULL));
-  cp(h->observed_at, sizeof h->observed_at, adcp_sql_get_text(r, 13, NULL));
-  cp(h->recorded_at, sizeof h->recorded_at, adcp_sql_get_text(r, 14, NULL));
-  cp(h->period_start, sizeof h->period_start, adcp_sql_get_text(r, 15, NULL));
-  cp(h->period_end, sizeof h->period_end, adcp_sql_get_text(r, 16, NULL));
-  cp(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, 18, NULL));
+  ledger_copy_text(h->row_manifest_sha256, sizeof h->row_manifest_sha256, adcp_sql_get_text(r, 11, NULL));
+  ledger_copy_text(h->rows_shared_from, sizeof h->rows_shared_from, adcp_sql_get_text(r, 12, NULL));
+  ledger_copy_text(h->observed_at, sizeof h->observed_at, adcp_sql_get_text(r, 13, NULL));
+  ledger_copy_text(h->recorded_at, sizeof h->recorded_at, adcp_sql_get_text(r, 14, NULL));
+  ledger_copy_text(h->period_start, sizeof h->period_start, adcp_sql_get_text(r, 15, NULL));
+  ledger_copy_text(h->period_end, sizeof h->period_end, adcp_sql_get_text(r, 16, NULL));
+  ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, 18, NULL));
   h->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
   if (rs) {
     memset(rs, 0, sizeof *rs);
     rs->present = (int)adcp_sql_get_int64(r, 17);
-    cp(rs->row_binding_kind, sizeof rs->row_binding_kind, adcp_sql_get_text(r, 19, NULL));
-    cp(rs->digest_profile, sizeof rs->digest_profile, adcp_sql_get_text(r, 20, NULL));
-    cp(rs->content_sha256, sizeof rs->content_sha256, adcp_sql_get_text(r, 21, NULL));
-    cp(rs->row_manifest_sha256, sizeof rs->row_manifest_sha256, adcp_sql_get_text(r, 22, NULL));
-    cp(rs->account_id, sizeof rs->account_id, adcp_sql_get_text(r, 23, NULL));
-    cp(rs->obligation_id, sizeof rs->obligation_id, adcp_sql_get_text(r, 24, NULL));
+    ledger_copy_text(rs->row_binding_kind, sizeof rs->row_binding_kind, adcp_sql_get_text(r, 19, NULL));
+    ledger_copy_text(rs->digest_profile, sizeof rs->digest_profile, adcp_sql_get_text(r, 20, NULL));
+    ledger_copy_text(rs->content_sha256, sizeof rs->content_sha256, adcp_sql_get_text(r, 21, NULL));
+    ledger_copy_text(rs->row_manifest_sha256, sizeof rs->row_manifest_sha256, adcp_sql_get_text(r, 22, NULL));
+    ledger_copy_text(rs->account_id, sizeof rs->account_id, adcp_sql_get_text(r, 23, NULL));
+    ledger_copy_text(rs->obligation_id, sizeof rs->obligation_id, adcp_sql_get_text(r, 24, NULL));
     rs->row_count = (uint64_t)adcp_sql_get_int64(r, 25);
     rs->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, 26);
     rs->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
-    cp(rs->row_binding_id, sizeof rs->row_binding_id, adcp_sql_get_text(r, 28, NULL));
-    cp(rs->binding_identity, sizeof rs->binding_identity, adcp_sql_get_text(r, 29, NULL));
+    ledger_copy_text(rs->row_binding_id, sizeof rs->row_binding_id, adcp_sql_get_text(r, 28, NULL));
+    ledger_copy_text(rs->binding_identity, sizeof rs->binding_identity, adcp_sql_get_text(r, 29, NULL));
     rs->row_location_version = adcp_sql_get_int64(r, 30);
   }
   if (!h->control_totals_json) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
