@@ -1,4 +1,4 @@
-/* ledger/storage.c — the storage facade: resolves the database URL, opens the
+/* storage/storage.c — the storage facade: resolves the database URL, opens the
  * connection, applies the durability rule (REPORTING_STORAGE_NOT_DURABLE),
  * runs the startup schema check (REPORTING_SCHEMA_BEHIND) and the catalog
  * audit. Later issues hang their stores (ledger, row store, staging, seals,
