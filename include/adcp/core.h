@@ -46,7 +46,10 @@ enum {
   ADCP_ECONFLICT = -25,    /* a concurrent writer won (numbering, official) */
   ADCP_ESTORAGE = -26,     /* the database refused; detail is sanitized */
   ADCP_ESCHEMA_UNREADY = -27, /* catalog audit: a required object is missing or drifted */
-  ADCP_ECODE_MIN = -27
+  ADCP_EISSUE_STATE_TRANSITION_INVALID = -28, /* issue lifecycle (spec 07 §3) */
+  ADCP_EISSUE_STATE_NOT_OPERATOR_SETTABLE = -29,
+  ADCP_EISSUE_NOT_OPEN = -30,
+  ADCP_ECODE_MIN = -30
 };
 
 #define ADCP_ERROR_MESSAGE_MAX 256

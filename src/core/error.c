@@ -34,6 +34,9 @@ static const char *const code_names[] = {
     "CONFLICT",
     "STORAGE_ERROR",
     "SCHEMA_UNREADY",
+    "ISSUE_STATE_TRANSITION_INVALID",
+    "ISSUE_STATE_NOT_OPERATOR_SETTABLE",
+    "ISSUE_NOT_OPEN",
 };
 
 _Static_assert(sizeof(code_names) / sizeof(code_names[0]) == (size_t)(-ADCP_ECODE_MIN + 1),
