@@ -7,9 +7,12 @@
 #include <string.h>
 
 static void append_cause(adcp_worker_report *r, const char *text) {
-  size_t n = strlen(r->causes);
-  if (n + 1 >= sizeof r->causes) return;
-  snprintf(r->causes + n, sizeof r->causes - n, "%s%s", n ? "; " : "", text);
+  size_t n = strlen(r->causes), cap = sizeof r->causes;
+  if (n && n + 2 < cap) memcpy(r->causes + n, "; ", 2), n += 2;
+  size_t t = strlen(text);
+  if (n + t >= cap) t = cap - n - 1; /* truncate */
+  memcpy(r->causes + n, text, t);
+  r->causes[n + t] = 0;
 }
 
 void adcp_worker_report_add(adcp_worker_report *r, const char *name, int64_t value) {
