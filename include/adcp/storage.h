@@ -24,7 +24,8 @@ typedef struct adcp_storage_options {
   /* Durability policy. 0 (default) = the work needs durable storage: a
    * non-durable URL (sqlite::memory:) is refused with
    * REPORTING_STORAGE_NOT_DURABLE unless ADCP_ENV is development or test.
-   * 1 = the caller accepts non-durable storage. */
+   * 1 = the caller accepts non-durable storage — except in production
+   * (ADCP_ENV prod or production, any case), which always refuses. */
   int allow_non_durable;
   /* 1 = skip the startup schema check (the migrate command opens a database
    * that is behind on purpose). */
@@ -91,6 +92,32 @@ struct adcp_inline_store;
 struct adcp_inline_options;
 int adcp_storage_inline_open(struct adcp_inline_store **out, adcp_storage *s, const struct adcp_inline_options *opts,
                              adcp_error *err);
+
+/* ---- every component over one handle (issue 17) ---------------------------
+ * The accessors below open a component on first use over the primary
+ * connection and return the same handle afterwards; the storage owns it and
+ * adcp_storage_close closes it (never close it yourself). They share the
+ * primary connection, so use them from one thread at a time; for concurrent
+ * work open one more connection per thread (adcp_storage_connect) and the
+ * component's own open function on it (docs/storage.md "Connections"). */
+struct adcp_ledger;
+struct adcp_principal_store;
+struct adcp_subscription_store;
+/* The ledger with default options (adcp_ledger_open on adcp_storage_sql for others). */
+int adcp_storage_ledger(struct adcp_ledger **out, adcp_storage *s, adcp_error *err);
+int adcp_storage_inline(struct adcp_inline_store **out, adcp_storage *s, adcp_error *err);
+int adcp_storage_principals(struct adcp_principal_store **out, adcp_storage *s, adcp_error *err);
+int adcp_storage_subscriptions(struct adcp_subscription_store **out, adcp_storage *s, adcp_error *err);
+
+/* One durable component of the facade and whether it declares itself durable
+ * on this storage. adcp_storage_is_durable is 1 only if every one is. */
+typedef struct adcp_storage_component {
+  const char *name;   /* "ledger", "inline", "principals", "subscription_state" */
+  int is_durable;
+} adcp_storage_component;
+/* Fills up to cap entries (out may be NULL) and returns how many components
+ * exist. */
+size_t adcp_storage_components(adcp_storage_component *out, size_t cap, const adcp_storage *s);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,14 @@
 /* storage/storage.c — the storage facade: resolves the database URL, opens the
  * connection, applies the durability rule (REPORTING_STORAGE_NOT_DURABLE),
  * runs the startup schema check (REPORTING_SCHEMA_BEHIND) and the catalog
- * audit. Later issues hang their stores (ledger, row store, staging, seals,
- * issue events) off this handle. */
+ * audit, and hands out every durable component over the one connection:
+ * the ledger, the inline staging and seal stores, the principal store and
+ * the subscription-state store (owned by the handle, closed with it). */
 #include "adcp/storage.h"
 
 #include "adcp/inline.h"
+#include "adcp/ledger.h"
+#include "adcp/principals.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -21,7 +24,50 @@ struct adcp_storage {
   char *url;          /* resolved URL (kept to open more connections) */
   char *url_redacted;
   int read_only;      /* adcp_storage_options.read_only */
+  /* Components handed out by the adcp_storage_<component> accessors: opened
+   * on first use over conn, closed by adcp_storage_close. */
+  adcp_ledger *ledger;
+  adcp_inline_store *inline_store;
+  adcp_principal_store *principals;
+  adcp_subscription_store *subscriptions;
 };
+
+/* Each component declares whether what it writes survives a crash. The
+ * ledger and the inline stores keep everything in the connection's database;
+ * the principals room answers for its own stores. */
+static int ledger_durable(adcp_sql_conn *c) { return adcp_sql_is_durable(c); }
+static int inline_durable(adcp_sql_conn *c) { return adcp_sql_is_durable(c); }
+static int principals_durable(adcp_sql_conn *c) {
+  adcp_principal_store *ps = NULL;
+  int d = !adcp_principals_open(&ps, c, NULL) && adcp_principals_is_durable(ps);
+  adcp_principals_close(ps);
+  return d;
+}
+static int subscriptions_durable(adcp_sql_conn *c) {
+  adcp_subscription_store *st = NULL;
+  int d = !adcp_subscriptions_open(&st, c, NULL) && adcp_subscriptions_is_durable(st);
+  adcp_subscriptions_close(st);
+  return d;
+}
+
+static const struct {
+  const char *name;
+  int (*durable)(adcp_sql_conn *c);
+} components[] = {
+    {"ledger", ledger_durable},
+    {"inline", inline_durable},
+    {"principals", principals_durable},
+    {"subscription_state", subscriptions_durable},
+};
+#define N_COMPONENTS (sizeof components / sizeof components[0])
+
+size_t adcp_storage_components(adcp_storage_component *out, size_t cap, const adcp_storage *s) {
+  for (size_t i = 0; out && s && i < N_COMPONENTS && i < cap; i++) {
+    out[i].name = components[i].name;
+    out[i].is_durable = components[i].durable(s->conn);
+  }
+  return N_COMPONENTS;
+}
 
 const char *adcp_storage_resolve_url(const char *explicit_url) {
   if (explicit_url && *explicit_url) return explicit_url;
@@ -34,6 +80,10 @@ const char *adcp_storage_resolve_url(const char *explicit_url) {
 
 void adcp_storage_close(adcp_storage *s) {
   if (!s) return;
+  adcp_subscriptions_close(s->subscriptions);
+  adcp_principals_close(s->principals);
+  adcp_inline_close(s->inline_store);
+  adcp_ledger_close(s->ledger);
   adcp_sql_close(s->conn);
   adcp_migrations_free(s->migrations);
   if (s->url) {
@@ -48,6 +98,26 @@ void adcp_storage_close(adcp_storage *s) {
 
 static int env_allows_non_durable(const char *env) {
   return env && (!strcasecmp(env, "development") || !strcasecmp(env, "test"));
+}
+
+/* Spec 05 §2: production is "prod" or "production", case-insensitive. */
+static int env_is_production(const char *env) {
+  return env && (!strcasecmp(env, "production") || !strcasecmp(env, "prod"));
+}
+
+/* REPORTING_STORAGE_NOT_DURABLE naming every component that would lose its
+ * data, and both fixes. */
+static int refuse_non_durable(const adcp_storage *s, adcp_error *err) {
+  char names[160] = "";
+  size_t n = 0;
+  for (size_t i = 0; i < N_COMPONENTS; i++)
+    if (!components[i].durable(s->conn))
+      n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s", n ? ", " : "",
+                            components[i].name);
+  return adcp_error_set(err, ADCP_EREPORTING_STORAGE_NOT_DURABLE,
+                        "storage %s is not durable (process memory: %s); use a durable database URL "
+                        "(sqlite:PATH or postgresql://…) or set ADCP_ENV=development or ADCP_ENV=test",
+                        s->url_redacted, names);
 }
 
 int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_options *opts, adcp_error *err) {
@@ -78,13 +148,11 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
   }
   int rc = s->read_only ? adcp_sql_connect_read_only(&s->conn, s->url, err) : adcp_sql_connect(&s->conn, s->url, err);
   if (!rc) rc = adcp_migrations_bundled(&s->migrations, adcp_sql_dialect_of(s->conn), err);
-  if (!rc && !adcp_sql_is_durable(s->conn)) {
+  if (!rc && !adcp_storage_is_durable(s)) {
     const char *env = o.env ? o.env : getenv("ADCP_ENV");
-    if (!o.allow_non_durable && !env_allows_non_durable(env))
-      rc = adcp_error_set(err, ADCP_EREPORTING_STORAGE_NOT_DURABLE,
-                          "storage %s is not durable (process memory); use a durable database URL "
-                          "(sqlite:PATH or postgresql://…) or set ADCP_ENV=development or ADCP_ENV=test",
-                          s->url_redacted);
+    /* Production refuses whatever the caller allows (spec 05 §2: no override). */
+    if (env_is_production(env) || (!o.allow_non_durable && !env_allows_non_durable(env)))
+      rc = refuse_non_durable(s, err);
     /* Process-local memory has no history to protect: bring it up to date. */
     if (!rc) rc = adcp_migrate_apply(NULL, s->conn, s->migrations, NULL, err);
   } else if (!rc && !o.skip_schema_check) {
@@ -100,7 +168,12 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
 
 adcp_sql_conn *adcp_storage_sql(adcp_storage *s) { return s->conn; }
 adcp_sql_dialect adcp_storage_dialect(const adcp_storage *s) { return adcp_sql_dialect_of(s->conn); }
-int adcp_storage_is_durable(const adcp_storage *s) { return adcp_sql_is_durable(s->conn); }
+/* Durable only if every component is. */
+int adcp_storage_is_durable(const adcp_storage *s) {
+  for (size_t i = 0; i < N_COMPONENTS; i++)
+    if (!components[i].durable(s->conn)) return 0;
+  return 1;
+}
 const char *adcp_storage_url_redacted(const adcp_storage *s) { return s->url_redacted; }
 const adcp_migration_set *adcp_storage_migrations(const adcp_storage *s) { return s->migrations; }
 
@@ -151,4 +224,32 @@ int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp
 int adcp_storage_inline_open(adcp_inline_store **out, adcp_storage *s, const adcp_inline_options *opts,
                              adcp_error *err) {
   return adcp_inline_open(out, s ? s->conn : NULL, opts, err);
+}
+
+int adcp_storage_ledger(adcp_ledger **out, adcp_storage *s, adcp_error *err) {
+  if (!out || !s) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage: no handle");
+  int rc = s->ledger ? 0 : adcp_ledger_open(&s->ledger, s->conn, NULL, err);
+  *out = s->ledger;
+  return rc;
+}
+
+int adcp_storage_inline(adcp_inline_store **out, adcp_storage *s, adcp_error *err) {
+  if (!out || !s) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage: no handle");
+  int rc = s->inline_store ? 0 : adcp_inline_open(&s->inline_store, s->conn, NULL, err);
+  *out = s->inline_store;
+  return rc;
+}
+
+int adcp_storage_principals(adcp_principal_store **out, adcp_storage *s, adcp_error *err) {
+  if (!out || !s) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage: no handle");
+  int rc = s->principals ? 0 : adcp_principals_open(&s->principals, s->conn, err);
+  *out = s->principals;
+  return rc;
+}
+
+int adcp_storage_subscriptions(adcp_subscription_store **out, adcp_storage *s, adcp_error *err) {
+  if (!out || !s) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage: no handle");
+  int rc = s->subscriptions ? 0 : adcp_subscriptions_open(&s->subscriptions, s->conn, err);
+  *out = s->subscriptions;
+  return rc;
 }
