@@ -53,6 +53,9 @@ static const command_entry commands[] = {
     {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0},
+    {"principal", "put, get, list or disable principal records (JSON)", adcp_cli_principal, 0},
+    {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
+     adcp_cli_subscription_state, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

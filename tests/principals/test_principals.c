@@ -642,24 +642,27 @@ static void restart_persistence(void **state) {
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   adcp_storage_close(s);
   /* A fresh process (the CLI) reads it back. */
+  char *scratch = tu_mkdtemp();
   char args[1200];
   adcp_buf out;
   adcp_buf_init(&out);
   snprintf(args, sizeof args, "--db '%s' principal get persisted", f->url);
-  assert_int_equal(tu_cli(f->dir ? f->dir : "/tmp", args, NULL, &out, NULL), 0);
+  assert_int_equal(tu_cli(scratch, args, NULL, &out, NULL), 0);
   adcp_buf_cstr(&out);
   assert_non_null(strstr((char *)out.data, "\"display_name\":\"from the child\""));
   assert_non_null(strstr((char *)out.data, "\"version\":2"));
   snprintf(args, sizeof args, "--db '%s' subscription-state journal persisted", f->url);
-  assert_int_equal(tu_cli(f->dir ? f->dir : "/tmp", args, NULL, &out, NULL), 0);
+  assert_int_equal(tu_cli(scratch, args, NULL, &out, NULL), 0);
   adcp_buf_cstr(&out);
   assert_non_null(strstr((char *)out.data, "\"head\":2"));
   assert_non_null(strstr((char *)out.data, "\"action\":\"revoke\""));
   snprintf(args, sizeof args, "--db '%s' subscription-state snapshot persisted", f->url);
-  assert_int_equal(tu_cli(f->dir ? f->dir : "/tmp", args, NULL, &out, NULL), 0);
+  assert_int_equal(tu_cli(scratch, args, NULL, &out, NULL), 0);
   adcp_buf_cstr(&out);
   assert_non_null(strstr((char *)out.data, "\"state\":{\"n\":1}"));
   adcp_buf_free(&out);
+  tu_rmtree(scratch);
+  free(scratch);
 }
 
 int main(void) {
