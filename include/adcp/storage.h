@@ -1,6 +1,8 @@
 /* adcp/storage.h — the storage facade (spec 05): one handle, opened from one
- * URL, that owns the database connection and hands out what the ledger
- * stores need. The same code runs on SQLite and PostgreSQL.
+ * URL, that owns the database connection and hands out every durable
+ * component over it — the ledger, the inline staging and seal stores, the
+ * principal store and the subscription-state store (docs/storage.md "One
+ * handle for every component"). The same code runs on SQLite and PostgreSQL.
  *
  * Opening never changes a durable schema: it checks the migration history
  * against the series embedded in this build and refuses with
