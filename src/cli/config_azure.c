@@ -8,6 +8,8 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "adcp/ledger.h"
+
 static int account_ok(const char *a) {
   size_t n = strlen(a);
   if (n < 3 || n > 24) return 0;
@@ -17,6 +19,7 @@ static int account_ok(const char *a) {
 }
 
 static int ref_ok(const char *r) {
+  if (!adcp_ledger_credential_ref_is_valid(r)) return 0;
   if (!strcmp(r, "env")) return 1;
   if (!strncmp(r, "env:", 4) && r[4]) {
     for (const char *c = r + 4; *c; c++)

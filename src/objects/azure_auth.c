@@ -147,7 +147,7 @@ int adcp_azure_string_to_sign(adcp_buf *out, const char *method, const adcp_azur
   if (adcp_buf_printf(out, "/%s%s", account, path)) return ADCP_ENOMEM;
   adcp_azure_qp qs[16];
   if (nq > 16) nq = 16;
-  memcpy(qs, q, nq * sizeof *q);
+  if (nq) memcpy(qs, q, nq * sizeof *q);
   qsort(qs, nq, sizeof *qs, cmp_qp);
   for (size_t i = 0; i < nq; i++) {
     if (adcp_buf_append_byte(out, '\n') || append_lower(out, qs[i].name) || adcp_buf_append_byte(out, ':') ||
