@@ -19,6 +19,8 @@ for p in "${missing[@]}"; do
     *) filtered+=("$p") ;;
   esac
 done
+# npm installs Azurite for the Azure tests (scripts/azurite.sh); some nodejs builds ship it.
+command -v npm >/dev/null 2>&1 || filtered+=(npm)
 [ ${#filtered[@]} -eq 0 ] && exit 0
 echo "install-deps: installing ${filtered[*]}" >&2
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -17,5 +17,15 @@ if [ "${ADCP_TEST_RADOSGW:-1}" != 0 ] && [ -x "$here/radosgw.sh" ]; then
   eval "$rgw"
   trap '"$here/radosgw.sh" stop "$ADCP_TEST_RGW_DIR" >/dev/null 2>&1 || true; "$here/pg-cluster.sh" stop "${ADCP_TEST_PG_DIR:-}" >/dev/null 2>&1 || true' EXIT
 fi
+# Azurite (a real Azure Blob API without versioning, scripts/azurite.sh) for the
+# Azure provider tests; ADCP_TEST_AZURITE=0 skips it (the fake only). Its stop
+# joins the EXIT trap set above.
+if [ "${ADCP_TEST_AZURITE:-1}" != 0 ] && [ -x "$here/azurite.sh" ]; then
+  az=$("$here/azurite.sh" start </dev/null) || { echo "test.sh: could not start Azurite" >&2; exit 1; }
+  eval "$az"
+  prev_trap=$(trap -p EXIT) # "trap -- 'CMD' EXIT", or nothing
+  eval "set -- $prev_trap"
+  trap '"$here/azurite.sh" stop "$ADCP_TEST_AZURITE_DIR" >/dev/null 2>&1 || true; '"${3:-}" EXIT
+fi
 cd "$build"
 ctest --output-on-failure -j "${ADCP_TEST_JOBS:-2}"

@@ -299,6 +299,36 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
 int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
                                adcp_error *err);
 
+/* ---- Azure Blob provider -------------------------------------------------- */
+
+/* Binding location (closed schema): account (^[a-z0-9]{3,24}$), container,
+ * optional endpoint ("https://host[:port][/path]"; plain http only to
+ * loopback). Credentials are resolved once at creation from credential_ref,
+ * by reference only: NULL or "env" = $AZURE_STORAGE_CONNECTION_STRING, else
+ * $AZURE_STORAGE_ACCOUNT + $AZURE_STORAGE_KEY, else $AZURE_STORAGE_SAS_TOKEN;
+ * "env:NAME" = a connection string in $NAME; "file:/PATH" = one in that file.
+ * A connection string gives AccountName, AccountKey (Shared Key signing) or
+ * SharedAccessSignature, and optionally BlobEndpoint / EndpointSuffix /
+ * DefaultEndpointsProtocol; its AccountName must equal location.account.
+ * Without endpoint: BlobEndpoint, else https://ACCOUNT.blob.core.windows.net.
+ * Blob versioning must be enabled; native versions are x-ms-version-ids.
+ * Use designated initialisers: fields may be added at the end. */
+typedef struct adcp_azure_provider_options {
+  const char *account;
+  const char *container;
+  const char *endpoint;       /* NULL = connection string or Azure */
+  const char *prefix;         /* owned key prefix (required) */
+  const char *credential_ref; /* see above */
+  const char *ca_file;        /* PEM bundle for TLS (verification is always on); NULL = system */
+  int max_attempts;           /* per request for transient failures; 0 = 4 */
+  int64_t backoff_base_ms;    /* 0 = 50 */
+} adcp_azure_provider_options;
+
+/* ADCP_EINVALID_INPUT for bad options; ADCP_EUNSAFE_BINDING for a bad prefix,
+ * unusable or missing credentials, or credentials of another account. */
+int adcp_azure_provider_new(adcp_object_provider **out, const adcp_azure_provider_options *options,
+                            adcp_error *err);
+
 /* ---- S3 provider (and S3-compatible stores) ------------------------------- */
 
 /* Binding location (closed schema): bucket, region (required), endpoint

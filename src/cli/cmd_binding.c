@@ -295,7 +295,9 @@ static const char probe_help[] =
     "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
     "that can expire live objects under the prefix, empirical create-only (a second\n"
     "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; the probe\n"
-    "versions are deleted). A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
+    "versions are deleted). azure checks: container reachable, no anonymous read access, blob\n"
+    "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
+    "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
     "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
     "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
 
@@ -310,6 +312,14 @@ static const probe_check s3_checks[] = {
     {"no public access", {"public", NULL}},
     {"no expiring lifecycle rule over the prefix", {"lifecycle", NULL}},
     {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}},
+};
+/* azure: container properties, then the two probe writes (spec 02 §9.3); account lifecycle
+ * policies are invisible to the data plane (docs/providers.md). */
+static const probe_check azure_checks[] = {
+    {"container reachable", {"does not exist", "not accessible", "unverifiable (HTTP", "redirected"}},
+    {"no anonymous read access", {"anonymous", NULL}},
+    {"blob versioning enabled", {"versioning", NULL}},
+    {"empirical create-only", {"If-None-Match", "probe write", NULL}},
 };
 static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
 
@@ -329,6 +339,7 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
   rc = adcp_object_probe(p, &ctx, &err);
   const probe_check *checks = strcmp(prov, "s3") == 0 ? s3_checks : fs_checks;
   size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
+  if (!strcmp(prov, "azure")) checks = azure_checks, n = failed = sizeof azure_checks / sizeof azure_checks[0];
   if (rc) {
     failed = n - 1; /* unmatched reasons belong to the last check run */
     for (size_t i = 0; i < n && failed == n - 1; i++)

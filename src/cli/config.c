@@ -33,6 +33,7 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/config_azure.h"
 
 #define ADCP_CLI_CONFIG_MAX (1u << 20) /* bytes; documented in docs/objects.md */
 #define CFG_LOC_MAX 4            /* location entries per binding (s3: bucket, region, endpoint, path_style) */
@@ -228,6 +229,48 @@ static int parse_mode(unsigned int *out, const char *s) {
   return 0;
 }
 
+/* An "azure" binding (cli/config_azure.c): location {account, container,
+ * endpoint?}, credentialRef by reference, host-only ca_file; no filesystem keys. */
+static int load_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix,
+                              const char *tmpl, const char *comp, const char *cred, uint32_t loc) {
+  adcp_cli_config *c = p->c;
+  static const char *const fs_only[] = {"root_dir", "file_mode", "dir_mode", NULL};
+  for (size_t k = 0; fs_only[k]; k++)
+    if (adcp_json_get(p->d, b, fs_only[k]))
+      return refuse_at(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only", where,
+                       fs_only[k]);
+  if (!loc) return refuse_at(p, b, "%s: azure bindings need location {account, container}", where);
+  char lw[48];
+  snprintf(lw, sizeof lw, "%s.location", where);
+  static const char *const lkeys[] = ADCP_CLI_AZURE_LOCATION_KEYS;
+  const char *v[ADCP_CLI_AZURE_N_LOCATION] = {NULL}, *ca = NULL, *bad = NULL;
+  int rc = known_keys(p, loc, lw, lkeys);
+  for (size_t k = 0; !rc && k < ADCP_CLI_AZURE_N_LOCATION; k++) rc = get_str(p, loc, lkeys[k], lw, &v[k]);
+  if (!rc) rc = get_str(p, b, "ca_file", where, &ca);
+  if (rc) return rc;
+  for (size_t i = 0; i < c->n_bindings; i++)
+    if (!strcmp(c->bindings[i].id, id)) return refuse_at(p, b, "%s: binding %s is configured twice", where, id);
+  int compression = ADCP_OBJECT_COMPRESSION_GZIP;
+  if (comp && adcp_object_compression_parse(&compression, comp, p->err))
+    return refuse_at(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
+  size_t i = c->n_bindings;
+  if ((rc = adcp_cli_azure_provider(&c->providers[i], &bad, v, prefix, cred, ca, p->err))) {
+    uint32_t at = !strcmp(bad, "credentialRef") ? adcp_json_get(p->d, b, "credentialRef")
+                  : !strcmp(bad, "location")    ? loc
+                                                : adcp_json_get(p->d, loc, bad);
+    if (rc == ADCP_EINVALID_INPUT) rc = refuse_at(p, at ? at : b, "%s: %s", where, p->err->message);
+    return rc;
+  }
+  size_t n = 0;
+  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
+  for (size_t k = 0; k < ADCP_CLI_AZURE_N_LOCATION; k++)
+    if (v[k]) kv[n].key = lkeys[k], kv[n].value = v[k], n++;
+  adcp_ledger_binding_config bc = {1, id, "azure", kv, n, prefix, tmpl, compression, cred, c->providers[i]};
+  c->bindings[i] = bc;
+  c->n_bindings++;
+  return 0;
+}
+
 /* An "s3" binding: location {bucket, region, endpoint?, path_style?} (closed;
  * all part of the binding identity), credentialRef ("env", "profile:NAME" or
  * absent: environment then $AWS_PROFILE/default), host-only ca_file. No
@@ -318,6 +361,7 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (kind && strcmp(kind, "object"))
     return refuse_at(p, adcp_json_get(p->d, b, "kind"), "%s.kind: only object bindings are configured here (postgres "
                      "is implicit)", where);
+  if (!strcmp(prov, "azure")) return load_azure_binding(p, b, where, id, prefix, tmpl, comp, cred, loc);
   if (!strcmp(prov, "s3")) return load_s3_binding(p, b, idx, where, id, prefix, tmpl, comp, cred, loc);
   if (strcmp(prov, "filesystem"))
     return refuse_at(p, adcp_json_get(p->d, b, "provider"),
