@@ -11,9 +11,7 @@
 #include "adcp/core.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_STORAGE_DEFAULT_URL "sqlite:./adcp-ledger.db"
 
@@ -92,7 +90,5 @@ struct adcp_inline_options;
 int adcp_storage_inline_open(struct adcp_inline_store **out, adcp_storage *s, const struct adcp_inline_options *opts,
                              adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -79,16 +79,11 @@ static void usage(FILE *f) {
           "             (REFERENCE_NOT_FOUND)\n");
 }
 
-static int print_version(void) {
-  const char *schema = "?";
-  adcp_migration_set *set = NULL;
-  adcp_error err = {0};
-  if (!adcp_migrations_bundled(&set, ADCP_SQL_SQLITE, &err) && set->count) schema = set->items[set->count - 1].version;
-  int pq = PQlibVersion();
-  printf("adcp-ledger %s\nschema %s\nsqlite %s\nlibpq %d.%d\n%s\n", ADCP_LEDGER_VERSION, schema, sqlite3_libversion(),
-         pq / 10000, pq % 10000, OpenSSL_version(OPENSSL_VERSION));
-  adcp_migrations_free(set);
-  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+/* --version [--json]: cli/cmd_version.c. */
+static int print_version(int argc, char **argv) {
+  int json = 0;
+  for (int k = 0; k < argc; k++) json |= !strcmp(argv[k], "--json");
+  return adcp_cli_version(json);
 }
 
 /* Options that never take a value, across every command: anything else that
@@ -191,7 +186,7 @@ int main(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (!strcmp(a, "--version") && !value) {
-      return print_version();
+      return print_version(argc - i - 1, argv + i + 1);
     } else if (is_global(a) && (value || i + 1 < argc)) {
       if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
     } else {
@@ -211,6 +206,10 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(argv[i + 1], "--commands")) { /* the dispatch table, for the manual and completions */
+      for (size_t c = 0; c < N_COMMANDS; c++) printf("%s\t%s\n", commands[c].name, commands[c].summary);
+      return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
     }
     if (!find(argv[i + 1])) {
       fprintf(stderr, "adcp-ledger help: unknown command '%s' (see adcp-ledger --help)\n", argv[i + 1]);
