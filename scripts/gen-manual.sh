@@ -34,7 +34,8 @@ helptext() { # NAME -> the command's --help on stdout, or fail
 # ---- man pages ----
 main_help=$("$bin" --help)
 {
-  printf '.TH ADCP\\-LEDGER 1 "" "adcp\\-ledger %s" "adcp-ledger manual"\n' "$version"
+  printf '.\\" -*- coding: UTF-8 -*-\n'
+  printf '.TH ADCP\\-LEDGER 1 """" "adcp\\-ledger %s" "adcp-ledger manual"\n' "$version"
   printf '.SH NAME\nadcp\\-ledger \\- verifiable storage of AdCP reporting revisions\n'
   printf '.SH DESCRIPTION\nThe text below is what \\fBadcp\\-ledger \\-\\-help\\fR prints.\n.PP\n.nf\n'
   printf '%s\n' "$main_help" | roff
@@ -51,6 +52,7 @@ printf '%s\n' "$commands" | while IFS="$tab" read -r name summary; do
   text=$(helptext "$name")
   ename=$(printf '%s' "$name" | roff)
   {
+    printf '.\\" -*- coding: UTF-8 -*-\n'
     printf '.TH ADCP\\-LEDGER\\-%s 1 "" "adcp\\-ledger %s" "adcp-ledger manual"\n' \
       "$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]' | roff)" "$version"
     printf '.SH NAME\nadcp\\-ledger\\-%s \\- %s\n' "$ename" "$(printf '%s' "$summary" | roff)"
