@@ -25,7 +25,7 @@ enum {
 
 typedef struct adcp_cli_globals {
   const char *db_url; /* --db, or NULL for the resolution order */
-  const char *config_path; /* --config, else $ADCP_LEDGER_CONFIG, else none */
+  const char *config_path; /* --config; else the search path of adcp_cli_config_find */
   /* 1 for the read-only commands (read, show, current, list, verify, history,
    * intents list): storage is opened with adcp_storage_options.read_only. */
   int read_only;

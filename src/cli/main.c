@@ -65,7 +65,8 @@ static void usage(FILE *f) {
           "  --db URL  database: sqlite:PATH, sqlite::memory:, postgresql://… (default: $ADCP_DATABASE_URL,\n"
           "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n"
           "  --config FILE  host configuration: object bindings, deployment namespace, selection\n"
-          "            rules (default: $ADCP_LEDGER_CONFIG; see docs/objects.md)\n"
+          "            rules (default: $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config\n"
+          "            (~/.config/adcp-ledger/config), then /etc/adcp-ledger/config; docs/config.md)\n"
           "  Global options may also follow the command; --opt=value equals --opt value.\n\n"
           "commands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);

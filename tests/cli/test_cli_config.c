@@ -175,12 +175,10 @@ static void test_missing_explicit_file(void **state) {
   env *e = *state;
   /* A file named explicitly must exist: no fall-through to the defaults. */
   put(e->home, ".config/adcp-ledger/config", "{\"deployment_namespace\":\"home\"}\n");
-  int st = run(e, "", "--config absent.json config check --json");
-  assert_true(st != 0);
+  assert_int_equal(run(e, "", "--config absent.json config check --json"), 1);
   assert_err_has(e, "absent.json");
   assert_one_doc_with(e, "\"ok\":false");
-  st = run(e, "ADCP_LEDGER_CONFIG=absent.json", "config check");
-  assert_true(st != 0);
+  assert_int_equal(run(e, "ADCP_LEDGER_CONFIG=absent.json", "config check"), 1);
   assert_err_has(e, "absent.json");
 }
 
