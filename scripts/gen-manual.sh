@@ -76,6 +76,10 @@ subcommands_of() { # NAME TEXT
         break } }'
 }
 globals=$(options_of "$main_help")
+# Global options that take a value: shown as "--opt VALUE" in the main help.
+value_globals=$(printf '%s\n' "$main_help" | grep -o -- '--[a-z][a-z0-9-]* [A-Z][A-Z_]*' | cut -d' ' -f1 | sort -u |
+  tr '\n' '|' | sed 's/|$//')
+[ -n "$value_globals" ] || value_globals='--db|--config'
 names=$(printf '%s\n' "$commands" | cut -f1 | tr '\n' ' ')
 
 {
@@ -88,7 +92,7 @@ names=$(printf '%s\n' "$commands" | cut -f1 | tr '\n' ' ')
   printf '  local i cmd="" at=0\n'
   printf '  for ((i = 1; i < COMP_CWORD; i++)); do\n'
   printf '    case ${COMP_WORDS[i]} in\n'
-  printf '      --db|--config) ((i++)) ;;\n'
+  printf '      %s) ((i++)) ;;\n' "$value_globals"
   printf '      -*) ;;\n'
   printf '      *) cmd=${COMP_WORDS[i]}; at=$i; break ;;\n'
   printf '    esac\n'

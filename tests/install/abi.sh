@@ -26,18 +26,32 @@ nm -g --defined-only "$ar" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"
 hidden=$(comm -23 "$tmp/archive" "$tmp/exported" | wc -l)
 [ "$hidden" -gt 0 ] || fail "no internal symbol is hidden: is the library built with -fvisibility=hidden?"
 
-for h in "$src"/include/adcp/*.h; do
-  n=$(basename "$h")
-  b=$(grep -c '^ADCP_BEGIN_DECLS$' "$h" || true)
-  e=$(grep -c '^ADCP_END_DECLS$' "$h" || true)
-  [ "$b" = 1 ] && [ "$e" = 1 ] || fail "include/adcp/$n: needs exactly one ADCP_BEGIN_DECLS and one ADCP_END_DECLS line (found $b and $e)"
-  if [ "$n" != core.h ] && grep -q 'extern "C"' "$h"; then
-    fail "include/adcp/$n: uses extern \"C\" itself; ADCP_BEGIN_DECLS/ADCP_END_DECLS provide it"
-  fi
-  # Declarations must sit between the two macros.
-  awk '/^ADCP_BEGIN_DECLS$/ { inside = 1 } /^ADCP_END_DECLS$/ { inside = 0 }
-       /^[a-z].*\(/ && !inside && !/^typedef/ && !/^static/ { print FILENAME ":" FNR ": " $0; bad = 1 }
-       END { exit bad }' "$h" || fail "include/adcp/$n: a declaration outside ADCP_BEGIN_DECLS/ADCP_END_DECLS"
-done
+# check_headers DIR: every DIR/*.h uses the macros (prints what is wrong).
+check_headers() {
+  rc=0
+  for h in "$1"/*.h; do
+    n=$(basename "$h")
+    b=$(grep -c '^ADCP_BEGIN_DECLS$' "$h" || true)
+    e=$(grep -c '^ADCP_END_DECLS$' "$h" || true)
+    if [ "$b" != 1 ] || [ "$e" != 1 ]; then
+      echo "include/adcp/$n: needs exactly one ADCP_BEGIN_DECLS and one ADCP_END_DECLS line (found $b and $e)"
+      rc=1
+    fi
+    if [ "$n" != core.h ] && grep -q 'extern "C"' "$h"; then
+      echo "include/adcp/$n: uses extern \"C\" itself; ADCP_BEGIN_DECLS/ADCP_END_DECLS provide it"
+      rc=1
+    fi
+    # Declarations must sit between the two macros.
+    awk '/^ADCP_BEGIN_DECLS$/ { inside = 1 } /^ADCP_END_DECLS$/ { inside = 0 }
+         /^[a-z].*\(/ && !inside && !/^typedef/ && !/^static/ { print FILENAME ":" FNR ": outside ADCP_BEGIN_DECLS: " $0; bad = 1 }
+         END { exit bad }' "$h" || rc=1
+  done
+  return "$rc"
+}
+if ! msg=$(check_headers "$src/include/adcp"); then fail "$msg"; fi
+# The check itself catches a new header written the old way (extern "C", no macros).
+mkdir "$tmp/inc"
+printf '#ifndef X_H\n#define X_H\n#include "adcp/core.h"\n#ifdef __cplusplus\nextern "C" {\n#endif\nint adcp_x_new(void);\n#ifdef __cplusplus\n}\n#endif\n#endif\n' >"$tmp/inc/x.h"
+check_headers "$tmp/inc" >/dev/null && fail "the header check accepts a header without ADCP_BEGIN_DECLS"
 [ "$status" = 0 ] && echo "abi test: ok ($(wc -l <"$tmp/exported") exported, $hidden hidden)"
 exit "$status"
