@@ -5,8 +5,10 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: docs/packaging.md
+PREFIX ?= /usr/local
 
-.PHONY: all deps build run test sanitize tsan bench fuzz clean
+.PHONY: all deps build run test sanitize tsan bench fuzz clean install
 
 all: build
 
@@ -22,6 +24,9 @@ run: build
 
 test: build
 	@scripts/test.sh $(BUILD)
+
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 sanitize: deps
 	@CC=clang cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DADCP_SANITIZE=ON >/dev/null

@@ -11,9 +11,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
+/* ---- exported declarations ---------------------------------------------- */
+/* The library is built with -fvisibility=hidden: only what a public header
+ * declares between ADCP_BEGIN_DECLS and ADCP_END_DECLS (default visibility,
+ * C linkage for C++ callers) is exported from the shared library. Every
+ * header under include/adcp/ opens and closes its declarations with them; ADCP_API marks
+ * a single declaration outside such a block. docs/abi.md has the policy. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ADCP_API __attribute__((visibility("default")))
+#define ADCP_VISIBILITY_PUSH_ _Pragma("GCC visibility push(default)")
+#define ADCP_VISIBILITY_POP_ _Pragma("GCC visibility pop")
+#else
+#define ADCP_API
+#define ADCP_VISIBILITY_PUSH_
+#define ADCP_VISIBILITY_POP_
 #endif
+#ifdef __cplusplus
+#define ADCP_BEGIN_DECLS ADCP_VISIBILITY_PUSH_ extern "C" {
+#define ADCP_END_DECLS } ADCP_VISIBILITY_POP_
+#else
+#define ADCP_BEGIN_DECLS ADCP_VISIBILITY_PUSH_
+#define ADCP_END_DECLS ADCP_VISIBILITY_POP_
+#endif
+
+ADCP_BEGIN_DECLS
 
 /* Stable operator codes. The numbers never change once released; new codes
  * are appended. adcp_error_code_name() gives the wire name (e.g. "INVALID_ROW"). */
@@ -66,6 +87,21 @@ int adcp_error_set(adcp_error *err, int code, const char *fmt, ...)
 void adcp_error_clear(adcp_error *err);
 /* Wire name of a code ("INVALID_ROW"); "UNKNOWN" for codes outside the set. */
 const char *adcp_error_code_name(int code);
+
+/* ---- version ------------------------------------------------------------ */
+
+/* The version of these headers (CMakeLists.txt checks it against the project
+ * version); adcp_version() and adcp_version_number() give the library actually
+ * loaded, so a program can refuse an older one than it was built against. */
+#define ADCP_VERSION_MAJOR 0
+#define ADCP_VERSION_MINOR 1
+#define ADCP_VERSION_PATCH 0
+#define ADCP_VERSION_NUMBER (ADCP_VERSION_MAJOR * 10000 + ADCP_VERSION_MINOR * 100 + ADCP_VERSION_PATCH)
+
+/* "MAJOR.MINOR.PATCH" of the library; a static string. */
+const char *adcp_version(void);
+/* MAJOR * 10000 + MINOR * 100 + PATCH of the library. */
+int adcp_version_number(void);
 
 /* ---- growable byte buffer ------------------------------------------------ */
 
@@ -145,7 +181,5 @@ static inline size_t adcp_utf8_seq(const uint8_t *s, size_t avail) {
 /* Encodes code point cp (not a surrogate, <= 0x10FFFF) into out; returns bytes written (1..4). */
 size_t adcp_utf8_put(uint8_t *out, uint32_t cp);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

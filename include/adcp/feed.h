@@ -15,9 +15,7 @@
 #include "adcp/core.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_FEED_DEFAULT_LIMIT 500
 #define ADCP_FEED_MAX_LIMIT 10000
@@ -173,8 +171,6 @@ typedef struct adcp_feed_prune_result {
 int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
                     adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 
 #endif

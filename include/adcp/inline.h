@@ -30,9 +30,7 @@
 #include "adcp/core.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_INLINE_MAX_PAYLOAD_BYTES 16777216u  /* staging cap (INLINE_STAGING_MAX_BYTES) */
 #define ADCP_INLINE_MAX_MANIFEST_BYTES 1048576u  /* seal manifest cap */
@@ -140,7 +138,5 @@ int adcp_inline_check_ready(adcp_catalog_report **report, adcp_inline_store *st,
 int adcp_inline_object_ref(char out[ADCP_INLINE_REF_MAX + 1], const char *account_id, const char *generation,
                            adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -15,9 +15,7 @@
 
 #include "adcp/core.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 enum adcp_json_type {
   ADCP_JSON_NULL = 1,
@@ -127,7 +125,5 @@ int adcp_json_get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t node, ad
 /* Line and column (1-based) of a byte offset, for error messages. */
 void adcp_json_line_col(const char *src, size_t len, size_t offset, size_t *line, size_t *col);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -42,9 +42,7 @@
 #include "adcp/rows.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_LEDGER_ID_MAX 256          /* identifiers are 1..255 characters */
 #define ADCP_LEDGER_POSTGRES_BINDING "postgres"
@@ -479,7 +477,5 @@ typedef struct adcp_intent_info {
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

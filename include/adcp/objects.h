@@ -28,9 +28,7 @@
 
 #include "adcp/core.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 /* ---- constants ------------------------------------------------------------ */
 
@@ -453,7 +451,5 @@ int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byt
                                 size_t n, int compression, uint64_t byte_count, const char *chunk_sha256,
                                 adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -29,9 +29,7 @@
 #include "adcp/core.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_PRINCIPAL_ID_MAX 256               /* identifiers are 1..255 bytes */
 #define ADCP_PRINCIPAL_LIST_MAX 1000            /* largest page */
@@ -200,7 +198,5 @@ int adcp_subscription_snapshot_put(adcp_subscription_snapshot *out, adcp_subscri
                                    const char *principal_id, int64_t expected_version, int64_t journal_seq,
                                    const char *state_json, adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -15,9 +15,7 @@
 #include "adcp/core.h"
 #include "adcp/json.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_ROWS_ENCODING "adcp_canonical_jsonl_v1"
 #define ADCP_ROWS_SEGMENT_MAX_ROWS 500u
@@ -233,7 +231,5 @@ int adcp_gzip_compress(adcp_buf *out, const uint8_t *in, size_t n, int level, ad
 int adcp_gzip_inflate_verified(adcp_buf *out, const uint8_t *phys, size_t phys_len, const char *physical_sha256,
                                uint64_t physical_byte_count, uint64_t expected_bytes, adcp_error *err);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -17,9 +17,7 @@
 
 #include "adcp/core.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 /* ---- connections ---------------------------------------------------------- */
 
@@ -361,7 +359,5 @@ typedef struct adcp_sql_integrity_report {
 int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *conn, adcp_error *err);
 void adcp_sql_integrity_report_free(adcp_sql_integrity_report *r);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

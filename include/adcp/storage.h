@@ -13,9 +13,7 @@
 #include "adcp/core.h"
 #include "adcp/sql.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_STORAGE_DEFAULT_URL "sqlite:./adcp-ledger.db"
 
@@ -121,7 +119,5 @@ typedef struct adcp_storage_component {
  * exist. */
 size_t adcp_storage_components(adcp_storage_component *out, size_t cap, const adcp_storage *s);
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

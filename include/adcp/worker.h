@@ -16,9 +16,7 @@
 
 #include "adcp/core.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+ADCP_BEGIN_DECLS
 
 #define ADCP_WORKER_COUNTERS_MAX 24
 #define ADCP_WORKER_CAUSES_MAX 512
@@ -70,7 +68,5 @@ typedef struct adcp_worker_task {
   int64_t limit;         /* handed to the task as pass->limit */
 } adcp_worker_task;
 
-#ifdef __cplusplus
-}
-#endif
+ADCP_END_DECLS
 #endif

@@ -3,6 +3,7 @@
 #ifndef ADCP_CLI_H
 #define ADCP_CLI_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ enum {
 
 typedef struct adcp_cli_globals {
   const char *db_url; /* --db, or NULL for the resolution order */
-  const char *config_path; /* --config, else $ADCP_LEDGER_CONFIG, else none */
+  const char *config_path; /* --config; else the search path of adcp_cli_config_find */
   /* 1 for the read-only commands (read, show, current, list, verify, history,
    * intents list): storage is opened with adcp_storage_options.read_only. */
   int read_only;
@@ -46,6 +47,10 @@ typedef struct adcp_cli_command {
   int (*run)(const adcp_cli_globals *g, int argc, char **argv);
 } adcp_cli_command;
 
+/* config check [--probe] [--json] (cmd_config.c). */
+int adcp_cli_config_cmd(const adcp_cli_globals *g, int argc, char **argv);
+/* --version [--json] (cmd_version.c). */
+int adcp_cli_version(int json);
 int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
@@ -81,6 +86,24 @@ typedef struct adcp_cli_config adcp_cli_config;
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_config_free(adcp_cli_config *c);
 adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
+/* The configuration file that applies (cli/config_path.c): --config, then
+ * $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config (or
+ * ~/.config/...), then /etc/adcp-ledger/config. out is "" when none applies;
+ * *source (may be NULL) names where it came from ("--config",
+ * "ADCP_LEDGER_CONFIG", "XDG_CONFIG_HOME", "HOME", "system" or "none"). */
+int adcp_cli_config_find(char out[PATH_MAX], const char **source, const adcp_cli_globals *g, adcp_error *err);
+/* What a loaded configuration holds, for `config check` (cmd_config.c). */
+typedef struct adcp_cli_config_summary {
+  const char *deployment_namespace, *default_binding; /* NULL when not set */
+  const adcp_ledger_binding_config *bindings;
+  size_t n_bindings, n_rules;
+} adcp_cli_config_summary;
+void adcp_cli_config_summarize(adcp_cli_config_summary *out, const adcp_cli_config *c);
+/* The store probe of configured binding id (the `binding probe` code path):
+ * appends its report to out (one JSON object without a newline when json,
+ * else text lines) and returns 0 or the probe's error code (REFERENCE_NOT_FOUND
+ * when id is not configured; nothing is appended then). */
+int adcp_cli_probe_binding(adcp_buf *out, adcp_cli_config *cfg, const char *id, int json, adcp_error *err);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

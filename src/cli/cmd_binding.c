@@ -323,20 +323,17 @@ static const probe_check azure_checks[] = {
 };
 static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
 
-static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
-  adcp_error err = {0};
-  adcp_cli_config *cfg = NULL;
-  int rc = adcp_cli_config_load(&cfg, g, &err);
-  if (rc) return adcp_cli_fail("binding", &err);
+/* Text output of a database or configuration string into b: control bytes become '?'. */
+static void put_safe_buf(adcp_buf *b, const char *s) {
+  for (; *s; s++) adcp_buf_append_byte(b, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : (uint8_t)*s);
+}
+
+int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, int json, adcp_error *err) {
   const char *prov = NULL;
   adcp_object_provider *p = adcp_cli_config_provider(cfg, id, &prov);
-  if (!p) {
-    adcp_cli_config_free(cfg);
-    adcp_error_set(&err, ADCP_EREFERENCE_NOT_FOUND, "binding %.128s is not in the configuration", id);
-    return adcp_cli_fail("binding", &err);
-  }
+  if (!p) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "binding %.128s is not in the configuration", id);
   adcp_object_ctx ctx = {adcp_object_now_ms() + 60000, NULL};
-  rc = adcp_object_probe(p, &ctx, &err);
+  int rc = adcp_object_probe(p, &ctx, err);
   const probe_check *checks = strcmp(prov, "s3") == 0 ? s3_checks : fs_checks;
   size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
   if (!strcmp(prov, "azure")) checks = azure_checks, n = failed = sizeof azure_checks / sizeof azure_checks[0];
@@ -344,43 +341,55 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
     failed = n - 1; /* unmatched reasons belong to the last check run */
     for (size_t i = 0; i < n && failed == n - 1; i++)
       for (size_t k = 0; k < 4 && checks[i].match[k]; k++)
-        if (strstr(err.message, checks[i].match[k])) {
+        if (strstr(err->message, checks[i].match[k])) {
           failed = i;
           break;
         }
   }
+  if (json) {
+    adcp_buf_append_str(b, "{\"binding\":");
+    adcp_jcs_write_string(b, id, strlen(id));
+    adcp_buf_append_str(b, ",\"checks\":[");
+    for (size_t i = 0; i < n; i++) {
+      adcp_buf_printf(b, "%s{\"check\":", i ? "," : "");
+      adcp_jcs_write_string(b, checks[i].name, strlen(checks[i].name));
+      adcp_buf_printf(b, ",\"status\":\"%s\"}", !rc || i < failed ? "ok" : i == failed ? "refused" : "not_run");
+    }
+    adcp_buf_append_str(b, "]");
+    if (rc) {
+      adcp_buf_printf(b, ",\"code\":\"%s\",\"ok\":false,\"provider\":", adcp_error_code_name(rc));
+      adcp_jcs_write_string(b, prov, strlen(prov));
+      adcp_buf_append_str(b, ",\"reason\":");
+      adcp_jcs_write_string(b, err->message, strlen(err->message));
+    } else {
+      adcp_buf_append_str(b, ",\"ok\":true,\"provider\":");
+      adcp_jcs_write_string(b, prov, strlen(prov));
+    }
+    adcp_buf_append_str(b, "}");
+  } else {
+    adcp_buf_append_str(b, "probe of binding ");
+    put_safe_buf(b, id);
+    adcp_buf_printf(b, " (%s):\n", prov);
+    for (size_t i = 0; i < n; i++) {
+      adcp_buf_printf(b, "  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
+      if (rc && i == failed) put_safe_buf(b, err->message);
+      adcp_buf_append_byte(b, '\n');
+    }
+  }
+  return rc;
+}
+
+static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
+  adcp_error err = {0};
+  adcp_cli_config *cfg = NULL;
+  int rc = adcp_cli_config_load(&cfg, g, &err);
+  if (rc) return adcp_cli_fail("binding", &err);
   adcp_buf b;
   adcp_buf_init(&b);
-  if (json) {
-    adcp_buf_append_str(&b, "{\"binding\":");
-    adcp_jcs_write_string(&b, id, strlen(id));
-    adcp_buf_append_str(&b, ",\"checks\":[");
-    for (size_t i = 0; i < n; i++) {
-      adcp_buf_printf(&b, "%s{\"check\":", i ? "," : "");
-      adcp_jcs_write_string(&b, checks[i].name, strlen(checks[i].name));
-      adcp_buf_printf(&b, ",\"status\":\"%s\"}", !rc || i < failed ? "ok" : i == failed ? "refused" : "not_run");
-    }
-    adcp_buf_append_str(&b, "]");
-    if (rc) {
-      adcp_buf_printf(&b, ",\"code\":\"%s\",\"ok\":false,\"provider\":", adcp_error_code_name(rc));
-      adcp_jcs_write_string(&b, prov, strlen(prov));
-      adcp_buf_append_str(&b, ",\"reason\":");
-      adcp_jcs_write_string(&b, err.message, strlen(err.message));
-    } else {
-      adcp_buf_append_str(&b, ",\"ok\":true,\"provider\":");
-      adcp_jcs_write_string(&b, prov, strlen(prov));
-    }
-    adcp_buf_append_str(&b, "}\n");
+  rc = adcp_cli_probe_binding(&b, cfg, id, json, &err);
+  if (b.len) {
+    if (json) adcp_buf_append_byte(&b, '\n'), adcp_cli_json_printed();
     fwrite(b.data, 1, b.len, stdout);
-  } else {
-    printf("probe of binding ");
-    put_safe(id);
-    printf(" (%s):\n", prov);
-    for (size_t i = 0; i < n; i++) {
-      printf("  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
-      if (rc && i == failed) put_safe(err.message);
-      putchar('\n');
-    }
   }
   adcp_buf_free(&b);
   adcp_cli_config_free(cfg);

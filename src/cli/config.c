@@ -462,9 +462,11 @@ static int check_named(cfgp *p, const char *id, uint32_t node, const char *what)
 
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err) {
   *out = NULL;
-  const char *path = g->config_path;
-  if (!path || !*path) path = getenv("ADCP_LEDGER_CONFIG");
-  if (!path || !*path) return 0;
+  char found[PATH_MAX]; /* --config, $ADCP_LEDGER_CONFIG, XDG, /etc: cli/config_path.c */
+  int frc = adcp_cli_config_find(found, NULL, g, err);
+  if (frc) return frc;
+  const char *path = found;
+  if (!*path) return 0;
   adcp_buf text;
   adcp_buf_init(&text);
   /* A regular file of at most 1 MiB: a FIFO or device is refused before any read. */
@@ -622,4 +624,14 @@ void adcp_cli_session_close(adcp_cli_session *x) {
   adcp_storage_close(x->s);
   adcp_cli_config_free(x->cfg);
   memset(x, 0, sizeof *x);
+}
+
+void adcp_cli_config_summarize(adcp_cli_config_summary *out, const adcp_cli_config *c) {
+  memset(out, 0, sizeof *out);
+  if (!c) return;
+  out->deployment_namespace = c->ns;
+  out->default_binding = c->def;
+  out->bindings = c->bindings;
+  out->n_bindings = c->n_bindings;
+  out->n_rules = c->n_rules;
 }

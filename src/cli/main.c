@@ -56,6 +56,7 @@ static const command_entry commands[] = {
     {"principal", "put, get, list or disable principal records (JSON)", adcp_cli_principal, 0},
     {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
      adcp_cli_subscription_state, 0},
+    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", adcp_cli_config_cmd, CMD_NO_DB},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -67,7 +68,8 @@ static void usage(FILE *f) {
           "  --db URL  database: sqlite:PATH, sqlite::memory:, postgresql://… (default: $ADCP_DATABASE_URL,\n"
           "            then $DATABASE_URL, then sqlite:./adcp-ledger.db)\n"
           "  --config FILE  host configuration: object bindings, deployment namespace, selection\n"
-          "            rules (default: $ADCP_LEDGER_CONFIG; see docs/objects.md)\n"
+          "            rules (default: $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config\n"
+          "            (~/.config/adcp-ledger/config), then /etc/adcp-ledger/config; docs/config.md)\n"
           "  Global options may also follow the command; --opt=value equals --opt value.\n\n"
           "commands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
@@ -82,16 +84,11 @@ static void usage(FILE *f) {
           "             (REFERENCE_NOT_FOUND)\n");
 }
 
-static int print_version(void) {
-  const char *schema = "?";
-  adcp_migration_set *set = NULL;
-  adcp_error err = {0};
-  if (!adcp_migrations_bundled(&set, ADCP_SQL_SQLITE, &err) && set->count) schema = set->items[set->count - 1].version;
-  int pq = PQlibVersion();
-  printf("adcp-ledger %s\nschema %s\nsqlite %s\nlibpq %d.%d\n%s\n", ADCP_LEDGER_VERSION, schema, sqlite3_libversion(),
-         pq / 10000, pq % 10000, OpenSSL_version(OPENSSL_VERSION));
-  adcp_migrations_free(set);
-  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+/* --version [--json]: cli/cmd_version.c. */
+static int print_version(int argc, char **argv) {
+  int json = 0;
+  for (int k = 0; k < argc; k++) json |= !strcmp(argv[k], "--json");
+  return adcp_cli_version(json);
 }
 
 /* Options that never take a value, across every command: anything else that
@@ -100,7 +97,8 @@ static int print_version(void) {
 static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
-                                      "--acknowledge-restore", "--version", "--final", "--follow", NULL};
+                                      "--acknowledge-restore", "--version", "--final", "--follow",
+                                      "--probe", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;
@@ -194,7 +192,7 @@ int main(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (!strcmp(a, "--version") && !value) {
-      return print_version();
+      return print_version(argc - i - 1, argv + i + 1);
     } else if (is_global(a) && (value || i + 1 < argc)) {
       if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
     } else {
@@ -214,6 +212,10 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(argv[i + 1], "--commands")) { /* the dispatch table, for the manual and completions */
+      for (size_t c = 0; c < N_COMMANDS; c++) printf("%s\t%s\n", commands[c].name, commands[c].summary);
+      return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
     }
     if (!find(argv[i + 1])) {
       fprintf(stderr, "adcp-ledger help: unknown command '%s' (see adcp-ledger --help)\n", argv[i + 1]);

@@ -1,0 +1,332 @@
+/* tests/cli/test_cli_config.c — `adcp-ledger config check` and the search path
+ * of the host configuration (docs/config.md), on the real binaries: refusals
+ * with file:line:column (unknown key at the top and inside a binding, wrong
+ * type, duplicate binding, a rule naming an unconfigured binding, bad JSON, a
+ * missing explicit file), --probe through the binding probe path (ok and
+ * refused, one JSON document either way), usage refusals, and the order
+ * --config > $ADCP_LEDGER_CONFIG > $XDG_CONFIG_HOME (else ~/.config) >
+ * /etc/adcp-ledger/config — the system location is moved into a scratch
+ * directory through the test-hooks binary only. No database is touched. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adcp/json.h"
+#include "testutil.h"
+
+typedef struct env {
+  char *dir;
+  char home[600], xdg[600], sys[600];
+  adcp_buf out, err;
+} env;
+
+static int setup(void **state) {
+  env *e = calloc(1, sizeof *e);
+  e->dir = tu_mkdtemp();
+  snprintf(e->home, sizeof e->home, "%s/home", e->dir);
+  snprintf(e->xdg, sizeof e->xdg, "%s/xdg", e->dir);
+  snprintf(e->sys, sizeof e->sys, "%s/etc/config", e->dir);
+  adcp_buf_init(&e->out);
+  adcp_buf_init(&e->err);
+  *state = e;
+  return 0;
+}
+
+static int teardown(void **state) {
+  env *e = *state;
+  adcp_buf_free(&e->out);
+  adcp_buf_free(&e->err);
+  tu_rmtree(e->dir);
+  free(e->dir);
+  free(e);
+  return 0;
+}
+
+/* Writes text to dir/rel, creating parent directories. */
+static void put(const char *dir, const char *rel, const char *text) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  for (char *p = path + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(path, 0700);
+      *p = '/';
+    }
+  tu_write_file(path, text, strlen(text));
+}
+
+/* Runs BIN in the scratch directory with a clean configuration environment
+ * (HOME = scratch/home, no XDG_CONFIG_HOME, ADCP_LEDGER_CONFIG or system
+ * override) plus vars; returns the exit status. */
+static int run_bin(env *e, const char *bin, const char *vars, const char *args) {
+  char cmd[4096], errpath[700];
+  snprintf(errpath, sizeof errpath, "%s/stderr", e->dir);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && env -u ADCP_LEDGER_CONFIG -u XDG_CONFIG_HOME -u ADCP_LEDGER_TEST_SYSTEM_CONFIG HOME='%s' %s "
+           "'%s' %s 2>'%s'",
+           e->dir, e->home, vars, bin, args, errpath);
+  adcp_buf_reset(&e->out);
+  int st = tu_run(cmd, NULL, 0, &e->out);
+  adcp_buf_cstr(&e->out);
+  size_t n;
+  uint8_t *t = tu_read_file(errpath, &n);
+  adcp_buf_reset(&e->err);
+  adcp_buf_append(&e->err, t, n);
+  adcp_buf_cstr(&e->err);
+  free(t);
+  return st;
+}
+static int run(env *e, const char *vars, const char *args) { return run_bin(e, ADCP_CLI_TESTHOOKS_PATH, vars, args); }
+
+static const char *out_s(env *e) { return e->out.data ? (const char *)e->out.data : ""; }
+static const char *err_s(env *e) { return e->err.data ? (const char *)e->err.data : ""; }
+
+/* stdout is exactly one JSON document (one line) containing needle. */
+static void assert_one_doc_with(env *e, const char *needle) {
+  const char *o = out_s(e);
+  size_t n = strlen(o);
+  assert_true(n > 1 && o[n - 1] == '\n');
+  assert_null(memchr(o, '\n', n - 1));
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  adcp_error err = {0};
+  assert_int_equal(adcp_json_parse(&d, o, n - 1, NULL, &err), 0);
+  adcp_json_doc_free(&d);
+  if (!strstr(o, needle)) fail_msg("stdout %s lacks %s", o, needle);
+}
+
+static void assert_err_has(env *e, const char *needle) {
+  if (!strstr(err_s(e), needle)) fail_msg("stderr '%s' lacks '%s'", err_s(e), needle);
+}
+
+#define FS_BINDING(id, root) \
+  "{\"id\":\"" id "\",\"provider\":\"filesystem\",\"location\":{\"root\":\"" root "\"},\"root_dir\":\"./" root \
+  "\",\"prefix\":\"rows\"}"
+
+static void test_valid_file_reported(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json",
+      "{\"deployment_namespace\":\"ns1\",\n \"bindings\":[" FS_BINDING("fs1", "b1") "],\n"
+      " \"rules\":[{\"binding\":\"fs1\",\"min_rows\":5}],\"default\":\"fs1\"}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 0);
+  assert_non_null(strstr(out_s(e), "config c.json (from --config)"));
+  assert_non_null(strstr(out_s(e), "deployment_namespace ns1"));
+  assert_non_null(strstr(out_s(e), "  fs1 (filesystem)"));
+  assert_non_null(strstr(out_s(e), "\nok\n"));
+  assert_int_equal(run(e, "", "config check --json --config c.json"), 0);
+  assert_one_doc_with(e, "{\"bindings\":[{\"id\":\"fs1\",\"probe\":null,\"provider\":\"filesystem\"}],\"default\":\"fs1\","
+                         "\"deployment_namespace\":\"ns1\",\"ok\":true,\"path\":\"c.json\",\"rules\":1,\"source\":\"--config\"}");
+}
+
+static void test_unknown_key_top_and_nested(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json", "{\"deployment_namespace\":\"ns1\",\n  \"bindngs\":[]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "adcp-ledger config: INVALID_INPUT: config c.json:2:3: unknown key \"bindngs\"");
+  put(e->dir, "c.json", "{\"bindings\":[\n" FS_BINDING("fs1", "b1") ",\n {\"id\":\"fs2\",\n  \"prefx\":\"x\"}]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check --json"), 2);
+  assert_err_has(e, "config c.json:4:3: unknown key \"prefx\" in bindings[1]");
+  assert_one_doc_with(e, "{\"ok\":false,\"error\":{\"code\":\"INVALID_INPUT\"");
+}
+
+static void test_type_errors(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json", "{\n\"deployment_namespace\": 7}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:2:25: config.deployment_namespace must be a string, not a number");
+  put(e->dir, "c.json", "{\"bindings\":{}}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:1:13: config.bindings must be an array, not an object");
+  put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("fs1", "b1") "],\n\"rules\":[{\"binding\":\"fs1\",\"min_rows\":\"5\"}]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:2:38: rules[0].min_rows must be a non-negative integer");
+  put(e->dir, "c.json", "{\"change_feed\":\"no\"}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:1:16: config.change_feed must be true or false, not a string");
+}
+
+static void test_duplicate_binding(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json", "{\"bindings\":[\n  " FS_BINDING("fs1", "b1") ",\n  " FS_BINDING("fs1", "b2") "]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:3:3: bindings[1]: binding fs1 is configured twice");
+  /* Two ids over one directory is refused too. */
+  put(e->dir, "c.json", "{\"bindings\":[\n  " FS_BINDING("fs1", "b1") ",\n  " FS_BINDING("fs2", "b1") "]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:3:");
+  assert_err_has(e, "are the same directory");
+}
+
+static void test_rule_names_unknown_binding_and_bad_json(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json", "{\"rules\":[\n {\"binding\":\"nope\"}]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:2:13: rules[0] names binding nope, which is not configured");
+  put(e->dir, "c.json", "{\"bindings\":[}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json: not valid JSON");
+  put(e->dir, "c.json", "[]\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "config c.json:1:1: must be a JSON object");
+}
+
+static void test_missing_explicit_file(void **state) {
+  env *e = *state;
+  /* A file named explicitly must exist: no fall-through to the defaults. */
+  put(e->home, ".config/adcp-ledger/config", "{\"deployment_namespace\":\"home\"}\n");
+  assert_int_equal(run(e, "", "--config absent.json config check --json"), 1);
+  assert_err_has(e, "absent.json");
+  assert_one_doc_with(e, "\"ok\":false");
+  assert_int_equal(run(e, "ADCP_LEDGER_CONFIG=absent.json", "config check"), 1);
+  assert_err_has(e, "absent.json");
+}
+
+static void test_probe_ok_and_refused(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("fs1", "b1") "]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check --probe"), 0);
+  assert_non_null(strstr(out_s(e), "probe of binding fs1 (filesystem):\n  root, prefix and create-only layout"));
+  assert_non_null(strstr(out_s(e), "ok (probed)\n"));
+  assert_int_equal(run(e, "", "--config c.json config check --probe --json"), 0);
+  assert_one_doc_with(e, "\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and create-only layout\","
+                         "\"status\":\"ok\"}],\"ok\":true,\"provider\":\"filesystem\"}");
+  /* The root directory is a regular file: the probe (not the parse) refuses. */
+  put(e->dir, "b2", "not a directory\n");
+  put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("fs1", "b1") ",\n" FS_BINDING("fs2", "b2") "]}\n");
+  /* Without --probe the file is valid: the directory is only looked at by the probe. */
+  assert_int_equal(run(e, "", "--config c.json config check"), 0);
+  assert_int_equal(run(e, "", "--config c.json config check --probe --json"), 4);
+  assert_one_doc_with(e, "\"ok\":false");
+  /* Every binding is probed (fs1 ok, fs2 refused), not only up to the first refusal. */
+  assert_one_doc_with(e, "{\"id\":\"fs1\",\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and "
+                         "create-only layout\",\"status\":\"ok\"}],\"ok\":true");
+  assert_one_doc_with(e, "\"status\":\"refused\"}],\"code\":\"UNSAFE_BINDING\",\"ok\":false,\"provider\":\"filesystem\","
+                         "\"reason\":\"filesystem root b2 is not a directory\"}");
+  assert_err_has(e, "adcp-ledger config: UNSAFE_BINDING: filesystem root b2 is not a directory");
+  assert_int_equal(run(e, "", "--config c.json config check --probe"), 4);
+  assert_non_null(strstr(out_s(e), "refused: filesystem root b2 is not a directory"));
+  assert_non_null(strstr(out_s(e), "\nrefused\n"));
+  /* binding probe goes the same way, and prints one JSON document on a refusal too. */
+  assert_int_equal(run(e, "", "--config c.json binding probe fs2 --json"), 4);
+  assert_one_doc_with(e, "\"code\":\"UNSAFE_BINDING\",\"ok\":false");
+}
+
+static void test_usage(void **state) {
+  env *e = *state;
+  assert_int_equal(run(e, "", "config check --help"), 0);
+  assert_non_null(strstr(out_s(e), "usage: adcp-ledger [--config FILE] config check"));
+  assert_int_equal(run(e, "", "help config"), 0);
+  assert_non_null(strstr(out_s(e), "usage: adcp-ledger [--config FILE] config check"));
+  assert_int_equal(run(e, "", "config"), 1);
+  assert_int_equal(run(e, "", "config validate"), 1);
+  assert_err_has(e, "unknown subcommand 'validate'");
+  assert_int_equal(run(e, "", "config check --bogus"), 1);
+  assert_int_equal(run(e, "", "config check --probe --probe"), 1);
+  assert_int_equal(run(e, "", "config check --json=1"), 1);
+  /* Never opens (or creates) a database, whatever --db says. */
+  assert_int_equal(run(e, "", "--db sqlite:never.db config check"), 0);
+  assert_int_equal(access("never.db", F_OK), -1);
+}
+
+/* Each location holds its own namespace; config check --json says which won. */
+static void write_all(env *e) {
+  put(e->dir, "flag.json", "{\"deployment_namespace\":\"ns-flag\"}\n");
+  put(e->dir, "envfile.json", "{\"deployment_namespace\":\"ns-env\"}\n");
+  put(e->xdg, "adcp-ledger/config", "{\"deployment_namespace\":\"ns-xdg\"}\n");
+  put(e->home, ".config/adcp-ledger/config", "{\"deployment_namespace\":\"ns-home\"}\n");
+  put(e->dir, "etc/config", "{\"deployment_namespace\":\"ns-system\"}\n");
+}
+
+static void test_search_order(void **state) {
+  env *e = *state;
+  write_all(e);
+  char vars[2400];
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_CONFIG=envfile.json XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'",
+           e->xdg, e->sys);
+  assert_int_equal(run(e, vars, "--config flag.json config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-flag\"");
+  assert_one_doc_with(e, "\"source\":\"--config\"");
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-env\"");
+  assert_one_doc_with(e, "\"source\":\"ADCP_LEDGER_CONFIG\"");
+  /* An empty variable counts as unset. */
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_CONFIG= XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->xdg,
+           e->sys);
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-xdg\"");
+  assert_one_doc_with(e, "\"source\":\"XDG_CONFIG_HOME\"");
+  /* $XDG_CONFIG_HOME unset: ~/.config. */
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->sys);
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-home\"");
+  assert_one_doc_with(e, "\"source\":\"HOME\"");
+  /* A relative $XDG_CONFIG_HOME is invalid (XDG base directories) and ignored. */
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME=xdg ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->sys);
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-home\"");
+  /* $XDG_CONFIG_HOME set but holding no file: the system file, not ~/.config. */
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s/empty' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->dir, e->sys);
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"deployment_namespace\":\"ns-system\"");
+  assert_one_doc_with(e, "\"source\":\"system\"");
+  /* Nothing anywhere: defaults, exit 0. */
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s/empty' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s/none'", e->dir, e->dir);
+  assert_int_equal(run(e, vars, "config check --json"), 0);
+  assert_one_doc_with(e, "\"path\":null");
+  assert_one_doc_with(e, "\"source\":\"none\"");
+  assert_int_equal(run(e, vars, "config check"), 0);
+  assert_non_null(strstr(out_s(e), "no configuration file"));
+  /* A found default file that is broken is refused (never skipped). */
+  put(e->xdg, "adcp-ledger/config", "{\"deployment_namspace\":\"x\"}\n");
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->xdg, e->sys);
+  assert_int_equal(run(e, vars, "config check"), 2);
+  assert_err_has(e, "adcp-ledger/config:1:2: unknown key \"deployment_namspace\"");
+}
+
+/* The shipped binary has no test override: the system location stays fixed. */
+static void test_shipped_binary_ignores_override(void **state) {
+  env *e = *state;
+  write_all(e);
+  char vars[1400];
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s/empty' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->dir, e->sys);
+  assert_int_equal(run_bin(e, ADCP_CLI_PATH, vars, "config check --json"), 0);
+  assert_null(strstr(out_s(e), "ns-system"));
+}
+
+/* Other commands read the file found on the search path too: binding probe
+ * finds a binding configured only in ~/.config/adcp-ledger/config. */
+static void test_search_path_used_by_commands(void **state) {
+  env *e = *state;
+  char cfg[2000];
+  snprintf(cfg, sizeof cfg,
+           "{\"bindings\":[{\"id\":\"fsh\",\"provider\":\"filesystem\",\"location\":{\"root\":\"r\"},"
+           "\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"}]}\n",
+           e->dir);
+  put(e->home, ".config/adcp-ledger/config", cfg);
+  char vars[1400];
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s/none'", e->dir);
+  assert_int_equal(run(e, vars, "binding probe fsh --json"), 0);
+  assert_one_doc_with(e, "\"binding\":\"fsh\"");
+  assert_int_equal(run_bin(e, ADCP_CLI_PATH, "", "binding probe fsh"), 0);
+  /* --config replaces it: fsh is then unknown (exit 5). */
+  put(e->dir, "other.json", "{}\n");
+  assert_int_equal(run(e, vars, "--config other.json binding probe fsh"), 5);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_valid_file_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unknown_key_top_and_nested, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_type_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_duplicate_binding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rule_names_unknown_binding_and_bad_json, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_missing_explicit_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_probe_ok_and_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_search_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shipped_binary_ignores_override, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_search_path_used_by_commands, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

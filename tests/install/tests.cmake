@@ -1,0 +1,22 @@
+# tests/install/tests.cmake — the packaging tests (shell, run by ctest; label
+# "install"): the ABI surface, install + out-of-tree builds, the manual and
+# completions, the container and service files. Included from tests/CMakeLists.txt.
+set(_adcp_inst ${CMAKE_CURRENT_SOURCE_DIR}/install)
+set(_adcp_san_flags "")
+if(ADCP_SANITIZE)
+  set(_adcp_san_flags "-fsanitize=address,undefined")
+elseif(ADCP_TSAN)
+  set(_adcp_san_flags "-fsanitize=thread")
+endif()
+add_test(NAME install/abi COMMAND sh ${_adcp_inst}/abi.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:adcp_ledger_shared>
+         $<TARGET_FILE:adcp_ledger> libadcp-ledger.so.${ADCP_SOVERSION})
+add_test(NAME install/install COMMAND sh ${_adcp_inst}/install.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+         ${PROJECT_VERSION} ${CMAKE_C_COMPILER} "${_adcp_san_flags}")
+if(ADCP_MANUAL)
+  add_test(NAME install/manual COMMAND bash ${_adcp_inst}/manual.sh $<TARGET_FILE:adcp-ledger> ${ADCP_MANUAL_DIR})
+endif()
+add_test(NAME install/packaging COMMAND sh ${_adcp_inst}/packaging.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(install/abi install/install install/packaging PROPERTIES LABELS install TIMEOUT 300)
+if(ADCP_MANUAL)
+  set_tests_properties(install/manual PROPERTIES LABELS install TIMEOUT 300)
+endif()
