@@ -155,10 +155,11 @@ int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligatio
 /* ---- pruning (spec 03 §5) ---------------------------------------------------------- */
 
 typedef struct adcp_feed_prune_options {
-  int version;              /* 1 */
+  int version;              /* 1, or 2 with dry_run */
   int64_t retention_days;   /* 0 = 30; rows older than this may go */
   int64_t hold_days;        /* 0 = 7; consumers silent longer hold nothing */
   size_t limit;             /* 0 = 10 000 rows per call */
+  int dry_run;              /* version 2: count what would go, roll back (maintain --dry-run) */
 } adcp_feed_prune_options;
 
 typedef struct adcp_feed_prune_result {
