@@ -155,11 +155,10 @@ int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligatio
 /* ---- pruning (spec 03 §5) ---------------------------------------------------------- */
 
 typedef struct adcp_feed_prune_options {
-  int version;              /* 1, or 2 with dry_run */
+  int version;              /* 1 */
   int64_t retention_days;   /* 0 = 30; rows older than this may go */
   int64_t hold_days;        /* 0 = 7; consumers silent longer hold nothing */
   size_t limit;             /* 0 = 10 000 rows per call */
-  int dry_run;              /* version 2: count what would go, roll back (maintain --dry-run) */
 } adcp_feed_prune_options;
 
 typedef struct adcp_feed_prune_result {
@@ -173,6 +172,10 @@ typedef struct adcp_feed_prune_result {
  * only ever forwards. No account lock. opts NULL = defaults. */
 int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
                     adcp_error *err);
+/* The same pass, rolled back: out->deleted is what adcp_feed_prune would
+ * delete now (maintain --dry-run); nothing changes. */
+int adcp_feed_prune_preview(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                            adcp_error *err);
 
 #ifdef __cplusplus
 }

@@ -37,16 +37,13 @@ static const char PRUNE_PG[] =
     "pruned_through_seq = GREATEST(a.pruned_through_seq, EXCLUDED.pruned_through_seq) RETURNING 1) "
     "SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM dep), (SELECT count(*) FROM acc)";
 
-int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
-                    adcp_error *err) {
+static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts, int dry_run,
+                 adcp_error *err) {
   memset(out, 0, sizeof *out);
-  adcp_feed_prune_options o = {1, 0, 0, 0, 0};
+  adcp_feed_prune_options o = {1, 0, 0, 0};
   if (opts) {
-    if (opts->version != 1 && opts->version != 2)
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune: unknown options version");
-    /* A version-1 caller's struct ends before dry_run. */
-    o.retention_days = opts->retention_days, o.hold_days = opts->hold_days, o.limit = opts->limit;
-    if (opts->version >= 2) o.dry_run = opts->dry_run;
+    if (opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune: unknown options version");
+    o = *opts;
   }
   if (!o.retention_days) o.retention_days = ADCP_FEED_DEFAULT_RETENTION_DAYS;
   if (!o.hold_days) o.hold_days = ADCP_FEED_DEFAULT_HOLD_DAYS;
@@ -102,13 +99,21 @@ int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_fe
     if (!rc) out->deleted = (uint64_t)n;
   }
   if (!rc) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
-  if (!rc && o.dry_run) { /* the same statements, undone: the count is exact for this instant */
-    adcp_feed_position before = out->deployment_horizon;
-    if (!(rc = adcp_sql_rollback(c, err))) rc = feed_read_horizon(&before, c, NULL, err);
-    out->deployment_horizon = before;
+  if (!rc && dry_run) { /* the same statements, undone: the count is exact for this instant */
+    if (!(rc = adcp_sql_rollback(c, err))) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
     return rc;
   }
   if (!rc) return adcp_sql_commit(c, err);
   adcp_sql_rollback(c, NULL);
   return rc;
+}
+
+int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                    adcp_error *err) {
+  return prune(out, c, opts, 0, err);
+}
+
+int adcp_feed_prune_preview(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                            adcp_error *err) {
+  return prune(out, c, opts, 1, err);
 }

@@ -90,9 +90,9 @@ int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adc
   adcp_worker_report_add(out, "failed", 0);
   adcp_worker_report_add(out, "pending", 0);
   size_t limit = pass->limit > 0 ? (size_t)pass->limit : ADCP_FEED_DEFAULT_PRUNE_LIMIT;
-  adcp_feed_prune_options po = {2, x->retention_days, x->hold_days, limit, pass->dry_run};
+  adcp_feed_prune_options po = {1, x->retention_days, x->hold_days, limit};
   adcp_feed_prune_result r;
-  int rc = adcp_feed_prune(&r, x->conn, &po, err);
+  int rc = pass->dry_run ? adcp_feed_prune_preview(&r, x->conn, &po, err) : adcp_feed_prune(&r, x->conn, &po, err);
   if (rc) {
     adcp_worker_report_add(out, "failed", 1);
     return rc;
@@ -102,12 +102,11 @@ int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adc
    * worth) without deleting, so `pending` is work, not a guess. */
   if (r.deleted == limit && !(pass->stop && atomic_load(pass->stop))) {
     adcp_feed_prune_options peek = po;
-    peek.dry_run = 1;
     /* A dry run has deleted nothing: look one limit past its own count. */
     if (pass->dry_run) peek.limit = limit * 2 > 1000000 ? 1000000 : limit * 2;
     adcp_feed_prune_result more;
     adcp_error e2 = {0};
-    if (!adcp_feed_prune(&more, x->conn, &peek, &e2) && more.deleted > (pass->dry_run ? r.deleted : 0))
+    if (!adcp_feed_prune_preview(&more, x->conn, &peek, &e2) && more.deleted > (pass->dry_run ? r.deleted : 0))
       adcp_worker_report_add(out, "pending", (int64_t)(more.deleted - (pass->dry_run ? r.deleted : 0)));
   }
   return 0;
