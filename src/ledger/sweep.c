@@ -326,6 +326,23 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
     if (rc < 0) goto done;
     rc = 0;
   }
+  /* More than the limit: count them all, so `pending` is the backlog (spec 03
+   * §8.2), not just "some". */
+  if (out->pending) {
+    adcp_buf_reset(&sql);
+    if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
+                              "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+                        now) ||
+        in_list(&sql, 2, nb, 0) || adcp_buf_cstr(&sql)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    char cnt[24];
+    int f = 0;
+    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nb + 1, err))) goto done;
+    uint64_t all = f ? strtoull(cnt, NULL, 10) : 0;
+    out->pending = all > nc ? all - nc : 0;
+  }
   for (size_t i = 0; i < nc; i++) {
     cand *c = &cs[i];
     ledger_binding *b = ledger_binding_find(l, c->binding);
