@@ -194,15 +194,8 @@ static void print_pass(void *vctx, const adcp_worker_pass_result *r) {
   fwrite(b.data, 1, b.len, stdout);
   fflush(stdout);
   adcp_buf_free(&b);
-  /* Failures and warnings also on stderr, whatever the format and log level. */
-  for (size_t i = 0; i < r->count; i++) {
-    const adcp_worker_task_result *t = &r->tasks[i];
-    if (t->status == ADCP_WORKER_FAILED)
-      fprintf(stderr, "adcp-ledger maintain: %s failed: %s: %s\n", t->name, adcp_error_code_name(t->code), t->error);
-    else if (t->report.causes[0])
-      fprintf(stderr, "adcp-ledger maintain: %s: %s\n", t->name, t->report.causes);
-    if (t->report.warning[0]) fprintf(stderr, "adcp-ledger maintain: warning: %s: %s\n", t->name, t->report.warning);
-  }
+  /* Failures and warnings reach stderr through the logger (worker.task at
+   * error, worker.warning at warn: shown at the default level). */
   adcp_log_field f[5] = {ADCP_LOG_INT("pass", (int64_t)r->pass), ADCP_LOG_INT("ran", (int64_t)r->ran),
                          ADCP_LOG_INT("failed", (int64_t)r->failed), ADCP_LOG_INT("skipped", (int64_t)r->skipped),
                          ADCP_LOG_INT("duration_ms", r->duration_us / 1000)};
