@@ -124,9 +124,11 @@ static void account(worker_slot *s, const adcp_worker_task_result *r) {
 }
 
 static void log_run(const adcp_worker *w, const adcp_worker_task_result *r, int dry_run) {
-  if (!adcp_log_enabled(w->log, ADCP_LOG_INFO) &&
-      !(r->status == ADCP_WORKER_FAILED && adcp_log_enabled(w->log, ADCP_LOG_ERROR)))
-    return;
+  if (r->report.warning[0]) {
+    adcp_log_field g[1] = {ADCP_LOG_STR("task", r->name)};
+    adcp_log(w->log, ADCP_LOG_WARN, "worker.warning", r->report.warning, g, 1);
+  }
+  if (!adcp_log_enabled(w->log, r->status == ADCP_WORKER_FAILED ? ADCP_LOG_ERROR : ADCP_LOG_INFO)) return;
   adcp_log_field f[ADCP_WORKER_COUNTERS_MAX + 6];
   size_t n = 0;
   f[n++] = ADCP_LOG_STR("task", r->name);
@@ -138,10 +140,6 @@ static void log_run(const adcp_worker *w, const adcp_worker_task_result *r, int 
   if (r->report.causes[0]) f[n++] = ADCP_LOG_STR("causes", r->report.causes);
   adcp_log(w->log, r->status == ADCP_WORKER_FAILED ? ADCP_LOG_ERROR : ADCP_LOG_INFO, "worker.task",
            r->status == ADCP_WORKER_FAILED ? r->error : "", f, n);
-  if (r->report.warning[0]) {
-    adcp_log_field g[1] = {ADCP_LOG_STR("task", r->name)};
-    adcp_log(w->log, ADCP_LOG_WARN, "worker.warning", r->report.warning, g, 1);
-  }
 }
 
 int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, int mode, int dry_run,
