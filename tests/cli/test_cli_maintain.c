@@ -513,6 +513,12 @@ static void metrics_scraped(void **state) {
   HAS(m, "adcp_worker_task_duration_seconds_count{task=\"change_pruning\"}");
   scrape(&m, port, "/other", &code);
   assert_int_equal(code, 404);
+  /* the port is taken: a second worker is refused before doing anything */
+  char args[200];
+  snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:%d", port);
+  EXPECT(&e, args, 1);
+  HAS(e.err, "cannot listen on 127.0.0.1:");
+  LACKS(e.out, "pass 1");
   kill(b.pid, SIGTERM);
   assert_int_equal(bg_wait(&b), 0);
   /* during a --once run (its first step takes a while) */
