@@ -257,8 +257,16 @@ static void help_and_refusals(void **state) {
   write_cfg(&e, "\"worker\":{\"bogus\":1}");
   EXPECT(&e, "list --account a", 2);
   HAS(e.err, "unknown key \"bogus\"");
-  /* log options */
+  /* a missing SQLite file is refused, never created */
   write_cfg(&e, NULL);
+  char missing[900], saved[700];
+  snprintf(missing, sizeof missing, "%s/missing.db", e.dir);
+  snprintf(saved, sizeof saved, "%s", e.url);
+  snprintf(e.url, sizeof e.url, "sqlite:%.600s", missing);
+  EXPECT(&e, "maintain --once", 4);
+  assert_int_equal(access(missing, F_OK), -1);
+  snprintf(e.url, sizeof e.url, "%s", saved);
+  /* log options */
   EXPECT(&e, "--log-format xml maintain --once", 1);
   HAS(e.err, "--log-format must be text or json");
   EXPECT(&e, "--log-level loud maintain --once", 1);
