@@ -14,6 +14,8 @@
 /* Skipped intents older than this many sweep intervals earn a warning: some
  * host must configure their binding, or they never go. */
 #define STALE_INTERVALS 10
+/* Intents per bounded step of the sweep (the unit a stop request waits for). */
+#define SWEEP_STEP 10
 
 static void sweep_zeros(adcp_worker_report *out, int dry_run) {
   static const char *const names[] = {"swept", "objects_deleted", "objects_kept", "failed", "held",
@@ -63,21 +65,43 @@ int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "intent_sweep: needs a version-1 context with a ledger");
   sweep_zeros(out, pass->dry_run);
   if (pass->dry_run) return sweep_preview(x, pass, out, err);
-  adcp_sweep_counters sc;
-  size_t limit = pass->limit > 0 ? (size_t)pass->limit : 100;
-  int rc = adcp_ledger_sweep_intents(&sc, x->ledger, x->account_id, limit, err);
-  if (rc) return rc;
-  adcp_worker_report_add(out, "swept", (int64_t)sc.swept);
-  adcp_worker_report_add(out, "objects_deleted", (int64_t)sc.objects_deleted);
-  adcp_worker_report_add(out, "objects_kept", (int64_t)sc.objects_kept);
-  adcp_worker_report_add(out, "failed", (int64_t)sc.failed);
-  adcp_worker_report_add(out, "held", (int64_t)sc.held);
-  adcp_worker_report_add(out, "stalled", (int64_t)sc.stalled);
-  adcp_worker_report_add(out, "pending", (int64_t)sc.pending);
-  adcp_worker_report_add(out, "skipped_unconfigured", (int64_t)sc.skipped_unconfigured);
-  if (sc.failed) adcp_worker_report_cause(out, "%llu intents failed (they back off); first: %s",
-                                          (unsigned long long)sc.failed, sc.first_failure);
-  stale_warning(out, sc.skipped_unconfigured, sc.oldest_unconfigured_expired_s, x->interval_ms);
+  /* Bounded steps of SWEEP_STEP intents, the stop flag looked at between
+   * them: a signal waits for at most one step's deletes. Work counters sum;
+   * states come from the first step (skipped, stalled: as the pass found
+   * them) and the last (pending: what the pass leaves). */
+  int64_t remaining = pass->limit > 0 ? pass->limit : 100;
+  adcp_sweep_counters first = {0}, sc = {0};
+  int64_t swept = 0, deleted = 0, kept = 0, failed = 0, held = 0, pending = 0;
+  char first_failure[ADCP_ERROR_MESSAGE_MAX] = "";
+  for (int step = 0; remaining > 0; step++) {
+    if (step && pass->stop && atomic_load(pass->stop)) break;
+    size_t n = remaining < SWEEP_STEP ? (size_t)remaining : SWEEP_STEP;
+    int rc = adcp_ledger_sweep_intents(&sc, x->ledger, x->account_id, n, err);
+    if (rc && !step) return rc;
+    if (rc) { /* later steps: keep what was done, report the cause */
+      adcp_worker_report_cause(out, "%s: %s", adcp_error_code_name(rc), err->message);
+      failed++;
+      break;
+    }
+    if (!step) first = sc;
+    swept += (int64_t)sc.swept, deleted += (int64_t)sc.objects_deleted, kept += (int64_t)sc.objects_kept;
+    failed += (int64_t)sc.failed, held += (int64_t)sc.held;
+    if (sc.failed && !first_failure[0]) snprintf(first_failure, sizeof first_failure, "%s", sc.first_failure);
+    remaining -= (int64_t)n;
+    pending = (int64_t)sc.pending;
+    if (!sc.pending) break;
+  }
+  adcp_worker_report_add(out, "swept", swept);
+  adcp_worker_report_add(out, "objects_deleted", deleted);
+  adcp_worker_report_add(out, "objects_kept", kept);
+  adcp_worker_report_add(out, "failed", failed);
+  adcp_worker_report_add(out, "held", held);
+  adcp_worker_report_add(out, "stalled", (int64_t)first.stalled);
+  adcp_worker_report_add(out, "pending", pending);
+  adcp_worker_report_add(out, "skipped_unconfigured", (int64_t)first.skipped_unconfigured);
+  if (first_failure[0])
+    adcp_worker_report_cause(out, "%lld intents failed (they back off); first: %s", (long long)failed, first_failure);
+  stale_warning(out, first.skipped_unconfigured, first.oldest_unconfigured_expired_s, x->interval_ms);
   return 0;
 }
 

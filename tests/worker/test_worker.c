@@ -355,6 +355,40 @@ static void sweep_counters_equal_work(void **state) {
   free(dir);
 }
 
+/* The sweep runs in bounded steps of 10 intents: a stop request between
+ * steps leaves the rest as pending; without one the pass takes its limit. */
+static void sweep_steps_and_stop(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  char *dir = tu_mkdtemp();
+  wenv e;
+  wenv_open(&e, f, dir);
+  wenv_abandon(&e, 1, 25);
+  adcp_worker_sweep_ctx sc = {1, e.l, NULL, 300000};
+  atomic_int stop = 1;
+  adcp_worker_pass pass = {1, 100, 0, &stop};
+  adcp_worker_report rep;
+  memset(&rep, 0, sizeof rep);
+  OK(adcp_worker_task_intent_sweep(&sc, &pass, &rep, &err));
+  assert_int_equal(adcp_worker_report_get(&rep, "swept"), 10);
+  assert_int_equal(adcp_worker_report_get(&rep, "objects_deleted"), 10);
+  assert_int_equal(adcp_worker_report_get(&rep, "pending"), 15);
+  assert_int_equal(wenv_count_files(e.root), 15);
+  atomic_store(&stop, 0);
+  memset(&rep, 0, sizeof rep);
+  OK(adcp_worker_task_intent_sweep(&sc, &pass, &rep, &err));
+  assert_int_equal(adcp_worker_report_get(&rep, "swept"), 15);
+  assert_int_equal(adcp_worker_report_get(&rep, "objects_deleted"), 15);
+  assert_int_equal(adcp_worker_report_get(&rep, "pending"), 0);
+  assert_int_equal(adcp_worker_report_get(&rep, "failed"), 0);
+  assert_int_equal(rep.count, 8);
+  assert_int_equal(wenv_count_files(e.root), 0);
+  assert_int_equal(wenv_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  wenv_close(&e);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void pruning_counters_equal_work(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
@@ -417,6 +451,7 @@ int main(void) {
       cmocka_unit_test(intervals),
       cmocka_unit_test(logs),
       BOTH(sweep_counters_equal_work),
+      BOTH(sweep_steps_and_stop),
       BOTH(pruning_counters_equal_work),
   };
   return cmocka_run_group_tests_name("worker (SQLite + PostgreSQL)", tests, NULL, NULL);
