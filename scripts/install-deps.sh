@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libssl-dev libpq-dev libsqlite3-dev libcurl4-openssl-dev libdeflate-dev libcmocka-dev
+      libmicrohttpd-dev
       postgresql nodejs python3
       ceph-mon ceph-osd radosgw curl openssl) # radosgw: the real S3 of the tests (scripts/radosgw.sh, which uses curl; ~32 s); openssl: the TLS test CA
 pkgs+=(zsh) # the generated zsh completion is syntax-checked (tests/install/manual.sh)

@@ -170,6 +170,10 @@ typedef struct adcp_feed_prune_result {
  * only ever forwards. No account lock. opts NULL = defaults. */
 int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
                     adcp_error *err);
+/* The same pass, rolled back: out->deleted is what adcp_feed_prune would
+ * delete now (maintain --dry-run); nothing changes. */
+int adcp_feed_prune_preview(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                            adcp_error *err);
 
 ADCP_END_DECLS
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "adcp/core.h"
+#include "adcp/log.h"
 
 ADCP_BEGIN_DECLS
 
@@ -67,6 +68,125 @@ typedef struct adcp_worker_task {
   int64_t interval_ms;   /* at most one run per interval */
   int64_t limit;         /* handed to the task as pass->limit */
 } adcp_worker_task;
+
+/* ---- the worker: registration, passes, the loop ---------------------------------- */
+
+typedef struct adcp_worker adcp_worker;
+
+typedef struct adcp_worker_options {
+  int version;             /* 1 */
+  const adcp_logger *log;  /* optional; borrowed, outlives the worker. One record per task run. */
+} adcp_worker_options;
+
+/* A new worker with no task. opts may be NULL. ADCP_ENOMEM. */
+int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_error *err);
+/* Frees the worker (never the tasks' contexts). NULL is a no-op. */
+void adcp_worker_free(adcp_worker *w);
+
+/* The one registration point: copies *task (its name too). Tasks run in
+ * registration order. INVALID_INPUT for a missing name or function, a name
+ * outside [a-z0-9_]{1,64}, a name registered twice, interval_ms < 1 or
+ * limit < 1. */
+int adcp_worker_register(adcp_worker *w, const adcp_worker_task *task, adcp_error *err);
+
+typedef enum adcp_worker_status {
+  ADCP_WORKER_SKIPPED = 1, /* not run this pass: not due yet, or stopping */
+  ADCP_WORKER_RAN = 2,     /* the task returned 0 (it may still count `failed` items) */
+  ADCP_WORKER_FAILED = 3,  /* the task returned a negative code: see code/error */
+} adcp_worker_status;
+
+const char *adcp_worker_status_name(adcp_worker_status s); /* "skipped" / "ran" / "failed" */
+
+/* One task's part of a pass. */
+typedef struct adcp_worker_task_result {
+  const char *name;          /* the registered name (worker-owned) */
+  adcp_worker_status status;
+  const char *skip_reason;   /* SKIPPED: "not_due" or "stopping"; else NULL */
+  int64_t duration_us;       /* wall time of the run (0 when skipped) */
+  int code;                  /* FAILED: the negative ADCP_E* code; else 0 */
+  char error[ADCP_ERROR_MESSAGE_MAX]; /* FAILED: the task's secret-free message */
+  adcp_worker_report report; /* everything the task reported, also when it failed */
+} adcp_worker_task_result;
+
+/* One pass: every registered task, in order. Owned by the worker, valid until
+ * the next pass or adcp_worker_free. */
+typedef struct adcp_worker_pass_result {
+  uint64_t pass;      /* 1, 2, … per worker */
+  int dry_run;
+  int stopped;        /* the stop flag cut the pass short (later tasks skipped) */
+  int64_t duration_us;
+  size_t ran, failed, skipped; /* tasks by status */
+  size_t count;
+  const adcp_worker_task_result *tasks;
+} adcp_worker_pass_result;
+
+enum {
+  ADCP_WORKER_PASS_DUE = 0, /* run only the tasks whose interval has elapsed (the first pass: all) */
+  ADCP_WORKER_PASS_ALL = 1, /* run every task now (maintain --once) */
+};
+
+/* Runs one pass: each chosen task once with its own limit, one after another;
+ * a task's failure is recorded and the next task still runs. When *stop is
+ * set (stop may be NULL) the running task finishes its bounded step and the
+ * remaining tasks are skipped ("stopping"). Returns 0 (task failures are in
+ * the result), INVALID_INPUT for a worker without tasks. */
+int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, int mode, int dry_run,
+                         const atomic_int *stop, adcp_error *err);
+
+/* Milliseconds until the next task is due (0 = one is due now). */
+int64_t adcp_worker_next_due_ms(const adcp_worker *w);
+
+/* Called after each pass that ran or failed at least one task. */
+typedef void (*adcp_worker_pass_fn)(void *ctx, const adcp_worker_pass_result *r);
+
+typedef struct adcp_worker_run_options {
+  int version;            /* 1 */
+  int dry_run;
+  const atomic_int *stop; /* required: the loop ends when it is set */
+  adcp_worker_pass_fn on_pass;
+  void *ctx;
+  int64_t poll_ms;        /* how often the stop flag is checked while idle; 0 = 100 */
+} adcp_worker_run_options;
+
+/* The loop: passes of due tasks until *stop is set, sleeping until the next
+ * task is due. Never stops on a task's failure. Returns 0 after a stop. */
+int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error *err);
+
+/* Prometheus text exposition (format 0.0.4) of every pass so far: passes, task
+ * runs by status, durations, cumulative and last values of every counter,
+ * errors by code. Safe to call from another thread while passes run (the
+ * metrics endpoint's thread). Appends to out; ADCP_ENOMEM. */
+int adcp_worker_metrics_text(adcp_buf *out, adcp_worker *w);
+
+/* ---- adapters for the ledger's and the feed's operations (tasks_ledger.c) ---------- */
+
+struct adcp_ledger;
+struct adcp_sql_conn;
+
+/* "intent_sweep": adcp_ledger_sweep_intents (spec 02 §8.6) with its own
+ * per-intent backoff. Counters: swept, objects_deleted, objects_kept, failed,
+ * held, stalled, pending, skipped_unconfigured; dry run: would_sweep instead
+ * of work (from adcp_ledger_list_intents). Sets the report's warning when
+ * skipped intents have been expired more than 10 sweep intervals. */
+typedef struct adcp_worker_sweep_ctx {
+  int version;                 /* 1 */
+  struct adcp_ledger *ledger;  /* borrowed; bindings configured by the host */
+  const char *account_id;      /* NULL = every account */
+  int64_t interval_ms;         /* the task's interval, for the staleness warning */
+} adcp_worker_sweep_ctx;
+int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
+
+/* "change_pruning": adcp_feed_prune (spec 03 §5). Counters: deleted, failed,
+ * pending (changes still eligible after the limit, at most one more limit's
+ * worth is counted); dry run: would_delete. */
+typedef struct adcp_worker_prune_ctx {
+  int version;                 /* 1 */
+  struct adcp_sql_conn *conn;  /* borrowed */
+  int64_t retention_days;      /* 0 = 30 */
+  int64_t hold_days;           /* 0 = 7 */
+} adcp_worker_prune_ctx;
+int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                    adcp_error *err);
 
 ADCP_END_DECLS
 #endif

@@ -32,6 +32,12 @@ typedef struct adcp_cli_globals {
   /* 1 for every command but init and an applying migrate: a missing SQLite
    * file is refused, never created (adcp_storage_options.must_exist). */
   int must_exist;
+  /* Logging (cli/log_sink.c): --log-level, --log-format, --verbose, --quiet
+   * (before the command), then $ADCP_LOG_LEVEL; `log` is the process logger
+   * (never NULL once main has set it up). */
+  const char *log_level, *log_format;
+  int verbose, quiet;
+  const struct adcp_logger *log;
 } adcp_cli_globals;
 
 /* Input caps (docs/cli.md "CLI limits"): anything read whole is bounded, and
@@ -80,11 +86,52 @@ int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_principal(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv);
 
+/* cmd_maintain.c: the maintenance worker (docs/worker.md). */
+int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv);
+/* 1 when `name` is a task maintain can register; *settings (may be NULL) gets
+ * its allowed "settings" keys (NULL-terminated). For config_worker.c. */
+int adcp_cli_maintain_task_known(const char *name, const char *const **settings);
+
+/* cli/log_sink.c: the process-level logger. Resolves the level and format
+ * from g and $ADCP_LOG_LEVEL and sets g->log; 0 or a usage error (exit 1). */
+int adcp_cli_log_setup(adcp_cli_globals *g);
+/* The lines of `adcp-ledger --help` that describe the logging options. */
+void adcp_cli_log_usage(FILE *f);
+
+/* cli/config_worker.c: the "worker" section of the configuration file. */
+typedef struct adcp_cli_worker_setting {
+  const char *key;
+  int64_t value;
+} adcp_cli_worker_setting;
+typedef struct adcp_cli_worker_task_cfg {
+  char *name;
+  int64_t interval_s, limit; /* 0 = not given */
+  int enabled;               /* -1 = not given, 0, 1 */
+  adcp_cli_worker_setting *settings;
+  size_t n_settings;
+} adcp_cli_worker_task_cfg;
+typedef struct adcp_cli_worker_config {
+  int64_t interval_s; /* 0 = not given */
+  adcp_cli_worker_task_cfg *tasks;
+  size_t n_tasks;
+} adcp_cli_worker_config;
+/* Parses node `worker` (0 = absent: *out stays NULL) of the configuration
+ * document; refusals name path:line:column. */
+int adcp_cli_config_worker_parse(adcp_cli_worker_config **out, const adcp_json_doc *d, uint32_t worker,
+                                 const char *path, const char *src, size_t len, adcp_error *err);
+void adcp_cli_config_worker_free(adcp_cli_worker_config *w);
+/* The task's section, or NULL. */
+const adcp_cli_worker_task_cfg *adcp_cli_worker_task(const adcp_cli_worker_config *w, const char *name);
+/* 1 with *value when the task's settings hold key. */
+int adcp_cli_worker_setting_get(const adcp_cli_worker_task_cfg *t, const char *key, int64_t *value);
+
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */
 typedef struct adcp_cli_config adcp_cli_config;
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_config_free(adcp_cli_config *c);
+/* The "worker" section (NULL when absent). */
+const adcp_cli_worker_config *adcp_cli_config_worker(const adcp_cli_config *c);
 adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
 /* The configuration file that applies (cli/config_path.c): --config, then
  * $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config (or

@@ -57,6 +57,7 @@ struct adcp_cli_config {
   adcp_ledger *l; /* the session's ledger, for binding states at selection time */
   int warned;     /* the "rows go to" note is printed once per process */
   int feed_off;   /* "change_feed": false (docs/feed.md) */
+  adcp_cli_worker_config *worker; /* "worker" (cli/config_worker.c) */
 };
 
 /* Parse state: the file's name and text, for file:line:column messages. */
@@ -169,8 +170,11 @@ void adcp_cli_config_free(adcp_cli_config *c) {
   for (size_t i = 0; i < c->n_strings; i++) free(c->strings[i]);
   free(c->strings);
   free(c->rules);
+  adcp_cli_config_worker_free(c->worker);
   free(c);
 }
+
+const adcp_cli_worker_config *adcp_cli_config_worker(const adcp_cli_config *c) { return c ? c->worker : NULL; }
 
 /* The directory `abs` names once symlinks and ".." are resolved; components
  * that do not exist yet (the probe may create them) are appended lexically. */
@@ -495,7 +499,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", NULL};
+                                    "change_feed", "worker", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -537,6 +541,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
     snprintf(what, sizeof what, "rules[%zu]", idx);
     rc = check_named(&p, c->rules[idx].binding, adcp_json_get(&d, r, "binding"), what);
   }
+  if (!rc) rc = adcp_cli_config_worker_parse(&c->worker, &d, adcp_json_get(&d, 0, "worker"), path, src, text.len, err);
   if (!rc && c->def)
     rc = check_named(&p, c->def, sdef ? adcp_json_get(&d, sel, "default") : adcp_json_get(&d, 0, "default"), "default");
   adcp_json_doc_free(&d);

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "adcp/log.h"
 
 #ifndef ADCP_LEDGER_VERSION
 #define ADCP_LEDGER_VERSION "unknown"
@@ -57,6 +60,8 @@ static const command_entry commands[] = {
     {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
      adcp_cli_subscription_state, 0},
     {"config", "validate the host configuration file and the bindings it names (config check [--probe])", adcp_cli_config_cmd, CMD_NO_DB},
+    {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
+     adcp_cli_maintain, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -70,8 +75,9 @@ static void usage(FILE *f) {
           "  --config FILE  host configuration: object bindings, deployment namespace, selection\n"
           "            rules (default: $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config\n"
           "            (~/.config/adcp-ledger/config), then /etc/adcp-ledger/config; docs/config.md)\n"
-          "  Global options may also follow the command; --opt=value equals --opt value.\n\n"
-          "commands:\n");
+          "  Global options may also follow the command; --opt=value equals --opt value.\n");
+  adcp_cli_log_usage(f); /* logging options (cli/log_sink.c) */
+  fprintf(f, "\ncommands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
           "\nRun 'adcp-ledger help COMMAND' (or 'adcp-ledger COMMAND --help') for a command's options.\n"
@@ -98,16 +104,21 @@ static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
-                                      "--probe", NULL};
+                                      "--probe", "--once", "--verbose", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;
 }
 
-static int is_global(const char *a) { return !strcmp(a, "--db") || !strcmp(a, "--config"); }
+static int is_global(const char *a) {
+  return !strcmp(a, "--db") || !strcmp(a, "--config") || !strcmp(a, "--log-level") || !strcmp(a, "--log-format");
+}
 
 static int set_global(adcp_cli_globals *g, const char *name, const char *value, const char *where) {
-  const char **slot = !strcmp(name, "--db") ? &g->db_url : &g->config_path;
+  const char **slot = !strcmp(name, "--db")          ? &g->db_url
+                      : !strcmp(name, "--config")    ? &g->config_path
+                      : !strcmp(name, "--log-level") ? &g->log_level
+                                                     : &g->log_format;
   if (*slot) {
     fprintf(stderr, "adcp-ledger%s%s: option %s given twice\n", where ? " " : "", where ? where : "", name);
     return -1;
@@ -132,6 +143,10 @@ static int normalize(adcp_cli_globals *g, int argc, char **argv, char **out, int
     if (a[0] == '-' && a[1] == '-' && a[2] && strchr(a, '=')) {
       char *eq = strchr(a, '=');
       *eq = 0, value = eq + 1;
+    }
+    if (!strcmp(a, "--verbose") && !value) { /* a global flag, also after the command */
+      g->verbose = 1;
+      continue;
     }
     if (a[0] == '-' && a[1] == '-' && a[2] && is_global(a)) {
       if (!value) {
@@ -193,6 +208,8 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--version") && !value) {
       return print_version(argc - i - 1, argv + i + 1);
+    } else if ((!strcmp(a, "--verbose") || !strcmp(a, "--quiet")) && !value) {
+      *(!strcmp(a, "--verbose") ? &g.verbose : &g.quiet) = 1;
     } else if (is_global(a) && (value || i + 1 < argc)) {
       if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
     } else {
@@ -249,6 +266,10 @@ int main(int argc, char **argv) {
     return ADCP_CLI_EXIT_USAGE;
   }
   g.read_only = (cmd->flags & CMD_READ_ONLY) != 0;
+  if (adcp_cli_log_setup(&g)) {
+    free(cargv);
+    return ADCP_CLI_EXIT_USAGE;
+  }
   /* --json and --help count only as options, never as the value of the option
    * before them (`show --account --json` names an account "--json"). JSONL
    * commands stream rows: a failure there is stderr and the exit code. */
@@ -282,7 +303,18 @@ int main(int argc, char **argv) {
   for (int k = 1; creates && !strcmp(cmd->name, "migrate") && k < nargc; k++)
     if (!strcmp(cargv[k], "--status") || !strcmp(cargv[k], "--dry-run")) creates = 0;
   g.must_exist = !creates;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  adcp_log_field lf[3] = {ADCP_LOG_STR("command", cmd->name), ADCP_LOG_STR("engine", "?"), ADCP_LOG_INT("exit", 0)};
+  adcp_sql_dialect dialect = adcp_sql_url_dialect(adcp_storage_resolve_url(g.db_url));
+  lf[1].text = (cmd->flags & CMD_NO_DB) ? "none" : dialect == ADCP_SQL_POSTGRES ? "postgres" : "sqlite";
+  adcp_log(g.log, ADCP_LOG_DEBUG, "cli.start", "", lf, 2); /* the engine only: never the URL */
   int rc = cmd->run(&g, nargc, cargv);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  lf[2].num = rc;
+  adcp_log_field all[4] = {lf[0], lf[1], lf[2],
+                           ADCP_LOG_INT("duration_ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000)};
+  adcp_log(g.log, ADCP_LOG_INFO, "cli.done", "", all, 4);
   free(cargv);
   return rc;
 }

@@ -37,8 +37,8 @@ static const char PRUNE_PG[] =
     "pruned_through_seq = GREATEST(a.pruned_through_seq, EXCLUDED.pruned_through_seq) RETURNING 1) "
     "SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM dep), (SELECT count(*) FROM acc)";
 
-int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
-                    adcp_error *err) {
+static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts, int dry_run,
+                 adcp_error *err) {
   memset(out, 0, sizeof *out);
   adcp_feed_prune_options o = {1, 0, 0, 0};
   if (opts) {
@@ -99,7 +99,21 @@ int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_fe
     if (!rc) out->deleted = (uint64_t)n;
   }
   if (!rc) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
+  if (!rc && dry_run) { /* the same statements, undone: the count is exact for this instant */
+    if (!(rc = adcp_sql_rollback(c, err))) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
+    return rc;
+  }
   if (!rc) return adcp_sql_commit(c, err);
   adcp_sql_rollback(c, NULL);
   return rc;
+}
+
+int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                    adcp_error *err) {
+  return prune(out, c, opts, 0, err);
+}
+
+int adcp_feed_prune_preview(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
+                            adcp_error *err) {
+  return prune(out, c, opts, 1, err);
 }

@@ -19,6 +19,9 @@
 
 #include "ledger/internal.h"
 
+/* How long a claimed intent is this sweeper's before another may retry it. */
+#define SWEEP_CLAIM_LEASE_S 600
+
 #define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 typedef struct cand {
@@ -81,17 +84,24 @@ static int claim(adcp_ledger *l, const cand *c, int *claimed, adcp_buf *objs, ad
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (rc) return rc;
   if ((rc = ledger_lock_account(l, c->account, err))) goto out;
-  adcp_sql_param p[3] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content)};
+  /* The claim also moves expires_at forward by SWEEP_CLAIM_LEASE_S: another
+   * sweeper (another worker on this database) cannot claim it again while
+   * this one resolves it; a sweeper that dies leaves it retried after that. */
+  char now[32], until[32];
+  if ((rc = adcp_sql_now(l->conn, now, err))) goto out;
+  ledger_instant_format(until, ledger_instant_us(now) + SWEEP_CLAIM_LEASE_S * 1000000LL);
+  adcp_sql_param p[4] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content),
+                         adcp_sql_text(until)};
   int64_t changed = 0;
   if ((rc = adcp_sql_exec_changes(&changed, l->conn,
                                   l->dialect == ADCP_SQL_POSTGRES
-                                      ? "UPDATE adcp_reporting_row_write_intents SET state = 'sweeping' WHERE "
-                                        "row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND "
-                                        "expires_at <= clock_timestamp()"
-                                      : "UPDATE adcp_reporting_row_write_intents SET state = 'sweeping' WHERE "
-                                        "row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND "
+                                      ? "UPDATE adcp_reporting_row_write_intents SET state = 'sweeping', expires_at = "
+                                        "$4::timestamptz WHERE row_binding_id = $1 AND row_set_id = $2 AND "
+                                        "content_sha256 = $3 AND expires_at <= clock_timestamp()"
+                                      : "UPDATE adcp_reporting_row_write_intents SET state = 'sweeping', expires_at = "
+                                        "$4 WHERE row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND "
                                         "expires_at <= adcp_now()",
-                                  p, 3, err)))
+                                  p, 4, err)))
     goto out;
   if (changed == 1) {
     adcp_sql_rows *r;
@@ -315,6 +325,23 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
     adcp_sql_rows_free(r);
     if (rc < 0) goto done;
     rc = 0;
+  }
+  /* More than the limit: count them all, so `pending` is the backlog (spec 03
+   * §8.2), not just "some". */
+  if (out->pending) {
+    adcp_buf_reset(&sql);
+    if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
+                              "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+                        now) ||
+        in_list(&sql, 2, nb, 0) || adcp_buf_cstr(&sql)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    char cnt[24];
+    int f = 0;
+    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nb + 1, err))) goto done;
+    uint64_t all = f ? strtoull(cnt, NULL, 10) : 0;
+    out->pending = all > nc ? all - nc : 0;
   }
   for (size_t i = 0; i < nc; i++) {
     cand *c = &cs[i];

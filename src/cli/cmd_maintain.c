@@ -1,0 +1,332 @@
+/* cli/cmd_maintain.c — `adcp-ledger maintain`: the maintenance worker
+ * (docs/worker.md). Builds the task list from task_defs[] below and the
+ * "worker" section of the configuration, then runs one pass (--once) or the
+ * loop until SIGTERM/SIGINT, printing each pass (one JSON line with --json)
+ * and optionally serving Prometheus metrics (--metrics-listen). */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/feed.h"
+#include "adcp/log.h"
+#include "adcp/worker.h"
+#include "cli/cli.h"
+#include "cli/metrics_http.h"
+
+/* What a task factory gets: the open session and the task's config section. */
+typedef struct maintain_env {
+  adcp_cli_session *x;
+  const adcp_cli_worker_task_cfg *cfg; /* NULL when the file has no section for it */
+  int64_t interval_ms;                 /* the task's resolved interval */
+} maintain_env;
+
+/* Builds the task's context (malloc'd; maintain frees it with free()). */
+typedef int (*maintain_make_fn)(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err);
+
+typedef struct maintain_def {
+  const char *name;
+  int enabled;                    /* by default (retention-type tasks: 0, opt-in) */
+  int64_t limit;                  /* default per-pass limit */
+  const char *const *settings;    /* allowed keys of worker.tasks.NAME.settings */
+  maintain_make_fn make;
+  const char *what;               /* one line for --help */
+} maintain_def;
+
+static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  *c = (adcp_worker_sweep_ctx){1, env->x->l, NULL, env->interval_ms};
+  *ctx = c, *fn = adcp_worker_task_intent_sweep;
+  return 0;
+}
+
+static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  adcp_worker_prune_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  *c = (adcp_worker_prune_ctx){1, adcp_storage_sql(env->x->s), 0, 0};
+  adcp_cli_worker_setting_get(env->cfg, "retention_days", &c->retention_days);
+  adcp_cli_worker_setting_get(env->cfg, "hold_days", &c->hold_days);
+  *ctx = c, *fn = adcp_worker_task_change_pruning;
+  return 0;
+}
+
+static const char *const prune_settings[] = {"retention_days", "hold_days", NULL};
+
+/* The registration list, in run order: one line per task. A task of another
+ * room adds its factory above and one line here (name, enabled by default,
+ * limit, settings keys, factory, help). */
+static const maintain_def task_defs[] = {
+    {"intent_sweep", 1, 100, NULL, make_sweep, "resolve abandoned object uploads (spec 02 §8.6)"},
+    {"change_pruning", 1, 10000, prune_settings, make_prune, "prune change-feed rows no live consumer needs (spec 03 §5)"},
+};
+#define N_DEFS (sizeof task_defs / sizeof task_defs[0])
+
+int adcp_cli_maintain_task_known(const char *name, const char *const **settings) {
+  for (size_t i = 0; i < N_DEFS; i++)
+    if (!strcmp(task_defs[i].name, name)) {
+      if (settings) *settings = task_defs[i].settings;
+      return 1;
+    }
+  return 0;
+}
+
+/* ---- test hooks (adcp-ledger-testhooks only) ------------------------------------------ */
+#ifdef ADCP_CLI_TEST_HOOKS
+/* A bounded step that takes ADCP_LEDGER_TEST_TASK_SLEEP_MS and ignores the
+ * stop flag while it runs (the SIGTERM test), or a task that fails after
+ * counting (ADCP_LEDGER_TEST_TASK_FAIL: the isolation test). */
+static int64_t g_test_sleep_ms;
+static int test_sleep(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
+  (void)ctx, (void)pass, (void)err;
+  fprintf(stderr, "test_sleep: started\n");
+  fflush(stderr);
+  struct timespec ts = {(time_t)(g_test_sleep_ms / 1000), (long)(g_test_sleep_ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts)) {
+  }
+  adcp_worker_report_add(out, "slept_ms", g_test_sleep_ms);
+  return 0;
+}
+static int test_fail(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
+  (void)ctx, (void)pass;
+  adcp_worker_report_add(out, "done", 3);
+  adcp_worker_report_add(out, "failed", 2);
+  return adcp_error_set(err, ADCP_ESTORAGE, "test_fail: the injected failure");
+}
+#endif
+
+/* ---- signals ------------------------------------------------------------------------- */
+
+static atomic_int g_stop; /* process state: set by SIGTERM/SIGINT */
+static void on_signal(int sig) {
+  (void)sig;
+  atomic_store(&g_stop, 1);
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+typedef struct out_ctx {
+  int json;
+  int exit_code; /* --once: the pass's exit status */
+  const adcp_logger *log;
+} out_ctx;
+
+/* Appends the "; "-separated list as a JSON array of strings. */
+static void json_list(adcp_buf *b, const char *s) {
+  adcp_buf_append_byte(b, '[');
+  for (int first = 1; s && *s; first = 0) {
+    const char *e = strstr(s, "; ");
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    char *part = strndup(s, n);
+    if (!first) adcp_buf_append_byte(b, ',');
+    adcp_cli_json_str(b, part ? part : "");
+    free(part);
+    s = e ? e + 2 : s + n;
+  }
+  adcp_buf_append_byte(b, ']');
+}
+
+static int pass_ok(const adcp_worker_pass_result *r) {
+  if (r->failed) return 0;
+  for (size_t i = 0; i < r->count; i++)
+    if (adcp_worker_report_get(&r->tasks[i].report, "failed")) return 0;
+  return 1;
+}
+
+static void print_pass(void *vctx, const adcp_worker_pass_result *r) {
+  out_ctx *o = vctx;
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int ok = pass_ok(r);
+  if (o->json) {
+    adcp_buf_printf(&b, "{\"ok\":%s,\"pass\":%" PRIu64 ",\"dry_run\":%s,\"stopped\":%s,\"duration_ms\":%.3f,\"tasks\":[",
+                    ok ? "true" : "false", r->pass, r->dry_run ? "true" : "false", r->stopped ? "true" : "false",
+                    (double)r->duration_us / 1000.0);
+    for (size_t i = 0; i < r->count; i++) {
+      const adcp_worker_task_result *t = &r->tasks[i];
+      adcp_buf_append_str(&b, i ? ",{\"name\":" : "{\"name\":");
+      adcp_cli_json_str(&b, t->name);
+      adcp_buf_printf(&b, ",\"status\":\"%s\",\"reason\":", adcp_worker_status_name(t->status));
+      adcp_cli_json_str(&b, t->skip_reason);
+      adcp_buf_printf(&b, ",\"duration_ms\":%.3f,\"counters\":{", (double)t->duration_us / 1000.0);
+      for (size_t k = 0; k < t->report.count; k++) {
+        if (k) adcp_buf_append_byte(&b, ',');
+        adcp_cli_json_str(&b, t->report.counters[k].name);
+        adcp_buf_printf(&b, ":%" PRId64, t->report.counters[k].value);
+      }
+      adcp_buf_append_str(&b, "},\"causes\":");
+      json_list(&b, t->report.causes);
+      adcp_buf_append_str(&b, ",\"warnings\":");
+      json_list(&b, t->report.warning);
+      adcp_buf_append_str(&b, ",\"error\":");
+      if (t->status == ADCP_WORKER_FAILED) {
+        adcp_buf_append_str(&b, "{\"code\":");
+        adcp_cli_json_str(&b, adcp_error_code_name(t->code));
+        adcp_buf_append_str(&b, ",\"message\":");
+        adcp_cli_json_str(&b, t->error);
+        adcp_buf_append_byte(&b, '}');
+      } else {
+        adcp_buf_append_str(&b, "null");
+      }
+      adcp_buf_append_byte(&b, '}');
+    }
+    adcp_buf_append_str(&b, "]}\n");
+  } else {
+    adcp_buf_printf(&b, "pass %" PRIu64 "%s:", r->pass, r->dry_run ? " (dry run)" : "");
+    for (size_t i = 0; i < r->count; i++) {
+      const adcp_worker_task_result *t = &r->tasks[i];
+      adcp_buf_printf(&b, "%s %s %s", i ? ";" : "", t->name, adcp_worker_status_name(t->status));
+      if (t->status == ADCP_WORKER_SKIPPED) {
+        adcp_buf_printf(&b, " (%s)", t->skip_reason ? t->skip_reason : "");
+        continue;
+      }
+      adcp_buf_printf(&b, " %.0f ms", (double)t->duration_us / 1000.0);
+      for (size_t k = 0; k < t->report.count; k++)
+        adcp_buf_printf(&b, "%s%s %" PRId64, k ? ", " : " (", t->report.counters[k].name, t->report.counters[k].value);
+      if (t->report.count) adcp_buf_append_byte(&b, ')');
+    }
+    adcp_buf_append_byte(&b, '\n');
+  }
+  fwrite(b.data, 1, b.len, stdout);
+  fflush(stdout);
+  adcp_buf_free(&b);
+  /* Failures and warnings reach stderr through the logger (worker.task at
+   * error, worker.warning at warn: shown at the default level). */
+  adcp_log_field f[5] = {ADCP_LOG_INT("pass", (int64_t)r->pass), ADCP_LOG_INT("ran", (int64_t)r->ran),
+                         ADCP_LOG_INT("failed", (int64_t)r->failed), ADCP_LOG_INT("skipped", (int64_t)r->skipped),
+                         ADCP_LOG_INT("duration_ms", r->duration_us / 1000)};
+  adcp_log(o->log, ok ? ADCP_LOG_INFO : ADCP_LOG_WARN, "worker.pass", ok ? "pass done" : "pass had failures", f, 5);
+  if (!ok && !o->exit_code) {
+    o->exit_code = ADCP_CLI_EXIT_STORAGE; /* items failed: they back off and are retried */
+    for (size_t i = 0; i < r->count; i++)
+      if (r->tasks[i].status == ADCP_WORKER_FAILED) {
+        o->exit_code = adcp_cli_exit_for(r->tasks[i].code);
+        break;
+      }
+  }
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: adcp-ledger [--db URL] [--config FILE] maintain [--once] [--interval S] [--dry-run] [--json]\n"
+          "                   [--metrics-listen IPV4:PORT]\n\n"
+          "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
+          "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
+          "One task's failure never stops another task or the loop. Tasks, in order:\n");
+  for (size_t i = 0; i < N_DEFS; i++)
+    fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", task_defs[i].name, task_defs[i].what, task_defs[i].limit,
+            task_defs[i].enabled ? "" : "; off unless enabled");
+  fprintf(f,
+          "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
+          "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n\n"
+          "  --once        one pass of every enabled task, then exit\n"
+          "  --interval S  default task interval in seconds (1-604800)\n"
+          "  --dry-run     report what a pass would do (would_sweep, would_delete); change nothing\n"
+          "  --json        one JSON line per pass {ok, pass, dry_run, stopped, duration_ms, tasks:[{name,\n"
+          "                status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]};\n"
+          "                with --once exactly one JSON document\n"
+          "  --metrics-listen IPV4:PORT  serve Prometheus text at http://IPV4:PORT/metrics (port 0: any free\n"
+          "                port, printed on stderr)\n\n"
+          "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
+          "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
+          "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
+          "             or the failed task's code's status; 1 usage; 4 database or configuration problem.\n");
+}
+
+int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
+  const char *cmd = "maintain";
+  int once = 0, dry = 0, json = 0;
+  const char *interval_s = NULL, *listen = NULL;
+  for (int i = 1; i < argc; i++)
+    if (adcp_cli_is_help(argv[i])) return help(stdout), 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--once")) once = 1;
+    else if (!strcmp(a, "--dry-run")) dry = 1;
+    else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--interval") || !strcmp(a, "--metrics-listen")) {
+      if (i + 1 >= argc) return adcp_cli_usage_error(cmd, "%s needs a value", a);
+      *(!strcmp(a, "--interval") ? &interval_s : &listen) = argv[++i];
+    } else {
+      return adcp_cli_usage_error(cmd, "unknown option or argument '%s'", a);
+    }
+  }
+  if (json) adcp_cli_set_json_errors(1);
+  uint64_t interval = 0;
+  if (interval_s && (adcp_cli_parse_u64(&interval, interval_s) || interval < 1 || interval > 604800))
+    return adcp_cli_usage_error(cmd, "--interval must be 1-604800 seconds, not '%s'", interval_s);
+  adcp_error err = {0};
+  adcp_cli_session x;
+  if (adcp_cli_session_open(&x, g, &err)) return adcp_cli_fail(cmd, &err);
+  const adcp_cli_worker_config *wc = adcp_cli_config_worker(x.cfg);
+  if (!interval) interval = wc && wc->interval_s ? (uint64_t)wc->interval_s : 300;
+  adcp_worker *w = NULL;
+  adcp_worker_options wo = {1, g->log};
+  void *ctxs[N_DEFS + 2] = {0};
+  size_t n_ctx = 0, n_tasks = 0;
+  int rc = adcp_worker_new(&w, &wo, &err);
+#ifdef ADCP_CLI_TEST_HOOKS
+  const char *ts = getenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS");
+  if (!rc && ts && *ts) {
+    g_test_sleep_ms = strtoll(ts, NULL, 10);
+    adcp_worker_task t = {1, "test_sleep", test_sleep, NULL, (int64_t)interval * 1000, 1};
+    rc = adcp_worker_register(w, &t, &err), n_tasks++;
+  }
+  if (!rc && getenv("ADCP_LEDGER_TEST_TASK_FAIL")) {
+    adcp_worker_task t = {1, "test_fail", test_fail, NULL, (int64_t)interval * 1000, 1};
+    rc = adcp_worker_register(w, &t, &err), n_tasks++;
+  }
+#endif
+  for (size_t i = 0; !rc && i < N_DEFS; i++) {
+    const maintain_def *d = &task_defs[i];
+    const adcp_cli_worker_task_cfg *tc = adcp_cli_worker_task(wc, d->name);
+    int enabled = tc && tc->enabled >= 0 ? tc->enabled : d->enabled;
+    if (!enabled) continue;
+    maintain_env env = {&x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
+    adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : d->limit};
+    rc = d->make(&t.ctx, &t.run, &env, &err);
+    if (!rc) ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
+  }
+  if (!rc && !n_tasks) rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "every task is disabled in the configuration");
+  adcp_cli_metrics *m = NULL;
+  if (!rc && listen && !(rc = adcp_cli_metrics_start(&m, listen, w, &err)))
+    fprintf(stderr, "adcp-ledger maintain: metrics on http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
+            listen, (unsigned)adcp_cli_metrics_port(m));
+  out_ctx o = {json, 0, g->log};
+  int code = 0;
+  if (!rc) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: an idle sleep wakes up */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    adcp_log_field f[3] = {ADCP_LOG_INT("tasks", (int64_t)n_tasks), ADCP_LOG_INT("interval_s", (int64_t)interval),
+                           ADCP_LOG_INT("once", once)};
+    adcp_log(g->log, ADCP_LOG_INFO, "worker.start", "maintenance worker started", f, 3);
+    if (once) {
+      const adcp_worker_pass_result *r = NULL;
+      rc = adcp_worker_run_pass(&r, w, ADCP_WORKER_PASS_ALL, dry, &g_stop, &err);
+      if (!rc) print_pass(&o, r), code = o.exit_code;
+    } else {
+      adcp_worker_run_options ro = {1, dry, &g_stop, print_pass, &o, 100};
+      rc = adcp_worker_run(w, &ro, &err);
+      code = 0; /* the loop only ends on a signal: a clean stop */
+    }
+    if (json && !rc) adcp_cli_json_printed();
+    adcp_log(g->log, ADCP_LOG_INFO, "worker.stop", atomic_load(&g_stop) ? "stopped by a signal" : "done", NULL, 0);
+  }
+  adcp_cli_metrics_stop(m);
+  adcp_worker_free(w);
+  for (size_t i = 0; i < n_ctx; i++) free(ctxs[i]);
+  adcp_cli_session_close(&x);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
+  return code;
+}

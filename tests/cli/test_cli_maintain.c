@@ -1,0 +1,661 @@
+/* tests/cli/test_cli_maintain.c — `adcp-ledger maintain` and the global
+ * logging options of the real binary, on SQLite and PostgreSQL: --help and a
+ * test per refusal (options, the "worker" configuration section with
+ * file:line:column, log options); --once --json printing exactly one
+ * document with every counter (zeros included); --dry-run changing nothing;
+ * two concurrent `maintain --once` over the same intents whose counters sum
+ * to the work with nothing done twice; SIGTERM in the middle of a step
+ * (exit 0 after the step) and SIGINT while idle; a failing task that stops
+ * neither the other tasks nor the loop; the metrics endpoint scraped with
+ * curl during a run; log level filtering; and no password, raw account ID or
+ * row value in the logs of commit/read/maintain. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/json.h"
+#include "worker/worker_fixture.h"
+
+typedef struct cenv {
+  const fixture *f;
+  char *dir;
+  char cfg[900], url[700];
+  adcp_buf out, err;
+} cenv;
+
+static void cenv_open(cenv *e, const fixture *f) {
+  memset(e, 0, sizeof *e);
+  e->f = f;
+  e->dir = tu_mkdtemp();
+  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
+  snprintf(e->url, sizeof e->url, "%s", f->url);
+  adcp_buf_init(&e->out);
+  adcp_buf_init(&e->err);
+  adcp_storage_close(open_migrated(f));
+}
+
+static void cenv_close(cenv *e) {
+  adcp_buf_free(&e->out);
+  adcp_buf_free(&e->err);
+  tu_rmtree(e->dir);
+  free(e->dir);
+}
+
+static void write_cfg(cenv *e, const char *extra) {
+  char text[3000];
+  wenv_config(text, sizeof text, e->dir, extra);
+  tu_write_file(e->cfg, text, strlen(text));
+}
+
+
+static int run(cenv *e, const char *args) {
+  char full[6000];
+  snprintf(full, sizeof full, "--db '%s' --config '%s' %s", e->url, e->cfg, args);
+  return tu_cli(e->dir, full, NULL, &e->out, &e->err);
+}
+
+#define EXPECT(e, args, code)                                                                                   \
+  do {                                                                                                         \
+    int st_ = run((e), (args));                                                                                \
+    if (st_ != (code))                                                                                         \
+      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code),                        \
+               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : "");        \
+  } while (0)
+
+#define HAS(buf, text)                                                                                         \
+  do {                                                                                                         \
+    if (!(buf).data || !strstr((char *)(buf).data, (text)))                                                    \
+      fail_msg("output lacks \"%s\": %s", (text), (buf).data ? (char *)(buf).data : "");                       \
+  } while (0)
+
+#define LACKS(buf, text)                                                                                       \
+  do {                                                                                                         \
+    if ((buf).data && strstr((char *)(buf).data, (text)))                                                      \
+      fail_msg("output holds \"%s\": %s", (text), (char *)(buf).data);                                         \
+  } while (0)
+
+static void one_json(const adcp_buf *b, adcp_json_doc *d) {
+  adcp_error err = {0};
+  assert_non_null(b->data);
+  if (adcp_json_parse(d, (const char *)b->data, b->len, NULL, &err))
+    fail_msg("not exactly one JSON document (%s): %s", err.message, (char *)b->data);
+}
+
+/* tasks[i] of a pass document, by name (0 when absent). */
+static uint32_t task_node(adcp_json_doc *d, const char *name) {
+  uint32_t ts = adcp_json_get(d, 0, "tasks");
+  assert_true(ts != 0);
+  for (uint32_t t = adcp_json_first(d, ts); t; t = adcp_json_next(d, ts, t))
+    if (adcp_json_str_eq(d, adcp_json_get(d, t, "name"), name)) return t;
+  return 0;
+}
+
+static int64_t counter(adcp_json_doc *d, const char *task, const char *name) {
+  uint32_t t = task_node(d, task);
+  if (!t) fail_msg("no task %s", task);
+  uint32_t v = adcp_json_get(d, adcp_json_get(d, t, "counters"), name);
+  if (!v) fail_msg("task %s lacks counter %s", task, name);
+  adcp_error err = {0};
+  uint64_t x;
+  OK(adcp_json_get_u64(&x, d, v, &err));
+  return (int64_t)x;
+}
+
+static int status_is(adcp_json_doc *d, const char *task, const char *status) {
+  uint32_t t = task_node(d, task);
+  return t && adcp_json_str_eq(d, adcp_json_get(d, t, "status"), status);
+}
+
+/* ---- background runs --------------------------------------------------------------- */
+
+typedef struct bg {
+  pid_t pid;
+  char out[900], err[900];
+} bg;
+
+static void bg_start(bg *b, cenv *e, const char *bin, const char *args, int n) {
+  snprintf(b->out, sizeof b->out, "%s/bg%d.out", e->dir, n);
+  snprintf(b->err, sizeof b->err, "%s/bg%d.err", e->dir, n);
+  char cmd[6000];
+  snprintf(cmd, sizeof cmd, "exec '%s' --db '%s' --config '%s' %s >'%s' 2>'%s'", bin, e->url, e->cfg, args, b->out,
+           b->err);
+  b->pid = fork();
+  if (b->pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  assert_true(b->pid > 0);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return strdup("");
+  adcp_buf b;
+  adcp_buf_init(&b);
+  char tmp[4096];
+  size_t n;
+  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) adcp_buf_append(&b, tmp, n);
+  fclose(f);
+  adcp_buf_cstr(&b);
+  char *s = strdup(b.data ? (char *)b.data : "");
+  adcp_buf_free(&b);
+  return s;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until path holds text (at least `times` occurrences); fails after 20 s. */
+static void wait_for(const char *path, const char *text, int times) {
+  int64_t end = now_ms() + 20000;
+  for (;;) {
+    char *s = slurp(path);
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, text)); p += strlen(text)) n++;
+    free(s);
+    if (n >= times) return;
+    if (now_ms() > end) {
+      char *all = slurp(path);
+      fail_msg("timed out waiting for \"%s\" in %s: %s", text, path, all);
+    }
+    usleep(20000);
+  }
+}
+
+/* Exit status of b, failing after 30 s (a hung worker is a failure). */
+static int bg_wait(bg *b) {
+  int64_t end = now_ms() + 30000;
+  int st = 0;
+  for (;;) {
+    pid_t r = waitpid(b->pid, &st, WNOHANG);
+    if (r == b->pid) break;
+    if (now_ms() > end) {
+      kill(b->pid, SIGKILL);
+      waitpid(b->pid, &st, 0);
+      fail_msg("maintain did not exit in time");
+    }
+    usleep(20000);
+  }
+  if (!WIFEXITED(st)) fail_msg("maintain died by signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+  return WEXITSTATUS(st);
+}
+
+/* ---- help and refusals -------------------------------------------------------------- */
+
+static void help_and_refusals(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, NULL);
+  EXPECT(&e, "maintain --help", 0);
+  HAS(e.out, "usage: adcp-ledger");
+  HAS(e.out, "intent_sweep");
+  HAS(e.out, "change_pruning");
+  HAS(e.out, "--metrics-listen");
+  EXPECT(&e, "help maintain", 0);
+  HAS(e.out, "--dry-run");
+  EXPECT(&e, "--help", 0);
+  HAS(e.out, "maintain");
+  HAS(e.out, "--log-format");
+  static const struct {
+    const char *args, *msg;
+  } bad[] = {
+      {"maintain --interval 0", "--interval must be"},
+      {"maintain --interval 604801", "--interval must be"},
+      {"maintain --interval x", "--interval must be"},
+      {"maintain --interval -5", "--interval must be"},
+      {"maintain --interval", "needs a value"},
+      {"maintain --once --once", "given more than once"},
+      {"maintain --bogus", "unknown option"},
+      {"maintain extra", "unknown option or argument"},
+      {"maintain --once=1", "takes no value"},
+      {"maintain --metrics-listen", "needs a value"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    EXPECT(&e, bad[i].args, 1);
+    HAS(e.err, bad[i].msg);
+  }
+  /* bad listen addresses: INVALID_INPUT (exit 2), one JSON document with --json */
+  EXPECT(&e, "maintain --once --metrics-listen localhost:80", 2);
+  HAS(e.err, "numeric IPv4");
+  EXPECT(&e, "maintain --once --metrics-listen 127.0.0.1:70000", 2);
+  HAS(e.err, "IPV4:PORT");
+  EXPECT(&e, "maintain --once --json --metrics-listen nope", 2);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_FALSE);
+  adcp_json_doc_free(&d);
+  /* the "worker" section: unknown keys, names and types refused with file:line:column */
+  static const struct {
+    const char *extra, *msg;
+  } cfg[] = {
+      {"\"worker\":{\"intervall\":5}", "unknown key \"intervall\" in worker"},
+      {"\"worker\":[]", "config.worker must be an object"},
+      {"\"worker\":{\"interval_s\":0}", "worker.interval_s must be an integer from 1"},
+      {"\"worker\":{\"tasks\":{\"nope\":{}}}", "no task \"nope\""},
+      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"limit\":\"5\"}}}", "worker.tasks.intent_sweep.limit must be"},
+      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":1}}}", "enabled must be true or false"},
+      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"every\":1}}}", "unknown key \"every\" in worker.tasks.intent_sweep"},
+      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"settings\":{\"x\":1}}}}", "unknown key \"x\" in worker.tasks.intent_sweep.settings"},
+      {"\"worker\":{\"tasks\":{\"change_pruning\":{\"settings\":{\"retention_days\":-1}}}}", "retention_days must be"},
+  };
+  for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+    write_cfg(&e, cfg[i].extra);
+    EXPECT(&e, "maintain --once", 2);
+    HAS(e.err, cfg[i].msg);
+    HAS(e.err, "cfg.json:1:");
+  }
+  write_cfg(&e, "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false}}}");
+  EXPECT(&e, "maintain --once", 2);
+  HAS(e.err, "every task is disabled");
+  /* an unknown key is refused for every command, not only maintain */
+  write_cfg(&e, "\"worker\":{\"bogus\":1}");
+  EXPECT(&e, "list --account a", 2);
+  HAS(e.err, "unknown key \"bogus\"");
+  /* a missing SQLite file is refused, never created */
+  write_cfg(&e, NULL);
+  char missing[900], saved[700];
+  snprintf(missing, sizeof missing, "%s/missing.db", e.dir);
+  snprintf(saved, sizeof saved, "%s", e.url);
+  snprintf(e.url, sizeof e.url, "sqlite:%.600s", missing);
+  EXPECT(&e, "maintain --once", 4);
+  assert_int_equal(access(missing, F_OK), -1);
+  snprintf(e.url, sizeof e.url, "%s", saved);
+  /* log options */
+  EXPECT(&e, "--log-format xml maintain --once", 1);
+  HAS(e.err, "--log-format must be text or json");
+  EXPECT(&e, "--log-level loud maintain --once", 1);
+  HAS(e.err, "log level must be");
+  EXPECT(&e, "--verbose --quiet maintain --once", 1);
+  HAS(e.err, "exclude each other");
+  setenv("ADCP_LOG_LEVEL", "shouty", 1);
+  EXPECT(&e, "maintain --once", 1);
+  HAS(e.err, "ADCP_LOG_LEVEL");
+  unsetenv("ADCP_LOG_LEVEL");
+  cenv_close(&e);
+}
+
+/* ---- one pass ----------------------------------------------------------------------- */
+
+static void once_json_every_counter(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, NULL);
+  EXPECT(&e, "maintain --once --json", 0);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_TRUE);
+  assert_true(status_is(&d, "intent_sweep", "ran"));
+  assert_true(status_is(&d, "change_pruning", "ran"));
+  static const char *const sweep[] = {"swept", "objects_deleted", "objects_kept", "failed", "held", "stalled", "pending",
+                                      "skipped_unconfigured"};
+  for (size_t i = 0; i < 8; i++) assert_int_equal(counter(&d, "intent_sweep", sweep[i]), 0);
+  assert_int_equal(counter(&d, "change_pruning", "deleted"), 0);
+  assert_int_equal(counter(&d, "change_pruning", "failed"), 0);
+  assert_int_equal(counter(&d, "change_pruning", "pending"), 0);
+  uint32_t t = task_node(&d, "intent_sweep");
+  assert_true(adcp_json_get(&d, t, "duration_ms") && adcp_json_get(&d, t, "causes") && adcp_json_get(&d, t, "warnings"));
+  adcp_json_doc_free(&d);
+  /* the readable line */
+  EXPECT(&e, "maintain --once", 0);
+  HAS(e.out, "pass 1: intent_sweep ran");
+  HAS(e.out, "skipped_unconfigured 0");
+  HAS(e.out, "change_pruning ran");
+  /* per-task limits and enablement from the configuration */
+  write_cfg(&e, "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"enabled\":false},"
+                "\"intent_sweep\":{\"limit\":7,\"interval_s\":5}}}");
+  EXPECT(&e, "maintain --once --json", 0);
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_true(task_node(&d, "intent_sweep") != 0);
+  assert_int_equal(task_node(&d, "change_pruning"), 0);
+  adcp_json_doc_free(&d);
+  cenv_close(&e);
+}
+
+static void dry_run_changes_nothing(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  wenv w;
+  wenv_open(&w, f, e.dir);
+  wenv_abandon_unconfigured(&w, e.dir);
+  wenv_abandon(&w, 1, 4);
+  write_cfg(&e, NULL);
+  assert_int_equal(wenv_count_files(w.root), 4);
+  EXPECT(&e, "maintain --once --dry-run --json", 0);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "dry_run"))->type == ADCP_JSON_TRUE);
+  assert_int_equal(counter(&d, "intent_sweep", "would_sweep"), 4);
+  assert_int_equal(counter(&d, "intent_sweep", "swept"), 0);
+  assert_int_equal(counter(&d, "intent_sweep", "skipped_unconfigured"), 1);
+  assert_int_equal(counter(&d, "change_pruning", "would_delete"), 0);
+  adcp_json_doc_free(&d);
+  assert_int_equal(wenv_count_files(w.root), 4);
+  assert_int_equal(wenv_scalar(w.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 5);
+  /* the real pass: the work, and the staleness warning for the skipped one */
+  EXPECT(&e, "maintain --once --json", 0);
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_int_equal(counter(&d, "intent_sweep", "swept"), 4);
+  assert_int_equal(counter(&d, "intent_sweep", "objects_deleted"), 4);
+  assert_int_equal(counter(&d, "intent_sweep", "skipped_unconfigured"), 1);
+  uint32_t warn = adcp_json_get(&d, task_node(&d, "intent_sweep"), "warnings");
+  assert_int_equal(adcp_json_at(&d, warn)->count, 1);
+  adcp_json_doc_free(&d);
+  HAS(e.err, "WARN  worker.warning: 1 intents of bindings not configured here");
+  HAS(e.err, "task=intent_sweep");
+  assert_int_equal(wenv_count_files(w.root), 0);
+  assert_int_equal(wenv_scalar(w.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 1);
+  wenv_close(&w);
+  cenv_close(&e);
+}
+
+/* ---- cooperation -------------------------------------------------------------------- */
+
+static void two_workers_share_the_work(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  wenv w;
+  wenv_open(&w, f, e.dir);
+  const int n = 40;
+  wenv_abandon(&w, 1, n);
+  write_cfg(&e, "\"worker\":{\"tasks\":{\"intent_sweep\":{\"limit\":1000}}}");
+  bg a, b;
+  bg_start(&a, &e, ADCP_CLI_PATH, "maintain --once --json", 1);
+  bg_start(&b, &e, ADCP_CLI_PATH, "maintain --once --json", 2);
+  int sa = bg_wait(&a), sb = bg_wait(&b);
+  char *oa = slurp(a.out), *ob = slurp(b.out);
+  if (sa || sb) {
+    char *ea = slurp(a.err), *eb = slurp(b.err);
+    fail_msg("exit %d/%d\n%s\n%s\n%s\n%s", sa, sb, oa, ea, ob, eb);
+  }
+  adcp_json_doc da, db;
+  adcp_json_doc_init(&da);
+  adcp_json_doc_init(&db);
+  adcp_buf ba = {(uint8_t *)oa, strlen(oa), strlen(oa) + 1}, bb = {(uint8_t *)ob, strlen(ob), strlen(ob) + 1};
+  one_json(&ba, &da);
+  one_json(&bb, &db);
+  assert_int_equal(counter(&da, "intent_sweep", "swept") + counter(&db, "intent_sweep", "swept"), n);
+  assert_int_equal(counter(&da, "intent_sweep", "objects_deleted") + counter(&db, "intent_sweep", "objects_deleted"), n);
+  assert_int_equal(counter(&da, "intent_sweep", "failed") + counter(&db, "intent_sweep", "failed"), 0);
+  assert_int_equal(counter(&da, "intent_sweep", "objects_kept") + counter(&db, "intent_sweep", "objects_kept"), 0);
+  assert_int_equal(wenv_count_files(w.root), 0);
+  assert_int_equal(wenv_scalar(w.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  adcp_json_doc_free(&da);
+  adcp_json_doc_free(&db);
+  free(oa), free(ob);
+  wenv_close(&w);
+  cenv_close(&e);
+}
+
+/* ---- signals and failures ----------------------------------------------------------- */
+
+static void sigterm_mid_step(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, NULL);
+  setenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS", "1500", 1);
+  bg b;
+  bg_start(&b, &e, ADCP_CLI_TESTHOOKS_PATH, "maintain --json", 1);
+  unsetenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS");
+  wait_for(b.err, "test_sleep: started", 1);
+  int64_t t0 = now_ms();
+  kill(b.pid, SIGTERM);
+  assert_int_equal(bg_wait(&b), 0);
+  assert_true(now_ms() - t0 >= 1000); /* the step ran to its end */
+  char *out = slurp(b.out);
+  adcp_buf ob = {(uint8_t *)out, strlen(out), strlen(out) + 1};
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&ob, &d); /* exactly one pass line */
+  assert_true(status_is(&d, "test_sleep", "ran"));
+  assert_int_equal(counter(&d, "test_sleep", "slept_ms"), 1500);
+  assert_true(status_is(&d, "intent_sweep", "skipped"));
+  assert_true(adcp_json_str_eq(&d, adcp_json_get(&d, task_node(&d, "intent_sweep"), "reason"), "stopping"));
+  assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "stopped"))->type == ADCP_JSON_TRUE);
+  adcp_json_doc_free(&d);
+  free(out);
+  /* SIGINT while idle between passes: a prompt exit 0 */
+  bg_start(&b, &e, ADCP_CLI_PATH, "maintain --interval 3600", 2);
+  wait_for(b.out, "pass 1:", 1);
+  t0 = now_ms();
+  kill(b.pid, SIGINT);
+  assert_int_equal(bg_wait(&b), 0);
+  assert_true(now_ms() - t0 < 5000);
+  cenv_close(&e);
+}
+
+static void failing_task_isolated(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, NULL);
+  setenv("ADCP_LEDGER_TEST_TASK_FAIL", "1", 1);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' maintain --once --json", ADCP_CLI_TESTHOOKS_PATH, e.url, e.cfg);
+  int st = tu_run(cmd, NULL, 0, &e.out);
+  assert_int_equal(st, 4);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d);
+  assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_FALSE);
+  assert_true(status_is(&d, "test_fail", "failed"));
+  assert_int_equal(counter(&d, "test_fail", "done"), 3); /* counters kept, not only "failed" */
+  assert_int_equal(counter(&d, "test_fail", "failed"), 2);
+  uint32_t er = adcp_json_get(&d, task_node(&d, "test_fail"), "error");
+  assert_true(adcp_json_str_eq(&d, adcp_json_get(&d, er, "code"), "STORAGE_ERROR"));
+  assert_true(status_is(&d, "intent_sweep", "ran"));
+  assert_true(status_is(&d, "change_pruning", "ran"));
+  adcp_json_doc_free(&d);
+  /* the loop goes on after failures */
+  bg b;
+  bg_start(&b, &e, ADCP_CLI_TESTHOOKS_PATH, "maintain --interval 1 --json", 1);
+  wait_for(b.out, "\"name\":\"test_fail\",\"status\":\"failed\"", 2);
+  kill(b.pid, SIGTERM);
+  assert_int_equal(bg_wait(&b), 0);
+  char *ee = slurp(b.err);
+  assert_non_null(strstr(ee, "ERROR worker.task: test_fail: the injected failure task=test_fail status=failed"));
+  free(ee);
+  unsetenv("ADCP_LEDGER_TEST_TASK_FAIL");
+  cenv_close(&e);
+}
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+static int port_of(const char *errpath) {
+  wait_for(errpath, "/metrics", 1);
+  char *s = slurp(errpath);
+  const char *p = strstr(s, "http://127.0.0.1:");
+  int port = p ? atoi(p + strlen("http://127.0.0.1:")) : 0;
+  free(s);
+  assert_true(port > 0);
+  return port;
+}
+
+static void scrape(adcp_buf *out, int port, const char *path, int *http_code) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "curl -s -w '\\nHTTP %%{http_code}\\n' http://127.0.0.1:%d%s", port, path);
+  adcp_buf_reset(out);
+  assert_int_equal(tu_run(cmd, NULL, 0, out), 0);
+  adcp_buf_cstr(out);
+  const char *h = strstr((char *)out->data, "\nHTTP ");
+  *http_code = h ? atoi(h + 6) : 0;
+}
+
+static void metrics_scraped(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  wenv w;
+  wenv_open(&w, f, e.dir);
+  wenv_abandon(&w, 1, 3);
+  write_cfg(&e, NULL);
+  bg b;
+  bg_start(&b, &e, ADCP_CLI_PATH, "maintain --interval 1 --json --metrics-listen 127.0.0.1:0", 1);
+  int port = port_of(b.err);
+  wait_for(b.out, "\"pass\":2", 1);
+  adcp_buf m;
+  adcp_buf_init(&m);
+  int code = 0;
+  scrape(&m, port, "/metrics", &code);
+  assert_int_equal(code, 200);
+  HAS(m, "adcp_maintain_up 1\n");
+  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"swept\"} 3\n");
+  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"objects_deleted\"} 3\n");
+  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"skipped_unconfigured\"} 0\n");
+  HAS(m, "adcp_worker_task_items_total{task=\"change_pruning\",counter=\"deleted\"} 0\n");
+  HAS(m, "adcp_worker_task_runs_total{task=\"intent_sweep\",status=\"failed\"} 0\n");
+  HAS(m, "# TYPE adcp_worker_passes_total counter\n");
+  HAS(m, "adcp_worker_task_duration_seconds_count{task=\"change_pruning\"}");
+  scrape(&m, port, "/other", &code);
+  assert_int_equal(code, 404);
+  /* the port is taken: a second worker is refused before doing anything */
+  char args[200];
+  snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:%d", port);
+  EXPECT(&e, args, 1);
+  HAS(e.err, "cannot listen on 127.0.0.1:");
+  LACKS(e.out, "pass 1");
+  kill(b.pid, SIGTERM);
+  assert_int_equal(bg_wait(&b), 0);
+  /* during a --once run (its first step takes a while) */
+  setenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS", "1500", 1);
+  bg_start(&b, &e, ADCP_CLI_TESTHOOKS_PATH, "maintain --once --metrics-listen 127.0.0.1:0", 2);
+  unsetenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS");
+  port = port_of(b.err);
+  wait_for(b.err, "test_sleep: started", 1);
+  scrape(&m, port, "/metrics", &code);
+  assert_int_equal(code, 200);
+  HAS(m, "adcp_maintain_up 1\n");
+  HAS(m, "adcp_worker_passes_total 0\n");
+  assert_int_equal(bg_wait(&b), 0);
+  adcp_buf_free(&m);
+  wenv_close(&w);
+  cenv_close(&e);
+}
+
+/* ---- logging ------------------------------------------------------------------------- */
+
+static void log_levels(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, NULL);
+  EXPECT(&e, "maintain --once", 0);
+  LACKS(e.err, "INFO");
+  EXPECT(&e, "--verbose maintain --once", 0);
+  HAS(e.err, "INFO  worker.task: task=intent_sweep status=ran");
+  HAS(e.err, "INFO  worker.pass: pass done");
+  HAS(e.err, "INFO  cli.done: command=maintain");
+  LACKS(e.err, "DEBUG");
+  EXPECT(&e, "maintain --once --verbose", 0); /* also after the command */
+  HAS(e.err, "worker.pass");
+  EXPECT(&e, "--log-level debug maintain --once", 0);
+  HAS(e.err, "DEBUG cli.start: command=maintain");
+  setenv("ADCP_LOG_LEVEL", "info", 1);
+  EXPECT(&e, "maintain --once", 0);
+  HAS(e.err, "worker.pass");
+  EXPECT(&e, "--quiet maintain --once", 0); /* the flag wins over the environment */
+  LACKS(e.err, "INFO");
+  setenv("ADCP_LOG_LEVEL", "error", 1);
+  EXPECT(&e, "maintain --once", 0);
+  LACKS(e.err, "INFO");
+  unsetenv("ADCP_LOG_LEVEL");
+  /* JSON lines: every stderr line is one JSON object */
+  EXPECT(&e, "--verbose --log-format json maintain --once --json", 0);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  one_json(&e.out, &d); /* stdout stays the one pass document */
+  adcp_json_doc_free(&d);
+  int lines = 0;
+  for (char *line = (char *)e.err.data, *nl; line && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    assert_non_null(nl);
+    adcp_json_doc_init(&d);
+    adcp_error err = {0};
+    if (adcp_json_parse(&d, line, (size_t)(nl - line), NULL, &err)) fail_msg("not a JSON line: %.*s", (int)(nl - line), line);
+    assert_true(adcp_json_get(&d, 0, "ts") && adcp_json_get(&d, 0, "level") && adcp_json_get(&d, 0, "event"));
+    adcp_json_doc_free(&d);
+    lines++;
+  }
+  assert_true(lines >= 4);
+  cenv_close(&e);
+}
+
+/* commit, read and maintain at debug level with a password in the database
+ * URL: the logs hold neither the password, nor the raw account ID, nor a row
+ * value. */
+static void logs_hold_no_secrets(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  const char *pw = "Pw-S3cr3t-77zq";
+  if (f->dialect == ADCP_SQL_POSTGRES) { /* trust auth: the password is accepted and ignored */
+    const char *at = strstr(f->url, "@");
+    assert_non_null(at);
+    snprintf(e.url, sizeof e.url, "%.*s:%s%s", (int)(at - f->url), f->url, pw, at);
+  }
+  write_cfg(&e, NULL);
+  char rows[900];
+  snprintf(rows, sizeof rows, "%s/rows.jsonl", e.dir);
+  const char *text = "{\"impressions\":4471,\"note\":\"RowValue-Kx81\"}\n{\"impressions\":9,\"note\":\"RowValue-Kx82\"}\n";
+  tu_write_file(rows, text, strlen(text));
+  char args[2000];
+  adcp_buf all;
+  adcp_buf_init(&all);
+  for (int fmt = 0; fmt < 2; fmt++) {
+    const char *lf = fmt ? "--log-format json" : "";
+    snprintf(args, sizeof args,
+             "--log-level debug %s commit --account Acct-Raw-5521 --obligation ob-secret --revision rv%d --finality "
+             "snapshot --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+             lf, fmt, rows);
+    EXPECT(&e, args, 0);
+    adcp_buf_append(&all, e.err.data, e.err.len);
+    snprintf(args, sizeof args, "--log-level debug %s read --account Acct-Raw-5521 --revision rv%d", lf, fmt);
+    EXPECT(&e, args, 0);
+    HAS(e.out, "RowValue-Kx81"); /* the rows are on stdout, where they belong */
+    adcp_buf_append(&all, e.err.data, e.err.len);
+    snprintf(args, sizeof args, "--log-level debug %s maintain --once --json", lf);
+    EXPECT(&e, args, 0);
+    adcp_buf_append(&all, e.err.data, e.err.len);
+  }
+  adcp_buf_cstr(&all);
+  HAS(all, "cli.done");
+  HAS(all, "\"event\":\"worker.pass\"");
+  HAS(all, f->dialect == ADCP_SQL_POSTGRES ? "engine=postgres" : "engine=sqlite");
+  LACKS(all, pw);
+  LACKS(all, "Acct-Raw-5521");
+  LACKS(all, "RowValue-Kx8");
+  LACKS(all, "4471");
+  LACKS(all, "postgresql://");
+  adcp_buf_free(&all);
+  cenv_close(&e);
+}
+
+static backend SQLITE_ONLY = {ADCP_SQL_SQLITE};
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      {"sqlite/help_and_refusals", help_and_refusals, setup, teardown, &SQLITE_ONLY},
+      BOTH(once_json_every_counter),
+      BOTH(dry_run_changes_nothing),
+      BOTH(two_workers_share_the_work),
+      {"sqlite/sigterm_mid_step", sigterm_mid_step, setup, teardown, &SQLITE_ONLY},
+      BOTH(failing_task_isolated),
+      BOTH(metrics_scraped),
+      {"sqlite/log_levels", log_levels, setup, teardown, &SQLITE_ONLY},
+      BOTH(logs_hold_no_secrets),
+  };
+  return cmocka_run_group_tests_name("cli maintain and logging (SQLite + PostgreSQL)", tests, NULL, NULL);
+}
