@@ -14,7 +14,7 @@ static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 /* prefix + 32 base64url chars of SHA-256(doc). */
 static int derive(char out[ADCP_ISSUE_ID_LEN + 1], const char *prefix, const adcp_buf *doc, adcp_error *err) {
-  adcp_sha256 h;
+  adcp_sha256 h = {0};
   uint8_t d[33] = {0};
   int rc = adcp_sha256_init(&h, err);
   if (rc) return rc;
