@@ -71,6 +71,15 @@ int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_seal(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_issue.c / cmd_issue_events.c: the issue lifecycle and its outbox (spec 07). */
+int adcp_cli_issue(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
+/* After verify/read: ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE in codes[i]
+ * opens revision_unreadable:<revision_ids[i]>, 0 resolves a live one, on a
+ * separate writable connection; a failure is a warning on stderr (returned,
+ * never changing the command's exit status). */
+int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, const char *account,
+                                  char *const *revision_ids, const int *codes, size_t n, const char *cmd);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */

@@ -53,6 +53,10 @@ static const command_entry commands[] = {
     {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0},
+    {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
+     adcp_cli_issue, 0},
+    {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
+     adcp_cli_issue_events, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -97,7 +101,7 @@ static int print_version(void) {
 static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
-                                      "--acknowledge-restore", "--version", "--final", "--follow", NULL};
+                                      "--acknowledge-restore", "--version", "--final", "--follow", "--once", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;
