@@ -6,6 +6,7 @@
 #include "issues_fixture.h"
 
 #include "adcp/json.h"
+#include "adcp/worker.h"
 
 #define ACCT "acct-1"
 
@@ -582,6 +583,56 @@ static void ledger_conditions(void **state) {
   adcp_storage_close(st);
 }
 
+/* ---- the worker task --------------------------------------------------------------------- */
+
+static void worker_task_counters(void **state) {
+  fixture *f = *state;
+  adcp_storage *st = open_migrated(f);
+  adcp_sql_conn *c = adcp_storage_sql(st);
+  adcp_issues *s = store_on(c);
+  adcp_error err = {0};
+  adcp_issue_result r;
+  OK(adcp_issues_ensure_opened(&r, s, ACCT, "w:1", NULL, "2020-01-01T00:00:00Z", &err));
+  OK(adcp_issues_ensure_opened(&r, s, ACCT, "gone:w", NULL, "2020-01-01T00:00:00Z", &err));
+  OK(adcp_issues_ensure_opened(&r, s, ACCT, "w:3", NULL, "2020-01-01T00:00:00Z", &err));
+  adcp_ledger *l = ledger_on(c, 0);
+  int calls = 0;
+  adcp_worker_issues_ctx ctx = {.version = 1, .store = s, .escalation_after_ms = 60000, .settle = settle_gone,
+                                .settle_ctx = &calls, .ledger = l};
+  atomic_int stop = 0;
+  adcp_worker_pass pass = {.version = 1, .limit = 1, .dry_run = 1, .stop = &stop};
+  adcp_worker_report rep;
+  memset(&rep, 0, sizeof rep);
+  OK(adcp_worker_task_issue_escalation(&ctx, &pass, &rep, &err));
+  assert_int_equal(adcp_worker_report_get(&rep, "pending"), 3);
+  assert_int_equal(adcp_worker_report_get(&rep, "escalated"), 0);
+  assert_int_equal(n_events(c), 3);
+  pass.dry_run = 0;
+  memset(&rep, 0, sizeof rep);
+  OK(adcp_worker_task_issue_escalation(&ctx, &pass, &rep, &err));
+  assert_int_equal(adcp_worker_report_get(&rep, "escalated"), 1);
+  assert_int_equal(adcp_worker_report_get(&rep, "pending"), 2); /* left by the limit */
+  pass.limit = 100;
+  memset(&rep, 0, sizeof rep);
+  OK(adcp_worker_task_issue_escalation(&ctx, &pass, &rep, &err));
+  assert_int_equal(adcp_worker_report_get(&rep, "escalated"), 1);
+  assert_int_equal(adcp_worker_report_get(&rep, "resolved"), 1);
+  assert_int_equal(adcp_worker_report_get(&rep, "pending"), 0);
+  assert_int_equal(adcp_worker_report_get(&rep, "events_pending"), 6);
+  /* Every owned counter is reported, zeros included. */
+  const char *names[] = {"failed", "skipped", "intents_opened", "intents_resolved", "events_dead_lettered"};
+  for (size_t i = 0; i < 5; i++) {
+    int seen = 0;
+    for (size_t k = 0; k < rep.count; k++) seen |= !strcmp(rep.counters[k].name, names[i]);
+    assert_true(seen);
+  }
+  ctx.version = 2;
+  assert_int_equal(adcp_worker_task_issue_escalation(&ctx, &pass, &rep, &err), ADCP_EINVALID_INPUT);
+  adcp_ledger_close(l);
+  adcp_issues_close(s);
+  adcp_storage_close(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identity_vectors),
@@ -594,6 +645,7 @@ int main(void) {
       BOTH(claims_disjoint_four_workers),
       BOTH(unmigrated_not_ready),
       BOTH(ledger_conditions),
+      BOTH(worker_task_counters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
