@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS reporting_issue_events (
     CONSTRAINT reporting_issue_events_lease
         CHECK ((lease_token IS NULL) = (lease_expires_at IS NULL)),
     CONSTRAINT reporting_issue_events_attempts CHECK (attempts >= 0)
-);
+) WITH (fillfactor = 80); -- room on each page so lease updates stay HOT
 -- Claims walk the pending events in recording order and stop at the limit
 -- (O(limit), not O(pending)); the occurrence index answers "is an earlier
 -- event of this occurrence still pending?"; prune walks completed ones.

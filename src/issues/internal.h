@@ -20,6 +20,8 @@ struct adcp_issues {
  * Returns out. The templates are constants; values are always parameters. */
 const char *issues__sql(const adcp_issues *s, char *out, size_t n, const char *tmpl);
 
+/* base + delta_ms into out (-1 when base is malformed). */
+int issues__shift(char out[32], const char *base, int64_t delta_ms);
 /* Database clock + delta_ms as an instant string (32 bytes). */
 int issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_error *err);
 /* "YYYY-MM-DDTHH:MM:SS.ffffffZ" into microseconds since the epoch; -1 if malformed. */

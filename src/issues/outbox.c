@@ -4,6 +4,8 @@
  * order), complete, release, dead-letter and prune. */
 #include "issues/internal.h"
 
+#include "adcp/json.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +97,14 @@ int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues 
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "lease must be more than 0 and at most 24 h");
   int rc = issues__require_ready(s, err);
   if (rc) return rc;
-  char nonce[33], now[32], expires[32];
+  char nonce[33], now[32] = "", expires[32] = "";
+  int pg = s->dialect == ADCP_SQL_POSTGRES;
   if ((rc = random_hex(nonce, err))) return rc;
-  if ((rc = issues__now_plus(s, now, 0, err)) || (rc = issues__now_plus(s, expires, lease_ms, err))) return rc;
+  /* PostgreSQL reads its clock in the statement (one round trip); SQLite's
+   * clock is this host's, read through the connection. */
+  if (!pg && (rc = issues__now_plus(s, now, 0, err))) return rc;
+  if (!pg && issues__shift(expires, now, lease_ms))
+    return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   Q(q);
   /* Candidates in recording order from the pending index; an event whose
    * occurrence has an earlier incomplete event is never a candidate, so one
@@ -107,11 +114,13 @@ int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues 
   const char *t =
       s->dialect == ADCP_SQL_POSTGRES
           ? "UPDATE reporting_issue_events SET lease_token = substr(encode(sha256(convert_to($1 || event_id, "
-            "'UTF8')), 'hex'), 1, 32), lease_expires_at = @in(2), attempts = attempts + 1 WHERE event_id IN ("
-            "SELECT e.event_id FROM reporting_issue_events e WHERE e.completed_at IS NULL AND e.dead_lettered_at "
-            "IS NULL AND e.available_at <= @in(3) AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= @in(3)) "
+            "'UTF8')), 'hex'), 1, 32), lease_expires_at = clock_timestamp() + CAST($2 AS bigint) * interval "
+            "'1 millisecond', attempts = attempts + 1 WHERE event_id IN (SELECT e.event_id FROM "
+            "reporting_issue_events e WHERE e.completed_at IS NULL AND e.dead_lettered_at IS NULL AND "
+            "e.available_at <= clock_timestamp() AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= "
+            "clock_timestamp()) "
             "AND NOT EXISTS (SELECT 1 FROM reporting_issue_events p WHERE p.issue_id = e.issue_id AND "
-            "p.completed_at IS NULL AND p.dead_lettered_at IS NULL AND p.seq < e.seq) ORDER BY e.seq LIMIT $4"
+            "p.completed_at IS NULL AND p.dead_lettered_at IS NULL AND p.seq < e.seq) ORDER BY e.seq LIMIT $3"
             "@lock) RETURNING " EVENT_COLS
           : "UPDATE reporting_issue_events SET lease_token = substr(adcp_sha256_hex(CAST($1 || event_id AS BLOB)), "
             "1, 32), lease_expires_at = $2, attempts = attempts + 1 WHERE event_id IN (SELECT e.event_id FROM "
@@ -120,10 +129,11 @@ int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues 
             "e.lease_expires_at <= $3) AND NOT EXISTS (SELECT 1 FROM reporting_issue_events p INDEXED BY "
             "reporting_issue_events_occurrence WHERE p.issue_id = e.issue_id AND p.completed_at IS NULL AND "
             "p.dead_lettered_at IS NULL AND p.seq < e.seq) ORDER BY e.seq LIMIT $4) RETURNING " EVENT_COLS;
-  adcp_sql_param p[4] = {adcp_sql_text(nonce), adcp_sql_text(expires), adcp_sql_text(now),
-                         adcp_sql_int64((int64_t)limit)};
+  adcp_sql_param p[4] = {adcp_sql_text(nonce), pg ? adcp_sql_int64(lease_ms) : adcp_sql_text(expires),
+                         adcp_sql_text(now), adcp_sql_int64((int64_t)limit)};
+  if (pg) p[2] = adcp_sql_int64((int64_t)limit);
   adcp_sql_rows *r;
-  if ((rc = adcp_sql_query(&r, s->conn, issues__sql(s, q, sizeof q, t), p, 4, err))) return rc;
+  if ((rc = adcp_sql_query(&r, s->conn, issues__sql(s, q, sizeof q, t), p, pg ? 3 : 4, err))) return rc;
   adcp_issue_event *v = calloc(limit, sizeof *v);
   if (!v) {
     adcp_sql_rows_free(r);
@@ -157,29 +167,64 @@ static int settle(int *ok, adcp_issues *s, const char *event_id, const char *tok
 
 #define LEASE_HELD "event_id = $1 AND lease_token = $2 AND completed_at IS NULL AND lease_expires_at > @now"
 
-static const char COMPLETE_SQL[] =
-    "UPDATE reporting_issue_events SET completed_at = @now, lease_token = NULL, lease_expires_at = NULL WHERE "
-    LEASE_HELD;
+/* The whole batch in one statement (one round trip, one commit): the
+ * (event_id, token) pairs travel as one JSON array parameter. */
+static const char COMPLETE_PG[] =
+    "UPDATE reporting_issue_events e SET completed_at = clock_timestamp(), lease_token = NULL, lease_expires_at = "
+    "NULL FROM json_to_recordset(CAST($1 AS json)) AS v(id text, tok text) WHERE e.event_id = v.id AND "
+    "e.lease_token = v.tok AND e.completed_at IS NULL AND e.lease_expires_at > clock_timestamp() "
+    "RETURNING e.event_id";
+static const char COMPLETE_SQ[] =
+    "UPDATE reporting_issue_events SET completed_at = adcp_now(), lease_token = NULL, lease_expires_at = NULL "
+    "WHERE completed_at IS NULL AND lease_expires_at > adcp_now() AND (event_id, lease_token) IN (SELECT "
+    "json_extract(value, '$.id'), json_extract(value, '$.tok') FROM json_each($1)) RETURNING event_id";
 
 int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, const adcp_issue_event_lease *leases,
                                 size_t n, adcp_error *err) {
   if (completed) *completed = 0;
+  if (ok && n) memset(ok, 0, n * sizeof *ok);
   int rc = issues__require_ready(s, err);
   if (rc) return rc;
   if (n > 1000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "at most 1000 events per complete");
-  if (adcp_sql_in_transaction(s->conn))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "issues: the connection already has an open transaction");
-  /* One transaction for the batch: one commit (one WAL flush) per batch. */
-  if (n > 1 && (rc = adcp_sql_begin(s->conn, 1, err))) return rc;
-  int64_t done = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    int one = 0;
-    rc = settle(&one, s, leases[i].event_id, leases[i].lease_token, COMPLETE_SQL, NULL, err);
-    if (ok) ok[i] = one;
-    done += one;
+  if (!n) return 0;
+  adcp_buf j;
+  adcp_buf_init(&j);
+  rc = adcp_buf_append_byte(&j, '[');
+  for (size_t i = 0; !rc && i < n; i++) {
+    const char *id = leases[i].event_id, *tok = leases[i].lease_token;
+    if (!id || !tok || !*id || !*tok || issues__check_text(id, ADCP_ISSUE_KEY_MAX, 0, "event_id", NULL) ||
+        issues__check_text(tok, ADCP_ISSUE_KEY_MAX, 0, "lease_token", NULL)) {
+      adcp_buf_free(&j);
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "event_id and lease_token are required (valid text)");
+    }
+    rc = adcp_buf_append_str(&j, i ? ",{\"id\":" : "{\"id\":");
+    if (!rc) rc = adcp_jcs_write_string(&j, id, strlen(id));
+    if (!rc) rc = adcp_buf_append_str(&j, ",\"tok\":");
+    if (!rc) rc = adcp_jcs_write_string(&j, tok, strlen(tok));
+    if (!rc) rc = adcp_buf_append_byte(&j, '}');
   }
-  if (n > 1) rc = rc ? issues__abort(s, rc) : adcp_sql_commit(s->conn, err);
+  if (!rc) rc = adcp_buf_append_byte(&j, ']');
   if (rc) {
+    adcp_buf_free(&j);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  adcp_sql_param p = adcp_sql_textn((const char *)j.data, j.len);
+  adcp_sql_rows *r;
+  rc = adcp_sql_query(&r, s->conn, s->dialect == ADCP_SQL_POSTGRES ? COMPLETE_PG : COMPLETE_SQ, &p, 1, err);
+  adcp_buf_free(&j);
+  if (rc) return rc;
+  int64_t done = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    const char *id = adcp_sql_get_text(r, 0, NULL);
+    done++;
+    for (size_t i = 0; ok && i < n; i++)
+      if (!ok[i] && !strcmp(leases[i].event_id, id)) {
+        ok[i] = 1;
+        break;
+      }
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) {
     if (ok) memset(ok, 0, n * sizeof *ok);
     return rc;
   }

@@ -94,6 +94,13 @@ static void format_instant(char out[32], int64_t us) {
   issues__copy(out, 32, tmp);
 }
 
+int issues__shift(char out[32], const char *base, int64_t delta_ms) {
+  int64_t us;
+  if (issues__parse_instant(&us, base)) return -1;
+  format_instant(out, us + delta_ms * 1000);
+  return 0;
+}
+
 int issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_error *err) {
   char now[32];
   int rc = adcp_sql_now(s->conn, now, err);
