@@ -124,3 +124,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_feed.sh" "$build"
 # Principal records and subscription-engine state (reuses the cluster started above).
 "$here/run_principals.sh" "$build"
+# Issue-event outbox (bench/run_issues.sh reuses the cluster started above).
+"$here/run_issues.sh" "$build"

@@ -450,6 +450,14 @@ int adcp_ledger_normalize_instant(char out[32], const char *text, adcp_error *er
  * naming `field` and the byte position (never the value). */
 int adcp_ledger_check_identifier(const char *value, const char *field, adcp_error *err);
 
+/* The account lock every writer of account_id's rows takes (the ledger's
+ * commits, and the stores beside it such as the issue lifecycle), inside the
+ * caller's open transaction: PostgreSQL pg_advisory_xact_lock on the key
+ * "adcp-reporting-account:" + account_id with a 5 s lock_timeout (CONFLICT
+ * when not acquired); SQLite the writer lock (the transaction must be begun
+ * with immediate = 1). */
+int adcp_ledger_lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err);
+
 /* ---- operator reads (issue 9): history and intents ------------------------ */
 
 /* Every revision of the account's obligation in revision_number order.

@@ -188,5 +188,35 @@ typedef struct adcp_worker_prune_ctx {
 int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                     adcp_error *err);
 
+/* ---- issues (src/worker/tasks_issues.c, spec 07 §7) ------------------------ */
+
+struct adcp_issues;
+struct adcp_ledger;
+struct adcp_issue;
+struct adcp_sql_conn;
+
+/* Context of the "issue_escalation" task; owned by the host. */
+typedef struct adcp_worker_issues_ctx {
+  int version;                     /* 1 */
+  struct adcp_issues *store;       /* on the worker's connection */
+  int64_t escalation_after_ms;     /* the seller's consumer_mismatch_escalation_seconds x 1000 (> 0) */
+  /* Optional: settles a candidate under its account lock (adcp_issue_settle_fn). */
+  int (*settle)(void *ctx, struct adcp_sql_conn *conn, const struct adcp_issue *issue, int *present,
+                adcp_error *err);
+  void *settle_ctx;
+  /* Optional: also scan for long-expired intents of unconfigured bindings
+   * (adcp_issues_scan_unconfigured_intents) when ledger is non-NULL. */
+  struct adcp_ledger *ledger;
+  int64_t unconfigured_intent_threshold_ms;
+} adcp_worker_issues_ctx;
+
+/* One escalation sweep (pass->limit candidates; dry_run counts only).
+ * Counters: escalated, resolved, failed, skipped, pending, plus
+ * intents_opened / intents_resolved with a ledger, and the outbox gauges
+ * events_pending / events_dead_lettered. REPORTING_SCHEMA_BEHIND when
+ * migration 0008 is not applied. */
+int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                      adcp_error *err);
+
 ADCP_END_DECLS
 #endif

@@ -124,6 +124,15 @@ void adcp_cli_config_worker_free(adcp_cli_worker_config *w);
 const adcp_cli_worker_task_cfg *adcp_cli_worker_task(const adcp_cli_worker_config *w, const char *name);
 /* 1 with *value when the task's settings hold key. */
 int adcp_cli_worker_setting_get(const adcp_cli_worker_task_cfg *t, const char *key, int64_t *value);
+/* cmd_issue.c / cmd_issue_events.c: the issue lifecycle and its outbox (spec 07). */
+int adcp_cli_issue(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
+/* After verify/read: ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE in codes[i]
+ * opens revision_unreadable:<revision_ids[i]>, 0 resolves a live one, on a
+ * separate writable connection; a failure is a warning on stderr (returned,
+ * never changing the command's exit status). */
+int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, const char *account,
+                                  char *const *revision_ids, const int *codes, size_t n, const char *cmd);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */

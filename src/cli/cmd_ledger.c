@@ -348,6 +348,11 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
     }
     adcp_ledger_page_free(&page);
   }
+  /* A full read verified everything (a clean one resolves); any read can fail. */
+  if (!ranged || rc) {
+    char *one[1] = {(char *)rev};
+    adcp_cli_issues_note_verified(g, x.l, account, one, &rc, 1, "read");
+  }
   close_session(&x);
   if (rc) return adcp_cli_fail("read", &err);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
@@ -599,10 +604,12 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf_init(&failures);
   size_t failed = 0;
   int worst = 0, worst_code = 0;
+  int *codes = calloc(n ? n : 1, sizeof *codes); /* for the revision_unreadable issues */
   for (size_t i = 0; i < n; i++) {
     adcp_error e = {0};
     pr.rev_i = i + 1;
     int r = adcp_ledger_verify_revision(x.l, account, ids[i], pr.on ? progress_chunk : NULL, &pr, &e);
+    if (codes) codes[i] = r;
     if (!r) continue;
     failed++;
     if (severity(r) > worst) worst = severity(r), worst_code = r;
@@ -621,6 +628,8 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     }
   }
   if (pr.on) progress_draw(&pr, 1);
+  if (codes) adcp_cli_issues_note_verified(g, x.l, account, ids, codes, n, "verify");
+  free(codes);
   size_t verified = n - failed;
   if (json) {
     printf("{\"ok\":%s,\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[",

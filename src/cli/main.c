@@ -62,6 +62,10 @@ static const command_entry commands[] = {
     {"config", "validate the host configuration file and the bindings it names (config check [--probe])", adcp_cli_config_cmd, CMD_NO_DB},
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
      adcp_cli_maintain, 0},
+    {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
+     adcp_cli_issue, 0},
+    {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
+     adcp_cli_issue_events, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -161,6 +161,9 @@ static void error_table(void **state) {
       {"sweep", 4, "STORAGE_ERROR"},
       {"check", 4, "STORAGE_ERROR"},
       {"binding repin fs1 --acknowledge-restore", 4, "STORAGE_ERROR"},
+      {"issue list", 4, "STORAGE_ERROR"},
+      {"issue open --account a --key k", 4, "STORAGE_ERROR"},
+      {"issue-events claim", 4, "STORAGE_ERROR"},
   };
   run_table("--db bogus://x", db_commands, sizeof db_commands / sizeof *db_commands);
   /* A missing SQLite file: every command but init and an applying migrate
@@ -169,6 +172,7 @@ static void error_table(void **state) {
     static const char *const cmds[] = {"changes", "consumer list", "binding list", "check-ready", "check",
                                        "migrate --status", "migrate --dry-run", "sweep", "intents list",
                                        "show --account a --revision r", "seal get --account a --key kkkkkkkk",
+                                       "issue list", "issue show --account a --key k", "issue-events prune --older-than 0",
                                        COMMIT1 "--revision rev_9"};
     char missing[4400], marg[4500];
     snprintf(missing, sizeof missing, "%s/missing.db", dir);

@@ -1,0 +1,384 @@
+/* cli/cmd_issue_events.c — the issue-event outbox from the command line
+ * (spec 07 §8, docs/issues.md): `issue-events claim|complete|release|prune`
+ * and `deliver --exec CMD`, which turns the outbox into a pager script or a
+ * webhook sender: each claimed event goes to CMD (/bin/sh -c) as one JSON
+ * object on stdin; exit 0 completes it, anything else releases it with
+ * exponential backoff, and after --max-attempts it is dead-lettered. A
+ * command still running at 90% of the lease is killed (its process group),
+ * so the release lands while the lease still holds. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/issues.h"
+#include "cli/cli.h"
+
+static const char events_help[] =
+    "usage: adcp-ledger [--db URL] issue-events claim [--limit N] [--lease S] [--json]\n"
+    "       adcp-ledger [--db URL] issue-events complete --event E --token T [--json]\n"
+    "       adcp-ledger [--db URL] issue-events release --event E --token T [--retry-after S] [--json]\n"
+    "       adcp-ledger [--db URL] issue-events prune --older-than S [--limit N] [--json]\n"
+    "       adcp-ledger [--db URL] issue-events deliver --exec CMD [--lease S] [--max-attempts N]\n"
+    "                   [--backoff S] [--once] [--json]\n\n"
+    "The outbox of issue transitions (spec 07 §8). claim leases up to N (1..1000, default\n"
+    "10) events for S seconds (default 30): at most one per occurrence, each occurrence's\n"
+    "events in recording order; it prints each event with its lease_token. complete and\n"
+    "release need the token of a lease that still holds (a stale one is CONFLICT);\n"
+    "release makes the event claimable again after --retry-after S (default 0). prune\n"
+    "deletes completed events older than S seconds (never incomplete ones).\n"
+    "deliver claims events one at a time and runs CMD with /bin/sh -c, the event as one\n"
+    "JSON object on stdin (and ADCP_ISSUE_EVENT_ID, ADCP_ISSUE_EVENT_KIND,\n"
+    "ADCP_ISSUE_EVENT_ATTEMPT in its environment; its stdout goes to stderr). Exit 0\n"
+    "completes the event; anything else (or still running at 90% of the lease: killed)\n"
+    "releases it after --backoff S (default 1) doubled per attempt (at most 300 s), and\n"
+    "the --max-attempts'th failure (default 5) dead-letters it: it is never claimed again\n"
+    "and shows in `issue list`. Without --once deliver runs until SIGINT/SIGTERM; with\n"
+    "--once it stops when no pending event is left. Seconds may have 3 decimals.\n"
+    "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
+    "lease is delivered again).\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
+    "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n";
+
+typedef struct eargs {
+  const char *limit, *lease, *event, *token, *retry, *older, *exec, *max_attempts, *backoff;
+  int json, once;
+} eargs;
+
+static int parse(eargs *a, const char *sub, int argc, char **argv) {
+  memset(a, 0, sizeof *a);
+  for (int i = 2; i < argc; i++) {
+    const char *s = argv[i];
+    int v = i + 1 < argc;
+    const char **slot = !strcmp(s, "--limit")          ? &a->limit
+                        : !strcmp(s, "--lease")        ? &a->lease
+                        : !strcmp(s, "--event")        ? &a->event
+                        : !strcmp(s, "--token")        ? &a->token
+                        : !strcmp(s, "--retry-after")  ? &a->retry
+                        : !strcmp(s, "--older-than")   ? &a->older
+                        : !strcmp(s, "--exec")         ? &a->exec
+                        : !strcmp(s, "--max-attempts") ? &a->max_attempts
+                        : !strcmp(s, "--backoff")      ? &a->backoff
+                                                       : NULL;
+    if (slot && v) *slot = argv[++i];
+    else if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--once")) a->once = 1;
+    else return adcp_cli_usage_error("issue-events", "%s: unknown option or missing value: '%s'", sub, s);
+  }
+  return 0;
+}
+
+/* Seconds with up to 3 decimals into milliseconds, 0 .. max_s. */
+static int parse_seconds(int64_t *ms, const char *s, int64_t max_s) {
+  if (!s || !*s) return -1;
+  int64_t whole = 0, frac = 0, scale = 100;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if ((whole = whole * 10 + (*p - '0')) > max_s) return -1;
+  if (p == s) return -1;
+  if (*p == '.') {
+    if (!*++p) return -1;
+    for (; *p >= '0' && *p <= '9'; p++, scale /= 10) {
+      if (!scale) return -1;
+      frac += (*p - '0') * scale;
+    }
+  }
+  if (*p) return -1;
+  *ms = whole * 1000 + frac;
+  return *ms <= max_s * 1000 ? 0 : -1;
+}
+
+static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, adcp_error *err) {
+  adcp_storage_options o = {.version = 1, .must_exist = 1};
+  int rc = adcp_storage_open(st, g->db_url, &o, err);
+  if (!rc && (rc = adcp_issues_open(s, adcp_storage_sql(*st), err))) adcp_storage_close(*st);
+  return rc;
+}
+
+static void done_json(adcp_buf *b) {
+  fwrite(b->data, 1, b->len, stdout);
+  adcp_buf_free(b);
+  adcp_cli_json_printed();
+}
+
+/* ---- claim / complete / release / prune ---------------------------------------------- */
+
+static int claim_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
+  uint64_t limit = 10;
+  int64_t lease = 30000;
+  if (a->limit && (adcp_cli_parse_u64(&limit, a->limit) || !limit || limit > 1000))
+    return adcp_cli_usage_error("issue-events", "claim: --limit needs a number 1..1000");
+  if (a->lease && (parse_seconds(&lease, a->lease, 86400) || !lease))
+    return adcp_cli_usage_error("issue-events", "claim: --lease needs seconds, more than 0 and at most 86400");
+  adcp_issue_event *v;
+  size_t n;
+  int rc = adcp_issues_claim_events(&v, &n, s, (size_t)limit, lease, err);
+  if (rc) return rc;
+  if (a->json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_append_str(&b, "{\"events\":[");
+    for (size_t i = 0; i < n; i++) {
+      if (i) adcp_buf_append_byte(&b, ',');
+      adcp_issue_event_write_json(&b, &v[i], 1);
+    }
+    adcp_buf_append_str(&b, "]}\n");
+    done_json(&b);
+  } else {
+    char k[4 * ADCP_ISSUE_KEY_MAX + 8];
+    for (size_t i = 0; i < n; i++)
+      printf("%s %" PRId64 " %-12s %s %s token %s expires %s attempt %" PRId64 "\n", v[i].event_id, v[i].seq,
+             v[i].kind, v[i].issue_id, adcp_cli_escape(k, sizeof k, v[i].issue_key), v[i].lease_token,
+             v[i].lease_expires_at, v[i].attempts);
+    if (!n) printf("no events to claim\n");
+  }
+  free(v);
+  return 0;
+}
+
+static int settle_cmd(adcp_issues *s, const char *sub, const eargs *a, adcp_error *err) {
+  if (!a->event || !a->token) return adcp_cli_usage_error("issue-events", "%s: --event and --token are required", sub);
+  int ok = 0, rc;
+  if (!strcmp(sub, "complete")) {
+    if (a->retry) return adcp_cli_usage_error("issue-events", "complete: --retry-after is for release");
+    rc = adcp_issues_complete_event(&ok, s, a->event, a->token, err);
+  } else {
+    int64_t retry = 0;
+    if (a->retry && parse_seconds(&retry, a->retry, 30 * 86400))
+      return adcp_cli_usage_error("issue-events", "release: --retry-after needs seconds 0..2592000");
+    rc = adcp_issues_release_event(&ok, s, a->event, a->token, retry, err);
+  }
+  if (rc) return rc;
+  if (!ok)
+    return adcp_error_set(err, ADCP_ECONFLICT,
+                          "the lease is stale (expired, reclaimed, or the event is already complete)");
+  if (a->json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b, "{\"ok\":true,\"%s\":true}\n", !strcmp(sub, "complete") ? "completed" : "released");
+    done_json(&b);
+  } else {
+    printf("%s\n", !strcmp(sub, "complete") ? "completed" : "released");
+  }
+  return 0;
+}
+
+static int prune_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
+  int64_t older = 0;
+  uint64_t limit = 10000;
+  if (!a->older || parse_seconds(&older, a->older, 100LL * 365 * 86400))
+    return adcp_cli_usage_error("issue-events", "prune: --older-than needs seconds");
+  if (a->limit && (adcp_cli_parse_u64(&limit, a->limit) || !limit || limit > 1000000))
+    return adcp_cli_usage_error("issue-events", "prune: --limit needs a number 1..1000000");
+  int64_t deleted = 0;
+  int rc = adcp_issues_prune_events(&deleted, s, older, (size_t)limit, err);
+  if (rc) return rc;
+  if (a->json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b, "{\"ok\":true,\"deleted\":%" PRId64 "}\n", deleted);
+    done_json(&b);
+  } else {
+    printf("deleted %" PRId64 " completed events\n", deleted);
+  }
+  return 0;
+}
+
+/* ---- deliver --exec -------------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig) { (void)sig, stop_requested = 1; }
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR && !stop_requested) {
+  }
+}
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs cmd with the event on stdin. 0 = exit 0; 1 = failed; 2 = killed at
+ * the deadline; -1 = could not start. */
+static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms) {
+  adcp_buf in;
+  adcp_buf_init(&in);
+  adcp_issue_event_write_json(&in, e, 0);
+  adcp_buf_append_byte(&in, '\n');
+  int fd[2];
+  if (pipe(fd)) {
+    adcp_buf_free(&in);
+    return -1;
+  }
+  fflush(stdout), fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]), close(fd[1]);
+    adcp_buf_free(&in);
+    return -1;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(fd[0], 0);
+    dup2(2, 1); /* deliver's stdout carries its own JSON document only */
+    close(fd[0]), close(fd[1]);
+    char attempt[24];
+    snprintf(attempt, sizeof attempt, "%" PRId64, e->attempts);
+    setenv("ADCP_ISSUE_EVENT_ID", e->event_id, 1);
+    setenv("ADCP_ISSUE_EVENT_KIND", e->kind, 1);
+    setenv("ADCP_ISSUE_EVENT_ATTEMPT", attempt, 1);
+    signal(SIGPIPE, SIG_DFL);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  setpgid(pid, pid); /* both sides, so the kill below never misses the group */
+  close(fd[0]);
+  /* Small documents fit the pipe buffer; a command that never reads stdin
+   * gets EPIPE once it exits, which is ignored. */
+  size_t off = 0;
+  while (off < in.len) {
+    ssize_t w = write(fd[1], in.data + off, in.len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  close(fd[1]);
+  adcp_buf_free(&in);
+  int64_t deadline = mono_ms() + budget_ms;
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return 1;
+    if (mono_ms() >= deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return 2;
+    }
+    sleep_ms(10);
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
+  if (!a->exec || !*a->exec) return adcp_cli_usage_error("issue-events", "deliver: --exec CMD is required");
+  int64_t lease = 30000, backoff = 1000;
+  uint64_t max_attempts = 5;
+  if (a->lease && (parse_seconds(&lease, a->lease, 86400) || lease < 100))
+    return adcp_cli_usage_error("issue-events", "deliver: --lease needs seconds, 0.1 .. 86400");
+  if (a->backoff && parse_seconds(&backoff, a->backoff, 300))
+    return adcp_cli_usage_error("issue-events", "deliver: --backoff needs seconds 0..300");
+  if (a->max_attempts && (adcp_cli_parse_u64(&max_attempts, a->max_attempts) || !max_attempts || max_attempts > 1000))
+    return adcp_cli_usage_error("issue-events", "deliver: --max-attempts needs a number 1..1000");
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  int64_t delivered = 0, failures = 0, killed = 0, dead = 0, stale = 0;
+  /* The command gets 90% of the lease (at least 50 ms less): its outcome is
+   * recorded while the lease still holds. */
+  int64_t margin = lease / 10 > 50 ? lease / 10 : 50;
+  int rc = 0;
+  while (!stop_requested) {
+    adcp_issue_event *v;
+    size_t n;
+    if ((rc = adcp_issues_claim_events(&v, &n, s, 1, lease, err))) break;
+    if (!n) {
+      free(v);
+      if (a->once) {
+        adcp_issue_event_stats es;
+        if ((rc = adcp_issues_event_stats(&es, s, err))) break;
+        if (!es.pending) break;
+        sleep_ms(50); /* waiting out a backoff or another claimer's lease */
+      } else {
+        sleep_ms(500);
+      }
+      continue;
+    }
+    adcp_issue_event *e = &v[0];
+    int out = run_one(a->exec, e, lease - margin);
+    int ok = 0;
+    if (out == 0) {
+      if ((rc = adcp_issues_complete_event(&ok, s, e->event_id, e->lease_token, err))) {
+        free(v);
+        break;
+      }
+      delivered += ok, stale += !ok;
+    } else {
+      failures++, killed += out == 2;
+      if ((uint64_t)e->attempts >= max_attempts) {
+        rc = adcp_issues_dead_letter_event(&ok, s, e->event_id, e->lease_token, err);
+        dead += ok;
+      } else {
+        int64_t wait = backoff;
+        for (int64_t k = 1; k < e->attempts && wait < 300000; k++) wait *= 2;
+        if (wait > 300000) wait = 300000;
+        rc = adcp_issues_release_event(&ok, s, e->event_id, e->lease_token, wait, err);
+      }
+      stale += !ok;
+      char m[ADCP_CLI_ESC_ID];
+      fprintf(stderr, "adcp-ledger issue-events: deliver: %s attempt %" PRId64 " %s%s\n",
+              adcp_cli_escape(m, sizeof m, e->event_id), e->attempts,
+              out == 2 ? "killed at the lease deadline" : out < 0 ? "could not start the command" : "failed",
+              (uint64_t)e->attempts >= max_attempts ? "; dead-lettered" : "; released for a retry");
+    }
+    free(v);
+    if (rc) break;
+  }
+  if (rc) return rc;
+  if (a->json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b,
+                    "{\"ok\":true,\"delivered\":%" PRId64 ",\"failed_attempts\":%" PRId64 ",\"killed\":%" PRId64
+                    ",\"dead_lettered\":%" PRId64 ",\"stale_leases\":%" PRId64 "}\n",
+                    delivered, failures, killed, dead, stale);
+    done_json(&b);
+  } else {
+    printf("delivered %" PRId64 ", failed attempts %" PRId64 " (killed %" PRId64 "), dead-lettered %" PRId64
+           ", stale leases %" PRId64 "\n",
+           delivered, failures, killed, dead, stale);
+  }
+  return 0;
+}
+
+int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (adcp_cli_is_help(argv[i])) return fputs(events_help, stdout), 0;
+    if (!strcmp(argv[i], "--json")) adcp_cli_set_json_errors(1);
+  }
+  if (argc < 2)
+    return adcp_cli_usage_error("issue-events", "missing subcommand (claim|complete|release|prune|deliver)");
+  const char *sub = argv[1];
+  int known = !strcmp(sub, "claim") || !strcmp(sub, "complete") || !strcmp(sub, "release") ||
+              !strcmp(sub, "prune") || !strcmp(sub, "deliver");
+  if (!known)
+    return adcp_cli_usage_error("issue-events", "unknown subcommand '%s' (claim|complete|release|prune|deliver)", sub);
+  eargs a;
+  int rc = parse(&a, sub, argc, argv);
+  if (rc) return rc;
+  if (a.once && strcmp(sub, "deliver")) return adcp_cli_usage_error("issue-events", "%s: --once is for deliver", sub);
+  adcp_error err = {0};
+  adcp_storage *st;
+  adcp_issues *s;
+  if ((rc = open_store(&st, &s, g, &err))) return adcp_cli_fail("issue-events", &err);
+  if (!strcmp(sub, "claim")) rc = claim_cmd(s, &a, &err);
+  else if (!strcmp(sub, "prune")) rc = prune_cmd(s, &a, &err);
+  else if (!strcmp(sub, "deliver")) rc = deliver_cmd(s, &a, &err);
+  else rc = settle_cmd(s, sub, &a, &err);
+  adcp_issues_close(s);
+  adcp_storage_close(st);
+  /* Usage errors were already printed and are positive exit codes. */
+  if (rc > 0) return rc;
+  if (rc) return adcp_cli_fail("issue-events", &err);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}

@@ -1,0 +1,330 @@
+/* tests/cli/test_cli_issues.c — `adcp-ledger issue` and `issue-events` on
+ * SQLite and PostgreSQL through the real binary: the lifecycle commands and
+ * each refusal, claim/complete/release/prune with a stale lease, `deliver
+ * --exec` with a command that fails twice then succeeds and with one that
+ * hangs past the lease, a tampered body found by `verify` opening exactly
+ * one issue and one `opened` event (a clean verify resolves it), and an
+ * unmigrated database (0008 absent) refused as not ready. */
+#include <time.h>
+
+#include "../ledger/ledger_fixture.h"
+#include "adcp/issues.h"
+
+typedef struct cx {
+  fixture *f;
+  char *dir;
+} cx;
+
+static int run(cx *x, adcp_buf *out, adcp_buf *err_b, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int run(cx *x, adcp_buf *out, adcp_buf *err_b, const char *fmt, ...) {
+  char args[6000], full[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "--db '%s' %s", x->f->url, args);
+  int rc = tu_cli(x->dir, full, NULL, out, err_b);
+  adcp_buf_cstr(out);
+  return rc;
+}
+
+static int run_in(cx *x, const char *in, adcp_buf *out, adcp_buf *err_b, const char *args) {
+  char full[8192];
+  snprintf(full, sizeof full, "--db '%s' %s", x->f->url, args);
+  int rc = tu_cli(x->dir, full, in, out, err_b);
+  adcp_buf_cstr(out);
+  return rc;
+}
+
+static const char *txt(adcp_buf *b) { return b->data ? (const char *)b->data : ""; }
+
+static int64_t q1(cx *x, const char *sql) {
+  adcp_error err = {0};
+  adcp_sql_conn *c;
+  OK(adcp_sql_connect(&c, x->f->url, &err));
+  char out[64];
+  int found = 0;
+  OK(adcp_sql_query_text(out, sizeof out, &found, c, sql, NULL, 0, &err));
+  adcp_sql_close(c);
+  return found ? strtoll(out, NULL, 10) : -1;
+}
+
+/* One JSON document on stdout. */
+static void one_doc(adcp_buf *out) {
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  adcp_error err = {0};
+  if (adcp_json_parse(&d, txt(out), out->len, NULL, &err)) fail_msg("not one JSON document: %s", txt(out));
+  adcp_json_doc_free(&d);
+}
+
+static int cx_setup(void **state) {
+  setup(state);
+  cx *x = calloc(1, sizeof *x);
+  x->f = *state;
+  x->dir = tu_mkdtemp();
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  if (run(x, &out, &e, "migrate") != 0) fail_msg("migrate: %s", txt(&e));
+  adcp_buf_free(&out), adcp_buf_free(&e);
+  *state = x;
+  return 0;
+}
+
+static int cx_teardown(void **state) {
+  cx *x = *state;
+  tu_rmtree(x->dir);
+  free(x->dir);
+  *state = x->f;
+  free(x);
+  return teardown(state);
+}
+
+static void issue_commands(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue --help"), 0);
+  assert_non_null(strstr(txt(&out), "usage: adcp-ledger"));
+  assert_int_equal(run(x, &out, &e, "issue-events --help"), 0);
+  assert_int_equal(run(x, &out, &e, "issue"), 1);
+  assert_int_equal(run(x, &out, &e, "issue frob"), 1);
+  assert_int_equal(run(x, &out, &e, "issue open --account a"), 1);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key k --bogus 1"), 1);
+  assert_int_equal(run(x, &out, &e, "issue resolve --account a --key k --consumer c"), 1);
+
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key 'cond:1' --consumer buyer-1 --json"), 0);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&out), "\"changed\":true,\"recorded\":true"));
+  assert_non_null(strstr(txt(&out), "\"consumer_id\":\"buyer-1\""));
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key 'cond:1' --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"changed\":false,\"recorded\":false"));
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key 'cond:1' --external-ref T-1 --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"recorded\":true"));
+  assert_non_null(strstr(txt(&out), "\"external_ref\":\"T-1\""));
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key 'cond:1' --external-ref T-2 --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"changed\":true,\"recorded\":false"));
+  assert_int_equal(run(x, &out, &e, "issue waive --account a --key 'cond:1'"), 0);
+  assert_non_null(strstr(txt(&out), "recorded waived"));
+  /* Refusals, each exit 2 with its code; --json still prints one document. */
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key 'cond:1' --json"), 2);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&e), "ISSUE_STATE_TRANSITION_INVALID"));
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key 'none'"), 2);
+  assert_non_null(strstr(txt(&e), "ISSUE_NOT_OPEN"));
+  assert_int_equal(run(x, &out, &e, "issue open --account b --key 'cond:1'"), 2);
+  assert_non_null(strstr(txt(&e), "CONFLICT"));
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key 'bad\001'"), 2);
+  assert_non_null(strstr(txt(&e), "INVALID_INPUT"));
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key k2 --observed-at yesterday"), 2);
+  assert_int_equal(run(x, &out, &e, "issue resolve --account a --key 'cond:1' --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"changed\":false")); /* waived is not retirable */
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key k2"), 0);
+  assert_int_equal(run(x, &out, &e, "issue resolve --account a --key k2"), 0);
+  assert_int_equal(run(x, &out, &e, "issue list --json"), 0);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&out), "cond:1"));
+  assert_null(strstr(txt(&out), "\"k2\""));
+  assert_non_null(strstr(txt(&out), "\"pending\":5"));
+  assert_int_equal(run(x, &out, &e, "issue list --all --account a"), 0);
+  assert_non_null(strstr(txt(&out), "resolved"));
+  assert_int_equal(run(x, &out, &e, "issue list --limit 0"), 1);
+  assert_int_equal(run(x, &out, &e, "issue show --account a --key k2 --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"issue_state\":\"resolved\""));
+  assert_int_equal(run(x, &out, &e, "issue show --account a --key nope --json"), 5);
+  one_doc(&out);
+  assert_int_equal(run(x, &out, &e, "issue show --account b --key k2"), 5);
+  assert_int_equal(run(x, &out, &e, "issue show --account a"), 1);
+
+  /* The outbox: one event per occurrence per claim, stale leases refused. */
+  assert_int_equal(run(x, &out, &e, "issue-events claim --limit 0"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events claim --lease 0"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events claim --once"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events claim --limit 10 --lease 60 --json"), 0);
+  one_doc(&out);
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  adcp_error err = {0};
+  OK(adcp_json_parse(&d, txt(&out), out.len, NULL, &err));
+  uint32_t arr = adcp_json_get(&d, 0, "events");
+  assert_int_equal(adcp_json_at(&d, arr)->count, 2); /* cond:1 and k2, each its opened event */
+  uint32_t ev = adcp_json_first(&d, arr);
+  size_t n1, n2;
+  char eid[64], tok[64];
+  const char *s1 = adcp_json_str(&d, adcp_json_get(&d, ev, "event_id"), &n1);
+  const char *s2 = adcp_json_str(&d, adcp_json_get(&d, ev, "lease_token"), &n2);
+  snprintf(eid, sizeof eid, "%.*s", (int)n1, s1);
+  snprintf(tok, sizeof tok, "%.*s", (int)n2, s2);
+  assert_true(adcp_json_str_eq(&d, adcp_json_get(&d, ev, "kind"), "opened"));
+  adcp_json_doc_free(&d);
+  assert_int_equal(run(x, &out, &e, "issue-events complete --event %s --token 0123456789abcdef0123456789abcdef --json", eid), 2);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&e), "CONFLICT"));
+  assert_int_equal(run(x, &out, &e, "issue-events complete --event %s", eid), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events release --event %s --token %s --retry-after x", eid, tok), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events release --event %s --token %s --retry-after 0 --json", eid, tok), 0);
+  assert_non_null(strstr(txt(&out), "\"released\":true"));
+  assert_int_equal(run(x, &out, &e, "issue-events release --event %s --token %s", eid, tok), 2);
+  assert_int_equal(run(x, &out, &e, "issue-events prune"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events prune --older-than 0 --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"deleted\":0"));
+  assert_int_equal(run(x, &out, &e, "issue-events deliver"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events frob"), 1);
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+/* deliver --exec: a command that fails twice then succeeds = three attempts,
+ * one completion; every event of both occurrences arrives, in order. */
+static void deliver_fail_twice(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key only"), 0);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd,
+           "issue-events deliver --once --backoff 0.05 --max-attempts 5 --json --exec "
+           "'cat >> \"%s/log\"; n=$(wc -l < \"%s/log\"); [ \"$n\" -ge 3 ] && [ \"$ADCP_ISSUE_EVENT_ATTEMPT\" = 3 ]'",
+           x->dir, x->dir);
+  assert_int_equal(run(x, &out, &e, "%s", cmd), 0);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&out), "\"delivered\":1,\"failed_attempts\":2,\"killed\":0,\"dead_lettered\":0"));
+  assert_int_equal(q1(x, "SELECT attempts FROM reporting_issue_events"), 3);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events WHERE completed_at IS NOT NULL"), 1);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/log", x->dir);
+  size_t n;
+  char *log = (char *)tu_read_file(path, &n);
+  assert_non_null(strstr(log, "\"kind\":\"opened\""));
+  assert_null(strstr(log, "lease_token"));
+  free(log);
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A command that hangs past the lease is killed in bounded time; the last
+ * attempt dead-letters the event, visible in `issue list`. */
+static void deliver_hanging(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key hangs"), 0);
+  double t0 = mono();
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --lease 1 --max-attempts 1 --json --exec 'sleep 30'"), 0);
+  double took = mono() - t0;
+  assert_true(took < 10.0);
+  assert_non_null(strstr(txt(&out), "\"killed\":1,\"dead_lettered\":1,\"stale_leases\":0"));
+  assert_non_null(strstr(txt(&e), "killed at the lease deadline"));
+  assert_int_equal(run(x, &out, &e, "issue list --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"dead_letters\":1"));
+  assert_non_null(strstr(txt(&out), "\"dead_lettered\":1"));
+  /* Dead letters are never claimed again. */
+  assert_int_equal(run(x, &out, &e, "issue-events claim --json"), 0);
+  assert_string_equal(txt(&out), "{\"events\":[]}\n");
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+/* A tampered body found by verify opens exactly one issue and one `opened`
+ * event (repeated verify and read add nothing); the restored bytes verify
+ * clean and resolve it. */
+static void verify_tamper_opens_issue(void **state) {
+  cx *x = *state;
+  int pg = x->f->dialect == ADCP_SQL_POSTGRES;
+  adcp_buf out, e, rows;
+  adcp_buf_init(&out), adcp_buf_init(&e), adcp_buf_init(&rows);
+  for (int i = 0; i < 700; i++) adcp_buf_printf(&rows, "{\"i\":%d,\"spend\":\"%d.50\"}\n", i, i);
+  adcp_buf_cstr(&rows);
+  assert_int_equal(run_in(x, (const char *)rows.data, &out, &e,
+                          "commit --account acct_1 --obligation ob_1 --period-start 2026-10-01T00:00:00Z "
+                          "--period-end 2026-11-01T00:00:00Z --revision rrev_1 --finality snapshot"),
+                   0);
+  assert_int_equal(run(x, &out, &e, "verify --all"), 0);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events"), 0);
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  OK(adcp_sql_connect(&c, x->f->url, &err));
+  OK(adcp_sql_exec_script(c,
+                          pg ? "CREATE TABLE saved AS SELECT sha256, body FROM adcp_reporting_chunk_bodies;"
+                               "ALTER TABLE adcp_reporting_chunk_bodies DROP CONSTRAINT adcp_reporting_chunk_bodies_check;"
+                               "ALTER TABLE adcp_reporting_chunk_bodies DISABLE TRIGGER USER;"
+                               "UPDATE adcp_reporting_chunk_bodies SET body = overlay(body PLACING '\\x58'::bytea "
+                               "FROM 100 FOR 1)"
+                             : "CREATE TABLE saved AS SELECT sha256, body FROM adcp_reporting_chunk_bodies;"
+                               "PRAGMA ignore_check_constraints = 1;"
+                               "DROP TRIGGER adcp_reporting_chunk_bodies_immutable;"
+                               "UPDATE adcp_reporting_chunk_bodies SET body = CAST(substr(body, 1, 99) || 'X' || "
+                               "substr(body, 101) AS BLOB)",
+                          &err));
+  adcp_sql_close(c);
+  assert_int_equal(run(x, &out, &e, "verify --all"), 3);
+  assert_non_null(strstr(txt(&out), "ROWS_INTEGRITY_FAILED"));
+  assert_int_equal(run(x, &out, &e, "verify --revision rrev_1 --json"), 3);
+  one_doc(&out);
+  assert_int_equal(run(x, &out, &e, "read --account acct_1 --revision rrev_1"), 3);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_lifecycle"), 1);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events"), 1);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND "
+                         "issue_key = 'revision_unreadable:rrev_1' AND account_id = 'acct_1'"),
+                   1);
+  assert_int_equal(run(x, &out, &e, "issue list --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"issue_key\":\"revision_unreadable:rrev_1\""));
+  /* Restore the bytes: a clean verify resolves the issue. */
+  OK(adcp_sql_connect(&c, x->f->url, &err));
+  OK(adcp_sql_exec_script(c,
+                          "UPDATE adcp_reporting_chunk_bodies SET body = (SELECT s.body FROM saved s WHERE "
+                          "s.sha256 = adcp_reporting_chunk_bodies.sha256)",
+                          &err));
+  adcp_sql_close(c);
+  /* Exit 4: the editor's dropped guard is schema drift; the bytes verify. */
+  assert_int_equal(run(x, &out, &e, "verify --all"), 4);
+  assert_non_null(strstr(txt(&out), "checked 1: 1 verified, 0 failed"));
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_lifecycle WHERE issue_state = 'resolved'"), 1);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events"), 2);
+  assert_int_equal(run(x, &out, &e, "verify --all"), 4);
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events"), 2);
+  adcp_buf_free(&out), adcp_buf_free(&e), adcp_buf_free(&rows);
+}
+
+/* A database without 0008: not ready, refused with exit 4 and nothing made. */
+static void unmigrated_refused(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *st;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  OK(adcp_storage_open(&st, f->url, &o, &err));
+  adcp_migration_set partial = *adcp_storage_migrations(st);
+  while (partial.count && strcmp(partial.items[partial.count - 1].version, "0008") >= 0) partial.count--;
+  OK(adcp_migrate_apply(NULL, adcp_storage_sql(st), &partial, NULL, &err));
+  adcp_storage_close(st);
+  cx x = {.f = f, .dir = tu_mkdtemp()};
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(&x, &out, &e, "issue list --json"), 4);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&e), "REPORTING_SCHEMA_BEHIND"));
+  assert_non_null(strstr(txt(&e), "0008"));
+  assert_int_equal(run(&x, &out, &e, "issue open --account a --key k"), 4);
+  assert_int_equal(run(&x, &out, &e, "issue-events claim"), 4);
+  assert_int_equal(q1(&x, f->dialect == ADCP_SQL_SQLITE
+                              ? "SELECT count(*) FROM sqlite_master WHERE name LIKE 'reporting_issue%'"
+                              : "SELECT count(*) FROM pg_class WHERE relname LIKE 'reporting_issue%'"),
+                   0);
+  tu_rmtree(x.dir);
+  free(x.dir);
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+#define BOTHX(fn) \
+  {"sqlite/" #fn, fn, cx_setup, cx_teardown, &SQLITE}, {"postgres/" #fn, fn, cx_setup, cx_teardown, &POSTGRES}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      BOTHX(issue_commands), BOTHX(deliver_fail_twice), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
+      BOTH(unmigrated_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
