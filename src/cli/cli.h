@@ -78,6 +78,13 @@ typedef struct adcp_cli_config adcp_cli_config;
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_config_free(adcp_cli_config *c);
 adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
+/* A "gcs" binding (config_gcs.c): closed location {bucket, endpoint?}, ca_file,
+ * and the credential source its credentialRef names in "gcs_credentials".
+ * loc_values receive malloc'd bucket and endpoint (NULL when absent). On
+ * ADCP_EINVALID_INPUT *bad_node is the JSON node to point the message at. */
+int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_t *bad_node, const adcp_json_doc *d,
+                        uint32_t binding, uint32_t loc, const char *where, const char *prefix, const char *cred,
+                        const char *base_dir, adcp_error *err);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

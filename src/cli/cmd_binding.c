@@ -295,7 +295,10 @@ static const char probe_help[] =
     "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
     "that can expire live objects under the prefix, empirical create-only (a second\n"
     "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; the probe\n"
-    "versions are deleted). A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
+    "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
+    "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
+    "can match live objects under the prefix, empirical create-only (ifGenerationMatch=0).\n"
+    "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
     "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
     "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
 
@@ -312,6 +315,13 @@ static const probe_check s3_checks[] = {
     {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}},
 };
 static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
+static const probe_check gcs_checks[] = {
+    {"bucket reachable", {"does not exist", "unreadable", "unverifiable", NULL}},
+    {"uniform bucket-level access", {"uniform bucket-level", NULL}},
+    {"public access prevention enforced", {"public access prevention", NULL}},
+    {"no deleting lifecycle rule over the prefix", {"lifecycle", NULL}},
+    {"empirical create-only", {"ifGenerationMatch", "probe write", "generation", NULL}},
+};
 
 static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
   adcp_error err = {0};
@@ -329,6 +339,7 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
   rc = adcp_object_probe(p, &ctx, &err);
   const probe_check *checks = strcmp(prov, "s3") == 0 ? s3_checks : fs_checks;
   size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
+  if (!strcmp(prov, "gcs")) checks = gcs_checks, n = failed = sizeof gcs_checks / sizeof gcs_checks[0];
   if (rc) {
     failed = n - 1; /* unmatched reasons belong to the last check run */
     for (size_t i = 0; i < n && failed == n - 1; i++)
