@@ -49,7 +49,6 @@ struct adcp_gcs_auth {
   int64_t refresh_at_ms; /* CLOCK_MONOTONIC; fetch again from here on */
   int64_t expires_at_ms; /* never use the token after this */
   uint64_t serial;
-  uint64_t fetches;
 };
 
 static void wipe(void *p, size_t n) {
@@ -391,7 +390,6 @@ int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, cons
       rc = token_from_command(a, fresh, ctx, err);
       life = TOKEN_COMMAND_TTL_S;
     }
-    a->fetches++;
     if (!rc) {
       memcpy(a->token, fresh, sizeof fresh);
       now = adcp_object_now_ms();
@@ -424,13 +422,6 @@ void adcp_gcs_auth_invalidate(adcp_gcs_auth *a, uint64_t serial) {
     a->expires_at_ms = 0;
   }
   pthread_mutex_unlock(&a->mu);
-}
-
-uint64_t adcp_gcs_auth_fetches(adcp_gcs_auth *a) {
-  pthread_mutex_lock(&a->mu);
-  uint64_t n = a->fetches;
-  pthread_mutex_unlock(&a->mu);
-  return n;
 }
 
 void adcp_gcs_auth_free(adcp_gcs_auth *a) {

@@ -36,7 +36,5 @@ int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, cons
 /* The store refused the token of `serial` (401): forget it unless a newer one
  * was fetched meanwhile. */
 void adcp_gcs_auth_invalidate(adcp_gcs_auth *a, uint64_t serial);
-/* Token requests made so far (tests and diagnostics). */
-uint64_t adcp_gcs_auth_fetches(adcp_gcs_auth *a);
 
 #endif

@@ -588,7 +588,8 @@ static int empirical_create_only(gcsp *p, const adcp_object_ctx *ctx, adcp_error
   long st = 0;
   int rc = upload_once(p, &st, g1, &in, ctx, err);
   if (!rc && st != 200) {
-    if (st == 403) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS probe write refused: the bucket is not writable by this account");
+    if (st == 403)
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS probe write refused: the bucket is not writable by this account");
     else if (st == 404) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket does not exist");
     else {
       adcp_http_response f = {0};

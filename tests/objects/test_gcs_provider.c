@@ -253,8 +253,7 @@ static void t_wrong_credentials(void **state) {
   const char *bad[] = {
       "not json",
       "{\"type\":\"authorized_user\",\"client_email\":\"a@b\",\"private_key\":\"x\"}",
-      "{\"type\":\"service_account\",\"client_email\":\"a@b\",\"private_key\":\"-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END "
-      "PRIVATE KEY-----\\n\"}",
+      "{\"type\":\"service_account\",\"client_email\":\"a@b\",\"private_key\":\"-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----\\n\"}",
       "{\"type\":\"service_account\",\"client_email\":\"a@b\",\"private_key\":\"x\",\"token_uri\":\"http://example.com/token\"}",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
