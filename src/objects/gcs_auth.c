@@ -242,7 +242,11 @@ static int fetch_sa_token(adcp_gcs_auth *a, char *token, int64_t *lifetime_s, co
   adcp_http_response r;
   rc = adcp_http_do(a->http, &r, &req, ctx, err);
   if (rc) {
-    if (rc == ADCP_EPROVIDER_UNAVAILABLE) adcp_error_set(err, rc, "GCS token endpoint unavailable");
+    if (rc == ADCP_EPROVIDER_UNAVAILABLE && err) {
+      char why[ADCP_ERROR_MESSAGE_MAX]; /* the HTTP layer's fixed text, never a body */
+      snprintf(why, sizeof why, "%s", err->message);
+      adcp_error_set(err, rc, "GCS token endpoint unavailable: %.160s", why);
+    }
     adcp_http_response_free(&r);
     goto done;
   }

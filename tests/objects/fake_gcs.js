@@ -18,6 +18,7 @@
 // Node's single thread makes each conditional upload atomic.
 //
 // Usage: node fake_gcs.js SA_EMAIL PUBLIC_KEY_PEM_FILE [STATIC_BEARER_TOKEN]; prints the port.
+// With FAKE_TLS_CERT/FAKE_TLS_KEY set it serves HTTPS; FAKE_BUCKETS=a,b pre-creates buckets.
 // Control (unauthenticated) on /__ctl/...:
 //   POST /__ctl/bucket?name=B[&ubla=0][&pap=inherited][&versioning=1]
 //   POST /__ctl/set?bucket=B&lifecycle=<json>|ubla=0|1|pap=X|ignore_precondition=1|deny_metadata=1
@@ -83,7 +84,7 @@ function tokenEndpoint(req, res, body) {
   if (!ok) return send(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
   const now = Math.floor(Date.now() / 1000);
   if (claims.iss !== EMAIL) return send(res, 400, { error: 'invalid_grant', error_description: 'iss' });
-  if (claims.aud !== `http://127.0.0.1:${port}/token`) return send(res, 400, { error: 'invalid_grant', error_description: 'aud' });
+  if (claims.aud !== `${scheme}://127.0.0.1:${port}/token`) return send(res, 400, { error: 'invalid_grant', error_description: 'aud' });
   if (!String(claims.scope || '').split(' ').includes(SCOPE)) return send(res, 400, { error: 'invalid_scope' });
   if (!(claims.iat <= now + 60 && claims.iat >= now - 300 && claims.exp > now && claims.exp - claims.iat <= 3600))
     return send(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT: Token must be a short-lived token' });
@@ -290,7 +291,15 @@ function injectFault(req, res, target) {
   return false;
 }
 
-const server = http.createServer((req, res) => {
+// FAKE_TLS_CERT / FAKE_TLS_KEY (PEM files): serve HTTPS instead (token endpoint too).
+const tls = process.env.FAKE_TLS_CERT
+  ? { cert: fs.readFileSync(process.env.FAKE_TLS_CERT), key: fs.readFileSync(process.env.FAKE_TLS_KEY) }
+  : null;
+// FAKE_BUCKETS=a,b: buckets that exist from the start (the HTTPS fake has no plain control port).
+for (const n of (process.env.FAKE_BUCKETS || '').split(',').filter(Boolean))
+  buckets.set(n, { name: n, objects: new Map(), cfg: { ubla: true, pap: 'enforced', versioning: false } });
+const scheme = tls ? 'https' : 'http';
+const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -319,7 +328,8 @@ const server = http.createServer((req, res) => {
     if (m[3] === undefined) return req.method === 'GET' ? list(req, res, b, q) : gerror(res, 405, 'methodNotAllowed');
     return objectOp(req, res, b, decodeURIComponent(m[3]), q);
   });
-});
+};
+const server = tls ? require('https').createServer(tls, handler) : http.createServer(handler);
 server.keepAliveTimeout = 30000;
 server.listen(0, '127.0.0.1', () => {
   port = server.address().port;

@@ -491,7 +491,7 @@ static void t_endpoint_rules(void **state) {
 }
 
 /* Writes a service-account key file for the PEM key at pem_path. */
-static void write_sa(const char *out, const char *pem_path) {
+static void write_sa_at(const char *out, const char *pem_path, const char *token_uri) {
   size_t n;
   uint8_t *pem = tu_read_file(pem_path, &n);
   assert_non_null(pem);
@@ -502,10 +502,70 @@ static void write_sa(const char *out, const char *pem_path) {
     if (pem[i] == '\n') adcp_buf_append_str(&j, "\\n");
     else adcp_buf_append_byte(&j, pem[i]);
   }
-  adcp_buf_printf(&j, "\",\"client_email\":\"%s\",\"token_uri\":\"http://127.0.0.1:%d/token\"}", EMAIL, fake.port);
+  adcp_buf_printf(&j, "\",\"client_email\":\"%s\",\"token_uri\":\"%s\"}", EMAIL, token_uri);
   tu_write_file(out, j.data, j.len);
   adcp_buf_free(&j);
   free(pem);
+}
+
+static void write_sa(const char *out, const char *pem_path) {
+  char uri[128];
+  snprintf(uri, sizeof uri, "http://127.0.0.1:%d/token", fake.port);
+  write_sa_at(out, pem_path, uri);
+}
+
+static fake_server tls_fake; /* stopped in main even if the case fails */
+
+/* HTTPS store and token endpoint with a CA generated here: accepted with
+ * ca_file, refused ("TLS") with the system store, for the grant and the store. */
+static void t_tls_custom_ca(void **state) {
+  (void)state;
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=adcp-gcs-ca "
+           ">/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=localhost "
+           ">/dev/null 2>&1 && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext.cnf && openssl x509 -req -in "
+           "srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext.cnf >/dev/null 2>&1",
+           tmpdir_path);
+  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
+  static char e1[600], e2[600];
+  snprintf(e1, sizeof e1, "FAKE_TLS_CERT=%s/srv.pem", tmpdir_path);
+  snprintf(e2, sizeof e2, "FAKE_TLS_KEY=%s/srv.key", tmpdir_path);
+  const char *envs[] = {e1, e2, "FAKE_BUCKETS=tls-bucket", NULL};
+  char script[600], pub[600], pem[600], sa[600], uri[128], ep[128], ca[600];
+  snprintf(script, sizeof script, "%s/tests/objects/fake_gcs.js", ADCP_SOURCE_DIR);
+  snprintf(pub, sizeof pub, "%s/sa.pub", tmpdir_path);
+  const char *args[] = {EMAIL, pub, STATIC_TOKEN, NULL};
+  assert_int_equal(fake_start(&tls_fake, script, args, envs), 0);
+  snprintf(uri, sizeof uri, "https://127.0.0.1:%d/token", tls_fake.port);
+  snprintf(ep, sizeof ep, "https://127.0.0.1:%d", tls_fake.port);
+  snprintf(pem, sizeof pem, "%s/sa.pem", tmpdir_path);
+  snprintf(sa, sizeof sa, "%s/sa-tls.json", tmpdir_path);
+  snprintf(ca, sizeof ca, "%s/ca.pem", tmpdir_path);
+  write_sa_at(sa, pem, uri);
+  adcp_object_provider *p = NULL;
+  adcp_error err;
+  adcp_object_put_result r;
+  adcp_gcs_provider_options o = {.bucket = "tls-bucket", .endpoint = ep, .prefix = "tls/p", .service_account_file = sa,
+                                 .ca_file = ca, .backoff_base_ms = 20};
+  assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), 0);
+  int rc = put_key(p, &r, "tls/p/x.jsonl", NULL, &err);
+  if (rc) fail_msg("tls put: %s", err.message);
+  assert_int_equal(adcp_object_probe(p, NULL, &err), 0);
+  adcp_object_provider_free(p);
+  /* the system store lacks the CA: the grant fails on TLS */
+  o.ca_file = NULL;
+  assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), 0);
+  assert_int_equal(put_key(p, &r, "tls/p/y.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "TLS"));
+  adcp_object_provider_free(p);
+  /* and so does the store with a bearer token */
+  o.service_account_file = NULL, o.token_file = token_file;
+  assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), 0);
+  assert_int_equal(put_key(p, &r, "tls/p/y.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "TLS"));
+  adcp_object_provider_free(p);
+  fake_stop(&tls_fake);
 }
 
 int main(void) {
@@ -558,9 +618,11 @@ int main(void) {
       cmocka_unit_test(t_token_endpoint_failure),  cmocka_unit_test(t_503_storm_retry_after),
       cmocka_unit_test(t_truncated_and_reset),     cmocka_unit_test(t_hang_deadline),
       cmocka_unit_test(t_upload_shape),            cmocka_unit_test(t_endpoint_rules),
+      cmocka_unit_test(t_tls_custom_ca),
   };
   failed += cmocka_run_group_tests_name("gcs fake: auth, faults, shape", tests, NULL, NULL);
   fake_stop(&fake);
+  fake_stop(&tls_fake);
   free(sa_pem_line);
   tu_rmtree(tmp);
   free(tmp);
