@@ -630,8 +630,10 @@ static int gcs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adc
   else if (r.status == 401 || r.status == 403)
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket metadata is unreadable with these credentials (HTTP %ld)",
                         r.status);
-  else if (r.status != 200 || r.too_large || (adcp_json_doc_free(&d), parse_body(&d, &r)))
+  else if (r.status != 200 || r.too_large)
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket metadata is unverifiable (HTTP %ld)", r.status);
+  else if (parse_body(&d, &r)) /* re-initialises d: nothing was parsed into it yet */
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket metadata is unverifiable (not a JSON object)");
   if (!rc) {
     uint32_t iam = json_obj(&d, 0, "iamConfiguration");
     uint32_t ubla = iam ? json_obj(&d, iam, "uniformBucketLevelAccess") : 0;
