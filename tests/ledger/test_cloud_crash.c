@@ -1,6 +1,8 @@
-/* tests/ledger/test_s3_crash.c — SIGKILL during object-kind commits through
- * an s3 binding (the loopback fake S3, tests/objects/fake_s3.js), on SQLite
- * and PostgreSQL — the S3 counterpart of test_objects_crash.c.
+/* tests/ledger/test_cloud_crash.c — SIGKILL during object-kind commits
+ * through an s3 binding (the loopback fake S3, tests/objects/fake_s3.js) and
+ * a gcs binding (tests/objects/fake_gcs.js, service-account key generated
+ * here), on SQLite and PostgreSQL — the cloud counterpart of
+ * test_objects_crash.c. Each group runs once per provider.
  *
  *   paused: adcp-ledger-testhooks is killed after its uploads, before
  *           transaction B (ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD): no header,
@@ -26,8 +28,12 @@
 #define AK "AKCRASHTEST"
 #define SK "crash/Secret+Key=55"
 
+#define GCS_EMAIL "adcp-crash@adcp-test.iam.gserviceaccount.com"
+
 static fake_server fake;
 static int bucket_seq;
+static int use_gcs;    /* the provider of the group being run */
+static char sa_file[600];
 
 typedef struct cenv {
   char *dir;
@@ -41,14 +47,21 @@ static void cenv_init(cenv *e, uint64_t nrows) {
   snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
   snprintf(e->bucket, sizeof e->bucket, "crash-%d-%d", (int)getpid(), ++bucket_seq);
   char q[200];
-  snprintf(q, sizeof q, "/__ctl/bucket?name=%s&versioning=Enabled", e->bucket);
+  snprintf(q, sizeof q, use_gcs ? "/__ctl/bucket?name=%s" : "/__ctl/bucket?name=%s&versioning=Enabled", e->bucket);
   assert_int_equal(fake_ctl(&fake, q, 0, NULL), 200);
-  char cfg[1400];
-  snprintf(cfg, sizeof cfg,
-           "{\"bindings\":[{\"id\":\"s3c\",\"kind\":\"object\",\"provider\":\"s3\",\"prefix\":\"rows\","
-           "\"credentialRef\":\"env\",\"compression\":\"gzip\",\"location\":{\"bucket\":\"%s\",\"region\":\"us-east-1\","
-           "\"endpoint\":\"http://127.0.0.1:%d\",\"path_style\":\"true\"}}]}",
-           e->bucket, fake.port);
+  char cfg[1600];
+  if (use_gcs)
+    snprintf(cfg, sizeof cfg,
+             "{\"gcs_credentials\":{\"sa\":{\"service_account_file\":\"%s\"}},\"bindings\":[{\"id\":\"cloud1\","
+             "\"kind\":\"object\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"compression\":"
+             "\"gzip\",\"location\":{\"bucket\":\"%s\",\"endpoint\":\"http://127.0.0.1:%d\"}}]}",
+             sa_file, e->bucket, fake.port);
+  else
+    snprintf(cfg, sizeof cfg,
+             "{\"bindings\":[{\"id\":\"cloud1\",\"kind\":\"object\",\"provider\":\"s3\",\"prefix\":\"rows\","
+             "\"credentialRef\":\"env\",\"compression\":\"gzip\",\"location\":{\"bucket\":\"%s\",\"region\":"
+             "\"us-east-1\",\"endpoint\":\"http://127.0.0.1:%d\",\"path_style\":\"true\"}}]}",
+             e->bucket, fake.port);
   tu_write_file(e->cfg, cfg, strlen(cfg));
   gen g;
   gen_init(&g, nrows, 30, 1);
@@ -64,10 +77,15 @@ static void cenv_init(cenv *e, uint64_t nrows) {
   adcp_buf_free(&g.line);
   char ep[64];
   snprintf(ep, sizeof ep, "http://127.0.0.1:%d", fake.port);
-  adcp_s3_provider_options o = {.bucket = e->bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
-                                .prefix = "rows", .credential_ref = "env"};
   adcp_error err = {0};
-  OK(adcp_s3_provider_new(&e->p, &o, &err));
+  if (use_gcs) {
+    adcp_gcs_provider_options o = {.bucket = e->bucket, .endpoint = ep, .prefix = "rows", .service_account_file = sa_file};
+    OK(adcp_gcs_provider_new(&e->p, &o, &err));
+  } else {
+    adcp_s3_provider_options o = {.bucket = e->bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
+                                  .prefix = "rows", .credential_ref = "env"};
+    OK(adcp_s3_provider_new(&e->p, &o, &err));
+  }
 }
 
 static void cenv_free(cenv *e) {
@@ -112,7 +130,7 @@ static pid_t spawn(const fixture *f, const cenv *e, const char *rev, const char 
     snprintf(pause, sizeof pause, "%d", pause_ms);
     if (pause_ms) setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", pause, 1);
     execl(ADCP_CLI_TESTHOOKS_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
-          "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "s3c",
+          "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "cloud1",
           "--period-start", "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", e->rows, (char *)NULL);
     _exit(127);
   }
@@ -132,7 +150,7 @@ static int run_cli(const fixture *f, const cenv *e, const char *args, adcp_buf *
 static int commit_cli(const fixture *f, const cenv *e, const char *ob, const char *rev) {
   char args[1000];
   snprintf(args, sizeof args,
-           "commit --account acct --obligation %s --revision %s --finality snapshot --binding s3c "
+           "commit --account acct --obligation %s --revision %s --finality snapshot --binding cloud1 "
            "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
            ob, rev, e->rows);
   return run_cli(f, e, args, NULL);
@@ -355,6 +373,37 @@ static void killed_at_random(void **state) {
   cenv_free(&e);
 }
 
+/* Starts the fake GCS with a service-account key generated now (never committed). */
+static int start_gcs(const char *dir) {
+  char cmd[2048], script[600], pub[600], pem[600];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.pem 2>/dev/null && "
+           "openssl pkey -in sa.pem -pubout -out sa.pub 2>/dev/null",
+           dir);
+  if (tu_run(cmd, NULL, 0, NULL)) return -1;
+  snprintf(script, sizeof script, "%s/tests/objects/fake_gcs.js", ADCP_SOURCE_DIR);
+  snprintf(pub, sizeof pub, "%s/sa.pub", dir);
+  const char *args[] = {GCS_EMAIL, pub, NULL};
+  if (fake_start(&fake, script, args, NULL)) return -1;
+  snprintf(pem, sizeof pem, "%s/sa.pem", dir);
+  size_t n;
+  uint8_t *key = tu_read_file(pem, &n);
+  if (!key) return -1;
+  adcp_buf j;
+  adcp_buf_init(&j);
+  adcp_buf_printf(&j, "{\"type\":\"service_account\",\"private_key\":\"");
+  for (size_t i = 0; i < n; i++) {
+    if (key[i] == '\n') adcp_buf_append_str(&j, "\\n");
+    else adcp_buf_append_byte(&j, key[i]);
+  }
+  adcp_buf_printf(&j, "\",\"client_email\":\"%s\",\"token_uri\":\"http://127.0.0.1:%d/token\"}", GCS_EMAIL, fake.port);
+  snprintf(sa_file, sizeof sa_file, "%s/sa.json", dir);
+  tu_write_file(sa_file, j.data, j.len);
+  adcp_buf_free(&j);
+  free(key);
+  return 0;
+}
+
 int main(void) {
   setenv("AWS_ACCESS_KEY_ID", AK, 1);
   setenv("AWS_SECRET_ACCESS_KEY", SK, 1);
@@ -369,5 +418,16 @@ int main(void) {
   const struct CMUnitTest tests[] = {BOTH(killed_after_upload), BOTH(killed_at_random)};
   int failed = cmocka_run_group_tests_name("ledger s3 crash (SQLite + PostgreSQL)", tests, NULL, NULL);
   fake_stop(&fake);
-  return failed;
+  char *dir = tu_mkdtemp();
+  use_gcs = 1;
+  if (start_gcs(dir)) {
+    fprintf(stderr, "could not start the fake GCS (node, openssl)\n");
+    failed++;
+  } else {
+    failed += cmocka_run_group_tests_name("ledger gcs crash (SQLite + PostgreSQL)", tests, NULL, NULL);
+  }
+  fake_stop(&fake);
+  tu_rmtree(dir);
+  free(dir);
+  return failed ? 1 : 0;
 }
