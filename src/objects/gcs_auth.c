@@ -224,6 +224,26 @@ done:
   return rc;
 }
 
+/* An invalid_grant whose description blames the JWT's times (Google: "…in a
+ * reasonable timeframe. Check your iat and exp values…"): the clocks differ.
+ * The description is only matched, never surfaced. */
+static int jwt_time_refused(const adcp_http_response *r) {
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  adcp_error e2;
+  int hit = 0;
+  if (adcp_json_parse(&d, r->body.data ? (const char *)r->body.data : "", r->body.len, NULL, &e2) == 0 &&
+      adcp_json_at(&d, 0)->type == ADCP_JSON_OBJECT && adcp_json_get(&d, 0, "error") &&
+      adcp_json_str_eq(&d, adcp_json_get(&d, 0, "error"), "invalid_grant")) {
+    uint32_t v = adcp_json_get(&d, 0, "error_description");
+    size_t n = 0;
+    const char *s = v && adcp_json_at(&d, v)->type == ADCP_JSON_STRING ? adcp_json_str(&d, v, &n) : NULL;
+    hit = s && (memmem(s, n, "iat", 3) || memmem(s, n, "timeframe", 9));
+  }
+  adcp_json_doc_free(&d);
+  return hit;
+}
+
 /* Exchanges a fresh JWT for an access token. Writes token and lifetime. */
 static int fetch_sa_token(adcp_gcs_auth *a, char *token, int64_t *lifetime_s, const adcp_object_ctx *ctx,
                           adcp_error *err) {
@@ -250,7 +270,10 @@ static int fetch_sa_token(adcp_gcs_auth *a, char *token, int64_t *lifetime_s, co
     adcp_http_response_free(&r);
     goto done;
   }
-  if (r.status == 400 || r.status == 401 || r.status == 403) {
+  if (r.status == 400 && jwt_time_refused(&r)) {
+    rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
+                        "GCS token endpoint refused the JWT's iat/exp: clock skew (check this host's clock)");
+  } else if (r.status == 400 || r.status == 401 || r.status == 403) {
     rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
                         "GCS credentials not accepted by the token endpoint (HTTP %ld)", r.status);
   } else if (r.status != 200 || r.too_large) {

@@ -23,7 +23,7 @@
 //   POST /__ctl/bucket?name=B[&ubla=0][&pap=inherited][&versioning=1]
 //   POST /__ctl/set?bucket=B&lifecycle=<json>|ubla=0|1|pap=X|ignore_precondition=1|deny_metadata=1
 //   POST /__ctl/fault?mode=503|429|truncate|hang|reset&count=N[&retry_after=S][&target=token]
-//   POST /__ctl/token?expires_in=N | revoke=1
+//   POST /__ctl/token?expires_in=N | revoke=1 | clock_offset_s=S
 //   GET  /__ctl/stats -> {"requests":N,"token_requests":N,"created":N,"precondition_failed":N}
 'use strict';
 const http = require('http');
@@ -39,6 +39,7 @@ let tokenLifetime = 3600;
 let fault = { mode: null, count: 0, retryAfter: null, target: 'storage' };
 const stats = { requests: 0, token_requests: 0, created: 0, precondition_failed: 0 };
 let lastGen = 0;
+let clockOffsetS = 0; // the token endpoint's clock minus the real one (clock skew tests)
 let port = 0;
 
 const nextGen = () => (lastGen = Math.max(lastGen + 1, Date.now() * 1000));
@@ -82,12 +83,12 @@ function tokenEndpoint(req, res, body) {
   if (hdr.alg !== 'RS256') return send(res, 400, { error: 'invalid_grant', error_description: 'alg' });
   const ok = crypto.verify('RSA-SHA256', Buffer.from(parts[0] + '.' + parts[1]), PUBKEY, b64url(parts[2]));
   if (!ok) return send(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(Date.now() / 1000) + clockOffsetS;
   if (claims.iss !== EMAIL) return send(res, 400, { error: 'invalid_grant', error_description: 'iss' });
   if (claims.aud !== `${scheme}://127.0.0.1:${port}/token`) return send(res, 400, { error: 'invalid_grant', error_description: 'aud' });
   if (!String(claims.scope || '').split(' ').includes(SCOPE)) return send(res, 400, { error: 'invalid_scope' });
   if (!(claims.iat <= now + 60 && claims.iat >= now - 300 && claims.exp > now && claims.exp - claims.iat <= 3600))
-    return send(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT: Token must be a short-lived token' });
+    return send(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.' });
   const t = 'ya29.fake-' + crypto.randomBytes(18).toString('base64url');
   tokens.set(t, Date.now() + tokenLifetime * 1000);
   return send(res, 200, { access_token: t, expires_in: tokenLifetime, token_type: 'Bearer' });
@@ -265,6 +266,7 @@ function control(req, res, path, q) {
   if (path === '/__ctl/token') {
     if (q.has('expires_in')) tokenLifetime = parseInt(get('expires_in'), 10);
     if (get('revoke') === '1') tokens.clear();
+    if (q.has('clock_offset_s')) clockOffsetS = parseInt(get('clock_offset_s'), 10);
     return send(res, 200, '');
   }
   return send(res, 404, '');

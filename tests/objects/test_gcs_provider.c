@@ -306,6 +306,26 @@ static void t_bearer_sources(void **state) {
   adcp_object_provider_free(p);
 }
 
+/* The token endpoint's clock is an hour ahead: the JWT's iat is refused and
+ * the message says clock skew; with the clocks back in step it works. */
+static void t_clock_skew(void **state) {
+  (void)state;
+  adcp_object_provider *p = must("conf-bucket", "skew/p");
+  adcp_object_put_result r;
+  adcp_error err;
+  ctl("/__ctl/token?clock_offset_s=%s%s", "3600", "");
+  assert_int_equal(put_key(p, &r, "skew/p/a.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "clock skew"));
+  assert_null(strstr(err.message, "timeframe")); /* the endpoint's text is matched, not shown */
+  no_secret(&err);
+  assert_int_equal(adcp_object_probe(p, NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "clock skew"));
+  ctl("/__ctl/token?clock_offset_s=%s%s", "0", "");
+  int rc = put_key(p, &r, "skew/p/a.jsonl", NULL, &err);
+  if (rc) fail_msg("put after the clocks agree: %s", err.message);
+  adcp_object_provider_free(p);
+}
+
 static void t_token_endpoint_failure(void **state) {
   (void)state;
   adcp_object_provider *p = must("conf-bucket", "tokfail/p");
@@ -618,7 +638,7 @@ int main(void) {
       cmocka_unit_test(t_token_endpoint_failure),  cmocka_unit_test(t_503_storm_retry_after),
       cmocka_unit_test(t_truncated_and_reset),     cmocka_unit_test(t_hang_deadline),
       cmocka_unit_test(t_upload_shape),            cmocka_unit_test(t_endpoint_rules),
-      cmocka_unit_test(t_tls_custom_ca),
+      cmocka_unit_test(t_tls_custom_ca),           cmocka_unit_test(t_clock_skew),
   };
   failed += cmocka_run_group_tests_name("gcs fake: auth, faults, shape", tests, NULL, NULL);
   fake_stop(&fake);
