@@ -400,11 +400,33 @@ static int token_from_command(adcp_gcs_auth *a, char *token, const adcp_object_c
 
 /* ---- the cache ----------------------------------------------------------------------- */
 
+/* Takes the cache lock, waiting no longer than the caller's deadline (another
+ * thread may be inside a slow token request). */
+static int lock_within(adcp_gcs_auth *a, const adcp_object_ctx *ctx, adcp_error *err) {
+  if (!ctx || (ctx->deadline_ms <= 0 && !ctx->cancel))
+    return pthread_mutex_lock(&a->mu) ? adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS token cache unavailable") : 0;
+  for (;;) {
+    int rc = adcp_object_ctx_check(ctx, err);
+    if (rc) return rc;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t left = ctx->deadline_ms > 0 ? ctx->deadline_ms - adcp_object_now_ms() : 50;
+    if (left > 50) left = 50; /* re-check the cancel flag now and then */
+    if (left < 1) left = 1;
+    ts.tv_nsec += (long)(left % 1000) * 1000000L;
+    ts.tv_sec += (time_t)(left / 1000) + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    int lr = pthread_mutex_timedlock(&a->mu, &ts);
+    if (lr == 0) return 0;
+    if (lr != ETIMEDOUT) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS token cache unavailable");
+  }
+}
+
 int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, const adcp_object_ctx *ctx,
                          adcp_error *err) {
-  pthread_mutex_lock(&a->mu);
+  int rc = lock_within(a, ctx, err);
+  if (rc) return rc;
   int64_t now = adcp_object_now_ms();
-  int rc = 0;
   if (!a->token[0] || now >= a->refresh_at_ms) {
     char fresh[TOKEN_MAX + 1];
     int64_t life = 0;

@@ -326,6 +326,44 @@ static void t_clock_skew(void **state) {
   adcp_object_provider_free(p);
 }
 
+typedef struct lock_racer {
+  adcp_object_provider *p;
+  int64_t deadline_ms;
+  int rc;
+} lock_racer;
+
+static void *put_with_deadline(void *arg) {
+  lock_racer *r = arg;
+  adcp_object_put_result res;
+  adcp_error err;
+  adcp_object_ctx ctx = {r->deadline_ms, NULL};
+  r->rc = put_key(r->p, &res, "lock/p/a.jsonl", &ctx, &err);
+  return NULL;
+}
+
+/* While one caller waits on a hanging token endpoint (holding the refresh),
+ * another caller's shorter deadline still holds. */
+static void t_token_lock_deadline(void **state) {
+  (void)state;
+  adcp_object_provider *p = must("conf-bucket", "lock/p");
+  set_fault("hang", 1, NULL, "token");
+  lock_racer slow = {p, adcp_object_now_ms() + 3000, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, put_with_deadline, &slow), 0);
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL); /* the slow caller is inside the token request now */
+  lock_racer quick = {p, adcp_object_now_ms() + 500, 0};
+  int64_t t0 = adcp_object_now_ms();
+  put_with_deadline(&quick);
+  int64_t took = adcp_object_now_ms() - t0;
+  assert_int_equal(quick.rc, ADCP_EDEADLINE_EXCEEDED);
+  assert_true(took >= 450 && took < 1200);
+  pthread_join(th, NULL);
+  assert_int_equal(slow.rc, ADCP_EDEADLINE_EXCEEDED);
+  set_fault("none", 0, NULL, "storage");
+  adcp_object_provider_free(p);
+}
+
 static void t_token_endpoint_failure(void **state) {
   (void)state;
   adcp_object_provider *p = must("conf-bucket", "tokfail/p");
@@ -639,6 +677,7 @@ int main(void) {
       cmocka_unit_test(t_truncated_and_reset),     cmocka_unit_test(t_hang_deadline),
       cmocka_unit_test(t_upload_shape),            cmocka_unit_test(t_endpoint_rules),
       cmocka_unit_test(t_tls_custom_ca),           cmocka_unit_test(t_clock_skew),
+      cmocka_unit_test(t_token_lock_deadline),
   };
   failed += cmocka_run_group_tests_name("gcs fake: auth, faults, shape", tests, NULL, NULL);
   fake_stop(&fake);
