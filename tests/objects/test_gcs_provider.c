@@ -341,6 +341,52 @@ static void *put_with_deadline(void *arg) {
   return NULL;
 }
 
+typedef struct creator {
+  adcp_object_provider *p;
+  pthread_barrier_t *bar;
+  int rc, outcome;
+} creator;
+
+static void *create_one(void *arg) {
+  creator *c = arg;
+  adcp_object_put_result r;
+  adcp_error err;
+  pthread_barrier_wait(c->bar);
+  c->rc = put_key(c->p, &r, "race/p/one.jsonl", NULL, &err);
+  c->outcome = r.outcome;
+  return NULL;
+}
+
+/* 20 concurrent creators of one key, seen from the store: exactly one upload
+ * created an object, the 19 others were refused by the precondition (412). */
+static void t_store_side_single_create(void **state) {
+  (void)state;
+  adcp_object_provider *p = must("conf-bucket", "race/p");
+  adcp_object_put_result r;
+  adcp_error err;
+  assert_int_equal(put_key(p, &r, "race/p/warm.jsonl", NULL, &err), 0); /* token cached */
+  long c0 = stat_of("created"), f0 = stat_of("precondition_failed");
+  creator cs[20];
+  pthread_t th[20];
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, 20);
+  for (int i = 0; i < 20; i++) {
+    cs[i] = (creator){p, &bar, 0, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, create_one, &cs[i]), 0);
+  }
+  int created = 0;
+  for (int i = 0; i < 20; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(cs[i].rc, 0);
+    created += cs[i].outcome == ADCP_OBJECT_CREATED;
+  }
+  pthread_barrier_destroy(&bar);
+  assert_int_equal(created, 1);
+  assert_int_equal(stat_of("created") - c0, 1);
+  assert_int_equal(stat_of("precondition_failed") - f0, 19);
+  adcp_object_provider_free(p);
+}
+
 /* While one caller waits on a hanging token endpoint (holding the refresh),
  * another caller's shorter deadline still holds. */
 static void t_token_lock_deadline(void **state) {
@@ -677,7 +723,7 @@ int main(void) {
       cmocka_unit_test(t_truncated_and_reset),     cmocka_unit_test(t_hang_deadline),
       cmocka_unit_test(t_upload_shape),            cmocka_unit_test(t_endpoint_rules),
       cmocka_unit_test(t_tls_custom_ca),           cmocka_unit_test(t_clock_skew),
-      cmocka_unit_test(t_token_lock_deadline),
+      cmocka_unit_test(t_token_lock_deadline),     cmocka_unit_test(t_store_side_single_create),
   };
   failed += cmocka_run_group_tests_name("gcs fake: auth, faults, shape", tests, NULL, NULL);
   fake_stop(&fake);
