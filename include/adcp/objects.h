@@ -451,5 +451,30 @@ int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byt
                                 size_t n, int compression, uint64_t byte_count, const char *chunk_sha256,
                                 adcp_error *err);
 
+/* ---- GCS provider (JSON API) ---------------------------------------------- */
+
+/* Binding location (closed schema): bucket (required), endpoint
+ * ("https://host[:port]", default https://storage.googleapis.com; plain http
+ * only to loopback). Native versions are object generations. Credentials come
+ * from the host configuration: exactly one of a service-account key file
+ * (RS256 JWT exchanged at its token_uri; token cached and refreshed before it
+ * expires), a file holding a bearer token, or a command (argv, no shell)
+ * printing one. Use designated initialisers: fields may be added at the end. */
+typedef struct adcp_gcs_provider_options {
+  const char *bucket;
+  const char *endpoint;               /* NULL = https://storage.googleapis.com */
+  const char *prefix;                 /* owned key prefix (required) */
+  const char *service_account_file;   /* credentials: exactly one of these three */
+  const char *token_file;
+  const char *const *token_command;   /* NULL-terminated argv */
+  const char *ca_file;                /* PEM bundle for TLS (verification is always on); NULL = system */
+  int max_attempts;                   /* per request for transient failures; 0 = 4 */
+  int64_t backoff_base_ms;            /* 0 = 50 */
+} adcp_gcs_provider_options;
+
+/* ADCP_EINVALID_INPUT for bad options or a malformed key file;
+ * ADCP_EUNSAFE_BINDING for a bad prefix or an unreadable key file. */
+int adcp_gcs_provider_new(adcp_object_provider **out, const adcp_gcs_provider_options *options, adcp_error *err);
+
 ADCP_END_DECLS
 #endif

@@ -160,6 +160,13 @@ void adcp_cli_config_summarize(adcp_cli_config_summary *out, const adcp_cli_conf
  * else text lines) and returns 0 or the probe's error code (REFERENCE_NOT_FOUND
  * when id is not configured; nothing is appended then). */
 int adcp_cli_probe_binding(adcp_buf *out, adcp_cli_config *cfg, const char *id, int json, adcp_error *err);
+/* A "gcs" binding (config_gcs.c): closed location {bucket, endpoint?}, ca_file,
+ * and the credential source its credentialRef names in "gcs_credentials".
+ * loc_values receive malloc'd bucket and endpoint (NULL when absent). On
+ * ADCP_EINVALID_INPUT *bad_node is the JSON node to point the message at. */
+int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_t *bad_node, const adcp_json_doc *d,
+                        uint32_t binding, uint32_t loc, const char *where, const char *prefix, const char *cred,
+                        const char *base_dir, adcp_error *err);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

@@ -297,6 +297,9 @@ static const char probe_help[] =
     "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; the probe\n"
     "versions are deleted). azure checks: container reachable, no anonymous read access, blob\n"
     "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
+    "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
+    "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
+    "can match live objects under the prefix, empirical create-only (ifGenerationMatch=0).\n"
     "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
     "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
     "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
@@ -322,6 +325,13 @@ static const probe_check azure_checks[] = {
     {"empirical create-only", {"If-None-Match", "probe write", NULL}},
 };
 static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
+static const probe_check gcs_checks[] = {
+    {"bucket reachable", {"does not exist", "unreadable", "unverifiable", NULL}},
+    {"uniform bucket-level access", {"uniform bucket-level", NULL}},
+    {"public access prevention enforced", {"public access prevention", NULL}},
+    {"no deleting lifecycle rule over the prefix", {"lifecycle", NULL}},
+    {"empirical create-only", {"ifGenerationMatch", "probe write", "generation", NULL}},
+};
 
 /* Text output of a database or configuration string into b: control bytes become '?'. */
 static void put_safe_buf(adcp_buf *b, const char *s) {
@@ -337,6 +347,7 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
   const probe_check *checks = strcmp(prov, "s3") == 0 ? s3_checks : fs_checks;
   size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
   if (!strcmp(prov, "azure")) checks = azure_checks, n = failed = sizeof azure_checks / sizeof azure_checks[0];
+  if (!strcmp(prov, "gcs")) checks = gcs_checks, n = failed = sizeof gcs_checks / sizeof gcs_checks[0];
   if (rc) {
     failed = n - 1; /* unmatched reasons belong to the last check run */
     for (size_t i = 0; i < n && failed == n - 1; i++)

@@ -337,6 +337,44 @@ adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *i
   return NULL;
 }
 
+/* A "gcs" binding: location, ca_file and credentials are parsed by config_gcs.c. */
+static int load_gcs_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix,
+                            const char *tmpl, const char *comp, const char *cred, uint32_t loc, const char *base) {
+  adcp_cli_config *c = p->c;
+  for (size_t i = 0; i < c->n_bindings; i++)
+    if (!strcmp(c->bindings[i].id, id)) return refuse_at(p, b, "%s: binding %s is configured twice", where, id);
+  int compression = ADCP_OBJECT_COMPRESSION_GZIP;
+  if (comp && adcp_object_compression_parse(&compression, comp, p->err))
+    return refuse_at(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
+  size_t i = c->n_bindings;
+  char *lv[2];
+  uint32_t bad = b;
+  int rc = adcp_cli_config_gcs(&c->providers[i], lv, &bad, p->d, b, loc, where, prefix, cred, base, p->err);
+  if (rc == ADCP_EINVALID_INPUT) {
+    char msg[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", p->err->message);
+    return refuse_at(p, bad ? bad : b, "%s", msg);
+  }
+  if (rc) return rc;
+  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
+  size_t n = 0;
+  static const char *const lkeys[] = {"bucket", "endpoint"};
+  for (size_t k = 0; k < 2; k++) {
+    if (lv[k] && !rc && !(kv[n].value = keep(c, lv[k], strlen(lv[k])))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+    if (lv[k] && !rc) kv[n++].key = lkeys[k];
+    free(lv[k]);
+  }
+  if (rc) {
+    adcp_object_provider_free(c->providers[i]);
+    c->providers[i] = NULL;
+    return rc;
+  }
+  adcp_ledger_binding_config bc = {1, id, "gcs", kv, n, prefix, tmpl, compression, cred, c->providers[i]};
+  c->bindings[i] = bc;
+  c->n_bindings++;
+  return 0;
+}
+
 static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   adcp_cli_config *c = p->c;
   char where[32];
@@ -367,9 +405,10 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
                      "is implicit)", where);
   if (!strcmp(prov, "azure")) return load_azure_binding(p, b, where, id, prefix, tmpl, comp, cred, loc);
   if (!strcmp(prov, "s3")) return load_s3_binding(p, b, idx, where, id, prefix, tmpl, comp, cred, loc);
+  if (!strcmp(prov, "gcs")) return load_gcs_binding(p, b, where, id, prefix, tmpl, comp, cred, loc, base);
   if (strcmp(prov, "filesystem"))
     return refuse_at(p, adcp_json_get(p->d, b, "provider"),
-                     "%s.provider: this build has the filesystem and s3 providers", where);
+                     "%s.provider: this build has the filesystem, s3, azure and gcs providers", where);
   if (adcp_json_get(p->d, b, "ca_file"))
     return refuse_at(p, adcp_json_get(p->d, b, "ca_file"), "%s.ca_file applies to cloud providers only", where);
   if (loc) {
@@ -499,7 +538,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", NULL};
+                                    "change_feed", "worker", "gcs_credentials", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
