@@ -175,10 +175,11 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
     /* Another account's obligation: not found, without saying whose. */
     rc = strcmp(adcp_sql_get_text(r, 0, NULL), req->account_id)
              ? adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found")
-             : check_identity(req, r, err);
-    adcp_sql_rows_free(r);
+             : 0;
     /* A period in retirement (tombstone `retiring`) takes no more writes. */
     if (!rc) rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err);
+    if (!rc) rc = check_identity(req, r, err);
+    adcp_sql_rows_free(r);
     return rc;
   }
   adcp_sql_rows_free(r);

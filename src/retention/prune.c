@@ -122,8 +122,8 @@ static int set_pruned(rpass *rp, const rset *s, int locked_tx, adcp_error *err) 
 /* Postgres kind: bodies of this row set that no row set still live (not
  * pruning/pruned) names, deleted and the row set marked, in one transaction
  * under the account lock (a commit reusing a body takes the same lock). */
-#define BODY_FREE_PRED                                                                                           \
-  "FROM adcp_reporting_chunk_bodies b WHERE b.account_id = $1 AND b.obligation_id = $2 AND b.sha256 IN (SELECT " \
+#define BODY_FREE_PRED \
+  "FROM adcp_reporting_chunk_bodies AS b WHERE b.account_id = $1 AND b.obligation_id = $2 AND b.sha256 IN (SELECT " \
   "c.sha256 FROM adcp_reporting_row_chunks c WHERE c.row_set_id = $3 AND c.object_key IS NULL) AND NOT EXISTS "  \
   "(SELECT 1 FROM adcp_reporting_row_chunks c2 JOIN adcp_reporting_row_sets x ON x.row_set_id = c2.row_set_id "  \
   "WHERE c2.account_id = b.account_id AND c2.obligation_id = b.obligation_id AND c2.sha256 = b.sha256 AND "       \
@@ -215,7 +215,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   adcp_sql_rows *r = NULL;
   uint64_t eligible = 0;
   if (!rc) rc = run(&r, &rp, "SELECT cls, count(*) FROM (SELECT " PRUNE_CASE " AS cls " PRUNE_BASE ") q GROUP BY cls", NULL, 0, err);
-  while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+  while (r && (rc = adcp_sql_next(r, err)) == 1) {
     int64_t cls = adcp_sql_get_int64(r, 0), n = adcp_sql_get_int64(r, 1);
     if (cls == 0) eligible += (uint64_t)n;
     else if (cls == 2) out->held += (uint64_t)n;
@@ -238,7 +238,8 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     if (!rc) rc = run(&r, &rp, (const char *)t.data, NULL, 0, err);
     adcp_buf_free(&t);
-    while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+    while (!rc && r && (rc = adcp_sql_next(r, err)) == 1) {
+      rc = 0;
       rset *g = realloc(cs, (nc + 1) * sizeof *g);
       if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
       cs = g;

@@ -47,7 +47,7 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) {
     adcp_sql_rows *r;
-    rc = adcp_sql_query(&r, rp.c, (const char *)sql.data, rp.p, 4, err);
+    rc = adcp_sql_query(&r, rp.c, (const char *)sql.data, rp.p, rp.np, err);
     if (!rc) {
       if ((rc = adcp_sql_next(r, err)) == 1)
         out->retired = (uint64_t)adcp_sql_get_int64(r, 0), out->holds = (uint64_t)adcp_sql_get_int64(r, 1), rc = 0;
