@@ -11,6 +11,7 @@
 #include "adcp/core.h"
 #include "adcp/json.h"
 #include "adcp/ledger.h"
+#include "adcp/retention.h"
 #include "adcp/storage.h"
 
 enum {
@@ -71,6 +72,9 @@ int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_seal(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_retention.c: retention status|retire|prune-rows|stalled and hold add|remove|list. */
+int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */
@@ -78,6 +82,15 @@ typedef struct adcp_cli_config adcp_cli_config;
 int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_config_free(adcp_cli_config *c);
 adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
+/* The "retention" section (config_retention.c): opt-in, the policy checked. */
+typedef struct adcp_cli_retention_config {
+  int present, enabled;
+  adcp_retention_policy policy;
+} adcp_cli_retention_config;
+int adcp_cli_config_retention_parse(const adcp_json_doc *d, uint32_t node, const char *path, const char *src,
+                                    size_t len, adcp_cli_retention_config *out, adcp_error *err);
+/* The parsed section of a loaded configuration (present = 0 when none). */
+const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

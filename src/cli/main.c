@@ -53,6 +53,8 @@ static const command_entry commands[] = {
     {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0},
+    {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", adcp_cli_retention, 0},
+    {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", adcp_cli_hold, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
