@@ -79,6 +79,10 @@ typedef struct ret_classes {
 } ret_classes;
 int ret_classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err);
 
+/* A read-only snapshot (PostgreSQL: REPEATABLE READ) for the counts and the
+ * candidate list of one pass; the caller rolls it back. */
+int ret_snapshot_begin(rpass *rp, adcp_error *err);
+
 /* Records a failed attempt (backoff 1 min doubling to 1 h from the database
  * clock) and the failure in the counters. Never fails the pass. */
 void ret_record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,

@@ -218,3 +218,10 @@ void ret_clear_attempts(rpass *rp, const char *operation, const char *obligation
   adcp_sql_exec(rp->c, "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1 AND operation = $2", p,
                 2, &e);
 }
+
+int ret_snapshot_begin(rpass *rp, adcp_error *err) {
+  int rc = adcp_sql_begin(rp->c, 0, err);
+  if (!rc && rp->pg) rc = adcp_sql_exec(rp->c, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", NULL, 0, err);
+  if (rc) adcp_sql_rollback(rp->c, NULL);
+  return rc;
+}

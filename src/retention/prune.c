@@ -214,6 +214,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
   adcp_sql_rows *r = NULL;
   uint64_t eligible = 0;
+  if (!rc) rc = ret_snapshot_begin(&rp, err);
   if (!rc) rc = run(&r, &rp, "SELECT cls, count(*) FROM (SELECT " PRUNE_CASE " AS cls " PRUNE_BASE ") q GROUP BY cls", NULL, 0, err);
   while (r && (rc = adcp_sql_next(r, err)) == 1) {
     int64_t cls = adcp_sql_get_int64(r, 0), n = adcp_sql_get_int64(r, 1);
@@ -253,6 +254,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
     if (r) adcp_sql_rows_free(r);
     if (rc > 0) rc = 0;
   }
+  if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
   if (rc) {
     free(cs);
     rpass_end(&rp);

@@ -322,6 +322,8 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
   rpass rp;
   int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
   ret_classes fresh, resume;
+  /* Counts and candidates from one snapshot, so they agree with each other. */
+  if (!rc) rc = ret_snapshot_begin(&rp, err);
   if (!rc) rc = ret_classify(&fresh, &rp, 0, err);
   if (!rc) rc = ret_classify(&resume, &rp, 1, err);
   cand *cs = NULL;
@@ -337,6 +339,7 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
                          "SELECT o.obligation_id, o.account_id FROM adcp_reporting_obligations o WHERE " RET_AGE
                          " AND " RET_ACCOUNT " AND " RET_NO_TOMB " AND " CLASS_CASE " = 0",
                          limit - nc, 0, err);
+  if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
   if (rc) {
     free(cs);
     rpass_end(&rp);

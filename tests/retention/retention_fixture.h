@@ -63,8 +63,8 @@ static inline void renv_open(renv *e, const fixture *f) {
   e->l = renv_ledger(e, e->c, 1);
   if (!e->pg) {
     /* Backdating rewrites immutable columns: SQLite cannot switch triggers off. */
-    OK(adcp_sql_exec_script(e->c, "DROP TRIGGER adcp_reporting_revisions_immutable; "
-                                  "DROP TRIGGER adcp_reporting_row_sets_immutable;", &err));
+    OK(adcp_sql_exec_script(e->c, "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
+                                  "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;", &err));
   }
 }
 

@@ -461,6 +461,179 @@ static void read_races_retirement(void **state) {
   renv_close(&e);
 }
 
+/* Two workers on one PostgreSQL database retiring the same periods. */
+typedef struct worker_arg {
+  const fixture *f;
+  renv *e;
+  uint64_t done, failed, bad;
+  char why[300];
+} worker_arg;
+
+static void *retire_worker(void *v) {
+  worker_arg *w = v;
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  if (adcp_sql_connect(&c, w->f->url, &err)) { w->bad = 1; return NULL; }
+  adcp_ledger *l = renv_ledger(w->e, c, 1);
+  for (int k = 0; k < 200; k++) {
+    adcp_retention_options o = ropts(7);
+    adcp_retention_counters cn;
+    int rc = adcp_retention_retire(&cn, l, &o, &err);
+    if (rc) {
+      w->bad = 1;
+      snprintf(w->why, sizeof w->why, "%s", err.message);
+      break;
+    }
+    w->done += cn.done, w->failed += cn.failed;
+    if (cn.failed && !w->why[0]) snprintf(w->why, sizeof w->why, "%s", cn.failures[0].message);
+    if (!cn.done && !cn.pending) break;
+  }
+  adcp_ledger_close(l);
+  adcp_sql_close(c);
+  return NULL;
+}
+
+static void concurrent_retirers(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 50, 8, 12);
+  enum { N = 30 };
+  for (int i = 0; i < N; i++) {
+    char obl[16], rev[16];
+    snprintf(obl, sizeof obl, "c%02d", i), snprintf(rev, sizeof rev, "cr%02d", i);
+    OK(rcommit(e.l, "acct", obl, i, rev, &g, i % 3 ? NULL : "fsb", &err));
+    backdate(&e, obl, OLD);
+  }
+  worker_arg a = {.f = *state, .e = &e}, b = {.f = *state, .e = &e};
+  pthread_t ta, tb;
+  assert_int_equal(pthread_create(&ta, NULL, retire_worker, &a), 0);
+  assert_int_equal(pthread_create(&tb, NULL, retire_worker, &b), 0);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  if (a.bad || b.bad || a.failed || b.failed) fail_msg("worker failed: %s / %s", a.why, b.why);
+  assert_int_equal(a.done + b.done, N);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_changes WHERE record_kind = 'retirement'", NULL), N);
+  assert_int_equal(q64(e.c, "SELECT count(DISTINCT record_id) FROM adcp_reporting_changes WHERE record_kind = 'retirement'",
+                       NULL), N);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_obligation_tombstones WHERE state = 'retired'", NULL), N);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks", NULL), 0);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
+/* A hold-creating write racing retirement: never both a hold and a tombstone. */
+typedef struct holder {
+  const fixture *f;
+  renv *e;
+  const char *obl;
+  int added, refused, other;
+} holder;
+
+static void *hold_writer(void *v) {
+  holder *h = v;
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  if (adcp_sql_connect(&c, h->f->url, &err)) { h->other = 1; return NULL; }
+  adcp_ledger *l = renv_ledger(h->e, c, 1);
+  for (int i = 0; i < 400 && !h->added && !h->refused; i++) {
+    char id[32];
+    snprintf(id, sizeof id, "%s-%d", h->obl, i);
+    int rc = adcp_retention_hold_add(l, id, "acct", h->obl, NULL, NULL, &err);
+    if (!rc) h->added = 1;
+    else if (rc == ADCP_ECONTENT_CONFLICT) h->refused = 1;
+    else if (rc != ADCP_ECONFLICT && rc != ADCP_ESTORAGE) h->other = rc;
+    struct timespec ts = {0, 2 * 1000000L};
+    nanosleep(&ts, NULL);
+    if (!h->added && !h->refused) adcp_retention_hold_remove(l, id, &err);
+  }
+  adcp_ledger_close(l);
+  adcp_sql_close(c);
+  return NULL;
+}
+
+static void hold_write_races_retirement(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 20, 8, 13);
+  for (int round = 0; round < 3; round++) {
+    char obl[8];
+    snprintf(obl, sizeof obl, "hp%d", round);
+    rexec(&e, "DELETE FROM adcp_reporting_retention_holds WHERE account_id = $1",
+          "DELETE FROM adcp_reporting_retention_holds WHERE account_id = $1", "acct", NULL);
+    char rev[8];
+    snprintf(rev, sizeof rev, "hq%d", round);
+    OK(rcommit(e.l, "acct", obl, 10 + round, rev, &g, "fsb", &err));
+    backdate(&e, obl, OLD);
+    holder h = {.f = *state, .e = &e, .obl = obl};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_writer, &h), 0);
+    struct timespec ts = {0, (long)round * 3 * 1000000L};
+    nanosleep(&ts, NULL);
+    adcp_retention_options o = ropts(10);
+    adcp_retention_counters c;
+    OK(adcp_retention_retire(&c, e.l, &o, &err));
+    pthread_join(t, NULL);
+    assert_int_equal(h.other, 0);
+    char st[16];
+    int64_t holds = q64(e.c, "SELECT count(*) FROM adcp_reporting_retention_holds WHERE obligation_id = $1", obl);
+    tomb_state(&e, obl, st);
+    /* Exactly one side won, and the loser saw it. */
+    if (holds) {
+      assert_string_equal(st, "");
+      if (c.held < 1) fail_msg("round %d: held %llu failed %llu done %llu pending %llu: %s", round, (unsigned long long)c.held, (unsigned long long)c.failed, (unsigned long long)c.done, (unsigned long long)c.pending, c.n_failures ? c.failures[0].message : "");
+    } else {
+      assert_string_equal(st, "retired");
+      assert_int_equal(h.refused, 1);
+    }
+  }
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
+static int abort_uploaded(void *ctx, int step) {
+  (void)ctx;
+  return step == ADCP_LEDGER_STEP_UPLOADED;
+}
+
+/* The intent sweep keeps its own backoff: a failing binding's intent does not starve another's. */
+static void failing_binding_does_not_starve_intents(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 20, 8, 14);
+  const char *bind[2] = {"fsa", "fsb"};
+  for (int i = 0; i < 2; i++) {
+    char rev[8];
+    snprintf(rev, sizeof rev, "i%d", i);
+    adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = rev, .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2020-01-01T00:00:00Z",
+                              .period_end = "2020-01-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+                              .binding_id = bind[i], .step_hook = abort_uploaded};
+    g.next = 0;
+    adcp_commit_result res;
+    assert_int_equal(adcp_ledger_commit_revision(&res, e.l, &req, &err), ADCP_EABORTED);
+    /* fsa's intent expired first, so it is the oldest candidate. */
+    rexec(&e, "UPDATE adcp_reporting_row_write_intents SET expires_at = $2::timestamptz WHERE row_set_id = $1",
+          "UPDATE adcp_reporting_row_write_intents SET expires_at = $2 WHERE row_set_id = $1", rev,
+          i ? "2021-01-02T00:00:00.000000Z" : "2021-01-01T00:00:00.000000Z");
+  }
+  atomic_store(&e.fail_a, 1);
+  adcp_sweep_counters sc;
+  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 1, &err));
+  assert_int_equal(sc.failed, 1);
+  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 1, &err));
+  assert_int_equal(sc.swept, 1);
+  assert_int_equal(sc.stalled, 1);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE row_binding_id = $1", "fsb"), 0);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(policy_rules),
@@ -472,6 +645,9 @@ int main(void) {
       BOTH(prune_postgres_kind),
       BOTH(prune_object_kind),
       BOTH(read_races_retirement),
+      {"postgres/concurrent_retirers", concurrent_retirers, setup, teardown, &POSTGRES},
+      BOTH(hold_write_races_retirement),
+      BOTH(failing_binding_does_not_starve_intents),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
