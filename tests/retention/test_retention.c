@@ -634,6 +634,59 @@ static void failing_binding_does_not_starve_intents(void **state) {
   renv_close(&e);
 }
 
+/* The worker adapters report every counter, zeros included; dry_run changes nothing. */
+static void worker_adapters(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 10, 8, 15);
+  OK(rcommit(e.l, "acct", "w1", 1, "wr1", &g, NULL, &err));
+  OK(rcommit(e.l, "acct", "w2", 2, "wr2", &g, NULL, &err));
+  backdate(&e, "w1", OLD);
+  backdate(&e, "w2", OLD);
+  adcp_retention_task_ctx ctx = {1, e.l, &POLICY, NULL};
+  atomic_int stop = 0;
+  adcp_worker_pass pass = {1, 1, 1, &stop};
+  adcp_worker_report r;
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
+  static const char *const names[] = {"retired", "failed", "held", "protected", "stalled", "pending",
+                                      "skipped_unconfigured", "resumed", "objects_deleted", "bodies_deleted",
+                                      "bytes_freed", NULL};
+  for (int i = 0; names[i]; i++) {
+    int found = 0;
+    for (size_t k = 0; k < r.count; k++) found |= !strcmp(r.counters[k].name, names[i]);
+    if (!found) fail_msg("counter %s not reported", names[i]);
+  }
+  assert_int_equal(adcp_worker_report_get(&r, "retired"), 1); /* dry run, limit 1 */
+  assert_int_equal(adcp_worker_report_get(&r, "pending"), 1);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_obligation_tombstones", NULL), 0);
+  pass.dry_run = 0, pass.limit = 10;
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "retired"), 2);
+  assert_true(adcp_worker_report_get(&r, "bytes_freed") > 0);
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_row_pruning(&ctx, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "pruned"), 0);
+  int has_kept = 0;
+  for (size_t k = 0; k < r.count; k++) has_kept |= !strcmp(r.counters[k].name, "objects_kept");
+  assert_true(has_kept);
+  /* stop set: nothing processed, all pending. */
+  OK(rcommit(e.l, "acct", "w3", 3, "wr3", &g, NULL, &err));
+  backdate(&e, "w3", OLD);
+  atomic_store(&stop, 1);
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "retired"), 0);
+  assert_int_equal(adcp_worker_report_get(&r, "pending"), 1);
+  adcp_retention_task_ctx bad = {2, e.l, &POLICY, NULL};
+  assert_int_equal(adcp_worker_task_row_pruning(&bad, &pass, &r, &err), ADCP_EINVALID_INPUT);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(policy_rules),
@@ -648,6 +701,7 @@ int main(void) {
       {"postgres/concurrent_retirers", concurrent_retirers, setup, teardown, &POSTGRES},
       BOTH(hold_write_races_retirement),
       BOTH(failing_binding_does_not_starve_intents),
+      BOTH(worker_adapters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
