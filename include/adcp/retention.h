@@ -132,8 +132,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
 typedef struct adcp_retention_bucket {
   uint64_t count;
   char oldest_obligation_id[ADCP_LEDGER_ID_MAX]; /* "" when count is 0 */
-  char oldest_at[32]; /* eligible/held/protected/skipped: when its window ended; retiring: retiring_at;
-                         stalled: first failure */
+  char oldest_at[32]; /* its period_end (retiring: its retiring_at) */
 } adcp_retention_bucket;
 
 typedef struct adcp_retention_status {
@@ -143,7 +142,7 @@ typedef struct adcp_retention_status {
   adcp_retention_bucket retiring;     /* tombstone `retiring` (resumed first) */
   adcp_retention_bucket held;
   adcp_retention_bucket protected_;
-  adcp_retention_bucket stalled;      /* retirement or pruning in backoff */
+  adcp_retention_bucket stalled;      /* retirement in backoff (every operation: adcp_retention_list_stalled) */
   adcp_retention_bucket skipped_unconfigured;
   uint64_t retired;                   /* tombstones `retired` */
   uint64_t holds;                     /* explicit holds in force */

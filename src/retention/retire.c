@@ -261,8 +261,8 @@ static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adc
    * table here), adjustments, revisions, (issues, transitions, lifecycle: none
    * here), the obligation. Audit-log leaves are kept. */
   static const char *const dels[] = {
-      "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = $1 OR row_set_id IN (SELECT row_set_id FROM "
-      "adcp_reporting_row_sets WHERE obligation_id = $1)",
+      ("DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = $1 OR row_set_id IN (SELECT row_set_id FROM "
+       "adcp_reporting_row_sets WHERE obligation_id = $1)"),
       "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = $1",
       "DELETE FROM adcp_reporting_chunk_bodies WHERE obligation_id = $1 AND account_id = $2",
       "DELETE FROM adcp_reporting_adjustments WHERE obligation_id = $1",
