@@ -55,7 +55,8 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
   ledger_binding *b = ledger_binding_find(l, binding_id);
   if (!b || !b->client)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", binding_id);
-  if ((rc = adcp_ledger_register_binding(l, binding_id, err))) return rc;
+  /* Registered once per handle (identity and namespace checked then). */
+  if (!b->registered && (rc = adcp_ledger_register_binding(l, binding_id, err))) return rc;
   if ((rc = adcp_object_key_check_owned(object_key, b->prefix, l->ns_key, err))) return rc;
   adcp_buf lk;
   adcp_buf_init(&lk);
