@@ -126,3 +126,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_principals.sh" "$build"
 # Issue-event outbox (bench/run_issues.sh reuses the cluster started above).
 "$here/run_issues.sh" "$build"
+# Retention (bench/run_retention.sh reuses the cluster started above).
+"$here/run_retention.sh" "$build"

@@ -485,5 +485,33 @@ typedef struct adcp_intent_info {
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err);
 
+
+/* ---- for the maintenance rooms above the ledger (retention) ------------------ */
+/* They take the ledger's locks and delete through its bindings instead of
+ * keeping their own rules (src/ledger/retention_support.c). */
+
+/* The account lock: adcp_ledger_lock_account(adcp_ledger_conn(l), …) above. */
+/* Appends a change row (spec 03 §2) in the open, account-locked transaction,
+ * unless this handle's change feed is off. kind: adcp_feed_kind. */
+int adcp_ledger_append_change(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
+                              const char *obligation_id, adcp_error *err);
+/* IDs of the object bindings this handle can delete through: configured,
+ * registered with our identity and namespace. Free with adcp_ledger_ids_free. */
+int adcp_ledger_usable_bindings(char ***out, size_t *count, adcp_ledger *l, adcp_error *err);
+
+enum adcp_ledger_delete_outcome {
+  ADCP_LEDGER_OBJECT_DELETED = 1, /* that exact version was removed */
+  ADCP_LEDGER_OBJECT_ABSENT = 2,  /* already gone (or another version is current): success */
+  ADCP_LEDGER_OBJECT_HELD = 3,    /* PostgreSQL: its per-object lock is busy (spec 02 §7.3); retry later */
+  ADCP_LEDGER_OBJECT_KEPT = 4,    /* unreferenced_only: a row set that is not pruning/pruned still names it */
+};
+/* Deletes one object at its pinned version through binding_id (which must be
+ * usable: STATE_UNAVAILABLE otherwise), only under {prefix}/{namespace_key}/.
+ * On PostgreSQL the per-object lock is tried first (busy: HELD). With
+ * unreferenced_only, a chunk record of any row set whose rows_state is not
+ * pruning/pruned keeps the object (KEPT). Provider failures are returned. */
+int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *binding_id, const char *object_key,
+                                      const char *native_version, int unreferenced_only, adcp_error *err);
+
 ADCP_END_DECLS
 #endif

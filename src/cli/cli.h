@@ -12,6 +12,7 @@
 #include "adcp/core.h"
 #include "adcp/json.h"
 #include "adcp/ledger.h"
+#include "adcp/retention.h"
 #include "adcp/storage.h"
 
 enum {
@@ -133,6 +134,9 @@ int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
  * never changing the command's exit status). */
 int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, const char *account,
                                   char *const *revision_ids, const int *codes, size_t n, const char *cmd);
+/* cmd_retention.c: retention status|retire|prune-rows|stalled and hold add|remove|list. */
+int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Host configuration (cmd_binding.c): object bindings, deployment namespace
  * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */
@@ -167,6 +171,15 @@ int adcp_cli_probe_binding(adcp_buf *out, adcp_cli_config *cfg, const char *id, 
 int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_t *bad_node, const adcp_json_doc *d,
                         uint32_t binding, uint32_t loc, const char *where, const char *prefix, const char *cred,
                         const char *base_dir, adcp_error *err);
+/* The "retention" section (config_retention.c): opt-in, the policy checked. */
+typedef struct adcp_cli_retention_config {
+  int present, enabled;
+  adcp_retention_policy policy;
+} adcp_cli_retention_config;
+int adcp_cli_config_retention_parse(const adcp_json_doc *d, uint32_t node, const char *path, const char *src,
+                                    size_t len, adcp_cli_retention_config *out, adcp_error *err);
+/* The parsed section of a loaded configuration (present = 0 when none). */
+const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

@@ -58,6 +58,7 @@ struct adcp_cli_config {
   int warned;     /* the "rows go to" note is printed once per process */
   int feed_off;   /* "change_feed": false (docs/feed.md) */
   adcp_cli_worker_config *worker; /* "worker" (cli/config_worker.c) */
+  adcp_cli_retention_config retention; /* "retention" (config_retention.c) */
 };
 
 /* Parse state: the file's name and text, for file:line:column messages. */
@@ -538,7 +539,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", "gcs_credentials", NULL};
+                                    "change_feed", "worker", "gcs_credentials", "retention", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -573,6 +574,8 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   for (uint32_t b = nb && !rc ? adcp_json_first(&d, bs) : 0; !rc && b; b = adcp_json_next(&d, bs, b))
     rc = load_binding(&p, b, idx++, base);
   if (!rc && rules) rc = load_rules(&p, rules);
+  if (!rc)
+    rc = adcp_cli_config_retention_parse(&d, adcp_json_get(&d, 0, "retention"), path, src, text.len, &c->retention, err);
   /* Rules and the default may only name configured bindings. */
   idx = 0;
   for (uint32_t r = !rc && rules ? adcp_json_first(&d, rules) : 0; !rc && r; r = adcp_json_next(&d, rules, r), idx++) {
@@ -591,6 +594,10 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   *out = c;
   return 0;
+}
+
+const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c) {
+  return c ? &c->retention : NULL;
 }
 
 /* Whether id may take new row sets: postgres, a binding not registered yet

@@ -66,6 +66,8 @@ static const command_entry commands[] = {
      adcp_cli_issue, 0},
     {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
      adcp_cli_issue_events, 0},
+    {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", adcp_cli_retention, 0},
+    {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", adcp_cli_hold, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -101,6 +101,11 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
     return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
                           req->revision_id);
   }
+  /* A period in retirement answers no replay either. */
+  if ((rc = ledger_check_not_retired(l, h.obligation_id, NULL, 0, err))) {
+    adcp_revision_header_free(&h);
+    return rc;
+  }
   adcp_rows_result res;
   memset(&res, 0, sizeof res);
   if (content_sha256) {
@@ -170,7 +175,10 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
     /* Another account's obligation: not found, without saying whose. */
     rc = strcmp(adcp_sql_get_text(r, 0, NULL), req->account_id)
              ? adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found")
-             : check_identity(req, r, err);
+             : 0;
+    /* A period in retirement (tombstone `retiring`) takes no more writes. */
+    if (!rc) rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err);
+    if (!rc) rc = check_identity(req, r, err);
     adcp_sql_rows_free(r);
     return rc;
   }
@@ -187,6 +195,8 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
   if (strcmp(pe, ps) <= 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period end must be after period start");
   const char *cfg = req->configuration_id ? req->configuration_id : req->obligation_id;
   if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
+  /* A retired period is never re-created (spec 03 §6.3), not even by a replay. */
+  if ((rc = ledger_check_not_retired(l, req->obligation_id, cfg, req->period_ordinal, err))) return rc;
   adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id), adcp_sql_text(cfg), adcp_sql_text(req->account_id),
                          adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps), adcp_sql_text(pe)};
   rc = adcp_sql_exec(l->conn,

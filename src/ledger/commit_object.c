@@ -454,6 +454,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
+  if (!shared[0] && (rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err))) goto out;
   if (shared[0]) {
     /* Header-only skipped transaction A: the obligation's identity is checked here. */
     int created = 0;

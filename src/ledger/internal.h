@@ -196,4 +196,14 @@ int ledger_pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t
 int ledger_pipe_finish(ledger_pipe *p, adcp_error *err);
 void ledger_pipe_free(ledger_pipe *p);
 
+/* Period retirement (retention_support.c): CONTENT_CONFLICT when the period
+ * (by obligation ID, or by configuration + ordinal when cfg is non-NULL) has a
+ * tombstone, so a retired period is never re-created or resurrected. */
+int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
+                             adcp_error *err);
+/* A read that failed as missing or corrupt bytes: if the revision has vanished,
+ * its rows expired or its period is tombstoned meanwhile, it raced retention
+ * and answers ROWS_EXPIRED instead (never an integrity failure). */
+int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err);
+
 #endif

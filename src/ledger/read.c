@@ -307,16 +307,16 @@ int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const ch
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
   /* Header invariants first (verify_header.c): one SELECT, before any byte. */
   int hrc = adcp_ledger_verify_revision_header(l, account_id, revision_id, err);
-  if (hrc) return hrc;
+  if (hrc) return ledger_read_failure_recheck(l, revision_id, hrc, err);
   for (int attempt = 0;; attempt++) {
     opened o;
     int rc = open_rowset(&o, l, account_id, revision_id, err);
-    if (rc) return rc;
+    if (rc) return ledger_read_failure_recheck(l, revision_id, rc, err);
     rc = verify_opened(l, &o, fn, ctx, err);
     int moved = o.moved;
     opened_free(&o);
     /* Retry a moved row set once, unless chunks were already handed out. */
-    if (!(rc && moved && attempt == 0 && !fn)) return rc;
+    if (!(rc && moved && attempt == 0 && !fn)) return rc ? ledger_read_failure_recheck(l, revision_id, rc, err) : 0;
   }
 }
 
@@ -339,6 +339,7 @@ int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const 
   int moved = 0;
   int rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
   if (rc && moved) rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
+  if (rc) rc = ledger_read_failure_recheck(l, revision_id, rc, err);
   return rc;
 }
 

@@ -56,7 +56,7 @@ static void migrate_on_sqlite(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
                                  "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\n"
+                                 "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n");
   /* Neither read-only mode created anything. */
@@ -74,6 +74,7 @@ static void migrate_on_sqlite(void **state) {
                                  "applying 0003 chunk_body_storage additive\ndone 0003\n"
                                  "applying 0004 change_feed additive\ndone 0004\n"
                                  "applying 0005 inline_storage additive\ndone 0005\n"
+                                 "applying 0006 retention additive\ndone 0006\n"
                                  "applying 0007 principals additive\ndone 0007\n"
                                  "applying 0008 issue_events additive\ndone 0008\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
@@ -156,7 +157,7 @@ static void migrate_on_postgres_and_password_masking(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
                                  "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\n"
+                                 "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);

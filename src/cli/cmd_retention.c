@@ -1,0 +1,386 @@
+/* cli/cmd_retention.c — the retention commands: `retention status`, one
+ * bounded `retention retire` or `retention prune-rows` pass (operator tools;
+ * the maintain worker schedules the same operations), `retention stalled`,
+ * and `hold add|remove|list`. They parse arguments and call src/retention;
+ * every rule lives in the library. The policy comes from the configuration's
+ * "retention" section (config_retention.c); retire and prune-rows refuse
+ * unless it is enabled. Design: docs/retention.md. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adcp/retention.h"
+#include "cli/cli.h"
+
+typedef struct opt {
+  const char *name;
+  int takes_value;
+  const char *value;
+  int seen;
+} opt;
+
+static int parse(const char *cmd, int argc, char **argv, opt *o, size_t n) {
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    opt *m = NULL;
+    for (size_t k = 0; k < n; k++)
+      if (!strcmp(o[k].name, a)) m = &o[k];
+    if (!m) return adcp_cli_usage_error(cmd, "unknown argument '%.64s'", a);
+    if (m->seen) return adcp_cli_usage_error(cmd, "option %s given twice", m->name);
+    m->seen = 1;
+    if (m->takes_value) {
+      if (i + 1 >= argc) return adcp_cli_usage_error(cmd, "option %s needs a value", m->name);
+      m->value = argv[++i];
+    }
+  }
+  return 0;
+}
+
+static const char retention_help[] =
+    "usage: adcp-ledger [--db URL] [--config FILE] retention status [--account A] [--as-of T] [--json]\n"
+    "       adcp-ledger [--db URL] [--config FILE] retention retire [--limit N] [--account A] [--dry-run] [--json]\n"
+    "       adcp-ledger [--db URL] [--config FILE] retention prune-rows [--limit N] [--account A] [--dry-run] [--json]\n"
+    "       adcp-ledger [--db URL] [--config FILE] retention stalled [--min-seconds S] [--json]\n\n"
+    "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
+    "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.\n\n"
+    "status      counts and the oldest period of each class: eligible (a retire pass would take\n"
+    "            it), retiring, held (explicit hold or live feed consumer), protected (lease),\n"
+    "            stalled (in backoff after failures), skipped (binding not configured here);\n"
+    "            --as-of T evaluates at an earlier instant (never later than the database clock)\n"
+    "retire      one bounded period-retirement pass (default limit 100): tombstone, external\n"
+    "            objects at their pinned versions, records; prints the counters. CANNOT BE UNDONE:\n"
+    "            refused unless retention.enabled is true. --dry-run counts without changing anything\n"
+    "prune-rows  one bounded row-only pruning pass: frees row bytes past the window (superseded\n"
+    "            revisions, periods retirement cannot take) while the records stay\n"
+    "stalled     periods whose retirement or pruning keeps failing (first failure at least S\n"
+    "            seconds ago, default 0), with the last secret-free cause\n\n"
+    "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
+    "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
+    "on stderr) and backs off; the pass still exits 0.\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
+    "             --as-of); 4 database, schema or binding problem\n";
+
+static const char hold_help[] =
+    "usage: adcp-ledger [--db URL] hold add --id H --account A [--obligation O] [--reason TEXT] [--until T] [--json]\n"
+    "       adcp-ledger [--db URL] hold remove --id H [--json]\n"
+    "       adcp-ledger [--db URL] hold list [--account A] [--json]\n\n"
+    "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
+    "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
+    "A hold cannot be added to a period already retiring or retired.\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
+    "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
+    "             5 no such obligation or hold (REFERENCE_NOT_FOUND)\n";
+
+static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled,
+                      adcp_error *err) {
+  const adcp_cli_retention_config *rc = adcp_cli_config_retention(x->cfg);
+  if (!rc || !rc->present)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "no retention policy: add a \"retention\" section with status_retention_days to the "
+                          "configuration (--config FILE)");
+  if (need_enabled && !rc->enabled)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "retention is not enabled in the configuration (\"retention\": {\"enabled\": true, ...}); "
+                          "retirement cannot be undone");
+  *out = &rc->policy;
+  return 0;
+}
+
+#ifdef ADCP_CLI_TEST_HOOKS
+/* Test hook (adcp-ledger-testhooks only): ADCP_RETENTION_TEST_PAUSE=STEP
+ * (phase1, phase2, phase3, prune_marked, prune_freed) pauses 30 s at that
+ * point after saying so on stderr; the kill -9 tests kill it there. */
+static int pause_hook(void *ctx, int step) {
+  static const char *const names[] = {"", "phase1", "phase2", "phase3", "prune_marked", "prune_freed"};
+  const char *want = ctx;
+  if (step > 0 && step <= 5 && !strcmp(want, names[step])) {
+    fprintf(stderr, "adcp-ledger retention: paused at %s\n", names[step]);
+    fflush(stderr);
+    sleep(30);
+  }
+  return 0;
+}
+#endif
+
+static void counters_json(adcp_buf *b, const char *op, int retire, int dry, const adcp_retention_counters *c) {
+  adcp_buf_printf(b,
+                  "{\"ok\":true,\"operation\":\"%s\",\"dry_run\":%s,\"%s\":%" PRIu64 ",\"failed\":%" PRIu64
+                  ",\"held\":%" PRIu64 ",\"protected\":%" PRIu64 ",\"stalled\":%" PRIu64 ",\"pending\":%" PRIu64
+                  ",\"skipped_unconfigured\":%" PRIu64 ",\"resumed\":%" PRIu64 ",\"objects_deleted\":%" PRIu64
+                  ",\"objects_kept\":%" PRIu64 ",\"bodies_deleted\":%" PRIu64 ",\"bytes_freed\":%" PRIu64
+                  ",\"failures\":[",
+                  op, dry ? "true" : "false", retire ? "retired" : "pruned", c->done, c->failed, c->held, c->protected_,
+                  c->stalled, c->pending, c->skipped_unconfigured, c->resumed, c->objects_deleted, c->objects_kept,
+                  c->bodies_deleted, c->bytes_freed);
+  for (size_t i = 0; i < c->n_failures; i++) {
+    adcp_buf_printf(b, "%s{\"obligation_id\":", i ? "," : "");
+    adcp_cli_json_str(b, c->failures[i].obligation_id);
+    adcp_buf_printf(b, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(c->failures[i].code));
+    adcp_cli_json_str(b, c->failures[i].message);
+    adcp_buf_append_byte(b, '}');
+  }
+  adcp_buf_append_str(b, "]}\n");
+}
+
+static int cmd_pass(const adcp_cli_globals *g, int retire, int argc, char **argv) {
+  const char *cmd = retire ? "retention retire" : "retention prune-rows";
+  opt o[] = {{"--limit", 1, 0, 0}, {"--account", 1, 0, 0}, {"--dry-run", 0, 0, 0}, {"--json", 0, 0, 0}};
+  int u = parse(cmd, argc, argv, o, 4);
+  if (u) return u;
+  uint64_t limit = 0;
+  if (o[0].seen && (adcp_cli_parse_u64(&limit, o[0].value) || limit < 1 || limit > 100000))
+    return adcp_cli_usage_error(cmd, "--limit must be an integer 1-100000");
+  int json = o[3].seen;
+  adcp_error err = {0};
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  const adcp_retention_policy *pol = NULL;
+  adcp_retention_counters c;
+  rc = policy_for(&pol, &x, 1, &err);
+  if (!rc) {
+    adcp_retention_options opts = {.version = 1, .policy = pol, .account_id = o[1].value, .limit = (size_t)limit,
+                                   .dry_run = o[2].seen};
+#ifdef ADCP_CLI_TEST_HOOKS
+    const char *pause = getenv("ADCP_RETENTION_TEST_PAUSE");
+    if (pause && *pause) opts.step_hook = pause_hook, opts.step_ctx = (void *)pause;
+#endif
+    rc = retire ? adcp_retention_retire(&c, x.l, &opts, &err) : adcp_retention_prune_rows(&c, x.l, &opts, &err);
+  }
+  adcp_cli_session_close(&x);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  for (size_t i = 0; i < c.n_failures; i++) {
+    char id[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX];
+    fprintf(stderr, "adcp-ledger %s: failed %s: %s: %s\n", cmd, adcp_cli_escape(id, sizeof id, c.failures[i].obligation_id),
+            adcp_error_code_name(c.failures[i].code), adcp_cli_escape(m, sizeof m, c.failures[i].message));
+  }
+  if (json) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    counters_json(&b, retire ? "period_retirement" : "row_pruning", retire, o[2].seen, &c);
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_buf_free(&b);
+    adcp_cli_json_printed();
+  } else {
+    printf("%s%s %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64 ", protected %" PRIu64 ", stalled %" PRIu64
+           ", pending %" PRIu64 ", skipped_unconfigured %" PRIu64 "; objects deleted %" PRIu64 ", bodies deleted %" PRIu64
+           ", bytes freed %" PRIu64 "\n",
+           o[2].seen ? "dry run: would have " : "", retire ? "retired" : "pruned", c.done, c.failed, c.held,
+           c.protected_, c.stalled, c.pending, c.skipped_unconfigured, c.objects_deleted, c.bodies_deleted,
+           c.bytes_freed);
+  }
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}
+
+static void bucket_json(adcp_buf *b, const char *name, const adcp_retention_bucket *k) {
+  adcp_buf_printf(b, ",\"%s\":{\"count\":%" PRIu64 ",\"oldest_obligation_id\":", name, k->count);
+  adcp_cli_json_str(b, k->count ? k->oldest_obligation_id : NULL);
+  adcp_buf_append_str(b, ",\"oldest_at\":");
+  adcp_cli_json_str(b, k->count ? k->oldest_at : NULL);
+  adcp_buf_append_byte(b, '}');
+}
+
+static void bucket_text(const char *name, const adcp_retention_bucket *k) {
+  char id[ADCP_CLI_ESC_ID];
+  if (k->count)
+    printf("  %-21s %" PRIu64 " (oldest %s, %s)\n", name, k->count, adcp_cli_escape(id, sizeof id, k->oldest_obligation_id),
+           k->oldest_at);
+  else printf("  %-21s 0\n", name);
+}
+
+static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
+  const char *cmd = "retention status";
+  opt o[] = {{"--account", 1, 0, 0}, {"--as-of", 1, 0, 0}, {"--json", 0, 0, 0}};
+  int u = parse(cmd, argc, argv, o, 3);
+  if (u) return u;
+  adcp_error err = {0};
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  const adcp_retention_policy *pol = NULL;
+  adcp_retention_status st;
+  rc = policy_for(&pol, &x, 0, &err);
+  if (!rc) rc = adcp_retention_get_status(&st, x.l, pol, o[0].value, o[1].value, &err);
+  const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(x.cfg);
+  int enabled = rcfg && rcfg->enabled;
+  int64_t w = rc ? 0 : adcp_retention_window_days(pol);
+  adcp_cli_session_close(&x);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  if (o[2].seen) {
+    adcp_buf b;
+    adcp_buf_init(&b);
+    adcp_buf_printf(&b, "{\"ok\":true,\"enabled\":%s,\"window_days\":%" PRId64 ",\"now\":\"%s\",\"cutoff\":\"%s\"",
+                    enabled ? "true" : "false", w, st.now, st.cutoff);
+    bucket_json(&b, "eligible", &st.eligible);
+    bucket_json(&b, "retiring", &st.retiring);
+    bucket_json(&b, "held", &st.held);
+    bucket_json(&b, "protected", &st.protected_);
+    bucket_json(&b, "stalled", &st.stalled);
+    bucket_json(&b, "skipped_unconfigured", &st.skipped_unconfigured);
+    adcp_buf_printf(&b, ",\"retired\":%" PRIu64 ",\"holds\":%" PRIu64 "}\n", st.retired, st.holds);
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_buf_free(&b);
+    adcp_cli_json_printed();
+  } else {
+    printf("retention %s, window %" PRId64 " days; now %s, cutoff %s\n", enabled ? "enabled" : "NOT enabled", w, st.now,
+           st.cutoff);
+    bucket_text("eligible", &st.eligible);
+    bucket_text("retiring", &st.retiring);
+    bucket_text("held", &st.held);
+    bucket_text("protected", &st.protected_);
+    bucket_text("stalled", &st.stalled);
+    bucket_text("skipped_unconfigured", &st.skipped_unconfigured);
+    printf("  %-21s %" PRIu64 "\n  %-21s %" PRIu64 "\n", "retired", st.retired, "holds in force", st.holds);
+  }
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}
+
+static int cmd_stalled(const adcp_cli_globals *g, int argc, char **argv) {
+  const char *cmd = "retention stalled";
+  opt o[] = {{"--min-seconds", 1, 0, 0}, {"--json", 0, 0, 0}};
+  int u = parse(cmd, argc, argv, o, 2);
+  if (u) return u;
+  uint64_t min = 0;
+  if (o[0].seen && (adcp_cli_parse_u64(&min, o[0].value) || min > 100LL * 365 * 86400))
+    return adcp_cli_usage_error(cmd, "--min-seconds must be a non-negative integer");
+  adcp_error err = {0};
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  adcp_retention_stalled *items = NULL;
+  size_t n = 0;
+  if (!rc) rc = adcp_retention_list_stalled(&items, &n, x.l, (int64_t)min, &err);
+  adcp_cli_session_close(&x);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  adcp_buf b;
+  adcp_buf_init(&b);
+  if (o[1].seen) adcp_buf_append_str(&b, "{\"ok\":true,\"stalled\":[");
+  for (size_t i = 0; i < n; i++) {
+    const adcp_retention_stalled *s = &items[i];
+    if (o[1].seen) {
+      adcp_buf_printf(&b, "%s{\"obligation_id\":", i ? "," : "");
+      adcp_cli_json_str(&b, s->obligation_id);
+      adcp_buf_append_str(&b, ",\"account_id\":");
+      adcp_cli_json_str(&b, s->account_id);
+      adcp_buf_printf(&b, ",\"operation\":\"%s\",\"failures\":%" PRId64
+                          ",\"first_failed_at\":\"%s\",\"last_failed_at\":\"%s\",\"next_attempt_at\":\"%s\",\"last_cause\":",
+                      s->operation, s->failures, s->first_failed_at, s->last_failed_at, s->next_attempt_at);
+      adcp_cli_json_str(&b, s->last_cause);
+      adcp_buf_append_byte(&b, '}');
+    } else {
+      char id[ADCP_CLI_ESC_ID], c[4 * ADCP_ERROR_MESSAGE_MAX];
+      printf("%s %s: %" PRId64 " failures since %s, next attempt %s: %s\n", s->operation,
+             adcp_cli_escape(id, sizeof id, s->obligation_id), s->failures, s->first_failed_at, s->next_attempt_at,
+             adcp_cli_escape(c, sizeof c, s->last_cause));
+    }
+  }
+  if (o[1].seen) {
+    adcp_buf_append_str(&b, "]}\n");
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
+  } else if (!n) {
+    printf("no stalled periods\n");
+  }
+  adcp_buf_free(&b);
+  free(items);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}
+
+int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv) {
+  if (argc < 2 || adcp_cli_is_help(argv[1])) {
+    fputs(retention_help, argc < 2 ? stderr : stdout);
+    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
+  }
+  const char *sub = argv[1];
+  if (!strcmp(sub, "status")) return cmd_status(g, argc - 2, argv + 2);
+  if (!strcmp(sub, "retire")) return cmd_pass(g, 1, argc - 2, argv + 2);
+  if (!strcmp(sub, "prune-rows")) return cmd_pass(g, 0, argc - 2, argv + 2);
+  if (!strcmp(sub, "stalled")) return cmd_stalled(g, argc - 2, argv + 2);
+  return adcp_cli_usage_error("retention", "unknown subcommand '%.64s' (status, retire, prune-rows, stalled)", sub);
+}
+
+int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv) {
+  if (argc < 2 || adcp_cli_is_help(argv[1])) {
+    fputs(hold_help, argc < 2 ? stderr : stdout);
+    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
+  }
+  const char *sub = argv[1];
+  int add = !strcmp(sub, "add"), rem = !strcmp(sub, "remove"), list = !strcmp(sub, "list");
+  if (!add && !rem && !list) return adcp_cli_usage_error("hold", "unknown subcommand '%.64s' (add, remove, list)", sub);
+  const char *cmd = add ? "hold add" : rem ? "hold remove" : "hold list";
+  opt o[] = {{"--id", 1, 0, 0},    {"--account", 1, 0, 0}, {"--obligation", 1, 0, 0},
+             {"--reason", 1, 0, 0}, {"--until", 1, 0, 0},  {"--json", 0, 0, 0}};
+  int u = parse(cmd, argc - 2, argv + 2, o, 6);
+  if (u) return u;
+  if ((add || rem) && !o[0].seen) return adcp_cli_usage_error(cmd, "--id is required");
+  if (add && !o[1].seen) return adcp_cli_usage_error(cmd, "--account is required");
+  if (rem && (o[1].seen || o[2].seen || o[3].seen || o[4].seen))
+    return adcp_cli_usage_error(cmd, "hold remove takes only --id");
+  if (list && (o[0].seen || o[2].seen || o[3].seen || o[4].seen))
+    return adcp_cli_usage_error(cmd, "hold list takes only --account");
+  int json = o[5].seen;
+  adcp_error err = {0};
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  adcp_retention_hold *items = NULL;
+  size_t n = 0;
+  if (add) rc = adcp_retention_hold_add(x.l, o[0].value, o[1].value, o[2].value, o[3].value, o[4].value, &err);
+  else if (rem) rc = adcp_retention_hold_remove(x.l, o[0].value, &err);
+  else rc = adcp_retention_hold_list(&items, &n, x.l, o[1].value, &err);
+  adcp_cli_session_close(&x);
+  if (rc) return adcp_cli_fail(cmd, &err);
+  char id[ADCP_CLI_ESC_ID];
+  if (!list) {
+    if (json) {
+      adcp_buf b;
+      adcp_buf_init(&b);
+      adcp_buf_printf(&b, "{\"ok\":true,\"%s\":", add ? "added" : "removed");
+      adcp_cli_json_str(&b, o[0].value);
+      adcp_buf_append_str(&b, "}\n");
+      fwrite(b.data, 1, b.len, stdout);
+      adcp_buf_free(&b);
+      adcp_cli_json_printed();
+    } else {
+      printf("hold %s %s\n", adcp_cli_escape(id, sizeof id, o[0].value), add ? "added" : "removed");
+    }
+    return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+  }
+  adcp_buf b;
+  adcp_buf_init(&b);
+  if (json) adcp_buf_append_str(&b, "{\"ok\":true,\"holds\":[");
+  for (size_t i = 0; i < n; i++) {
+    const adcp_retention_hold *h = &items[i];
+    if (json) {
+      adcp_buf_printf(&b, "%s{\"hold_id\":", i ? "," : "");
+      adcp_cli_json_str(&b, h->hold_id);
+      adcp_buf_append_str(&b, ",\"account_id\":");
+      adcp_cli_json_str(&b, h->account_id);
+      adcp_buf_append_str(&b, ",\"obligation_id\":");
+      adcp_cli_json_str(&b, h->obligation_id[0] ? h->obligation_id : NULL);
+      adcp_buf_append_str(&b, ",\"reason\":");
+      adcp_cli_json_str(&b, h->reason);
+      adcp_buf_printf(&b, ",\"created_at\":\"%s\",\"expires_at\":", h->created_at);
+      adcp_cli_json_str(&b, h->expires_at[0] ? h->expires_at : NULL);
+      adcp_buf_printf(&b, ",\"active\":%s}", h->active ? "true" : "false");
+    } else {
+      char a[ADCP_CLI_ESC_ID], ob[ADCP_CLI_ESC_ID], r[2100];
+      printf("%s account %s %s%s%s since %s%s%s%s\n", adcp_cli_escape(id, sizeof id, h->hold_id),
+             adcp_cli_escape(a, sizeof a, h->account_id), h->obligation_id[0] ? "obligation " : "(every period)",
+             adcp_cli_escape(ob, sizeof ob, h->obligation_id), h->active ? "" : " (expired)", h->created_at,
+             h->expires_at[0] ? " until " : "", h->expires_at, h->reason[0] ? "" : "");
+      if (h->reason[0]) printf("  reason: %s\n", adcp_cli_escape(r, sizeof r, h->reason));
+    }
+  }
+  if (json) {
+    adcp_buf_append_str(&b, "]}\n");
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
+  } else if (!n) {
+    printf("no holds\n");
+  }
+  adcp_buf_free(&b);
+  free(items);
+  return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
+}

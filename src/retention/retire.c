@@ -1,0 +1,398 @@
+/* retention/retire.c — period retirement (spec 03 §6.2-§6.3, §6.6): the
+ * classification of age-eligible periods (shared with status.c), the
+ * candidate queries that exclude held, protected, unconfigured and stalled
+ * periods before LIMIT, and the three phases per period:
+ *   1  one transaction under the account lock: re-check every hold, insert
+ *      the `retiring` tombstone, row sets -> pruning (reads: ROWS_EXPIRED);
+ *   2  no transaction: delete every external object at its pinned version;
+ *   3  one transaction under the account lock: delete the records in the
+ *      spec's order, tombstone -> retired, the one `retirement` change.
+ * A crash anywhere leaves a `retiring` tombstone the next pass resumes first. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adcp/feed.h"
+#include "retention/internal.h"
+
+#define CLASS_CASE                                                                                            \
+  "CASE WHEN " RET_LEASE " THEN 1 WHEN " RET_XHOLD " THEN 2 WHEN " RET_FEEDHOLD " THEN 3 WHEN " RET_UNCONF \
+  " THEN 4 WHEN " RET_BACKOFF("retirement") " THEN 5 ELSE 0 END"
+
+static int run_classes(ret_classes *out, rpass *rp, const char *tmpl, adcp_error *err) {
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  int rc = rsql(&sql, rp, tmpl);
+  if (rc) return adcp_error_set(err, rc, "out of memory");
+  adcp_sql_rows *r;
+  rc = adcp_sql_query(&r, rp->c, (const char *)sql.data, rp->p, rp->np, err);
+  adcp_buf_free(&sql);
+  if (rc) return rc;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    int64_t cls = adcp_sql_get_int64(r, 0);
+    if (cls < 0 || cls > 5) continue;
+    out->n[cls] += (uint64_t)adcp_sql_get_int64(r, 1);
+    const char *m = adcp_sql_get_text(r, 2, NULL);
+    const char *sp = strchr(m, ' ');
+    if (sp && (!out->oldest_at[cls][0] || strncmp(m, out->oldest_at[cls], 27) < 0)) {
+      snprintf(out->oldest_at[cls], sizeof out->oldest_at[cls], "%.*s", (int)(sp - m), m);
+      snprintf(out->oldest_id[cls], sizeof out->oldest_id[cls], "%s", sp + 1);
+    }
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
+int ret_classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  if (retiring)
+    return run_classes(out, rp,
+                       "SELECT cls, count(*), min(pe || ' ' || oid) FROM (SELECT o.obligation_id AS oid, "
+                       "@UTC{o.retiring_at} AS pe, CASE WHEN " RET_UNCONF " THEN 4 WHEN " RET_BACKOFF("retirement")
+                       " THEN 5 ELSE 0 END AS cls FROM adcp_reporting_obligation_tombstones o WHERE o.state = "
+                       "'retiring' AND " RET_ACCOUNT ") q GROUP BY cls",
+                       err);
+  return run_classes(out, rp,
+                     "SELECT cls, count(*), min(pe || ' ' || oid) FROM (SELECT o.obligation_id AS oid, "
+                     "@UTC{o.period_end} AS pe, " CLASS_CASE " AS cls FROM adcp_reporting_obligations o WHERE " RET_AGE
+                     " AND " RET_ACCOUNT " AND " RET_NO_TOMB ") q GROUP BY cls",
+                     err);
+}
+
+typedef struct cand {
+  char id[ADCP_LEDGER_ID_MAX];
+  char account[ADCP_LEDGER_ID_MAX];
+  int retiring;
+} cand;
+
+static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, size_t limit, int retiring,
+                           adcp_error *err) {
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  int rc = rsql(&sql, rp, tmpl);
+  if (!rc && (rc = adcp_buf_printf(&sql, " ORDER BY o.period_end, o.obligation_id LIMIT %zu", limit) ? ADCP_ENOMEM : 0) == 0)
+    rc = adcp_buf_cstr(&sql) ? ADCP_ENOMEM : 0;
+  if (rc) {
+    adcp_buf_free(&sql);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  adcp_sql_rows *r;
+  rc = adcp_sql_query(&r, rp->c, (const char *)sql.data, rp->p, rp->np, err);
+  adcp_buf_free(&sql);
+  if (rc) return rc;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    cand *g = realloc(*cs, (*n + 1) * sizeof *g);
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    *cs = g;
+    cand *c = &g[(*n)++];
+    snprintf(c->id, sizeof c->id, "%s", adcp_sql_get_text(r, 0, NULL));
+    snprintf(c->account, sizeof c->account, "%s", adcp_sql_get_text(r, 1, NULL));
+    c->retiring = retiring;
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
+/* Runs a classification query with one extra parameter (the obligation ID). */
+static int query1(adcp_sql_rows **r, rpass *rp, const char *tmpl, const char *id, adcp_error *err) {
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  if (rsql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_param *p = calloc(rp->np + 1, sizeof *p);
+  if (!p) {
+    adcp_buf_free(&sql);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  memcpy(p, rp->p, rp->np * sizeof *p);
+  p[rp->np] = adcp_sql_text(id);
+  /* The extra parameter is $N where N = np + 1: substitute the marker. */
+  adcp_buf fin;
+  adcp_buf_init(&fin);
+  const char *s = (const char *)sql.data, *m;
+  int rc = 0;
+  while (!rc && (m = strstr(s, "$ID"))) {
+    rc = adcp_buf_append(&fin, s, (size_t)(m - s)) || adcp_buf_printf(&fin, "$%zu", rp->np + 1);
+    s = m + 3;
+  }
+  if (!rc) rc = adcp_buf_append_str(&fin, s) || adcp_buf_cstr(&fin);
+  if (rc) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  else rc = adcp_sql_query(r, rp->c, (const char *)fin.data, p, rp->np + 1, err);
+  adcp_buf_free(&fin);
+  adcp_buf_free(&sql);
+  free(p);
+  return rc;
+}
+
+static int step(const adcp_retention_options *o, int s, adcp_error *err) {
+  if (o->step_hook && o->step_hook(o->step_ctx, s)) return adcp_error_set(err, ADCP_EABORTED, "stopped by the step hook");
+  return 0;
+}
+
+/* Phase 1. *verdict: 0 tombstone written (or present), else the class that
+ * kept it (RET_PROTECTED / RET_HELD_*), -1 no longer eligible by age. */
+static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
+  *verdict = 0;
+  int rc = adcp_sql_begin(rp->c, 1, err);
+  if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
+  if (!rc) rc = rpass_refresh(rp, err);
+  adcp_sql_rows *r = NULL;
+  if (!rc)
+    rc = query1(&r, rp,
+                "SELECT CASE WHEN NOT (" RET_AGE ") THEN 9 WHEN " RET_LEASE " THEN 1 WHEN " RET_XHOLD
+                " THEN 2 WHEN " RET_FEEDHOLD " THEN 3 ELSE 0 END, (SELECT count(*) FROM "
+                "adcp_reporting_obligation_tombstones t WHERE t.obligation_id = o.obligation_id) FROM "
+                "adcp_reporting_obligations o WHERE o.obligation_id = $ID",
+                c->id, err);
+  int cls = 9, tomb = 0;
+  if (!rc) {
+    rc = adcp_sql_next(r, err);
+    if (rc == 1) cls = (int)adcp_sql_get_int64(r, 0), tomb = adcp_sql_get_int64(r, 1) > 0, rc = 0;
+    else if (rc == 0) tomb = 1; /* the obligation is gone: another worker finished phase 3 */
+    adcp_sql_rows_free(r);
+  }
+  if (!rc && !tomb && cls == 0) {
+    /* The authoritative feed re-check of spec 03 §5 (live consumers behind its changes). */
+    int held = 0;
+    rc = adcp_feed_obligation_held(&held, rp->c, c->id, rp->pol.max_feed_hold_days, err);
+    if (!rc && held) cls = RET_HELD_FEED;
+  }
+  if (!rc && !tomb && cls != 0) {
+    adcp_sql_rollback(rp->c, NULL);
+    *verdict = cls == 9 ? -1 : cls;
+    return 0;
+  }
+  if (!rc && !tomb) {
+    adcp_sql_param p = adcp_sql_text(c->id);
+    rc = adcp_sql_exec(rp->c,
+                       "INSERT INTO adcp_reporting_obligation_tombstones (obligation_id, account_id, configuration_id, "
+                       "period_ordinal, period_start, period_end, state, final_revision_id, final_content_sha256, "
+                       "revision_count, adjustment_count) SELECT o.obligation_id, o.account_id, o.configuration_id, "
+                       "o.period_ordinal, o.period_start, o.period_end, 'retiring', (SELECT r.revision_id FROM "
+                       "adcp_reporting_revisions r WHERE r.obligation_id = o.obligation_id ORDER BY r.revision_number "
+                       "DESC LIMIT 1), (SELECT r.revision_content_sha256 FROM adcp_reporting_revisions r WHERE "
+                       "r.obligation_id = o.obligation_id ORDER BY r.revision_number DESC LIMIT 1), (SELECT count(*) "
+                       "FROM adcp_reporting_revisions r WHERE r.obligation_id = o.obligation_id), (SELECT count(*) FROM "
+                       "adcp_reporting_adjustments a WHERE a.obligation_id = o.obligation_id) FROM "
+                       "adcp_reporting_obligations o WHERE o.obligation_id = $1 ON CONFLICT DO NOTHING",
+                       &p, 1, err);
+    if (!rc)
+      rc = adcp_sql_exec(rp->c,
+                         rp->pg ? "UPDATE adcp_reporting_row_sets SET rows_state = 'pruning', rows_state_changed_at = "
+                                  "clock_timestamp() WHERE obligation_id = $1 AND rows_state IN ('live', 'unavailable')"
+                                : "UPDATE adcp_reporting_row_sets SET rows_state = 'pruning', rows_state_changed_at = "
+                                  "adcp_now() WHERE obligation_id = $1 AND rows_state IN ('live', 'unavailable')",
+                         &p, 1, err);
+  }
+  if (!rc) rc = adcp_sql_commit(rp->c, err);
+  if (rc) adcp_sql_rollback(rp->c, NULL);
+  return rc;
+}
+
+/* Phase 2: every distinct external object of the period, at its pinned
+ * version. *held = 1 when an object's per-object lock was busy. */
+static int phase2(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out, int *held,
+                  adcp_error *err) {
+  *held = 0;
+  adcp_sql_param p = adcp_sql_text(c->id);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, rp->c,
+                          "SELECT DISTINCT s.row_binding_id, c.object_key, c.native_version, c.physical_byte_count FROM "
+                          "adcp_reporting_row_chunks c JOIN adcp_reporting_row_sets s ON s.row_set_id = c.row_set_id "
+                          "WHERE s.obligation_id = $1 AND c.object_key IS NOT NULL AND s.rows_state <> 'pruned' ORDER BY "
+                          "2, 3",
+                          &p, 1, err);
+  if (rc) return rc;
+  typedef struct obj { char *b, *k, *v; int64_t n; } obj;
+  obj *os = NULL;
+  size_t n = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    obj *g = realloc(os, (n + 1) * sizeof *g);
+    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    os = g;
+    os[n].b = strdup(adcp_sql_get_text(r, 0, NULL));
+    os[n].k = strdup(adcp_sql_get_text(r, 1, NULL));
+    os[n].v = strdup(adcp_sql_get_text(r, 2, NULL));
+    os[n].n = adcp_sql_get_int64(r, 3);
+    n++;
+    if (!os[n - 1].b || !os[n - 1].k || !os[n - 1].v) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+  }
+  adcp_sql_rows_free(r);
+  if (rc > 0) rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    int outcome = 0;
+    rc = adcp_ledger_delete_object_version(&outcome, rp->l, os[i].b, os[i].k, os[i].v, 0, err);
+    if (rc) break;
+    if (outcome == ADCP_LEDGER_OBJECT_HELD) *held = 1;
+    if (outcome == ADCP_LEDGER_OBJECT_DELETED) out->objects_deleted++, out->bytes_freed += (uint64_t)os[i].n;
+    if (outcome == ADCP_LEDGER_OBJECT_DELETED || outcome == ADCP_LEDGER_OBJECT_ABSENT) rc = step(o, ADCP_RETENTION_STEP_PHASE2, err);
+  }
+  for (size_t i = 0; i < n; i++) free(os[i].b), free(os[i].k), free(os[i].v);
+  free(os);
+  return rc;
+}
+
+/* Phase 3. *flipped = 1 when this call moved the tombstone to retired. */
+static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out,
+                  int *flipped, adcp_error *err) {
+  *flipped = 0;
+  int rc = adcp_sql_begin(rp->c, 1, err);
+  if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
+  adcp_sql_param p[2] = {adcp_sql_text(c->account), adcp_sql_text(c->id)};
+  uint64_t bodies = 0, bytes = 0;
+  if (!rc) {
+    adcp_sql_rows *r;
+    rc = adcp_sql_query(&r, rp->c,
+                        rp->pg ? "SELECT count(*), coalesce(sum(octet_length(body)), 0) FROM adcp_reporting_chunk_bodies "
+                                 "WHERE account_id = $1 AND obligation_id = $2"
+                               : "SELECT count(*), coalesce(sum(length(body)), 0) FROM adcp_reporting_chunk_bodies "
+                                 "WHERE account_id = $1 AND obligation_id = $2",
+                        p, 2, err);
+    if (!rc) {
+      if ((rc = adcp_sql_next(r, err)) == 1)
+        bodies = (uint64_t)adcp_sql_get_int64(r, 0), bytes = (uint64_t)adcp_sql_get_int64(r, 1), rc = 0;
+      adcp_sql_rows_free(r);
+    }
+  }
+  /* The spec's order: chunks, row sets, bodies, (consumer statuses: no such
+   * table here), adjustments, revisions, (issues, transitions, lifecycle: none
+   * here), the obligation. Audit-log leaves are kept. */
+  static const char *const dels[] = {
+      ("DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = $1 OR row_set_id IN (SELECT row_set_id FROM "
+       "adcp_reporting_row_sets WHERE obligation_id = $1)"),
+      "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = $1",
+      "DELETE FROM adcp_reporting_chunk_bodies WHERE obligation_id = $1 AND account_id = $2",
+      "DELETE FROM adcp_reporting_adjustments WHERE obligation_id = $1",
+      "DELETE FROM adcp_reporting_revisions WHERE obligation_id = $1",
+      "DELETE FROM adcp_reporting_obligations WHERE obligation_id = $1",
+      "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1",
+  };
+  adcp_sql_param q[2] = {p[1], p[0]};
+  for (size_t i = 0; !rc && i < sizeof dels / sizeof dels[0]; i++)
+    rc = adcp_sql_exec(rp->c, dels[i], q, strstr(dels[i], "$2") ? 2 : 1, err);
+  int64_t changed = 0;
+  if (!rc)
+    rc = adcp_sql_exec_changes(&changed, rp->c,
+                               rp->pg ? "UPDATE adcp_reporting_obligation_tombstones SET state = 'retired', retired_at = "
+                                        "clock_timestamp() WHERE obligation_id = $1 AND state = 'retiring'"
+                                      : "UPDATE adcp_reporting_obligation_tombstones SET state = 'retired', retired_at = "
+                                        "adcp_now() WHERE obligation_id = $1 AND state = 'retiring'",
+                               &p[1], 1, err);
+  if (!rc && changed == 1) rc = adcp_ledger_append_change(rp->l, ADCP_FEED_RETIREMENT, c->account, c->id, c->id, err);
+  if (!rc) rc = step(o, ADCP_RETENTION_STEP_PHASE3, err);
+  if (!rc) rc = adcp_sql_commit(rp->c, err);
+  if (rc) {
+    adcp_sql_rollback(rp->c, NULL);
+    return rc;
+  }
+  *flipped = changed == 1;
+  if (*flipped) out->bodies_deleted += bodies, out->bytes_freed += bytes;
+  return 0;
+}
+
+/* PostgreSQL: one worker per period at a time (never waits: no deadlock). */
+static int period_lock(rpass *rp, const char *id, int take, int *got, adcp_error *err) {
+  *got = 1;
+  if (!rp->pg) return 0;
+  adcp_buf k;
+  adcp_buf_init(&k);
+  if (adcp_buf_printf(&k, "adcp-retention-period:%s", id) || adcp_buf_cstr(&k))
+    return adcp_buf_free(&k), adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_param p = adcp_sql_text((const char *)k.data);
+  char v[8] = "";
+  int f = 0;
+  int rc = adcp_sql_query_text(v, sizeof v, &f, rp->c,
+                               take ? "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END"
+                                    : "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END",
+                               &p, 1, err);
+  adcp_buf_free(&k);
+  if (!rc && take) *got = v[0] == 't';
+  return rc;
+}
+
+int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o,
+                          adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!o || o->version != 1 || !o->policy)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention options: unknown version or no policy");
+  size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
+  rpass rp;
+  int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
+  ret_classes fresh, resume;
+  /* Counts and candidates from one snapshot, so they agree with each other. */
+  if (!rc) rc = ret_snapshot_begin(&rp, err);
+  if (!rc) rc = ret_classify(&fresh, &rp, 0, err);
+  if (!rc) rc = ret_classify(&resume, &rp, 1, err);
+  cand *cs = NULL;
+  size_t nc = 0;
+  if (!rc)
+    rc = load_candidates(&cs, &nc, &rp,
+                         "SELECT o.obligation_id, o.account_id FROM adcp_reporting_obligation_tombstones o WHERE "
+                         "o.state = 'retiring' AND " RET_ACCOUNT " AND NOT " RET_UNCONF " AND NOT "
+                         RET_BACKOFF("retirement"),
+                         limit, 1, err);
+  if (!rc && nc < limit)
+    rc = load_candidates(&cs, &nc, &rp,
+                         "SELECT o.obligation_id, o.account_id FROM adcp_reporting_obligations o WHERE " RET_AGE
+                         " AND " RET_ACCOUNT " AND " RET_NO_TOMB " AND " CLASS_CASE " = 0",
+                         limit - nc, 0, err);
+  if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
+  if (rc) {
+    free(cs);
+    rpass_end(&rp);
+    return rc;
+  }
+  out->protected_ = fresh.n[RET_PROTECTED];
+  out->held = fresh.n[RET_HELD_EXPLICIT] + fresh.n[RET_HELD_FEED];
+  out->skipped_unconfigured = fresh.n[RET_UNCONFIGURED] + resume.n[RET_UNCONFIGURED];
+  out->stalled = fresh.n[RET_STALLED] + resume.n[RET_STALLED];
+  uint64_t eligible = fresh.n[RET_CANDIDATE] + resume.n[RET_CANDIDATE];
+  out->pending = eligible > nc ? eligible - nc : 0;
+  for (size_t i = 0; i < nc; i++) {
+    const cand *c = &cs[i];
+    if (o->stop && atomic_load(o->stop)) {
+      out->pending += nc - i;
+      break;
+    }
+    if (o->dry_run) {
+      out->done++;
+      continue;
+    }
+    int got = 1;
+    adcp_error e = {0};
+    int r = period_lock(&rp, c->id, 1, &got, &e);
+    if (!r && !got) { /* another worker is retiring it right now */
+      out->pending++;
+      continue;
+    }
+    int verdict = 0, held = 0, flipped = 0;
+    if (!r && !c->retiring) r = phase1(&verdict, &rp, c, &e);
+    if (!r && verdict == 0 && !c->retiring) r = step(o, ADCP_RETENTION_STEP_PHASE1, &e);
+    if (!r && verdict == 0) r = phase2(&rp, o, c, out, &held, &e);
+    if (!r && verdict == 0 && !held) r = phase3(&rp, o, c, out, &flipped, &e);
+    if (got && rp.pg) period_lock(&rp, c->id, 0, &got, NULL);
+    if (r == ADCP_EABORTED && o->step_hook) {
+      /* Test hook stop: the pass ends here, as a crash would. */
+      free(cs);
+      rpass_end(&rp);
+      return adcp_error_set(err, ADCP_EABORTED, "%s", e.message);
+    }
+    if (r) {
+      ret_record_failure(&rp, out, "retirement", c->id, c->account, r, e.message);
+      continue;
+    }
+    if (verdict == RET_PROTECTED || verdict == -1) out->protected_++;
+    else if (verdict == RET_HELD_EXPLICIT || verdict == RET_HELD_FEED || held) out->held++;
+    else {
+      out->done += (uint64_t)flipped;
+      if (flipped && c->retiring) out->resumed++;
+      if (!flipped) out->pending++; /* another worker flipped it between our phases */
+    }
+  }
+  free(cs);
+  rpass_end(&rp);
+  return 0;
+}
