@@ -218,5 +218,22 @@ typedef struct adcp_worker_issues_ctx {
 int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
 
+/* ---- retention stalls as issues (src/worker/tasks_stalled.c) -------------- */
+
+struct adcp_issues;
+/* Context of the "retention_issues" task; owned by the host. */
+typedef struct adcp_worker_stalled_ctx {
+  int version;                 /* 1 */
+  struct adcp_ledger *ledger;  /* borrowed */
+  struct adcp_issues *issues;  /* borrowed, on the same connection */
+  int64_t threshold_s;         /* stalled at least this long; 0 = 21600 (6 h) */
+} adcp_worker_stalled_ctx;
+/* Opens retirement_stalled:<account>:<obligation> for each period in
+ * retention backoff longer than the threshold and resolves live ones whose
+ * period is no longer stalled. Counters: opened (dry run: would_open),
+ * resolved, stalled, failed, pending. */
+int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                      adcp_error *err);
+
 ADCP_END_DECLS
 #endif

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "adcp/feed.h"
+#include "adcp/issues.h"
+#include "adcp/retention.h"
 #include "adcp/log.h"
 #include "adcp/worker.h"
 #include "cli/cli.h"
@@ -35,7 +37,11 @@ typedef struct maintain_def {
   const char *const *settings;    /* allowed keys of worker.tasks.NAME.settings */
   maintain_make_fn make;
   const char *what;               /* one line for --help */
+  void (*free_ctx)(void *ctx);    /* NULL = free() */
 } maintain_def;
+
+/* enabled value of tasks that follow the configuration's retention.enabled. */
+#define MAINTAIN_FOLLOWS_RETENTION 2
 
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
@@ -49,6 +55,11 @@ static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *e
   adcp_worker_prune_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   *c = (adcp_worker_prune_ctx){1, adcp_storage_sql(env->x->s), 0, 0};
+  /* The retention section's change_retention_days / max_feed_hold_days apply
+   * unless the task's own settings say otherwise. */
+  const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(env->x->cfg);
+  if (rcfg && rcfg->present)
+    c->retention_days = rcfg->policy.change_retention_days, c->hold_days = rcfg->policy.max_feed_hold_days;
   adcp_cli_worker_setting_get(env->cfg, "retention_days", &c->retention_days);
   adcp_cli_worker_setting_get(env->cfg, "hold_days", &c->hold_days);
   *ctx = c, *fn = adcp_worker_task_change_pruning;
@@ -57,12 +68,90 @@ static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *e
 
 static const char *const prune_settings[] = {"retention_days", "hold_days", NULL};
 
+/* Retention is opt-in and cannot be undone: its tasks run only when the
+ * configuration's "retention" section says enabled (docs/retention.md). */
+static int make_retention(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_worker_task_fn run,
+                          adcp_error *err) {
+  const adcp_cli_retention_config *rc = adcp_cli_config_retention(env->x->cfg);
+  if (!rc || !rc->present || !rc->enabled)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "a retention task is enabled but retention is not (set \"retention\": {\"enabled\": true, …})");
+  adcp_retention_task_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  *c = (adcp_retention_task_ctx){1, env->x->l, &rc->policy, NULL};
+  *ctx = c, *fn = run;
+  return 0;
+}
+static int make_retire(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  return make_retention(ctx, fn, env, adcp_worker_task_period_retirement, err);
+}
+static int make_rowprune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  return make_retention(ctx, fn, env, adcp_worker_task_row_pruning, err);
+}
+
+/* Issue escalation (spec 07 §7): the window is the seller's advertised
+ * consumer_mismatch_escalation_seconds (setting escalation_after_s, default
+ * one day); with the ledger it also raises long-expired unconfigured intents. */
+static const char *const escalation_settings[] = {"escalation_after_s", "unconfigured_intent_after_s", NULL};
+static int make_escalation(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  adcp_worker_issues_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  int64_t after = 86400, intents = 0;
+  adcp_cli_worker_setting_get(env->cfg, "escalation_after_s", &after);
+  adcp_cli_worker_setting_get(env->cfg, "unconfigured_intent_after_s", &intents);
+  *c = (adcp_worker_issues_ctx){.version = 1, .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
+                                .ledger = env->x->l,
+                                .unconfigured_intent_threshold_ms = intents > 0 ? intents * 1000 : 10 * env->interval_ms};
+  int rc = adcp_issues_open(&c->store, adcp_storage_sql(env->x->s), err);
+  if (rc) {
+    free(c);
+    return rc;
+  }
+  *ctx = c, *fn = adcp_worker_task_issue_escalation;
+  return 0;
+}
+static void free_escalation(void *ctx) {
+  adcp_worker_issues_ctx *c = ctx;
+  if (c) adcp_issues_close(c->store);
+  free(c);
+}
+
+/* Periods stuck in retention backoff become retirement_stalled issues. */
+static const char *const stalled_settings[] = {"threshold_s", NULL};
+static int make_stalled(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  adcp_worker_stalled_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  *c = (adcp_worker_stalled_ctx){1, env->x->l, NULL, 0};
+  adcp_cli_worker_setting_get(env->cfg, "threshold_s", &c->threshold_s);
+  int rc = adcp_issues_open(&c->issues, adcp_storage_sql(env->x->s), err);
+  if (rc) {
+    free(c);
+    return rc;
+  }
+  *ctx = c, *fn = adcp_worker_task_retention_issues;
+  return 0;
+}
+static void free_stalled(void *ctx) {
+  adcp_worker_stalled_ctx *c = ctx;
+  if (c) adcp_issues_close(c->issues);
+  free(c);
+}
+
 /* The registration list, in run order: one line per task. A task of another
  * room adds its factory above and one line here (name, enabled by default,
  * limit, settings keys, factory, help). */
 static const maintain_def task_defs[] = {
-    {"intent_sweep", 1, 100, NULL, make_sweep, "resolve abandoned object uploads (spec 02 §8.6)"},
-    {"change_pruning", 1, 10000, prune_settings, make_prune, "prune change-feed rows no live consumer needs (spec 03 §5)"},
+    {"intent_sweep", 1, 100, NULL, make_sweep, "resolve abandoned object uploads (spec 02 §8.6)", NULL},
+    {"change_pruning", 1, 10000, prune_settings, make_prune, "prune change-feed rows no live consumer needs (spec 03 §5)",
+     NULL},
+    {"row_pruning", MAINTAIN_FOLLOWS_RETENTION, 100, NULL, make_rowprune,
+     "free row bytes past the window of periods retirement cannot take (spec 03 §6.5)", NULL},
+    {"period_retirement", MAINTAIN_FOLLOWS_RETENTION, 100, NULL, make_retire,
+     "three-phase retirement of expired periods (spec 03 §6.3)", NULL},
+    {"retention_issues", 1, 100, stalled_settings, make_stalled,
+     "open/resolve retirement_stalled issues for periods stuck in backoff (docs/issues.md)", free_stalled},
+    {"issue_escalation", 1, 1000, escalation_settings, make_escalation,
+     "escalate issues past their window, raise long-expired unconfigured intents (spec 07 §7)", free_escalation},
 };
 #define N_DEFS (sizeof task_defs / sizeof task_defs[0])
 
@@ -221,7 +310,9 @@ static void help(FILE *f) {
           "One task's failure never stops another task or the loop. Tasks, in order:\n");
   for (size_t i = 0; i < N_DEFS; i++)
     fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", task_defs[i].name, task_defs[i].what, task_defs[i].limit,
-            task_defs[i].enabled ? "" : "; off unless enabled");
+            task_defs[i].enabled == MAINTAIN_FOLLOWS_RETENTION ? "; runs when retention is enabled"
+            : task_defs[i].enabled                            ? ""
+                                                              : "; off unless enabled");
   fprintf(f,
           "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
           "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n\n"
@@ -269,6 +360,7 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_worker *w = NULL;
   adcp_worker_options wo = {1, g->log};
   void *ctxs[N_DEFS + 2] = {0};
+  const maintain_def *ctx_defs[N_DEFS + 2] = {0};
   size_t n_ctx = 0, n_tasks = 0;
   int rc = adcp_worker_new(&w, &wo, &err);
 #ifdef ADCP_CLI_TEST_HOOKS
@@ -287,11 +379,15 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
     const maintain_def *d = &task_defs[i];
     const adcp_cli_worker_task_cfg *tc = adcp_cli_worker_task(wc, d->name);
     int enabled = tc && tc->enabled >= 0 ? tc->enabled : d->enabled;
+    if (enabled == MAINTAIN_FOLLOWS_RETENTION) {
+      const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(x.cfg);
+      enabled = rcfg && rcfg->present && rcfg->enabled;
+    }
     if (!enabled) continue;
     maintain_env env = {&x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
     adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : d->limit};
     rc = d->make(&t.ctx, &t.run, &env, &err);
-    if (!rc) ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
+    if (!rc) ctx_defs[n_ctx] = d, ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
   if (!rc && !n_tasks) rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "every task is disabled in the configuration");
   adcp_cli_metrics *m = NULL;
@@ -324,7 +420,7 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   }
   adcp_cli_metrics_stop(m);
   adcp_worker_free(w);
-  for (size_t i = 0; i < n_ctx; i++) free(ctxs[i]);
+  for (size_t i = 0; i < n_ctx; i++) ctx_defs[i]->free_ctx ? ctx_defs[i]->free_ctx(ctxs[i]) : free(ctxs[i]);
   adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail(cmd, &err);
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
