@@ -286,7 +286,7 @@ int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const 
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   adcp_object_put_input in = {(const char *)key.data, (const uint8_t *)c->document, strlen(c->document),
-                              "application/json", NULL, 0};
+                              "application/x-ndjson", NULL, 0};
   adcp_object_put_result res;
   int rc = adcp_object_put(p, &res, &in, NULL, err);
   if (!rc && key_out) snprintf(key_out, ADCP_OBJECT_KEY_MAX + 1, "%s", (const char *)key.data);

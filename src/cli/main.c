@@ -53,6 +53,12 @@ static const command_entry commands[] = {
     {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0},
+    {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", adcp_cli_checkpoint, 0},
+    {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)",
+     adcp_cli_audit, CMD_READ_ONLY},
+    {"prove", "print an inclusion proof of a revision against a signed checkpoint", adcp_cli_prove, CMD_READ_ONLY},
+    {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
+     adcp_cli_verify_proof, CMD_NO_DB},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

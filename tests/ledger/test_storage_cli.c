@@ -56,7 +56,8 @@ static void migrate_on_sqlite(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
                                  "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\n");
+                                 "would-apply 0005 inline_storage additive\n"
+                                 "would-apply 0009 history additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -71,7 +72,8 @@ static void migrate_on_sqlite(void **state) {
                                  "applying 0002 row_storage additive\ndone 0002\n"
                                  "applying 0003 chunk_body_storage additive\ndone 0003\n"
                                  "applying 0004 change_feed additive\ndone 0004\n"
-                                 "applying 0005 inline_storage additive\ndone 0005\n");
+                                 "applying 0005 inline_storage additive\ndone 0005\n"
+                                 "applying 0009 history additive\ndone 0009\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -152,7 +154,8 @@ static void migrate_on_postgres_and_password_masking(void **state) {
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
   assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
                                  "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\n");
+                                 "would-apply 0005 inline_storage additive\n"
+                                 "would-apply 0009 history additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
   assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
