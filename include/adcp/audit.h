@@ -215,7 +215,7 @@ typedef void (*adcp_audit_finding_fn)(void *ctx, const adcp_audit_finding *f);
 typedef struct adcp_audit_options {
   int version;                          /* 1 */
   const char *account_id;               /* NULL: every account */
-  const adcp_audit_keyring *keys;       /* pinned keys; NULL or empty: checkpoints are untrusted */
+  const adcp_audit_keyring *keys;       /* pinned keys; NULL or empty: checkpoints are not checked */
   const adcp_audit_checkpoint *extra;   /* checkpoints from outside the database */
   size_t n_extra;
   int skip_stored_checkpoints;          /* 1: only `extra` */
