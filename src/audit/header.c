@@ -11,12 +11,15 @@
 
 #include "audit/internal.h"
 
+#define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see audit/merkle.c */
+#include <openssl/sha.h>
+
 #define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define COLS(OBS, REC, PS, PE)                                                                                   \
   "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, "     \
   "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, "     \
   "r.row_manifest_sha256, r.rows_shared_from_revision_id, " OBS ", " REC ", " PS ", " PE ", "                    \
-  "o.configuration_id, o.period_ordinal, s.chunk_count "
+  "o.configuration_id, o.period_ordinal, coalesce(s.chunk_count, CASE WHEN r.row_set_id IS NULL THEN s2.chunk_count END) "
 
 static const char COLS_PG[] =
     COLS(PG_TS("r.observed_at"), PG_TS("r.recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
@@ -24,11 +27,19 @@ static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.peri
 
 const char *audit_header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
 
+/* Member names are ASCII without escapes: written as they are. */
 static int key(adcp_buf *b, const char *k, int first) {
-  int rc = first ? 0 : adcp_buf_append_byte(b, ',');
-  if (!rc) rc = adcp_jcs_write_string(b, k, strlen(k));
-  if (!rc) rc = adcp_buf_append_byte(b, ':');
-  return rc;
+  size_t n = strlen(k);
+  if (adcp_buf_reserve(b, n + 4)) return ADCP_ENOMEM;
+  uint8_t *p = b->data + b->len;
+  if (!first) *p++ = ',';
+  *p++ = '"';
+  memcpy(p, k, n);
+  p += n;
+  *p++ = '"';
+  *p++ = ':';
+  b->len = (size_t)(p - b->data);
+  return 0;
 }
 
 static int str_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
@@ -40,7 +51,12 @@ static int str_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
 
 static int int_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   if (adcp_sql_is_null(r, col)) return adcp_buf_append_str(b, "null");
-  return adcp_buf_printf(b, "%" PRId64, adcp_sql_get_int64(r, col));
+  char t[24], *e = t + sizeof t, *q = e;
+  int64_t v = adcp_sql_get_int64(r, col);
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do *--q = (char)('0' + u % 10); while (u /= 10);
+  if (v < 0) *--q = '-';
+  return adcp_buf_append(b, q, (size_t)(e - q));
 }
 
 int audit_header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc, adcp_error *err) {
@@ -88,8 +104,14 @@ int audit_header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int c
                         adcp_error *err) {
   adcp_buf_reset(scratch);
   int rc = audit_header_write(scratch, r, col0, doc, err);
-  if (!rc) rc = adcp_sha256_hex(out, scratch->data ? scratch->data : (const uint8_t *)"", scratch->len, err);
-  return rc;
+  if (rc) return rc;
+  uint8_t d[32];
+  SHA256_CTX c;
+  SHA256_Init(&c);
+  SHA256_Update(&c, scratch->data ? scratch->data : (const uint8_t *)"", scratch->len);
+  SHA256_Final(d, &c);
+  adcp_hex_encode(out, d, 32);
+  return 0;
 }
 
 static int load_one(adcp_buf *obj, char digest[65], adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {

@@ -7,12 +7,13 @@
 #include "adcp/json.h"
 
 /* Header columns (20), for a SELECT that joins revisions r, obligations o and
- * row sets s; audit_header_write reads them from column col0 on. */
+ * row sets s (and s2: a header without row_set_id uses its own ID, as the ledger reads it); audit_header_write reads them from column col0 on. */
 const char *audit_header_cols(adcp_sql_dialect d);
 #define AUDIT_HEADER_NCOLS 20
 #define AUDIT_HEADER_FROM                                                          \
   " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "       \
-  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) "
+  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id "                                    \
+  "LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id "
 
 /* Appends the adcp-header-v1 object (JCS) of the row's header columns. doc is
  * scratch for the control totals. */
