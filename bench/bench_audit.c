@@ -68,6 +68,9 @@ static int gen_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
   return 1;
 }
 
+static double last_cpu; /* process CPU seconds of the last commit_one */
+
+static double cpu(void);
 static double commit_one(adcp_ledger *l, const char *account, const char *ob, const char *rev, uint64_t rows,
                          uint64_t salt) {
   adcp_error err = {0};
@@ -76,9 +79,10 @@ static double commit_one(adcp_ledger *l, const char *account, const char *ob, co
                             .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                             .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
   adcp_commit_result res;
-  double t0 = now();
+  double t0 = now(), c0 = cpu();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
   double t = now() - t0;
+  last_cpu = cpu() - c0;
   adcp_commit_result_free(&res);
   return t;
 }
@@ -168,6 +172,8 @@ int main(int argc, char **argv) {
 
   /* 1. commit latency, log on / off interleaved (warm-up first). */
   double *on = calloc((size_t)ncommits, sizeof *on), *off = calloc((size_t)ncommits, sizeof *off);
+  double *con = calloc((size_t)ncommits, sizeof *con), *coff = calloc((size_t)ncommits, sizeof *coff);
+  double *app = calloc((size_t)ncommits, sizeof *app);
   char rev[96], ob[96], acct[64];
   snprintf(acct, sizeof acct, "bench_commit_%" PRIu64, salt);
   for (int i = 0; i < 4; i++) {
@@ -180,9 +186,21 @@ int main(int argc, char **argv) {
     snprintf(rev, sizeof rev, "c_%" PRIu64 "_%d", salt, i);
     snprintf(ob, sizeof ob, "ob_%" PRIu64 "_%d", salt, i);
     double t = commit_one(l, acct, ob, rev, 1000, salt + 100 + (uint64_t)i);
-    if (log) on[i / 2] = t;
-    else off[i / 2] = t;
+    if (log) on[i / 2] = t, con[i / 2] = last_cpu;
+    else {
+      off[i / 2] = t, coff[i / 2] = last_cpu;
+      /* The leaf this commit skipped, appended alone in its own transaction:
+       * the work the log adds to a commit, timed without the COMMIT noise. */
+      if (adcp_sql_begin(c, 1, &err)) die("begin", &err);
+      double a0 = now();
+      if (adcp_audit_append_revision(NULL, c, rev, &err)) die("append", &err);
+      app[i / 2] = now() - a0;
+      if (adcp_sql_commit(c, &err)) die("commit", &err);
+    }
   }
+  qsort(app, (size_t)ncommits, sizeof *app, cmp_d);
+  qsort(con, (size_t)ncommits, sizeof *con, cmp_d);
+  qsort(coff, (size_t)ncommits, sizeof *coff, cmp_d);
   adcp_ledger_set_audit_log(l, 1);
   qsort(on, (size_t)ncommits, sizeof *on, cmp_d);
   qsort(off, (size_t)ncommits, sizeof *off, cmp_d);
@@ -191,9 +209,11 @@ int main(int argc, char **argv) {
   mon /= ncommits, moff /= ncommits;
   printf("{\"engine\":\"%s\",\"measure\":\"commit_log\",\"rows\":1000,\"commits_each\":%d,\"with_log_ms_median\":%.3f,"
          "\"without_log_ms_median\":%.3f,\"with_log_ms_mean\":%.3f,\"without_log_ms_mean\":%.3f,\"added_median\":%.4f,"
-         "\"added_mean\":%.4f}\n",
+         "\"added_mean\":%.4f,\"with_log_cpu_ms_median\":%.3f,\"without_log_cpu_ms_median\":%.3f,\"added_cpu_median\":%.4f,"
+         "\"append_ms_median\":%.3f,\"append_share_of_commit\":%.4f}\n",
          engine, ncommits, on[ncommits / 2] * 1e3, off[ncommits / 2] * 1e3, mon * 1e3, moff * 1e3,
-         on[ncommits / 2] / off[ncommits / 2] - 1, mon / moff - 1);
+         on[ncommits / 2] / off[ncommits / 2] - 1, mon / moff - 1, con[ncommits / 2] * 1e3, coff[ncommits / 2] * 1e3,
+         con[ncommits / 2] / coff[ncommits / 2] - 1, app[ncommits / 2] * 1e3, app[ncommits / 2] / off[ncommits / 2]);
   fflush(stdout);
 
   /* 2. checkpoint over N leaves. */
@@ -287,6 +307,9 @@ int main(int argc, char **argv) {
   adcp_audit_checkpoint_free(&hcp);
   free(on);
   free(off);
+  free(con);
+  free(coff);
+  free(app);
   adcp_audit_signer_free(signer);
   adcp_ledger_close(l);
   adcp_storage_close(s);

@@ -98,3 +98,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
   "$root/$build/bench-ledger.db.bucket"
 # Change feed (bench/run_feed.sh reuses the cluster started above).
 "$here/run_feed.sh" "$build"
+# Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
+"$here/run_audit.sh" "$build"
