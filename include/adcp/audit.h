@@ -138,11 +138,12 @@ void adcp_audit_ids_free(char **ids, size_t count);
 int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
 /* Whether a revision absent from the database is covered by a retirement:
- * a retirement leaf of the account lists it, or a tombstone row of period
+ * a retirement leaf of the account lists it (with header_sha256, the digest
+ * of the leaf in question, when not NULL), or a tombstone row of period
  * retirement (adcp_reporting_obligation_tombstones, migration 0006) names its
  * obligation. *retired = 1 when so. */
 int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
-                                const char *obligation_id, adcp_error *err);
+                                const char *header_sha256, const char *obligation_id, adcp_error *err);
 
 /* ---- keys and checkpoints ------------------------------------------------------ */
 

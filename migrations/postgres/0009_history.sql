@@ -31,9 +31,11 @@ BEGIN
         entry_document TEXT NULL
             CONSTRAINT adcp_audit_log_leaves_document CHECK (octet_length(entry_document) <= 16777216),
         recorded_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
-        CONSTRAINT adcp_audit_log_leaves_pk PRIMARY KEY (account_id, leaf_index),
-        CONSTRAINT adcp_audit_log_leaves_entry UNIQUE (entry_kind, entry_id)
+        CONSTRAINT adcp_audit_log_leaves_pk PRIMARY KEY (account_id, leaf_index)
     );
+    -- Not unique: a revision ID committed again after its revision was deleted
+    -- (replaced, or retired and reused) gets a new leaf; the old one stays.
+    CREATE INDEX IF NOT EXISTS adcp_audit_log_leaves_entry ON adcp_audit_log_leaves (entry_kind, entry_id);
 
     CREATE TABLE IF NOT EXISTS adcp_audit_log_nodes (
         account_id TEXT COLLATE "C" NOT NULL

@@ -18,9 +18,12 @@ CREATE TABLE IF NOT EXISTS adcp_audit_log_leaves (
   leaf_hash TEXT NOT NULL CHECK (length(leaf_hash) = 64 AND leaf_hash NOT GLOB '*[^0-9a-f]*'),
   entry_document TEXT NULL CHECK (entry_document IS NULL OR length(entry_document) <= 16777216),
   recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z'),
-  CONSTRAINT adcp_audit_log_leaves_pk PRIMARY KEY (account_id, leaf_index),
-  CONSTRAINT adcp_audit_log_leaves_entry UNIQUE (entry_kind, entry_id)
+  CONSTRAINT adcp_audit_log_leaves_pk PRIMARY KEY (account_id, leaf_index)
 ) STRICT;
+
+-- Not unique: a revision ID committed again after its revision was deleted
+-- (replaced, or retired and reused) gets a new leaf; the old one stays.
+CREATE INDEX IF NOT EXISTS adcp_audit_log_leaves_entry ON adcp_audit_log_leaves (entry_kind, entry_id);
 
 CREATE TABLE IF NOT EXISTS adcp_audit_log_nodes (
   account_id TEXT NOT NULL CHECK (length(account_id) BETWEEN 1 AND 255),

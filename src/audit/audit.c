@@ -41,6 +41,8 @@ typedef struct missing {
   char id[256];
   char obligation[256];
   int64_t leaf;
+  int edited;          /* 1: present but no longer hashing to the leaf */
+  char now[65], entry[65];
 } missing;
 
 static int cmp_cp(const void *a, const void *b) {
@@ -251,11 +253,26 @@ static int audit_account(run *x, adcp_error *err) {
         char now[65];
         if ((rc = audit_header_digest(now, &scratch, r, 9, &doc, err))) break;
         x->rep->headers++;
-        if (strcmp(now, entry))
-          finding(x, "header_edited", idx, -1, id,
-                  "revision %s no longer hashes to its leaf (stored header %.12s…, leaf %.12s…): a header field was "
-                  "edited or the revision was replaced",
-                  id, now, entry);
+        if (strcmp(now, entry)) {
+          /* Resolved after the scan (no query while rows stream): an older
+           * leaf of a revision ID retired and committed again is retired. */
+          if (nmiss == capmiss) {
+            capmiss = capmiss ? capmiss * 2 : 16;
+            missing *g = realloc(miss, capmiss * sizeof *g);
+            if (!g) {
+              rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+              break;
+            }
+            miss = g;
+          }
+          missing *m = &miss[nmiss++];
+          snprintf(m->id, sizeof m->id, "%s", id);
+          snprintf(m->obligation, sizeof m->obligation, "%s", adcp_sql_get_text(r, 7, NULL));
+          m->leaf = idx;
+          m->edited = 1;
+          memcpy(m->now, now, 65);
+          snprintf(m->entry, sizeof m->entry, "%s", entry);
+        }
       } else {
         if (nmiss == capmiss) {
           capmiss = capmiss ? capmiss * 2 : 16;
@@ -268,6 +285,8 @@ static int audit_account(run *x, adcp_error *err) {
         }
         snprintf(miss[nmiss].id, sizeof miss[nmiss].id, "%s", id);
         snprintf(miss[nmiss].obligation, sizeof miss[nmiss].obligation, "%s", adcp_sql_get_text(r, 7, NULL));
+        miss[nmiss].edited = 0;
+        snprintf(miss[nmiss].entry, sizeof miss[nmiss].entry, "%s", entry);
         miss[nmiss++].leaf = idx;
       }
     } else {
@@ -284,8 +303,15 @@ static int audit_account(run *x, adcp_error *err) {
   if (rc == 1) rc = 0;
   for (size_t i = 0; !rc && i < nmiss; i++) {
     int retired = 0;
-    if ((rc = adcp_audit_revision_retired(&retired, x->conn, x->account, miss[i].id, miss[i].obligation, err))) break;
+    if ((rc = adcp_audit_revision_retired(&retired, x->conn, x->account, miss[i].id, miss[i].entry,
+                                          miss[i].obligation, err)))
+      break;
     if (retired) x->rep->retired++;
+    else if (miss[i].edited)
+      finding(x, "header_edited", miss[i].leaf, -1, miss[i].id,
+              "revision %s no longer hashes to its leaf (stored header %.12s…, leaf %.12s…): a header field was "
+              "edited or the revision was replaced",
+              miss[i].id, miss[i].now, miss[i].entry);
     else
       finding(x, "revision_missing", miss[i].leaf, -1, miss[i].id,
               "revision %s (leaf %" PRId64 ") is gone from the database and no retirement covers it", miss[i].id,

@@ -123,8 +123,8 @@ int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *acc
                      "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, obligation_id, "
                      "entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                      p9, 9, err);
-  if (rc == ADCP_ECONFLICT)
-    return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken (is the account lock held?)", i);
+  if (rc == ADCP_ECONFLICT) /* two appenders without the account lock */
+    return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
   if (rc) return rc;
   /* Close every complete subtree that ends at leaf i: one node per trailing
    * one bit of i, each from its left sibling (stored) and the new right part. */
@@ -244,7 +244,7 @@ int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp
   int found = 0;
   if ((rc = adcp_sql_query_text(leaf, sizeof leaf, &found, conn,
                                 "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
-                                "entry_id = $1",
+                                "entry_id = $1 ORDER BY leaf_index DESC LIMIT 1",
                                 &p, 1, err)))
     return rc;
   if (!found)

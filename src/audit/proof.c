@@ -39,7 +39,7 @@ int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id,
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, conn,
                           "SELECT leaf_index, entry_sha256 FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' "
-                          "AND entry_id = $1 AND account_id = $2",
+                          "AND entry_id = $1 AND account_id = $2 ORDER BY leaf_index DESC LIMIT 1",
                           p, 2, err);
   if (rc) return rc;
   rc = adcp_sql_next(r, err);

@@ -44,7 +44,7 @@ int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, cons
     int found = 0;
     rc = adcp_sql_query_text(d, sizeof d, &found, conn,
                              "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
-                             "entry_id = $1 AND account_id = $2",
+                             "entry_id = $1 AND account_id = $2 ORDER BY leaf_index DESC LIMIT 1",
                              p, 2, err);
     if (rc) break;
     /* A revision that never had a leaf (committed before the log existed) is
@@ -81,15 +81,17 @@ static int tombstone_exists(int *found, adcp_sql_conn *conn, const char *account
 }
 
 int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
-                                const char *obligation_id, adcp_error *err) {
+                                const char *header_sha256, const char *obligation_id, adcp_error *err) {
   *retired = 0;
   /* A retirement leaf of this account listing the revision. The document is
    * hashed by the audit before it is trusted; here a text match suffices to
    * classify. */
   adcp_buf like;
   adcp_buf_init(&like);
-  if (adcp_buf_append_str(&like, "\"revision_id\":") || adcp_jcs_write_string(&like, revision_id, strlen(revision_id)) ||
-      adcp_buf_cstr(&like)) {
+  /* Members are written in this order by adcp_audit_append_retirement. */
+  if ((header_sha256 && adcp_buf_printf(&like, "{\"header_sha256\":\"%.64s\",", header_sha256)) ||
+      adcp_buf_append_str(&like, "\"revision_id\":") || adcp_jcs_write_string(&like, revision_id, strlen(revision_id)) ||
+      adcp_buf_append_byte(&like, '}') || adcp_buf_cstr(&like)) {
     adcp_buf_free(&like);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }

@@ -473,6 +473,17 @@ static void retirement_and_unlogged(void **state) {
   dump(&fs);
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.retired, 4);
+  /* A retired revision ID committed again: a new leaf; the old one stays retired. */
+  commit_one(e.l, "ob9", "r1", 3, 11, NULL);
+  rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.findings, 0);
+  assert_int_equal(rep.retired, 4);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r1'"), 2);
+  tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob9';\n"
+             "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob9';\n"
+             "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob9';\n"
+             "DELETE FROM adcp_reporting_obligations WHERE obligation_id = 'ob9'");
   /* The tombstone route (period retirement's table, migration 0006 elsewhere). */
   tamper(&e, "CREATE TABLE adcp_reporting_obligation_tombstones (obligation_id TEXT, account_id TEXT);\n"
              "INSERT INTO adcp_reporting_obligation_tombstones VALUES ('ob2', 'acct');\n"
@@ -480,8 +491,16 @@ static void retirement_and_unlogged(void **state) {
              "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob2';\n"
              "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob2'");
   rep = audit(&e, &fs, &e.keys, 1);
-  assert_int_equal(rep.findings, 0);
+  dump(&fs);
+  /* r1..r4 and q1 (tombstone) retired; the reused r1 was deleted without a
+   * retirement (the record lists the old r1's digest, not the new one's). */
   assert_int_equal(rep.retired, 5);
+  assert_int_equal(rep.findings, 1);
+  assert_true(has(&fs, "revision_missing", 6));
+  tamper(&e, "INSERT INTO adcp_reporting_obligation_tombstones VALUES ('ob9', 'acct')");
+  rep = audit(&e, &fs, &e.keys, 1);
+  assert_int_equal(rep.findings, 0);
+  assert_int_equal(rep.retired, 6);
   /* A revision that bypassed the log. */
   adcp_ledger_set_audit_log(e.l, 0);
   commit_one(e.l, "ob3", "u1", 3, 9, NULL);
