@@ -101,29 +101,47 @@ static void bulk_log(adcp_sql_conn *c, const char *account, uint64_t n, adcp_mer
   adcp_buf b;
   adcp_buf_init(&b);
   if (adcp_sql_begin(c, 1, &err)) die("begin", &err);
-  /* One parameterised statement per row inside one transaction (the
-   * statement is prepared once). */
-  for (uint64_t i = 0; i < n; i++) {
-    char e[65], h[65], id[40];
-    adcp_hex_encode(e, entries[i], 32);
-    adcp_hex_encode(h, leaves[i], 32);
-    snprintf(id, sizeof id, "bench_%" PRIu64, i);
-    adcp_sql_param p[5] = {adcp_sql_text(account), adcp_sql_int64((int64_t)i), adcp_sql_text(id), adcp_sql_text(e),
-                           adcp_sql_text(h)};
-    if (adcp_sql_exec(c, "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
-                         "entry_profile, entry_sha256, leaf_hash) VALUES ($1, $2, 'revision', $3, 'adcp-header-v1', $4, $5)",
-                      p, 5, &err))
-      die("bulk leaves", &err);
+  /* Parameterised multi-row INSERTs of 150 rows inside one transaction (a
+   * full batch always has the same text, so it is prepared once). */
+  enum { BATCH = 150 }; /* 750 parameters: under every engine's limit */
+  adcp_sql_param *p = calloc(BATCH * 5, sizeof *p);
+  char (*e)[65] = calloc(BATCH, 65), (*h)[65] = calloc(BATCH, 65), (*id)[40] = calloc(BATCH, 40);
+  for (uint64_t i = 0; i < n; i += BATCH) {
+    uint64_t m = n - i < BATCH ? n - i : BATCH;
+    adcp_buf_reset(&b);
+    adcp_buf_append_str(&b, "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
+                            "entry_profile, entry_sha256, leaf_hash) VALUES ");
+    for (uint64_t j = 0; j < m; j++) {
+      adcp_hex_encode(e[j], entries[i + j], 32);
+      adcp_hex_encode(h[j], leaves[i + j], 32);
+      snprintf(id[j], 40, "bench_%" PRIu64, i + j);
+      p[5 * j] = adcp_sql_text(account), p[5 * j + 1] = adcp_sql_int64((int64_t)(i + j));
+      p[5 * j + 2] = adcp_sql_text(id[j]), p[5 * j + 3] = adcp_sql_text(e[j]), p[5 * j + 4] = adcp_sql_text(h[j]);
+      adcp_buf_printf(&b, "%s($%" PRIu64 ", $%" PRIu64 ", 'revision', $%" PRIu64 ", 'adcp-header-v1', $%" PRIu64
+                      ", $%" PRIu64 ")", j ? "," : "", 5 * j + 1, 5 * j + 2, 5 * j + 3, 5 * j + 4, 5 * j + 5);
+    }
+    adcp_buf_cstr(&b);
+    if (adcp_sql_exec(c, (const char *)b.data, p, (size_t)(5 * m), &err)) die("bulk leaves", &err);
   }
   for (unsigned k = 1; k < mem->n_levels; k++)
-    for (uint64_t x = 0; x < mem->counts[k]; x++) {
-      char h[65];
-      adcp_hex_encode(h, mem->levels[k][x], 32);
-      adcp_sql_param p[4] = {adcp_sql_text(account), adcp_sql_int64(k), adcp_sql_int64((int64_t)x), adcp_sql_text(h)};
-      if (adcp_sql_exec(c, "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ($1, $2, $3, $4)",
-                        p, 4, &err))
-        die("bulk nodes", &err);
+    for (uint64_t x = 0; x < mem->counts[k]; x += BATCH) {
+      uint64_t m = mem->counts[k] - x < BATCH ? mem->counts[k] - x : BATCH;
+      adcp_buf_reset(&b);
+      adcp_buf_append_str(&b, "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ");
+      for (uint64_t j = 0; j < m; j++) {
+        adcp_hex_encode(h[j], mem->levels[k][x + j], 32);
+        p[4 * j] = adcp_sql_text(account), p[4 * j + 1] = adcp_sql_int64(k);
+        p[4 * j + 2] = adcp_sql_int64((int64_t)(x + j)), p[4 * j + 3] = adcp_sql_text(h[j]);
+        adcp_buf_printf(&b, "%s($%" PRIu64 ", $%" PRIu64 ", $%" PRIu64 ", $%" PRIu64 ")", j ? "," : "", 4 * j + 1,
+                        4 * j + 2, 4 * j + 3, 4 * j + 4);
+      }
+      adcp_buf_cstr(&b);
+      if (adcp_sql_exec(c, (const char *)b.data, p, (size_t)(4 * m), &err)) die("bulk nodes", &err);
     }
+  free(p);
+  free(e);
+  free(h);
+  free(id);
   if (adcp_sql_commit(c, &err)) die("commit", &err);
   adcp_buf_free(&b);
   free(leaves);
