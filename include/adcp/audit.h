@@ -132,9 +132,18 @@ int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t ou
 int adcp_audit_list_accounts(char ***out, size_t *count, adcp_sql_conn *conn, adcp_error *err);
 void adcp_audit_ids_free(char **ids, size_t count);
 
+/* Revisions committed before the log existed (an upgraded database) have no
+ * leaf: appends one per unlogged revision of the account, oldest first, in
+ * one transaction under the account lock. Run it once after migration 0009,
+ * then take a checkpoint; a revision inserted later around the commit path
+ * would be adopted too, so the audit's revision_unlogged findings are the
+ * list to review first. *appended may be NULL. */
+int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
+
 /* Verify's header check (docs/trust.md): the stored header still hashes to
  * its leaf's digest. ROWS_INTEGRITY_FAILED "header digest ..." when it does
- * not, or when the revision has no leaf. */
+ * not, or when the revision has no leaf and was recorded after migration
+ * 0009 was applied (older ones predate the log: see adcp_audit_adopt_unlogged). */
 int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
 /* Whether a revision absent from the database is covered by a retirement:

@@ -334,7 +334,10 @@ static int audit_account(run *x, adcp_error *err) {
                         &p, 1, err);
     while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
       const char *id = adcp_sql_get_text(r, 0, NULL);
-      finding(x, "revision_unlogged", -1, -1, id, "revision %s has no leaf in the account's log", id);
+      finding(x, "revision_unlogged", -1, -1, id,
+              "revision %s has no leaf in the account's log (inserted around the commit path, or committed before "
+              "migration 0009: see checkpoint --adopt-unlogged)",
+              id);
     }
     adcp_sql_rows_free(r);
     if (rc == 1 || rc == 0) rc = 0;

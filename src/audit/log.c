@@ -247,13 +247,64 @@ int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp
                                 "entry_id = $1 ORDER BY leaf_index DESC LIMIT 1",
                                 &p, 1, err)))
     return rc;
-  if (!found)
+  if (!found) {
+    /* Recorded before the log existed (an upgraded database): nothing to compare. */
+    int prelog = 0;
+    char one[8];
+    rc = adcp_sql_query_text(one, sizeof one, &prelog, conn,
+                             "SELECT 1 FROM adcp_reporting_revisions r, adcp_schema_migrations m WHERE "
+                             "r.revision_id = $1 AND m.version = '0009' AND r.recorded_at < m.applied_at",
+                             &p, 1, err);
+    if (rc || prelog) return rc;
     return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
                           "header digest: the revision has no audit log leaf (inserted outside a commit?)");
+  }
   if (strcmp(leaf, now))
     return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
                           "header digest: the stored header hashes to %.12s…, its audit log leaf says %.12s… "
                           "(the header was edited)",
                           now, leaf);
   return 0;
+}
+
+int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+  if (appended) *appended = 0;
+  int rc = adcp_sql_begin(conn, 1, err);
+  if (rc) return rc;
+  if ((rc = audit_lock_account(conn, account_id, err))) goto out;
+  adcp_sql_param p = adcp_sql_text(account_id);
+  adcp_sql_rows *r = NULL;
+  char **ids = NULL;
+  size_t n = 0, cap = 0;
+  /* Collected first: no statement runs while rows stream. */
+  rc = adcp_sql_query(&r, conn,
+                      "SELECT r.revision_id FROM adcp_reporting_revisions r WHERE r.account_id = $1 AND NOT EXISTS "
+                      "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
+                      "r.revision_id AND l.account_id = r.account_id) ORDER BY r.recorded_at, r.revision_id",
+                      &p, 1, err);
+  while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      char **g = realloc(ids, cap * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      ids = g;
+    }
+    if (!(ids[n++] = strdup(adcp_sql_get_text(r, 0, NULL)))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  adcp_sql_rows_free(r);
+  if (rc == 1 || rc == 0) rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) rc = adcp_audit_append_revision(NULL, conn, ids[i], err);
+  if (!rc && appended) *appended = n;
+  adcp_audit_ids_free(ids, n);
+out:
+  if (rc) {
+    adcp_sql_rollback(conn, NULL);
+    if (appended) *appended = 0;
+    return rc;
+  }
+  return adcp_sql_commit(conn, err);
 }

@@ -23,7 +23,8 @@ static int fail(const char *cmd, adcp_error *err, adcp_cli_session *x, adcp_cli_
 /* ---- checkpoint --------------------------------------------------------------------- */
 
 static const char checkpoint_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] checkpoint (--account A | --all) [--binding ID] [--json]\n\n"
+    "usage: adcp-ledger [--db URL] [--config FILE] checkpoint (--account A | --all) [--binding ID]\n"
+    "                   [--adopt-unlogged] [--json]\n\n"
     "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
     "an account's audit log (or of every account's) with the Ed25519 key named by\n"
     "audit.signing_key_file in the configuration, stores the document in the\n"
@@ -31,17 +32,20 @@ static const char checkpoint_help[] =
     "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
     "checkpoint document per line; keep them outside the database and hand them to\n"
     "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
-    "\"object_key\"}]}.\n\n"
+    "\"object_key\"}]}. --adopt-unlogged first appends a leaf for every revision\n"
+    "without one (revisions committed before migration 0009; once, after upgrading,\n"
+    "after reviewing audit's revision_unlogged list) and says how many on stderr.\n\n"
     "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
     "4 storage or binding.\n";
 
 int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *binding = NULL;
-  int all = 0, json = 0;
+  int all = 0, json = 0, adopt = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (adcp_cli_is_help(a)) return fputs(checkpoint_help, stdout), 0;
     if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--adopt-unlogged")) adopt = 1;
     else if (!strcmp(a, "--all")) all = 1;
     else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
     else if (!strcmp(a, "--binding") && i + 1 < argc) binding = argv[++i];
@@ -80,6 +84,14 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf out;
   adcp_buf_init(&out);
   for (size_t i = 0; !rc && i < n; i++) {
+    uint64_t adopted = 0;
+    if (adopt && (rc = adcp_audit_adopt_unlogged(&adopted, adcp_storage_sql(x.s), ids[i], &err))) break;
+    if (adopted) {
+      fprintf(stderr, "adcp-ledger checkpoint: adopted %" PRIu64 " unlogged revision%s of account ", adopted,
+              adopted == 1 ? "" : "s");
+      adcp_cli_fput_text(stderr, ids[i]);
+      fputc('\n', stderr);
+    }
     adcp_audit_checkpoint cp;
     if ((rc = adcp_audit_checkpoint_create(&cp, adcp_storage_sql(x.s), ids[i], signer, &err))) break;
     char key[ADCP_OBJECT_KEY_MAX + 1] = "";

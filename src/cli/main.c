@@ -103,7 +103,8 @@ static int print_version(void) {
 static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
-                                      "--acknowledge-restore", "--version", "--final", "--follow", NULL};
+                                      "--acknowledge-restore", "--version", "--final", "--follow",
+                                      "--adopt-unlogged", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;

@@ -509,6 +509,18 @@ static void retirement_and_unlogged(void **state) {
   audit(&e, &fs, &e.keys, 1);
   assert_true(has(&fs, "revision_unlogged", -1));
   assert_int_equal(fs.n, 1);
+  /* A revision older than the log (recorded before 0009 was applied) passes
+   * verify's header check; adoption gives it its leaf. */
+  tamper(&e, "UPDATE adcp_schema_migrations SET applied_at = '2999-01-01T00:00:00.000000Z' WHERE version = '0009'");
+  OK(adcp_audit_check_revision(e.c, "u1", &err));
+  uint64_t adopted = 0;
+  OK(adcp_audit_adopt_unlogged(&adopted, e.c, "acct", &err));
+  assert_int_equal(adopted, 1);
+  OK(adcp_audit_adopt_unlogged(&adopted, e.c, "acct", &err));
+  assert_int_equal(adopted, 0);
+  rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.findings, 0);
   env_close(&e);
 }
 

@@ -185,6 +185,8 @@ static void refusals_and_help(void **state) {
   tu_write_file(cpfile, x.out.data, x.out.len);
   assert_int_equal(run(&x, "audit"), 0);
   assert_non_null(strstr(err_of(&x), "no public key pinned"));
+  assert_int_equal(run(&x, "checkpoint --account acct --adopt-unlogged"), 0); /* nothing to adopt */
+  assert_null(strstr(err_of(&x), "adopted"));
   assert_int_equal(run(&x, "audit --checkpoint '%s' --json", cpfile), 2);
   assert_non_null(strstr(out_of(&x), "\"ok\":false"));
   assert_int_equal(run(&x, "audit --checkpoint '%s' --from-binding fs1", cpfile), 1);
