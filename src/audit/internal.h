@@ -23,10 +23,15 @@ int audit_header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int c
                         adcp_error *err);
 
 /* Appends the next leaf of account's log (entry digest hex) and the complete
- * subtree nodes it closes. Caller holds the account lock in a transaction. */
+ * subtree nodes it closes. Caller holds the account lock in a transaction.
+ * known_size: the log's size if the caller just read it, else -1. */
 int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
                       const char *entry_id, const char *obligation_id, const char *profile,
-                      const char entry_sha256[65], const char *document, adcp_error *err);
+                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err);
+/* Next leaf index of the log of account expression A, as an index seek. */
+#define AUDIT_NEXT_LEAF(A)                                                                                    \
+  "coalesce((SELECT leaf_index + 1 FROM adcp_audit_log_leaves WHERE account_id = " A                          \
+  " ORDER BY leaf_index DESC LIMIT 1), 0)"
 
 /* Account lock (the ledger's key, so leaves and revisions serialize). */
 int audit_lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err);

@@ -87,9 +87,7 @@ int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t ou
 static int log_size(uint64_t *n, adcp_sql_conn *conn, const char *account, adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(account);
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, conn,
-                          "SELECT coalesce(max(leaf_index) + 1, 0) FROM adcp_audit_log_leaves WHERE account_id = $1",
-                          &p, 1, err);
+  int rc = adcp_sql_query(&r, conn, "SELECT " AUDIT_NEXT_LEAF("$1"), &p, 1, err);
   if (rc) return rc;
   rc = adcp_sql_next(r, err);
   *n = rc == 1 ? (uint64_t)adcp_sql_get_int64(r, 0) : 0;
@@ -97,11 +95,26 @@ static int log_size(uint64_t *n, adcp_sql_conn *conn, const char *account, adcp_
   return rc < 0 ? rc : 0;
 }
 
+/* PostgreSQL: the leaf and every node it closes in one statement (one round
+ * trip instead of one per level); node hashes are computed by the server's
+ * sha256() exactly as adcp_merkle_node_hash does, and the audit recomputes
+ * them from the leaves. */
+static const char APPEND_PG[] =
+    "WITH RECURSIVE ins AS (INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
+    "obligation_id, entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+    "RETURNING 1), chain(level, idx, hash) AS (SELECT 0, $2::bigint, $8::text UNION ALL SELECT c.level + 1, c.idx / 2, "
+    "encode(sha256('\\x01'::bytea || decode(s.hash, 'hex') || decode(c.hash, 'hex')), 'hex') FROM chain c CROSS JOIN "
+    "LATERAL (SELECT leaf_hash AS hash FROM adcp_audit_log_leaves WHERE c.level = 0 AND account_id = $1 AND "
+    "leaf_index = c.idx - 1 UNION ALL SELECT hash FROM adcp_audit_log_nodes WHERE c.level > 0 AND account_id = $1 "
+    "AND level = c.level AND node_index = c.idx - 1) s WHERE c.idx % 2 = 1) "
+    "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) SELECT $1, level, idx, hash FROM chain "
+    "WHERE level > 0";
+
 int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
                       const char *entry_id, const char *obligation_id, const char *profile,
-                      const char entry_sha256[65], const char *document, adcp_error *err) {
-  uint64_t i;
-  int rc = log_size(&i, conn, account_id, err);
+                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
+  uint64_t i = (uint64_t)known_size;
+  int rc = known_size < 0 ? log_size(&i, conn, account_id, err) : 0;
   if (rc) return rc;
   uint8_t digest[32], cur[32];
   if ((rc = audit_hex32(digest, entry_sha256, err))) return rc;
@@ -119,6 +132,19 @@ int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *acc
   adcp_sql_param p9[9];
   memcpy(p9, p, sizeof p);
   p9[8] = document ? adcp_sql_text(document) : adcp_sql_null();
+  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) {
+    unsigned closes = 0;
+    for (uint64_t t = i; t & 1; t >>= 1) closes++;
+    int64_t nodes = 0;
+    rc = adcp_sql_exec_changes(&nodes, conn, APPEND_PG, p9, 9, err);
+    if (rc == ADCP_ECONFLICT)
+      return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
+    if (!rc && nodes != (int64_t)closes)
+      rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                          "the account's log lacks a subtree hash below leaf %" PRIu64 "; run adcp-ledger audit", i);
+    if (!rc && leaf_index) *leaf_index = i;
+    return rc;
+  }
   rc = adcp_sql_exec(conn,
                      "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, obligation_id, "
                      "entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -157,12 +183,15 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   adcp_buf_init(&sql);
   adcp_buf_init(&obj);
   int rc = 0;
-  if (adcp_buf_printf(&sql, "SELECT %s FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM "WHERE r.revision_id = $1",
+  /* The header and the log's size in one statement. */
+  if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
+                      "WHERE r.revision_id = $1",
                       audit_header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(revision_id);
   adcp_sql_rows *r = NULL;
+  int64_t size = -1;
   if (!rc) rc = adcp_sql_query(&r, conn, (const char *)sql.data, &p, 1, err);
   if (!rc) {
     rc = adcp_sql_next(r, err);
@@ -176,13 +205,14 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
     adcp_json_doc_free(&doc);
     snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
     snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
+    size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
   }
   adcp_sql_rows_free(r);
   adcp_buf_free(&sql);
   adcp_buf_free(&obj);
   if (rc) return rc;
   return audit_append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
-                           digest, NULL, err);
+                           digest, NULL, size, err);
 }
 
 int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {

@@ -59,7 +59,7 @@ int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, cons
   if (!rc) rc = adcp_sha256_hex(digest, b.data, b.len, err);
   if (!rc)
     rc = audit_append_leaf(leaf_index, conn, rec->account_id, "retirement", rec->record_id, rec->obligation_id,
-                           ADCP_AUDIT_RETIREMENT_PROFILE, digest, (const char *)b.data, err);
+                           ADCP_AUDIT_RETIREMENT_PROFILE, digest, (const char *)b.data, -1, err);
   adcp_buf_free(&b);
   return rc;
 }
