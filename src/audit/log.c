@@ -17,9 +17,20 @@
 
 void audit_to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
 
+static int nibble(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* On the audit's per-leaf path: a table-free decoder without the generic one's checks. */
 int audit_hex32(uint8_t out[32], const char *hex, adcp_error *err) {
-  if (!hex || strlen(hex) != 64) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
-  return adcp_hex_decode(out, hex, 32, err);
+  if (!hex) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+  for (int i = 0; i < 32; i++) {
+    int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  if (hex[64]) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+  return 0;
 }
 
 void audit_account_key(char out[65], const char *account_id) {
