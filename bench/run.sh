@@ -128,3 +128,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_issues.sh" "$build"
 # Retention (bench/run_retention.sh reuses the cluster started above).
 "$here/run_retention.sh" "$build"
+# Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
+"$here/run_audit.sh" "$build"

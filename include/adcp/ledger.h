@@ -198,6 +198,12 @@ typedef int (*adcp_ledger_resync_fn)(void *ctx, const adcp_revision_header *h, a
 int adcp_ledger_feed_resync(char **head, adcp_ledger *l, const char *account_id, adcp_ledger_resync_fn fn, void *ctx,
                             adcp_error *err);
 
+/* Tamper-evident history (docs/trust.md): on by default, every commit appends
+ * its header digest to the account's audit log in the same transaction.
+ * Turning it off exists for the benchmark's reference measurement only: a
+ * revision committed without its leaf is reported by `audit` as unlogged. */
+void adcp_ledger_set_audit_log(adcp_ledger *l, int enabled);
+
 /* ---- reads ---------------------------------------------------------------------- */
 
 /* Header of one revision, account-checked. REFERENCE_NOT_FOUND when unknown or

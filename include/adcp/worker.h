@@ -236,4 +236,24 @@ int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, a
                                       adcp_error *err);
 
 ADCP_END_DECLS
+/* ---- tasks_audit.c: scheduled checkpoints (docs/trust.md) ------------------ */
+
+/* Context of the "audit_checkpoint" task: signs the tree head of every
+ * account whose log grew since its newest checkpoint by this key (at most
+ * pass->limit accounts per pass), stores it, and publishes it create-only to
+ * `publish` when set. Counters: checkpointed, unchanged, published, failed,
+ * pending (accounts left for the next pass), skipped_unconfigured (no signer),
+ * held, protected, stalled (always 0). dry_run counts without signing. */
+struct adcp_sql_conn;
+struct adcp_audit_signer;
+struct adcp_object_provider;
+typedef struct adcp_worker_audit_ctx {
+  int version;                              /* 1 */
+  struct adcp_sql_conn *conn;               /* borrowed */
+  const struct adcp_audit_signer *signer;   /* NULL: skipped_unconfigured */
+  struct adcp_object_provider *publish;     /* NULL: database copy only */
+} adcp_worker_audit_ctx;
+int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                      adcp_error *err);
+
 #endif

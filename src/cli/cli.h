@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adcp/audit.h"
 #include "adcp/core.h"
 #include "adcp/json.h"
 #include "adcp/ledger.h"
@@ -188,6 +189,22 @@ typedef struct adcp_cli_session {
 } adcp_cli_session;
 int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_session_close(adcp_cli_session *x);
+
+/* Tamper-evident history (cmd_audit.c, config_audit.c; docs/trust.md): checkpoint,
+ * audit, prove, verify-proof, and the "audit" configuration section. */
+int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_prove(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv);
+typedef struct adcp_cli_audit_config {
+  int present;                /* the section exists */
+  char *signing_key_file;     /* absolute or relative to the working directory; NULL when not set */
+  char *checkpoint_binding;   /* NULL when not set */
+  adcp_audit_keyring keys;    /* pinned public keys */
+} adcp_cli_audit_config;
+int adcp_cli_audit_section_check(const adcp_json_doc *d, uint32_t node, const char *path, adcp_error *err);
+int adcp_cli_audit_config_load(adcp_cli_audit_config *out, const adcp_cli_globals *g, adcp_error *err);
+void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);

@@ -610,6 +610,9 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     pr.rev_i = i + 1;
     int r = adcp_ledger_verify_revision(x.l, account, ids[i], pr.on ? progress_chunk : NULL, &pr, &e);
     if (codes) codes[i] = r;
+    /* --all / an account sweep: the header must still hash to its audit log
+     * leaf (docs/trust.md); catches edits no digest below the header sees. */
+    if (!r && !rev) r = adcp_audit_check_revision(adcp_storage_sql(x.s), ids[i], &e);
     if (!r) continue;
     failed++;
     if (severity(r) > worst) worst = severity(r), worst_code = r;

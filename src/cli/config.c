@@ -539,7 +539,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", "gcs_credentials", "retention", NULL};
+                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -548,6 +548,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   if (!rc && c->ns && strlen(c->ns) > 256)
     rc = refuse_at(&p, adcp_json_get(&d, 0, "deployment_namespace"), "deployment_namespace must be 1-256 characters");
   if (!rc) rc = get_str(&p, 0, "default", "config", (const char **)&c->def);
+  if (!rc) rc = adcp_cli_audit_section_check(&d, adcp_json_get(&d, 0, "audit"), path, err); /* config_audit.c */
   uint32_t feed = adcp_json_get(&d, 0, "change_feed");
   if (!rc && feed && adcp_json_at(&d, feed)->type != ADCP_JSON_TRUE && adcp_json_at(&d, feed)->type != ADCP_JSON_FALSE)
     rc = refuse_at(&p, feed, "config.change_feed must be true or false, not %s", type_name(adcp_json_at(&d, feed)->type));

@@ -68,6 +68,12 @@ static const command_entry commands[] = {
      adcp_cli_issue_events, 0},
     {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", adcp_cli_retention, 0},
     {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", adcp_cli_hold, 0},
+    {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", adcp_cli_checkpoint, 0},
+    {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)",
+     adcp_cli_audit, CMD_READ_ONLY},
+    {"prove", "print an inclusion proof of a revision against a signed checkpoint", adcp_cli_prove, CMD_READ_ONLY},
+    {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
+     adcp_cli_verify_proof, CMD_NO_DB},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -110,7 +116,7 @@ static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
-                                      "--probe", "--once", "--verbose", NULL};
+                                      "--probe", "--once", "--verbose", "--adopt-unlogged", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;

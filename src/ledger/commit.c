@@ -229,6 +229,8 @@ int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consu
   return 0;
 }
 
+void adcp_ledger_set_audit_log(adcp_ledger *l, int enabled) { l->audit_off = !enabled; }
+
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;

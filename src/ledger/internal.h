@@ -51,6 +51,7 @@ struct adcp_ledger {
   size_t cache_cap;
   uint64_t cache_clock;
   int feed_off;       /* 1: this writer appends no change rows (adcp_ledger_set_change_feed) */
+  int audit_off;      /* 1: no audit log leaves (adcp_ledger_set_audit_log; benchmarks only) */
   adcp_json_doc doc;  /* scratch for manifest and line parsing */
   adcp_buf scratch;
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adcp/audit.h"
 #include "ledger/internal.h"
 
 const char *adcp_finality_name(adcp_finality f) {
@@ -623,6 +624,10 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
   if (rc == ADCP_ECONFLICT)
     adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
                    number, req->obligation_id);
+  /* Tamper-evident history (docs/trust.md): the header digest becomes the
+   * next leaf of the account's log in this transaction, under the account
+   * lock, for both binding kinds (both insert the header here). */
+  if (!rc && !l->audit_off) rc = adcp_audit_append_revision(NULL, l->conn, req->revision_id, err);
   return rc;
 }
 

@@ -1,0 +1,271 @@
+/* adcp/audit.h — tamper-evident history (room src/audit, docs/trust.md):
+ *
+ *   - header digests: header_sha256 = SHA-256 of the RFC 8785 form of every
+ *     header field of a revision (profile "adcp-header-v1", docs/trust.md);
+ *   - a per-account append-only Merkle log (RFC 9162 §2.1 hashing: leaf =
+ *     SHA-256(0x00 || entry digest), node = SHA-256(0x01 || left || right)),
+ *     one leaf per committed revision or retirement record, appended in commit
+ *     order inside the committing transaction, under the account lock;
+ *   - signed checkpoints (tree heads, Ed25519 via OpenSSL) whose keys live
+ *     outside the database;
+ *   - the audit (every header digest, every leaf, every stored or given
+ *     checkpoint, consistency between consecutive checkpoints) and inclusion
+ *     proofs a third party verifies offline.
+ *
+ * The append half uses only the sql, json and core layers (the ledger calls
+ * it from its commit path); the rest reads the database and never trusts it:
+ * checkpoints are accepted only with a signature by a pinned public key.
+ *
+ * Errors: ADCP_EINVALID_INPUT (bad arguments, a document that does not parse),
+ * ADCP_EINTEGRITY_FAILED (a signature or proof that does not verify, an audit
+ * that found problems), ADCP_EREFERENCE_NOT_FOUND, ADCP_ESTORAGE, ADCP_ENOMEM. */
+#ifndef ADCP_AUDIT_H
+#define ADCP_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adcp/core.h"
+#include "adcp/objects.h"
+#include "adcp/sql.h"
+
+ADCP_BEGIN_DECLS
+
+#define ADCP_AUDIT_HEADER_PROFILE "adcp-header-v1"
+#define ADCP_AUDIT_RETIREMENT_PROFILE "adcp-retirement-v1"
+#define ADCP_AUDIT_CHECKPOINT_PROFILE "adcp-checkpoint-v1"
+#define ADCP_AUDIT_PROOF_PROFILE "adcp-inclusion-proof-v1"
+#define ADCP_AUDIT_CHECKPOINT_DIR "_checkpoints" /* under a binding's owned prefix */
+#define ADCP_AUDIT_MAX_PATH 64                   /* audit path / consistency proof entries */
+
+/* ---- Merkle tree (RFC 9162 §2.1), pure ------------------------------------ */
+
+typedef uint8_t adcp_hash32[32];
+
+/* SHA-256(0x00 || data) and SHA-256(0x01 || left || right). */
+void adcp_merkle_leaf_hash(uint8_t out[32], const void *data, size_t len);
+void adcp_merkle_node_hash(uint8_t out[32], const uint8_t left[32], const uint8_t right[32]);
+
+/* Hash of the complete, aligned subtree of 2^level leaves starting at leaf
+ * `start` (start is a multiple of 2^level). A source answers it from memory
+ * or from the stored nodes. */
+typedef int (*adcp_merkle_subtree_fn)(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
+
+/* MTH(D[0:n]) (n = 0: SHA-256 of the empty string). */
+int adcp_merkle_root(uint8_t out[32], uint64_t n, adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err);
+/* PATH(m, D[0:n]) (RFC 9162 §2.1.3.1): *count entries into path (capacity ADCP_AUDIT_MAX_PATH). */
+int adcp_merkle_inclusion_proof(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t n, adcp_merkle_subtree_fn fn,
+                                void *ctx, adcp_error *err);
+/* PROOF(m, D[0:n]) (RFC 9162 §2.1.4.1), 0 < m <= n. */
+int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n,
+                                  adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err);
+/* Verifiers (RFC 9162 §2.1.3.2 and §2.1.4.2): 1 when the proof holds, else 0. */
+int adcp_merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const adcp_hash32 *path,
+                                 size_t count, const uint8_t root[32]);
+int adcp_merkle_verify_consistency(uint64_t m, uint64_t n, const uint8_t root_m[32], const uint8_t root_n[32],
+                                   const adcp_hash32 *proof, size_t count);
+
+/* An in-memory tree over leaf hashes (every level kept: 2n hashes). */
+typedef struct adcp_merkle_mem {
+  adcp_hash32 *levels[64];
+  uint64_t counts[64];
+  unsigned n_levels;
+} adcp_merkle_mem;
+/* Builds every level over n leaf hashes (copied). */
+int adcp_merkle_mem_build(adcp_merkle_mem *t, const adcp_hash32 *leaves, uint64_t n, adcp_error *err);
+void adcp_merkle_mem_free(adcp_merkle_mem *t);
+/* An adcp_merkle_subtree_fn over an adcp_merkle_mem (ctx = the tree). */
+int adcp_merkle_mem_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
+
+/* ---- header digest ---------------------------------------------------------- */
+
+/* The canonical header object of a stored revision (profile adcp-header-v1,
+ * JCS text into out) and its digest. REFERENCE_NOT_FOUND when the revision
+ * (or its obligation) does not exist. */
+int adcp_audit_header_object(adcp_buf *out, adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
+int adcp_audit_header_sha256(char out[65], adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
+
+/* ---- the log ------------------------------------------------------------------ */
+
+/* Appends the committed revision's header digest as the next leaf of its
+ * account's log. Must run inside the committing transaction after the header
+ * (and its row set) were inserted and under the account lock: the leaf and
+ * the revision then commit or vanish together. *leaf_index may be NULL. */
+int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
+
+/* A retirement record (period retirement, phase 3): what was retired, and
+ * when. Appended as a leaf of profile adcp-retirement-v1 whose object lists
+ * every retired revision with the header digest of its leaf, so the log
+ * proves exactly what left. Same transaction and lock rules as above: call it
+ * in the retirement transaction under the account lock, before or after the
+ * DELETEs (leaves are never deleted). */
+typedef struct adcp_audit_retirement {
+  int version;                     /* 1 */
+  const char *account_id;
+  const char *obligation_id;
+  const char *record_id;           /* the tombstone's ID (unique among retirement leaves) */
+  const char *period_start, *period_end; /* RFC 3339 as stored */
+  const char *retired_at;          /* database clock, RFC 3339 UTC */
+  const char *const *revision_ids; /* the revisions deleted */
+  size_t n_revisions;
+} adcp_audit_retirement;
+int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
+                                 adcp_error *err);
+
+/* Tree head of an account's log at its current size (read from the stored
+ * complete-subtree hashes: O(log n) reads, never a recompute). */
+typedef struct adcp_audit_head {
+  uint64_t tree_size;
+  char root_hash[65];
+} adcp_audit_head;
+int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
+/* An adcp_merkle_subtree_fn over the stored log; ctx = adcp_audit_log_source. */
+typedef struct adcp_audit_log_source {
+  adcp_sql_conn *conn;
+  const char *account_id;
+} adcp_audit_log_source;
+int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
+
+/* Every account with a log or a revision, sorted (caller frees with adcp_audit_ids_free). */
+int adcp_audit_list_accounts(char ***out, size_t *count, adcp_sql_conn *conn, adcp_error *err);
+void adcp_audit_ids_free(char **ids, size_t count);
+
+/* Revisions committed before the log existed (an upgraded database) have no
+ * leaf: appends one per unlogged revision of the account, oldest first, in
+ * one transaction under the account lock. Run it once after migration 0009,
+ * then take a checkpoint; a revision inserted later around the commit path
+ * would be adopted too, so the audit's revision_unlogged findings are the
+ * list to review first. *appended may be NULL. */
+int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
+
+/* Verify's header check (docs/trust.md): the stored header still hashes to
+ * its leaf's digest. ROWS_INTEGRITY_FAILED "header digest ..." when it does
+ * not, or when the revision has no leaf and was recorded after migration
+ * 0009 was applied (older ones predate the log: see adcp_audit_adopt_unlogged). */
+int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
+
+/* Whether a revision absent from the database is covered by a retirement:
+ * a retirement leaf of the account lists it (with header_sha256, the digest
+ * of the leaf in question, when not NULL), or a tombstone row of period
+ * retirement (adcp_reporting_obligation_tombstones, migration 0006) names its
+ * obligation. *retired = 1 when so. */
+int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
+                                const char *header_sha256, const char *obligation_id, adcp_error *err);
+
+/* ---- keys and checkpoints ------------------------------------------------------ */
+
+typedef struct adcp_audit_signer adcp_audit_signer;
+/* Loads an Ed25519 private key (PEM, PKCS#8: `openssl genpkey -algorithm
+ * ed25519`) from a file. The key never enters the database or a message. */
+int adcp_audit_signer_load(adcp_audit_signer **out, const char *pem_path, adcp_error *err);
+void adcp_audit_signer_free(adcp_audit_signer *s);
+/* key_id: the first 16 hex characters of SHA-256(raw 32-byte public key). */
+const char *adcp_audit_signer_key_id(const adcp_audit_signer *s);
+/* The raw public key as base64 (for pinning; caller frees). */
+int adcp_audit_signer_public_b64(char **out, const adcp_audit_signer *s, adcp_error *err);
+
+#define ADCP_AUDIT_KEYS_MAX 16
+typedef struct adcp_audit_keyring {
+  size_t count;
+  uint8_t raw[ADCP_AUDIT_KEYS_MAX][32];
+  char key_id[ADCP_AUDIT_KEYS_MAX][17];
+} adcp_audit_keyring;
+/* Adds a pinned public key given as base64 of the raw 32 bytes, base64 of
+ * the DER SubjectPublicKeyInfo, or a PEM "PUBLIC KEY" block. */
+int adcp_audit_keyring_add(adcp_audit_keyring *k, const char *text, size_t len, adcp_error *err);
+
+typedef struct adcp_audit_checkpoint {
+  char account_id[256];
+  char account_key[65];  /* lowercase hex SHA-256 of the account ID's UTF-8 bytes */
+  uint64_t tree_size;
+  char root_hash[65];
+  char timestamp[32];    /* database clock, RFC 3339 UTC with microseconds */
+  char key_id[17];
+  char signature[96];    /* base64 of the 64-byte Ed25519 signature */
+  char *document;        /* the signed JCS document (owned) */
+} adcp_audit_checkpoint;
+void adcp_audit_checkpoint_free(adcp_audit_checkpoint *c);
+
+/* Signs the account's current tree head and stores the document in
+ * adcp_audit_checkpoints (insert-only). Takes the account lock in its own
+ * transaction so the head is a committed prefix. */
+int adcp_audit_checkpoint_create(adcp_audit_checkpoint *out, adcp_sql_conn *conn, const char *account_id,
+                                 const adcp_audit_signer *signer, adcp_error *err);
+/* Parses a checkpoint document (does not verify the signature). */
+int adcp_audit_checkpoint_parse(adcp_audit_checkpoint *out, const char *json, size_t len, adcp_error *err);
+/* Signature by a pinned key (INTEGRITY_FAILED naming the reason, else 0). */
+int adcp_audit_checkpoint_verify(const adcp_audit_checkpoint *c, const adcp_audit_keyring *keys, adcp_error *err);
+/* Writes the document create-only to `_checkpoints/<account_key>/<tree_size
+ * 20 digits>-<key_id>-<timestamp digits>.json` under the binding's prefix;
+ * key_out (may be NULL, ADCP_OBJECT_KEY_MAX + 1) receives the key. */
+int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c,
+                                  adcp_error *err);
+/* Every checkpoint document under the binding's _checkpoints/ (parsed, not
+ * verified; caller frees each and the array). */
+int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_object_provider *p,
+                                 adcp_error *err);
+void adcp_audit_checkpoints_free(adcp_audit_checkpoint *items, size_t count);
+
+/* ---- audit ---------------------------------------------------------------------- */
+
+typedef struct adcp_audit_finding {
+  const char *kind;       /* header_edited, revision_missing, revision_unlogged, leaf_corrupt, log_gap,
+                             node_mismatch, checkpoint_mismatch, checkpoint_beyond_log, checkpoint_untrusted,
+                             checkpoints_inconsistent, order_broken */
+  const char *account_id;
+  int64_t leaf_index;     /* -1 when not about one leaf */
+  int64_t leaf_end;       /* a range [leaf_index, leaf_end) when the evidence allows no more; else -1 */
+  const char *entry_id;   /* revision / record ID, "" when none */
+  const char *detail;
+} adcp_audit_finding;
+typedef void (*adcp_audit_finding_fn)(void *ctx, const adcp_audit_finding *f);
+
+typedef struct adcp_audit_options {
+  int version;                          /* 1 */
+  const char *account_id;               /* NULL: every account */
+  const adcp_audit_keyring *keys;       /* pinned keys; NULL or empty: checkpoints are not checked */
+  const adcp_audit_checkpoint *extra;   /* checkpoints from outside the database */
+  size_t n_extra;
+  int skip_stored_checkpoints;          /* 1: only `extra` */
+  adcp_audit_finding_fn on_finding;
+  void *ctx;
+} adcp_audit_options;
+
+typedef struct adcp_audit_report {
+  uint64_t accounts, leaves, headers, retired, checkpoints, consistency_proofs, findings;
+} adcp_audit_report;
+
+/* Runs the audit. Returns 0 when it ran (findings counted in out->findings
+ * and reported through on_finding), or a negative code when it could not. */
+int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit_options *opts, adcp_error *err);
+
+/* ---- inclusion proofs ------------------------------------------------------------- */
+
+/* An inclusion proof document (profile adcp-inclusion-proof-v1): the header
+ * object, its leaf index, the audit path and the checkpoint it is against.
+ * cp NULL: the latest stored checkpoint of the account that covers the leaf.
+ * The proof is checked against the checkpoint's root before it is returned. */
+int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
+                     const adcp_audit_checkpoint *cp, adcp_error *err);
+
+typedef struct adcp_audit_proof_info {
+  char account_id[256];
+  char revision_id[256];
+  uint64_t leaf_index, tree_size;
+  char header_sha256[65];
+  char root_hash[65];
+  char key_id[17];
+  char timestamp[32];
+  uint64_t row_count;     /* from the header, for --rows */
+} adcp_audit_proof_info;
+
+/* Offline verification (no database): the header object hashes to the leaf,
+ * the audit path leads to the checkpoint's root, the checkpoint is signed by
+ * a key in `keys`; with rows (canonical or not, JSONL; may be NULL) they
+ * encode to exactly the header's content digest, row manifest digest, row,
+ * byte and chunk counts. INTEGRITY_FAILED naming the first failure. */
+int adcp_audit_verify_proof(adcp_audit_proof_info *out, const char *proof, size_t len, const adcp_audit_keyring *keys,
+                            const char *rows, size_t rows_len, adcp_error *err);
+
+ADCP_END_DECLS
+#endif

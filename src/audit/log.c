@@ -1,0 +1,351 @@
+/* audit/log.c — the per-account append-only log: appending a leaf (revision
+ * or retirement record) with the complete subtree hashes it closes, the tree
+ * head from those stored hashes, the subtree source proofs read from, and
+ * the account list. Appends run inside the caller's transaction under the
+ * account lock, so leaf order is commit order and a leaf never outlives (or
+ * precedes) the record it logs. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+#include "audit/internal.h"
+
+#define ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the ledger's (JS) key, spec 02 §7.1 */
+
+void audit_to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
+
+static int nibble(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* On the audit's per-leaf path: a table-free decoder without the generic one's checks. */
+int audit_hex32(uint8_t out[32], const char *hex, adcp_error *err) {
+  if (!hex) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+  for (int i = 0; i < 32; i++) {
+    int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  if (hex[64]) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
+  return 0;
+}
+
+void audit_account_key(char out[65], const char *account_id) {
+  uint8_t d[32];
+  SHA256((const uint8_t *)account_id, strlen(account_id), d);
+  audit_to_hex(out, d);
+}
+
+int audit_lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+  int rc = 0;
+  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
+  adcp_buf key;
+  adcp_buf_init(&key);
+  if (!rc && (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) ||
+              adcp_buf_cstr(&key)))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc) rc = adcp_sql_advisory_xact_lock(conn, (const char *)key.data, err);
+  adcp_buf_free(&key);
+  return rc;
+}
+
+int audit_table_exists(int *exists, adcp_sql_conn *conn, const char *table, adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(table);
+  char one[8];
+  *exists = 0;
+  return adcp_sql_query_text(one, sizeof one, exists, conn,
+                             adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES
+                                 ? "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND "
+                                   "tablename = $1"
+                                 : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
+                             &p, 1, err);
+}
+
+/* One stored hash: level 0 = a leaf hash, else a closed node. */
+static int stored_hash(uint8_t out[32], int *found, adcp_sql_conn *conn, const char *account, unsigned level,
+                       uint64_t idx, adcp_error *err) {
+  adcp_sql_param p[3] = {adcp_sql_text(account), adcp_sql_int64((int64_t)idx), adcp_sql_int64((int64_t)level)};
+  char hex[80];
+  int rc = level == 0 ? adcp_sql_query_text(hex, sizeof hex, found, conn,
+                                            "SELECT leaf_hash FROM adcp_audit_log_leaves WHERE account_id = $1 AND "
+                                            "leaf_index = $2",
+                                            p, 2, err)
+                      : adcp_sql_query_text(hex, sizeof hex, found, conn,
+                                            "SELECT hash FROM adcp_audit_log_nodes WHERE account_id = $1 AND "
+                                            "node_index = $2 AND level = $3",
+                                            p, 3, err);
+  if (rc || !*found) return rc;
+  if (audit_hex32(out, hex, err))
+    return adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "stored log hash at level %u index %" PRIu64 " is not a digest",
+                          level, idx);
+  return 0;
+}
+
+int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err) {
+  const adcp_audit_log_source *s = ctx;
+  int found = 0;
+  int rc = stored_hash(out, &found, s->conn, s->account_id, level, start >> level, err);
+  if (!rc && !found)
+    rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                        "the log has no stored hash for level %u index %" PRIu64 " (nodes deleted?)", level,
+                        start >> level);
+  return rc;
+}
+
+static int log_size(uint64_t *n, adcp_sql_conn *conn, const char *account, adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(account);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, conn, "SELECT " AUDIT_NEXT_LEAF("$1"), &p, 1, err);
+  if (rc) return rc;
+  rc = adcp_sql_next(r, err);
+  *n = rc == 1 ? (uint64_t)adcp_sql_get_int64(r, 0) : 0;
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
+/* PostgreSQL: the leaf and every node it closes in one statement (one round
+ * trip instead of one per level); node hashes are computed by the server's
+ * sha256() exactly as adcp_merkle_node_hash does, and the audit recomputes
+ * them from the leaves. */
+static const char APPEND_PG[] =
+    "WITH RECURSIVE ins AS (INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
+    "obligation_id, entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+    "RETURNING 1), chain(level, idx, hash) AS (SELECT 0, $2::bigint, $8::text UNION ALL SELECT c.level + 1, c.idx / 2, "
+    "encode(sha256('\\x01'::bytea || decode(s.hash, 'hex') || decode(c.hash, 'hex')), 'hex') FROM chain c CROSS JOIN "
+    "LATERAL (SELECT leaf_hash AS hash FROM adcp_audit_log_leaves WHERE c.level = 0 AND account_id = $1 AND "
+    "leaf_index = c.idx - 1 UNION ALL SELECT hash FROM adcp_audit_log_nodes WHERE c.level > 0 AND account_id = $1 "
+    "AND level = c.level AND node_index = c.idx - 1) s WHERE c.idx % 2 = 1) "
+    "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) SELECT $1, level, idx, hash FROM chain "
+    "WHERE level > 0";
+
+int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
+                      const char *entry_id, const char *obligation_id, const char *profile,
+                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
+  uint64_t i = (uint64_t)known_size;
+  int rc = known_size < 0 ? log_size(&i, conn, account_id, err) : 0;
+  if (rc) return rc;
+  uint8_t digest[32], cur[32];
+  if ((rc = audit_hex32(digest, entry_sha256, err))) return rc;
+  adcp_merkle_leaf_hash(cur, digest, 32);
+  char hex[65];
+  audit_to_hex(hex, cur);
+  adcp_sql_param p[8] = {adcp_sql_text(account_id),
+                         adcp_sql_int64((int64_t)i),
+                         adcp_sql_text(kind),
+                         adcp_sql_text(entry_id),
+                         obligation_id ? adcp_sql_text(obligation_id) : adcp_sql_null(),
+                         adcp_sql_text(profile),
+                         adcp_sql_text(entry_sha256),
+                         adcp_sql_text(hex)};
+  adcp_sql_param p9[9];
+  memcpy(p9, p, sizeof p);
+  p9[8] = document ? adcp_sql_text(document) : adcp_sql_null();
+  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) {
+    unsigned closes = 0;
+    for (uint64_t t = i; t & 1; t >>= 1) closes++;
+    int64_t nodes = 0;
+    rc = adcp_sql_exec_changes(&nodes, conn, APPEND_PG, p9, 9, err);
+    if (rc == ADCP_ECONFLICT)
+      return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
+    if (!rc && nodes != (int64_t)closes)
+      rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                          "the account's log lacks a subtree hash below leaf %" PRIu64 "; run adcp-ledger audit", i);
+    if (!rc && leaf_index) *leaf_index = i;
+    return rc;
+  }
+  rc = adcp_sql_exec(conn,
+                     "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, obligation_id, "
+                     "entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     p9, 9, err);
+  if (rc == ADCP_ECONFLICT) /* two appenders without the account lock */
+    return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
+  if (rc) return rc;
+  /* Close every complete subtree that ends at leaf i: one node per trailing
+   * one bit of i, each from its left sibling (stored) and the new right part. */
+  uint64_t idx = i;
+  for (unsigned level = 0; idx & 1; level++, idx >>= 1) {
+    uint8_t left[32], node[32];
+    int found = 0;
+    if ((rc = stored_hash(left, &found, conn, account_id, level, idx - 1, err))) return rc;
+    if (!found)
+      return adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                            "the account's log lacks the hash at level %u index %" PRIu64 "; run adcp-ledger audit",
+                            level, idx - 1);
+    adcp_merkle_node_hash(node, left, cur);
+    memcpy(cur, node, 32);
+    audit_to_hex(hex, cur);
+    adcp_sql_param q[4] = {adcp_sql_text(account_id), adcp_sql_int64((int64_t)level + 1),
+                           adcp_sql_int64((int64_t)(idx >> 1)), adcp_sql_text(hex)};
+    if ((rc = adcp_sql_exec(conn,
+                            "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ($1, $2, $3, $4)",
+                            q, 4, err)))
+      return rc;
+  }
+  if (leaf_index) *leaf_index = i;
+  return 0;
+}
+
+int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
+  adcp_sql_dialect d = adcp_sql_dialect_of(conn);
+  adcp_buf sql, obj;
+  adcp_buf_init(&sql);
+  adcp_buf_init(&obj);
+  int rc = 0;
+  /* The header and the log's size in one statement. */
+  if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
+                      "WHERE r.revision_id = $1",
+                      audit_header_cols(d)) ||
+      adcp_buf_cstr(&sql))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_param p = adcp_sql_text(revision_id);
+  adcp_sql_rows *r = NULL;
+  int64_t size = -1;
+  if (!rc) rc = adcp_sql_query(&r, conn, (const char *)sql.data, &p, 1, err);
+  if (!rc) {
+    rc = adcp_sql_next(r, err);
+    if (rc == 0) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found for the audit log");
+  }
+  char digest[65], account[256], obligation[256];
+  if (rc == 1) {
+    adcp_json_doc doc;
+    adcp_json_doc_init(&doc);
+    rc = audit_header_digest(digest, &obj, r, 0, &doc, err);
+    adcp_json_doc_free(&doc);
+    snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
+    snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
+    size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
+  }
+  adcp_sql_rows_free(r);
+  adcp_buf_free(&sql);
+  adcp_buf_free(&obj);
+  if (rc) return rc;
+  return audit_append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
+                           digest, NULL, size, err);
+}
+
+int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  int rc = log_size(&out->tree_size, conn, account_id, err);
+  uint8_t root[32];
+  adcp_audit_log_source src = {conn, account_id};
+  if (!rc) rc = adcp_merkle_root(root, out->tree_size, adcp_audit_log_subtree, &src, err);
+  if (!rc) audit_to_hex(out->root_hash, root);
+  return rc;
+}
+
+void adcp_audit_ids_free(char **ids, size_t count) {
+  for (size_t i = 0; ids && i < count; i++) free(ids[i]);
+  free(ids);
+}
+
+int adcp_audit_list_accounts(char ***out, size_t *count, adcp_sql_conn *conn, adcp_error *err) {
+  *out = NULL, *count = 0;
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, conn,
+                          "SELECT account_id FROM adcp_audit_log_leaves UNION SELECT account_id FROM "
+                          "adcp_reporting_revisions ORDER BY 1",
+                          NULL, 0, err);
+  if (rc) return rc;
+  size_t cap = 0;
+  char **ids = NULL;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    if (*count == cap) {
+      cap = cap ? cap * 2 : 16;
+      char **g = realloc(ids, cap * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      ids = g;
+    }
+    ids[*count] = strdup(adcp_sql_get_text(r, 0, NULL));
+    if (!ids[(*count)++]) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) {
+    adcp_audit_ids_free(ids, *count);
+    *count = 0;
+    return rc;
+  }
+  *out = ids;
+  return 0;
+}
+
+int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
+  char now[65], leaf[80];
+  int rc = adcp_audit_header_sha256(now, conn, revision_id, err);
+  if (rc) return rc;
+  adcp_sql_param p = adcp_sql_text(revision_id);
+  int found = 0;
+  if ((rc = adcp_sql_query_text(leaf, sizeof leaf, &found, conn,
+                                "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
+                                "entry_id = $1 ORDER BY leaf_index DESC LIMIT 1",
+                                &p, 1, err)))
+    return rc;
+  if (!found) {
+    /* Recorded before the log existed (an upgraded database): nothing to compare. */
+    int prelog = 0;
+    char one[8];
+    rc = adcp_sql_query_text(one, sizeof one, &prelog, conn,
+                             "SELECT 1 FROM adcp_reporting_revisions r, adcp_schema_migrations m WHERE "
+                             "r.revision_id = $1 AND m.version = '0009' AND r.recorded_at < m.applied_at",
+                             &p, 1, err);
+    if (rc || prelog) return rc;
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "header digest: the revision has no audit log leaf (inserted outside a commit?)");
+  }
+  if (strcmp(leaf, now))
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "header digest: the stored header hashes to %.12s…, its audit log leaf says %.12s… "
+                          "(the header was edited)",
+                          now, leaf);
+  return 0;
+}
+
+int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+  if (appended) *appended = 0;
+  int rc = adcp_sql_begin(conn, 1, err);
+  if (rc) return rc;
+  if ((rc = audit_lock_account(conn, account_id, err))) goto out;
+  adcp_sql_param p = adcp_sql_text(account_id);
+  adcp_sql_rows *r = NULL;
+  char **ids = NULL;
+  size_t n = 0, cap = 0;
+  /* Collected first: no statement runs while rows stream. */
+  rc = adcp_sql_query(&r, conn,
+                      "SELECT r.revision_id FROM adcp_reporting_revisions r WHERE r.account_id = $1 AND NOT EXISTS "
+                      "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
+                      "r.revision_id AND l.account_id = r.account_id) ORDER BY r.recorded_at, r.revision_id",
+                      &p, 1, err);
+  while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      char **g = realloc(ids, cap * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      ids = g;
+    }
+    if (!(ids[n++] = strdup(adcp_sql_get_text(r, 0, NULL)))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  adcp_sql_rows_free(r);
+  if (rc == 1 || rc == 0) rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) rc = adcp_audit_append_revision(NULL, conn, ids[i], err);
+  if (!rc && appended) *appended = n;
+  adcp_audit_ids_free(ids, n);
+out:
+  if (rc) {
+    adcp_sql_rollback(conn, NULL);
+    if (appended) *appended = 0;
+    return rc;
+  }
+  return adcp_sql_commit(conn, err);
+}
