@@ -235,7 +235,7 @@ typedef struct adcp_worker_stalled_ctx {
 int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
 
-ADCP_END_DECLS
+
 /* ---- tasks_audit.c: scheduled checkpoints (docs/trust.md) ------------------ */
 
 /* Context of the "audit_checkpoint" task: signs the tree head of every
@@ -256,4 +256,5 @@ typedef struct adcp_worker_audit_ctx {
 int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
 
+ADCP_END_DECLS
 #endif

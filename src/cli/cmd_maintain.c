@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adcp/audit.h"
 #include "adcp/feed.h"
 #include "adcp/issues.h"
 #include "adcp/retention.h"
@@ -22,6 +23,7 @@
 
 /* What a task factory gets: the open session and the task's config section. */
 typedef struct maintain_env {
+  const adcp_cli_globals *g;
   adcp_cli_session *x;
   const adcp_cli_worker_task_cfg *cfg; /* NULL when the file has no section for it */
   int64_t interval_ms;                 /* the task's resolved interval */
@@ -40,8 +42,10 @@ typedef struct maintain_def {
   void (*free_ctx)(void *ctx);    /* NULL = free() */
 } maintain_def;
 
-/* enabled value of tasks that follow the configuration's retention.enabled. */
+/* enabled value of tasks that follow the configuration's retention.enabled,
+ * and of the checkpoint task, which runs when audit.signing_key_file is set. */
 #define MAINTAIN_FOLLOWS_RETENTION 2
+#define MAINTAIN_FOLLOWS_AUDIT 3
 
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
@@ -116,6 +120,50 @@ static void free_escalation(void *ctx) {
   free(c);
 }
 
+/* Scheduled signed checkpoints (docs/trust.md): the signing key named by the
+ * "audit" section, published to audit.checkpoint_binding when set. */
+typedef struct audit_task {
+  adcp_worker_audit_ctx ctx; /* first: the task's context */
+  adcp_audit_signer *signer;
+} audit_task;
+static int make_checkpoint(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  adcp_cli_audit_config ac;
+  int rc = adcp_cli_audit_config_load(&ac, env->g, err);
+  if (rc) return rc;
+  audit_task *t = calloc(1, sizeof *t);
+  if (!t) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc && !ac.signing_key_file)
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
+                        "audit_checkpoint is enabled but the configuration has no audit.signing_key_file");
+  if (!rc) rc = adcp_audit_signer_load(&t->signer, ac.signing_key_file, err);
+  adcp_object_provider *prov = NULL;
+  if (!rc && ac.checkpoint_binding && !(prov = adcp_cli_config_provider(env->x->cfg, ac.checkpoint_binding, NULL)))
+    rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "audit.checkpoint_binding %.128s is not configured here",
+                        ac.checkpoint_binding);
+  adcp_cli_audit_config_free(&ac);
+  if (rc) {
+    if (t) adcp_audit_signer_free(t->signer);
+    free(t);
+    return rc;
+  }
+  t->ctx = (adcp_worker_audit_ctx){1, adcp_storage_sql(env->x->s), t->signer, prov};
+  *ctx = t, *fn = adcp_worker_task_audit_checkpoint;
+  return 0;
+}
+static void free_checkpoint(void *ctx) {
+  audit_task *t = ctx;
+  if (t) adcp_audit_signer_free(t->signer);
+  free(t);
+}
+static int audit_configured(const adcp_cli_globals *g) {
+  adcp_cli_audit_config ac;
+  adcp_error e = {0};
+  if (adcp_cli_audit_config_load(&ac, g, &e)) return 1; /* let the factory report the error */
+  int on = ac.signing_key_file != NULL;
+  adcp_cli_audit_config_free(&ac);
+  return on;
+}
+
 /* Periods stuck in retention backoff become retirement_stalled issues. */
 static const char *const stalled_settings[] = {"threshold_s", NULL};
 static int make_stalled(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
@@ -152,6 +200,8 @@ static const maintain_def task_defs[] = {
      "open/resolve retirement_stalled issues for periods stuck in backoff (docs/issues.md)", free_stalled},
     {"issue_escalation", 1, 1000, escalation_settings, make_escalation,
      "escalate issues past their window, raise long-expired unconfigured intents (spec 07 §7)", free_escalation},
+    {"audit_checkpoint", MAINTAIN_FOLLOWS_AUDIT, 100, NULL, make_checkpoint,
+     "sign and publish the audit log's tree head of every account that grew (docs/trust.md)", free_checkpoint},
 };
 #define N_DEFS (sizeof task_defs / sizeof task_defs[0])
 
@@ -311,6 +361,7 @@ static void help(FILE *f) {
   for (size_t i = 0; i < N_DEFS; i++)
     fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", task_defs[i].name, task_defs[i].what, task_defs[i].limit,
             task_defs[i].enabled == MAINTAIN_FOLLOWS_RETENTION ? "; runs when retention is enabled"
+            : task_defs[i].enabled == MAINTAIN_FOLLOWS_AUDIT  ? "; runs when audit.signing_key_file is set"
             : task_defs[i].enabled                            ? ""
                                                               : "; off unless enabled");
   fprintf(f,
@@ -382,9 +433,11 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
     if (enabled == MAINTAIN_FOLLOWS_RETENTION) {
       const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(x.cfg);
       enabled = rcfg && rcfg->present && rcfg->enabled;
+    } else if (enabled == MAINTAIN_FOLLOWS_AUDIT) {
+      enabled = audit_configured(g);
     }
     if (!enabled) continue;
-    maintain_env env = {&x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
+    maintain_env env = {g, &x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
     adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : d->limit};
     rc = d->make(&t.ctx, &t.run, &env, &err);
     if (!rc) ctx_defs[n_ctx] = d, ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;

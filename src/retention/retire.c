@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/audit.h"
 #include "adcp/feed.h"
 #include "retention/internal.h"
 
@@ -235,6 +236,64 @@ static int phase2(rpass *rp, const adcp_retention_options *o, const cand *c, adc
   return rc;
 }
 
+/* The revisions phase 3 is about to delete, in number order (for the audit
+ * log's retirement leaf). */
+static int retired_revision_ids(char ***ids, size_t *n, rpass *rp, const cand *c, adcp_error *err) {
+  *ids = NULL, *n = 0;
+  adcp_sql_param p[1] = {adcp_sql_text(c->id)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, rp->c,
+                          "SELECT revision_id FROM adcp_reporting_revisions WHERE obligation_id = $1 "
+                          "ORDER BY revision_number",
+                          p, 1, err);
+  if (rc) return rc;
+  size_t cap = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    if (*n == cap) {
+      char **g = realloc(*ids, (cap = cap ? cap * 2 : 8) * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      *ids = g;
+    }
+    const char *v = adcp_sql_get_text(r, 0, NULL);
+    if (!((*ids)[*n] = strdup(v ? v : ""))) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    (*n)++;
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
+/* Appends the retirement leaf (docs/trust.md) for the tombstone phase 3 just
+ * flipped, in the same transaction under the account lock. */
+static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_error *err) {
+  adcp_sql_param p[1] = {adcp_sql_text(c->id)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, rp->c,
+                          rp->pg ? "SELECT to_char(period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+                                   "to_char(period_end AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+                                   "to_char(retired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+                                   "FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1"
+                                 : "SELECT period_start, period_end, retired_at FROM adcp_reporting_obligation_tombstones "
+                                   "WHERE obligation_id = $1",
+                          p, 1, err);
+  if (rc) return rc;
+  if ((rc = adcp_sql_next(r, err)) == 1) {
+    adcp_audit_retirement rec = {1, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
+                                 adcp_sql_get_text(r, 2, NULL), (const char *const *)ids, n};
+    uint64_t leaf = 0;
+    rc = adcp_audit_append_retirement(&leaf, rp->c, &rec, err);
+  } else if (rc == 0) {
+    rc = adcp_error_set(err, ADCP_EINTERNAL, "retirement: the tombstone vanished inside its transaction");
+  }
+  adcp_sql_rows_free(r);
+  return rc;
+}
+
 /* Phase 3. *flipped = 1 when this call moved the tombstone to retired. */
 static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out,
                   int *flipped, adcp_error *err) {
@@ -271,6 +330,9 @@ static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adc
       "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1",
   };
   adcp_sql_param q[2] = {p[1], p[0]};
+  char **ids = NULL;
+  size_t nids = 0;
+  if (!rc) rc = retired_revision_ids(&ids, &nids, rp, c, err);
   for (size_t i = 0; !rc && i < sizeof dels / sizeof dels[0]; i++)
     rc = adcp_sql_exec(rp->c, dels[i], q, strstr(dels[i], "$2") ? 2 : 1, err);
   int64_t changed = 0;
@@ -282,6 +344,9 @@ static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adc
                                         "adcp_now() WHERE obligation_id = $1 AND state = 'retiring'",
                                &p[1], 1, err);
   if (!rc && changed == 1) rc = adcp_ledger_append_change(rp->l, ADCP_FEED_RETIREMENT, c->account, c->id, c->id, err);
+  if (!rc && changed == 1) rc = log_retirement(rp, c, ids, nids, err);
+  for (size_t i = 0; i < nids; i++) free(ids[i]);
+  free(ids);
   if (!rc) rc = step(o, ADCP_RETENTION_STEP_PHASE3, err);
   if (!rc) rc = adcp_sql_commit(rp->c, err);
   if (rc) {
