@@ -484,9 +484,13 @@ static void retirement_and_unlogged(void **state) {
              "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob9';\n"
              "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob9';\n"
              "DELETE FROM adcp_reporting_obligations WHERE obligation_id = 'ob9'");
-  /* The tombstone route (period retirement's table, migration 0006 elsewhere). */
-  tamper(&e, "CREATE TABLE adcp_reporting_obligation_tombstones (obligation_id TEXT, account_id TEXT);\n"
-             "INSERT INTO adcp_reporting_obligation_tombstones VALUES ('ob2', 'acct');\n"
+  /* The tombstone route (period retirement's table, migration 0006): a
+   * retiring tombstone written as phase 1 would. */
+#define TOMBSTONE(ob)                                                                                              \
+  "INSERT INTO adcp_reporting_obligation_tombstones (obligation_id, account_id, configuration_id, period_ordinal, " \
+  "period_start, period_end, state, revision_count, adjustment_count) VALUES ('" ob "', 'acct', 'tomb-" ob "', 1, " \
+  "'2020-01-01T00:00:00.000000Z', '2020-01-02T00:00:00.000000Z', 'retiring', 1, 0)"
+  tamper(&e, TOMBSTONE("ob2") ";\n"
              "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob2';\n"
              "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob2';\n"
              "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob2'");
@@ -497,7 +501,7 @@ static void retirement_and_unlogged(void **state) {
   assert_int_equal(rep.retired, 5);
   assert_int_equal(rep.findings, 1);
   assert_true(has(&fs, "revision_missing", 6));
-  tamper(&e, "INSERT INTO adcp_reporting_obligation_tombstones VALUES ('ob9', 'acct')");
+  tamper(&e, TOMBSTONE("ob9"));
   rep = audit(&e, &fs, &e.keys, 1);
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.retired, 6);

@@ -250,7 +250,8 @@ static void help_and_refusals(void **state) {
     HAS(e.err, cfg[i].msg);
     HAS(e.err, "cfg.json:1:");
   }
-  write_cfg(&e, "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false}}}");
+  write_cfg(&e, "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false},"
+                "\"retention_issues\":{\"enabled\":false},\"issue_escalation\":{\"enabled\":false}}}");
   EXPECT(&e, "maintain --once", 2);
   HAS(e.err, "every task is disabled");
   /* an unknown key is refused for every command, not only maintain */
