@@ -122,6 +122,8 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
   "$root/$build/bench-ledger.db.bucket"
 # Change feed (bench/run_feed.sh reuses the cluster started above).
 "$here/run_feed.sh" "$build"
+# Inline staging and seal stores (was never called from here).
+"$here/run_inline.sh" "$build"
 # Principal records and subscription-engine state (reuses the cluster started above).
 "$here/run_principals.sh" "$build"
 # Issue-event outbox (bench/run_issues.sh reuses the cluster started above).
