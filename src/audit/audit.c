@@ -303,6 +303,8 @@ static int audit_account(run *x, adcp_error *err) {
   if (rc == 1) rc = 0;
   for (size_t i = 0; !rc && i < nmiss; i++) {
     int retired = 0;
+    /* Retired only when a hashed retirement leaf lists this leaf's exact
+     * digest (a reused ID's old leaf, too); never on a tombstone alone. */
     if ((rc = adcp_audit_revision_retired(&retired, x->conn, x->account, miss[i].id, miss[i].entry,
                                           miss[i].obligation, err)))
       break;

@@ -319,7 +319,8 @@ int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const cha
   size_t n = 0, cap = 0;
   /* Collected first: no statement runs while rows stream. */
   rc = adcp_sql_query(&r, conn,
-                      "SELECT r.revision_id FROM adcp_reporting_revisions r WHERE r.account_id = $1 AND NOT EXISTS "
+                      "SELECT r.revision_id FROM adcp_reporting_revisions r, adcp_schema_migrations m WHERE "
+                      "r.account_id = $1 AND m.version = '0009' AND r.recorded_at < m.applied_at AND NOT EXISTS "
                       "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
                       "r.revision_id AND l.account_id = r.account_id) ORDER BY r.recorded_at, r.revision_id",
                       &p, 1, err);
