@@ -232,6 +232,13 @@ static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms
     close(fd[0]), close(fd[1]);
     char attempt[24];
     snprintf(attempt, sizeof attempt, "%" PRId64, e->attempts);
+    /* The hook (often a third-party webhook script) never inherits where the
+     * database is or the object stores' credentials. */
+    static const char *const secret_env[] = {"ADCP_DATABASE_URL", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE",
+                                             "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_KEY",
+                                             "AZURE_STORAGE_SAS_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                             "AWS_ACCESS_KEY_ID", "GOOGLE_APPLICATION_CREDENTIALS", NULL};
+    for (size_t k = 0; secret_env[k]; k++) unsetenv(secret_env[k]);
     setenv("ADCP_ISSUE_EVENT_ID", e->event_id, 1);
     setenv("ADCP_ISSUE_EVENT_KIND", e->kind, 1);
     setenv("ADCP_ISSUE_EVENT_ATTEMPT", attempt, 1);

@@ -378,7 +378,9 @@ static void help(FILE *f) {
           "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
           "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
           "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
-          "             or the failed task's code's status; 1 usage; 4 database or configuration problem.\n");
+          "             or the failed task's code's status; 1 usage or an unreadable file\n"
+          "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
+          "             retention enabled); 4 database, schema or binding problem.\n");
 }
 
 int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {

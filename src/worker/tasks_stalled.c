@@ -7,11 +7,65 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/audit.h"
 #include "adcp/issues.h"
+#include "adcp/ledger.h"
 #include "adcp/retention.h"
 #include "adcp/worker.h"
 
 #define STALLED_PREFIX "retirement_stalled:"
+#define UNREADABLE_PREFIX "revision_unreadable:"
+
+/* A revision_unreadable issue whose revision period retirement deleted can
+ * never clear by a clean verify: it resolves once the revision is gone AND a
+ * hashed retirement leaf of the audit log lists it (a revision deleted by
+ * anyone else stays an open issue). Returns the number resolved. */
+static int64_t settle_retired_revisions(const adcp_worker_stalled_ctx *c, const adcp_worker_pass *pass,
+                                        int64_t *budget, int64_t *failed, int64_t *pending, adcp_worker_report *out) {
+  adcp_issue *live = NULL;
+  size_t nl = 0;
+  adcp_issue_filter f = {NULL, UNREADABLE_PREFIX, 0, 1000};
+  adcp_error e = {0};
+  if (adcp_issues_list(&live, &nl, c->issues, &f, &e)) {
+    (*failed)++;
+    adcp_worker_report_cause(out, "%s: %s", adcp_error_code_name(e.code), e.message);
+    return 0;
+  }
+  int64_t resolved = 0;
+  for (size_t i = 0; i < nl; i++) {
+    const char *rev = live[i].issue_key + strlen(UNREADABLE_PREFIX);
+    adcp_revision_header h;
+    adcp_error ge = {0};
+    int rc = adcp_ledger_get_revision(&h, c->ledger, live[i].account_id, rev, &ge);
+    if (rc == 0) {
+      adcp_revision_header_free(&h);
+      continue; /* still there: only a clean verify resolves it */
+    }
+    int retired = 0;
+    if (rc != ADCP_EREFERENCE_NOT_FOUND ||
+        adcp_audit_revision_retired(&retired, adcp_ledger_conn(c->ledger), live[i].account_id, rev, NULL, NULL, &ge)) {
+      (*failed)++;
+      adcp_worker_report_cause(out, "%s: %s", adcp_error_code_name(ge.code), ge.message);
+      continue;
+    }
+    if (!retired) continue;
+    if (*budget <= 0 || (pass->stop && atomic_load(pass->stop))) {
+      (*pending)++;
+      continue;
+    }
+    (*budget)--;
+    if (pass->dry_run) continue;
+    adcp_issue_result r;
+    if (adcp_issues_retire(&r, c->issues, live[i].account_id, live[i].issue_key, NULL, &ge)) {
+      (*failed)++;
+      adcp_worker_report_cause(out, "%s: %s", adcp_error_code_name(ge.code), ge.message);
+    } else if (r.changed) {
+      resolved++;
+    }
+  }
+  free(live);
+  return resolved;
+}
 
 static int still_stalled(const adcp_retention_stalled *st, size_t n, const adcp_issue *is) {
   for (size_t i = 0; i < n; i++) {
@@ -83,6 +137,8 @@ int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, a
   free(live);
   free(st);
   if (rc) return rc;
+  int64_t retired_resolved = settle_retired_revisions(c, pass, &budget, &failed, &pending, out);
+  adcp_worker_report_add(out, "retired_revisions_resolved", retired_resolved);
   adcp_worker_report_add(out, pass->dry_run ? "would_open" : "opened", opened);
   adcp_worker_report_add(out, "resolved", resolved);
   adcp_worker_report_add(out, "stalled", (int64_t)n);

@@ -200,6 +200,32 @@ static void deliver_fail_twice(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&e);
 }
 
+/* The hook never inherits the database URL or object-store credentials. */
+static void deliver_env_scrubbed(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key envcheck"), 0);
+  setenv("ADCP_DATABASE_URL", x->f->url, 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "hook-must-not-see-this", 1);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "issue-events deliver --once --json --exec 'cat >/dev/null; env > \"%s/env\"'", x->dir);
+  int rc = run(x, &out, &e, "%s", cmd);
+  unsetenv("ADCP_DATABASE_URL");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  assert_int_equal(rc, 0);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/env", x->dir);
+  size_t n;
+  char *env = (char *)tu_read_file(path, &n);
+  assert_non_null(env);
+  assert_non_null(strstr(env, "ADCP_ISSUE_EVENT_ID="));
+  assert_null(strstr(env, "ADCP_DATABASE_URL"));
+  assert_null(strstr(env, "hook-must-not-see-this"));
+  free(env);
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
 static double mono(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -323,7 +349,7 @@ static void unmigrated_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTHX(issue_commands), BOTHX(deliver_fail_twice), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
+      BOTHX(issue_commands), BOTHX(deliver_fail_twice), BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
       BOTH(unmigrated_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

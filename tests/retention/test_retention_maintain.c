@@ -75,8 +75,14 @@ static void retention_tasks_follow_config(void **state) {
   assert_int_equal(cli(f, on, "maintain --once --dry-run --json", &out), 0);
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
   assert_string_equal(tomb_state(&e, "old1", st), "");
+  /* Two revision_unreadable issues: one for a revision retirement will take,
+   * one for a revision that stays. */
+  assert_int_equal(cli(f, on, "issue open --account acct --key revision_unreadable:a2", &out), 0);
+  assert_int_equal(cli(f, on, "issue open --account acct --key revision_unreadable:k1", &out), 0);
   /* Enabled: exactly the expired period is retired, with every counter. */
   assert_int_equal(cli(f, on, "maintain --once --json", &out), 0);
+  assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
+  assert_non_null(strstr(t, "\"retired_revisions_resolved\":1"));
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
   assert_non_null(strstr(t, "\"status\":\"ran\""));
   assert_non_null(strstr(t, "\"retired\":1"));
@@ -103,6 +109,11 @@ static void retention_tasks_follow_config(void **state) {
                        "acct"),
                    3);
   assert_int_equal(cli(f, on, "audit --json", &out), 0);
+  /* The retired revision's issue resolved (it could never verify clean again);
+   * the live revision's issue stays open. */
+  assert_int_equal(cli(f, on, "issue list --json", &out), 0);
+  assert_null(strstr(txt(&out), "revision_unreadable:a2"));
+  assert_non_null(strstr(txt(&out), "revision_unreadable:k1"));
   /* A second pass has nothing left to retire. */
   assert_int_equal(cli(f, on, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
