@@ -752,7 +752,7 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
     upload_ctx uc = {b, &ctx, meta, &s};
     if ((rc = ledger_pool_start(&pool, upload_one, &uc, width > 1 ? width : 0, err))) goto done;
     size_t next = 0, inflight = 0, nfree = width;
-    while (next < s.n || inflight) {
+    while ((!rc && next < s.n) || inflight) {
       if (!rc && next < s.n && nfree) {
         upload_job *j = freel[--nfree];
         size_t i = next++;
