@@ -18,9 +18,12 @@
  *             short self-taken one), then open or take over the write intent
  *             (owner_token, expires_at from the database clock);
  *   upload    no transaction, no account lock: create-only puts (or links of
- *             the staged bytes, same outcomes); each created
- *             object is appended to the intent before the next chunk; an
- *             existing object is adopted only if it decodes to the chunk;
+ *             the staged bytes, same outcomes), up to upload_concurrency in
+ *             flight on pool threads (pipe.c); each created object is
+ *             appended to the intent as its put returns, before its slot
+ *             takes another chunk, so at most `width` created objects are ever
+ *             unrecorded (one at width 1, as before); an existing object is
+ *             adopted only if it decodes to the chunk;
  *   tx B      under the account lock: lease fence, numbering, delete the intent
  *             WHERE state='open' AND owner_token=mine (exactly one row, or
  *             nothing commits), row set + chunk locators + header.
@@ -800,6 +803,8 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
         ledger_pool_cancel(pool);
       }
     }
+    ledger_pool_free(pool); /* drained: its context (uc, ctx, meta) ends with this block */
+    pool = NULL;
     if (rc) goto done;
     if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_UPLOADED)) {
       rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook before transaction B");
@@ -816,7 +821,7 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
     out->objects_created = c, out->objects_adopted = a, out->physical_bytes = pb;
   }
 done:
-  ledger_pool_free(pool); /* joins puts still running (none after a drained loop) */
+  ledger_pool_free(pool); /* NULL unless a failure left it before its loop */
   for (size_t i = 0; i < njobs; i++) adcp_buf_free(&jobs[i].chunk), adcp_buf_free(&jobs[i].key);
   free(jobs);
   free(freel);
