@@ -72,6 +72,11 @@ typedef struct adcp_ledger_options {
   int64_t write_deadline_ms;
   /* Largest page adcp_ledger_read_revision_rows buffers; 0 = ADCP_LEDGER_MAX_PAGE_BYTES. */
   uint64_t max_page_bytes;
+  /* Object puts an object-kind commit keeps in flight at once (its chunks go
+   * up concurrently; memory stays bounded by this many chunk buffers). 0 =
+   * default: 4 for providers without staged writes (network stores), 1 for
+   * staging providers (the filesystem); capped at 32. */
+  int upload_concurrency;
 } adcp_ledger_options;
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open

@@ -18,9 +18,12 @@
  *             short self-taken one), then open or take over the write intent
  *             (owner_token, expires_at from the database clock);
  *   upload    no transaction, no account lock: create-only puts (or links of
- *             the staged bytes, same outcomes); each created
- *             object is appended to the intent before the next chunk; an
- *             existing object is adopted only if it decodes to the chunk;
+ *             the staged bytes, same outcomes), up to upload_concurrency in
+ *             flight on pool threads (pipe.c); each created object is
+ *             appended to the intent as its put returns, before its slot
+ *             takes another chunk, so at most `width` created objects are ever
+ *             unrecorded (one at width 1, as before); an existing object is
+ *             adopted only if it decodes to the chunk;
  *   tx B      under the account lock: lease fence, numbering, delete the intent
  *             WHERE state='open' AND owner_token=mine (exactly one row, or
  *             nothing commits), row set + chunk locators + header.
@@ -569,6 +572,63 @@ static int load_likely_chunks(spool *s, adcp_ledger *l, const adcp_ledger_commit
   return rc < 0 ? rc : 0;
 }
 
+/* One chunk's upload, run on a pool thread (or inline at width 1): its stored
+ * bytes, the create-only put (or the link of its staged bytes) and, when the
+ * key exists with other bytes, adoption. It touches only its job, the job's
+ * locator and the provider (thread-safe, include/adcp/objects.h); never the
+ * spool file or the SQL connection. */
+typedef struct upload_job {
+  ledger_job j; /* first: the pool hands back &j */
+  size_t i;
+  const adcp_chunk_manifest *m;
+  adcp_object_stage *st; /* staged bytes, or NULL: chunk holds the canonical bytes */
+  adcp_buf chunk, key;
+  adcp_object_put_result pr;
+  ledger_locator *loc;
+} upload_job;
+
+typedef struct upload_ctx {
+  const ledger_binding *b;
+  const adcp_object_ctx *octx;
+  const adcp_object_kv *meta;
+  const spool *s;
+} upload_ctx;
+
+static int upload_one(void *vctx, ledger_job *job, adcp_error *err) {
+  const upload_ctx *u = vctx;
+  upload_job *j = (upload_job *)job;
+  const ledger_binding *b = u->b;
+  adcp_object_physical ph;
+  memset(&ph, 0, sizeof ph);
+  adcp_buf_init(&ph.owned);
+  memset(&j->pr, 0, sizeof j->pr);
+  int rc = 0;
+  if (j->st) {
+    /* Staged: the stored bytes are already written; only their digest is needed here. */
+    memcpy(ph.physical_sha256, u->s->sc[j->i].physical_sha256, 65);
+    ph.physical_byte_count = u->s->sc[j->i].physical_byte_count;
+  } else {
+    rc = adcp_object_physical_prepare(&ph, j->chunk.data, j->chunk.len, b->compression, err);
+  }
+  const char *key = (const char *)j->key.data;
+  if (!rc) {
+    adcp_object_put_input pi = {key, ph.data, ph.len, adcp_object_content_type(b->compression), u->meta, 2};
+    rc = j->st ? adcp_object_stage_link(b->client, &j->pr, j->st, &pi, u->octx, err)
+               : adcp_object_put(b->client, &j->pr, &pi, u->octx, err);
+  }
+  j->loc->compression = b->compression;
+  if (!rc) {
+    memcpy(j->loc->physical_sha256, ph.physical_sha256, 65);
+    j->loc->physical_byte_count = ph.physical_byte_count;
+  } else if (rc == ADCP_ECONTENT_CONFLICT && j->pr.native_version[0]) {
+    /* Different stored bytes may still be the same chunk (another SDK's gzip). */
+    rc = adopt_existing(j->loc, b, key, j->pr.native_version, j->m, u->octx, err);
+    if (!rc) j->pr.outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
+  }
+  adcp_object_physical_free(&ph);
+  return rc;
+}
+
 int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
                          adcp_error *err) {
   int rc = ledger_register_binding(l, err);
@@ -584,11 +644,10 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   adcp_rows_result res;
   ledger_locator *loc = NULL;
   objlock ol = {0};
-  adcp_buf chunk;
-  adcp_buf_init(&chunk);
-  adcp_buf key;
-  adcp_buf_init(&key);
   ledger_binding *b = NULL;
+  ledger_pool *pool = NULL;
+  upload_job *jobs = NULL, **freel = NULL;
+  size_t njobs = 0;
   if (bid) {
     /* An explicit binding is checked before any row is read; if its provider
      * stages writes, chunks are staged while encoding (no spool file). */
@@ -675,58 +734,78 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
         goto done;
       if (!f) ps[0] = 0;
     }
-    for (size_t i = 0; i < s.n; i++) {
-      const adcp_chunk_manifest *m = &s.ms[i];
-      adcp_object_physical ph;
-      memset(&ph, 0, sizeof ph);
-      adcp_buf_init(&ph.owned);
-      if (s.sc && s.sc[i].st) {
-        /* Staged: the stored bytes are already written; only their digest is needed here. */
-        memcpy(ph.physical_sha256, s.sc[i].physical_sha256, 65);
-        ph.physical_byte_count = s.sc[i].physical_byte_count;
-      } else {
-        if ((rc = s.sc ? spool_read_at(&chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&chunk, &s, i, err)))
-          goto done;
-        if ((rc = adcp_object_physical_prepare(&ph, chunk.data, chunk.len, b->compression, err))) goto done;
-      }
-      adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
-                                  req->revision_id, ps[0] ? ps : NULL, adcp_finality_name(req->finality),
-                                  res.content_sha256, (uint32_t)m->chunk_index, b->compression};
-      rc = adcp_object_key_render(&key, b->key_template, &ki, err);
-      if (!rc) rc = objlock_take(l, &ol, b->id, (const char *)key.data, err);
-      adcp_object_put_result pr;
-      memset(&pr, 0, sizeof pr);
-      if (!rc) {
-        adcp_object_put_input pi = {(const char *)key.data, ph.data, ph.len, adcp_object_content_type(b->compression),
-                                    meta, 2};
-        rc = s.sc && s.sc[i].st ? adcp_object_stage_link(b->client, &pr, s.sc[i].st, &pi, &ctx, err)
-                                : adcp_object_put(b->client, &pr, &pi, &ctx, err);
-      }
-      loc[i].compression = b->compression;
-      if (!rc && pr.outcome == ADCP_OBJECT_CREATED) {
-        memcpy(loc[i].physical_sha256, ph.physical_sha256, 65);
-        loc[i].physical_byte_count = ph.physical_byte_count;
-        rc = append_created(l, b, req, &res, token, (const char *)key.data, pr.native_version, err);
-        if (!rc) out->objects_created++;
-      } else if (!rc) {
-        memcpy(loc[i].physical_sha256, ph.physical_sha256, 65);
-        loc[i].physical_byte_count = ph.physical_byte_count;
-        out->objects_adopted++;
-      } else if (rc == ADCP_ECONTENT_CONFLICT && pr.native_version[0]) {
-        /* Different stored bytes may still be the same chunk (another SDK's gzip). */
-        rc = adopt_existing(&loc[i], b, (const char *)key.data, pr.native_version, m, &ctx, err);
-        if (!rc) out->objects_adopted++;
-      }
-      adcp_object_physical_free(&ph);
-      if (rc) goto done;
-      loc[i].object_key = strdup((const char *)key.data);
-      loc[i].native_version = strdup(pr.native_version);
-      if (!loc[i].object_key || !loc[i].native_version) {
-        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-        goto done;
-      }
-      out->physical_bytes += loc[i].physical_byte_count;
+    /* Up to `width` puts in flight (pool threads); this thread keeps the
+     * spool file and the SQL connection: it reads each chunk, renders its key,
+     * takes its object lock before the put, and appends every created object
+     * to the intent as its put returns. width 1 runs each put inline, exactly
+     * one at a time as before. */
+    size_t width = l->upload_concurrency > 0 ? (size_t)l->upload_concurrency
+                   : adcp_object_stage_supported(b->client) ? 1
+                                                            : 4;
+    if (width > 32) width = 32;
+    if (width > s.n) width = s.n ? s.n : 1;
+    if (!(jobs = calloc(width, sizeof *jobs)) || !(freel = calloc(width, sizeof *freel))) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
     }
+    for (; njobs < width; njobs++) {
+      adcp_buf_init(&jobs[njobs].chunk), adcp_buf_init(&jobs[njobs].key);
+      freel[njobs] = &jobs[njobs];
+    }
+    upload_ctx uc = {b, &ctx, meta, &s};
+    if ((rc = ledger_pool_start(&pool, upload_one, &uc, width > 1 ? width : 0, err))) goto done;
+    size_t next = 0, inflight = 0, nfree = width;
+    while ((!rc && next < s.n) || inflight) {
+      if (!rc && next < s.n && nfree) {
+        upload_job *j = freel[--nfree];
+        size_t i = next++;
+        const adcp_chunk_manifest *m = &s.ms[i];
+        j->i = i, j->m = m, j->loc = &loc[i], j->st = s.sc ? s.sc[i].st : NULL;
+        if (!j->st)
+          rc = s.sc ? spool_read_at(&j->chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&j->chunk, &s, i, err);
+        adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
+                                    req->revision_id, ps[0] ? ps : NULL, adcp_finality_name(req->finality),
+                                    res.content_sha256, (uint32_t)m->chunk_index, b->compression};
+        if (!rc) rc = adcp_object_key_render(&j->key, b->key_template, &ki, err);
+        if (!rc) rc = objlock_take(l, &ol, b->id, (const char *)j->key.data, err);
+        if (rc) {
+          freel[nfree++] = j;
+          ledger_pool_cancel(pool);
+          continue;
+        }
+        ledger_pool_submit(pool, &j->j);
+        inflight++;
+        continue;
+      }
+      upload_job *j = (upload_job *)ledger_pool_wait(pool);
+      inflight--;
+      freel[nfree++] = j;
+      adcp_error je = j->j.err;
+      int jr = j->j.rc;
+      if (!jr && j->pr.outcome == ADCP_OBJECT_CREATED) {
+        /* Recorded even after another chunk failed: whatever was created is swept. */
+        jr = append_created(l, b, req, &res, token, (const char *)j->key.data, j->pr.native_version, &je);
+        if (!jr) out->objects_created++;
+      } else if (!jr) {
+        out->objects_adopted++;
+      }
+      if (!jr) {
+        free(j->loc->object_key), free(j->loc->native_version);
+        j->loc->object_key = strdup((const char *)j->key.data);
+        j->loc->native_version = strdup(j->pr.native_version);
+        if (!j->loc->object_key || !j->loc->native_version) jr = adcp_error_set(&je, ADCP_ENOMEM, "out of memory");
+        else out->physical_bytes += j->loc->physical_byte_count;
+      }
+      if (jr && !rc) {
+        /* The first error is the commit's; puts not yet started are dropped. */
+        rc = jr;
+        if (err) *err = je;
+        ledger_pool_cancel(pool);
+      }
+    }
+    ledger_pool_free(pool); /* drained: its context (uc, ctx, meta) ends with this block */
+    pool = NULL;
+    if (rc) goto done;
     if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_UPLOADED)) {
       rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook before transaction B");
       goto done;
@@ -742,11 +821,13 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
     out->objects_created = c, out->objects_adopted = a, out->physical_bytes = pb;
   }
 done:
+  ledger_pool_free(pool); /* NULL unless a failure left it before its loop */
+  for (size_t i = 0; i < njobs; i++) adcp_buf_free(&jobs[i].chunk), adcp_buf_free(&jobs[i].key);
+  free(jobs);
+  free(freel);
   objlocks_release(l, &ol);
   locators_free(loc, s.n);
   spool_free(&s);
-  adcp_buf_free(&chunk);
-  adcp_buf_free(&key);
   if (rc) adcp_revision_header_free(&out->header);
   return rc;
 }

@@ -45,6 +45,7 @@ struct adcp_ledger {
   adcp_ledger_select_fn select_fn;
   void *select_ctx;
   int64_t write_deadline_ms;
+  int upload_concurrency; /* object puts in flight per commit; 0 = by provider (see commit_object.c) */
   /* Header SELECTs, built once per dialect (statement caches key on text). */
   char *sql_header_by_id, *sql_header_by_id_any, *sql_header_current;
   manifest_cache_entry *cache;
@@ -196,6 +197,24 @@ int ledger_pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t de
 int ledger_pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
 int ledger_pipe_finish(ledger_pipe *p, adcp_error *err);
 void ledger_pipe_free(ledger_pipe *p);
+
+/* Upload pool (pipe.c): `threads` workers run submitted jobs through `fn`
+ * (threads 0 = run each job inline at submit). Jobs are caller-owned structs
+ * that begin with a ledger_job; wait returns finished jobs one at a time (in
+ * completion order) with their rc/err. cancel finishes every job not yet
+ * started with ADCP_EABORTED instead of running it. free cancels, joins. */
+typedef struct ledger_job {
+  struct ledger_job *next;
+  int rc;
+  adcp_error err;
+} ledger_job;
+typedef int (*ledger_job_fn)(void *ctx, ledger_job *job, adcp_error *err);
+typedef struct ledger_pool ledger_pool;
+int ledger_pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err);
+void ledger_pool_submit(ledger_pool *p, ledger_job *job);
+ledger_job *ledger_pool_wait(ledger_pool *p);
+void ledger_pool_cancel(ledger_pool *p);
+void ledger_pool_free(ledger_pool *p);
 
 /* Period retirement (retention_support.c): CONTENT_CONFLICT when the period
  * (by obligation ID, or by configuration + ordinal when cfg is non-NULL) has a

@@ -141,6 +141,7 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   }
   strcpy(l->ns, ns);
   l->write_deadline_ms = opts && opts->write_deadline_ms > 0 ? opts->write_deadline_ms : 120000;
+  l->upload_concurrency = opts && opts->upload_concurrency > 0 ? opts->upload_concurrency : 0;
   l->max_page_bytes = opts && opts->max_page_bytes ? opts->max_page_bytes : ADCP_LEDGER_MAX_PAGE_BYTES;
   int entries = opts ? opts->manifest_cache_entries : 0;
   l->cache_cap = entries < 0 ? 0 : entries == 0 ? 64 : (size_t)entries;

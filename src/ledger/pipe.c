@@ -1,4 +1,5 @@
-/* ledger/pipe.c — a bounded hand-off of encoded chunks to one writer thread.
+/* ledger/pipe.c — a bounded hand-off of encoded chunks to one writer thread,
+ * and the upload pool that runs a commit's object puts concurrently.
  *
  * Commits encode on the calling thread and store on a second one, so storing a
  * chunk (a database insert, a staged object write) overlaps encoding the next.
@@ -148,4 +149,123 @@ void ledger_pipe_free(ledger_pipe *p) {
   pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
   join_and_free(p); /* waits for a sink call in progress */
+}
+
+/* ---- upload pool -------------------------------------------------------------------- */
+
+/* Object puts of one commit run here, up to `threads` at once. The pool only
+ * moves job pointers between a pending and a done FIFO; what a job holds
+ * (buffers, the key, the locator it fills) is the caller's, and the caller's
+ * thread keeps the SQL connection to itself. */
+struct ledger_pool {
+  pthread_t *threads;
+  size_t n_threads;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  ledger_job_fn fn;
+  void *ctx;
+  ledger_job *pend_head, *pend_tail, *done_head, *done_tail;
+  int stopping;
+};
+
+static void fifo_push(ledger_job **head, ledger_job **tail, ledger_job *j) {
+  j->next = NULL;
+  if (*tail) (*tail)->next = j;
+  else *head = j;
+  *tail = j;
+}
+
+static ledger_job *fifo_pop(ledger_job **head, ledger_job **tail) {
+  ledger_job *j = *head;
+  if (j && !(*head = j->next)) *tail = NULL;
+  return j;
+}
+
+static void run_job(ledger_pool *p, ledger_job *j) {
+  adcp_error_clear(&j->err);
+  j->rc = p->fn(p->ctx, j, &j->err);
+  if (j->rc) j->err.code = j->rc;
+}
+
+static void *pool_main(void *arg) {
+  ledger_pool *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->pend_head && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
+    ledger_job *j = fifo_pop(&p->pend_head, &p->pend_tail);
+    if (!j) break; /* stopping and nothing pending */
+    pthread_mutex_unlock(&p->mu);
+    run_job(p, j);
+    pthread_mutex_lock(&p->mu);
+    fifo_push(&p->done_head, &p->done_tail, j);
+    pthread_cond_broadcast(&p->cv);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+int ledger_pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err) {
+  *out = NULL;
+  ledger_pool *p = calloc(1, sizeof *p);
+  if (!p || (threads && !(p->threads = calloc(threads, sizeof *p->threads)))) {
+    free(p);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  p->fn = fn, p->ctx = ctx;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  for (; p->n_threads < threads; p->n_threads++)
+    if (pthread_create(&p->threads[p->n_threads], NULL, pool_main, p)) break;
+  if (threads && !p->n_threads) {
+    ledger_pool_free(p);
+    return adcp_error_set(err, ADCP_ENOMEM, "cannot start the upload threads");
+  }
+  *out = p; /* fewer threads than asked still works, with less overlap */
+  return 0;
+}
+
+void ledger_pool_submit(ledger_pool *p, ledger_job *job) {
+  if (!p->n_threads) {
+    run_job(p, job);
+    fifo_push(&p->done_head, &p->done_tail, job);
+    return;
+  }
+  pthread_mutex_lock(&p->mu);
+  fifo_push(&p->pend_head, &p->pend_tail, job);
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Callers wait only for jobs they submitted and have not yet taken back. */
+ledger_job *ledger_pool_wait(ledger_pool *p) {
+  pthread_mutex_lock(&p->mu);
+  while (!p->done_head && p->n_threads) pthread_cond_wait(&p->cv, &p->mu);
+  ledger_job *j = fifo_pop(&p->done_head, &p->done_tail);
+  pthread_mutex_unlock(&p->mu);
+  return j;
+}
+
+void ledger_pool_cancel(ledger_pool *p) {
+  pthread_mutex_lock(&p->mu);
+  ledger_job *j;
+  while ((j = fifo_pop(&p->pend_head, &p->pend_tail))) {
+    j->rc = adcp_error_set(&j->err, ADCP_EABORTED, "upload not started: an earlier chunk failed");
+    fifo_push(&p->done_head, &p->done_tail, j);
+  }
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+void ledger_pool_free(ledger_pool *p) {
+  if (!p) return;
+  ledger_pool_cancel(p);
+  pthread_mutex_lock(&p->mu);
+  p->stopping = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (size_t i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL); /* waits for puts in progress */
+  free(p->threads);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  free(p);
 }

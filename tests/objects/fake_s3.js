@@ -12,7 +12,9 @@
 // Control (unsigned) on /__ctl/...: POST /__ctl/bucket?name=B&versioning=Enabled|Suspended|none
 //   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1
 //   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|expired&count=N&retry_after=S
-//   GET /__ctl/stats -> {"requests":N}
+//   POST /__ctl/puts?delay_ms=D&fail_at=K: from now every PUT is answered D ms
+//     late and the K-th PUT (1-based, 0 = none) is refused 403; resets the counters
+//   GET /__ctl/stats -> {"requests":N,"puts":P,"putsMaxInFlight":M}
 'use strict';
 const http = require('http');
 const crypto = require('crypto');
@@ -21,6 +23,7 @@ const [AK, SK, TOKEN] = process.argv.slice(2);
 const buckets = new Map(); // name -> {versioning, objects: Map(key -> [versions oldest..newest]), cfg}
 let fault = { mode: null, count: 0, retryAfter: null };
 let requests = 0;
+let puts = 0, putDelayMs = 0, putFailAt = 0, putsInFlight = 0, putsMaxInFlight = 0;
 // FAKE_BUCKETS=a,b: versioned buckets that exist from the start (for the HTTPS fake, which has no plain control port).
 for (const n of (process.env.FAKE_BUCKETS || '').split(',').filter(Boolean)) buckets.set(n, { versioning: 'Enabled', objects: new Map(), cfg: {} });
 
@@ -223,7 +226,13 @@ function objectOp(req, res, b, key, q, body) {
 
 function control(req, res, path, q) {
   const get = (k) => q.get(k);
-  if (path === '/__ctl/stats') return send(res, 200, JSON.stringify({ requests }));
+  if (path === '/__ctl/stats') return send(res, 200, JSON.stringify({ requests, puts, putsMaxInFlight }));
+  if (path === '/__ctl/puts') {
+    putDelayMs = parseInt(get('delay_ms') || '0', 10);
+    putFailAt = parseInt(get('fail_at') || '0', 10);
+    puts = 0, putsMaxInFlight = putsInFlight;
+    return send(res, 200, '');
+  }
   if (path === '/__ctl/bucket') {
     const v = get('versioning');
     buckets.set(get('name'), { versioning: v === 'none' ? null : v || 'Enabled', objects: new Map(), cfg: {} });
@@ -258,6 +267,16 @@ const handler = (req, res) => {
     const q = new Map(parseQuery(rawQuery));
     if (rawPath.startsWith('/__ctl/')) return control(req, res, rawPath, q);
     requests++;
+    if (req.method === 'PUT') {
+      // Delayed answers show how many PUTs a client keeps in flight at once.
+      puts++;
+      if (putDelayMs > 0) {
+        putsMaxInFlight = Math.max(putsMaxInFlight, ++putsInFlight);
+        const end = res.end.bind(res);
+        res.end = (...a) => setTimeout(() => { putsInFlight--; end(...a); }, putDelayMs);
+      }
+      if (putFailAt && puts === putFailAt) return error(res, 403, 'AccessDenied');
+    }
     if (fault.count > 0 && (fault.mode === '503' || fault.mode === '429')) {
       fault.count--;
       const h = fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {};
