@@ -531,3 +531,10 @@ int adcp_http_xml_text(adcp_buf *out, const char *xml, size_t n, size_t *pos, co
   if (adcp_buf_cstr(out)) return 0;
   return 1;
 }
+
+int adcp_http_content_range_total(const char *content_range, uint64_t *total) {
+  const char *slash = content_range ? strchr(content_range, '/') : NULL;
+  if (!slash || slash[1] == '*') return -1;
+  *total = strtoull(slash + 1, NULL, 10);
+  return 0;
+}

@@ -82,6 +82,9 @@ int adcp_http_do_many(adcp_http *h, adcp_http_response *resps, int *rcs, const a
 void adcp_http_response_free(adcp_http_response *r);
 /* The value of a response header (name lowercase), or NULL. */
 const char *adcp_http_header_get(const adcp_http_response *r, const char *name);
+/* The complete length of a 206 answer's Content-Range ("bytes a-b/TOTAL");
+ * -1 when absent or "*". Shared by the providers' ranged reads. */
+int adcp_http_content_range_total(const char *content_range, uint64_t *total);
 
 /* Percent-encodes s per RFC 3986 unreserved set; '/' kept when keep_slash. */
 int adcp_http_uri_encode(adcp_buf *out, const char *s, size_t n, int keep_slash);

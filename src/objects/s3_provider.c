@@ -393,13 +393,6 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
 }
 
-static int parse_content_range_total(const char *cr, uint64_t *total) {
-  const char *slash = cr ? strchr(cr, '/') : NULL;
-  if (!slash || slash[1] == '*') return -1;
-  *total = strtoull(slash + 1, NULL, 10);
-  return 0;
-}
-
 static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_get_input *in,
                   const adcp_object_ctx *ctx, adcp_error *err) {
   s3p *p = (s3p *)self;
@@ -451,7 +444,7 @@ static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
   }
   if (in->has_range) {
     uint64_t total = 0;
-    if (st == 206 && parse_content_range_total(adcp_http_header_get(&r, "content-range"), &total) == 0 &&
+    if (st == 206 && adcp_http_content_range_total(adcp_http_header_get(&r, "content-range"), &total) == 0 &&
         in->offset + in->length > total) {
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
       goto done;
