@@ -375,22 +375,7 @@ static int get_blob(azp *p, adcp_buf *out, const adcp_object_get_input *in, cons
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
     goto done;
   }
-  if (in->has_range) {
-    if (st == 200) { /* the store ignored the range: slice it ourselves */
-      if (in->offset > r.body.len || in->length > r.body.len - in->offset) {
-        rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
-        goto done;
-      }
-      if (adcp_buf_append(out, r.body.data + in->offset, in->length)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      goto done;
-    }
-    /* 206 for a range that runs past the end is short: the range is beyond the object */
-    if (r.body.len != in->length) {
-      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
-      goto done;
-    }
-  }
-  if (adcp_buf_append(out, r.body.data, r.body.len)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  rc = adcp_http_take_body(out, &r, in, err);
 done:
   adcp_http_response_free(&r);
   return rc;

@@ -366,27 +366,7 @@ static int gcs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_
     rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "object exceeds the read limit");
     goto done;
   }
-  if (in->has_range) {
-    uint64_t total = 0;
-    if (st == 206 && adcp_http_content_range_total(adcp_http_header_get(&r, "content-range"), &total) == 0 &&
-        in->offset + in->length > total) {
-      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
-      goto done;
-    }
-    if (st == 200) { /* the store ignored the range: slice it ourselves */
-      if (in->offset + in->length > r.body.len) {
-        rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
-        goto done;
-      }
-      if (adcp_buf_append(out, r.body.data + in->offset, in->length)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      goto done;
-    }
-    if (r.body.len != in->length) {
-      rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
-      goto done;
-    }
-  }
-  if (adcp_buf_append(out, r.body.data, r.body.len)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  rc = adcp_http_take_body(out, &r, in, err);
 done:
   adcp_http_response_free(&r);
   adcp_buf_free(&path), adcp_buf_free(&q);

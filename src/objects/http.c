@@ -538,3 +538,25 @@ int adcp_http_content_range_total(const char *content_range, uint64_t *total) {
   *total = strtoull(slash + 1, NULL, 10);
   return 0;
 }
+
+int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in,
+                        adcp_error *err) {
+  const uint8_t *bytes = r->body.data;
+  size_t len = r->body.len;
+  if (in->has_range) {
+    uint64_t total = 0;
+    int beyond;
+    if (r->status == 200) { /* the store ignored the range: slice it ourselves */
+      beyond = in->offset > len || in->length > len - in->offset;
+      bytes += beyond ? 0 : in->offset, len = (size_t)in->length;
+    } else { /* 206: a range running past the end comes back short */
+      beyond = len != in->length ||
+               (adcp_http_content_range_total(adcp_http_header_get(r, "content-range"), &total) == 0 &&
+                (in->offset > total || in->length > total - in->offset));
+    }
+    if (beyond) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
+  }
+  if (adcp_buf_append(out, bytes, len)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  return 0;
+}
+

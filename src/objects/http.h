@@ -85,6 +85,12 @@ const char *adcp_http_header_get(const adcp_http_response *r, const char *name);
 /* The complete length of a 206 answer's Content-Range ("bytes a-b/TOTAL");
  * -1 when absent or "*". Shared by the providers' ranged reads. */
 int adcp_http_content_range_total(const char *content_range, uint64_t *total);
+/* Appends a successful GET's bytes to out, honouring in's range the same way
+ * for every provider: a 200 to a ranged request (the store ignored Range) is
+ * sliced here; a 206 whose Content-Range total or body length shows the range
+ * runs past the object is ROWS_INTEGRITY_FAILED, never short data. */
+int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in,
+                        adcp_error *err);
 
 /* Percent-encodes s per RFC 3986 unreserved set; '/' kept when keep_slash. */
 int adcp_http_uri_encode(adcp_buf *out, const char *s, size_t n, int keep_slash);
