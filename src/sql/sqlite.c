@@ -352,10 +352,11 @@ static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   int e = rc == SQLITE_OK ? 0 : fail_rc(c, rc, "SQLite could not register functions", err);
   /* 16 KiB pages (new, empty files only; must precede WAL): a chunk body is a
    * chain of overflow pages, and a ranged read walks the chain from its start,
-   * so 4x fewer pages make commits and page reads markedly faster. mmap lets
-   * those walks read the file without a syscall per page. See docs/storage.md. */
+   * so 4x fewer pages make commits and page reads markedly faster. No memory
+   * map on the connection: every page a statement touched through a map stays
+   * resident, so a full read or verify of a large revision grew the process by
+   * the map's size; only ranged blob reads map the file (see below). */
   if (!e && !memory) e = pragma(c, "PRAGMA page_size=16384", err);
-  if (!e && !memory) e = pragma(c, "PRAGMA mmap_size=268435456", err);
   /* Switching a new file to WAL needs an exclusive lock that SQLite does not
    * wait for through the busy handler: retry while another opener holds it. */
   for (int tries = 0; !e && !memory; tries++) {
@@ -624,10 +625,35 @@ const adcp_sql_backend adcp_sql_sqlite_backend = {
 
 /* ---- incremental blob reads ------------------------------------------------------ */
 
+/* A ranged read of a chunk body walks its overflow-page chain from the first
+ * page (each page names the next), reading every page before the range. With
+ * the file memory-mapped each step is a pointer read instead of a pread of a
+ * whole page, which is what keeps a 500-row page fast deep inside a large
+ * chunk. The map exists only for the duration of one read: PRAGMA mmap_size
+ * maps lazily on the next page fetch, and setting it back to 0 unmaps, so the
+ * pages the walk touched leave the process's resident set when it returns.
+ * (SQLite caps the map at its compile-time maximum, 2 GiB on Linux by default;
+ * beyond that the walk reads pages as before.) */
+static void blob_map(sqlite3 *db, int on) {
+  sqlite3_exec(db, on ? "PRAGMA mmap_size=1099511627776" : "PRAGMA mmap_size=0", NULL, NULL, NULL);
+}
+
+static int blob_read_mapped(adcp_buf *out, adcp_sql_conn *c, const char *table, const char *column, int64_t rowid,
+                            uint64_t offset, size_t len, adcp_error *err);
+
 int adcp_sql_blob_read(adcp_buf *out, adcp_sql_conn *c, const char *table, const char *column, int64_t rowid,
                        uint64_t offset, size_t len, adcp_error *err) {
   if (adcp_sql_dialect_of(c) != ADCP_SQL_SQLITE)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "blob read: SQLite connections only");
+  sqlite3 *db = IMPL(c)->db;
+  blob_map(db, 1);
+  int rc = blob_read_mapped(out, c, table, column, rowid, offset, len, err);
+  blob_map(db, 0);
+  return rc;
+}
+
+static int blob_read_mapped(adcp_buf *out, adcp_sql_conn *c, const char *table, const char *column, int64_t rowid,
+                            uint64_t offset, size_t len, adcp_error *err) {
   sqlite3_blob *b = NULL;
   int rc = sqlite3_blob_open(IMPL(c)->db, "main", table, column, rowid, 0, &b);
   if (rc != SQLITE_OK) {
