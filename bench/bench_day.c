@@ -23,6 +23,12 @@
  *                               every pulse exactly ROWS rows)
  *   ADCP_BENCH_DAY_OBJECT_MIN_BYTES  selector threshold (default 262144)
  *   ADCP_BENCH_DAY_PAGE_HZ      page samples per second (default 100)
+ *   ADCP_BENCH_DAY_ROUTE        "selector" (default): the ledger's binding
+ *                               selector sees the encoded size (the rows are
+ *                               spooled to a temporary file first); "rows": the
+ *                               writer names the binding from the pulse's row
+ *                               count times the pool's mean canonical row size,
+ *                               as a host that knows its feeds' sizes can
  *   ADCP_BENCH_PG_PID           postmaster PID: adds the server's CPU time
  * Prints one JSON object per process, then the summary object. */
 #define _GNU_SOURCE
@@ -52,6 +58,8 @@ typedef struct cfg {
   long rows, spread;
   uint64_t object_min;
   double page_hz;
+  int route_rows;          /* 1: choose the binding from the row count (no spool) */
+  double row_bytes;        /* mean canonical bytes of a pool row */
   /* pool */
   const char *data;
   size_t *off, *len, n;
@@ -223,6 +231,8 @@ static void run_writer(cfg *c, int w) {
       adcp_ledger_commit req = {.version = 1, .account_id = acct, .obligation_id = ob, .revision_id = rev,
                                 .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
                                 .period_end = "2026-10-02", .next_row = next_row, .row_ctx = &r};
+      if (c->route_rows)
+        req.binding_id = (double)r.n * c->row_bytes >= (double)c->object_min ? c->bid : ADCP_LEDGER_POSTGRES_BINDING;
       adcp_commit_result res;
       adcp_error err = {0};
       double t = now();
@@ -439,6 +449,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_day: the pool needs more rows than a pulse (%ld)\n", c.rows + c.spread);
     return 2;
   }
+  const char *route = getenv("ADCP_BENCH_DAY_ROUTE");
+  c.route_rows = route && !strcmp(route, "rows");
+  {
+    adcp_error err = {0};
+    adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_pool", NULL, ADCP_BINDING_RFC8785_JCS_V1,
+                                    NULL, NULL};
+    adcp_rows_encoder *enc;
+    adcp_rows_result res;
+    if (adcp_rows_encoder_new(&enc, &eo, &err)) die("encoder", &err);
+    for (size_t i = 0; i < c.n; i++)
+      if (adcp_rows_encoder_add_json(enc, c.data + c.off[i], c.len[i], &err)) die("pool row", &err);
+    if (adcp_rows_encoder_finish(enc, &res, &err)) die("pool", &err);
+    adcp_rows_encoder_free(enc);
+    c.row_bytes = (double)res.canonical_byte_count / (double)c.n;
+  }
   snprintf(c.run, sizeof c.run, "%ld", (long)time(NULL));
   snprintf(c.bid, sizeof c.bid, "day_fs_%s", c.run);
   snprintf(c.prefix, sizeof c.prefix, "day-%s", c.run);
@@ -507,11 +532,12 @@ int main(int argc, char **argv) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t revisions = (uint64_t)c.obligations * (uint64_t)c.pulses;
   printf("{\"measure\":\"day\",\"obligations\":%d,\"pulses\":%d,\"writers\":%d,\"revisions\":%llu,"
-         "\"pool_rows\":%zu,\"object_min_bytes\":%llu,\"wall_s\":%.2f,\"wall_until_feed_caught_up_s\":%.2f,"
+         "\"pool_rows\":%zu,\"pool_row_bytes\":%.1f,\"route\":\"%s\",\"object_min_bytes\":%llu,\"wall_s\":%.2f,\"wall_until_feed_caught_up_s\":%.2f,"
          "\"real_time_s\":%.0f,\"x_real_time\":%.1f,\"commits_per_s\":%.1f,\"client_cpu_s\":%.1f,"
          "\"server_cpu_s\":%.1f,\"machine_cores\":%ld,\"cores_full_day_from_wall\":%.3f,"
          "\"cores_full_day_from_cpu\":%.3f}\n",
-         c.obligations, c.pulses, c.writers, (unsigned long long)revisions, c.n, (unsigned long long)c.object_min,
+         c.obligations, c.pulses, c.writers, (unsigned long long)revisions, c.n, c.row_bytes,
+         c.route_rows ? "rows" : "selector", (unsigned long long)c.object_min,
          wall, wall_feed, real, real / wall, (double)revisions / wall, client, srv, cores, (double)cores * wall / real,
          (client + srv) / real);
   free(pids), free(head), free(c.off), free(c.len), free((void *)c.data);
