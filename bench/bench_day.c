@@ -22,7 +22,7 @@
  *                               ROWS +- SPREAD in 11 steps (default 500; 0 =
  *                               every pulse exactly ROWS rows)
  *   ADCP_BENCH_DAY_OBJECT_MIN_BYTES  selector threshold (default 262144)
- *   ADCP_BENCH_DAY_PAGE_HZ      page samples per second (default 100)
+ *   ADCP_BENCH_DAY_PAGE_HZ      page samples per second (default 20)
  *   ADCP_BENCH_DAY_ROUTE        "selector" (default): the ledger's binding
  *                               selector sees the encoded size (the rows are
  *                               spooled to a temporary file first); "rows": the
@@ -440,7 +440,7 @@ int main(int argc, char **argv) {
   c.rows = (long)env_d("ADCP_BENCH_DAY_ROWS", 1000);
   c.spread = (long)env_d("ADCP_BENCH_DAY_SPREAD", 500);
   c.object_min = (uint64_t)env_d("ADCP_BENCH_DAY_OBJECT_MIN_BYTES", 262144);
-  c.page_hz = env_d("ADCP_BENCH_DAY_PAGE_HZ", 100);
+  c.page_hz = env_d("ADCP_BENCH_DAY_PAGE_HZ", 20);
   c.pulses = (int)(PULSES_PER_DAY * scale + 0.5);
   if (c.pulses < 2) c.pulses = 2;
   if (c.spread >= c.rows) c.spread = c.rows - 1;
