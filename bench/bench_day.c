@@ -327,7 +327,7 @@ static void run_sampler(cfg *c) {
   session_open(&x, c, 1);
   size_t cap = 1 << 16, n = 0;
   double *lat = malloc(cap * sizeof *lat);
-  uint64_t seed = 0x5DEECE66Dull, misses = 0, object_pages = 0;
+  uint64_t seed = 0x5DEECE66Dull, misses = 0;
   adcp_ledger_page page;
   adcp_ledger_page_init(&page);
   wait_for_start();
@@ -356,7 +356,6 @@ static void run_sampler(cfg *c) {
     if (wait > 0) usleep((useconds_t)(wait * 1e6));
     else next = now();
   }
-  (void)object_pages;
   adcp_ledger_page_free(&page);
   double p50 = pct(lat, n, 50), p99 = pct(lat, n, 99), mx = n ? lat[n - 1] : 0;
   session_close(&x);
