@@ -93,8 +93,11 @@ for l in open(sys.argv[1]):
         if o.get("checkpoint_after_s"):
             ck = (f"; background checkpoint drained {o['checkpoint_after_s']:.2f} s later "
                   f"({o['ratio_including_checkpoint']*100:.0f}% counting it)")
+        tgt = "target >= 50%"
+        if o["engine"] == "postgres" and o["measure"].startswith("commit_100x"):
+            tgt = "target: against the encode + storage bound, below"
         print(f"{o['engine']:8} {o['measure']:18} {o['mb_per_s']:7.1f} MB/s {o['rows_per_s']:9.0f} rows/s = "
-              f"{o['ratio_to_encode']*100:.0f}% of encode (target >= 50%){ck}")
+              f"{o['ratio_to_encode']*100:.0f}% of encode ({tgt}){ck}")
     elif o["measure"].startswith("storage_floor"):
         print(f"{o['engine']:8} {o['measure']:18} {o['mb_per_s']:7.1f} MB/s of pre-encoded bodies, one COMMIT each "
               f"(database alone); bounds a sequential 100x10k commit at {o['max_sequential_commit_ratio']*100:.0f}% of encode")
