@@ -40,6 +40,7 @@ struct adcp_ledger {
   char ns[257];
   int binding_registered;
   char ns_key[65];        /* namespace_key of this installation ("" until loaded) */
+  char inst_id[64];       /* installation_id::text, loaded with ns_key (object metadata) */
   ledger_binding *bindings;
   size_t n_bindings;
   adcp_ledger_select_fn select_fn;
