@@ -144,7 +144,12 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
   }
   adcp_cli_set_json_errors(json);
   adcp_error err = {0};
-  if (binding && adcp_ledger_check_identifier(binding, "binding", &err)) return adcp_cli_fail("verify", &err);
+  /* Binding IDs follow ^[A-Za-z0-9_.:-]{1,128}$ (spec 02 §1). */
+  if (binding && (!*binding || strlen(binding) > 128 ||
+                  strspn(binding, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-") != strlen(binding))) {
+    adcp_error_set(&err, ADCP_EINVALID_INPUT, "--binding is not a binding ID (^[A-Za-z0-9_.:-]{1,128}$)");
+    return adcp_cli_fail("verify", &err);
+  }
   adcp_cli_session x;
   int rc = open_ro(&x, g, &err);
   if (rc) return adcp_cli_fail("verify", &err);
@@ -197,7 +202,7 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
                  content == ADCP_ROWSET_CONTENT_VERIFIED ? "verified" : "unchecked",
                  content == ADCP_ROWSET_CONTENT_VERIFIED ? "" : ": no revision totals here");
       }
-      progress_draw(&pr, 0);
+      if (pr.on) progress_draw(&pr, 0);
     }
     if (n) snprintf(after, sizeof after, "%s", v[n - 1].row_set_id);
     free(v);

@@ -25,13 +25,13 @@ typedef struct js_object {
 
 typedef struct js_env {
   adcp_object_provider *p, *p_plain; /* prefixes "rows" (gzip binding) and "plain" */
-  char root[700];
+  char root[700], root_plain[700]; /* one directory per binding (the CLI requires it) */
   js_object *objs;
   size_t n_objs, cap_objs;
 } js_env;
 
 
-static const char *jsf_version(const js_env *e, const char *key) {
+static inline const char *jsf_version(const js_env *e, const char *key) {
   for (size_t i = 0; i < e->n_objs; i++)
     if (!strcmp(e->objs[i].key, key)) return e->objs[i].version;
   fail_msg("fixture names an object that is not in the bucket: %s", key);
@@ -118,16 +118,18 @@ static void jsf_write(adcp_buf *b, const adcp_json_doc *d, uint32_t i, const js_
 
 /* Creates the bucket under dir/bucket (root name and prefix from the fixture),
  * stores every object, sets the installation identity and inserts every row. */
-static void jsf_load(js_env *e, adcp_sql_conn *c, const char *dir) {
+static inline void jsf_load(js_env *e, adcp_sql_conn *c, const char *dir) {
   adcp_error err = {0};
   memset(e, 0, sizeof *e);
   snprintf(e->root, sizeof e->root, "%s/bucket", dir);
+  snprintf(e->root_plain, sizeof e->root_plain, "%s/bucket-plain", dir);
   adcp_fs_provider_options po = {"jsroot", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&e->p, e->root, &po, &err));
   adcp_fs_provider_options po2 = {"jsroot", "plain", 1, 0, NULL, NULL};
-  OK(adcp_fs_provider_new(&e->p_plain, e->root, &po2, &err));
+  OK(adcp_fs_provider_new(&e->p_plain, e->root_plain, &po2, &err));
   adcp_object_ctx pctx = {adcp_object_now_ms() + 10000, NULL};
   OK(adcp_object_probe(e->p, &pctx, &err));
+  OK(adcp_object_probe(e->p_plain, &pctx, &err));
   jsf_walk(e, JS_FIXTURE_DIR "/bucket", "");
   size_t n;
   char *text = (char *)tu_read_file(JS_FIXTURE_DIR "/fixture.json", &n);
@@ -202,7 +204,7 @@ static void jsf_load(js_env *e, adcp_sql_conn *c, const char *dir) {
 }
 
 /* The fixture's two object bindings, configured on l over e's provider. */
-static void jsf_configure(adcp_ledger *l, js_env *e) {
+static inline void jsf_configure(adcp_ledger *l, js_env *e) {
   adcp_error err = {0};
   adcp_object_kv loc[1] = {{"root", "jsroot"}};
   adcp_ledger_binding_config gz = {1, "js-fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL,
@@ -213,7 +215,7 @@ static void jsf_configure(adcp_ledger *l, js_env *e) {
   OK(adcp_ledger_configure_binding(l, &pl, &err));
 }
 
-static void jsf_free(js_env *e) {
+static inline void jsf_free(js_env *e) {
   for (size_t i = 0; i < e->n_objs; i++) free(e->objs[i].key), free(e->objs[i].version);
   free(e->objs);
   adcp_object_provider_free(e->p);

@@ -29,12 +29,14 @@ static void env_open(env *e, const fixture *f, int load) {
     /* Same installation as the fixture, no rows: keys must come out identical. */
     memset(&e->js, 0, sizeof e->js);
     snprintf(e->js.root, sizeof e->js.root, "%s/bucket", e->dir);
+    snprintf(e->js.root_plain, sizeof e->js.root_plain, "%s/bucket-plain", e->dir);
     adcp_fs_provider_options po = {"jsroot", "rows", 1, 0, NULL, NULL};
     OK(adcp_fs_provider_new(&e->js.p, e->js.root, &po, &err));
     adcp_fs_provider_options po2 = {"jsroot", "plain", 1, 0, NULL, NULL};
-    OK(adcp_fs_provider_new(&e->js.p_plain, e->js.root, &po2, &err));
+    OK(adcp_fs_provider_new(&e->js.p_plain, e->js.root_plain, &po2, &err));
     adcp_object_ctx ctx = {adcp_object_now_ms() + 10000, NULL};
     OK(adcp_object_probe(e->js.p, &ctx, &err));
+    OK(adcp_object_probe(e->js.p_plain, &ctx, &err));
     adcp_sql_param ip = adcp_sql_text("5d7c1f3e-8a2b-4c6d-9e0f-1a2b3c4d5e6f");
     OK(adcp_sql_exec(e->c, "UPDATE adcp_persistence_installation SET installation_id = $1", &ip, 1, &err));
   }
@@ -295,7 +297,7 @@ static const char *object_of(env *e, const char *row_set, int chunk, char *path,
                          "CAST($2 AS INTEGER)",
                          p, 2, &err));
   assert_true(found);
-  snprintf(path, n, "%s/%s", e->js.root, key);
+  snprintf(path, n, "%s/%s", strncmp(key, "plain/", 6) ? e->js.root : e->js.root_plain, key);
   return path;
 }
 
