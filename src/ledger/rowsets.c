@@ -222,10 +222,9 @@ int adcp_ledger_verify_rowset(int *content, adcp_ledger *l, const char *row_set_
 
 int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const char *row_set_id,
                                  const adcp_rowset_envelope *env, uint64_t offset, uint64_t limit, adcp_error *err) {
-  adcp_ledger_page_free(out);
-  adcp_ledger_page_init(out);
   prepared p;
   int rc = prepare(&p, l, row_set_id, env, err);
+  if (rc) out->data.len = 0, out->count = 0, out->total_rows = 0, out->envelope_verified = 0;
   if (!rc) rc = ledger_direct_page(out, l, &p.d, offset, limit, err);
   prepared_free(&p);
   return rc ? ledger_map_read_error(rc, err) : 0;

@@ -657,10 +657,91 @@ static void ours_match_js_layout(void **state) {
   env_close(&e);
 }
 
+/* ---- what our puts send: content type and metadata (spec 02 §1) ----------------- */
+
+typedef struct recorder {
+  adcp_object_provider base; /* first: the ledger calls through base */
+  adcp_object_provider *inner;
+  int puts;
+  char content_type[64], installation[80], intent[80];
+} recorder;
+
+#define INNER(self) (((recorder *)(self))->inner)
+static void rec_note(adcp_object_provider *self, const adcp_object_put_input *in) {
+  recorder *r = (recorder *)self;
+  r->puts++;
+  snprintf(r->content_type, sizeof r->content_type, "%s", in->content_type ? in->content_type : "");
+  for (size_t i = 0; i < in->n_metadata; i++) {
+    if (!strcmp(in->metadata[i].key, "adcp-installation"))
+      snprintf(r->installation, sizeof r->installation, "%s", in->metadata[i].value);
+    if (!strcmp(in->metadata[i].key, "adcp-intent")) snprintf(r->intent, sizeof r->intent, "%s", in->metadata[i].value);
+  }
+}
+static int rec_validate(adcp_object_provider *s, const adcp_object_kv *l, size_t n, adcp_error *e) {
+  return INNER(s)->validate_location(INNER(s), l, n, e);
+}
+static int rec_probe(adcp_object_provider *s, const adcp_object_ctx *c, adcp_error *e) { return INNER(s)->probe(INNER(s), c, e); }
+static int rec_put(adcp_object_provider *s, adcp_object_put_result *o, const adcp_object_put_input *in,
+                   const adcp_object_ctx *c, adcp_error *e) {
+  rec_note(s, in);
+  return INNER(s)->put_create_only(INNER(s), o, in, c, e);
+}
+static int rec_get(adcp_object_provider *s, adcp_buf *o, const adcp_object_get_input *in, const adcp_object_ctx *c,
+                   adcp_error *e) {
+  return INNER(s)->get(INNER(s), o, in, c, e);
+}
+static int rec_delete(adcp_object_provider *s, int *o, const char *k, const char *v, const adcp_object_ctx *c,
+                      adcp_error *e) {
+  return INNER(s)->delete_version(INNER(s), o, k, v, c, e);
+}
+static void rec_destroy(adcp_object_provider *s) { (void)s; }
+
+static void ours_object_metadata(void **state) {
+  env e;
+  env_open(&e, *state, 0);
+  adcp_error err = {0};
+  recorder r[2];
+  adcp_object_provider *inner[2] = {e.js.p, e.js.p_plain};
+  for (int i = 0; i < 2; i++) {
+    memset(&r[i], 0, sizeof r[i]);
+    r[i].inner = inner[i];
+    r[i].base.version = 1; /* no staged writes: every object goes through put */
+    r[i].base.name = inner[i]->name, r[i].base.prefix = inner[i]->prefix;
+    r[i].base.capabilities = inner[i]->capabilities;
+    r[i].base.validate_location = rec_validate, r[i].base.probe = rec_probe, r[i].base.put_create_only = rec_put;
+    r[i].base.get = rec_get, r[i].base.delete_version = rec_delete, r[i].base.destroy = rec_destroy;
+  }
+  adcp_ledger_close(e.l);
+  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
+  OK(adcp_ledger_open(&e.l, e.c, &o, &err));
+  adcp_object_kv loc[1] = {{"root", "jsroot"}};
+  adcp_ledger_binding_config gz = {1, "js-fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL,
+                                   &r[0].base};
+  adcp_ledger_binding_config pl = {1, "js-fs-plain", "filesystem", loc, 1, "plain", NULL,
+                                   ADCP_OBJECT_COMPRESSION_NONE, NULL, &r[1].base};
+  OK(adcp_ledger_configure_binding(e.l, &gz, &err));
+  OK(adcp_ledger_configure_binding(e.l, &pl, &err));
+  commit_like_js(&e, "rrev_js_gzip", "obl_js_1", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z", 0,
+                 ADCP_FINALITY_SNAPSHOT, "js-fs", NULL, 0);
+  commit_like_js(&e, "rrev_js_plain", "obl_js_2", "2026-10-02T00:00:00Z", "2026-10-03T00:00:00Z", 1,
+                 ADCP_FINALITY_OFFICIAL, "js-fs-plain", NULL, 0);
+  assert_int_equal(r[0].puts, 2);
+  assert_int_equal(r[1].puts, 1);
+  assert_string_equal(r[0].content_type, "application/gzip");
+  assert_string_equal(r[1].content_type, "application/x-ndjson");
+  for (int i = 0; i < 2; i++) {
+    assert_string_equal(r[i].installation, "5d7c1f3e-8a2b-4c6d-9e0f-1a2b3c4d5e6f"); /* the UUID, not the namespace key */
+    assert_int_equal(strlen(r[i].intent), 36);
+    assert_int_equal(r[i].intent[14], '4'); /* UUID v4 text, like JS's randomUUID() */
+  }
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(foreign_rowsets_verify_and_read), BOTH(foreign_rowsets_pages), BOTH(foreign_deep_row),
       BOTH(foreign_tamper), BOTH(foreign_unconfigured_binding), BOTH(foreign_intents), BOTH(ours_match_js_layout),
+      BOTH(ours_object_metadata),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
