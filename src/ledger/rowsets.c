@@ -191,8 +191,8 @@ static int prepare(prepared *p, adcp_ledger *l, const char *id, const adcp_rowse
     /* Our own header is the trust anchor: the row set must repeat it. */
     ledger_rowset rrs;
     int f = 0;
+    p->have_rev = 1; /* freed by prepared_free whatever happens next */
     if ((rc = ledger_load_header(&p->rev, &rrs, &f, l, 1, info.row_set_id, NULL, err))) return rc;
-    p->have_rev = 1;
     if (f && (rc = ledger_check_rowset(&p->rev, &rrs, err))) return rc;
     if (f) {
       if (adcp_buf_append_str(&t, p->rev.control_totals_json ? p->rev.control_totals_json : "[]")) {
