@@ -148,3 +148,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_retention.sh" "$build"
 # Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
 "$here/run_audit.sh" "$build"
+# Reader line check (validator vs the canonicalizer it replaced).
+"$here/run_lines.sh" "$build"

@@ -257,6 +257,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (r_def == ADCP_EINVALID_INPUT) CHECK(r_unsafe == ADCP_EINVALID_INPUT);
 
   if (root_is_object) check_one_row(src, size, &c_def);
+  /* The reader's line check (json/validate.c) accepts every object the strict
+   * parser accepts, and the canonical form of it; it refuses every non-object. */
+  if (r_unsafe == 0) {
+    int is_obj = c_unsafe.len && c_unsafe.data[0] == '{';
+    CHECK((adcp_json_validate_object_line(src, size, NULL, NULL) == 0) == is_obj);
+    CHECK((adcp_json_validate_object_line((const char *)c_unsafe.data, c_unsafe.len, NULL, NULL) == 0) == is_obj);
+  }
 
   adcp_json_doc_free(&doc);
   adcp_buf_free(&c_def);

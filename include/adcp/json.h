@@ -122,6 +122,15 @@ int adcp_json_str_eq(const adcp_json_doc *doc, uint32_t node, const char *s);
 /* Reads a number node as a non-negative integer <= 2^53-1. ADCP_EINVALID_INPUT otherwise. */
 int adcp_json_get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t node, adcp_error *err);
 
+/* The reader's line check (json/validate.c): src[0..len) is exactly one JSON
+ * object by RFC 8259 (JSON whitespace allowed), strings are valid UTF-8 with no
+ * raw control characters and no lone surrogate escapes. Any number form and
+ * any nesting depth pass (no recursion; memory is at most len/8 bytes). It does
+ * not check key order, duplicate keys or number magnitude: stored bytes are
+ * proved by their digests and never re-canonicalized (spec 01 §3, §9).
+ * 0 or ADCP_EINVALID_INPUT; *bad_offset and *why (static text) may be NULL. */
+int adcp_json_validate_object_line(const char *src, size_t len, size_t *bad_offset, const char **why);
+
 /* Line and column (1-based) of a byte offset, for error messages. */
 void adcp_json_line_col(const char *src, size_t len, size_t offset, size_t *line, size_t *col);
 

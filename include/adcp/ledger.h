@@ -524,5 +524,62 @@ enum adcp_ledger_delete_outcome {
 int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *binding_id, const char *object_key,
                                       const char *native_version, int unreferenced_only, adcp_error *err);
 
+/* ---- row sets, whoever wrote them (rowsets.c; spec 02 §3.4, §10) ------------- */
+
+/* One adcp_reporting_row_sets row as stored (JS, Python or this project). */
+typedef struct adcp_rowset_info {
+  char row_set_id[ADCP_LEDGER_ID_MAX];
+  char row_set_kind[16];                 /* revision / adjustment */
+  char account_id[ADCP_LEDGER_ID_MAX], obligation_id[ADCP_LEDGER_ID_MAX];
+  char row_binding_id[129], binding_kind[16];
+  char digest_profile[32], rows_state[16], encoding[32];
+  char content_sha256[65], row_manifest_sha256[65];
+  char rows_shared_from[ADCP_LEDGER_ID_MAX]; /* "" unless header-only */
+  uint64_t row_count, chunk_count, canonical_byte_count;
+  int has_revision;                      /* a revision header of this ledger has this ID */
+} adcp_rowset_info;
+
+/* The Core facts a revision_envelope_v1 digest needs (they live in the
+ * writer's revision document, not in the row set). */
+typedef struct adcp_rowset_envelope {
+  const char *revision_id;               /* reporting_revision_id; NULL = the row set ID */
+  const adcp_control_totals *totals;     /* NULL = [] */
+  adcp_binding_algorithm algorithm;      /* 0 = rfc8785_jcs_v1 */
+} adcp_rowset_envelope;
+
+/* Content-digest outcome of a verify or full read. */
+enum {
+  ADCP_ROWSET_CONTENT_UNCHECKED = 0, /* revision row set, no totals known: chunks + manifest verified only */
+  ADCP_ROWSET_CONTENT_VERIFIED = 1   /* content_sha256 and canonical_byte_count re-derived and equal */
+};
+
+/* Loads one row set; *found = 0 when absent. */
+int adcp_ledger_get_rowset(adcp_rowset_info *out, int *found, adcp_ledger *l, const char *row_set_id, adcp_error *err);
+/* Row sets in row_set_id byte order after `after` (NULL or "" = from the
+ * start), at most limit (1..1000), optionally of one binding. *out is freed
+ * with free(). Bounded: callers page with the last ID. */
+int adcp_ledger_list_rowsets(adcp_rowset_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
+                             const char *after, size_t limit, adcp_error *err);
+/* Number of row sets and their total canonical bytes (for progress). */
+int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id,
+                              adcp_error *err);
+/* Verifies one row set by its own columns: rows_state, manifests against
+ * row_manifest_sha256 and the tiling rules, every chunk (postgres body or
+ * object at its pinned version, gzip or not) and segment digest, every line a
+ * JSON object; then the content digest: rows_v1 always; revision_envelope_v1
+ * from env when given, else from this ledger's revision header of the same ID
+ * when there is one, else left unchecked (*content says which). fn (may be
+ * NULL) gets each verified chunk. Codes: REFERENCE_NOT_FOUND, ROWS_EXPIRED,
+ * ROWS_UNAVAILABLE, ROWS_INTEGRITY_FAILED (precise message), STATE_UNAVAILABLE
+ * (object binding not configured here), PROVIDER_UNAVAILABLE, INVALID_INPUT
+ * (env given for a rows_v1 row set), STORAGE_ERROR. */
+int adcp_ledger_verify_rowset(int *content, adcp_ledger *l, const char *row_set_id, const adcp_rowset_envelope *env,
+                              adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
+/* Verified page [offset, offset+limit) of one row set (limit 0 = to the end),
+ * as adcp_ledger_read_revision_rows; a whole-set page also checks the content
+ * digest as above (page.envelope_verified = 1 only when it was checked). */
+int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const char *row_set_id,
+                                 const adcp_rowset_envelope *env, uint64_t offset, uint64_t limit, adcp_error *err);
+
 ADCP_END_DECLS
 #endif

@@ -213,8 +213,9 @@ int adcp_rows_verify_chunk(const adcp_chunk_manifest *m, const uint8_t *body, si
  * ADCP_EMANIFEST_MISMATCH; anything else ADCP_ECHUNK_INTEGRITY_FAILED. */
 int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint32_t to, const uint8_t *buf,
                               size_t len, adcp_error *err);
-/* Splits verified bytes into lines and checks each parses as a JSON object
- * (any RFC 8785 number allowed). Calls fn for each line (without its 0x0A) if
+/* Splits verified bytes into lines and checks each is one JSON object with
+ * adcp_json_validate_object_line (no depth limit, any number form; scratch unused).
+ * Calls fn for each line (without its 0x0A) if
  * given. ADCP_ECHUNK_INTEGRITY_FAILED otherwise. */
 int adcp_rows_check_lines(const uint8_t *buf, size_t len, adcp_json_doc *scratch,
                           int (*fn)(void *ctx, const uint8_t *line, size_t n), void *ctx, adcp_error *err);

@@ -69,6 +69,9 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */
 int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_rowsets.c: verify --row-sets and read --row-set (called from cmd_ledger.c). */
+int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv);
+int adcp_cli_read_rowset(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);

@@ -299,7 +299,8 @@ static const char read_help[] =
     "written once that chunk verified). Opens the database read-only.\n\n"
     "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE /\n"
     "ROWS_INTEGRITY_FAILED / ROWS_EXPIRED; 4 storage or binding (STATE_UNAVAILABLE:\n"
-    "the row set's binding is not configured).\n";
+    "the row set's binding is not configured).\n"
+    "One row set by ID, whoever wrote it: read --row-set ID --help.\n";
 
 static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
   (void)ctx, (void)rows;
@@ -308,6 +309,8 @@ static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t row
 }
 
 int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) /* one row set by its own columns: cmd_rowsets.c */
+    if (!strcmp(argv[i], "--row-set")) return adcp_cli_read_rowset(g, argc, argv);
   const char *account = NULL, *rev = NULL;
   uint64_t offset = 0, limit = 0;
   int ranged = 0;
@@ -503,7 +506,8 @@ static const char verify_help[] =
     "database read-only. What verify does and does not detect: README.\n\n"
     "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
     "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
-    "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n";
+    "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n"
+    "Every row set in the shared tables, whoever wrote it: verify --row-sets --help.\n";
 
 static double now_s(void) {
   struct timespec ts;
@@ -551,6 +555,8 @@ static int severity(int code) {
 }
 
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) /* every row set, whoever wrote it: cmd_rowsets.c */
+    if (!strcmp(argv[i], "--row-sets")) return adcp_cli_verify_rowsets(g, argc, argv);
   const char *account = NULL, *rev = NULL;
   int all = 0, json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {

@@ -116,7 +116,8 @@ static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
-                                      "--probe", "--once", "--verbose", "--adopt-unlogged", NULL};
+                                      "--probe", "--once", "--verbose", "--adopt-unlogged",
+                                      "--row-sets", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;

@@ -718,7 +718,8 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       goto done;
     }
     adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
-    adcp_object_kv meta[2] = {{"adcp-installation", l->ns_key}, {"adcp-intent", token}};
+    adcp_object_kv meta[2] = {{"adcp-installation", l->inst_id}, {"adcp-intent", token}};
+    /* JS writes the installation UUID text here (spec 02 §1), not the namespace key. */
     /* {period_date}: the obligation's stored period_start. */
     char ps[40] = "";
     {

@@ -40,6 +40,7 @@ struct adcp_ledger {
   char ns[257];
   int binding_registered;
   char ns_key[65];        /* namespace_key of this installation ("" until loaded) */
+  char inst_id[64];       /* installation_id::text, loaded with ns_key (object metadata) */
   ledger_binding *bindings;
   size_t n_bindings;
   adcp_ledger_select_fn select_fn;
@@ -225,5 +226,21 @@ int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const ch
  * its rows expired or its period is tombstoned meanwhile, it raced retention
  * and answers ROWS_EXPIRED instead (never an integrity failure). */
 int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err);
+
+/* Row sets read by their own columns (rowsets.c over read.c): h and rs are
+ * built from the row-set row (h->revision_id = row_set_id); env says which
+ * content digest a full read re-derives — the envelope from h's totals (and
+ * envelope_revision_id when given), rows_v1, or none (chunks and manifests
+ * only: a revision row set with no known totals). */
+enum { LEDGER_ENV_REVISION = 0, LEDGER_ENV_ROWS = 1, LEDGER_ENV_NONE = 2 };
+typedef struct ledger_direct {
+  const adcp_revision_header *h;
+  const ledger_rowset *rs;
+  int env;
+  const char *envelope_revision_id;
+} ledger_direct;
+int ledger_direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
+int ledger_direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
+                       adcp_error *err);
 
 #endif

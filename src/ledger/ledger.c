@@ -210,6 +210,7 @@ int ledger_namespace_key(adcp_ledger *l, adcp_error *err) {
                                NULL, 0, err);
   if (rc) return rc;
   if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "installation identity is missing (run migrate)");
+  snprintf(l->inst_id, sizeof l->inst_id, "%s", inst);
   const char *nsk[3] = {"adcp.rows.v1", l->ns, inst};
   return jcs_strings_sha(l->ns_key, nsk, 3, NULL, err);
 }

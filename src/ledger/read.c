@@ -51,6 +51,9 @@ typedef struct opened {
   ledger_locator *loc;
   int moved; /* a missing object whose row set moved or expired meanwhile */
   adcp_buf phys;
+  int env;    /* LEDGER_ENV_*: which content digest a full read re-derives */
+  const char *env_revision_id; /* envelope ID when it is not the row set ID (NULL: same) */
+  int direct; /* opened by row set ID alone (rowsets.c): no revision header */
 } opened;
 
 static void opened_free(opened *o) {
@@ -183,7 +186,9 @@ static int fetch_range(adcp_buf *out, adcp_ledger *l, opened *o, const adcp_chun
 /* Missing bytes (a body row or an object): re-read the header before saying
  * ROWS_UNAVAILABLE (spec 02 §10.4). Pruned or gone → ROWS_EXPIRED; moved →
  * retried by the caller. */
+static int rows_missing_direct(adcp_ledger *l, opened *o, size_t ci, adcp_error *err);
 static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
+  if (o->direct) return rows_missing_direct(l, o, ci, err);
   adcp_revision_header h;
   ledger_rowset rs;
   int found = 0;
@@ -195,6 +200,34 @@ static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
               (rs.row_location_version != o->rs.row_location_version || strcmp(rs.row_binding_id, o->rs.row_binding_id));
   adcp_revision_header_free(&h);
   if (expired) return adcp_error_set(err, ADCP_EROWS_EXPIRED, "revision rows have expired");
+  if (moved) {
+    o->moved = 1;
+    return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "row set moved during the read; retry");
+  }
+  if (!o->loc) return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %zu body is missing", ci);
+  return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %zu is missing at its recorded version (object %s)", ci,
+                        o->loc[ci].object_key);
+}
+
+/* The same re-read for a row set opened without a revision header. */
+static int rows_missing_direct(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(o->h.revision_id);
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          "SELECT rows_state, row_location_version, row_binding_id FROM adcp_reporting_row_sets "
+                          "WHERE row_set_id = $1",
+                          &p, 1, err);
+  if (rc) return rc;
+  int found = 0, expired = 1, moved = 0;
+  if ((rc = adcp_sql_next(r, err)) == 1) {
+    const char *st = adcp_sql_get_text(r, 0, NULL);
+    found = 1;
+    expired = !strcmp(st, "pruning") || !strcmp(st, "pruned");
+    moved = adcp_sql_get_int64(r, 1) != o->rs.row_location_version || strcmp(adcp_sql_get_text(r, 2, NULL), o->rs.row_binding_id);
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) return rc;
+  if (!found || expired) return adcp_error_set(err, ADCP_EROWS_EXPIRED, "row set rows have expired");
   if (moved) {
     o->moved = 1;
     return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "row set moved during the read; retry");
@@ -286,17 +319,21 @@ static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, voi
   if (rc) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "stored control totals do not parse");
   adcp_rows_hasher h;
   memset(&h, 0, sizeof h);
-  rc = adcp_rows_hasher_init_envelope(&h, o->h.revision_id, o->h.row_count, &totals,
-                                      o->h.binding_algorithm ? o->h.binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1, err);
+  const char *env_id = o->env_revision_id ? o->env_revision_id : o->h.revision_id;
+  if (o->env == LEDGER_ENV_ROWS) rc = adcp_rows_hasher_init_rows(&h, o->h.row_count, err);
+  else if (o->env == LEDGER_ENV_REVISION)
+    rc = adcp_rows_hasher_init_envelope(&h, env_id, o->h.row_count, &totals,
+                                        o->h.binding_algorithm ? o->h.binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1, err);
+  adcp_rows_hasher *hp = o->env == LEDGER_ENV_NONE ? NULL : &h;
   adcp_buf body;
   adcp_buf_init(&body);
   for (size_t i = 0; !rc && i < o->n; i++) {
     const adcp_chunk_manifest *m = &o->ms[i];
     if ((rc = fetch_range(&body, l, o, m, 0, 0, 1, err))) break;
-    if ((rc = adcp_rows_verify_chunk(m, body.data, body.len, ADCP_VERIFY_CHUNK_DIGEST, &h, err))) break;
+    if ((rc = adcp_rows_verify_chunk(m, body.data, body.len, ADCP_VERIFY_CHUNK_DIGEST, hp, err))) break;
     if (fn && (rc = fn(ctx, body.data, body.len, m->row_count, err))) break;
   }
-  if (!rc) rc = adcp_rows_hasher_verify(&h, o->h.content_sha256, o->h.canonical_byte_count, err);
+  if (!rc && hp) rc = adcp_rows_hasher_verify(&h, o->h.content_sha256, o->h.canonical_byte_count, err);
   adcp_rows_hasher_free(&h);
   adcp_buf_free(&body);
   adcp_totals_free(&totals);
@@ -333,6 +370,8 @@ static size_t find_chunk(const adcp_chunk_manifest *ms, size_t n, uint64_t ordin
 
 static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *account_id, const char *revision_id,
                           uint64_t offset, uint64_t limit, int *moved, adcp_error *err);
+static int read_page_opened(adcp_ledger_page *out, adcp_ledger *l, opened *op, uint64_t offset, uint64_t limit,
+                            int *moved, adcp_error *err);
 
 int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const char *account_id,
                                    const char *revision_id, uint64_t offset, uint64_t limit, adcp_error *err) {
@@ -350,6 +389,14 @@ static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *acc
   opened o;
   int rc = open_rowset(&o, l, account_id, revision_id, err);
   if (rc) return rc;
+  return read_page_opened(out, l, &o, offset, limit, moved, err);
+}
+
+/* The page read proper over an opened row set (revision or direct); frees o. */
+static int read_page_opened(adcp_ledger_page *out, adcp_ledger *l, opened *op, uint64_t offset, uint64_t limit,
+                            int *moved, adcp_error *err) {
+  opened o = *op;
+  int rc = 0;
   uint64_t total = o.h.row_count;
   out->total_rows = total;
   out->offset = offset;
@@ -374,7 +421,7 @@ static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *acc
      * then hand the page over (rows are buffered until the digest matched). */
     full_ctx fc = {out, l};
     rc = verify_opened(l, &o, full_chunk, &fc, err);
-    if (!rc) out->envelope_verified = 1;
+    if (!rc) out->envelope_verified = o.env != LEDGER_ENV_NONE;
     else page_reset(out), out->total_rows = total;
     *moved = o.moved;
     opened_free(&o);
@@ -419,4 +466,46 @@ static int read_rows_once(adcp_ledger_page *out, adcp_ledger *l, const char *acc
     if (rc == ADCP_ENOMEM) adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   return ledger_map_read_error(rc, err);
+}
+
+/* ---- row sets without a revision header (rowsets.c) ------------------------------ */
+
+static int open_direct(opened *o, adcp_ledger *l, const ledger_direct *d, adcp_error *err) {
+  memset(o, 0, sizeof *o);
+  o->h = *d->h;
+  o->h.control_totals_json = strdup(d->h->control_totals_json ? d->h->control_totals_json : "[]");
+  if (!o->h.control_totals_json) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  o->rs = *d->rs;
+  o->env = d->env;
+  o->env_revision_id = d->envelope_revision_id;
+  o->direct = 1;
+  int rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
+  if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
+  if (rc) opened_free(o);
+  return rc;
+}
+
+int ledger_direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
+  for (int attempt = 0;; attempt++) {
+    opened o;
+    int rc = open_direct(&o, l, d, err);
+    if (rc) return rc;
+    rc = verify_opened(l, &o, fn, ctx, err);
+    int moved = o.moved;
+    opened_free(&o);
+    if (!(rc && moved && attempt == 0 && !fn)) return rc;
+  }
+}
+
+int ledger_direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
+                       adcp_error *err) {
+  page_reset(out);
+  for (int attempt = 0;; attempt++) {
+    opened o;
+    int moved = 0;
+    int rc = open_direct(&o, l, d, err);
+    if (rc) return rc;
+    rc = read_page_opened(out, l, &o, offset, limit, &moved, err);
+    if (!(rc && moved && attempt == 0)) return rc;
+  }
 }
