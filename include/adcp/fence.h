@@ -96,9 +96,20 @@ int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adc
  * never collected). */
 int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row_binding_id, adcp_error *err);
 
+/* Starts a destructive pass: forgets this handle's cached validations, so the
+ * next delete guard of every binding rechecks (or acquires) instead of trusting
+ * a claim checked in an earlier pass. The intent sweep, retirement and row
+ * pruning call it first. */
+void adcp_fence_pass_begin(adcp_ledger *l);
+
 /* 1 if key lies in a `_collector-fence/` directory directly under "{prefix}/{namespace_key}/" of
  * some prefix — a fence object, never a row object. */
 int adcp_fence_is_fence_key(const char *key);
+
+/* This database's fingerprint as the fence records it: "sqlite:dev=D:ino=I" of the main file
+ * ("sqlite:memory"), or "postgres:system=S:db=OID" (S = "unreadable" when the role may not call
+ * pg_control_system()). A fence row with another fingerprint is database_copied. */
+int adcp_fence_database_fingerprint(char *out, size_t cap, adcp_ledger *l, adcp_error *err);
 
 /* ---- operator views --------------------------------------------------------------- */
 

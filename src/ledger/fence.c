@@ -106,6 +106,14 @@ int fence_fingerprint(adcp_ledger *l, adcp_error *err) {
   return 0;
 }
 
+int adcp_fence_database_fingerprint(char *out, size_t cap, adcp_ledger *l, adcp_error *err) {
+  int rc = fence_fingerprint(l, err);
+  if (rc) return rc;
+  if ((size_t)snprintf(out, cap, "%s", l->fence_fingerprint) >= cap)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "fingerprint does not fit");
+  return 0;
+}
+
 int fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err) {
   *out = NULL;
   int rc = ledger_namespace_key(l, err);

@@ -99,7 +99,7 @@ int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out,
   memset(&c, 0, sizeof c);
   int rc = 0;
   if (b->fence_held && l->fence_advance_ms >= 0 && now - b->fence_advanced_ms < l->fence_advance_ms) {
-    if (b->fence_deletes < GUARD_RECHECK_DELETES && now - b->fence_checked_ms < GUARD_RECHECK_MS) {
+    if (b->fence_checked_ms && b->fence_deletes < GUARD_RECHECK_DELETES && now - b->fence_checked_ms < GUARD_RECHECK_MS) {
       b->fence_deletes++;
       return 0;
     }
@@ -121,6 +121,10 @@ int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out,
   }
   b->fence_deletes++;
   return 0;
+}
+
+void adcp_fence_pass_begin(adcp_ledger *l) {
+  for (size_t i = 0; i < l->n_bindings; i++) l->bindings[i].fence_checked_ms = 0, l->bindings[i].fence_list_ms = 0;
 }
 
 static int status_one(adcp_fence_status_entry *e, adcp_ledger *l, ledger_binding *b, int have_table, adcp_error *err) {

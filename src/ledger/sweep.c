@@ -246,6 +246,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
    * failure here is not a refusal: those intents take the normal path (and
    * its backoff) and the guard before each delete decides again. */
   size_t nl = nb;
+  adcp_fence_pass_begin(l);
   for (size_t i = 0; i < nl;) {
     adcp_error e = {0};
     int cause = 0;

@@ -12,6 +12,7 @@
 
 #include "adcp/fence.h"
 #include "adcp/objects.h"
+#include "adcp/retention.h"
 #include "ledger_fixture.h"
 
 #define FIXTURES ADCP_SOURCE_DIR "/tests/ledger/fixtures/"
@@ -77,7 +78,7 @@ static void fenv_close(fenv *e) {
   }
 }
 
-static void __attribute__((unused)) exec(adcp_sql_conn *c, const char *sql) {
+static void exec(adcp_sql_conn *c, const char *sql) {
   adcp_error err = {0};
   OK(adcp_sql_exec_script(c, sql, &err));
 }
@@ -309,12 +310,335 @@ static void test_siblings_share(void **state) {
   fenv_close(&a);
 }
 
+
+/* ---- commits, sweeps, retirement ----------------------------------------------------- */
+
+static int abort_uploaded(void *ctx, int step) {
+  (void)ctx;
+  return step == ADCP_LEDGER_STEP_UPLOADED;
+}
+
+static int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int),
+                   adcp_error *err) {
+  gen g;
+  gen_init(&g, 1500, 40, salt); /* several chunks */
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = obligation,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
+                            .binding_id = "fs1",
+                            .step_hook = hook};
+  adcp_commit_result res;
+  memset(&res, 0, sizeof res);
+  int rc = adcp_ledger_commit_revision(&res, e->l, &req, err);
+  if (!rc) adcp_commit_result_free(&res);
+  adcp_buf_free(&g.line);
+  return rc;
+}
+
+static int count_cb(void *ctx, const uint8_t *b, size_t n, uint64_t rows, adcp_error *err) {
+  (void)b, (void)n, (void)err;
+  *(uint64_t *)ctx += rows;
+  return 0;
+}
+
+static void verifies(fenv *e, const char *rev) {
+  adcp_error err = {0};
+  uint64_t rows = 0;
+  int rc = adcp_ledger_verify_revision(e->l, "acct", rev, count_cb, &rows, &err);
+  if (rc) fail_msg("revision %s does not verify: %d %s", rev, rc, err.message);
+  assert_int_equal(rows, 1500);
+}
+
+static int row_files_in(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (lstat(p, &st)) continue;
+    if (S_ISDIR(st.st_mode)) n += row_files_in(p);
+    else if (strstr(de->d_name, ".jsonl")) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static void expire_intents(adcp_sql_conn *c) {
+  exec(c, "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z'");
+  exec(c, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+          "WHERE lease_owner IS NOT NULL");
+}
+
+static void backdate_period(fenv *e, const char *obl, int recent) {
+  adcp_error err = {0};
+  int pg = adcp_sql_dialect_of(e->c) == ADCP_SQL_POSTGRES;
+  char now[32];
+  OK(adcp_sql_now(e->c, now, &err));
+  adcp_sql_param q[2] = {adcp_sql_text(obl), adcp_sql_text(recent ? now : "2021-01-01T00:00:00.000000Z")};
+  if (pg) OK(adcp_sql_exec_script(e->c, "SET session_replication_role = replica", &err));
+  /* Backdating rewrites immutable columns: SQLite cannot switch triggers off. */
+  if (!pg)
+    OK(adcp_sql_exec_script(e->c, "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
+                                  "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;", &err));
+  OK(adcp_sql_exec(e->c,
+                   pg ? "UPDATE adcp_reporting_obligations SET period_start = $2::timestamptz - interval '1 day', "
+                        "period_end = $2::timestamptz, created_at = $2::timestamptz WHERE obligation_id = $1"
+                      : "UPDATE adcp_reporting_obligations SET period_start = '2000-01-01T00:00:00.000000Z', "
+                        "period_end = $2, created_at = $2 WHERE obligation_id = $1",
+                   q, 2, &err));
+  OK(adcp_sql_exec(e->c,
+                   pg ? "UPDATE adcp_reporting_revisions SET recorded_at = $2::timestamptz WHERE obligation_id = $1"
+                      : "UPDATE adcp_reporting_revisions SET recorded_at = $2 WHERE obligation_id = $1",
+                   q, 2, &err));
+  OK(adcp_sql_exec(e->c,
+                   pg ? "UPDATE adcp_reporting_row_sets SET recorded_at = $2::timestamptz WHERE obligation_id = $1"
+                      : "UPDATE adcp_reporting_row_sets SET recorded_at = $2 WHERE obligation_id = $1",
+                   q, 2, &err));
+  if (pg) OK(adcp_sql_exec_script(e->c, "SET session_replication_role = origin", &err));
+}
+
+/* Chunk objects of a revision's row set present in the bucket at their recorded versions; fails when one is not. */
+static int objects_intact(fenv *e, const char *rev) {
+  adcp_error err = {0};
+  adcp_sql_param p = adcp_sql_text(rev);
+  adcp_sql_rows *r;
+  OK(adcp_sql_query(&r, e->c,
+                    "SELECT c.object_key, c.native_version FROM adcp_reporting_row_chunks c JOIN adcp_reporting_revisions v "
+                    "ON v.row_set_id = c.row_set_id WHERE v.revision_id = $1",
+                    &p, 1, &err));
+  int n = 0;
+  while (adcp_sql_next(r, &err) == 1) {
+    adcp_object_info info;
+    const char *key = adcp_sql_get_text(r, 0, NULL);
+    if (adcp_object_head(e->p, &info, key, NULL, &err)) fail_msg("object of %s is gone: %s", rev, key);
+    if (strcmp(info.native_version, adcp_sql_get_text(r, 1, NULL))) fail_msg("object of %s replaced: %s", rev, key);
+    n++;
+  }
+  adcp_sql_rows_free(r);
+  return n;
+}
+
+static const adcp_retention_policy RPOLICY = {1, 1, 0, 0, 0};
+
+static adcp_retention_counters retire(fenv *e) {
+  adcp_error err = {0};
+  adcp_retention_options o = {.version = 1, .policy = &RPOLICY, .limit = 10};
+  adcp_retention_counters c;
+  OK(adcp_retention_retire(&c, e->l, &o, &err));
+  return c;
+}
+
+/* The copy: the SQLite file, or CREATE DATABASE ... TEMPLATE (both need the original closed). */
+static void clone_db(fenv *a, const fixture *f, char *clone_url, size_t n, char *clone_db_name, size_t dn,
+                     char *clone_dir_out, size_t cn) {
+  adcp_ledger_close(a->l);
+  adcp_object_provider_free(a->p);
+  adcp_storage_close(a->s);
+  clone_db_name[0] = 0;
+  if (f->dialect == ADCP_SQL_SQLITE) {
+    char src[700], dst[600], cmd[1400];
+    snprintf(src, sizeof src, "%s/ledger.db", f->dir);
+    snprintf(clone_dir_out, cn, "%s/clone", f->dir);
+    mkdir(clone_dir_out, 0700);
+    snprintf(dst, sizeof dst, "%.580s/ledger.db", clone_dir_out);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
+    assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
+    snprintf(clone_url, n, "sqlite:%s", dst);
+  } else {
+    snprintf(clone_db_name, dn, "%s_clone", f->dbname);
+    char sql[200];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE %s", clone_db_name, f->dbname);
+    pg_admin(sql);
+    pg_url_for(clone_url, n, clone_db_name);
+  }
+  /* reopen the original on the same bucket */
+  char *dir = a->dir;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(a, f->url, dir, &h);
+  a->dir = dir;
+}
+
+static void drop_clone(const char *name) {
+  if (!name[0]) return;
+  char sql[200];
+  snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+  pg_admin(sql);
+}
+
+/* The issue's attack: a copied database sharing the bucket tries to adopt the
+ * objects of a commit the original abandoned, then sweeps and retires. */
+static void test_clone_cannot_adopt_or_delete(void **state) {
+  fixture *f = *state;
+  fenv a, b;
+  hook_opts h = {NULL, NULL, NULL, -1, 0}; /* no cache: every commit lists */
+  fenv_open_url(&a, f->url, NULL, &h);
+  adcp_error err = {0};
+  OK(fcommit(&a, "ob_old", "old1", 1, NULL, &err));
+  OK(fcommit(&a, "ob1", "keep1", 2, NULL, &err));
+  backdate_period(&a, "ob_old", 0);
+  assert_int_equal(fcommit(&a, "ob2", "crash1", 3, abort_uploaded, &err), ADCP_EABORTED);
+  expire_intents(a.c);
+  int files_all = row_files_in(a.root);
+  assert_true(files_all >= 3);
+  char curl[800], cname[96], cdir[800];
+  clone_db(&a, f, curl, sizeof curl, cname, sizeof cname, cdir, sizeof cdir);
+  fenv_open_url(&b, curl, a.dir, &h);
+
+  /* the clone adopts the abandoned objects: refused, naming the cause */
+  adcp_error e2 = {0};
+  assert_int_equal(fcommit(&b, "ob2", "crash1", 3, NULL, &e2), ADCP_EUNSAFE_BINDING);
+  if (!strstr(e2.message, "database_copied") || !strstr(e2.message, "fence status"))
+    fail_msg("refusal message: %s", e2.message);
+  /* even a commit of new content is refused */
+  assert_int_equal(fcommit(&b, "ob3", "b_new", 9, NULL, &e2), ADCP_EUNSAFE_BINDING);
+  /* its sweep and retirement delete nothing */
+  adcp_sweep_counters sc;
+  expire_intents(b.c);
+  OK(adcp_ledger_sweep_intents(&sc, b.l, NULL, 0, &err));
+  assert_int_equal(sc.objects_deleted, 0);
+  assert_true(sc.fenced >= 1);
+  assert_string_equal(sc.fence_cause, "database_copied");
+  adcp_retention_counters rc = retire(&b);
+  assert_int_equal(rc.done, 0);
+  assert_int_equal(rc.objects_deleted, 0);
+  int files_now = row_files_in(a.root);
+  assert_true(files_now >= files_all);
+
+  /* the original holds the claim: its sweep removes what it abandoned, then it commits */
+  OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err));
+  assert_int_equal(sc.fenced, 0);
+  assert_true(sc.objects_deleted >= 1);
+  OK(fcommit(&a, "ob2", "crash1", 3, NULL, &err));
+  verifies(&a, "keep1"), verifies(&a, "crash1");
+  verifies(&b, "keep1");
+
+  /* restore case: the copy is the survivor; the operator takes over */
+  adcp_fence_status_entry *st = NULL;
+  size_t ns = 0;
+  OK(adcp_fence_status(&st, &ns, b.l, NULL, &err));
+  assert_int_equal(ns, 1);
+  assert_false(st[0].holds);
+  assert_int_equal(st[0].cause, ADCP_FENCE_DATABASE_COPIED);
+  free(st);
+  adcp_fence_claim tc;
+  assert_int_equal(adcp_fence_take_over(&tc, b.l, "fs1", 0, &err), ADCP_EINVALID_INPUT);
+  OK(adcp_fence_take_over(&tc, b.l, "fs1", 1, &err));
+  OK(fcommit(&b, "ob3", "b_new", 9, NULL, &err));
+  /* now the original is fenced: no commit, no deletes */
+  e2 = (adcp_error){0};
+  assert_int_equal(fcommit(&a, "ob4", "a_new", 10, NULL, &e2), ADCP_EUNSAFE_BINDING);
+  assert_non_null(strstr(e2.message, "fence_advanced"));
+  assert_int_equal(fcommit(&a, "ob6", "a_new6", 10, abort_uploaded, &e2), ADCP_EABORTED); /* uploads then stop */
+  expire_intents(a.c);
+  OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err));
+  assert_int_equal(sc.objects_deleted, 0);
+  assert_true(sc.fenced >= 1);
+  rc = retire(&a);
+  assert_int_equal(rc.objects_deleted, 0);
+  /* the survivor sweeps its copy of the old intent: exact versions only, nothing committed goes */
+  OK(adcp_ledger_sweep_intents(&sc, b.l, NULL, 0, &err));
+  assert_int_equal(sc.fenced, 0);
+  verifies(&a, "keep1"), verifies(&a, "crash1");
+  verifies(&b, "keep1"), verifies(&b, "b_new");
+  /* the old period's bytes outlived both fenced retirements (each database's own phase 1 may have
+   * marked it; its objects are all still there, at their recorded versions) */
+  assert_true(objects_intact(&a, "old1") >= 1);
+  assert_int_equal(objects_intact(&a, "old1"), objects_intact(&b, "old1"));
+  fenv_close(&b);
+  fenv_close(&a);
+  drop_clone(cname);
+}
+
+/* A copy the fingerprint cannot tell apart (a physical copy: here the clone's
+ * row is rewritten to its own fingerprint) that adopts first: it takes the
+ * claim by adopting, and the original's sweep is fenced and deletes nothing. */
+static void test_physical_copy_adopting_first_fences_original(void **state) {
+  fixture *f = *state;
+  fenv a, b;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(&a, f->url, NULL, &h);
+  adcp_error err = {0};
+  OK(fcommit(&a, "ob1", "keep1", 2, NULL, &err));
+  adcp_sweep_counters sc;
+  OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err)); /* the claim advanced by a pass */
+  assert_int_equal(fcommit(&a, "ob2", "crash1", 3, abort_uploaded, &err), ADCP_EABORTED);
+  char curl[800], cname[96], cdir[800];
+  clone_db(&a, f, curl, sizeof curl, cname, sizeof cname, cdir, sizeof cdir);
+  fenv_open_url(&b, curl, a.dir, &h);
+  char fp[300];
+  OK(adcp_fence_database_fingerprint(fp, sizeof fp, b.l, &err));
+  adcp_sql_param p = adcp_sql_text(fp);
+  OK(adcp_sql_exec(b.c, "UPDATE adcp_reporting_orphan_collector_fences SET database_fingerprint = $1", &p, 1, &err));
+  expire_intents(b.c); /* the abandoned commit's lease is gone on the copy too */
+  OK(fcommit(&b, "ob2", "crash1", 3, NULL, &err)); /* adopts the abandoned objects, advancing the claim */
+  verifies(&b, "crash1");
+  /* the original's sweep of its intent for those very objects: fenced */
+  expire_intents(a.c);
+  OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err));
+  assert_int_equal(sc.objects_deleted, 0);
+  assert_int_equal(sc.fenced, 1);
+  assert_string_equal(sc.fence_cause, "fence_advanced");
+  adcp_error e2 = {0};
+  assert_int_equal(fcommit(&a, "ob5", "a5", 11, NULL, &e2), ADCP_EUNSAFE_BINDING);
+  assert_non_null(strstr(e2.message, "fence_advanced"));
+  verifies(&b, "crash1"), verifies(&b, "keep1"), verifies(&a, "keep1");
+  fenv_close(&b);
+  fenv_close(&a);
+  drop_clone(cname);
+}
+
+/* The original advances first: the copy (same fingerprint) can then neither commit nor delete. */
+static void test_physical_copy_loses_race(void **state) {
+  fixture *f = *state;
+  fenv a, b;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(&a, f->url, NULL, &h);
+  adcp_error err = {0};
+  OK(fcommit(&a, "ob1", "keep1", 2, NULL, &err));
+  assert_int_equal(fcommit(&a, "ob2", "crash1", 3, abort_uploaded, &err), ADCP_EABORTED);
+  char curl[800], cname[96], cdir[800];
+  clone_db(&a, f, curl, sizeof curl, cname, sizeof cname, cdir, sizeof cdir);
+  fenv_open_url(&b, curl, a.dir, &h);
+  char fp[300];
+  OK(adcp_fence_database_fingerprint(fp, sizeof fp, b.l, &err));
+  adcp_sql_param p = adcp_sql_text(fp);
+  OK(adcp_sql_exec(b.c, "UPDATE adcp_reporting_orphan_collector_fences SET database_fingerprint = $1", &p, 1, &err));
+  adcp_sweep_counters sc;
+  OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err)); /* original's pass advances */
+  expire_intents(a.c);                                     /* (the aborted commit's lease) */
+  OK(fcommit(&a, "ob2", "crash1", 3, NULL, &err));        /* and it finishes its commit */
+  adcp_error e2 = {0};
+  assert_int_equal(fcommit(&b, "ob7", "b7", 12, NULL, &e2), ADCP_EUNSAFE_BINDING);
+  assert_non_null(strstr(e2.message, "fence_advanced"));
+  expire_intents(b.c);
+  OK(adcp_ledger_sweep_intents(&sc, b.l, NULL, 0, &err)); /* its copy of the intent names a's live objects */
+  assert_int_equal(sc.objects_deleted, 0);
+  assert_int_equal(sc.fenced, 2); /* that one, and the intent of its own refused commit */
+  verifies(&a, "crash1"), verifies(&a, "keep1"), verifies(&b, "keep1");
+  fenv_close(&b);
+  fenv_close(&a);
+  drop_clone(cname);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_golden),
       cmocka_unit_test(test_reader_rejections),
       BOTH(test_acquire_advances_and_prunes),
       BOTH(test_siblings_share),
+      BOTH(test_clone_cannot_adopt_or_delete),
+      BOTH(test_physical_copy_adopting_first_fences_original),
+      BOTH(test_physical_copy_loses_race),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
