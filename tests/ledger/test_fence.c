@@ -630,6 +630,299 @@ static void test_physical_copy_loses_race(void **state) {
   drop_clone(cname);
 }
 
+
+/* ---- refusal causes ------------------------------------------------------------------- */
+
+/* Writes a fence record file at epoch with the given token (bypassing the provider: the store's view). */
+static void plant(fenv *e, uint64_t epoch, const char *token, const char *raw) {
+  adcp_error err = {0};
+  char path[2000];
+  fence_path(path, sizeof path, e, epoch);
+  unlink(path);
+  if (raw) {
+    tu_write_file(path, raw, strlen(raw));
+    return;
+  }
+  adcp_fence_record r;
+  memset(&r, 0, sizeof r);
+  r.epoch = epoch;
+  char inst[64];
+  int found = 0;
+  OK(adcp_sql_query_text(inst, sizeof inst, &found, e->c,
+                         adcp_sql_dialect_of(e->c) == ADCP_SQL_POSTGRES
+                             ? "SELECT installation_id::text FROM adcp_persistence_installation"
+                             : "SELECT installation_id FROM adcp_persistence_installation",
+                         NULL, 0, &err));
+  snprintf(r.installation_id, sizeof r.installation_id, "%.36s", inst);
+  char pre[1200];
+  OK(adcp_fence_key_prefix(pre, sizeof pre, e->l, "fs1", &err));
+  /* rows/{ns}/_collector-fence/ */
+  snprintf(r.namespace_key, sizeof r.namespace_key, "%.64s", pre + 5);
+  strcpy(r.owner_id, "intruder");
+  snprintf(r.owner_token, sizeof r.owner_token, "%s", token);
+  strcpy(r.row_binding_id, "fs1");
+  char q[300];
+  snprintf(q, sizeof q, "SELECT scope_sha256 FROM adcp_reporting_orphan_collector_fences");
+  OK(adcp_sql_query_text(r.scope_sha256, sizeof r.scope_sha256, &found, e->c, q, NULL, 0, &err));
+  adcp_buf b;
+  adcp_buf_init(&b);
+  OK(adcp_fence_record_encode(&b, &r, &err));
+  tu_write_file(path, b.data, b.len);
+  adcp_buf_free(&b);
+}
+
+static adcp_fence_cause recheck(fenv *e, adcp_fence_claim *c) {
+  adcp_error err = {0};
+  adcp_fence_cause cause = 99;
+  OK(adcp_fence_recheck(c, &cause, e->l, &err));
+  return cause;
+}
+
+static void expect_commit_refused(fenv *e, const char *cause, const char *rev) {
+  adcp_error err = {0};
+  int rc = fcommit(e, rev, rev, 77, NULL, &err);
+  if (rc != ADCP_EUNSAFE_BINDING || !strstr(err.message, cause))
+    fail_msg("commit %s: want UNSAFE_BINDING naming %s, got %d %s", rev, cause, rc, err.message);
+}
+
+static void test_refusal_causes(void **state) {
+  fixture *f = *state;
+  fenv e;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(&e, f->url, NULL, &h);
+  adcp_error err = {0};
+  adcp_fence_claim c;
+  const char *T = "ffeeddccbbaa99887766554433221100";
+  assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK); /* epoch 1 */
+  assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK); /* epoch 2 */
+
+  /* fence_advanced: someone wrote epoch 3 */
+  plant(&e, 3, T, NULL);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_ADVANCED);
+  adcp_fence_claim c2;
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_ADVANCED);
+  expect_commit_refused(&e, "fence_advanced", "r_adv");
+  char path[2000];
+  fence_path(path, sizeof path, &e, 3);
+  unlink(path);
+
+  /* token_mismatch: our epoch's object carries another token */
+  char keep[2000];
+  fence_path(keep, sizeof keep, &e, 2);
+  size_t kn = 0;
+  uint8_t *kb = tu_read_file(keep, &kn);
+  plant(&e, 2, T, NULL);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_TOKEN_MISMATCH);
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_TOKEN_MISMATCH);
+
+  /* fence_unreadable: garbage, then an oversized object, at our epoch */
+  plant(&e, 2, NULL, "{\"epoch\":2}");
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_UNREADABLE);
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_UNREADABLE);
+  char big[5000];
+  memset(big, ' ', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  plant(&e, 2, NULL, big);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_UNREADABLE);
+
+  /* fence_regressed: our object gone, an older one remains */
+  fence_path(path, sizeof path, &e, 2);
+  unlink(path);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_REGRESSED);
+  expect_commit_refused(&e, "fence_regressed", "r_reg");
+  /* fence_missing: no fence object at all */
+  fence_path(path, sizeof path, &e, 1);
+  unlink(path);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_MISSING);
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_MISSING);
+  expect_commit_refused(&e, "fence_missing", "r_mis");
+  /* restore the real epoch-2 object: held again */
+  tu_write_file(keep, kb, kn);
+  free(kb);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_OK);
+  /* fence_regressed: the table below the epoch this process saw */
+  adcp_fence_claim ahead = c;
+  ahead.epoch += 5;
+  assert_int_equal(recheck(&e, &ahead), ADCP_FENCE_REGRESSED);
+  /* claim_lost: same epoch, another token */
+  adcp_fence_claim other = c;
+  memcpy(other.owner_token, T, 33);
+  assert_int_equal(recheck(&e, &other), ADCP_FENCE_CLAIM_LOST);
+
+  /* claimed_elsewhere: another owner_id on the same database, and another scope */
+  fenv o;
+  hook_opts ho = {"other-host", NULL, NULL, -1, 0};
+  fenv_open_url(&o, f->url, e.dir, &ho);
+  assert_int_equal(acquire(&o, &c2), ADCP_FENCE_CLAIMED_ELSEWHERE);
+  fenv_close(&o);
+  adcp_fence_cause cause = ADCP_FENCE_OK;
+  exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = "
+            "'0000000000000000000000000000000000000000000000000000000000000000'");
+  OK(adcp_fence_acquire(&c2, &cause, e.l, "fs1", &err));
+  assert_int_equal(cause, ADCP_FENCE_CLAIMED_ELSEWHERE);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_CLAIM_LOST);
+
+  /* database_copied: the row names another database */
+  exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET database_fingerprint = 'sqlite:dev=1:ino=1'");
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_DATABASE_COPIED);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_DATABASE_COPIED);
+  expect_commit_refused(&e, "database_copied", "r_cop");
+
+  /* take-over repairs every one of them */
+  adcp_fence_claim tc;
+  OK(adcp_fence_take_over(&tc, e.l, "fs1", 1, &err));
+  assert_int_equal(tc.epoch, 3);
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
+  assert_int_equal(c2.epoch, 4);
+  OK(fcommit(&e, "ob_ok", "r_ok", 5, NULL, &err));
+  verifies(&e, "r_ok");
+
+  /* migration_required: no fence table */
+  exec(e.c, "DROP TABLE adcp_reporting_orphan_collector_fences");
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_MIGRATION_REQUIRED);
+  assert_int_equal(recheck(&e, &c), ADCP_FENCE_MIGRATION_REQUIRED);
+  expect_commit_refused(&e, "migration_required", "r_mig");
+  fenv_close(&e);
+}
+
+/* A first commit claims epoch 1; a second database with the same bucket that never claimed is refused. */
+static void test_first_use_claims(void **state) {
+  fixture *f = *state;
+  fenv e;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(&e, f->url, NULL, &h);
+  adcp_error err = {0};
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences"), 0);
+  OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
+  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
+  assert_int_equal(fence_epochs(&e), 1ULL << 1);
+  OK(fcommit(&e, "ob2", "r2", 2, NULL, &err)); /* the claim is held: no new fence object */
+  assert_int_equal(fence_epochs(&e), 1ULL << 1);
+  adcp_fence_status_entry *st = NULL;
+  size_t n = 0;
+  OK(adcp_fence_status(&st, &n, e.l, "fs1", &err));
+  assert_int_equal(n, 1);
+  assert_true(st[0].holds);
+  assert_int_equal(st[0].epoch, 1);
+  assert_int_equal(st[0].highest_epoch, 1);
+  assert_string_equal(st[0].owner_id, "adcp-ledger");
+  assert_string_equal(st[0].highest_owner_id, "adcp-ledger");
+  free(st);
+  verifies(&e, "r1"), verifies(&e, "r2");
+  fenv_close(&e);
+}
+
+/* ---- crashes ---------------------------------------------------------------------------- */
+
+static int kill_at_step(void *ctx, int step) {
+  if (step == *(int *)ctx) raise(SIGKILL);
+  return 0;
+}
+
+static void killed_child(const fixture *f, const char *dir, int step) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    fenv c;
+    int st = step;
+    hook_opts h = {NULL, kill_at_step, &st, -1, 0};
+    fenv_open_url(&c, f->url, dir, &h);
+    adcp_fence_claim cl;
+    acquire(&c, &cl);
+    _exit(3); /* not reached */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+static void test_kill_mid_claim(void **state) {
+  fixture *f = *state;
+  fenv e;
+  fenv_open(&e, f);
+  adcp_fence_claim c;
+  assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK); /* epoch 1 */
+  /* killed between the fence object write and the table update */
+  killed_child(f, e.dir, ADCP_FENCE_STEP_OBJECT_WRITTEN);
+  assert_int_equal(scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 2);
+  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
+  assert_true(fence_epochs(&e) & (1ULL << 2));
+  /* commits still work meanwhile (the in-flight advance is this database's) */
+  adcp_error err = {0};
+  OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
+  /* the next acquire completes it and advances: no claim lost */
+  adcp_fence_claim c2;
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
+  assert_int_equal(c2.epoch, 3);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
+                               "IS NOT NULL"),
+                   0);
+  /* killed after the mark, before any object: once the mark is stale, the next acquire takes over */
+  killed_child(f, e.dir, ADCP_FENCE_STEP_PENDING);
+  assert_int_equal(scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 4);
+  assert_false(fence_epochs(&e) & (1ULL << 4));
+  exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET pending_at = '2001-01-01T00:00:00.000000Z'");
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
+  assert_int_equal(c2.epoch, 4);
+  /* killed during a first claim (no row before): it resumes epoch 1 in a fresh binding state */
+  exec(e.c, "DELETE FROM adcp_reporting_orphan_collector_fences");
+  char pre[1200], cmd[2000];
+  OK(adcp_fence_key_prefix(pre, sizeof pre, e.l, "fs1", &err));
+  snprintf(cmd, sizeof cmd, "rm -f '%s/%s'*.json", e.root, pre);
+  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
+  killed_child(f, e.dir, ADCP_FENCE_STEP_OBJECT_WRITTEN);
+  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
+  assert_int_equal(c2.epoch, 2);
+  verifies(&e, "r1");
+  fenv_close(&e);
+}
+
+/* A restore in place (same file, same fingerprint, older epoch): fenced until take-over. */
+static void test_restore_then_take_over(void **state) {
+  fixture *f = *state;
+  if (f->dialect != ADCP_SQL_SQLITE) {
+    /* PostgreSQL: a restore is a dump into another database (another OID), covered by the clone test. */
+    fenv e;
+    fenv_open(&e, f);
+    adcp_fence_claim c;
+    assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK);
+    fenv_close(&e);
+    return;
+  }
+  fenv e;
+  hook_opts h = {NULL, NULL, NULL, -1, 0};
+  fenv_open_url(&e, f->url, NULL, &h);
+  adcp_error err = {0};
+  OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
+  char *dir = e.dir;
+  e.dir = NULL;
+  fenv_close(&e);
+  char db[700], backup[800], cmd[2000];
+  snprintf(db, sizeof db, "%s/ledger.db", f->dir);
+  snprintf(backup, sizeof backup, "%s/backup.db", f->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, backup);
+  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
+  fenv_open_url(&e, f->url, dir, &h);
+  adcp_sweep_counters sc;
+  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err)); /* advances past the backup */
+  OK(fcommit(&e, "ob2", "r2", 2, NULL, &err));
+  fenv_close(&e);
+  /* restore over the same file (cp into an existing file keeps its inode) */
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", backup, db);
+  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
+  fenv_open_url(&e, f->url, dir, &h);
+  expect_commit_refused(&e, "fence_advanced", "r3");
+  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
+  assert_int_equal(sc.objects_deleted, 0);
+  adcp_fence_claim tc;
+  OK(adcp_fence_take_over(&tc, e.l, "fs1", 1, &err));
+  assert_int_equal(tc.epoch, 3);
+  OK(fcommit(&e, "ob4", "r4", 4, NULL, &err));
+  verifies(&e, "r1"), verifies(&e, "r4");
+  e.dir = dir;
+  fenv_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_golden),
@@ -637,6 +930,10 @@ int main(void) {
       BOTH(test_acquire_advances_and_prunes),
       BOTH(test_siblings_share),
       BOTH(test_clone_cannot_adopt_or_delete),
+      BOTH(test_refusal_causes),
+      BOTH(test_first_use_claims),
+      BOTH(test_kill_mid_claim),
+      BOTH(test_restore_then_take_over),
       BOTH(test_physical_copy_adopting_first_fences_original),
       BOTH(test_physical_copy_loses_race),
   };
