@@ -504,7 +504,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
                     "namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3",
                     p, 3, err);
       if ((rc = tx_end(l, rc, err))) return rc;
-      target = r.epoch, prev = r.epoch > 1 ? 0 : 0; /* retry the unconfirmed write itself */
+      target = r.epoch, prev = 0; /* retry the unconfirmed write itself */
       snprintf(token, sizeof token, "%s", r.pending_token);
       break;
     }

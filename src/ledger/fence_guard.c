@@ -123,6 +123,12 @@ int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out,
   return 0;
 }
 
+int ledger_fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err) {
+  b->fence_checked_ms = 0; /* never the unchecked fast path */
+  if (advance) b->fence_held = 0; /* acquire: the adopting database fences every other one first */
+  return ledger_fence_guard_delete(l, b, NULL, err);
+}
+
 void adcp_fence_pass_begin(adcp_ledger *l) {
   for (size_t i = 0; i < l->n_bindings; i++) l->bindings[i].fence_checked_ms = 0, l->bindings[i].fence_list_ms = 0;
 }

@@ -250,6 +250,9 @@ int ledger_fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err
  * interval / 25 deletes, recheck) this handle's claim. UNSAFE_BINDING naming
  * the cause when fenced; *cause (may be NULL) gets it. */
 int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause, adcp_error *err);
+/* Before committing adopted bytes: advance = 1 (objects found at their keys)
+ * acquires, a new epoch, always; 0 (a header-only share) rechecks at least. */
+int ledger_fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err);
 /* UNSAFE_BINDING "binding X is fenced: CAUSE — ..." */
 int ledger_fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail);
 

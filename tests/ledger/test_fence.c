@@ -808,7 +808,12 @@ static void test_first_use_claims(void **state) {
   assert_string_equal(st[0].owner_id, "adcp-ledger");
   assert_string_equal(st[0].highest_owner_id, "adcp-ledger");
   free(st);
-  verifies(&e, "r1"), verifies(&e, "r2");
+  /* adopting bytes found at their keys advances the claim first */
+  assert_int_equal(fcommit(&e, "ob3", "r3", 3, abort_uploaded, &err), ADCP_EABORTED);
+  expire_intents(e.c);
+  OK(fcommit(&e, "ob3", "r3", 3, NULL, &err));
+  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 2);
+  verifies(&e, "r1"), verifies(&e, "r2"), verifies(&e, "r3");
   fenv_close(&e);
 }
 
