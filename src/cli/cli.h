@@ -209,6 +209,12 @@ int adcp_cli_audit_section_check(const adcp_json_doc *d, uint32_t node, const ch
 int adcp_cli_audit_config_load(adcp_cli_audit_config *out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 
+/* The "fence" section (config_fence.c): owner_id (malloc'd; NULL when absent). */
+int adcp_cli_config_fence_parse(char **owner_id, const adcp_json_doc *d, uint32_t node, const char *path,
+                                adcp_error *err);
+/* fence status|take-over (cmd_fence.c). */
+int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv);
+
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* The same refusal from every command for a database URL no engine accepts:

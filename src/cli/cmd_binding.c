@@ -547,6 +547,10 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
                     sc.stalled, sc.pending, sc.oldest_unconfigured_expired_s);
     if (sc.failed) adcp_jcs_write_string(&b, sc.first_failure, strlen(sc.first_failure));
     else adcp_buf_append_str(&b, "null");
+    /* docs/fence.md: intents of bindings whose claim another database holds */
+    adcp_buf_printf(&b, ",\"fenced\":%" PRIu64 ",\"fence_cause\":", sc.fenced);
+    if (sc.fenced || sc.fence_cause[0]) adcp_jcs_write_string(&b, sc.fence_cause, strlen(sc.fence_cause));
+    else adcp_buf_append_str(&b, "null");
     adcp_buf_append_str(&b, "}\n");
     fwrite(b.data, 1, b.len, stdout);
     adcp_cli_json_printed();
@@ -558,6 +562,9 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
            sc.pending);
   }
   if (sc.failed) fprintf(stderr, "adcp-ledger sweep: %" PRIu64 " intents failed; first: %s\n", sc.failed, sc.first_failure);
+  if (sc.fence_cause[0])
+    fprintf(stderr, "adcp-ledger sweep: %" PRIu64 " intents left untouched: a binding is fenced (%s); see "
+                    "`adcp-ledger fence status`\n", sc.fenced, sc.fence_cause);
   if (sc.skipped_unconfigured && sc.oldest_unconfigured_expired_s > 10 * SWEEP_INTERVAL_S)
     fprintf(stderr,
             "adcp-ledger sweep: warning: %" PRIu64 " intents of bindings not configured here, the oldest expired %" PRId64

@@ -59,6 +59,7 @@ struct adcp_cli_config {
   int feed_off;   /* "change_feed": false (docs/feed.md) */
   adcp_cli_worker_config *worker; /* "worker" (cli/config_worker.c) */
   adcp_cli_retention_config retention; /* "retention" (config_retention.c) */
+  char *fence_owner; /* "fence".owner_id (config_fence.c); NULL = default */
 };
 
 /* Parse state: the file's name and text, for file:line:column messages. */
@@ -172,6 +173,7 @@ void adcp_cli_config_free(adcp_cli_config *c) {
   free(c->strings);
   free(c->rules);
   adcp_cli_config_worker_free(c->worker);
+  free(c->fence_owner);
   free(c);
 }
 
@@ -539,7 +541,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", NULL};
+                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", "fence", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -585,6 +587,7 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
     rc = check_named(&p, c->rules[idx].binding, adcp_json_get(&d, r, "binding"), what);
   }
   if (!rc) rc = adcp_cli_config_worker_parse(&c->worker, &d, adcp_json_get(&d, 0, "worker"), path, src, text.len, err);
+  if (!rc) rc = adcp_cli_config_fence_parse(&c->fence_owner, &d, adcp_json_get(&d, 0, "fence"), path, err);
   if (!rc && c->def)
     rc = check_named(&p, c->def, sdef ? adcp_json_get(&d, sel, "default") : adcp_json_get(&d, 0, "default"), "default");
   adcp_json_doc_free(&d);
@@ -647,6 +650,7 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   int rc = adcp_cli_config_load(&x->cfg, g, err);
   if (rc) return rc;
   adcp_ledger_options lo = {.version = 1, .deployment_namespace = x->cfg ? x->cfg->ns : NULL};
+  lo.fence_owner_id = x->cfg ? x->cfg->fence_owner : NULL; /* docs/fence.md */
   adcp_storage_options so = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
   rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);

@@ -68,6 +68,8 @@ static const command_entry commands[] = {
      adcp_cli_issue_events, 0},
     {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", adcp_cli_retention, 0},
     {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", adcp_cli_hold, 0},
+    {"fence", "ownership fence of object bindings: status, take-over after a restore (fence status|take-over)",
+     adcp_cli_fence, 0},
     {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", adcp_cli_checkpoint, 0},
     {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)",
      adcp_cli_audit, CMD_READ_ONLY},
@@ -117,7 +119,7 @@ static int is_flag(const char *a) {
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
                                       "--probe", "--once", "--verbose", "--adopt-unlogged",
-                                      "--row-sets", NULL};
+                                      "--row-sets", "--acknowledge-previous-owner-gone", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;

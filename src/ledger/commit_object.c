@@ -812,6 +812,16 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       goto done;
     }
   }
+  /* Ownership fence (docs/fence.md): a database that does not hold the
+   * binding's claim never commits references to objects (adopted or its own),
+   * so the claim holder's deletes cannot take a revision's bytes away. */
+  /* Adopting bytes found at their keys advances the claim (acquire): a copied
+   * database that adopts first fences the original before the original's
+   * sweep could delete what it adopted. A header-only share rechecks. */
+  if ((rc = out->objects_adopted ? ledger_fence_guard_adopt(l, b, 1, err)
+            : shared[0]           ? ledger_fence_guard_adopt(l, b, 0, err)
+                                  : ledger_fence_commit_check(l, b, err)))
+    goto done;
   int replayed = 0;
   rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);
   if (!rc && replayed) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/fence.h"
 #include "retention/internal.h"
 
 #define PRUNE_EXPIRED                                                                                           \
@@ -210,6 +211,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   if (!o || o->version != 1 || !o->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention options: unknown version or no policy");
   size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
+  adcp_fence_pass_begin(l); /* object deletes recheck the fence claim this pass (docs/fence.md) */
   rpass rp;
   int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
   adcp_sql_rows *r = NULL;
