@@ -81,6 +81,11 @@ static inline void copy_small(uint8_t *dst, const uint8_t *src, size_t len, size
 
 /* Equality of short keys without a library call. */
 static inline int bytes_equal(const char *a, const char *b, size_t n) {
+  if (n >= 8 && n <= 16) { /* two overlapping 8-byte words */
+    uint64_t x0, y0, x1, y1;
+    memcpy(&x0, a, 8), memcpy(&y0, b, 8), memcpy(&x1, a + n - 8, 8), memcpy(&y1, b + n - 8, 8);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
   if (n <= 8) {
     for (size_t i = 0; i < n; i++)
       if (a[i] != b[i]) return 0;
@@ -440,6 +445,8 @@ typedef struct fast {
 static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 static inline int ws_only(const uint8_t *s, size_t a, size_t b) {
+  if (a == b) return 1;
+  if (a + 1 == b) return is_ws(s[a]);
   for (; a < b; a++)
     if (!is_ws(s[a])) return 0;
   return 1;
@@ -470,23 +477,20 @@ static inline void fast_leaf(fast *f, int kind, size_t off, size_t len) {
  * escapes, and any escape in a key (its sort order needs the decoded text), fall back. */
 static inline int fast_string(const fast *f, size_t o, size_t c, int key) {
   const uint8_t *s = f->s;
-  if (f->x.any_bs && bits_in(f->x.bs, o + 1, c)) {
-    if (key) return FAST_FALLBACK;
-    for (size_t i = o + 1; i < c; i++)
-      if (s[i] == '\\') {
-        uint8_t e = s[++i];
-        if (e != '"' && e != '\\' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') return FAST_FALLBACK;
-      }
-  }
-  if (f->x.any_hi && bits_in(f->x.hi, o + 1, c)) {
-    for (size_t i = o + 1; i < c;) {
-      if (s[i] < 0x80) {
-        i++;
-        continue;
-      }
+  if (!f->x.any_special || !bits_in(f->x.special, o + 1, c)) return 0;
+  for (size_t i = o + 1; i < c;) {
+    uint8_t ch = s[i];
+    if (ch == '\\') {
+      if (key) return FAST_FALLBACK;
+      uint8_t e = s[i + 1];
+      if (e != '"' && e != '\\' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') return FAST_FALLBACK;
+      i += 2;
+    } else if (ch >= 0x80) {
       size_t k = adcp_utf8_seq(s + i, c - i);
       if (!k) return FAST_FALLBACK;
       i += k;
+    } else {
+      i++;
     }
   }
   return 0;
@@ -813,13 +817,12 @@ static int canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, shape_
   while (i < n && is_ws(s[i])) i++;
   if (i == n || (s[i] != '{' && s[i] != '[')) return FAST_FALLBACK;
   size_t words = n / 64 + 1;
-  if (grow_u32(&d->stack, &d->cap_stack, n + 64) || adcp_buf_reserve(&d->perm, 2 * words * sizeof(uint64_t)))
+  if (grow_u32(&d->stack, &d->cap_stack, n + 64) || adcp_buf_reserve(&d->perm, words * sizeof(uint64_t)))
     return FAST_FALLBACK;
   fast f = {0};
   f.s = s, f.n = n, f.d = d, f.sc = sc;
   f.x.pos = d->stack;
-  f.x.bs = (uint64_t *)(void *)d->perm.data; /* adcp_buf storage comes from malloc: aligned */
-  f.x.hi = f.x.bs + words;
+  f.x.special = (uint64_t *)(void *)d->perm.data; /* adcp_buf storage comes from malloc: aligned */
   adcp_json_scanner_fn(sc->resolved - 1)(s, n, &f.x);
   if (f.x.bad) return FAST_FALLBACK;
   if (d->cap_nodes < f.x.count + 2) {

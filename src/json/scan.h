@@ -19,10 +19,9 @@
 
 typedef struct adcp_json_index {
   uint32_t *pos;   /* caller-sized: n + 64 entries */
-  uint64_t *bs;    /* caller-sized: n / 64 + 1 words; backslashes */
-  uint64_t *hi;    /* caller-sized: n / 64 + 1 words; bytes >= 0x80 inside strings */
+  uint64_t *special; /* caller-sized: n / 64 + 1 words; backslashes and bytes >= 0x80 in strings */
   size_t count;    /* out: entries in pos */
-  uint64_t any_bs, any_hi;
+  uint64_t any_special;
   int bad;         /* out: the line is certainly refused (control byte in a string, a byte
                     * >= 0x80 or a backslash outside strings, unterminated string) */
 } adcp_json_index;
@@ -47,7 +46,7 @@ typedef struct scan_state {
 
 /* Bit i set when an odd number of quotes precede or sit at i: the string interior
  * including its opening quote, excluding the closing one. */
-static inline uint64_t scan_prefix_xor(uint64_t x) {
+__attribute__((always_inline)) static inline uint64_t scan_prefix_xor(uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
   x ^= x << 4;
@@ -76,17 +75,17 @@ static inline uint64_t scan_escaped(uint64_t bs, uint64_t *carry) {
 }
 
 /* Interprets one 64-byte block's raw masks (bit i = byte base+i). */
-static inline void scan_block(scan_state *st, adcp_json_index *ix, size_t base, uint64_t quote, uint64_t bs,
+/* Forced inline: compiled inside each kernel's target (popcnt, BMI) rather than the baseline. */
+__attribute__((always_inline)) static inline void scan_block(scan_state *st, adcp_json_index *ix, size_t base, uint64_t quote, uint64_t bs,
                               uint64_t op, uint64_t ctrl, uint64_t hi) {
   if (bs | st->esc) quote &= ~scan_escaped(bs, &st->esc);
   uint64_t instr = scan_prefix_xor(quote) ^ st->in_str;
   st->in_str = (uint64_t)((int64_t)instr >> 63);
   if ((ctrl & instr) | ((hi | bs) & ~instr)) ix->bad = 1;
   size_t w = base >> 6;
-  ix->bs[w] = bs;
-  ix->hi[w] = hi & instr;
-  ix->any_bs |= bs;
-  ix->any_hi |= hi;
+  /* One bitmap for both: the string check looks at it once and sorts out which. */
+  ix->special[w] = bs | (hi & instr);
+  ix->any_special |= bs | hi;
   uint64_t bits = (op & ~instr) | quote;
   uint32_t *p = ix->pos + ix->count;
   ix->count += (size_t)__builtin_popcountll(bits);
@@ -106,7 +105,7 @@ static inline void scan_block(scan_state *st, adcp_json_index *ix, size_t base, 
 
 static inline void scan_begin(adcp_json_index *ix) {
   ix->count = 0;
-  ix->any_bs = ix->any_hi = 0;
+  ix->any_special = 0;
   ix->bad = 0;
 }
 
