@@ -52,7 +52,8 @@ enum {
   ADCP_JSON_F_SHORT_DEC = 4  /* literal has <= 15 significant digits: they are its shortest form */
 };
 
-/* Which scanner adcp_jcs_canonicalize uses (docs/encoding.md). Every choice gives
+/* Which scanner adcp_jcs_canonicalize uses (adcp_json_doc.scanner of the scratch
+ * doc; docs/encoding.md). Every choice gives
  * the same bytes and the same refusals; they differ only in speed. BYTEWISE is
  * the token-by-token canonicalizer; the others index each line's structure
  * first (SIMD stage 1) and copy already-canonical runs. A kernel the CPU cannot
