@@ -52,10 +52,30 @@ enum {
   ADCP_JSON_F_SHORT_DEC = 4  /* literal has <= 15 significant digits: they are its shortest form */
 };
 
+/* Which scanner adcp_jcs_canonicalize uses (adcp_json_doc.scanner of the scratch
+ * doc; docs/encoding.md). Every choice gives
+ * the same bytes and the same refusals; they differ only in speed. BYTEWISE is
+ * the token-by-token canonicalizer; the others index each line's structure
+ * first (SIMD stage 1) and copy already-canonical runs. A kernel the CPU cannot
+ * run falls back to the next narrower one. */
+enum adcp_json_scanner {
+  ADCP_JSON_SCANNER_AUTO = 0, /* ADCP_JSON_SCANNER env var, else the widest kernel */
+  ADCP_JSON_SCANNER_BYTEWISE,
+  ADCP_JSON_SCANNER_SCALAR,
+  ADCP_JSON_SCANNER_SSE42,
+  ADCP_JSON_SCANNER_AVX2,
+};
+
 typedef struct adcp_json_options {
   uint32_t max_depth;       /* 0 means ADCP_JSON_DEFAULT_MAX_DEPTH */
   int allow_unsafe_numbers; /* readers: accept any finite number (no 2^53-1 check) */
 } adcp_json_options;
+
+/* "auto", "bytewise", "scalar", "sse42", "avx2" <-> ADCP_JSON_SCANNER_*; -1 when unknown. */
+int adcp_json_scanner_from_name(const char *name);
+const char *adcp_json_scanner_name(int scanner);
+/* The scanner a request resolves to on this CPU (AUTO consults the environment). */
+int adcp_json_scanner_effective(int requested);
 
 typedef struct adcp_json_doc {
   const char *src;       /* borrowed source text */
@@ -72,7 +92,8 @@ typedef struct adcp_json_doc {
   void *members;         /* adcp_jcs_canonicalize scratch: member records */
   size_t cap_members;
   adcp_buf perm;         /* adcp_jcs_canonicalize scratch: reordered members */
-  void *shapes;          /* adcp_jcs_canonicalize cache of key orders */
+  void *shapes;          /* adcp_jcs_canonicalize cache of key orders and scan state */
+  int scanner;           /* adcp_jcs_canonicalize: ADCP_JSON_SCANNER_*, 0 = auto */
 } adcp_json_doc;
 
 void adcp_json_doc_init(adcp_json_doc *doc);
