@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "adcp/rows.h"
+#include "rows/internal.h"
 
 #define HASH_SLOTS 4u
 
@@ -83,8 +84,8 @@ int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_e
 
 /* The three passes over one closed segment (either thread, never both at once:
  * the hasher while it runs, the caller only after a drain). */
-static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, size_t n, adcp_segment_manifest *s, int seg_done,
-                      adcp_error *err) {
+static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, uint8_t *own, size_t n, adcp_segment_manifest *s,
+                      int seg_done, adcp_error *err) {
   int rc = 0;
   if (!seg_done) {
     if ((rc = adcp_sha256_init(&e->seg_sha, err))) return rc;
@@ -92,6 +93,8 @@ static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, size_t n, adcp_seg
     adcp_sha256_final_hex(&e->seg_sha, s->sha256);
   }
   adcp_sha256_update(&e->chunk_sha, p, n);
+  /* A slot copy (own) is the hasher's to overwrite: commas in place, last. */
+  if (own) return rows_hasher_update_inplace(&e->content, own, n, err);
   return adcp_rows_hasher_update(&e->content, p, n, NULL, err);
 }
 
@@ -107,7 +110,7 @@ static void *hasher_main(void *arg) {
     /* segments[seg].sha256 is written only here (or by the caller for seg_done
      * slots); the caller writes the other fields before the slot is queued. */
     adcp_error herr;
-    int rc = hash_bytes(e, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg], sl->seg_done, &herr);
+    int rc = hash_bytes(e, sl->buf.data, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg], sl->seg_done, &herr);
     if (sl->buf.cap > ADCP_ROWS_CHUNK_MAX_BYTES) adcp_buf_free(&sl->buf); /* an oversized row: don't keep it */
     pthread_mutex_lock(&t->mu);
     if (rc && !t->rc) t->rc = rc;
@@ -253,7 +256,7 @@ static int close_segment(adcp_rows_encoder *e, uint64_t end, adcp_error *err) {
   e->seg_rows = 0;
   if (e->threads > 1 && !e->ht) hasher_start(e);
   if (e->ht) return hasher_queue(e, p, n, idx, err);
-  return hash_bytes(e, p, n, s, 0, err);
+  return hash_bytes(e, p, NULL, n, s, 0, err);
 }
 
 static int close_chunk(adcp_rows_encoder *e, uint64_t len, adcp_error *err) {
