@@ -9,7 +9,7 @@
 FROM debian:12-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config ca-certificates \
-      libssl-dev libpq-dev libsqlite3-dev libcurl4-openssl-dev libdeflate-dev \
+      libssl-dev libpq-dev libsqlite3-dev libcurl4-openssl-dev libdeflate-dev libisal-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt Makefile ./
@@ -26,7 +26,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADCP_TESTS=OFF \
 
 FROM debian:12-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates libssl3 libpq5 libsqlite3-0 libcurl4 libdeflate0 \
+ && apt-get install -y --no-install-recommends ca-certificates libssl3 libpq5 libsqlite3-0 libcurl4 libdeflate0 libisal2 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system adcp-ledger \
  && useradd --system --gid adcp-ledger --home-dir /var/lib/adcp-ledger --create-home \

@@ -7,6 +7,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libmicrohttpd-dev
       postgresql nodejs python3
       ceph-mon ceph-osd radosgw curl openssl) # radosgw: the real S3 of the tests (scripts/radosgw.sh, which uses curl; ~32 s); openssl: the TLS test CA
+pkgs+=(libisal-dev) # ISA-L igzip: the gzip writer of object commits (src/rows/gzip.c)
 pkgs+=(zsh) # the generated zsh completion is syntax-checked (tests/install/manual.sh)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -187,6 +187,13 @@ typedef struct adcp_rows_result {
 typedef struct adcp_rows_encoder adcp_rows_encoder;
 
 int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_options *opts, adcp_error *err);
+/* Threads the encoder uses (before the first row): 1 hashes on the caller's
+ * thread; 2 runs the segment, chunk and content digest passes on a hasher
+ * thread while the caller's thread canonicalizes the next rows (memory: up to
+ * four segment copies more). 0 is the default: ADCP_ROWS_THREADS=1|2 from the
+ * environment, else 2 when at least two cores are online. Output (chunks,
+ * manifests, digests, errors, callback order and thread) is identical. */
+int adcp_rows_encoder_set_threads(adcp_rows_encoder *enc, unsigned threads, adcp_error *err);
 /* Adds one row given as JSON text (any formatting). Refusals are ADCP_EINVALID_ROW
  * naming the ordinal (never row content); syntax errors ADCP_EINVALID_INPUT. */
 int adcp_rows_encoder_add_json(adcp_rows_encoder *enc, const char *text, size_t len, adcp_error *err);
@@ -222,8 +229,25 @@ int adcp_rows_check_lines(const uint8_t *buf, size_t len, adcp_json_doc *scratch
 
 /* ---- gzip storage (spec 01 §11) ----------------------------------------------- */
 
-/* Appends one gzip member of in[0..n) (level 1..12; 6 matches the JS SDK). */
+/* Appends one gzip member of in[0..n) with libdeflate (level 1..12; 6 matches the JS SDK). */
 int adcp_gzip_compress(adcp_buf *out, const uint8_t *in, size_t n, int level, adcp_error *err);
+
+/* gzip writers. Any single member verifies (spec 01 §11: writers record the
+ * digest of the bytes they stored), so the choice changes physical_sha256 and
+ * the stored size only, never a canonical digest. */
+typedef enum adcp_gzip_impl {
+  ADCP_GZIP_DEFAULT = 0,    /* adcp_gzip_write_choice() */
+  ADCP_GZIP_LIBDEFLATE = 1, /* levels 1..12 */
+  ADCP_GZIP_ISAL = 2        /* ISA-L igzip, levels 0..3 */
+} adcp_gzip_impl;
+/* Appends one gzip member made by impl at level (out-of-range levels take the
+ * implementation's default). An igzip output that would not fit its bound is
+ * redone with libdeflate level 1. */
+int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level,
+                            adcp_error *err);
+/* The writer object commits use: igzip level 1, unless ADCP_GZIP_WRITE is
+ * "isal:L" or "libdeflate:L" (e.g. libdeflate:6, the JS SDK's level). */
+void adcp_gzip_write_choice(adcp_gzip_impl *impl, int *level);
 /* Reads a stored gzip chunk safely: checks length == physical_byte_count and
  * SHA-256 == physical_sha256 before inflating, inflates with output capped at
  * expected_bytes and requires exactly that many, and refuses trailing data and

@@ -126,7 +126,7 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
     size_t n = len;
     if (c->gzip) {
       adcp_buf_reset(&c->gz);
-      if ((rc = adcp_gzip_compress(&c->gz, body, len, 6, err))) goto out;
+      if ((rc = adcp_gzip_compress_with(&c->gz, body, len, ADCP_GZIP_DEFAULT, 0, err))) goto out;
       data = c->gz.data, n = c->gz.len;
       char phys[65];
       adcp_sha256_hex(phys, data, n, NULL);

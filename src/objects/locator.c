@@ -29,8 +29,8 @@ int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk
   if (!chunk && n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "chunk bytes are missing");
   int rc;
   if (compression == ADCP_OBJECT_COMPRESSION_GZIP) {
-    /* Level 6 matches the JS SDK; any single gzip member would verify. */
-    if ((rc = adcp_gzip_compress(&out->owned, chunk, n, 6, err))) return rc;
+    /* Any single gzip member verifies; the default writer is igzip level 1 (rows/gzip.c). */
+    if ((rc = adcp_gzip_compress_with(&out->owned, chunk, n, ADCP_GZIP_DEFAULT, 0, err))) return rc;
     out->data = out->owned.data;
     out->len = out->owned.len;
   } else if (compression == ADCP_OBJECT_COMPRESSION_NONE) {

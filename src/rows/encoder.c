@@ -1,12 +1,45 @@
 /* rows/encoder.c — the streaming row encoder (spec 01 §4-§7). Rows go in one
  * at a time; each closed chunk is handed to the caller's callback with its
  * manifest, then forgotten. The three digests (segment, chunk, content) are
- * updated when a segment closes, while its bytes are still in cache. */
+ * updated when a segment closes, while its bytes are still in cache.
+ *
+ * With two threads (the default on a multi-core machine; see
+ * adcp_rows_encoder_set_threads) a hasher thread takes those three passes:
+ * each closed segment is copied into one of HASH_SLOTS buffers and hashed
+ * there while the caller's thread canonicalizes the next rows. The copy is
+ * what makes this safe: the chunk buffer may be reallocated by the next row,
+ * a slot never is while the hasher owns it. A chunk closes only after the
+ * hasher drained, so the callback sees exactly what the serial path gives it,
+ * at the same point, on the caller's thread. When every slot is busy the
+ * caller computes the segment digest itself instead of waiting idle. */
+#define _GNU_SOURCE /* sched_getaffinity: a process pinned to one core should not start a hasher */
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adcp/rows.h"
+#include "rows/internal.h"
+
+#define HASH_SLOTS 4u
+
+typedef struct hash_slot {
+  adcp_buf buf;     /* copy of one closed segment */
+  uint32_t seg;     /* its index in the open chunk's manifest */
+  int seg_done;     /* the caller already wrote the segment digest */
+} hash_slot;
+
+typedef struct hash_thread {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  hash_slot slots[HASH_SLOTS];
+  unsigned head, count; /* count filled slots from head; the hasher owns them */
+  int stop;
+  int rc;               /* first failure of a digest call */
+} hash_thread;
 
 struct adcp_rows_encoder {
   adcp_rows_encoder_options opts;
@@ -21,7 +54,150 @@ struct adcp_rows_encoder {
   adcp_rows_hasher content;
   adcp_buf mscratch;
   int failed, finished;
+  unsigned threads;       /* 1 serial, 2 with a hasher thread */
+  hash_thread *ht;        /* started at the first closed segment */
+  adcp_sha256 own_sha;    /* caller-side segment digests while the hasher is busy */
 };
+
+/* ADCP_ROWS_THREADS=1|2 overrides; otherwise two threads when this process
+ * may run on two cores or more. */
+static unsigned default_threads(void) {
+  const char *v = getenv("ADCP_ROWS_THREADS");
+  if (v && v[0] == '1' && !v[1]) return 1;
+  if (v && v[0] == '2' && !v[1]) return 2;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+#endif
+  return n >= 2 ? 2 : 1;
+}
+
+int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_error *err) {
+  if (threads > 2) return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoder threads must be 0 (default), 1 or 2");
+  if (e->ht || e->ordinal) return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
+  e->threads = threads ? threads : default_threads();
+  return 0;
+}
+
+/* ---- hasher thread ----------------------------------------------------------------- */
+
+/* The three passes over one closed segment (either thread, never both at once:
+ * the hasher while it runs, the caller only after a drain). */
+static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, uint8_t *own, size_t n, adcp_segment_manifest *s,
+                      int seg_done, adcp_error *err) {
+  int rc = 0;
+  if (!seg_done) {
+    if ((rc = adcp_sha256_init(&e->seg_sha, err))) return rc;
+    adcp_sha256_update(&e->seg_sha, p, n);
+    adcp_sha256_final_hex(&e->seg_sha, s->sha256);
+  }
+  adcp_sha256_update(&e->chunk_sha, p, n);
+  /* A slot copy (own) is the hasher's to overwrite: commas in place, last. */
+  if (own) return rows_hasher_update_inplace(&e->content, own, n, err);
+  return adcp_rows_hasher_update(&e->content, p, n, NULL, err);
+}
+
+static void *hasher_main(void *arg) {
+  adcp_rows_encoder *e = arg;
+  hash_thread *t = e->ht;
+  pthread_mutex_lock(&t->mu);
+  for (;;) {
+    while (!t->count && !t->stop) pthread_cond_wait(&t->cv, &t->mu);
+    if (t->stop) break;
+    hash_slot *sl = &t->slots[t->head];
+    pthread_mutex_unlock(&t->mu);
+    /* segments[seg].sha256 is written only here (or by the caller for seg_done
+     * slots); the caller writes the other fields before the slot is queued. */
+    adcp_error herr;
+    int rc = hash_bytes(e, sl->buf.data, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg], sl->seg_done, &herr);
+    if (sl->buf.cap > ADCP_ROWS_CHUNK_MAX_BYTES) adcp_buf_free(&sl->buf); /* an oversized row: don't keep it */
+    pthread_mutex_lock(&t->mu);
+    if (rc && !t->rc) t->rc = rc;
+    t->head = (t->head + 1) % HASH_SLOTS;
+    t->count--;
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
+static void hasher_stop(adcp_rows_encoder *e) {
+  hash_thread *t = e->ht;
+  if (!t) return;
+  pthread_mutex_lock(&t->mu);
+  t->stop = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  pthread_join(t->th, NULL);
+  for (unsigned i = 0; i < HASH_SLOTS; i++) adcp_buf_free(&t->slots[i].buf);
+  pthread_mutex_destroy(&t->mu);
+  pthread_cond_destroy(&t->cv);
+  free(t);
+  e->ht = NULL;
+}
+
+/* Starts the hasher; on any failure the encoder simply stays serial. */
+static void hasher_start(adcp_rows_encoder *e) {
+  hash_thread *t = calloc(1, sizeof *t);
+  if (!t) {
+    e->threads = 1;
+    return;
+  }
+  for (unsigned i = 0; i < HASH_SLOTS; i++) adcp_buf_init(&t->slots[i].buf);
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_cond_init(&t->cv, NULL);
+  e->ht = t;
+  if (pthread_create(&t->th, NULL, hasher_main, e)) {
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    free(t);
+    e->ht = NULL;
+    e->threads = 1;
+  }
+}
+
+/* Waits until the hasher has hashed everything queued; returns its first failure. */
+static int hasher_drain(adcp_rows_encoder *e, adcp_error *err) {
+  hash_thread *t = e->ht;
+  if (!t) return 0;
+  pthread_mutex_lock(&t->mu);
+  while (t->count) pthread_cond_wait(&t->cv, &t->mu);
+  int rc = t->rc;
+  pthread_mutex_unlock(&t->mu);
+  return rc ? adcp_error_set(err, rc, "hashing a segment failed") : 0;
+}
+
+/* Queues bytes of a closed segment for the hasher (threads == 2). */
+static int hasher_queue(adcp_rows_encoder *e, const uint8_t *p, size_t n, uint32_t seg, adcp_error *err) {
+  hash_thread *t = e->ht;
+  int seg_done = 0;
+  pthread_mutex_lock(&t->mu);
+  while (t->count == HASH_SLOTS) {
+    if (!seg_done) {
+      /* The hasher is behind: take this segment's digest off its list. */
+      pthread_mutex_unlock(&t->mu);
+      if (adcp_sha256_init(&e->own_sha, NULL) == 0 && adcp_sha256_update(&e->own_sha, p, n) == 0 &&
+          adcp_sha256_final_hex(&e->own_sha, e->m.segments[seg].sha256) == 0)
+        seg_done = 1;
+      pthread_mutex_lock(&t->mu);
+      if (seg_done) continue;
+    }
+    pthread_cond_wait(&t->cv, &t->mu);
+  }
+  hash_slot *sl = &t->slots[(t->head + t->count) % HASH_SLOTS];
+  pthread_mutex_unlock(&t->mu);
+  /* The tail slot is not the hasher's until count grows. */
+  adcp_buf_reset(&sl->buf);
+  if (adcp_buf_append(&sl->buf, p, n)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory queueing a segment");
+  sl->seg = seg;
+  sl->seg_done = seg_done;
+  pthread_mutex_lock(&t->mu);
+  t->count++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  return 0;
+}
 
 int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_options *opts, adcp_error *err) {
   *out = NULL;
@@ -33,6 +209,7 @@ int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_optio
   adcp_json_doc_init(&e->doc);
   adcp_buf_init(&e->chunk);
   adcp_buf_init(&e->mscratch);
+  e->threads = default_threads();
   int rc = 0;
   if (e->opts.totals && (rc = adcp_totals_validate(e->opts.totals, err))) goto fail;
   if (e->opts.profile == ADCP_PROFILE_REVISION_ENVELOPE_V1)
@@ -54,6 +231,8 @@ fail:
 
 void adcp_rows_encoder_free(adcp_rows_encoder *e) {
   if (!e) return;
+  hasher_stop(e); /* joins before anything the hasher touches is freed */
+  adcp_sha256_free(&e->own_sha);
   adcp_json_doc_free(&e->doc);
   adcp_buf_free(&e->chunk);
   adcp_buf_free(&e->mscratch);
@@ -67,24 +246,23 @@ void adcp_rows_encoder_free(adcp_rows_encoder *e) {
 static int close_segment(adcp_rows_encoder *e, uint64_t end, adcp_error *err) {
   const uint8_t *p = e->chunk.data + e->seg_start;
   size_t n = (size_t)(end - e->seg_start);
-  adcp_segment_manifest *s = &e->m.segments[e->m.segment_count++];
+  uint32_t idx = e->m.segment_count++;
+  adcp_segment_manifest *s = &e->m.segments[idx];
   s->first_ordinal = e->m.first_ordinal + e->m.row_count - e->seg_rows;
   s->row_count = e->seg_rows;
   s->byte_offset = e->seg_start;
   s->byte_count = n;
-  adcp_sha256_init(&e->seg_sha, NULL);
-  adcp_sha256_update(&e->seg_sha, p, n);
-  adcp_sha256_final_hex(&e->seg_sha, s->sha256);
-  adcp_sha256_update(&e->chunk_sha, p, n);
-  int rc = adcp_rows_hasher_update(&e->content, p, n, NULL, err);
   e->seg_start = end;
   e->seg_rows = 0;
-  return rc;
+  if (e->threads > 1 && !e->ht) hasher_start(e);
+  if (e->ht) return hasher_queue(e, p, n, idx, err);
+  return hash_bytes(e, p, NULL, n, s, 0, err);
 }
 
 static int close_chunk(adcp_rows_encoder *e, uint64_t len, adcp_error *err) {
   int rc = 0;
   if (e->seg_rows && (rc = close_segment(e, len, err))) return rc;
+  if ((rc = hasher_drain(e, err))) return rc;
   adcp_chunk_manifest *m = &e->m;
   m->byte_count = len;
   adcp_sha256_final_hex(&e->chunk_sha, m->sha256);

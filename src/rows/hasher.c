@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "adcp/rows.h"
+#include "rows/internal.h"
 
 #define ADCP_ROWS_HASHER_BLOCK (64u * 1024u)
 
@@ -82,7 +83,10 @@ int adcp_rows_hasher_init_rows(adcp_rows_hasher *h, uint64_t row_count, adcp_err
   return start(h, &p, "]", row_count, err);
 }
 
-int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uint64_t *newlines, adcp_error *err) {
+/* Shared body of both update forms: with inplace, p is the caller's own copy
+ * and its newlines are turned into commas where they are (no staging copy). */
+static int hasher_update(adcp_rows_hasher *h, uint8_t *mut, const uint8_t *p, size_t n, uint64_t *newlines,
+                         adcp_error *err) {
   if (newlines) *newlines = 0;
   if (n == 0) return 0;
   if (h->finished) return adcp_error_set(err, ADCP_EINTERNAL, "hasher used after final");
@@ -96,9 +100,8 @@ int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uin
   size_t body = n - 1; /* the final 0x0A is dropped */
   for (size_t off = 0; off < body; off += ADCP_ROWS_HASHER_BLOCK) {
     size_t m = body - off < ADCP_ROWS_HASHER_BLOCK ? body - off : ADCP_ROWS_HASHER_BLOCK;
-    const uint8_t *src = p + off;
-    uint8_t *dst = h->scratch;
-    memcpy(dst, src, m);
+    uint8_t *dst = mut ? mut + off : h->scratch;
+    if (!mut) memcpy(dst, p + off, m);
     /* Rows are hundreds of bytes long, so memchr (vectorized) beats a byte loop. */
     for (uint8_t *q = dst, *e = dst + m; (q = memchr(q, '\n', (size_t)(e - q))) != NULL; q++) {
       *q = ',';
@@ -111,6 +114,14 @@ int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uin
   h->rows += count;
   if (newlines) *newlines = count;
   return 0;
+}
+
+int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uint64_t *newlines, adcp_error *err) {
+  return hasher_update(h, NULL, p, n, newlines, err);
+}
+
+int rows_hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err) {
+  return hasher_update(h, p, p, n, NULL, err);
 }
 
 int adcp_rows_hasher_final(adcp_rows_hasher *h, char hex_out[65], uint64_t *byte_count, adcp_error *err) {
