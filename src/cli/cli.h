@@ -206,6 +206,9 @@ int adcp_cli_audit_section_check(const adcp_json_doc *d, uint32_t node, const ch
 int adcp_cli_audit_config_load(adcp_cli_audit_config *out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 
+/* cmd_import.c: import-legacy (docs/adopting.md). */
+int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
+
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* The same refusal from every command for a database URL no engine accepts:
