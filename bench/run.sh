@@ -132,3 +132,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_retention.sh" "$build"
 # Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
 "$here/run_audit.sh" "$build"
+# Legacy import (bench/run_import.sh reuses the cluster started above).
+"$here/run_import.sh" "$build"

@@ -239,7 +239,7 @@ static int one(run *x, const import_candidate *c, adcp_error *err) {
   if (rc) return rc;
   if (quar) {
     rep->already_quarantined++;
-    return x->o->dry_run ? 0 : cursor_store(x, c, err);
+    return 0;
   }
   header h;
   char why[ADCP_ERROR_MESSAGE_MAX];
@@ -274,7 +274,7 @@ static int one(run *x, const import_candidate *c, adcp_error *err) {
     else if (res.replay) rep->already_present++;
     else rep->migrated++;
     adcp_commit_result_free(&res);
-    return x->o->dry_run ? 0 : cursor_store(x, c, err);
+    return 0; /* the cursor advances at the end of the batch */
   }
   adcp_commit_result_free(&res);
   if (rc == ADCP_EROWS_INTEGRITY_FAILED && failed) return quarantine(x, c, check_name(failed), e.message, err);
@@ -318,15 +318,25 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
                                   err)))
       return rc;
     out->batches += n > 0;
+    size_t last_ok = 0;
+    int any_ok = 0;
     for (size_t i = 0; !rc && i < n; i++) {
       rc = one(&x, &v[i], err);
       if (!rc) {
+        last_ok = i, any_ok = 1;
         snprintf(at, sizeof at, "%s", v[i].recorded_at);
         snprintf(id, sizeof id, "%s", v[i].revision_id);
         have = 1;
         out->elapsed_s = now_s() - t0;
         if (o->on_progress) o->on_progress(o->ctx, out);
       }
+    }
+    /* One cursor write per batch: a commit it does not cover yet is found
+     * again on resume and resolves as a replay (idempotent, never doubled). */
+    if (!o->dry_run && any_ok) {
+      adcp_error e2 = {0};
+      int rc2 = cursor_store(&x, &v[last_ok], &e2);
+      if (rc2 && !rc) rc = rc2, *err = e2;
     }
     import_candidates_free(v, n);
     if (rc) break;

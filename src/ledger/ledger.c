@@ -328,7 +328,7 @@ int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const ch
   int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
   if (rc) return rc;
   rc = ledger_load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
-  if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
   if (rc) adcp_revision_header_free(out);
   return rc;
 }

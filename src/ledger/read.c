@@ -117,7 +117,7 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
 
 /* A legacy revision the import quarantined (docs/adopting.md) is never in the
  * ledger: its reads fail closed as an integrity failure, not as unknown. */
-static int quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
+int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
   adcp_sql_param p[2] = {adcp_sql_text(revision), adcp_sql_text(account ? account : "")};
   char why[64];
   int found = 0;
@@ -140,7 +140,7 @@ static int open_rowset(opened *o, adcp_ledger *l, const char *account, const cha
   if (rc) return rc;
   int found = 0;
   rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
-  if (!rc && !found) rc = quarantined(l, account, revision, err);
+  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account, revision, err);
   if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
   if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
   if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
