@@ -326,6 +326,7 @@ int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const ch
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
   /* Header invariants first (verify_header.c): one SELECT, before any byte. */
   int hrc = adcp_ledger_verify_revision_header(l, account_id, revision_id, err);
+  if (hrc == ADCP_EREFERENCE_NOT_FOUND) hrc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
   if (hrc) return ledger_read_failure_recheck(l, revision_id, hrc, err);
   for (int attempt = 0;; attempt++) {
     opened o;
