@@ -17,9 +17,10 @@
  * drops) the legacy table.
  *
  * Resuming: a durable cursor per (source, account scope, source reference)
- * is advanced after each candidate. A commit whose cursor advance was lost
- * (kill -9 between the two) is found again on resume and resolves as a replay
- * of the identical revision, so nothing is duplicated or lost. */
+ * is advanced at the end of each batch (and with each quarantine, in its
+ * transaction). A commit the cursor does not cover yet (kill -9 mid-batch)
+ * is found again on resume and resolves as a replay of the identical
+ * revision, so nothing is duplicated or lost. */
 #ifndef ADCP_IMPORT_H
 #define ADCP_IMPORT_H
 

@@ -3,7 +3,7 @@
  * bounded batches, each re-canonicalized and committed through the ledger's
  * commit with the committed binding as its expectation (one transaction per
  * revision, nothing committed unless it reproduces), or quarantined; the
- * durable cursor advances after each candidate. The legacy source is read
+ * durable cursor advances after each batch. The legacy source is read
  * only. */
 #include <inttypes.h>
 #include <stdio.h>
