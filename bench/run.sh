@@ -162,3 +162,5 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_audit.sh" "$build"
 # Reader line check (validator vs the canonicalizer it replaced).
 "$here/run_lines.sh" "$build"
+# Legacy import (bench/run_import.sh reuses the cluster started above).
+"$here/run_import.sh" "$build"

@@ -159,7 +159,24 @@ typedef struct adcp_ledger_commit {
    * object write path; a non-zero return aborts the commit there. */
   int (*step_hook)(void *ctx, int step);
   void *step_ctx;
+  /* Import of legacy rows (src/import, spec 02 §13): the algorithm the
+   * committed digest was computed with (0 = rfc8785_jcs_v1;
+   * legacy_py_core_pairs_v0 is accepted only together with an expectation),
+   * and, when expect_content_sha256 is non-NULL, the committed binding the
+   * rows must reproduce before anything is committed (row count, byte count,
+   * digest, in that order): ROWS_INTEGRITY_FAILED otherwise, with the failed
+   * check in adcp_commit_result.expect_failed. Postgres kind only. */
+  adcp_binding_algorithm binding_algorithm;
+  const char *expect_content_sha256;
+  uint64_t expect_canonical_byte_count;
+  uint64_t expect_row_count;
 } adcp_ledger_commit;
+
+enum adcp_ledger_expect_check {
+  ADCP_LEDGER_EXPECT_ROW_COUNT = 1,
+  ADCP_LEDGER_EXPECT_BYTE_COUNT = 2,
+  ADCP_LEDGER_EXPECT_DIGEST = 3,
+};
 
 enum adcp_ledger_step {
   ADCP_LEDGER_STEP_INTENT_OPEN = 1, /* after transaction A committed */
@@ -178,6 +195,7 @@ typedef struct adcp_commit_result {
   uint64_t objects_created;  /* object kind: objects this commit created */
   uint64_t objects_adopted;  /* object kind: identical objects found at the planned keys */
   uint64_t physical_bytes;   /* object kind: stored (possibly gzip) bytes of all chunks */
+  int expect_failed;         /* enum adcp_ledger_expect_check when the expectation failed; else 0 */
 } adcp_commit_result;
 
 /* Commits one revision (spec 02 §8.1-§8.2, §8.5, §12). Rows are pulled from

@@ -214,6 +214,8 @@ int adcp_cli_config_fence_parse(char **owner_id, const adcp_json_doc *d, uint32_
                                 adcp_error *err);
 /* fence status|take-over (cmd_fence.c). */
 int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_import.c: import-legacy (docs/adopting.md). */
+int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);

@@ -76,6 +76,8 @@ static const command_entry commands[] = {
     {"prove", "print an inclusion proof of a revision against a signed checkpoint", adcp_cli_prove, CMD_READ_ONLY},
     {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
      adcp_cli_verify_proof, CMD_NO_DB},
+    {"import-legacy", "import legacy inline rows (Python or JS SDK) as verified chunks, keeping their digests",
+     adcp_cli_import_legacy, 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -118,7 +120,7 @@ static int is_flag(const char *a) {
   static const char *const flags[] = {"--json", "--all", "--gzip", "--lines", "--status", "--dry-run",
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
-                                      "--probe", "--once", "--verbose", "--adopt-unlogged",
+                                      "--probe", "--once", "--verbose", "--adopt-unlogged", "--resume", "--finish",
                                       "--row-sets", "--acknowledge-previous-owner-gone", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "adcp/feed.h"
 #include "ledger/internal.h"
@@ -33,6 +34,9 @@ int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const a
   if (bid && !*bid) bid = NULL;
   if ((bid && !strcmp(bid, ADCP_LEDGER_POSTGRES_BINDING)) || (!bid && !l->select_fn))
     return ledger_commit_postgres(out, l, req, err);
+  /* Imports land in the postgres kind only (spec 02 §13.1). */
+  if (req->expect_content_sha256)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "an import commit must target the postgres binding");
   return ledger_commit_object(out, l, req, bid, err);
 }
 
@@ -75,7 +79,7 @@ int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *er
 /* Encodes without storing (replay comparison). */
 static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ADCP_BINDING_RFC8785_JCS_V1, NULL, NULL};
+                                  ledger_commit_algorithm(req), NULL, NULL};
   adcp_rows_encoder *enc;
   int rc = adcp_rows_encoder_new(&enc, &eo, err);
   if (rc) return rc;
@@ -115,7 +119,8 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
     rc = encode_only(&res, req, err);
   }
   if (!rc && (strcmp(res.content_sha256, h.content_sha256) || strcmp(res.row_manifest_sha256, h.row_manifest_sha256) ||
-              h.finality != req->finality))
+              h.finality != req->finality ||
+              (req->expect_content_sha256 && strcasecmp(h.content_sha256, req->expect_content_sha256))))
     rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
                         "revision %s already exists with different content (stored %.12s…, given %.12s…)",
                         req->revision_id, h.content_sha256, res.content_sha256);
@@ -245,6 +250,40 @@ int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (req->finality != ADCP_FINALITY_SNAPSHOT && req->finality != ADCP_FINALITY_OFFICIAL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");
   if (req->totals && (rc = adcp_totals_validate(req->totals, err))) return rc;
+  /* The legacy pair profile is import-only (spec 01 §8.3): never for a new digest. */
+  if (req->binding_algorithm && req->binding_algorithm != ADCP_BINDING_RFC8785_JCS_V1 &&
+      (req->binding_algorithm != ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0 || !req->expect_content_sha256))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "legacy_py_core_pairs_v0 is accepted only for imports");
+  return 0;
+}
+
+adcp_binding_algorithm ledger_commit_algorithm(const adcp_ledger_commit *req) {
+  return req->binding_algorithm ? req->binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1;
+}
+
+/* Import expectation (spec 02 §13.3): the rows reproduce the committed
+ * binding, checked before anything is committed; the digest never changes. */
+int ledger_check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                             adcp_error *err) {
+  if (!req->expect_content_sha256) return 0;
+  if (res->row_count != req->expect_row_count) {
+    out->expect_failed = ADCP_LEDGER_EXPECT_ROW_COUNT;
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "row count: the committed binding has %" PRIu64 " rows, the stored rows give %" PRIu64,
+                          req->expect_row_count, res->row_count);
+  }
+  if (res->canonical_byte_count != req->expect_canonical_byte_count) {
+    out->expect_failed = ADCP_LEDGER_EXPECT_BYTE_COUNT;
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "byte count: the committed binding has %" PRIu64 " bytes, the stored rows give %" PRIu64,
+                          req->expect_canonical_byte_count, res->canonical_byte_count);
+  }
+  if (strcasecmp(res->content_sha256, req->expect_content_sha256)) {
+    out->expect_failed = ADCP_LEDGER_EXPECT_DIGEST;
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "digest: the stored rows do not reproduce the committed revision_content_sha256 (%.12s…)",
+                          req->expect_content_sha256);
+  }
   return 0;
 }
 

@@ -124,12 +124,13 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ADCP_BINDING_RFC8785_JCS_V1, on_chunk, &c};
+                                  ledger_commit_algorithm(req), on_chunk, &c};
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
   /* Two queued chunks: enough to keep both threads busy, bounded memory. */
   if ((rc = ledger_pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
   if ((rc = ledger_pull_rows(enc, req, err))) goto done;
   if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
+  if ((rc = ledger_check_expectation(out, req, &res, err))) goto done;
   rc = ledger_pipe_finish(c.pipe, err);
   c.pipe = NULL;
   if (rc) goto done;

@@ -151,6 +151,13 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err);
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err);
+/* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
+ * import quarantined (read.c). */
+int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err);
+/* Import support (src/import): the request's binding algorithm and its expectation check. */
+adcp_binding_algorithm ledger_commit_algorithm(const adcp_ledger_commit *req);
+int ledger_check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                             adcp_error *err);
 /* Per-object lifetime lock key (spec 02 §7.3). */
 int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key);
 

@@ -348,7 +348,7 @@ int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const ch
   int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
   if (rc) return rc;
   rc = ledger_load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
-  if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
   if (rc) adcp_revision_header_free(out);
   return rc;
 }
@@ -622,7 +622,7 @@ int ledger_next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_l
 int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err) {
-  adcp_sql_param all[13] = {adcp_sql_text(req->revision_id),
+  adcp_sql_param all[14] = {adcp_sql_text(req->revision_id),
                             adcp_sql_text(req->obligation_id),
                             adcp_sql_text(req->account_id),
                             adcp_sql_int64(number),
@@ -634,14 +634,15 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
                             adcp_sql_textn((const char *)totals_json->data, totals_json->len),
                             adcp_sql_text(res->row_manifest_sha256),
                             shared_from && shared_from[0] ? adcp_sql_text(shared_from) : adcp_sql_null(),
-                            observed_at && observed_at[0] ? adcp_sql_text(observed_at) : adcp_sql_null()};
+                            observed_at && observed_at[0] ? adcp_sql_text(observed_at) : adcp_sql_null(),
+                            adcp_sql_text(adcp_binding_algorithm_name(ledger_commit_algorithm(req)))};
   int rc = adcp_sql_exec(l->conn,
                          "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
                          "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
                          "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
                          "rows_shared_from_revision_id, row_set_id, observed_at) VALUES ($1, $2, $3, $4, $5, $6, "
-                         "'rfc8785_jcs_v1', $7, $8, $9, $10, $11, $12, $1, $13)",
-                         all, 13, err);
+                         "$14, $7, $8, $9, $10, $11, $12, $1, $13)",
+                         all, 14, err);
   if (rc == ADCP_ECONFLICT)
     adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
                    number, req->obligation_id);

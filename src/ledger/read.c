@@ -118,13 +118,32 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
   return 0;
 }
 
+/* A legacy revision the import quarantined (docs/adopting.md) is never in the
+ * ledger: its reads fail closed as an integrity failure, not as unknown. */
+int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
+  adcp_sql_param p[2] = {adcp_sql_text(revision), adcp_sql_text(account ? account : "")};
+  char why[64];
+  int found = 0;
+  int rc = adcp_sql_query_text(why, sizeof why, &found, l->conn,
+                               account ? "SELECT failed_check FROM adcp_legacy_import_quarantine WHERE revision_id = $1 "
+                                         "AND account_id = $2"
+                                       : "SELECT failed_check FROM adcp_legacy_import_quarantine WHERE revision_id = $1",
+                               p, account ? 2 : 1, err);
+  if (rc) return rc;
+  if (found)
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
+                          "revision was quarantined by the legacy import (%s check failed); its rows are not served",
+                          why);
+  return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+}
+
 static int open_rowset(opened *o, adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
   memset(o, 0, sizeof *o);
   int rc = ledger_check_read_ids(account, revision, "revision_id", err);
   if (rc) return rc;
   int found = 0;
   rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
-  if (!rc && !found) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account, revision, err);
   if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
   if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
   if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
@@ -344,6 +363,7 @@ int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const ch
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
   /* Header invariants first (verify_header.c): one SELECT, before any byte. */
   int hrc = adcp_ledger_verify_revision_header(l, account_id, revision_id, err);
+  if (hrc == ADCP_EREFERENCE_NOT_FOUND) hrc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
   if (hrc) return ledger_read_failure_recheck(l, revision_id, hrc, err);
   for (int attempt = 0;; attempt++) {
     opened o;

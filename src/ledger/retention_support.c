@@ -126,6 +126,17 @@ int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc,
   int found = 0;
   adcp_error e2 = {0};
   if (ledger_load_header(&h, &rs, &found, l, 1, revision_id, NULL, &e2)) return rc; /* keep the first answer */
+  if (!found) {
+    /* A revision the legacy import quarantined never had rows here: it fails
+     * closed as an integrity failure, not as expired (docs/adopting.md). */
+    adcp_sql_param q = adcp_sql_text(revision_id);
+    char one[8];
+    int qf = 0;
+    if (!adcp_sql_query_text(one, sizeof one, &qf, l->conn,
+                             "SELECT 1 FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &q, 1, &e2) &&
+        qf)
+      return rc;
+  }
   int expired = !found || !strcmp(h.rows_state, "pruning") || !strcmp(h.rows_state, "pruned");
   if (!expired) {
     adcp_sql_param p = adcp_sql_text(h.obligation_id);

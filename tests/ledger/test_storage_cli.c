@@ -60,7 +60,8 @@ static void migrate_on_sqlite(void **state) {
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n"
                                  "would-apply 0009 history additive\n"
-                                 "would-apply 0010 collector_fence additive\n");
+                                 "would-apply 0010 collector_fence additive\n"
+                                 "would-apply 0011 legacy_import additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -80,7 +81,8 @@ static void migrate_on_sqlite(void **state) {
                                  "applying 0007 principals additive\ndone 0007\n"
                                  "applying 0008 issue_events additive\ndone 0008\n"
                                  "applying 0009 history additive\ndone 0009\n"
-                                 "applying 0010 collector_fence additive\ndone 0010\n");
+                                 "applying 0010 collector_fence additive\ndone 0010\n"
+                                 "applying 0011 legacy_import additive\ndone 0011\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -165,7 +167,8 @@ static void migrate_on_postgres_and_password_masking(void **state) {
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n"
                                  "would-apply 0009 history additive\n"
-                                 "would-apply 0010 collector_fence additive\n");
+                                 "would-apply 0010 collector_fence additive\n"
+                                 "would-apply 0011 legacy_import additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
   assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);

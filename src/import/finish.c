@@ -1,0 +1,63 @@
+/* import/finish.c — the import's final step (spec 02 §13.2, docs/adopting.md
+ * "Finishing"): only when every legacy revision is in this ledger or
+ * quarantined here, the legacy table is renamed (never truncated or
+ * dropped), so a binary that still reads inline rows fails closed instead of
+ * serving rows this ledger no longer answers for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/internal.h"
+
+int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_conn *src, adcp_import_source s,
+                       int dry_run, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  out->dry_run = dry_run;
+  adcp_import_source chk;
+  int rc = adcp_import_source_parse(&chk, adcp_import_source_name(s), err);
+  if (rc) return rc;
+  if ((rc = import_source_probe(src, s, err))) return rc;
+  adcp_sql_conn *dst = adcp_ledger_conn(l);
+  char at[40] = "", id[ADCP_LEDGER_ID_MAX] = "";
+  int have = 0;
+  for (;;) {
+    import_candidate *v;
+    size_t n;
+    if ((rc = import_source_batch(&v, &n, src, s, NULL, have ? at : NULL, have ? id : NULL, 1000, err))) return rc;
+    for (size_t i = 0; !rc && i < n; i++) {
+      int present = 0, quar = 0;
+      rc = import_dst_state(&present, &quar, dst, v[i].revision_id, err);
+      out->candidates++;
+      out->migrated += present, out->quarantined += quar && !present;
+      out->remaining += !present && !quar;
+    }
+    if (n) {
+      snprintf(at, sizeof at, "%s", v[n - 1].recorded_at);
+      snprintf(id, sizeof id, "%s", v[n - 1].revision_id);
+      have = 1;
+    }
+    import_candidates_free(v, n);
+    if (rc) return rc;
+    if (n < 1000) break;
+  }
+  const char *from = import_legacy_table(s);
+  snprintf(out->renamed_from, sizeof out->renamed_from, "%s", from);
+  snprintf(out->renamed_to, sizeof out->renamed_to, "%s_imported", from);
+  if (out->remaining)
+    return adcp_error_set(err, ADCP_ECONFLICT,
+                          "%llu legacy revision(s) are neither migrated nor quarantined; run import-legacy --resume "
+                          "first",
+                          (unsigned long long)out->remaining);
+  if (dry_run) return 0;
+  /* Fixed identifiers only: both names come from this file, never input. */
+  char sql[160];
+  snprintf(sql, sizeof sql, "ALTER TABLE %s RENAME TO %s", out->renamed_from, out->renamed_to);
+  rc = adcp_sql_exec(src, sql, NULL, 0, err);
+  if (rc == ADCP_ECONFLICT || rc == ADCP_ESTORAGE) {
+    /* Most often the target name is taken by an earlier rename. */
+    adcp_error_set(err, rc == ADCP_ECONFLICT ? ADCP_ECONFLICT : ADCP_ESTORAGE,
+                   "renaming %s to %s failed (does %s already exist?)", out->renamed_from, out->renamed_to,
+                   out->renamed_to);
+  }
+  return rc;
+}

@@ -1,0 +1,258 @@
+/* import/source.c — the legacy layouts this import reads (docs/adopting.md
+ * "Legacy layouts"), on PostgreSQL and SQLite, read-only:
+ *
+ *   js-inline  (spec 02 §2.1, §13.1) adcp_reporting_obligations +
+ *              adcp_reporting_revisions whose `data` document still has a
+ *              top-level `rows` array; the binding is data.binding.{sha256,
+ *              byteCount, rowCount, algorithm}, the totals
+ *              data.wireRevision.control_totals.
+ *   py-inline  (spec 02 §2.2, §13.2) reporting_revisions (the columnar
+ *              header sketch: revision_content_sha256, canonical_byte_count,
+ *              row_count, control_totals, binding_algorithm NULL = unknown)
+ *              + reporting_revision_rows(reporting_revision_id, ordinal,
+ *              row_payload).
+ *
+ * Every query is a fixed text chosen by (source, dialect, cursor or not);
+ * values only ever travel as parameters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/internal.h"
+
+#define PG_UTC(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+static const char js_pg_select[] =
+    "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, " PG_UTC(
+        "o.period_start") ", " PG_UTC("o.period_end") ", r.finality, "
+                                                      "coalesce(r.data->'binding'->>'sha256', ''), "
+                                                      "coalesce(r.data->'binding'->>'byteCount', ''), "
+                                                      "coalesce(r.data->'binding'->>'rowCount', ''), "
+                                                      "coalesce(r.data->'binding'->>'algorithm', ''), "
+                                                      "coalesce((r.data->'wireRevision'->'control_totals')::text, "
+                                                      "'[]'), coalesce(jsonb_typeof(r.data->'rows'), ''), " PG_UTC(
+                                                          "r.recorded_at") " "
+                                                                           "FROM adcp_reporting_revisions r JOIN "
+                                                                           "adcp_reporting_obligations o ON "
+                                                                           "o.obligation_id = r.obligation_id "
+                                                                           "WHERE r.data ? 'rows' AND ($1 = '' OR "
+                                                                           "o.account_id = $1) ";
+static const char js_pg_after[] = "AND (r.recorded_at, r.revision_id) > ($2::timestamptz, $3) ";
+static const char js_pg_order[] = "ORDER BY r.recorded_at, r.revision_id LIMIT $4";
+
+static const char js_lite_select[] =
+    "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, o.period_start, "
+    "o.period_end, r.finality, coalesce(json_extract(r.data, '$.binding.sha256'), ''), "
+    "coalesce(json_extract(r.data, '$.binding.byteCount'), ''), coalesce(json_extract(r.data, '$.binding.rowCount'), "
+    "''), coalesce(json_extract(r.data, '$.binding.algorithm'), ''), "
+    "coalesce(json_extract(r.data, '$.wireRevision.control_totals'), '[]'), json_type(r.data, '$.rows'), "
+    "r.recorded_at FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
+    "o.obligation_id = r.obligation_id WHERE json_type(r.data, '$.rows') IS NOT NULL AND ($1 = '' OR "
+    "o.account_id = $1) ";
+static const char js_lite_after[] = "AND (r.recorded_at > $2 OR (r.recorded_at = $2 AND r.revision_id > $3)) ";
+
+static const char py_pg_select[] =
+    "SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, h.reporting_obligation_id, 0, " PG_UTC(
+        "h.period_start") ", " PG_UTC("h.period_end") ", h.finality, h.revision_content_sha256, "
+                                                      "h.canonical_byte_count::text, h.row_count::text, "
+                                                      "coalesce(h.binding_algorithm, ''), "
+                                                      "coalesce(h.control_totals::text, '[]'), 'array', " PG_UTC(
+                                                          "h.recorded_at") " FROM reporting_revisions h "
+                                                                           "WHERE ($1 = '' OR h.account_id = $1) ";
+static const char py_pg_after[] = "AND (h.recorded_at, h.reporting_revision_id) > ($2::timestamptz, $3) ";
+static const char py_order[] = "ORDER BY h.recorded_at, h.reporting_revision_id LIMIT $4";
+static const char js_lite_order[] = "ORDER BY r.recorded_at, r.revision_id LIMIT $4";
+
+static const char py_lite_select[] =
+    "SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, h.reporting_obligation_id, 0, "
+    "h.period_start, h.period_end, h.finality, h.revision_content_sha256, h.canonical_byte_count, h.row_count, "
+    "coalesce(h.binding_algorithm, ''), coalesce(h.control_totals, '[]'), 'array', h.recorded_at "
+    "FROM reporting_revisions h WHERE ($1 = '' OR h.account_id = $1) ";
+static const char py_lite_after[] =
+    "AND (h.recorded_at > $2 OR (h.recorded_at = $2 AND h.reporting_revision_id > $3)) ";
+
+const char *import_legacy_table(adcp_import_source s) {
+  return s == ADCP_IMPORT_PY_INLINE ? "reporting_revision_rows" : "adcp_reporting_revisions";
+}
+
+int import_source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *err) {
+  int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
+  const char *sql;
+  if (s == ADCP_IMPORT_PY_INLINE)
+    sql = "SELECT count(*) FROM (SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, "
+          "h.period_start, h.period_end, h.finality, h.revision_content_sha256, h.canonical_byte_count, h.row_count, "
+          "h.binding_algorithm, h.control_totals, h.recorded_at FROM reporting_revisions h LIMIT 1) a, "
+          "(SELECT reporting_revision_id, ordinal, row_payload FROM reporting_revision_rows LIMIT 1) b";
+  else
+    sql = pg ? "SELECT count(*) FROM (SELECT r.revision_id, r.obligation_id, r.finality, r.data, r.recorded_at FROM "
+               "adcp_reporting_revisions r LIMIT 1) a, (SELECT obligation_id, configuration_id, account_id, "
+               "period_ordinal, period_start, period_end FROM adcp_reporting_obligations LIMIT 1) b"
+             : "SELECT count(*) FROM (SELECT r.revision_id, r.obligation_id, r.finality, r.data, r.recorded_at FROM "
+               "adcp_reporting_revisions r LIMIT 1) a, (SELECT obligation_id, configuration_id, account_id, "
+               "period_ordinal, period_start, period_end FROM adcp_reporting_obligations LIMIT 1) b";
+  char one[32];
+  int found = 0;
+  adcp_error e = {0};
+  int rc = adcp_sql_query_text(one, sizeof one, &found, src, sql, NULL, 0, &e);
+  if (rc == 0) return 0;
+  if (rc == ADCP_ENOMEM) return adcp_error_set(err, rc, "out of memory");
+  if (s == ADCP_IMPORT_PY_INLINE)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "not a py-inline database: reporting_revisions and reporting_revision_rows with the legacy "
+                          "columns are required (see docs/adopting.md)");
+  return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                        "not a js-inline database: adcp_reporting_revisions (with its data document) and "
+                        "adcp_reporting_obligations are required (see docs/adopting.md)");
+}
+
+int import_source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account,
+                        adcp_error *err) {
+  int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
+  const char *sql =
+      s == ADCP_IMPORT_PY_INLINE
+          ? "SELECT count(*) FROM reporting_revisions h WHERE ($1 = '' OR h.account_id = $1)"
+          : (pg ? "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
+                  "o.obligation_id = r.obligation_id WHERE r.data ? 'rows' AND ($1 = '' OR o.account_id = $1)"
+                : "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
+                  "o.obligation_id = r.obligation_id WHERE json_type(r.data, '$.rows') IS NOT NULL AND "
+                  "($1 = '' OR o.account_id = $1)");
+  adcp_sql_param p = adcp_sql_text(account ? account : "");
+  char n[32];
+  int found = 0;
+  int rc = adcp_sql_query_text(n, sizeof n, &found, src, sql, &p, 1, err);
+  *out = rc || !found ? 0 : strtoull(n, NULL, 10);
+  return rc;
+}
+
+void import_candidate_free(import_candidate *c) {
+  char **f[] = {&c->revision_id, &c->obligation_id, &c->account_id, &c->configuration_id, &c->period_start,
+                &c->period_end, &c->finality, &c->content_sha256, &c->byte_count, &c->row_count,
+                &c->algorithm, &c->totals_json, &c->rows_type, &c->recorded_at};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) free(*f[i]), *f[i] = NULL;
+}
+
+void import_candidates_free(import_candidate *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) import_candidate_free(&v[i]);
+  free(v);
+}
+
+static char *dup_col(adcp_sql_rows *r, int col) {
+  size_t len = 0;
+  const char *t = adcp_sql_is_null(r, col) ? "" : adcp_sql_get_text(r, col, &len);
+  if (!t) t = "", len = 0;
+  char *d = malloc(len + 1);
+  if (d) memcpy(d, t, len), d[len] = 0;
+  return d;
+}
+
+int import_source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
+                        const char *account, const char *at, const char *id, size_t limit, adcp_error *err) {
+  *out = NULL, *n = 0;
+  int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
+  const char *sel, *after, *order;
+  if (s == ADCP_IMPORT_PY_INLINE) {
+    sel = pg ? py_pg_select : py_lite_select;
+    after = pg ? py_pg_after : py_lite_after;
+    order = py_order;
+  } else {
+    sel = pg ? js_pg_select : js_lite_select;
+    after = pg ? js_pg_after : js_lite_after;
+    order = pg ? js_pg_order : js_lite_order;
+  }
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  if (adcp_buf_append_str(&sql, sel) || adcp_buf_append_str(&sql, after) || adcp_buf_append_str(&sql, order) ||
+      adcp_buf_cstr(&sql)) {
+    adcp_buf_free(&sql);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  /* No cursor yet: a position before every row ('-infinity' on PostgreSQL,
+   * the empty text on SQLite, whose instants are non-empty text). */
+  if (!at) at = pg ? "-infinity" : "", id = "";
+  adcp_sql_param p[4] = {adcp_sql_text(account ? account : ""), adcp_sql_text(at), adcp_sql_text(id ? id : ""),
+                         adcp_sql_int64((int64_t)limit)};
+  adcp_sql_rows *r = NULL;
+  int rc = adcp_sql_query(&r, src, (const char *)sql.data, p, 4, err);
+  adcp_buf_free(&sql);
+  if (rc) return rc;
+  import_candidate *v = calloc(limit ? limit : 1, sizeof *v);
+  if (!v) {
+    adcp_sql_rows_free(r);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  size_t k = 0;
+  while ((rc = adcp_sql_next(r, err)) == 1 && k < limit) {
+    import_candidate *c = &v[k++];
+    c->revision_id = dup_col(r, 0), c->obligation_id = dup_col(r, 1), c->account_id = dup_col(r, 2);
+    c->configuration_id = dup_col(r, 3), c->period_ordinal = adcp_sql_get_int64(r, 4);
+    c->period_start = dup_col(r, 5), c->period_end = dup_col(r, 6), c->finality = dup_col(r, 7);
+    c->content_sha256 = dup_col(r, 8), c->byte_count = dup_col(r, 9), c->row_count = dup_col(r, 10);
+    c->algorithm = dup_col(r, 11), c->totals_json = dup_col(r, 12), c->rows_type = dup_col(r, 13);
+    c->recorded_at = dup_col(r, 14);
+    if (!c->revision_id || !c->obligation_id || !c->account_id || !c->configuration_id || !c->period_start ||
+        !c->period_end || !c->finality || !c->content_sha256 || !c->byte_count || !c->row_count || !c->algorithm ||
+        !c->totals_json || !c->rows_type || !c->recorded_at) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) {
+    import_candidates_free(v, k);
+    return rc;
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
+int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
+                     adcp_error *err) {
+  memset(it, 0, sizeof *it);
+  int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
+  const char *sql;
+  /* A non-object element is handed over as a JSON string, which the encoder
+   * refuses as a row (quarantine: unparsable_row). */
+  if (s == ADCP_IMPORT_PY_INLINE)
+    sql = pg ? "SELECT row_payload::text FROM reporting_revision_rows WHERE reporting_revision_id = $1 ORDER BY ordinal"
+             : "SELECT row_payload FROM reporting_revision_rows WHERE reporting_revision_id = $1 ORDER BY ordinal";
+  else
+    sql = pg ? "SELECT e.value::text FROM adcp_reporting_revisions r, jsonb_array_elements(r.data->'rows') "
+               "WITH ORDINALITY AS e(value, ord) WHERE r.revision_id = $1 ORDER BY e.ord"
+             : "SELECT CASE WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END "
+               "FROM adcp_reporting_revisions r, json_each(r.data, '$.rows') e WHERE r.revision_id = $1 ORDER BY e.id";
+  adcp_sql_param p = adcp_sql_text(revision_id);
+  return adcp_sql_query(&it->r, src, sql, &p, 1, err);
+}
+
+int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
+  import_rows *it = ctx;
+  if (it->done) return 0;
+  int rc = adcp_sql_next(it->r, err);
+  if (rc <= 0) {
+    it->done = 1;
+    return rc;
+  }
+  if (adcp_sql_is_null(it->r, 0)) {
+    *row = "null", *len = 4;
+    return 1;
+  }
+  *row = adcp_sql_get_text(it->r, 0, len);
+  if (!*row) *row = "null", *len = 4;
+  return 1;
+}
+
+void import_rows_close(import_rows *it) {
+  adcp_sql_rows_free(it->r);
+  it->r = NULL;
+}
+
+int import_dst_state(int *present, int *quarantined, adcp_sql_conn *dst, const char *revision_id, adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(revision_id);
+  char one[8];
+  int rc = adcp_sql_query_text(one, sizeof one, present, dst,
+                               "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &p, 1, err);
+  if (!rc)
+    rc = adcp_sql_query_text(one, sizeof one, quarantined, dst,
+                             "SELECT 1 FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, err);
+  return rc;
+}
