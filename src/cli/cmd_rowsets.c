@@ -1,6 +1,6 @@
 /* cli/cmd_rowsets.c — `verify --row-sets` and `read --row-set` (cli room):
  * row sets in the shared row-storage tables checked by their own columns,
- * whoever wrote them (docs/foreign-row-sets.md). Argument parsing and output
+ * whoever wrote them (docs/adopting.md §1). Argument parsing and output
  * only; the checks live in src/ledger/rowsets.c. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * one JSON object? A single forward pass with no recursion and no tree: the
  * open containers live in a bit stack (one bit per level), so nesting depth is
  * bounded only by the line length and any RFC 8785 number form passes. What it
- * checks and why is in docs/foreign-row-sets.md ("What a reader checks"). */
+ * checks and why is in docs/adopting.md ("What a reader checks on verified bytes"). */
 #include <stdlib.h>
 #include <string.h>
 

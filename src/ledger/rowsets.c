@@ -1,7 +1,7 @@
 /* ledger/rowsets.c — row sets read by their own columns (ledger room), so
  * row sets another SDK wrote into the shared row-storage tables verify and read
  * here even when this ledger holds no revision header for them (spec 02 §3.4,
- * §10; docs/foreign-row-sets.md). The byte path is read.c's (ledger_direct_*):
+ * §10; docs/adopting.md §1). The byte path is read.c's (ledger_direct_*):
  * the same manifest, chunk, segment, gzip and line checks as revision reads. */
 #include <inttypes.h>
 #include <stdlib.h>
