@@ -59,7 +59,8 @@ static void migrate_on_sqlite(void **state) {
                                  "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n"
-                                 "would-apply 0009 history additive\n");
+                                 "would-apply 0009 history additive\n"
+                                 "would-apply 0012 orphan_collector additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -78,7 +79,8 @@ static void migrate_on_sqlite(void **state) {
                                  "applying 0006 retention additive\ndone 0006\n"
                                  "applying 0007 principals additive\ndone 0007\n"
                                  "applying 0008 issue_events additive\ndone 0008\n"
-                                 "applying 0009 history additive\ndone 0009\n");
+                                 "applying 0009 history additive\ndone 0009\n"
+                                 "applying 0012 orphan_collector additive\ndone 0012\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -162,7 +164,8 @@ static void migrate_on_postgres_and_password_masking(void **state) {
                                  "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
                                  "would-apply 0007 principals additive\n"
                                  "would-apply 0008 issue_events additive\n"
-                                 "would-apply 0009 history additive\n");
+                                 "would-apply 0009 history additive\n"
+                                 "would-apply 0012 orphan_collector additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
   assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
