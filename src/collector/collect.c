@@ -77,7 +77,7 @@ static int cursor_parse(char **binding, char **token, const char *cur, const cha
   size_t bn = (size_t)(sep - b) / 2, tn = strlen(sep + 1) / 2;
   *binding = calloc(1, bn + 1), *token = calloc(1, tn + 1);
   if (!*binding || !*token) return oom(err);
-  if (adcp_hex_decode((uint8_t *)*binding, b, 2 * bn, NULL) || adcp_hex_decode((uint8_t *)*token, sep + 1, 2 * tn, NULL) ||
+  if (adcp_hex_decode((uint8_t *)*binding, b, bn, NULL) || adcp_hex_decode((uint8_t *)*token, sep + 1, tn, NULL) ||
       strlen(*binding) != bn || strlen(*token) != tn)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor is malformed");
   return 0;
