@@ -77,6 +77,19 @@ typedef struct adcp_ledger_options {
    * default: 4 for providers without staged writes (network stores), 1 for
    * staging providers (the filesystem); capped at 32. */
   int upload_concurrency;
+  /* Ownership fence (adcp/fence.h, docs/fence.md). fence_owner_id: this
+   * deployment's stable owner_id (^[A-Za-z0-9_.:-]{1,128}$); NULL = "adcp-ledger".
+   * fence_cache_ttl_ms: how long an object-kind commit reuses its listing of
+   * the fence chain; 0 = default (2000), -1 = list on every commit.
+   * fence_advance_interval_ms: a handle that advanced a binding's claim less
+   * than this ago rechecks instead of advancing again before a delete; 0 =
+   * default (30000), -1 = advance on every pass. fence_step_hook: tests only
+   * (crash points of the claim protocol, enum adcp_fence_step); NULL = none. */
+  const char *fence_owner_id;
+  int64_t fence_cache_ttl_ms;
+  int64_t fence_advance_interval_ms;
+  int (*fence_step_hook)(void *ctx, int step);
+  void *fence_step_ctx;
 } adcp_ledger_options;
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open
@@ -442,6 +455,10 @@ typedef struct adcp_sweep_counters {
   /* Seconds the oldest skipped (unconfigured) intent has been expired; 0 = none. */
   int64_t oldest_unconfigured_expired_s;
   char first_failure[ADCP_ERROR_MESSAGE_MAX];
+  /* Eligible intents left untouched because this database does not hold the
+   * binding's fence claim (docs/fence.md); fence_cause names the first cause. */
+  uint64_t fenced;
+  char fence_cause[32];
 } adcp_sweep_counters;
 
 /* One pass of the intent sweep: expired intents of configured object

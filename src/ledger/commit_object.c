@@ -811,6 +811,10 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       goto done;
     }
   }
+  /* Ownership fence (docs/fence.md): a database that does not hold the
+   * binding's claim never commits references to objects (adopted or its own),
+   * so the claim holder's deletes cannot take a revision's bytes away. */
+  if ((rc = ledger_fence_commit_check(l, b, err))) goto done;
   int replayed = 0;
   rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);
   if (!rc && replayed) {

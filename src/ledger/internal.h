@@ -31,6 +31,15 @@ typedef struct ledger_binding {
   int compression;
   adcp_object_provider *client;
   int registered;         /* DB row checked by this handle (identity + namespace) */
+  /* Fence state of this handle (fence_guard.c): the commit check's cached
+   * listing, and the claim held for deletes. */
+  int64_t fence_list_ms;  /* monotonic time of the cached listing; 0 = none */
+  uint64_t fence_list_highest;
+  int fence_held;
+  int64_t fence_advanced_ms, fence_checked_ms;
+  unsigned fence_deletes;
+  uint64_t fence_claim_epoch;
+  char fence_claim_token[33];
 } ledger_binding;
 
 struct adcp_ledger {
@@ -53,6 +62,12 @@ struct adcp_ledger {
   uint64_t cache_clock;
   int feed_off;       /* 1: this writer appends no change rows (adcp_ledger_set_change_feed) */
   int audit_off;      /* 1: no audit log leaves (adcp_ledger_set_audit_log; benchmarks only) */
+  char fence_owner[129];        /* adcp_ledger_options.fence_owner_id */
+  int64_t fence_cache_ttl_ms;   /* < 0 = no cache */
+  int64_t fence_advance_ms;     /* < 0 = always advance */
+  int (*fence_hook)(void *ctx, int step);
+  void *fence_hook_ctx;
+  char fence_fingerprint[160];  /* this database's fingerprint ("" until computed) */
   adcp_json_doc doc;  /* scratch for manifest and line parsing */
   adcp_buf scratch;
 };
@@ -225,5 +240,17 @@ int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const ch
  * its rows expired or its period is tombstoned meanwhile, it raced retention
  * and answers ROWS_EXPIRED instead (never an integrity failure). */
 int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err);
+
+/* ---- ownership fence (fence.c, fence_guard.c; docs/fence.md) -------------------- */
+/* Object-kind commit check before transaction B: UNSAFE_BINDING naming the
+ * cause when this database does not hold binding b's fence claim; an
+ * unclaimed binding is claimed (epoch 1) first. At most one cached listing. */
+int ledger_fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err);
+/* Before deleting an object through b: acquire (or, within the advance
+ * interval / 25 deletes, recheck) this handle's claim. UNSAFE_BINDING naming
+ * the cause when fenced; *cause (may be NULL) gets it. */
+int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause, adcp_error *err);
+/* UNSAFE_BINDING "binding X is fenced: CAUSE — ..." */
+int ledger_fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail);
 
 #endif

@@ -142,6 +142,25 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   strcpy(l->ns, ns);
   l->write_deadline_ms = opts && opts->write_deadline_ms > 0 ? opts->write_deadline_ms : 120000;
   l->upload_concurrency = opts && opts->upload_concurrency > 0 ? opts->upload_concurrency : 0;
+  /* Fence (docs/fence.md): owner_id checked here so every later refusal is about the claim. */
+  {
+    const char *own = opts && opts->fence_owner_id ? opts->fence_owner_id : "adcp-ledger";
+    size_t on = strlen(own);
+    int ok = on >= 1 && on <= 128;
+    for (size_t i = 0; ok && i < on; i++)
+      ok = (own[i] >= 'A' && own[i] <= 'Z') || (own[i] >= 'a' && own[i] <= 'z') || (own[i] >= '0' && own[i] <= '9') ||
+           own[i] == '_' || own[i] == '.' || own[i] == ':' || own[i] == '-';
+    if (!ok) {
+      free(l);
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
+    }
+    memcpy(l->fence_owner, own, on + 1);
+    int64_t ttl = opts ? opts->fence_cache_ttl_ms : 0, adv = opts ? opts->fence_advance_interval_ms : 0;
+    l->fence_cache_ttl_ms = ttl < 0 ? -1 : ttl == 0 ? 2000 : ttl;
+    l->fence_advance_ms = adv < 0 ? -1 : adv == 0 ? 30000 : adv;
+    l->fence_hook = opts ? opts->fence_step_hook : NULL;
+    l->fence_hook_ctx = opts ? opts->fence_step_ctx : NULL;
+  }
   l->max_page_bytes = opts && opts->max_page_bytes ? opts->max_page_bytes : ADCP_LEDGER_MAX_PAGE_BYTES;
   int entries = opts ? opts->manifest_cache_entries : 0;
   l->cache_cap = entries < 0 ? 0 : entries == 0 ? 64 : (size_t)entries;

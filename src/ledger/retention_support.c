@@ -53,6 +53,9 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
   /* Registered once per handle (identity and namespace checked then). */
   if (!b->registered && (rc = adcp_ledger_register_binding(l, binding_id, err))) return rc;
   if ((rc = adcp_object_key_check_owned(object_key, b->prefix, l->ns_key, err))) return rc;
+  /* Never through a fenced binding: a clone's retirement or pruning must not
+   * delete the bytes of revisions only the claim holder knows (docs/fence.md). */
+  if ((rc = ledger_fence_guard_delete(l, b, NULL, err))) return rc;
   adcp_buf lk;
   adcp_buf_init(&lk);
   int locked = 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adcp/fence.h"
 #include "ledger/internal.h"
 
 /* How long a claimed intent is this sweeper's before another may retry it. */
@@ -206,6 +207,7 @@ static int resolve(adcp_ledger *l, ledger_binding *b, const adcp_buf *objs, adcp
     int named = 0;
     if (!rc) rc = still_named(&named, l, key, ver, err);
     if (!rc && named) out->objects_kept++;
+    if (!rc && !named) rc = ledger_fence_guard_delete(l, b, NULL, err);
     if (!rc && !named) {
       adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
       int outcome = 0;
@@ -236,6 +238,28 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   char **ids;
   size_t nb;
   if ((rc = usable_bindings(l, &ids, &nb, err))) return rc;
+  /* Fence (docs/fence.md): every pass acquires (advances, at most once per
+   * advance interval per handle) the claim of every usable binding, so a clone
+   * sharing the bucket is fenced quickly. A fenced binding's intents are left
+   * untouched (never claimed, nothing deleted, counted `fenced`); they move to
+   * the end of ids so the pass's queries use only ids[0..nl). A provider
+   * failure here is not a refusal: those intents take the normal path (and
+   * its backoff) and the guard before each delete decides again. */
+  size_t nl = nb;
+  for (size_t i = 0; i < nl;) {
+    adcp_error e = {0};
+    int cause = 0;
+    ledger_fence_guard_delete(l, ledger_binding_find(l, ids[i]), &cause, &e);
+    if (!cause) {
+      i++;
+      continue;
+    }
+    if (!out->fence_cause[0])
+      snprintf(out->fence_cause, sizeof out->fence_cause, "%s", adcp_fence_cause_name((adcp_fence_cause)cause));
+    char *t = ids[i];
+    ids[i] = ids[nl - 1], ids[nl - 1] = t;
+    nl--;
+  }
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   adcp_buf sql;
   adcp_buf_init(&sql);
@@ -277,19 +301,43 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
     adcp_sql_rows_free(r);
     if (rc < 0) goto done;
   }
+  /* Fenced: eligible intents of the bindings whose claim this database lost. */
+  if (nl < nb) {
+    adcp_buf_reset(&sql);
+    if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
+                              "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+                        now) ||
+        in_list(&sql, 2, nb - nl, 0) || adcp_buf_cstr(&sql)) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    adcp_sql_param *q = calloc(nb - nl + 1, sizeof *q);
+    if (!q) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      goto done;
+    }
+    q[0] = p[0];
+    for (size_t i = nl; i < nb; i++) q[i - nl + 1] = adcp_sql_text(ids[i]);
+    char cnt[24];
+    int f = 0;
+    rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, q, nb - nl + 1, err);
+    free(q);
+    if (rc) goto done;
+    out->fenced = f ? strtoull(cnt, NULL, 10) : 0;
+  }
   /* Stalled: sweeping intents in backoff. */
   adcp_buf_reset(&sql);
   if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'sweeping' AND "
                             "expires_at > %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                       now) ||
-      in_list(&sql, 2, nb, 0) || adcp_buf_cstr(&sql)) {
+      in_list(&sql, 2, nl, 0) || adcp_buf_cstr(&sql)) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     goto done;
   }
   {
     char cnt[24];
     int f = 0;
-    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nb + 1, err))) goto done;
+    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nl + 1, err))) goto done;
     out->stalled = f ? strtoull(cnt, NULL, 10) : 0;
   }
   /* Candidates, oldest expiry first; one more than the limit tells "pending". */
@@ -298,7 +346,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
                             "adcp_reporting_row_write_intents WHERE expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
                             "AND ",
                       pg ? PG_TS("created_at") : "created_at", now) ||
-      in_list(&sql, 2, nb, 0) ||
+      in_list(&sql, 2, nl, 0) ||
       adcp_buf_printf(&sql, " ORDER BY expires_at, row_binding_id, row_set_id, content_sha256 LIMIT %zu", limit + 1) ||
       adcp_buf_cstr(&sql)) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -306,7 +354,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   }
   {
     adcp_sql_rows *r;
-    if ((rc = adcp_sql_query(&r, l->conn, (const char *)sql.data, p, nb + 1, err))) goto done;
+    if ((rc = adcp_sql_query(&r, l->conn, (const char *)sql.data, p, nl + 1, err))) goto done;
     while ((rc = adcp_sql_next(r, err)) == 1) {
       if (nc == limit) {
         out->pending++;
@@ -333,13 +381,13 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
     if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
                               "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                         now) ||
-        in_list(&sql, 2, nb, 0) || adcp_buf_cstr(&sql)) {
+        in_list(&sql, 2, nl, 0) || adcp_buf_cstr(&sql)) {
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       goto done;
     }
     char cnt[24];
     int f = 0;
-    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nb + 1, err))) goto done;
+    if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &f, l->conn, (const char *)sql.data, p, nl + 1, err))) goto done;
     uint64_t all = f ? strtoull(cnt, NULL, 10) : 0;
     out->pending = all > nc ? all - nc : 0;
   }

@@ -88,8 +88,12 @@ static int check_put_input(const adcp_object_provider *p, const adcp_object_put_
   if (!in) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put input is missing");
   int rc;
   if ((rc = adcp_object_ctx_check(ctx, err)) || (rc = check_key(p, in->key, err))) return rc;
+  /* application/json only for ownership-fence records ("…/_collector-fence/NAME", adcp/fence.h). */
+  const char *fd = strstr(in->key, "/_collector-fence/");
+  int fence_key = fd && !strchr(fd + sizeof "/_collector-fence/" - 1, '/');
   if (!in->content_type || (strcmp(in->content_type, "application/gzip") != 0 &&
-                            strcmp(in->content_type, "application/x-ndjson") != 0))
+                            strcmp(in->content_type, "application/x-ndjson") != 0 &&
+                            !(fence_key && !strcmp(in->content_type, "application/json"))))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "content type must be application/gzip or application/x-ndjson");
   for (size_t i = 0; i < in->n_metadata; i++)
     if (!in->metadata || !in->metadata[i].key || !in->metadata[i].value)

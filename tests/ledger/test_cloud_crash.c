@@ -104,7 +104,8 @@ static size_t objects(const cenv *e, adcp_buf *out) {
     adcp_object_list_page pg;
     OK(adcp_object_list(e->p, &pg, NULL, token, 1000, NULL, &err));
     for (size_t i = 0; i < pg.n_entries; i++, n++)
-      if (!strstr(pg.entries[i].key, "/.adcp-probe/"))
+      /* probe objects and fence records (docs/fence.md) are not row objects */
+      if (!strstr(pg.entries[i].key, "/.adcp-probe/") && !strstr(pg.entries[i].key, "/_collector-fence/"))
         adcp_buf_printf(out, "%s %s\n", pg.entries[i].key, pg.entries[i].native_version);
       else
         n--;

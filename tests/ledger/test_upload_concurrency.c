@@ -146,7 +146,7 @@ static size_t bucket_objects(uenv *e) {
     OK(adcp_object_list(e->p, &pg, NULL, tok, 1000, NULL, &err));
     free(tok);
     tok = pg.next_token ? strdup(pg.next_token) : NULL;
-    n += pg.n_entries;
+    for (size_t i = 0; i < pg.n_entries; i++) n += !strstr(pg.entries[i].key, "/_collector-fence/"); /* not row objects */
     adcp_object_list_page_free(&pg);
   } while (tok);
   return n;

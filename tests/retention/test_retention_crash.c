@@ -14,8 +14,8 @@
 
 static int nfiles;
 static int count_file(const char *p, const struct stat *sb, int flag, struct FTW *f) {
-  (void)p, (void)sb, (void)f;
-  if (flag == FTW_F) nfiles++;
+  (void)sb, (void)f;
+  if (flag == FTW_F && !strstr(p, "/_collector-fence/")) nfiles++; /* fence records are not row objects */
   return 0;
 }
 static int files_under(const char *dir) {

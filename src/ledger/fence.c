@@ -1,0 +1,725 @@
+/* ledger/fence.c — the ledger room's claim protocol of the ownership fence
+ * (spec 04 §6.4-§6.7, docs/fence.md): the fence row, the database
+ * fingerprint, the epoch chain in the bucket, acquire (always advances),
+ * recheck, status and take-over. fence_record.c holds the bytes,
+ * fence_guard.c the checks the commit and delete paths call.
+ *
+ * An advance is two transactions around one create-only write: the epoch + 1
+ * intent (pending_epoch/pending_token) is committed first, so a crash after
+ * the object write resumes the same claim (the object carries a token only
+ * this database recorded). A pending mark younger than FENCE_PENDING_LEASE_MS
+ * with no object yet belongs to a sibling mid-advance: wait for it. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "adcp/fence.h"
+#include "ledger/fence_internal.h"
+
+#define FENCE_PENDING_LEASE_MS 15000
+#define FENCE_IO_DEADLINE_MS 10000 /* below the lease: a late write cannot outlive its mark */
+#define FENCE_MAX_PAGES 64
+
+#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static int hook(adcp_ledger *l, int step) { return l->fence_hook ? l->fence_hook(l->fence_hook_ctx, step) : 0; }
+
+static adcp_object_ctx io_ctx(void) {
+  adcp_object_ctx c = {adcp_object_now_ms() + FENCE_IO_DEADLINE_MS, NULL};
+  return c;
+}
+
+int fence_token(char out[33], adcp_error *err) {
+  char u[37];
+  int rc = ledger_uuid(u, err);
+  if (rc) return rc;
+  size_t j = 0;
+  for (size_t i = 0; u[i] && j < 32; i++)
+    if (u[i] != '-') out[j++] = u[i];
+  out[j] = 0;
+  return 0;
+}
+
+int fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err) {
+  char got[8] = "";
+  int f = 0;
+  int rc = adcp_sql_query_text(got, sizeof got, &f, l->conn,
+                               l->dialect == ADCP_SQL_POSTGRES
+                                   ? "SELECT CASE WHEN to_regclass('adcp_reporting_orphan_collector_fences') IS NULL "
+                                     "THEN 'f' ELSE 't' END"
+                                   : "SELECT CASE WHEN EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                     "name = 'adcp_reporting_orphan_collector_fences') THEN 't' ELSE 'f' END",
+                               NULL, 0, err);
+  *yes = !rc && f && got[0] == 't';
+  return rc;
+}
+
+/* SQLite: the main file's device and inode (a copy is another file); PostgreSQL:
+ * the cluster's system identifier when the role may read it, plus the database OID. */
+int fence_fingerprint(adcp_ledger *l, adcp_error *err) {
+  if (l->fence_fingerprint[0]) return 0;
+  if (l->dialect == ADCP_SQL_SQLITE) {
+    adcp_sql_rows *r;
+    int rc = adcp_sql_query(&r, l->conn, "PRAGMA database_list", NULL, 0, err);
+    if (rc) return rc;
+    char path[4096] = "";
+    while ((rc = adcp_sql_next(r, err)) == 1) {
+      const char *name = adcp_sql_get_text(r, 1, NULL);
+      if (name && !strcmp(name, "main")) ledger_copy_text(path, sizeof path, adcp_sql_get_text(r, 2, NULL));
+    }
+    adcp_sql_rows_free(r);
+    if (rc < 0) return rc;
+    struct stat st;
+    if (!path[0]) snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "sqlite:memory");
+    else if (stat(path, &st))
+      return adcp_error_set(err, ADCP_EIO, "fence: the database file cannot be examined");
+    else
+      snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "sqlite:dev=%ju:ino=%ju", (uintmax_t)st.st_dev,
+               (uintmax_t)st.st_ino);
+    return 0;
+  }
+  if (adcp_sql_in_transaction(l->conn))
+    return adcp_error_set(err, ADCP_EINTERNAL, "fence fingerprint computed inside a transaction");
+  char sys[32] = "", oid[32] = "";
+  int f = 0;
+  adcp_error e = {0};
+  /* pg_control_system() needs superuser or pg_monitor-like grants on some
+   * installations; without it the OID alone still separates dumps restored
+   * into this cluster (docs/fence.md). */
+  if (adcp_sql_query_text(sys, sizeof sys, &f, l->conn, "SELECT system_identifier::text FROM pg_control_system()",
+                          NULL, 0, &e) ||
+      !f)
+    snprintf(sys, sizeof sys, "unreadable");
+  int rc = adcp_sql_query_text(oid, sizeof oid, &f, l->conn,
+                               "SELECT oid::text FROM pg_database WHERE datname = current_database()", NULL, 0, err);
+  if (rc) return rc;
+  snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "postgres:system=%s:db=%s", sys, f ? oid : "?");
+  return 0;
+}
+
+int fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err) {
+  *out = NULL;
+  int rc = ledger_namespace_key(l, err);
+  if (rc) return rc;
+  ledger_binding *b = id ? ledger_binding_find(l, id) : NULL;
+  if (!b || !b->client)
+    return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not a configured object binding",
+                          id ? id : "(null)");
+  if (do_register && !b->registered && (rc = adcp_ledger_register_binding(l, b->id, err))) return rc;
+  *out = b;
+  return 0;
+}
+
+int fence_scope(char out[65], adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
+  return adcp_fence_scope_sha256(out, l->ns_key, b->id, b->identity_sha256, err);
+}
+
+int fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lock, adcp_error *err) {
+  memset(r, 0, sizeof *r);
+  const int pg = l->dialect == ADCP_SQL_POSTGRES;
+  adcp_sql_param p[2] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id)};
+  adcp_sql_rows *q;
+  int rc = adcp_sql_query(
+      &q, l->conn,
+      pg ? (lock ? "SELECT scope_sha256, epoch, owner_id, owner_token, " PG_TS("claimed_at") ", " PG_TS("updated_at")
+                 ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" PG_TS("pending_at")
+                 ", ''), database_fingerprint, " PG_TS("clock_timestamp()")
+                 " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2 "
+                 "FOR UPDATE"
+                 : "SELECT scope_sha256, epoch, owner_id, owner_token, " PG_TS("claimed_at") ", " PG_TS("updated_at")
+                   ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" PG_TS("pending_at")
+                   ", ''), database_fingerprint, " PG_TS("clock_timestamp()")
+                   " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2")
+         : "SELECT scope_sha256, epoch, owner_id, owner_token, claimed_at, updated_at, coalesce(pending_epoch, 0), "
+           "coalesce(pending_token, ''), coalesce(pending_at, ''), database_fingerprint, adcp_now() FROM "
+           "adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2",
+      p, 2, err);
+  if (rc) return rc;
+  if ((rc = adcp_sql_next(q, err)) == 1) {
+    r->found = 1;
+    ledger_copy_text(r->scope, sizeof r->scope, adcp_sql_get_text(q, 0, NULL));
+    r->epoch = (uint64_t)adcp_sql_get_int64(q, 1);
+    ledger_copy_text(r->owner, sizeof r->owner, adcp_sql_get_text(q, 2, NULL));
+    ledger_copy_text(r->token, sizeof r->token, adcp_sql_get_text(q, 3, NULL));
+    ledger_copy_text(r->claimed_at, sizeof r->claimed_at, adcp_sql_get_text(q, 4, NULL));
+    ledger_copy_text(r->updated_at, sizeof r->updated_at, adcp_sql_get_text(q, 5, NULL));
+    r->pending_epoch = (uint64_t)adcp_sql_get_int64(q, 6);
+    ledger_copy_text(r->pending_token, sizeof r->pending_token, adcp_sql_get_text(q, 7, NULL));
+    char pat[32], now[32];
+    ledger_copy_text(pat, sizeof pat, adcp_sql_get_text(q, 8, NULL));
+    ledger_copy_text(r->fingerprint, sizeof r->fingerprint, adcp_sql_get_text(q, 9, NULL));
+    ledger_copy_text(now, sizeof now, adcp_sql_get_text(q, 10, NULL));
+    int64_t nu = ledger_instant_us(now), pu = pat[0] ? ledger_instant_us(pat) : -1;
+    r->pending_age_ms = pu >= 0 && nu >= 0 ? (nu - pu) / 1000 : 0;
+    rc = 0;
+  }
+  adcp_sql_rows_free(q);
+  return rc < 0 ? rc : 0;
+}
+
+void fence_list_free(fence_list *fl) {
+  free(fl->v);
+  memset(fl, 0, sizeof *fl);
+}
+
+/* Every well-formed fence object of b (others in the directory are ignored). */
+int fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  char dir[ADCP_OBJECT_KEY_MAX + 1];
+  int rc = snprintf(dir, sizeof dir, "%s/%s/" ADCP_FENCE_DIR "/", b->prefix, l->ns_key) >= (int)sizeof dir
+               ? adcp_error_set(err, ADCP_EINVALID_INPUT, "fence prefix is too long")
+               : 0;
+  size_t dn = strlen(dir);
+  char *token = NULL;
+  for (int page = 0; !rc && page < FENCE_MAX_PAGES; page++) {
+    adcp_object_list_page pg;
+    memset(&pg, 0, sizeof pg);
+    adcp_object_ctx ctx = io_ctx();
+    rc = adcp_object_list(b->client, &pg, dir, token, 1000, &ctx, err);
+    free(token);
+    token = NULL;
+    if (rc) break;
+    for (size_t i = 0; !rc && i < pg.n_entries; i++) {
+      const char *k = pg.entries[i].key;
+      if (!k || strncmp(k, dir, dn) || strlen(k + dn) != 21 || strcmp(k + dn + 16, ".json")) continue;
+      uint64_t e = 0;
+      int ok = 1;
+      for (int j = 0; j < 16; j++) {
+        if (k[dn + j] < '0' || k[dn + j] > '9') ok = 0;
+        else e = e * 10 + (uint64_t)(k[dn + j] - '0');
+      }
+      if (!ok || !e || !pg.entries[i].native_version) continue;
+      fence_obj *g = realloc(out->v, (out->n + 1) * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      out->v = g;
+      g[out->n].epoch = e;
+      ledger_copy_text(g[out->n].version, sizeof g[out->n].version, pg.entries[i].native_version);
+      if (e > out->highest) out->highest = e;
+      out->n++;
+    }
+    if (!rc && pg.next_token && !(token = strdup(pg.next_token))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    adcp_object_list_page_free(&pg);
+    if (!token) break;
+  }
+  free(token);
+  if (rc) fence_list_free(out);
+  return rc;
+}
+
+const fence_obj *fence_list_find(const fence_list *fl, uint64_t epoch) {
+  for (size_t i = 0; i < fl->n; i++)
+    if (fl->v[i].epoch == epoch) return &fl->v[i];
+  return NULL;
+}
+
+/* *state: 0 read (rec filled), 1 absent, 2 unreadable. */
+int fence_object_read(adcp_fence_record *rec, int *state, adcp_ledger *l, const ledger_binding *b, uint64_t epoch,
+                      const char *version, adcp_error *err) {
+  memset(rec, 0, sizeof *rec);
+  *state = 1;
+  if (!version) return 0;
+  adcp_buf key, body;
+  adcp_buf_init(&key), adcp_buf_init(&body);
+  int rc = adcp_fence_object_key(&key, b->prefix, l->ns_key, epoch, err);
+  if (!rc) {
+    adcp_object_get_input gi = {(const char *)key.data, version, 0, 0, 0, ADCP_FENCE_RECORD_MAX};
+    adcp_object_ctx ctx = io_ctx();
+    adcp_error e = {0};
+    rc = adcp_object_get(b->client, &body, &gi, &ctx, &e);
+    if (rc == ADCP_ENOT_FOUND) {
+      rc = 0, *state = 1;
+    } else if (rc == ADCP_EROWS_INTEGRITY_FAILED) {
+      rc = 0, *state = 2; /* over the cap */
+    } else if (rc) {
+      if (err) *err = e;
+    } else if (adcp_fence_record_parse(rec, body.data, body.len, NULL) || rec->epoch != epoch ||
+               strcmp(rec->namespace_key, l->ns_key) || strcmp(rec->row_binding_id, b->id)) {
+      *state = 2;
+    } else {
+      *state = 0;
+    }
+  }
+  adcp_buf_free(&key), adcp_buf_free(&body);
+  return rc;
+}
+
+static int installation_id(char out[37], adcp_ledger *l, adcp_error *err) {
+  int f = 0;
+  int rc = adcp_sql_query_text(out, 37, &f, l->conn,
+                               l->dialect == ADCP_SQL_POSTGRES
+                                   ? "SELECT installation_id::text FROM adcp_persistence_installation"
+                                   : "SELECT installation_id FROM adcp_persistence_installation",
+                               NULL, 0, err);
+  if (!rc && !f) rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "installation identity is missing (run migrate)");
+  return rc;
+}
+
+/* Create-only write of the record at epoch. *conflict = 1 when the key holds other bytes. */
+static int write_object(int *conflict, char version[ADCP_OBJECT_VERSION_MAX + 1], adcp_ledger *l,
+                        const ledger_binding *b, const char *scope, uint64_t epoch, const char *token, adcp_error *err) {
+  *conflict = 0;
+  adcp_fence_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.epoch = epoch;
+  int rc = installation_id(rec.installation_id, l, err);
+  if (rc) return rc;
+  snprintf(rec.namespace_key, sizeof rec.namespace_key, "%s", l->ns_key);
+  snprintf(rec.owner_id, sizeof rec.owner_id, "%s", l->fence_owner);
+  snprintf(rec.owner_token, sizeof rec.owner_token, "%s", token);
+  snprintf(rec.row_binding_id, sizeof rec.row_binding_id, "%s", b->id);
+  snprintf(rec.scope_sha256, sizeof rec.scope_sha256, "%s", scope);
+  adcp_buf key, body;
+  adcp_buf_init(&key), adcp_buf_init(&body);
+  rc = adcp_fence_object_key(&key, b->prefix, l->ns_key, epoch, err);
+  if (!rc) rc = adcp_fence_record_encode(&body, &rec, err);
+  if (!rc) {
+    adcp_object_put_input in = {(const char *)key.data, body.data, body.len, "application/json", NULL, 0};
+    adcp_object_put_result pr;
+    memset(&pr, 0, sizeof pr);
+    adcp_object_ctx ctx = io_ctx();
+    adcp_error e = {0};
+    rc = adcp_object_put(b->client, &pr, &in, &ctx, &e);
+    if (rc == ADCP_ECONTENT_CONFLICT) rc = 0, *conflict = 1;
+    else if (rc && err) *err = e;
+    if (!rc && !*conflict) snprintf(version, ADCP_OBJECT_VERSION_MAX + 1, "%s", pr.native_version);
+  }
+  adcp_buf_free(&key), adcp_buf_free(&body);
+  return rc;
+}
+
+static int tx_begin(adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
+  int rc = adcp_sql_begin(l->conn, 1, err);
+  if (rc) return rc;
+  if (l->dialect == ADCP_SQL_POSTGRES) {
+    adcp_buf k;
+    adcp_buf_init(&k);
+    if (adcp_buf_printf(&k, "adcp-collector-fence:%s:%s", l->ns_key, b->id) || adcp_buf_cstr(&k))
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    else rc = adcp_sql_advisory_xact_lock(l->conn, (const char *)k.data, err);
+    adcp_buf_free(&k);
+    if (rc) adcp_sql_rollback(l->conn, NULL);
+  }
+  return rc;
+}
+
+static int tx_end(adcp_ledger *l, int rc, adcp_error *err) {
+  if (rc) {
+    adcp_sql_rollback(l->conn, NULL);
+    return rc;
+  }
+  return adcp_sql_commit(l->conn, err);
+}
+
+static int exec_row(int64_t *changed, adcp_ledger *l, const char *pg_sql, const char *lite_sql,
+                    const adcp_sql_param *p, size_t n, adcp_error *err) {
+  int64_t c = 0;
+  int rc = adcp_sql_exec_changes(&c, l->conn, l->dialect == ADCP_SQL_POSTGRES ? pg_sql : lite_sql, p, n, err);
+  if (changed) *changed = c;
+  return rc;
+}
+
+/* Drops an advance mark (never the mark of an unconfirmed first claim or takeover). */
+static int clear_pending(adcp_ledger *l, const ledger_binding *b, const char *token, adcp_error *err) {
+  adcp_sql_param p[3] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_text(token)};
+  const char *sql = "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = NULL, pending_token = NULL, "
+                    "pending_at = NULL WHERE namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3 AND "
+                    "pending_epoch <> epoch";
+  return exec_row(NULL, l, sql, sql, p, 3, err);
+}
+
+/* The mark's object exists with its token: the advance happened; record it. */
+static int finalize(int64_t *changed, adcp_ledger *l, const ledger_binding *b, const char *token, adcp_error *err) {
+  adcp_sql_param p[3] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_text(token)};
+  return exec_row(changed, l,
+                  "UPDATE adcp_reporting_orphan_collector_fences SET epoch = pending_epoch, owner_token = "
+                  "pending_token, pending_epoch = NULL, pending_token = NULL, pending_at = NULL, updated_at = "
+                  "clock_timestamp() WHERE namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3",
+                  "UPDATE adcp_reporting_orphan_collector_fences SET epoch = pending_epoch, owner_token = "
+                  "pending_token, pending_epoch = NULL, pending_token = NULL, pending_at = NULL, updated_at = "
+                  "adcp_now() WHERE namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3",
+                  p, 3, err);
+}
+
+int ledger_fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail) {
+  const char *what = "";
+  switch (cause) {
+  case ADCP_FENCE_ADVANCED: what = "another database holds the claim"; break;
+  case ADCP_FENCE_DATABASE_COPIED: what = "this database is a copy of the one that claimed it"; break;
+  case ADCP_FENCE_CLAIMED_ELSEWHERE: what = "the claim belongs to another owner_id or scope"; break;
+  case ADCP_FENCE_TOKEN_MISMATCH: what = "the fence object carries another owner's token"; break;
+  case ADCP_FENCE_MISSING: what = "the fence object this database recorded is gone"; break;
+  case ADCP_FENCE_REGRESSED: what = "the fence chain is older than this database's claim"; break;
+  case ADCP_FENCE_UNREADABLE: what = "the fence object is not a valid fence record"; break;
+  case ADCP_FENCE_CLAIM_LOST: what = "the claim changed during the operation"; break;
+  case ADCP_FENCE_MIGRATION_REQUIRED: what = "the fence table is missing (run migrate)"; break;
+  default: what = "not held"; break;
+  }
+  return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s is fenced: %s — %s%s%s; see `adcp-ledger fence status`",
+                        binding, adcp_fence_cause_name((adcp_fence_cause)cause), what, detail && *detail ? ": " : "",
+                        detail ? detail : "");
+}
+
+/* Verifies the chain against a confirmed row before advancing: highest == epoch, token there == row's. */
+static int check_chain(adcp_fence_cause *cause, adcp_ledger *l, const ledger_binding *b, const fence_row *r,
+                       const fence_list *fl, adcp_error *err) {
+  *cause = ADCP_FENCE_OK;
+  if (fl->highest > r->epoch) return *cause = ADCP_FENCE_ADVANCED, 0;
+  const fence_obj *o = fence_list_find(fl, r->epoch);
+  if (!o) return *cause = fl->highest ? ADCP_FENCE_REGRESSED : ADCP_FENCE_MISSING, 0;
+  adcp_fence_record rec;
+  int st = 0;
+  int rc = fence_object_read(&rec, &st, l, b, r->epoch, o->version, err);
+  if (rc) return rc;
+  if (st == 1) *cause = ADCP_FENCE_MISSING;
+  else if (st == 2) *cause = ADCP_FENCE_UNREADABLE;
+  else if (strcmp(rec.owner_token, r->token)) *cause = ADCP_FENCE_TOKEN_MISMATCH;
+  return 0;
+}
+
+int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_ledger *l, const char *row_binding_id,
+                       adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  *out_cause = ADCP_FENCE_OK;
+  ledger_binding *b;
+  int rc = fence_binding(&b, l, row_binding_id, 1, err);
+  if (rc) return rc;
+  int yes = 0;
+  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if (!yes) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
+  char scope[65];
+  if ((rc = fence_fingerprint(l, err)) || (rc = fence_scope(scope, l, b, err))) return rc;
+
+  uint64_t target = 0, prev = 0;
+  char token[33] = "", prev_token[33] = "";
+  fence_list fl = {0};
+  /* Bounded: each wait is 25 ms; a sibling's mark older than the lease is stale. */
+  for (int attempt = 0; !target; attempt++) {
+    if (attempt > 2 * FENCE_PENDING_LEASE_MS / 25)
+      return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "fence of binding %s: an advance stays in flight", b->id);
+    fence_row r;
+    if ((rc = tx_begin(l, b, err))) return rc;
+    rc = fence_row_read(&r, l, b, 1, err);
+    if (!rc && !r.found) {
+      if (!(rc = fence_token(token, err))) {
+        adcp_sql_param p[6] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_text(scope),
+                               adcp_sql_text(l->fence_owner), adcp_sql_text(token), adcp_sql_text(l->fence_fingerprint)};
+        rc = exec_row(NULL, l,
+                      "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
+                      "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
+                      "VALUES ($1, $2, $3, 1, $4, $5, 1, $5, clock_timestamp(), $6)",
+                      "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
+                      "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
+                      "VALUES ($1, $2, $3, 1, $4, $5, 1, $5, adcp_now(), $6)",
+                      p, 6, err);
+      }
+      if ((rc = tx_end(l, rc, err))) return rc;
+      target = 1, prev = 0;
+      break;
+    }
+    if (!rc && strcmp(r.fingerprint, l->fence_fingerprint)) {
+      tx_end(l, 0, NULL);
+      return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
+    }
+    if (!rc && (strcmp(r.scope, scope) || strcmp(r.owner, l->fence_owner))) {
+      tx_end(l, 0, NULL);
+      return *out_cause = ADCP_FENCE_CLAIMED_ELSEWHERE, 0;
+    }
+    if (!rc && !r.pending_epoch) {
+      if (!(rc = fence_token(token, err))) {
+        adcp_sql_param p[4] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_int64((int64_t)r.epoch + 1),
+                               adcp_sql_text(token)};
+        rc = exec_row(NULL, l,
+                      "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = $3, pending_token = $4, "
+                      "pending_at = clock_timestamp() WHERE namespace_key = $1 AND row_binding_id = $2",
+                      "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = $3, pending_token = $4, "
+                      "pending_at = adcp_now() WHERE namespace_key = $1 AND row_binding_id = $2",
+                      p, 4, err);
+      }
+      if ((rc = tx_end(l, rc, err))) return rc;
+      target = r.epoch + 1, prev = r.epoch;
+      snprintf(prev_token, sizeof prev_token, "%s", r.token);
+      break;
+    }
+    if ((rc = tx_end(l, rc, err))) return rc;
+    /* A mark is in flight (ours from a crash, or a sibling's): its object decides. */
+    if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+    const fence_obj *o = fence_list_find(&fl, r.pending_epoch);
+    adcp_fence_record rec;
+    int st = 1;
+    if (o && (rc = fence_object_read(&rec, &st, l, b, r.pending_epoch, o->version, err))) {
+      fence_list_free(&fl);
+      return rc;
+    }
+    uint64_t highest = fl.highest;
+    fence_list_free(&fl);
+    if (st == 0 && !strcmp(rec.owner_token, r.pending_token)) {
+      if ((rc = tx_begin(l, b, err))) return rc;
+      rc = finalize(NULL, l, b, r.pending_token, err);
+      if ((rc = tx_end(l, rc, err))) return rc;
+      continue; /* recorded; now advance past it */
+    }
+    if (st != 1 || highest > r.pending_epoch) {
+      /* Someone else wrote that epoch (or beyond): this database lost the chain. */
+      if (r.pending_epoch != r.epoch) {
+        if ((rc = tx_begin(l, b, err))) return rc;
+        if ((rc = tx_end(l, clear_pending(l, b, r.pending_token, err), err))) return rc;
+      }
+      *out_cause = st == 2 ? ADCP_FENCE_UNREADABLE
+                   : r.pending_epoch == r.epoch && highest <= r.pending_epoch ? ADCP_FENCE_TOKEN_MISMATCH
+                                                                                : ADCP_FENCE_ADVANCED;
+      return 0;
+    }
+    if (r.pending_age_ms < FENCE_PENDING_LEASE_MS) {
+      sleep_ms(25); /* a sibling is between its mark and its write */
+      continue;
+    }
+    /* Stale mark, no object: its writer is gone (its deadline is below the lease). */
+    if ((rc = tx_begin(l, b, err))) return rc;
+    if (r.pending_epoch == r.epoch) {
+      adcp_sql_param p[3] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_text(r.pending_token)};
+      rc = exec_row(NULL, l,
+                    "UPDATE adcp_reporting_orphan_collector_fences SET pending_at = clock_timestamp() WHERE "
+                    "namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3",
+                    "UPDATE adcp_reporting_orphan_collector_fences SET pending_at = adcp_now() WHERE "
+                    "namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3",
+                    p, 3, err);
+      if ((rc = tx_end(l, rc, err))) return rc;
+      target = r.epoch, prev = r.epoch > 1 ? 0 : 0; /* retry the unconfirmed write itself */
+      snprintf(token, sizeof token, "%s", r.pending_token);
+      break;
+    }
+    if ((rc = tx_end(l, clear_pending(l, b, r.pending_token, err), err))) return rc;
+  }
+  if (hook(l, ADCP_FENCE_STEP_PENDING))
+    return adcp_error_set(err, ADCP_EABORTED, "fence claim aborted by the step hook (pending)");
+
+  /* The chain must still end at the claim this database recorded. */
+  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  adcp_fence_cause cause = ADCP_FENCE_OK;
+  if (prev) {
+    fence_row pr;
+    memset(&pr, 0, sizeof pr);
+    pr.epoch = prev;
+    snprintf(pr.token, sizeof pr.token, "%s", prev_token);
+    rc = check_chain(&cause, l, b, &pr, &fl, err);
+  } else if (fl.highest > target) {
+    cause = ADCP_FENCE_ADVANCED;
+  }
+  char version[ADCP_OBJECT_VERSION_MAX + 1] = "";
+  int conflict = 0;
+  if (!rc && !cause) rc = write_object(&conflict, version, l, b, scope, target, token, err);
+  if (!rc && conflict) cause = prev ? ADCP_FENCE_ADVANCED : ADCP_FENCE_TOKEN_MISMATCH;
+  if (!rc && cause) {
+    if (prev) {
+      int r2 = tx_begin(l, b, err);
+      if (!r2) r2 = tx_end(l, clear_pending(l, b, token, err), err);
+      if (r2) rc = r2;
+    }
+    fence_list_free(&fl);
+    if (!rc) *out_cause = cause;
+    return rc;
+  }
+  if (rc) {
+    fence_list_free(&fl); /* the mark stays: a later acquire finds out whether the write landed */
+    return rc;
+  }
+  if (hook(l, ADCP_FENCE_STEP_OBJECT_WRITTEN)) {
+    fence_list_free(&fl);
+    return adcp_error_set(err, ADCP_EABORTED, "fence claim aborted by the step hook (object written)");
+  }
+  /* Token read back: the object at our epoch is ours. */
+  adcp_fence_record rec;
+  int st = 0;
+  if ((rc = fence_object_read(&rec, &st, l, b, target, version, err))) {
+    fence_list_free(&fl);
+    return rc;
+  }
+  if (st || strcmp(rec.owner_token, token)) {
+    fence_list_free(&fl);
+    *out_cause = st == 1 ? ADCP_FENCE_MISSING : st == 2 ? ADCP_FENCE_UNREADABLE : ADCP_FENCE_TOKEN_MISMATCH;
+    return 0;
+  }
+  int64_t changed = 0;
+  if ((rc = tx_begin(l, b, err))) {
+    fence_list_free(&fl);
+    return rc;
+  }
+  rc = finalize(&changed, l, b, token, err);
+  if ((rc = tx_end(l, rc, err))) {
+    fence_list_free(&fl);
+    return rc;
+  }
+  if (changed != 1) {
+    fence_list_free(&fl);
+    *out_cause = ADCP_FENCE_CLAIM_LOST; /* a takeover replaced the mark meanwhile */
+    return 0;
+  }
+  /* Prune: keep the new epoch and its predecessor; best effort. */
+  for (size_t i = 0; i < fl.n; i++) {
+    if (fl.v[i].epoch + 1 >= target) continue;
+    adcp_buf key;
+    adcp_buf_init(&key);
+    if (!adcp_fence_object_key(&key, b->prefix, l->ns_key, fl.v[i].epoch, NULL)) {
+      adcp_object_ctx ctx = io_ctx();
+      int outcome = 0;
+      adcp_object_delete(b->client, &outcome, (const char *)key.data, fl.v[i].version, &ctx, NULL);
+    }
+    adcp_buf_free(&key);
+  }
+  fence_list_free(&fl);
+  snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
+  snprintf(out->namespace_key, sizeof out->namespace_key, "%s", l->ns_key);
+  snprintf(out->scope_sha256, sizeof out->scope_sha256, "%s", scope);
+  out->epoch = target;
+  snprintf(out->owner_token, sizeof out->owner_token, "%s", token);
+  return 0;
+}
+
+int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adcp_ledger *l, adcp_error *err) {
+  *out_cause = ADCP_FENCE_OK;
+  ledger_binding *b;
+  int rc = fence_binding(&b, l, claim->row_binding_id, 0, err);
+  if (rc) return rc;
+  int yes = 0;
+  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if (!yes) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
+  if ((rc = fence_fingerprint(l, err))) return rc;
+  fence_row r;
+  if ((rc = fence_row_read(&r, l, b, 0, err))) return rc;
+  if (!r.found) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
+  if (strcmp(r.fingerprint, l->fence_fingerprint)) return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
+  if (strcmp(r.scope, claim->scope_sha256) || strcmp(r.owner, l->fence_owner) ||
+      strcmp(claim->namespace_key, l->ns_key))
+    return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
+  if (r.epoch < claim->epoch) return *out_cause = ADCP_FENCE_REGRESSED, 0;
+  if (r.epoch == claim->epoch && strcmp(r.token, claim->owner_token)) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
+  if (r.pending_epoch && r.pending_epoch == r.epoch) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0; /* takeover */
+  fence_list fl;
+  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  adcp_fence_cause cause = ADCP_FENCE_OK;
+  if (fl.highest > r.epoch) {
+    /* A sibling of this database mid-advance is fine; anything else is not. */
+    const fence_obj *o = fence_list_find(&fl, fl.highest);
+    adcp_fence_record rec;
+    int st = 1;
+    if (r.pending_epoch == fl.highest && o)
+      rc = fence_object_read(&rec, &st, l, b, fl.highest, o->version, err);
+    if (!rc && !(st == 0 && !strcmp(rec.owner_token, r.pending_token))) cause = ADCP_FENCE_ADVANCED;
+    if (!rc && !cause) {
+      /* that epoch's predecessor (the row's) must still be ours too */
+      fence_row cur = r;
+      cur.pending_epoch = 0;
+      fence_list lower = fl;
+      lower.highest = r.epoch; /* compare against the row's epoch only */
+      rc = check_chain(&cause, l, b, &cur, &lower, err);
+    }
+  } else {
+    rc = check_chain(&cause, l, b, &r, &fl, err);
+    if (!rc && cause == ADCP_FENCE_MISSING && fl.highest && fl.highest < r.epoch) cause = ADCP_FENCE_REGRESSED;
+  }
+  fence_list_free(&fl);
+  if (rc) return rc;
+  if (cause) return *out_cause = cause, 0;
+  claim->epoch = r.epoch;
+  snprintf(claim->owner_token, sizeof claim->owner_token, "%s", r.token);
+  return 0;
+}
+
+int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row_binding_id, adcp_error *err) {
+  ledger_binding *b;
+  int rc = fence_binding(&b, l, row_binding_id, 0, err);
+  if (rc) return rc;
+  if ((size_t)snprintf(out, cap, "%s/%s/" ADCP_FENCE_DIR "/", b->prefix, l->ns_key) >= cap)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence key prefix does not fit");
+  return 0;
+}
+
+int adcp_fence_take_over(adcp_fence_claim *out, adcp_ledger *l, const char *row_binding_id,
+                         int acknowledge_previous_owner_gone, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!acknowledge_previous_owner_gone)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "fence take-over needs the acknowledgement that the previous owner is gone");
+  ledger_binding *b;
+  int rc = fence_binding(&b, l, row_binding_id, 1, err);
+  if (rc) return rc;
+  int yes = 0;
+  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if (!yes) return adcp_error_set(err, ADCP_EREPORTING_SCHEMA_BEHIND, "the fence table is missing (run migrate)");
+  char scope[65], token[33];
+  if ((rc = fence_fingerprint(l, err)) || (rc = fence_scope(scope, l, b, err)) || (rc = fence_token(token, err)))
+    return rc;
+  fence_list fl;
+  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  uint64_t highest = fl.highest;
+  fence_list_free(&fl);
+  fence_row r;
+  if ((rc = tx_begin(l, b, err))) return rc;
+  rc = fence_row_read(&r, l, b, 1, err);
+  uint64_t target = highest;
+  if (!rc && r.epoch > target) target = r.epoch;
+  if (!rc && r.pending_epoch > target) target = r.pending_epoch;
+  target++;
+  if (!rc) {
+    adcp_sql_param p[7] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id),    adcp_sql_text(scope),
+                           adcp_sql_int64((int64_t)target), adcp_sql_text(l->fence_owner), adcp_sql_text(token),
+                           adcp_sql_text(l->fence_fingerprint)};
+    if (r.found)
+      rc = exec_row(NULL, l,
+                    "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = $3, epoch = $4, owner_id = $5, "
+                    "owner_token = $6, database_fingerprint = $7, pending_epoch = $4, pending_token = $6, pending_at = "
+                    "clock_timestamp(), claimed_at = clock_timestamp(), updated_at = clock_timestamp() WHERE "
+                    "namespace_key = $1 AND row_binding_id = $2",
+                    "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = $3, epoch = $4, owner_id = $5, "
+                    "owner_token = $6, database_fingerprint = $7, pending_epoch = $4, pending_token = $6, pending_at = "
+                    "adcp_now(), claimed_at = adcp_now(), updated_at = adcp_now() WHERE namespace_key = $1 AND "
+                    "row_binding_id = $2",
+                    p, 7, err);
+    else
+      rc = exec_row(NULL, l,
+                    "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
+                    "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
+                    "VALUES ($1, $2, $3, $4, $5, $6, $4, $6, clock_timestamp(), $7)",
+                    "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
+                    "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
+                    "VALUES ($1, $2, $3, $4, $5, $6, $4, $6, adcp_now(), $7)",
+                    p, 7, err);
+  }
+  if ((rc = tx_end(l, rc, err))) return rc;
+  char version[ADCP_OBJECT_VERSION_MAX + 1] = "";
+  int conflict = 0;
+  if ((rc = write_object(&conflict, version, l, b, scope, target, token, err))) return rc;
+  if (conflict)
+    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another claim of epoch %" PRIu64, b->id,
+                          target);
+  adcp_fence_record rec;
+  int st = 0;
+  if ((rc = fence_object_read(&rec, &st, l, b, target, version, err))) return rc;
+  if (st || strcmp(rec.owner_token, token))
+    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s: the new fence object did not read back", b->id);
+  int64_t changed = 0;
+  if ((rc = tx_begin(l, b, err))) return rc;
+  rc = finalize(&changed, l, b, token, err);
+  if ((rc = tx_end(l, rc, err))) return rc;
+  if (changed != 1) return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another takeover", b->id);
+  for (size_t i = 0; i < l->n_bindings; i++)
+    if (&l->bindings[i] == b) b->fence_list_ms = 0, b->fence_held = 0;
+  snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
+  snprintf(out->namespace_key, sizeof out->namespace_key, "%s", l->ns_key);
+  snprintf(out->scope_sha256, sizeof out->scope_sha256, "%s", scope);
+  out->epoch = target;
+  snprintf(out->owner_token, sizeof out->owner_token, "%s", token);
+  return 0;
+}
