@@ -386,12 +386,12 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
     size_t n = 0;
     for (size_t i = 0; i < pg.n_entries; i++) {
       const adcp_object_entry *en = &pg.entries[i];
+      /* Fence objects: never candidates, not foreign, not counted. */
+      if (!strncmp(en->key, (const char *)pfx.data, pfx.len) && !strncmp(en->key + pfx.len, "_collector-fence/", 17))
+        continue;
       br->c.listed++;
       cand *c = &cs[n];
       if (!adcp_collector_key_parse(&c->k, en->key, b->key_template, b->prefix, r->ns)) {
-        size_t pl = pfx.len;
-        if (!strncmp(en->key, (const char *)pfx.data, pl) && !strncmp(en->key + pl, "_collector-fence/", 17))
-          continue; /* fence objects: neither candidates nor foreign */
         br->c.skipped_foreign++;
         continue;
       }

@@ -164,13 +164,11 @@ static void classify_and_collect(void **state) {
     snprintf(rev, sizeof rev, "lost-%d", i);
     put_orphan(&e, &k[i], rev, (uint64_t)i + 10);
   }
-  char foreign1[256], foreign2[256], fence[256];
+  char foreign1[256], foreign2[256];
   snprintf(foreign1, sizeof foreign1, "rows/%s/notes/readme.txt", e.ns);
   snprintf(foreign2, sizeof foreign2, "%s.bak", (const char *)k[0].data);
-  snprintf(fence, sizeof fence, "rows/%s/_collector-fence/0000000000000001.json", e.ns);
   put_raw(&e, foreign1);
   put_raw(&e, foreign2);
-  put_raw(&e, fence);
   age_tree(e.root, 8 * 86400);
   adcp_buf young;
   adcp_buf_init(&young);
@@ -182,7 +180,7 @@ static void classify_and_collect(void **state) {
   assert_int_equal(rep.n_bindings, 1);
   const adcp_collector_binding_report *b = &rep.bindings[0];
   assert_string_equal(b->status, "collected");
-  assert_int_equal(b->c.listed, 9); /* committed, intent-named, 3 orphans, 2 foreign, the fence, young */
+  assert_int_equal(b->c.listed, 8); /* committed, intent-named, 3 orphans, 2 foreign, young (fence objects skipped) */
   assert_int_equal(b->c.candidates, 3);
   assert_int_equal(b->c.skipped_referenced, 2);
   assert_int_equal(b->c.skipped_foreign, 2);
@@ -219,7 +217,8 @@ static void classify_and_collect(void **state) {
   assert_true(file_exists(&e, (const char *)young.data));
   assert_true(file_exists(&e, foreign1));
   assert_true(file_exists(&e, foreign2));
-  assert_true(file_exists(&e, fence));
+  assert_int_equal(rep.bindings[0].c.skipped_foreign, 2);
+  assert_true(rep.bindings[0].fence_epoch >= 1);
   assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
   adcp_collector_report_free(&rep);
   /* the committed object is still there: listed again, referenced */
@@ -380,6 +379,9 @@ static void add(adcp_object_list_page *pg, const char *key, const char *ver, int
 static int h_list(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix, const char *token,
                   size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
   hostile *h = (hostile *)self;
+  /* The fence reads its own chain through the same provider: leave it alone. */
+  if (prefix && strstr(prefix, "/_collector-fence/"))
+    return h->inner->list(h->inner, out, prefix, token, page_size, ctx, err);
   h->calls++;
   /* The real objects first (one page is enough in these tests). */
   int rc = h->inner->list(h->inner, out, prefix, NULL, page_size, ctx, err);
@@ -414,15 +416,31 @@ static int h_list(adcp_object_provider *self, adcp_object_list_page *out, const 
     snprintf(t, sizeof t, "tok%d", h->calls);
     if (token) adcp_object_list_page_free(out); /* later pages are empty */
     out->next_token = strdup(t);
-  } else if (h->mode == H_DUP && out->n_entries) {
-    add(out, out->entries[0].key, out->entries[0].native_version, out->entries[0].last_modified);
+  } else if (h->mode == H_DUP) {
+    for (size_t i = 0; i < out->n_entries; i++)
+      if (!strstr(out->entries[i].key, "_collector-fence")) {
+        adcp_object_entry d = out->entries[i];
+        add(out, d.key, d.native_version, d.last_modified);
+        break;
+      }
   }
   return 0;
 }
 
 static void h_destroy(adcp_object_provider *self) { free(self); }
 
-static void hostile_bind(adcp_object_provider *wrap, adcp_object_provider *inner) { ((hostile *)wrap)->inner = inner; }
+static int h_head(adcp_object_provider *self, adcp_object_info *out, const char *key, const adcp_object_ctx *ctx,
+                  adcp_error *err) {
+  hostile *h = (hostile *)self;
+  return h->inner->head(h->inner, out, key, ctx, err);
+}
+
+static void hostile_bind(adcp_object_provider *wrap, adcp_object_provider *inner) {
+  hostile *h = (hostile *)wrap;
+  h->inner = inner;
+  h->base.capabilities = inner->capabilities & ~0u;
+  if (inner->head) h->base.head = h_head;
+}
 
 static hostile *hostile_new(int mode) {
   hostile *h = calloc(1, sizeof *h);
@@ -438,7 +456,10 @@ static hostile *hostile_new(int mode) {
 
 static void hostile_case(const fixture *f, int mode, adcp_collector_report *rep, hostile **hout, env *e, adcp_buf *k) {
   hostile *h = hostile_new(mode);
-  env_open_with(e, f, &h->base, "fs1");
+  /* One database per test: a binding per mode, so each fresh store gets its own fence chain. */
+  char id[16];
+  snprintf(id, sizeof id, "hm%d", mode);
+  env_open_with(e, f, &h->base, id);
   memcpy(h->ns, e->ns, 65);
   put_orphan(e, k, "victim", 7);
   age_tree(e->root, 8 * 86400);
@@ -468,7 +489,7 @@ static void hostile_provider(void **state) {
         assert_true(b->complete);
         break;
       case H_REPEAT:
-        assert_string_equal(b->status, "failed");
+              assert_string_equal(b->status, "failed");
         assert_non_null(strstr(b->failure, "PROVIDER_UNAVAILABLE"));
         assert_non_null(strstr(b->failure, "repeated"));
         assert_int_equal(h->deletes, 0);
@@ -642,10 +663,22 @@ static void other_binding_same_store(void **state) {
   adcp_collector_options o = opts_deleting();
   const char *only[] = {"fs1"};
   o.bindings = only, o.n_bindings = 1;
+  /* Classification sees fs2's chunk (chunks of every binding protect)... */
+  o.dry_run = 1;
   run_ok(&rep, &e, &o);
   assert_int_equal(rep.bindings[0].c.listed, 2);
   assert_int_equal(rep.bindings[0].c.skipped_referenced, 1);
-  assert_int_equal(rep.bindings[0].c.deleted, 1);
+  assert_int_equal(rep.bindings[0].c.candidates, 1);
+  adcp_collector_report_free(&rep);
+  /* ...and deleting through fs1 is fenced: fs2 holds the fence chain of this
+   * store prefix, so fs1 may neither delete nor adopt there. */
+  o.dry_run = 0;
+  run_ok(&rep, &e, &o);
+  assert_string_equal(rep.bindings[0].status, "fenced");
+  assert_string_equal(rep.bindings[0].refusal, "token_mismatch");
+  assert_int_equal(rep.bindings[0].c.deleted, 0);
+  assert_int_equal(rep.fenced, 1);
+  assert_true(file_exists(&e, (const char *)k.data));
   assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
   adcp_collector_report_free(&rep);
   adcp_ledger_close(l2);
