@@ -179,8 +179,14 @@ static int mark_intent_content(cand *cs, size_t n, adcp_sql_rows *rows, int sing
 
 /* E4 (pre-check over n candidates, one statement per rule) and, with n == 1
  * inside the locked transaction, E5. */
+#define REF_BATCH 500 /* the SQL port binds at most 999 parameters */
+
 static int references(run *r, cand *cs, size_t n, adcp_error *err) {
   if (!n) return 0;
+  if (n > REF_BATCH) {
+    int rc = references(r, cs, REF_BATCH, err);
+    return rc ? rc : references(r, cs + REF_BATCH, n - REF_BATCH, err);
+  }
   adcp_sql_param *p = calloc(n, sizeof *p);
   if (!p) return oom(err);
   int rc = 0;
