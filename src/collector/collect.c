@@ -192,9 +192,10 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
   int rc = 0;
   /* Chunks of row sets that are not pruned, any version. */
   adcp_buf_reset(&r->sql);
-  if (adcp_buf_append_str(&r->sql, "SELECT DISTINCT c.object_key FROM adcp_reporting_row_chunks c JOIN "
-                                   "adcp_reporting_row_sets s ON s.row_set_id = c.row_set_id WHERE c.object_key IS NOT "
-                                   "NULL AND s.rows_state <> 'pruned' AND c.object_key IN (") ||
+  /* Driven by the chunk object index (a join would let SQLite scan row sets first). */
+  if (adcp_buf_append_str(&r->sql, "SELECT DISTINCT c.object_key FROM adcp_reporting_row_chunks c WHERE c.object_key IS "
+                                   "NOT NULL AND EXISTS (SELECT 1 FROM adcp_reporting_row_sets s WHERE s.row_set_id = "
+                                   "c.row_set_id AND s.rows_state <> 'pruned') AND c.object_key IN (") ||
       in_list(&r->sql, 1, n) || adcp_buf_cstr(&r->sql))
     rc = oom(err);
   for (size_t i = 0; i < n; i++) p[i] = adcp_sql_text(cs[i].e->key);
