@@ -981,6 +981,61 @@ static void two_collectors_at_once(void **state) {
   env_close(&e);
 }
 
+
+/* The maintenance task: a fenced binding is stalled work and is looked at
+ * again within the hour (not on the next tick, not after the full interval). */
+static void worker_task_fenced_retry(void **state) {
+  fixture *f = *state;
+  env e;
+  env_open(&e, f);
+  adcp_error err = {0};
+  char url[800];
+  clone_sqlite(&e, f, url, sizeof url);
+  adcp_buf k;
+  adcp_buf_init(&k);
+  put_orphan(&e, &k, "w", 77);
+  age_tree(e.root, 8 * 86400);
+  /* the clone takes the fence over: the original is fenced from now on */
+  peer q;
+  peer_open(&q, url, e.root);
+  adcp_fence_claim claim;
+  OK(adcp_fence_take_over(&claim, q.l, "fs1", 1, &err));
+  peer_close(&q);
+  adcp_worker_collector_ctx c = {.version = 1, .ledger = e.l};
+  c.options = opts_deleting();
+  adcp_worker_pass pass = {.version = 1, .limit = 1000};
+  adcp_worker_report r;
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_orphan_collection(&c, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "bindings_due"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "fenced"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "stalled"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "deleted"), 0);
+  assert_int_equal(adcp_worker_report_get(&r, "failed"), 0);
+  assert_non_null(strstr(r.causes, "fs1: fenced: "));
+  /* the next tick: not due yet */
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_orphan_collection(&c, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "bindings_due"), 0);
+  /* an hour later: looked at again; a second refusal in a row is a failure */
+  exec_sql(e.c, "UPDATE adcp_orphan_collector_state SET refused_at = '2001-01-01T00:00:00.000000Z'");
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_orphan_collection(&c, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "bindings_due"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "fenced"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "failed"), 1);
+  assert_true(file_exists(&e, (const char *)k.data));
+  /* the dry run of the task classifies without the fence and stores nothing */
+  exec_sql(e.c, "UPDATE adcp_orphan_collector_state SET refused_at = '2001-01-01T00:00:00.000000Z'");
+  pass.dry_run = 1;
+  memset(&r, 0, sizeof r);
+  OK(adcp_worker_task_orphan_collection(&c, &pass, &r, &err));
+  assert_int_equal(adcp_worker_report_get(&r, "candidates"), 1);
+  assert_int_equal(adcp_worker_report_get(&r, "fenced"), 0);
+  adcp_buf_free(&k);
+  env_close(&e);
+}
+
 /* ---- key grammar -------------------------------------------------------------------- */
 
 static void key_grammar(void **state) {
@@ -1037,6 +1092,7 @@ int main(void) {
       {"sqlite/takeover_mid_pass_stops_at_25", takeover_mid_pass_stops_at_25, setup, teardown, &SQLITE},
       {"sqlite/clone_deletes_nothing", clone_deletes_nothing, setup, teardown, &SQLITE},
       BOTH(two_collectors_at_once),
+      {"sqlite/worker_task_fenced_retry", worker_task_fenced_retry, setup, teardown, &SQLITE},
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
