@@ -158,6 +158,8 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 "$here/run_issues.sh" "$build"
 # Retention (bench/run_retention.sh reuses the cluster started above).
 "$here/run_retention.sh" "$build"
+# Orphan collector over a filesystem binding (SQLite).
+"$here/run_collector.sh" "$build"
 # Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
 "$here/run_audit.sh" "$build"
 # Reader line check (validator vs the canonicalizer it replaced).

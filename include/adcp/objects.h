@@ -118,7 +118,16 @@ typedef struct adcp_object_entry {
   char *key;
   uint64_t size;
   char *native_version;
+  /* Creation / last-modified time in Unix milliseconds as the store reports
+   * it (fs mtime, S3 LastModified, Azure Creation-Time, GCS timeCreated);
+   * -1 = unknown (the collector treats unknown as young). */
+  int64_t last_modified;
 } adcp_object_entry;
+
+/* Unix milliseconds of an ISO 8601 / RFC 3339 UTC instant
+ * ("2026-01-02T03:04:05.678Z", offsets allowed) or an RFC 1123 date
+ * ("Fri, 02 Jan 2026 03:04:05 GMT"); -1 when it does not parse. */
+int64_t adcp_object_time_parse_ms(const char *s);
 
 /* One page of adcp_object_list. Release with adcp_object_list_page_free. */
 typedef struct adcp_object_list_page {

@@ -78,6 +78,8 @@ int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_collect.c: collect-orphans (spec 04, docs/collector.md). */
+int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_check.c */
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop. */
 int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv);
@@ -184,6 +186,18 @@ int adcp_cli_config_retention_parse(const adcp_json_doc *d, uint32_t node, const
                                     size_t len, adcp_cli_retention_config *out, adcp_error *err);
 /* The parsed section of a loaded configuration (present = 0 when none). */
 const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c);
+/* The "collector" section (config_collector.c): the opt-in orphan collector. */
+typedef struct adcp_cli_collector_config {
+  int enabled, acknowledge_exclusive_namespace, include_read_only;
+  int64_t interval_seconds, min_age_seconds, limit, page_cap; /* 0 = the library default */
+  char **bindings;
+  size_t n_bindings;
+} adcp_cli_collector_config;
+int adcp_cli_config_collector_parse(adcp_cli_collector_config **out, const adcp_json_doc *d, uint32_t node,
+                                    const char *path, const char *src, size_t len, adcp_error *err);
+void adcp_cli_collector_config_free(adcp_cli_collector_config *c);
+/* NULL when the configuration has no collector section. */
+const adcp_cli_collector_config *adcp_cli_config_collector(const adcp_cli_config *c);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;

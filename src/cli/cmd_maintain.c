@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "adcp/audit.h"
+#include "adcp/collector.h"
 #include "adcp/feed.h"
 #include "adcp/issues.h"
 #include "adcp/retention.h"
@@ -46,6 +47,7 @@ typedef struct maintain_def {
  * and of the checkpoint task, which runs when audit.signing_key_file is set. */
 #define MAINTAIN_FOLLOWS_RETENTION 2
 #define MAINTAIN_FOLLOWS_AUDIT 3
+#define MAINTAIN_FOLLOWS_COLLECTOR 4 /* the "collector" section's enabled (docs/collector.md) */
 
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
@@ -185,6 +187,28 @@ static void free_stalled(void *ctx) {
   free(c);
 }
 
+/* The orphan collector (spec 04): opt-in through the "collector" section,
+ * which also holds its options; the task spaces fresh listings itself. */
+static int make_collector(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
+  const adcp_cli_collector_config *cc = adcp_cli_config_collector(env->x->cfg);
+  if (!cc || !cc->enabled)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "orphan_collection is enabled but the collector is not (set \"collector\": {\"enabled\": "
+                          "true, \"acknowledge_exclusive_namespace\": true})");
+  adcp_worker_collector_ctx *c = calloc(1, sizeof *c);
+  if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  c->version = 1, c->ledger = env->x->l, c->interval_s = cc->interval_seconds;
+  c->options = (adcp_collector_options){.version = ADCP_COLLECTOR_OPTIONS_VERSION,
+                                        .acknowledge_exclusive_namespace = cc->acknowledge_exclusive_namespace,
+                                        .include_read_only = cc->include_read_only,
+                                        .bindings = (const char *const *)cc->bindings,
+                                        .n_bindings = cc->n_bindings,
+                                        .min_age_seconds = cc->min_age_seconds,
+                                        .page_cap = (size_t)cc->page_cap};
+  *ctx = c, *fn = adcp_worker_task_orphan_collection;
+  return 0;
+}
+
 /* The registration list, in run order: one line per task. A task of another
  * room adds its factory above and one line here (name, enabled by default,
  * limit, settings keys, factory, help). */
@@ -202,6 +226,8 @@ static const maintain_def task_defs[] = {
      "escalate issues past their window, raise long-expired unconfigured intents (spec 07 §7)", free_escalation},
     {"audit_checkpoint", MAINTAIN_FOLLOWS_AUDIT, 100, NULL, make_checkpoint,
      "sign and publish the audit log's tree head of every account that grew (docs/trust.md)", free_checkpoint},
+    {"orphan_collection", MAINTAIN_FOLLOWS_COLLECTOR, 1000, NULL, make_collector,
+     "delete unreferenced row objects found by listing (spec 04; opt-in, docs/collector.md)", NULL},
 };
 #define N_DEFS (sizeof task_defs / sizeof task_defs[0])
 
@@ -362,6 +388,7 @@ static void help(FILE *f) {
     fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", task_defs[i].name, task_defs[i].what, task_defs[i].limit,
             task_defs[i].enabled == MAINTAIN_FOLLOWS_RETENTION ? "; runs when retention is enabled"
             : task_defs[i].enabled == MAINTAIN_FOLLOWS_AUDIT  ? "; runs when audit.signing_key_file is set"
+            : task_defs[i].enabled == MAINTAIN_FOLLOWS_COLLECTOR ? "; runs when collector.enabled is true"
             : task_defs[i].enabled                            ? ""
                                                               : "; off unless enabled");
   fprintf(f,
@@ -437,6 +464,9 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
       enabled = rcfg && rcfg->present && rcfg->enabled;
     } else if (enabled == MAINTAIN_FOLLOWS_AUDIT) {
       enabled = audit_configured(g);
+    } else if (enabled == MAINTAIN_FOLLOWS_COLLECTOR) {
+      const adcp_cli_collector_config *cc = adcp_cli_config_collector(x.cfg);
+      enabled = cc && cc->enabled;
     }
     if (!enabled) continue;
     maintain_env env = {g, &x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};

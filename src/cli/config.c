@@ -60,6 +60,7 @@ struct adcp_cli_config {
   adcp_cli_worker_config *worker; /* "worker" (cli/config_worker.c) */
   adcp_cli_retention_config retention; /* "retention" (config_retention.c) */
   char *fence_owner; /* "fence".owner_id (config_fence.c); NULL = default */
+  adcp_cli_collector_config *collector; /* "collector" (config_collector.c) */
 };
 
 /* Parse state: the file's name and text, for file:line:column messages. */
@@ -174,6 +175,7 @@ void adcp_cli_config_free(adcp_cli_config *c) {
   free(c->rules);
   adcp_cli_config_worker_free(c->worker);
   free(c->fence_owner);
+  adcp_cli_collector_config_free(c->collector);
   free(c);
 }
 
@@ -541,7 +543,8 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc && adcp_json_at(&d, 0)->type != ADCP_JSON_OBJECT) rc = refuse_at(&p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", "fence", NULL};
+                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", "fence",
+                                    "collector", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0;
   const char *sdef = NULL;
@@ -588,6 +591,8 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
   }
   if (!rc) rc = adcp_cli_config_worker_parse(&c->worker, &d, adcp_json_get(&d, 0, "worker"), path, src, text.len, err);
   if (!rc) rc = adcp_cli_config_fence_parse(&c->fence_owner, &d, adcp_json_get(&d, 0, "fence"), path, err);
+  if (!rc)
+    rc = adcp_cli_config_collector_parse(&c->collector, &d, adcp_json_get(&d, 0, "collector"), path, src, text.len, err);
   if (!rc && c->def)
     rc = check_named(&p, c->def, sdef ? adcp_json_get(&d, sel, "default") : adcp_json_get(&d, 0, "default"), "default");
   adcp_json_doc_free(&d);
@@ -602,6 +607,10 @@ int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_
 
 const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c) {
   return c ? &c->retention : NULL;
+}
+
+const adcp_cli_collector_config *adcp_cli_config_collector(const adcp_cli_config *c) {
+  return c ? c->collector : NULL;
 }
 
 /* Whether id may take new row sets: postgres, a binding not registered yet

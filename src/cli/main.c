@@ -49,6 +49,8 @@ static const command_entry commands[] = {
     {"intents", "list open and sweeping object-write intents (intents list)", adcp_cli_intents, CMD_READ_ONLY},
     {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep, 0},
+    {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
+     adcp_cli_collect_orphans, 0},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", adcp_cli_check, 0},
     {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", adcp_cli_changes, 0},
     {"consumer", "register, advance, list or drop change-feed consumers", adcp_cli_consumer, 0},
@@ -121,7 +123,8 @@ static int is_flag(const char *a) {
                                       "--additive-only", "--allow-empty", "--quiet", "--help", "-h",
                                       "--acknowledge-restore", "--version", "--final", "--follow",
                                       "--probe", "--once", "--verbose", "--adopt-unlogged", "--resume", "--finish",
-                                      "--row-sets", "--acknowledge-previous-owner-gone", NULL};
+                                      "--row-sets", "--acknowledge-previous-owner-gone",
+                                      "--acknowledge-exclusive-namespace", "--include-read-only", NULL};
   for (size_t i = 0; flags[i]; i++)
     if (!strcmp(a, flags[i])) return 1;
   return 0;
@@ -195,12 +198,14 @@ static int normalize(adcp_cli_globals *g, int argc, char **argv, char **out, int
 
 /* A long option given twice: option words are those at positions that are
  * not the value of the option before them. */
-static const char *repeated_option(int argc, char **argv) {
+static const char *repeated_option(int argc, char **argv, const char *cmd) {
+  /* collect-orphans takes --binding ID once per binding. */
+  int multi_binding = !strcmp(cmd, "collect-orphans");
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!(a[0] == '-' && a[1] == '-' && a[2])) continue;
     for (int k = 1; k < i; k++) {
-      if (!strcmp(argv[k], a)) return a;
+      if (!strcmp(argv[k], a) && !(multi_binding && !strcmp(a, "--binding"))) return a;
       if (argv[k][0] == '-' && argv[k][1] == '-' && !is_flag(argv[k])) k++; /* skip its value */
     }
     if (!is_flag(a)) i++;
@@ -275,7 +280,7 @@ int main(int argc, char **argv) {
     free(cargv);
     return ADCP_CLI_EXIT_USAGE;
   }
-  const char *rep = repeated_option(nargc, cargv);
+  const char *rep = repeated_option(nargc, cargv, cmd->name);
   if (rep) {
     fprintf(stderr, "adcp-ledger %s: option %s given more than once (see adcp-ledger %s --help)\n", cmd->name, rep,
             cmd->name);

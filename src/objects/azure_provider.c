@@ -615,10 +615,16 @@ static int az_list(adcp_object_provider *self, adcp_object_list_page *out, const
       }
       ip = s;
       uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Content-Length") ? strtoull((char *)t.data, NULL, 10) : 0;
+      /* Creation-Time when given (a version's bytes never change), else Last-Modified. */
+      ip = s;
+      int64_t lm = adcp_http_xml_text(&t, x, e, &ip, "Creation-Time") ? adcp_object_time_parse_ms((char *)t.data) : -1;
+      ip = s;
+      if (lm < 0 && adcp_http_xml_text(&t, x, e, &ip, "Last-Modified")) lm = adcp_object_time_parse_ms((char *)t.data);
       adcp_object_entry *en = &out->entries[out->n_entries];
       en->key = strdup((char *)k.data);
       en->native_version = strdup(has_version ? (char *)v.data : "");
       en->size = size;
+      en->last_modified = lm;
       out->n_entries++;
       if (!en->key || !en->native_version) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     }

@@ -151,6 +151,7 @@ typedef struct fs_stat {
   int regular;
   uint64_t size;
   long mtime_nsec;
+  int64_t mtime_ms; /* listing's last_modified (of the fd: never a followed symlink) */
   char version[ADCP_OBJECT_VERSION_MAX + 1];
 } fs_stat;
 
@@ -169,6 +170,7 @@ static int stat_fd(int fd, fs_stat *out) {
     out->regular = S_ISREG(sx.stx_mode);
     out->size = sx.stx_size;
     out->mtime_nsec = (long)sx.stx_mtime.tv_nsec;
+    out->mtime_ms = (int64_t)sx.stx_mtime.tv_sec * 1000 + sx.stx_mtime.tv_nsec / 1000000;
   } else {
     struct stat st;
     if (fstat(fd, &st) != 0) return -1;
@@ -178,6 +180,7 @@ static int stat_fd(int fd, fs_stat *out) {
     out->regular = S_ISREG(st.st_mode);
     out->size = (uint64_t)st.st_size;
     out->mtime_nsec = st.st_mtim.tv_nsec;
+    out->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
   }
   char hex[65];
   if (adcp_sha256_hex(hex, pre, strlen(pre), NULL)) return -1;
@@ -811,6 +814,7 @@ static int add_entry(list_state *ls, int dirfd, const char *name, const char *ke
   e->key = strdup(key);
   e->native_version = strdup(st.version);
   e->size = st.size;
+  e->last_modified = st.mtime_ms;
   if (!e->key || !e->native_version) {
     free(e->key), free(e->native_version);
     return adcp_error_set(ls->err, ADCP_ENOMEM, "out of memory listing objects");

@@ -468,6 +468,8 @@ static int gcs_list(adcp_object_provider *self, adcp_object_list_page *out, cons
         en->key = strdup(name);
         en->native_version = strdup(gen);
         en->size = strtoull(sz, NULL, 10);
+        char tc[64];
+        en->last_modified = json_text(tc, sizeof tc, &d, it, "timeCreated") ? adcp_object_time_parse_ms(tc) : -1;
         if (!en->key || !en->native_version) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       }
     }

@@ -549,10 +549,13 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
       if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
       ip = s;
       uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
+      ip = s;
+      int64_t lm = adcp_http_xml_text(&t, x, e, &ip, "LastModified") ? adcp_object_time_parse_ms((char *)t.data) : -1;
       adcp_object_entry *en = &out->entries[out->n_entries];
       en->key = strdup((char *)k.data);
       en->native_version = strdup((char *)v.data);
       en->size = size;
+      en->last_modified = lm;
       out->n_entries++;
       if (!en->key || !en->native_version) {
         rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");

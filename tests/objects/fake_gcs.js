@@ -108,7 +108,8 @@ const live = (vs) => (vs && vs.length && vs[vs.length - 1].live ? vs[vs.length -
 
 function resource(b, name, v) {
   const r = { kind: 'storage#object', id: `${b.name}/${name}/${v.gen}`, name, bucket: b.name, generation: String(v.gen),
-    metageneration: '1', contentType: v.ct, size: String(v.data.length), md5Hash: v.md5, storageClass: 'STANDARD' };
+    metageneration: '1', contentType: v.ct, size: String(v.data.length), md5Hash: v.md5, storageClass: 'STANDARD',
+    timeCreated: new Date(v.mtime || Date.now()).toISOString() };
   if (v.cacheControl) r.cacheControl = v.cacheControl;
   if (v.metadata) r.metadata = v.metadata;
   return r;
@@ -153,7 +154,7 @@ function upload(req, res, b, q, body) {
     }
   }
   const v = { gen: nextGen(), data, ct: md.contentType || 'application/octet-stream', md5: md5b64(data),
-    cacheControl: md.cacheControl, metadata: md.metadata, live: true };
+    cacheControl: md.cacheControl, metadata: md.metadata, live: true, mtime: Date.now() };
   if (cur) {
     if (b.cfg.versioning) cur.live = false;
     else vs.splice(vs.indexOf(cur), 1);

@@ -10,7 +10,7 @@
 // Usage: node fake_s3.js ACCESS_KEY SECRET [SESSION_TOKEN]; prints the port.
 // With FAKE_TLS_CERT/FAKE_TLS_KEY set it serves HTTPS.
 // Control (unsigned) on /__ctl/...: POST /__ctl/bucket?name=B&versioning=Enabled|Suspended|none
-//   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1
+//   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1|age_ms=N
 //   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|expired&count=N&retry_after=S
 //   POST /__ctl/puts?delay_ms=D&fail_at=K: from now every PUT is answered D ms
 //     late and the K-th PUT (1-based, 0 = none) is refused 403; resets the counters
@@ -138,7 +138,7 @@ function bucketOp(req, res, b, q, body) {
     for (const r of page) {
       const tag = r.v.marker ? 'DeleteMarker' : 'Version';
       x += `<${tag}><Key>${xmlEsc(r.k)}</Key><VersionId>${xmlEsc(r.v.id)}</VersionId><IsLatest>${r.latest}</IsLatest>` +
-        (r.v.marker ? '' : `<ETag>"${r.v.etag}"</ETag><Size>${r.v.data.length}</Size>`) + `</${tag}>`;
+        (r.v.marker ? '' : `<ETag>"${r.v.etag}"</ETag><Size>${r.v.data.length}</Size><LastModified>${new Date(r.v.mtime || Date.now()).toISOString()}</LastModified>`) + `</${tag}>`;
     }
     return send(res, 200, x + '</ListVersionsResult>');
   }
@@ -157,7 +157,7 @@ function objectOp(req, res, b, key, q, body) {
     const cur = current(vs);
     if (req.headers['if-none-match'] === '*' && cur && !cur.marker && !b.cfg.ignore_inm) return error(res, 412, 'PreconditionFailed');
     const v = { id: b.versioning === 'Enabled' ? newVersionId() : 'null', data: body, etag: crypto.createHash('md5').update(body).digest('hex'),
-      ct: req.headers['content-type'] || 'binary/octet-stream' };
+      ct: req.headers['content-type'] || 'binary/octet-stream', mtime: Date.now() - (b.cfg.age_ms || 0) };
     const list = b.versioning === 'Enabled' ? (vs || []) : [];
     list.push(v);
     b.objects.set(key, list);
@@ -242,6 +242,8 @@ function control(req, res, path, q) {
     const b = buckets.get(get('bucket'));
     if (!b) return send(res, 404, '');
     for (const k of ['lifecycle', 'acl_public', 'policy_public', 'ignore_inm']) if (q.has(k)) b.cfg[k] = k === 'lifecycle' ? get(k) : get(k) === '1';
+    // age_ms=N: objects written from now on report a LastModified N ms in the past (collector age tests)
+    if (q.has('age_ms')) b.cfg.age_ms = Number(get('age_ms')) || 0;
     return send(res, 200, '');
   }
   if (path === '/__ctl/fault') {

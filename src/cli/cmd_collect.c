@@ -1,0 +1,150 @@
+/* cli/cmd_collect.c — `adcp-ledger collect-orphans`: one orphan-collector
+ * pass (spec 04; docs/collector.md) over the configured object bindings,
+ * printing the report's counters per binding (one JSON document with --json).
+ * A deleting run resumes from and stores the per-binding cursors of
+ * adcp_orphan_collector_state, as the maintenance task does; a dry run
+ * stores nothing. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adcp/collector.h"
+#include "cli/cli.h"
+
+static const char collect_help[] =
+    "usage: adcp-ledger [--db URL] [--config FILE] collect-orphans [--dry-run]\n"
+    "         [--acknowledge-exclusive-namespace] [--binding ID ...] [--include-read-only]\n"
+    "         [--limit N] [--min-age-seconds N] [--json]\n\n"
+    "Lists the owned prefix {prefix}/{namespace_key}/ of each configured object binding\n"
+    "and deletes, at the exact listed version, objects that are well-formed row-object\n"
+    "keys, older than the minimum age (database clock), named by no chunk of a row set\n"
+    "that is not pruned and by no write intent in any state, re-checked under the\n"
+    "per-object locks of every binding just before the delete. Keys that do not parse\n"
+    "are counted foreign and never deleted. Run --dry-run first and review\n"
+    "skipped_foreign and candidate_keys.\n\n"
+    "  --dry-run                          classify only; report up to 1000 candidate keys\n"
+    "  --acknowledge-exclusive-namespace  required to delete: nothing but this installation\n"
+    "                                     writes under the bindings' namespace prefix\n"
+    "  --binding ID                       collect only these bindings (repeatable)\n"
+    "  --include-read-only                also collect read_only bindings\n"
+    "  --limit N                          deletes per binding (1-100000, default 1000)\n"
+    "  --min-age-seconds N                minimum object age (>= 86400, default 604800)\n"
+    "  --json                             one JSON document: the report\n\n"
+    "exit status: 0 done; 1 usage; 2 refused (INVALID_INPUT: e.g. a deleting run without\n"
+    "--acknowledge-exclusive-namespace, an unknown or postgres binding, a too small\n"
+    "minimum age); 4 a binding failed or was fenced, or a database/binding problem.\n"
+    "See docs/collector.md.\n";
+
+static int parse_num(uint64_t *out, const char *v, const char *name) {
+  if (adcp_cli_parse_u64(out, v)) return adcp_cli_usage_error("collect-orphans", "bad %s '%s'", name, v);
+  return 0;
+}
+
+int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (adcp_cli_is_help(argv[i])) return fputs(collect_help, stdout), 0;
+  adcp_collector_options o = {.version = ADCP_COLLECTOR_OPTIONS_VERSION};
+  const char **ids = calloc((size_t)argc + 1, sizeof *ids);
+  if (!ids) return adcp_cli_usage_error("collect-orphans", "out of memory");
+  size_t nids = 0;
+  int json = 0, have_limit = 0, have_age = 0, rc = 0;
+  for (int i = 1; i < argc && !rc; i++) {
+    const char *a = argv[i];
+    const char *eq = strchr(a, '=');
+    size_t an = eq ? (size_t)(eq - a) : strlen(a);
+    const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+#define IS(x) (an == sizeof(x) - 1 && !strncmp(a, x, an))
+    int flag = IS("--dry-run") || IS("--acknowledge-exclusive-namespace") || IS("--include-read-only") || IS("--json");
+    if (flag && eq) {
+      rc = adcp_cli_usage_error("collect-orphans", "%.*s takes no value", (int)an, a);
+    } else if (IS("--dry-run")) {
+      rc = o.dry_run ? adcp_cli_usage_error("collect-orphans", "--dry-run given twice") : (o.dry_run = 1, 0);
+    } else if (IS("--acknowledge-exclusive-namespace")) {
+      o.acknowledge_exclusive_namespace = 1;
+    } else if (IS("--include-read-only")) {
+      o.include_read_only = 1;
+    } else if (IS("--json")) {
+      rc = json ? adcp_cli_usage_error("collect-orphans", "--json given twice") : (json = 1, 0);
+    } else if (IS("--binding") || IS("--limit") || IS("--min-age-seconds")) {
+      if (!v || !*v) {
+        rc = adcp_cli_usage_error("collect-orphans", "%.*s needs a value", (int)an, a);
+        break;
+      }
+      if (!eq) i++;
+      uint64_t n = 0;
+      if (IS("--binding")) {
+        ids[nids++] = v;
+      } else if (IS("--limit")) {
+        if (have_limit++) rc = adcp_cli_usage_error("collect-orphans", "--limit given twice");
+        else if (!(rc = parse_num(&n, v, "--limit")) && (!n || n > ADCP_COLLECTOR_LIMIT_MAX))
+          rc = adcp_cli_usage_error("collect-orphans", "--limit must be 1-%d", ADCP_COLLECTOR_LIMIT_MAX);
+        o.limit = n;
+      } else {
+        if (have_age++) rc = adcp_cli_usage_error("collect-orphans", "--min-age-seconds given twice");
+        else if (!(rc = parse_num(&n, v, "--min-age-seconds")) && n > 100ULL * 365 * 86400)
+          rc = adcp_cli_usage_error("collect-orphans", "--min-age-seconds is too large");
+        o.min_age_seconds = (int64_t)n;
+        /* 0 would mean "the default": below the minimum is the library's refusal. */
+        if (!rc && !n) o.min_age_seconds = 1;
+      }
+    } else {
+      rc = adcp_cli_usage_error("collect-orphans", "unknown option or argument '%s'", a);
+    }
+#undef IS
+  }
+  if (rc) {
+    free(ids);
+    return rc;
+  }
+  if (json) adcp_cli_set_json_errors(1);
+  o.bindings = ids, o.n_bindings = nids;
+  o.use_stored_state = !o.dry_run;
+  adcp_error err = {0};
+  adcp_cli_session x;
+  if ((rc = adcp_cli_session_open(&x, g, &err))) {
+    free(ids);
+    return adcp_cli_fail("collect-orphans", &err);
+  }
+  adcp_collector_report rep;
+  rc = adcp_collector_collect_orphaned_row_objects(&rep, x.l, &o, &err);
+  adcp_cli_session_close(&x);
+  free(ids);
+  if (rc) {
+    adcp_collector_report_free(&rep);
+    return adcp_cli_fail("collect-orphans", &err);
+  }
+  int bad = rep.failed_bindings || rep.fenced;
+  if (json) {
+    adcp_buf b, doc;
+    adcp_buf_init(&b), adcp_buf_init(&doc);
+    adcp_collector_report_json(&doc, &rep);
+    adcp_buf_printf(&b, "{\"ok\":%s,\"report\":", bad ? "false" : "true");
+    adcp_buf_append(&b, doc.data, doc.len);
+    adcp_buf_append_str(&b, "}\n");
+    fwrite(b.data, 1, b.len, stdout);
+    adcp_cli_json_printed();
+    adcp_buf_free(&b), adcp_buf_free(&doc);
+  } else {
+    for (size_t i = 0; i < rep.n_bindings; i++) {
+      const adcp_collector_binding_report *br = &rep.bindings[i];
+      const adcp_collector_counters *c = &br->c;
+      printf("%s %s: listed %" PRIu64 ", pages %" PRIu64 ", candidates %" PRIu64 ", deleted %" PRIu64
+             ", absent %" PRIu64 ", foreign %" PRIu64 ", young %" PRIu64 ", referenced %" PRIu64
+             ", rechecked %" PRIu64 ", failed %" PRIu64 "%s%s%s\n",
+             br->row_binding_id, br->status, c->listed, c->pages, c->candidates, c->deleted, c->absent,
+             c->skipped_foreign, c->skipped_young, c->skipped_referenced, c->skipped_rechecked, c->failed,
+             br->truncated ? ", truncated" : "", br->refusal[0] ? ", refusal " : "", br->refusal);
+      for (size_t k = 0; k < br->n_candidate_keys; k++) printf("  candidate %s\n", br->candidate_keys[k]);
+      if (br->failure[0]) fprintf(stderr, "adcp-ledger collect-orphans: %s: %s\n", br->row_binding_id, br->failure);
+    }
+    printf("total: listed %" PRIu64 ", candidates %" PRIu64 ", deleted %" PRIu64 ", fenced %" PRIu64
+           ", failed bindings %" PRIu64 "%s\n",
+           rep.totals.listed, rep.totals.candidates, rep.totals.deleted, rep.fenced, rep.failed_bindings,
+           rep.dry_run ? " (dry run: nothing deleted)" : "");
+  }
+  adcp_collector_report_free(&rep);
+  if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
+  return bad ? ADCP_CLI_EXIT_STORAGE : 0;
+}

@@ -1,0 +1,206 @@
+/* tests/cli/test_cli_collect.c — `adcp-ledger collect-orphans` and the
+ * `orphan_collection` maintenance task of the real binary, on SQLite and
+ * PostgreSQL: --help, a test per usage refusal (exit 1) and per input
+ * refusal (exit 2, with one JSON document under --json), a dry run that
+ * deletes nothing, a deleting run, the collector configuration section, and
+ * `maintain --once` collecting an orphan. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adcp/json.h"
+#include "adcp/objects.h"
+#include "ledger/ledger_fixture.h"
+
+typedef struct cenv {
+  const fixture *f;
+  char *dir;
+  char cfg[700], rows[700];
+  adcp_buf out, err;
+} cenv;
+
+static void cenv_open(cenv *e, const fixture *f) {
+  memset(e, 0, sizeof *e);
+  e->f = f;
+  e->dir = tu_mkdtemp();
+  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
+  snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
+  adcp_buf_init(&e->out);
+  adcp_buf_init(&e->err);
+  if (f) adcp_storage_close(open_migrated(f));
+}
+
+static void cenv_close(cenv *e) {
+  adcp_buf_free(&e->out);
+  adcp_buf_free(&e->err);
+  tu_rmtree(e->dir);
+  free(e->dir);
+}
+
+static void write_cfg(cenv *e, const char *extra) {
+  char text[2000];
+  snprintf(text, sizeof text,
+           "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
+           "\"bk\",\"prefix\":\"rows\"}],\"default\":\"fs1\"%s}",
+           extra);
+  tu_write_file(e->cfg, text, strlen(text));
+}
+
+static int run(cenv *e, const char *args) {
+  char full[6000];
+  int n = 0;
+  if (e->f) n = snprintf(full, sizeof full, "--db '%s' ", e->f->url);
+  n += snprintf(full + n, sizeof full - (size_t)n, "--config '%s' ", e->cfg);
+  snprintf(full + n, sizeof full - (size_t)n, "%s", args);
+  return tu_cli(e->dir, full, NULL, &e->out, &e->err);
+}
+
+#define EXPECT(e, args, code)                                                                                  \
+  do {                                                                                                         \
+    int st_ = run((e), (args));                                                                                \
+    if (st_ != (code))                                                                                         \
+      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code),                        \
+               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : "");        \
+  } while (0)
+
+static const char *out_text(cenv *e) { return e->out.data ? (const char *)e->out.data : ""; }
+
+/* stdout is exactly one JSON document. */
+static void one_json(cenv *e) {
+  adcp_error err = {0};
+  adcp_json_doc d;
+  adcp_json_doc_init(&d);
+  assert_non_null(e->out.data);
+  if (adcp_json_parse(&d, (const char *)e->out.data, e->out.len, NULL, &err))
+    fail_msg("stdout is not exactly one JSON document (%s): %s", err.message, out_text(e));
+  adcp_json_doc_free(&d);
+}
+
+/* An aged orphan at a well-formed key of binding fs1; its path in out. */
+static void make_orphan(cenv *e, char *out, size_t n, int salt) {
+  adcp_error err = {0};
+  adcp_sql_conn *c;
+  OK(adcp_sql_connect(&c, e->f->url, &err));
+  char inst[64];
+  int found = 0;
+  OK(adcp_sql_query_text(inst, sizeof inst, &found, c,
+                         e->f->dialect == ADCP_SQL_POSTGRES ? "SELECT installation_id::text FROM adcp_persistence_installation"
+                                                            : "SELECT installation_id FROM adcp_persistence_installation",
+                         NULL, 0, &err));
+  adcp_sql_close(c);
+  char ns[65];
+  OK(adcp_object_namespace_key(ns, "default", inst, &err));
+  char h[65];
+  for (int i = 0; i < 64; i++) h[i] = "0123456789abcdef"[(i * 7 + salt) % 16];
+  h[64] = 0;
+  char dir[1200], cmd[1500];
+  snprintf(dir, sizeof dir, "%s/bk/rows/%s/%s/undated/snapshot/%s/%s", e->dir, ns, h, h, h);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(out, n, "%s/000000.jsonl", dir);
+  tu_write_file(out, "{}\n", 3);
+  snprintf(cmd, sizeof cmd, "touch -h -d '@%lld' '%s'", (long long)(time(NULL) - 10 * 86400), out);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void help_and_usage(void **state) {
+  (void)state;
+  cenv e;
+  cenv_open(&e, NULL);
+  write_cfg(&e, "");
+  EXPECT(&e, "collect-orphans --help", 0);
+  assert_non_null(strstr(out_text(&e), "usage: adcp-ledger"));
+  assert_non_null(strstr(out_text(&e), "--acknowledge-exclusive-namespace"));
+  static const char *usage[] = {"collect-orphans --bogus",         "collect-orphans --limit 0",
+                                "collect-orphans --limit x",       "collect-orphans --limit 100001",
+                                "collect-orphans --dry-run=yes",   "collect-orphans --json --json",
+                                "collect-orphans --min-age-seconds -5", "collect-orphans --limit",
+                                "collect-orphans extra"};
+  for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) EXPECT(&e, usage[i], 1);
+  cenv_close(&e);
+}
+
+static void refusals(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, "");
+  static const struct {
+    const char *args, *text;
+  } cases[] = {
+      {"collect-orphans", "acknowledge_exclusive_namespace"},
+      {"collect-orphans --dry-run --min-age-seconds 60", "min_age_seconds"},
+      {"collect-orphans --dry-run --binding nope", "not a configured object binding"},
+      {"collect-orphans --dry-run --binding postgres", "postgres binding"},
+      {"collect-orphans --dry-run --binding fs1 --binding fs1", "twice"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    EXPECT(&e, cases[i].args, 2);
+    if (!e.err.data || !strstr((char *)e.err.data, cases[i].text))
+      fail_msg("'%s': stderr lacks \"%s\": %s", cases[i].args, cases[i].text, e.err.data ? (char *)e.err.data : "");
+    assert_non_null(strstr((char *)e.err.data, "adcp-ledger collect-orphans: INVALID_INPUT: "));
+  }
+  EXPECT(&e, "collect-orphans --json", 2);
+  one_json(&e);
+  assert_non_null(strstr(out_text(&e), "\"ok\":false"));
+  /* a collector section enabled without the acknowledgement is refused */
+  write_cfg(&e, ",\"collector\":{\"enabled\":true}");
+  EXPECT(&e, "collect-orphans --dry-run", 2);
+  write_cfg(&e, ",\"collector\":{\"interval_seconds\":60}");
+  EXPECT(&e, "collect-orphans --dry-run", 2);
+  write_cfg(&e, ",\"collector\":{\"enable\":true}");
+  EXPECT(&e, "collect-orphans --dry-run", 2);
+  cenv_close(&e);
+}
+
+static void dry_run_then_collect(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, "");
+  EXPECT(&e, "binding add fs1", 0);
+  char path[1400];
+  make_orphan(&e, path, sizeof path, 1);
+  struct stat st;
+  EXPECT(&e, "collect-orphans --dry-run --json", 0);
+  one_json(&e);
+  assert_non_null(strstr(out_text(&e), "\"candidates\":1"));
+  assert_non_null(strstr(out_text(&e), "\"candidate_keys\":[\"rows/"));
+  assert_int_equal(lstat(path, &st), 0);
+  EXPECT(&e, "collect-orphans --dry-run", 0);
+  assert_non_null(strstr(out_text(&e), "nothing deleted"));
+  EXPECT(&e, "collect-orphans --acknowledge-exclusive-namespace --binding fs1 --json", 0);
+  one_json(&e);
+  assert_non_null(strstr(out_text(&e), "\"deleted\":1"));
+  assert_non_null(strstr(out_text(&e), "\"ok\":true"));
+  assert_true(lstat(path, &st) != 0);
+  /* the maintenance task, opt-in through the collector section */
+  make_orphan(&e, path, sizeof path, 2);
+  write_cfg(&e, ",\"collector\":{\"enabled\":true,\"acknowledge_exclusive_namespace\":true,\"min_age_seconds\":86400}");
+  EXPECT(&e, "maintain --once --json", 0);
+  assert_non_null(strstr(out_text(&e), "\"name\":\"orphan_collection\",\"status\":\"ran\""));
+  /* the listing completed moments ago: no fresh listing before the interval */
+  assert_non_null(strstr(out_text(&e), "\"bindings_due\":0"));
+  assert_int_equal(lstat(path, &st), 0);
+  {
+    adcp_error err = {0};
+    adcp_sql_conn *c;
+    OK(adcp_sql_connect(&c, f->url, &err));
+    OK(adcp_sql_exec(c, "UPDATE adcp_orphan_collector_state SET listing_completed_at = '2001-01-01T00:00:00.000000Z'",
+                     NULL, 0, &err));
+    adcp_sql_close(c);
+  }
+  EXPECT(&e, "maintain --once --json", 0);
+  assert_non_null(strstr(out_text(&e), "\"bindings_due\":1"));
+  assert_non_null(strstr(out_text(&e), "\"deleted\":1"));
+  assert_true(lstat(path, &st) != 0);
+  cenv_close(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(help_and_usage),
+      BOTH(refusals),
+      BOTH(dry_run_then_collect),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
