@@ -601,6 +601,9 @@ static int fast_order(fast *f, const adcp_json_keyref *ks, uint32_t count, int *
   }
   if (victim) {
     size_t off = 0;
+    /* Invalidate first: an entry left with its old count but some new keys
+     * would later match a row it does not describe. */
+    victim->count = 0;
     for (uint32_t k = 0; k < count; k++) {
       if (ks[k].len > SHAPE_MAX_BYTES - off) return 0; /* too long to cache */
       victim->lens[k] = (uint16_t)ks[k].len;

@@ -266,11 +266,94 @@ static void random_and_mutated(void **state) {
   adcp_buf_free(&b);
 }
 
+
+/* One scratch doc per scanner across a sequence of rows: the shape cache is
+ * shared between rows, so an entry replaced by a shape too long to cache must
+ * never match a later row it does not describe. */
+static void seq_check(adcp_json_doc *docs, const char *src) {
+  size_t len = strlen(src);
+  adcp_json_doc tree;
+  adcp_json_doc_init(&tree);
+  adcp_error terr;
+  adcp_error_clear(&terr);
+  adcp_buf want, out;
+  adcp_buf_init(&want);
+  adcp_buf_init(&out);
+  assert_int_equal(adcp_json_parse(&tree, src, len, NULL, &terr), 0);
+  assert_int_equal(adcp_jcs_write(&want, &tree, 0), 0);
+  for (int k = 0; k < NSCAN; k++) {
+    adcp_error err;
+    adcp_error_clear(&err);
+    out.len = 0;
+    assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &docs[k], src, len, NULL, &err), 0);
+    if (out.len != want.len || memcmp(out.data, want.data, want.len))
+      fail_msg("%s: output differs in a sequence on \"%.*s\": got \"%.*s\"", adcp_json_scanner_name(scanners[k]),
+               len > 120 ? 120 : (int)len, src, out.len > 120 ? 120 : (int)out.len, (const char *)out.data);
+  }
+  adcp_buf_free(&want);
+  adcp_buf_free(&out);
+  adcp_json_doc_free(&tree);
+}
+
+static void shape_cache_sequences(void **state) {
+  (void)state;
+  adcp_json_doc docs[NSCAN];
+  for (int k = 0; k < NSCAN; k++) adcp_json_doc_init(&docs[k]), docs[k].scanner = scanners[k];
+  char longkey[520];
+  memset(longkey, 'z', 500);
+  longkey[500] = 0;
+  adcp_buf b;
+  adcp_buf_init(&b);
+  /* The sequence that once produced {"b":1,"b":1}. */
+  seq_check(docs, "{\"b\":1,\"a\":2}");
+  seq_check(docs, "{\"b\":1,\"c\":2}");
+  adcp_buf_reset(&b);
+  adcp_buf_append_str(&b, "{\"b\":1,\"");
+  adcp_buf_append_str(&b, longkey);
+  adcp_buf_append_str(&b, "\":2}");
+  adcp_buf_append(&b, "", 1);
+  seq_check(docs, (const char *)b.data);
+  seq_check(docs, "{\"b\":1,\"a\":2}");
+  /* Random sequences over a small pool of keys, some long, in random orders. */
+  static const char *pool[] = {"a", "b", "c", "d", "impressions", "spend", "x_", NULL, NULL};
+  char k1[300], k2[260];
+  memset(k1, 'q', 299), k1[299] = 0;
+  memset(k2, 'r', 259), k2[259] = 0;
+  const char *keys[9];
+  for (int i = 0; i < 7; i++) keys[i] = pool[i];
+  keys[7] = k1, keys[8] = k2;
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int row = 0; row < 4000; row++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    int n = 1 + (int)((seed >> 33) % 5);
+    int used[9] = {0};
+    adcp_buf_reset(&b);
+    adcp_buf_append_str(&b, "{");
+    int w = 0;
+    for (int m = 0; m < n; m++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      int i = (int)((seed >> 35) % 9);
+      if (used[i]) continue;
+      used[i] = 1;
+      if (w++) adcp_buf_append_str(&b, ",");
+      adcp_buf_append_str(&b, "\"");
+      adcp_buf_append_str(&b, keys[i]);
+      adcp_buf_append_str(&b, "\":");
+      adcp_buf_append_str(&b, (seed >> 40) & 1 ? "1" : "\"v\"");
+    }
+    adcp_buf_append_str(&b, "}");
+    adcp_buf_append(&b, "", 1);
+    seq_check(docs, (const char *)b.data);
+  }
+  adcp_buf_free(&b);
+  for (int k = 0; k < NSCAN; k++) adcp_json_doc_free(&docs[k]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_scanner_runs_here), cmocka_unit_test(table_cases),   cmocka_unit_test(block_edges),
       cmocka_unit_test(limits),                  cmocka_unit_test(shared_fixture), cmocka_unit_test(report_rows),
-      cmocka_unit_test(random_and_mutated),
+      cmocka_unit_test(random_and_mutated), cmocka_unit_test(shape_cache_sequences),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
