@@ -226,11 +226,17 @@ static int phase2(rpass *rp, const adcp_retention_options *o, const cand *c, adc
   if (rc > 0) rc = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     int outcome = 0;
-    rc = adcp_ledger_delete_object_version(&outcome, rp->l, os[i].b, os[i].k, os[i].v, 0, err);
+    /* unreferenced_only: bytes any live row set outside this period still
+     * names stay (defensive: keys carry the revision's content digest today,
+     * so no other obligation can name them). */
+    rc = adcp_ledger_delete_object_version(&outcome, rp->l, os[i].b, os[i].k, os[i].v, 1, err);
     if (rc) break;
     if (outcome == ADCP_LEDGER_OBJECT_HELD) *held = 1;
     if (outcome == ADCP_LEDGER_OBJECT_DELETED) out->objects_deleted++, out->bytes_freed += (uint64_t)os[i].n;
-    if (outcome == ADCP_LEDGER_OBJECT_DELETED || outcome == ADCP_LEDGER_OBJECT_ABSENT) rc = step(o, ADCP_RETENTION_STEP_PHASE2, err);
+    if (outcome == ADCP_LEDGER_OBJECT_KEPT) out->objects_kept++;
+    if (outcome == ADCP_LEDGER_OBJECT_DELETED || outcome == ADCP_LEDGER_OBJECT_ABSENT ||
+        outcome == ADCP_LEDGER_OBJECT_KEPT)
+      rc = step(o, ADCP_RETENTION_STEP_PHASE2, err);
   }
   for (size_t i = 0; i < n; i++) free(os[i].b), free(os[i].k), free(os[i].v);
   free(os);
