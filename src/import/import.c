@@ -259,13 +259,17 @@ static int one(run *x, const import_candidate *c, adcp_error *err) {
   int failed = 0;
   adcp_error e = {0};
   rc = attempt(&failed, &res, x, c, &h, first, &e);
-  if (rc == ADCP_EROWS_INTEGRITY_FAILED && failed && try_both) {
+  /* A revision already imported under the legacy rule replays as a content
+   * conflict under the typed rule (its stored algorithm differs): try the
+   * legacy rule then too, so a resume never quarantines what it imported. */
+  if (try_both && ((rc == ADCP_EROWS_INTEGRITY_FAILED && failed) || (present && rc == ADCP_ECONTENT_CONFLICT))) {
+    int first_conflict = rc == ADCP_ECONTENT_CONFLICT;
     adcp_commit_result_free(&res);
     adcp_error e2 = {0};
     int f2 = 0;
     int rc2 = attempt(&f2, &res, x, c, &h, ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0, &e2);
     /* Neither rule reproduces: report the typed rule's failure. */
-    if (rc2 != ADCP_EROWS_INTEGRITY_FAILED || !f2) rc = rc2, failed = f2, e = e2, rep->legacy_algorithm += !rc2;
+    if (rc2 != ADCP_EROWS_INTEGRITY_FAILED || !f2 || first_conflict) rc = rc2, failed = f2, e = e2, rep->legacy_algorithm += !rc2;
   }
   adcp_totals_free(&h.totals);
   if (!rc) {

@@ -332,6 +332,10 @@ static inline void py_legacy_pairs_vector(void **state) {
   assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --json", t->src_url), 0);
   assert_non_null(strstr(txt(&out), "\"migrated\":1"));
   assert_non_null(strstr(txt(&out), "\"legacy_algorithm\":1"));
+  /* A full re-walk (and so a resume past the cursor) replays it under the
+   * legacy rule: already present, never quarantined. */
+  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --json", t->src_url), 0);
+  assert_non_null(strstr(txt(&out), "\"quarantined\":0"));
   assert_int_equal(cli(t, &out, NULL, "show --account acct_v --revision rpr_legacy_vector --json"), 0);
   assert_non_null(strstr(txt(&out), "\"binding_algorithm\":\"legacy_py_core_pairs_v0\""));
   assert_non_null(strstr(txt(&out), "2f2ad577249dba8d237b995cb52a56d00d6318eb2292bb3224120ccc01726322"));
