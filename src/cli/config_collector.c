@@ -67,7 +67,7 @@ int adcp_cli_config_collector_parse(adcp_cli_collector_config **out, const adcp_
       uint64_t u = 0;
       adcp_error e2 = {0};
       static const uint64_t lo[] = {3600, ADCP_COLLECTOR_MIN_AGE_MIN_S, 1, 1};
-      static const uint64_t hi[] = {366 * 86400ULL, 100ULL * 365 * 86400, ADCP_COLLECTOR_LIMIT_MAX, 1000000};
+      static const uint64_t hi[] = {366 * 86400ULL, 100ULL * 365 * 86400, ADCP_COLLECTOR_LIMIT_MAX, 10000};
       if (t != ADCP_JSON_NUMBER || adcp_json_get_u64(&u, d, v, &e2) || u < lo[i - 3] || u > hi[i - 3])
         rc = refuse(d, v, path, src, len, err, "collector.%s must be an integer %llu..%llu", keys[i],
                     (unsigned long long)lo[i - 3], (unsigned long long)hi[i - 3]);

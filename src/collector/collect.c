@@ -566,7 +566,7 @@ static int check_options(adcp_collector_options *o, adcp_error *err) {
   if (!o->page_size) o->page_size = ADCP_COLLECTOR_PAGE_SIZE_DEFAULT;
   if (o->page_size > 1000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "page size must be 1..1000");
   if (!o->page_cap) o->page_cap = ADCP_COLLECTOR_PAGE_CAP_DEFAULT;
-  if (o->page_cap > 1000000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "page cap must be 1..1000000");
+  if (o->page_cap > 10000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "page cap must be 1..10000");
   return 0;
 }
 

@@ -252,6 +252,11 @@ int fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, ad
     adcp_object_list_page_free(&pg);
     if (!token) break;
   }
+  /* A chain longer than the pages read is never taken as complete: the
+   * pages left out hold the highest epochs (prunes failing for a long time). */
+  if (!rc && token)
+    rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
+                        "fence: the fence directory lists more than %d pages; prune it before going on", FENCE_MAX_PAGES);
   free(token);
   if (rc) fence_list_free(out);
   return rc;

@@ -268,6 +268,9 @@ int adcp_ledger_repin_binding(adcp_repin_report *out, adcp_ledger *l, const char
    * is fine: reads work in every state. */
   if (!rc) rc = ledger_binding_check_stored(l, b, &found, NULL, err);
   if (!rc && !found) rc = adcp_error_set(err, ADCP_ENOT_FOUND, "binding %s is not registered", b->id);
+  /* Re-pinning records the version found at a key: adoption by another name,
+   * so only the holder of the binding's fence claim may do it (docs/fence.md). */
+  if (!rc && !dry_run) rc = ledger_fence_guard_adopt(l, b, 1, err);
   char last[ADCP_LEDGER_ID_MAX] = "";
   char (*ids)[ADCP_LEDGER_ID_MAX] = NULL;
   while (!rc) {
