@@ -40,6 +40,12 @@ int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_
     if (rc) return rc;
     if (n < 1000) break;
   }
+  /* The walk pages by (recorded_at, revision_id): a revision it cannot
+   * position (recorded_at NULL, or not text) is never walked. Every legacy
+   * revision must have been seen before the table may go. */
+  uint64_t total = 0;
+  if ((rc = import_source_count(&total, src, s, NULL, err))) return rc;
+  if (total > out->candidates) out->remaining += total - out->candidates;
   const char *from = import_legacy_table(s);
   snprintf(out->renamed_from, sizeof out->renamed_from, "%s", from);
   snprintf(out->renamed_to, sizeof out->renamed_to, "%s_imported", from);
