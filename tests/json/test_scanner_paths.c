@@ -186,7 +186,7 @@ static void shared_fixture(void **state) {
  * reused across rows as the encoder does (warm shape cache). */
 static void report_rows(void **state) {
   (void)state;
-  static const char *const names[] = {"Spring sale \xe2\x80\x93 caf\xc3\xa9", "Rentr\xc3\xa9" "e \xf0\x9f\x8e\x92",
+  static const char *const names[] = {"Spring sale \xe2\x80\x93 caf\xc3\xa9", "Rentr\xc3\xa9\x65 \xf0\x9f\x8e\x92",
                                       "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "Summer \\\"bold\\\" push"};
   static const char *const ctrs[] = {"0.012345", "3.4e-05", "0.05", "0", "1e-7", "0.0100"};
   uint64_t seed = 19;
