@@ -294,4 +294,16 @@ int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);
 int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_error *err);
 void adcp_cli_lines_close(adcp_cli_lines *r);
 
+
+/* A progress line on stderr, redrawn at most every 0.1 s (util.c): callers
+ * draw only when adcp_cli_progress_due says so, then print HEAD followed by
+ * bytes done/total, percent, rate and ETA. */
+typedef struct adcp_cli_progress {
+  double t0, last;
+} adcp_cli_progress;
+double adcp_cli_now_s(void);
+void adcp_cli_progress_start(adcp_cli_progress *p);
+int adcp_cli_progress_due(adcp_cli_progress *p, int final);
+void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint64_t done, uint64_t total, int final);
+
 #endif

@@ -509,32 +509,19 @@ static const char verify_help[] =
     "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n"
     "Every row set in the shared tables, whoever wrote it: verify --row-sets --help.\n";
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct vprogress {
   int on;
   size_t rev_i, rev_n;
   uint64_t rows_total, bytes_total, rows_done, bytes_done;
-  double t0, last;
+  adcp_cli_progress bar;
 } vprogress;
 
 static void progress_draw(vprogress *p, int final) {
-  double t = now_s();
-  if (!final && t - p->last < 0.1) return;
-  p->last = t;
-  double el = t - p->t0, rate = el > 0 ? (double)p->bytes_done / el : 0;
-  double left = p->bytes_total > p->bytes_done ? (double)(p->bytes_total - p->bytes_done) : 0;
-  double pct = p->bytes_total ? 100.0 * (double)p->bytes_done / (double)p->bytes_total : 100.0;
-  fprintf(stderr, "\r\033[Kverify: revision %zu/%zu, rows %" PRIu64 "/%" PRIu64 ", %.1f/%.1f MiB (%.0f%%), %.1f MiB/s",
-          p->rev_i, p->rev_n, p->rows_done, p->rows_total, (double)p->bytes_done / 1048576.0,
-          (double)p->bytes_total / 1048576.0, pct, rate / 1048576.0);
-  if (rate > 0 && !final) fprintf(stderr, ", ETA %.0f s", left / rate);
-  if (final) fputc('\n', stderr);
-  fflush(stderr);
+  if (!adcp_cli_progress_due(&p->bar, final)) return;
+  char head[128];
+  snprintf(head, sizeof head, "verify: revision %zu/%zu, rows %" PRIu64 "/%" PRIu64, p->rev_i, p->rev_n, p->rows_done,
+           p->rows_total);
+  adcp_cli_progress_bytes(&p->bar, head, p->bytes_done, p->bytes_total, final);
 }
 
 static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
@@ -603,8 +590,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
       pr.rows_total += h.row_count, pr.bytes_total += h.canonical_byte_count;
       adcp_revision_header_free(&h);
     }
-    pr.t0 = pr.last = now_s();
-    pr.last -= 1;
+    adcp_cli_progress_start(&pr.bar);
   }
   adcp_buf failures;
   adcp_buf_init(&failures);

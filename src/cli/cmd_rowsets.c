@@ -63,31 +63,17 @@ static int open_ro(adcp_cli_session *x, const adcp_cli_globals *g, adcp_error *e
   return adcp_cli_session_open(x, g, err);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct rprogress {
   int on;
   uint64_t sets_done, sets_total, bytes_done, bytes_total;
-  double t0, last;
+  adcp_cli_progress bar;
 } rprogress;
 
 static void progress_draw(rprogress *p, int final) {
-  double t = now_s();
-  if (!final && t - p->last < 0.1) return;
-  p->last = t;
-  double el = t - p->t0, rate = el > 0 ? (double)p->bytes_done / el : 0;
-  double left = p->bytes_total > p->bytes_done ? (double)(p->bytes_total - p->bytes_done) : 0;
-  double pct = p->bytes_total ? 100.0 * (double)p->bytes_done / (double)p->bytes_total : 100.0;
-  fprintf(stderr, "\r\033[Kverify: row set %" PRIu64 "/%" PRIu64 ", %.1f/%.1f MiB (%.0f%%), %.1f MiB/s", p->sets_done,
-          p->sets_total, (double)p->bytes_done / 1048576.0, (double)p->bytes_total / 1048576.0, pct > 100 ? 100 : pct,
-          rate / 1048576.0);
-  if (rate > 0 && !final) fprintf(stderr, ", ETA %.0f s", left / rate);
-  if (final) fputc('\n', stderr);
-  fflush(stderr);
+  if (!adcp_cli_progress_due(&p->bar, final)) return;
+  char head[96];
+  snprintf(head, sizeof head, "verify: row set %" PRIu64 "/%" PRIu64, p->sets_done, p->sets_total);
+  adcp_cli_progress_bytes(&p->bar, head, p->bytes_done, p->bytes_total, final);
 }
 
 static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
@@ -162,7 +148,7 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
   rprogress pr = {0};
   pr.on = isatty(2) && !json && !quiet && !(term && !strcmp(term, "dumb"));
   pr.sets_total = total, pr.bytes_total = bytes;
-  pr.t0 = now_s(), pr.last = pr.t0 - 1;
+  adcp_cli_progress_start(&pr.bar);
   if (json) fputs("{\"row_sets\":[", stdout);
   adcp_buf item;
   adcp_buf_init(&item);

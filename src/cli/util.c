@@ -1,12 +1,13 @@
 /* cli/util.c — helpers shared by the subcommands: error reporting and exit
  * codes, strict numbers, size-capped whole-file and line-by-line input, text
- * escaping for terminal output, and crash-safe file output. */
+ * escaping for terminal output, crash-safe file output and the progress line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -334,4 +335,32 @@ int adcp_cli_catalog_drift(adcp_buf *text, adcp_buf *json, adcp_storage *s, cons
   }
   adcp_catalog_report_free(rep);
   return found;
+}
+
+/* ---- progress line on stderr (verify, verify --row-sets) --------------------- */
+
+double adcp_cli_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void adcp_cli_progress_start(adcp_cli_progress *p) { p->t0 = adcp_cli_now_s(), p->last = p->t0 - 1; }
+
+int adcp_cli_progress_due(adcp_cli_progress *p, int final) {
+  double t = adcp_cli_now_s();
+  if (!final && t - p->last < 0.1) return 0;
+  p->last = t;
+  return 1;
+}
+
+void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint64_t done, uint64_t total, int final) {
+  double el = p->last - p->t0, rate = el > 0 ? (double)done / el : 0;
+  double left = total > done ? (double)(total - done) : 0;
+  double pct = total ? 100.0 * (double)done / (double)total : 100.0;
+  fprintf(stderr, "\r\033[K%s, %.1f/%.1f MiB (%.0f%%), %.1f MiB/s", head, (double)done / 1048576.0,
+          (double)total / 1048576.0, pct > 100 ? 100 : pct, rate / 1048576.0);
+  if (rate > 0 && !final) fprintf(stderr, ", ETA %.0f s", left / rate);
+  if (final) fputc('\n', stderr);
+  fflush(stderr);
 }
