@@ -306,4 +306,14 @@ void adcp_cli_progress_start(adcp_cli_progress *p);
 int adcp_cli_progress_due(adcp_cli_progress *p, int final);
 void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint64_t done, uint64_t total, int final);
 
+/* "--name VALUE" / "--name=VALUE" (or a bare flag when !takes_value) at argv[*i]:
+ * 1 on a match (the value in *val, *i past it), 0 otherwise, -1 for a missing
+ * value or a value given to a flag (util.c). */
+int adcp_cli_opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val);
+/* Text output of database strings on stdout: control bytes become '?'. */
+void adcp_cli_put_safe(const char *s);
+/* Rank of an error code for a run's overall exit: storage 4 > integrity 3 >
+ * not found 2 > anything else 1 (verify, verify --row-sets). */
+int adcp_cli_severity(int code);
+
 #endif

@@ -12,33 +12,6 @@
 #include "adcp/json.h"
 #include "cli/cli.h"
 
-/* ---- small argument helpers ------------------------------------------------------------ */
-
-/* Matches --name or --name=value. *val gets the value (the next argument for
- * the spaced form, when takes_value). Returns 1 on a match, 0 otherwise, -1 for
- * a missing value or a value given to a flag. */
-static int opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n)) return 0;
-  if (a[n] == '=') {
-    if (!takes_value) return -1;
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n]) return 0;
-  if (!takes_value) return 1;
-  if (*i + 1 >= argc) return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
-/* Text output of database strings: control bytes become '?'. */
-static void put_safe(const char *s) {
-  for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stdout);
-}
-
-
 /* ---- binding ------------------------------------------------------------------------ */
 
 static const char binding_help[] =
@@ -179,9 +152,9 @@ static int binding_list(adcp_ledger *l, int json, adcp_error *err) {
       operational_summary(bi[i].operational_config, &comp, cred, &scratch);
       char line[160];
       snprintf(line, sizeof line, "%-16s", bi[i].id);
-      put_safe(line);
+      adcp_cli_put_safe(line);
       snprintf(line, sizeof line, " %-8s %-10s %-9s", bi[i].kind, bi[i].provider, bi[i].state);
-      put_safe(line);
+      adcp_cli_put_safe(line);
       printf(" %-10s %-8s %-9s ", bi[i].configured ? "yes" : "NO", bi[i].identity_matches ? "ok" : "DIFFERS",
              !strcmp(bi[i].kind, "postgres") ? "-" : bi[i].namespace_matches ? "ok" : "FOREIGN");
       if (comp) printf("compression=%s", comp);
@@ -241,9 +214,9 @@ static void repin_item(void *ctx, const adcp_repin_item *it) {
     adcp_buf_append_byte(b, '}');
   } else {
     printf("%-12s ", it->outcome);
-    put_safe(it->row_set_id);
+    adcp_cli_put_safe(it->row_set_id);
     printf(" chunk %u ", it->chunk_index);
-    put_safe(it->object_key);
+    adcp_cli_put_safe(it->object_key);
     if (it->reason[0]) printf(": %s", it->reason);
     putchar('\n');
   }
@@ -426,10 +399,10 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
     const char *v = NULL;
     int *flag = NULL;
     const char *name = NULL;
-    if (opt("--json", 0, argc, argv, &i, &v)) flag = &json, name = "--json";
-    else if (is_retire && opt("--final", 0, argc, argv, &i, &v)) flag = &final, name = "--final";
-    else if (is_repin && opt("--acknowledge-restore", 0, argc, argv, &i, &v)) flag = &ack, name = "--acknowledge-restore";
-    else if (is_repin && opt("--dry-run", 0, argc, argv, &i, &v)) flag = &dry, name = "--dry-run";
+    if (adcp_cli_opt("--json", 0, argc, argv, &i, &v)) flag = &json, name = "--json";
+    else if (is_retire && adcp_cli_opt("--final", 0, argc, argv, &i, &v)) flag = &final, name = "--final";
+    else if (is_repin && adcp_cli_opt("--acknowledge-restore", 0, argc, argv, &i, &v)) flag = &ack, name = "--acknowledge-restore";
+    else if (is_repin && adcp_cli_opt("--dry-run", 0, argc, argv, &i, &v)) flag = &dry, name = "--dry-run";
     if (flag) {
       if (strchr(argv[i], '=')) return adcp_cli_usage_error("binding", "%s takes no value", name);
       if (*flag) return adcp_cli_usage_error("binding", "%s given twice", name);
@@ -506,11 +479,11 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int m;
-    if ((m = opt("--account", 1, argc, argv, &i, &v))) {
+    if ((m = adcp_cli_opt("--account", 1, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("sweep", "--account needs a value");
       if (account) return adcp_cli_usage_error("sweep", "--account given twice");
       account = v;
-    } else if ((m = opt("--limit", 1, argc, argv, &i, &v))) {
+    } else if ((m = adcp_cli_opt("--limit", 1, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("sweep", "--limit needs a value");
       if (limit_s) return adcp_cli_usage_error("sweep", "--limit given twice");
       limit_s = v;
@@ -519,7 +492,7 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
       if (!n || n > 6 || strspn(v, "0123456789") != n) return adcp_cli_usage_error("sweep", "bad --limit '%s'", v);
       limit = strtoull(v, NULL, 10);
       if (!limit || limit > 100000) return adcp_cli_usage_error("sweep", "--limit must be 1-100000");
-    } else if ((m = opt("--json", 0, argc, argv, &i, &v))) {
+    } else if ((m = adcp_cli_opt("--json", 0, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("sweep", "--json takes no value");
       if (json) return adcp_cli_usage_error("sweep", "--json given twice");
       json = 1;

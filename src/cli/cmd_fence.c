@@ -28,26 +28,6 @@ static const char *help =
     "Exit: 0 ok (status: also when fenced), 1 usage, 2 take-over without the acknowledgement,\n"
     "4 database or store problem, 5 unknown binding.\n";
 
-static int opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n)) return 0;
-  if (a[n] == '=') {
-    if (!takes_value) return -1;
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n]) return 0;
-  if (!takes_value) return 1;
-  if (*i + 1 >= argc) return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
-static void put_safe(const char *s) {
-  for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stdout);
-}
-
 static void entry_json(adcp_buf *b, const adcp_fence_status_entry *e) {
   adcp_buf_append_str(b, "{\"binding\":");
   adcp_cli_json_str(b, e->row_binding_id);
@@ -100,10 +80,10 @@ static int status(const adcp_cli_globals *g0, const char *binding, int json) {
     for (size_t i = 0; i < n; i++) {
       const adcp_fence_status_entry *e = &v[i];
       printf("binding ");
-      put_safe(e->row_binding_id);
+      adcp_cli_put_safe(e->row_binding_id);
       if (e->has_row) {
         printf(": epoch %" PRIu64 ", owner_id ", e->epoch);
-        put_safe(e->owner_id);
+        adcp_cli_put_safe(e->owner_id);
         printf(", claimed_at %s", e->claimed_at);
       } else {
         printf(": never claimed here");
@@ -114,7 +94,7 @@ static int status(const adcp_cli_globals *g0, const char *binding, int json) {
       if (!e->holds) printf("%s", adcp_fence_cause_name(e->cause));
       if (e->detail[0]) {
         printf(" (");
-        put_safe(e->detail);
+        adcp_cli_put_safe(e->detail);
         printf(")");
       }
       printf("\n");
@@ -153,7 +133,7 @@ static int take_over(const adcp_cli_globals *g, const char *binding, int ack, in
     adcp_buf_free(&b);
   } else {
     printf("binding ");
-    put_safe(c.row_binding_id);
+    adcp_cli_put_safe(c.row_binding_id);
     printf(": taken over at epoch %" PRIu64 "\n", c.epoch);
   }
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
@@ -171,14 +151,14 @@ int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     const char *v = NULL;
     int m;
-    if ((m = opt("--binding", 1, argc, argv, &i, &v))) {
+    if ((m = adcp_cli_opt("--binding", 1, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("fence", "--binding needs a value");
       if (binding) return adcp_cli_usage_error("fence", "--binding given twice");
       binding = v;
-    } else if ((m = opt("--json", 0, argc, argv, &i, &v))) {
+    } else if ((m = adcp_cli_opt("--json", 0, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("fence", "--json takes no value");
       json = 1;
-    } else if (is_take && (m = opt("--acknowledge-previous-owner-gone", 0, argc, argv, &i, &v))) {
+    } else if (is_take && (m = adcp_cli_opt("--acknowledge-previous-owner-gone", 0, argc, argv, &i, &v))) {
       if (m < 0) return adcp_cli_usage_error("fence", "--acknowledge-previous-owner-gone takes no value");
       ack = 1;
     } else {

@@ -16,7 +16,6 @@
 #include "adcp/storage.h"
 #include "cli/cli.h"
 
-
 /* Every command opens the ledger with the host configuration (object bindings).
  * A read-only command never creates a SQLite file: a missing one is refused
  * here before anything opens it. */
@@ -532,15 +531,6 @@ static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t 
   return 0;
 }
 
-static int severity(int code) {
-  switch (adcp_cli_exit_for(code)) {
-    case ADCP_CLI_EXIT_STORAGE: return 4;
-    case ADCP_CLI_EXIT_INTEGRITY: return 3;
-    case ADCP_CLI_EXIT_NOT_FOUND: return 2;
-    default: return 1;
-  }
-}
-
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   for (int i = 1; i < argc; i++) /* every row set, whoever wrote it: cmd_rowsets.c */
     if (!strcmp(argv[i], "--row-sets")) return adcp_cli_verify_rowsets(g, argc, argv);
@@ -607,7 +597,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     if (!r && !rev) r = adcp_audit_check_revision(adcp_storage_sql(x.s), ids[i], &e);
     if (!r) continue;
     failed++;
-    if (severity(r) > worst) worst = severity(r), worst_code = r;
+    if (adcp_cli_severity(r) > worst) worst = adcp_cli_severity(r), worst_code = r;
     if (json) {
       if (failed > 1) adcp_buf_append_byte(&failures, ',');
       adcp_buf_append_str(&failures, "{\"revision_id\":");

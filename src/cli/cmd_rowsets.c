@@ -84,15 +84,6 @@ static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t 
   return 0;
 }
 
-static int severity(int code) {
-  switch (adcp_cli_exit_for(code)) {
-    case ADCP_CLI_EXIT_STORAGE: return 4;
-    case ADCP_CLI_EXIT_INTEGRITY: return 3;
-    case ADCP_CLI_EXIT_NOT_FOUND: return 2;
-    default: return 1;
-  }
-}
-
 static void json_item(adcp_buf *b, const adcp_rowset_info *r, int rc, int content, const adcp_error *e) {
   adcp_buf_reset(b);
   adcp_buf_append_str(b, "{\"row_set_id\":");
@@ -168,7 +159,7 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
       pr.sets_done = checked;
       if (r) {
         failed++;
-        if (severity(r) > worst) worst = severity(r), worst_code = r;
+        if (adcp_cli_severity(r) > worst) worst = adcp_cli_severity(r), worst_code = r;
       } else if (content != ADCP_ROWSET_CONTENT_VERIFIED) {
         unchecked++;
       }

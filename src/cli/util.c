@@ -364,3 +364,34 @@ void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint6
   if (final) fputc('\n', stderr);
   fflush(stderr);
 }
+
+/* ---- small shared pieces of the subcommands ------------------------------- */
+
+int adcp_cli_opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n)) return 0;
+  if (a[n] == '=') {
+    if (!takes_value) return -1;
+    *val = a + n + 1;
+    return 1;
+  }
+  if (a[n]) return 0;
+  if (!takes_value) return 1;
+  if (*i + 1 >= argc) return -1;
+  *val = argv[++*i];
+  return 1;
+}
+
+void adcp_cli_put_safe(const char *s) {
+  for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stdout);
+}
+
+int adcp_cli_severity(int code) {
+  switch (adcp_cli_exit_for(code)) {
+    case ADCP_CLI_EXIT_STORAGE: return 4;
+    case ADCP_CLI_EXIT_INTEGRITY: return 3;
+    case ADCP_CLI_EXIT_NOT_FOUND: return 2;
+    default: return 1;
+  }
+}
