@@ -291,7 +291,7 @@ int main(int argc, char **argv) {
   adcp_audit_checkpoint hcp;
   if (adcp_audit_checkpoint_create(&hcp, c, hacct, signer, &err)) die("checkpoint", &err);
   adcp_audit_report rep;
-  adcp_audit_options ao = {1, hacct, &keys, NULL, 0, 0, NULL, NULL};
+  adcp_audit_options ao = {1, hacct, &keys, NULL, 0, 0, NULL, NULL, 0, NULL, 0};
   double abest = 1e9, acpu = 1e9;
   for (int r = 0; r < 3; r++) {
     t0 = now();

@@ -32,7 +32,8 @@
 ADCP_BEGIN_DECLS
 
 #define ADCP_AUDIT_HEADER_PROFILE "adcp-header-v1"
-#define ADCP_AUDIT_RETIREMENT_PROFILE "adcp-retirement-v1"
+#define ADCP_AUDIT_RETIREMENT_PROFILE "adcp-retirement-v1" /* strict schema: docs/trust.md */
+#define ADCP_AUDIT_RETIREMENT_MAX 100000      /* revisions one retirement document may list */
 #define ADCP_AUDIT_CHECKPOINT_PROFILE "adcp-checkpoint-v1"
 #define ADCP_AUDIT_PROOF_PROFILE "adcp-inclusion-proof-v1"
 #define ADCP_AUDIT_CHECKPOINT_DIR "_checkpoints" /* under a binding's owned prefix */
@@ -88,19 +89,23 @@ int adcp_audit_header_sha256(char out[65], adcp_sql_conn *conn, const char *revi
 /* ---- the log ------------------------------------------------------------------ */
 
 /* Appends the committed revision's header digest as the next leaf of its
- * account's log. Must run inside the committing transaction after the header
+ * account's log, keeping the header object (JCS) as the leaf's document so
+ * the log itself holds the logged period and recorded_at. Must run inside the committing transaction after the header
  * (and its row set) were inserted and under the account lock: the leaf and
  * the revision then commit or vanish together. *leaf_index may be NULL. */
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
 /* A retirement record (period retirement, phase 3): what was retired, and
- * when. Appended as a leaf of profile adcp-retirement-v1 whose object lists
- * every retired revision with the header digest of its leaf, so the log
- * proves exactly what left. Same transaction and lock rules as above: call it
- * in the retirement transaction under the account lock, before or after the
- * DELETEs (leaves are never deleted). */
+ * when. Appended as a leaf of profile adcp-retirement-v1 (docs/trust.md)
+ * whose document lists every logged revision of the obligation as
+ * {header_sha256, leaf_index, revision_id} of its newest leaf in the
+ * account; those leaves hold the header objects, so the audit reads the
+ * logged period end and recorded_at there, not in the editable tables. Same
+ * transaction and lock rules as above: call it in the retirement transaction
+ * under the account lock (leaves are never deleted). Revisions without a
+ * leaf (committed before the log existed) are not listed. */
 typedef struct adcp_audit_retirement {
-  int version;                     /* 1 */
+  int version;                     /* 2 */
   const char *account_id;
   const char *obligation_id;
   const char *record_id;           /* the tombstone's ID (unique among retirement leaves) */
@@ -108,9 +113,33 @@ typedef struct adcp_audit_retirement {
   const char *retired_at;          /* database clock, RFC 3339 UTC */
   const char *const *revision_ids; /* the revisions deleted */
   size_t n_revisions;
+  int64_t retention_days;          /* the window retention applied (informational: the audit uses its own) */
 } adcp_audit_retirement;
 int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
                                  adcp_error *err);
+
+/* A parsed adcp-retirement-v1 document. Parsing is strict: exactly the
+ * profile's members and types, RFC 8785 canonical text, entries in leaf
+ * order, instants that parse. */
+typedef struct adcp_audit_retired_revision {
+  char revision_id[256];
+  uint64_t leaf_index;
+  char header_sha256[65];
+} adcp_audit_retired_revision;
+typedef struct adcp_audit_retirement_doc {
+  char account_id[256], obligation_id[256], record_id[256];
+  char period_start[32], period_end[32], retired_at[32];
+  int64_t retired_at_us, period_start_us, period_end_us; /* microseconds since 1970 UTC */
+  uint64_t retention_days;
+  adcp_audit_retired_revision *revisions; /* owned */
+  size_t n_revisions;
+} adcp_audit_retirement_doc;
+/* INVALID_INPUT naming the first rule broken; ENOMEM. Pure (no database). */
+int adcp_audit_retirement_parse(adcp_audit_retirement_doc *out, const char *json, size_t len, adcp_error *err);
+void adcp_audit_retirement_doc_free(adcp_audit_retirement_doc *d);
+/* RFC 3339 instant (Z or an offset, up to 6 fraction digits) to microseconds
+ * since 1970 UTC. INVALID_INPUT when it is not one. */
+int adcp_audit_instant_us(int64_t *out, const char *s, adcp_error *err);
 
 /* Tree head of an account's log at its current size (read from the stored
  * complete-subtree hashes: O(log n) reads, never a recompute). */
@@ -137,18 +166,27 @@ void adcp_audit_ids_free(char **ids, size_t count);
  * would be adopted too, so the audit's revision_unlogged findings are the
  * list to review first. *appended may be NULL. */
 int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
+/* The same, listing the revision IDs adopted (dry_run: that would be, and
+ * nothing is written) into *adopted (caller frees with adcp_audit_ids_free).
+ * INTEGRITY_FAILED, adopting nothing, when a candidate is in an impossible
+ * order: it supersedes a revision that already has a leaf or that was
+ * recorded after migration 0009 (a revision inserted around the commit path
+ * with a backdated recorded_at). */
+int adcp_audit_adopt(char ***adopted, size_t *count, adcp_sql_conn *conn, const char *account_id, int dry_run,
+                     adcp_error *err);
 
 /* Verify's header check (docs/trust.md): the stored header still hashes to
- * its leaf's digest. ROWS_INTEGRITY_FAILED "header digest ..." when it does
+ * the digest of its newest leaf in its own account's log. ROWS_INTEGRITY_FAILED "header digest ..." when it does
  * not, or when the revision has no leaf and was recorded after migration
  * 0009 was applied (older ones predate the log: see adcp_audit_adopt_unlogged). */
 int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
 /* Whether a revision absent from the database is covered by a retirement:
- * a retirement leaf of the account lists it (with header_sha256, the digest
- * of the leaf in question, when not NULL), or a tombstone row of period
- * retirement (adcp_reporting_obligation_tombstones, migration 0006) names its
- * obligation. *retired = 1 when so. */
+ * a retirement leaf of the account whose document parses (strictly) and
+ * lists it (with header_sha256, the digest of the leaf in question, when not
+ * NULL). A classification for housekeeping (issue retirement); the audit
+ * applies the full rules (docs/trust.md). obligation_id, when not NULL, must
+ * be the retirement's. *retired = 1 when so. */
 int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
                                 const char *header_sha256, const char *obligation_id, adcp_error *err);
 
@@ -200,28 +238,39 @@ int adcp_audit_checkpoint_verify(const adcp_audit_checkpoint *c, const adcp_audi
  * key_out (may be NULL, ADCP_OBJECT_KEY_MAX + 1) receives the key. */
 int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c,
                                   adcp_error *err);
+/* An object under _checkpoints/ that could not be read or parsed. */
+typedef struct adcp_audit_fetch_problem {
+  char key[ADCP_OBJECT_KEY_MAX + 1];
+  char detail[ADCP_ERROR_MESSAGE_MAX];
+} adcp_audit_fetch_problem;
 /* Every checkpoint document under the binding's _checkpoints/ (parsed, not
- * verified; caller frees each and the array). */
-int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_object_provider *p,
-                                 adcp_error *err);
+ * verified; caller frees each and the array). With problems (may be NULL:
+ * then the first unreadable object fails the call, INTEGRITY_FAILED), each
+ * unreadable or unparsable object is listed there instead (caller frees the
+ * array) and the fetch goes on; listing failures still fail the call. */
+int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_audit_fetch_problem **problems,
+                                 size_t *n_problems, adcp_object_provider *p, adcp_error *err);
 void adcp_audit_checkpoints_free(adcp_audit_checkpoint *items, size_t count);
 
 /* ---- audit ---------------------------------------------------------------------- */
 
 typedef struct adcp_audit_finding {
-  const char *kind;       /* header_edited, revision_missing, revision_unlogged, leaf_corrupt, log_gap,
-                             node_mismatch, checkpoint_mismatch, checkpoint_beyond_log, checkpoint_untrusted,
-                             checkpoints_inconsistent, order_broken */
+  const char *kind;       /* header_edited, revision_missing, revision_unlogged, leaf_corrupt, leaf_duplicate,
+                             leaf_foreign, log_gap, log_missing, node_mismatch, order_broken, checkpoint_mismatch,
+                             checkpoint_beyond_log, checkpoint_untrusted, checkpoint_unreadable,
+                             checkpoints_inconsistent, retirement_malformed, retirement_mismatch,
+                             retirement_unlisted, retirement_premature, retirement_unchecked,
+                             retirement_after_checkpoint (docs/trust.md) */
   const char *account_id;
   int64_t leaf_index;     /* -1 when not about one leaf */
   int64_t leaf_end;       /* a range [leaf_index, leaf_end) when the evidence allows no more; else -1 */
-  const char *entry_id;   /* revision / record ID, "" when none */
+  const char *entry_id;   /* revision / record ID (checkpoint_unreadable: the object key), "" when none */
   const char *detail;
 } adcp_audit_finding;
 typedef void (*adcp_audit_finding_fn)(void *ctx, const adcp_audit_finding *f);
 
 typedef struct adcp_audit_options {
-  int version;                          /* 1 */
+  int version;                          /* 1 or 2 */
   const char *account_id;               /* NULL: every account */
   const adcp_audit_keyring *keys;       /* pinned keys; NULL or empty: checkpoints are not checked */
   const adcp_audit_checkpoint *extra;   /* checkpoints from outside the database */
@@ -229,10 +278,26 @@ typedef struct adcp_audit_options {
   int skip_stored_checkpoints;          /* 1: only `extra` */
   adcp_audit_finding_fn on_finding;
   void *ctx;
+  /* version 2: */
+  int64_t retention_days;               /* the window W (days) the auditor's host applies; 0 (and version 1):
+                                           unknown, so no retirement can be shown due (retirement_unchecked) */
+  const adcp_audit_fetch_problem *problems; /* outside checkpoint objects that did not read: checkpoint_unreadable */
+  size_t n_problems;
 } adcp_audit_options;
+
+/* Which evidence the run had (docs/trust.md, "What each mode detects"). */
+enum adcp_audit_mode {
+  ADCP_AUDIT_MODE_NO_KEY = 0,  /* no pinned key: the log against itself */
+  ADCP_AUDIT_MODE_PINNED = 1,  /* pinned keys, but no checkpoint from outside the database verified */
+  ADCP_AUDIT_MODE_OUTSIDE = 2, /* at least one outside checkpoint signed by a pinned key */
+};
 
 typedef struct adcp_audit_report {
   uint64_t accounts, leaves, headers, retired, checkpoints, consistency_proofs, findings;
+  int mode;                       /* enum adcp_audit_mode */
+  uint64_t outside_verified;      /* outside checkpoints whose signature verified */
+  uint64_t outside_newest_size;   /* tree size of the newest (by timestamp) of them */
+  char outside_newest_at[32];     /* its timestamp, "" when none */
 } adcp_audit_report;
 
 /* Runs the audit. Returns 0 when it ran (findings counted in out->findings

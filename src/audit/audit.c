@@ -15,11 +15,19 @@
 
 #include "audit/internal.h"
 
+typedef struct retinfo {
+  int64_t idx, at_us; /* a retirement leaf that parsed, and its instant */
+} retinfo;
+
 typedef struct run {
   adcp_sql_conn *conn;
   const adcp_audit_options *o;
   adcp_audit_report *rep;
   const char *account;
+  int64_t window_days;    /* 0: unknown */
+  retinfo *rets;          /* this account's parsed retirements, leaf order */
+  size_t nrets, caprets;
+  int64_t newest_outside_us;
 } run;
 
 static void finding(run *x, const char *kind, int64_t idx, int64_t end, const char *entry, const char *fmt, ...)
@@ -34,16 +42,6 @@ static void finding(run *x, const char *kind, int64_t idx, int64_t end, const ch
   adcp_audit_finding f = {kind, x->account, idx, end, entry ? entry : "", detail};
   if (x->o->on_finding) x->o->on_finding(x->o->ctx, &f);
 }
-
-#define PG_TS(c) "to_char(" c " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-
-typedef struct missing {
-  char id[256];
-  char obligation[256];
-  int64_t leaf;
-  int edited;          /* 1: present but no longer hashing to the leaf */
-  char now[65], entry[65];
-} missing;
 
 static int cmp_cp(const void *a, const void *b) {
   const adcp_audit_checkpoint *x = a, *y = b;
@@ -107,6 +105,31 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
   verified = 1;
   qsort(cps, nt, sizeof *cps, cmp_cp);
   x->rep->checkpoints += nt;
+  for (size_t i = 0; i < nt; i++) {
+    int64_t at = 0;
+    adcp_error e2 = {0};
+    if (adcp_audit_instant_us(&at, cps[i].timestamp, &e2)) {
+      finding(x, "checkpoint_untrusted", -1, -1, NULL, "checkpoint at size %" PRIu64 " has no valid timestamp",
+              cps[i].tree_size);
+      continue;
+    }
+    /* Outside ones were borrowed without their document (above). */
+    if (!cps[i].document) {
+      x->rep->outside_verified++;
+      if (!x->rep->outside_newest_at[0] || at > x->newest_outside_us) {
+        x->newest_outside_us = at;
+        x->rep->outside_newest_size = cps[i].tree_size;
+        snprintf(x->rep->outside_newest_at, sizeof x->rep->outside_newest_at, "%s", cps[i].timestamp);
+      }
+    }
+    /* A signed head that covers a retirement leaf was signed after it. */
+    for (size_t k = 0; k < x->nrets; k++)
+      if ((uint64_t)x->rets[k].idx < cps[i].tree_size && x->rets[k].at_us > at)
+        finding(x, "retirement_after_checkpoint", x->rets[k].idx, -1, NULL,
+                "the retirement at leaf %" PRId64 " claims an instant later than the checkpoint of %s (size %" PRIu64
+                ") that already covers it",
+                x->rets[k].idx, cps[i].timestamp, cps[i].tree_size);
+  }
   uint64_t good = 0; /* largest size whose checkpoint matched */
   for (size_t i = 0; !rc && i < nt; i++) {
     const adcp_audit_checkpoint *c = &cps[i];
@@ -189,6 +212,358 @@ static int check_nodes(run *x, const adcp_merkle_mem *mem, adcp_error *err) {
   return 0;
 }
 
+/* ---- per-account state of the set comparison ------------------------------------------ */
+
+enum { RL_MATCH = 0, RL_EDITED = 1, RL_ABSENT = 2 };
+
+/* One revision leaf, compactly (IDs as 64-bit hashes: a collision only ever
+ * merges two groups, which the exact look-up below splits again, or adds an
+ * order comparison, which can raise a finding but never hide one). */
+typedef struct revleaf {
+  uint64_t idh, obh;
+  int64_t idx, number;
+  int64_t listed_by, retired_by; /* retirement leaf listing it / validly retiring it, else -1 */
+  int status;
+} revleaf;
+
+/* A sort key: (hash, leaf index) -> position in acct.rl. */
+typedef struct ord {
+  uint64_t h;
+  int64_t idx;
+  size_t pos;
+} ord;
+
+static int cmp_ord(const void *a, const void *b) {
+  const ord *x = a, *y = b;
+  if (x->h != y->h) return x->h < y->h ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+typedef struct acct {
+  revleaf *rl;
+  size_t n, cap;
+  ord *byob, *byid;    /* positions sorted by (obh, idx) and (idh, idx) */
+  int64_t *retidx;     /* retirement leaves whose document hashes to the leaf */
+  size_t nret, capret;
+} acct;
+
+static uint64_t fnv(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; s && *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static revleaf *find_leaf(acct *a, int64_t idx) {
+  size_t lo = 0, hi = a->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a->rl[mid].idx < idx) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < a->n && a->rl[lo].idx == idx ? &a->rl[lo] : NULL;
+}
+
+/* A stored leaf by index (kind, ID, obligation, digest); *found = 0 when none. */
+typedef struct leafrow {
+  char kind[16], id[256], obligation[256], entry[65];
+  char *doc; /* entry_document (NULL when none); caller frees with leafrow_free */
+} leafrow;
+static int load_leaf(leafrow *out, int *found, run *x, int64_t idx, int want_doc, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  adcp_sql_param p[2] = {adcp_sql_text(x->account), adcp_sql_int64(idx)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, x->conn,
+                          "SELECT entry_kind, entry_id, coalesce(obligation_id, ''), entry_sha256, entry_document "
+                          "FROM adcp_audit_log_leaves WHERE account_id = $1 AND leaf_index = $2",
+                          p, 2, err);
+  if (rc) return rc;
+  rc = adcp_sql_next(r, err);
+  *found = rc == 1;
+  if (rc == 1) {
+    snprintf(out->kind, sizeof out->kind, "%s", adcp_sql_get_text(r, 0, NULL));
+    snprintf(out->id, sizeof out->id, "%s", adcp_sql_get_text(r, 1, NULL));
+    snprintf(out->obligation, sizeof out->obligation, "%s", adcp_sql_get_text(r, 2, NULL));
+    snprintf(out->entry, sizeof out->entry, "%s", adcp_sql_get_text(r, 3, NULL));
+    const char *d = adcp_sql_get_text(r, 4, NULL);
+    if (want_doc && d && !(out->doc = strdup(d))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
+static void leafrow_free(leafrow *l) {
+  free(l->doc);
+  l->doc = NULL;
+}
+
+static int header_instant(int64_t *out, const adcp_json_doc *d, const char *k) {
+  char t[40];
+  adcp_error e = {0};
+  return audit_member_str(t, sizeof t, d, 0, k, 1) ? -1 : adcp_audit_instant_us(out, t, &e);
+}
+
+/* Reads the logged header of a revision leaf: its document must hash to the
+ * leaf's digest and be an adcp-header-v1 object of this account, obligation
+ * and revision. NULL when so, else why not. */
+static const char *logged_header(adcp_json_doc *hd, int64_t *recorded, int64_t *pstart, int64_t *pend,
+                                 const leafrow *lr, const char *account, const adcp_audit_retirement_doc *doc,
+                                 const char *rev) {
+  if (!lr->doc) return "holds no header object (logged before the log kept them)";
+  char h[65];
+  adcp_error e = {0};
+  if (adcp_sha256_hex(h, lr->doc, strlen(lr->doc), &e) || strcmp(h, lr->entry))
+    return "holds a document that does not hash to the leaf";
+  if (adcp_json_parse(hd, lr->doc, strlen(lr->doc), NULL, &e) || adcp_json_at(hd, 0)->type != ADCP_JSON_OBJECT)
+    return "is not JSON";
+  uint32_t pr = adcp_json_get(hd, 0, "profile"), ac = adcp_json_get(hd, 0, "account_id");
+  uint32_t ob = adcp_json_get(hd, 0, "obligation_id"), rv = adcp_json_get(hd, 0, "revision_id");
+  if (!pr || !adcp_json_str_eq(hd, pr, ADCP_AUDIT_HEADER_PROFILE) || !ac || !adcp_json_str_eq(hd, ac, account) || !ob ||
+      !adcp_json_str_eq(hd, ob, doc->obligation_id) || !rv || !adcp_json_str_eq(hd, rv, rev))
+    return "is not this account's, obligation's and revision's adcp-header-v1 object";
+  if (header_instant(recorded, hd, "recorded_at") || header_instant(pstart, hd, "period_start") ||
+      header_instant(pend, hd, "period_end"))
+    return "has no valid recorded_at or period";
+  return NULL;
+}
+
+/* One retirement leaf (docs/trust.md, "Retirement evidence"): the document
+ * parses strictly; each entry is a logged revision leaf of this account and
+ * obligation, before the retirement, with that digest; the retirement was
+ * due by the logged headers under the auditor's window; it lists every
+ * logged revision of the obligation not retired before. Only a retirement
+ * without any finding retires what it lists. */
+static int check_retirement(run *x, acct *a, int64_t ridx, adcp_error *err) {
+  adcp_sql_param p[2] = {adcp_sql_text(x->account), adcp_sql_int64(ridx)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, x->conn,
+                          "SELECT entry_document, entry_id FROM adcp_audit_log_leaves WHERE account_id = $1 AND "
+                          "leaf_index = $2",
+                          p, 2, err);
+  if (rc) return rc;
+  adcp_audit_retirement_doc doc;
+  memset(&doc, 0, sizeof doc);
+  char rid[256] = "";
+  int parsed = 0;
+  adcp_error e2 = {0};
+  if ((rc = adcp_sql_next(r, err)) == 1) {
+    size_t dl = 0;
+    const char *d = adcp_sql_get_text(r, 0, &dl);
+    snprintf(rid, sizeof rid, "%s", adcp_sql_get_text(r, 1, NULL));
+    parsed = !adcp_audit_retirement_parse(&doc, d ? d : "", d ? dl : 0, &e2);
+    rc = 0;
+  }
+  adcp_sql_rows_free(r);
+  if (rc < 0) return rc;
+  if (!parsed) {
+    finding(x, "retirement_malformed", ridx, -1, rid, "retirement leaf %" PRId64 " does not prove anything: %s", ridx,
+            e2.message);
+    return 0;
+  }
+  size_t findings0 = (size_t)x->rep->findings;
+  if (strcmp(doc.account_id, x->account))
+    finding(x, "retirement_mismatch", ridx, -1, rid, "retirement leaf %" PRId64 " names another account", ridx);
+  if (x->nrets == x->caprets) {
+    size_t nc = x->caprets ? x->caprets * 2 : 16;
+    retinfo *g = realloc(x->rets, nc * sizeof *g);
+    if (!g) {
+      adcp_audit_retirement_doc_free(&doc);
+      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+    x->rets = g, x->caprets = nc;
+  }
+  x->rets[x->nrets++] = (retinfo){ridx, doc.retired_at_us};
+  int64_t due = doc.retired_at_us - x->window_days * 86400LL * 1000000LL;
+  if (x->window_days <= 0)
+    finding(x, "retirement_unchecked", ridx, -1, rid,
+            "retirement leaf %" PRId64 ": no retention window is configured on this host "
+            "(retention.status_retention_days), so it cannot be shown due",
+            ridx);
+  adcp_json_doc hd;
+  adcp_json_doc_init(&hd);
+  for (size_t i = 0; !rc && i < doc.n_revisions; i++) {
+    const adcp_audit_retired_revision *e = &doc.revisions[i];
+    leafrow lr;
+    int found = 0;
+    revleaf *rl = e->leaf_index < (uint64_t)ridx ? find_leaf(a, (int64_t)e->leaf_index) : NULL;
+    memset(&lr, 0, sizeof lr);
+    if (rl && (rc = load_leaf(&lr, &found, x, rl->idx, 1, err))) break;
+    if (!found || strcmp(lr.kind, "revision") || strcmp(lr.id, e->revision_id) || strcmp(lr.entry, e->header_sha256) ||
+        strcmp(lr.obligation, doc.obligation_id)) {
+      finding(x, "retirement_mismatch", ridx, -1, e->revision_id,
+              "retirement leaf %" PRId64 " lists revision %.100s as leaf %" PRIu64
+              ", which is not an earlier revision leaf of this obligation with that digest",
+              ridx, e->revision_id, e->leaf_index);
+      leafrow_free(&lr);
+      continue;
+    }
+    if (rl->listed_by >= 0) {
+      finding(x, "retirement_mismatch", ridx, -1, e->revision_id,
+              "retirement leaf %" PRId64 " lists leaf %" PRId64 ", already retired by leaf %" PRId64, ridx, rl->idx,
+              rl->listed_by);
+      leafrow_free(&lr);
+      continue;
+    }
+    rl->listed_by = ridx;
+    /* The logged header: the leaf's document, bound by the leaf's digest. */
+    int64_t rec = 0, pend = 0, pstart = 0;
+    const char *why = logged_header(&hd, &rec, &pstart, &pend, &lr, x->account, &doc, e->revision_id);
+    leafrow_free(&lr);
+    if (why) {
+      finding(x, "retirement_unchecked", ridx, -1, e->revision_id,
+              "retirement leaf %" PRId64 ": the logged header of leaf %" PRId64 " %s, so the retirement cannot be "
+              "shown due",
+              ridx, rl->idx, why);
+      continue;
+    }
+    if (pend != doc.period_end_us || pstart != doc.period_start_us)
+      finding(x, "retirement_mismatch", ridx, -1, e->revision_id,
+              "retirement leaf %" PRId64 " names another period than the logged header of leaf %" PRId64, ridx, rl->idx);
+    else if (x->window_days > 0 && (pend > due || rec > due))
+      finding(x, "retirement_premature", ridx, -1, e->revision_id,
+              "retirement leaf %" PRId64 " (%s) retired revision %.100s, whose logged header (leaf %" PRId64
+              ", period end %s) was not %" PRId64 " days past its period end and recorded_at yet",
+              ridx, doc.retired_at, e->revision_id, rl->idx, doc.period_end, x->window_days);
+  }
+  adcp_json_doc_free(&hd);
+  /* Every logged revision of the obligation before it, not retired earlier. */
+  uint64_t obh = fnv(doc.obligation_id);
+  size_t lo = 0, hi = a->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a->byob[mid].h < obh) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t k = lo; !rc && k < a->n && a->byob[k].h == obh && a->byob[k].idx < ridx; k++) {
+    revleaf *rl = &a->rl[a->byob[k].pos];
+    if (rl->listed_by >= 0) continue;
+    leafrow lr;
+    int found = 0;
+    if ((rc = load_leaf(&lr, &found, x, rl->idx, 0, err))) break;
+    if (found && !strcmp(lr.obligation, doc.obligation_id))
+      finding(x, "retirement_unlisted", ridx, -1, lr.id,
+              "retirement leaf %" PRId64 " of obligation %.100s omits its logged revision %.100s (leaf %" PRId64 ")",
+              ridx, doc.obligation_id, lr.id, rl->idx);
+  }
+  if (!rc && x->rep->findings == findings0)
+    for (size_t i = 0; i < doc.n_revisions; i++) {
+      revleaf *rl = find_leaf(a, (int64_t)doc.revisions[i].leaf_index);
+      if (rl && rl->listed_by == ridx) rl->retired_by = ridx;
+    }
+  adcp_audit_retirement_doc_free(&doc);
+  return rc;
+}
+
+typedef struct member {
+  size_t pos;
+  leafrow lr;
+} member;
+
+static int cmp_member(const void *a, const void *b) {
+  const member *x = a, *y = b;
+  int c = strcmp(x->lr.id, y->lr.id);
+  return c ? c : x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Whether a revision ID lives in another account (a leaf of ours naming it). */
+static int foreign(int *yes, run *x, const char *id, adcp_error *err) {
+  adcp_sql_param p = adcp_sql_text(id);
+  char acc[256];
+  int found = 0;
+  int rc = adcp_sql_query_text(acc, sizeof acc, &found, x->conn,
+                               "SELECT account_id FROM adcp_reporting_revisions WHERE revision_id = $1", &p, 1, err);
+  *yes = !rc && found && strcmp(acc, x->account);
+  return rc;
+}
+
+/* One exact group: the leaves of one revision ID, in leaf order. */
+static int judge_group(run *x, acct *a, member *m, size_t k, adcp_error *err) {
+  int rc = 0;
+  for (size_t j = 0; !rc && j < k; j++) {
+    const revleaf *l = &a->rl[m[j].pos], *next = j + 1 < k ? &a->rl[m[j + 1].pos] : NULL;
+    const char *id = m[j].lr.id;
+    int retired = l->retired_by >= 0 && (!next || l->retired_by < next->idx);
+    if (retired && (l->status == RL_ABSENT || next)) {
+      x->rep->retired++; /* gone, or an ID retired and committed again later */
+    } else if (l->status == RL_ABSENT) {
+      int other = 0;
+      if ((rc = foreign(&other, x, id, err)) == 0 && other)
+        finding(x, "leaf_foreign", l->idx, -1, id,
+                "leaf %" PRId64 " names revision %.100s, which belongs to another account", l->idx, id);
+      else if (!rc)
+        finding(x, "revision_missing", l->idx, -1, id,
+                "revision %.100s (leaf %" PRId64 ") is gone from the database and no retirement covers it", id, l->idx);
+    } else if (!next && retired) {
+      finding(x, "revision_unlogged", l->idx, -1, id,
+              "revision %.100s is stored, but its leaf %" PRId64 " was retired: it was inserted again around the "
+              "commit path",
+              id, l->idx);
+    } else if (!retired && l->status == RL_EDITED) {
+      char now[65] = "";
+      adcp_error e2 = {0};
+      adcp_audit_header_sha256(now, x->conn, id, &e2);
+      finding(x, "header_edited", l->idx, -1, id,
+              "revision %.100s no longer hashes to its leaf (stored header %.12s…, leaf %.12s…): a header field was "
+              "edited or the revision was replaced",
+              id, now, m[j].lr.entry);
+    }
+    if (!rc && next && !retired)
+      finding(x, "leaf_duplicate", next->idx, -1, id,
+              "leaf %" PRId64 " names revision %.100s again (already leaf %" PRId64 ", which no retirement covers)",
+              next->idx, id, l->idx);
+  }
+  return rc;
+}
+
+static int judge_leaves(run *x, acct *a, adcp_error *err) {
+  int rc = 0;
+  member *m = NULL;
+  size_t capm = 0;
+  for (size_t i = 0; !rc && i < a->n;) {
+    size_t j = i + 1;
+    while (j < a->n && a->byid[j].h == a->byid[i].h) j++;
+    const revleaf *l = &a->rl[a->byid[i].pos];
+    if (j == i + 1 && l->status == RL_MATCH && l->retired_by < 0) { /* the common case: nothing to read */
+      i = j;
+      continue;
+    }
+    if (j - i > capm) {
+      capm = j - i;
+      member *g = realloc(m, capm * sizeof *g);
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
+      m = g;
+    }
+    size_t k = 0;
+    for (size_t t = i; !rc && t < j; t++) {
+      int found = 0;
+      m[k].pos = a->byid[t].pos;
+      if ((rc = load_leaf(&m[k].lr, &found, x, a->rl[m[k].pos].idx, 0, err)) == 0 && found) k++;
+    }
+    qsort(m, k, sizeof *m, cmp_member);
+    for (size_t s0 = 0; !rc && s0 < k;) {
+      size_t s1 = s0 + 1;
+      while (s1 < k && !strcmp(m[s1].lr.id, m[s0].lr.id)) s1++;
+      rc = judge_group(x, a, m + s0, s1 - s0, err);
+      s0 = s1;
+    }
+    i = j;
+  }
+  free(m);
+  /* Within an obligation, verified revision numbers rise with the leaf index. */
+  for (size_t i = 1; !rc && i < a->n; i++) {
+    const revleaf *p = &a->rl[a->byob[i - 1].pos], *q = &a->rl[a->byob[i].pos];
+    if (p->obh == q->obh && p->status == RL_MATCH && q->status == RL_MATCH && p->retired_by < 0 &&
+        q->retired_by < 0 && q->number <= p->number)
+      finding(x, "order_broken", q->idx, -1, NULL,
+              "leaf %" PRId64 " logs revision number %" PRId64 " after leaf %" PRId64 " logged number %" PRId64
+              " of the same obligation",
+              q->idx, q->number, p->idx, p->number);
+  }
+  return rc;
+}
+
 static int audit_account(run *x, adcp_error *err) {
   adcp_sql_dialect d = adcp_sql_dialect_of(x->conn);
   adcp_buf sql, scratch;
@@ -199,25 +574,26 @@ static int audit_account(run *x, adcp_error *err) {
   adcp_hash32 *leaves = NULL;
   size_t cap = 0;
   uint64_t n = 0;
-  missing *miss = NULL;
-  size_t nmiss = 0, capmiss = 0;
+  acct a;
+  memset(&a, 0, sizeof a);
+  x->nrets = 0;
   adcp_merkle_mem mem;
   memset(&mem, 0, sizeof mem);
   int rc = 0;
+  /* The revision is joined in the leaf's own account only (issue 25 item 5). */
   if (adcp_buf_printf(&sql,
                       "SELECT l.leaf_index, l.entry_kind, l.entry_id, l.entry_profile, l.entry_sha256, l.leaf_hash, "
                       "l.entry_document, coalesce(l.obligation_id, ''), r.revision_id IS NOT NULL, %s "
                       "FROM adcp_audit_log_leaves l LEFT JOIN adcp_reporting_revisions r ON l.entry_kind = 'revision' "
-                      "AND r.revision_id = l.entry_id LEFT JOIN adcp_reporting_obligations o ON o.obligation_id = "
-                      "r.obligation_id LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id LEFT JOIN "
-                      "adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id WHERE l.account_id = $1 ORDER BY "
-                      "l.leaf_index",
+                      "AND r.revision_id = l.entry_id AND r.account_id = l.account_id LEFT JOIN "
+                      "adcp_reporting_obligations o ON o.obligation_id = r.obligation_id LEFT JOIN "
+                      "adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 "
+                      "ON s2.row_set_id = r.revision_id WHERE l.account_id = $1 ORDER BY l.leaf_index",
                       audit_header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(x->account);
   adcp_sql_rows *r = NULL;
-  uint64_t headers0 = x->rep->headers;
   if (!rc) rc = adcp_sql_query(&r, x->conn, (const char *)sql.data, &p, 1, err);
   while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
     rc = 0;
@@ -249,92 +625,71 @@ static int audit_account(run *x, adcp_error *err) {
     if (!strcmp(kind, "revision")) {
       if (strcmp(profile, ADCP_AUDIT_HEADER_PROFILE))
         finding(x, "leaf_corrupt", idx, -1, id, "revision leaf with profile %.40s", profile);
+      if (a.n == a.cap) {
+        a.cap = a.cap ? a.cap * 2 : 1024;
+        revleaf *g = realloc(a.rl, a.cap * sizeof *g);
+        if (!g) {
+          rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+          break;
+        }
+        a.rl = g;
+      }
+      revleaf *l = &a.rl[a.n++];
+      *l = (revleaf){fnv(id), fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
       if (adcp_sql_get_int64(r, 8)) {
         char now[65];
         if ((rc = audit_header_digest(now, &scratch, r, 9, &doc, err))) break;
         x->rep->headers++;
-        if (strcmp(now, entry)) {
-          /* Resolved after the scan (no query while rows stream): an older
-           * leaf of a revision ID retired and committed again is retired. */
-          if (nmiss == capmiss) {
-            capmiss = capmiss ? capmiss * 2 : 16;
-            missing *g = realloc(miss, capmiss * sizeof *g);
-            if (!g) {
-              rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-              break;
-            }
-            miss = g;
-          }
-          missing *m = &miss[nmiss++];
-          snprintf(m->id, sizeof m->id, "%s", id);
-          snprintf(m->obligation, sizeof m->obligation, "%s", adcp_sql_get_text(r, 7, NULL));
-          m->leaf = idx;
-          m->edited = 1;
-          memcpy(m->now, now, 65);
-          snprintf(m->entry, sizeof m->entry, "%s", entry);
-        }
-      } else {
-        if (nmiss == capmiss) {
-          capmiss = capmiss ? capmiss * 2 : 16;
-          missing *g = realloc(miss, capmiss * sizeof *g);
-          if (!g) {
-            rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-            break;
-          }
-          miss = g;
-        }
-        snprintf(miss[nmiss].id, sizeof miss[nmiss].id, "%s", id);
-        snprintf(miss[nmiss].obligation, sizeof miss[nmiss].obligation, "%s", adcp_sql_get_text(r, 7, NULL));
-        miss[nmiss].edited = 0;
-        snprintf(miss[nmiss].entry, sizeof miss[nmiss].entry, "%s", entry);
-        miss[nmiss++].leaf = idx;
+        l->status = strcmp(now, entry) ? RL_EDITED : RL_MATCH;
+        /* A verified header's obligation and number (the leaf's own columns are not hashed). */
+        if (l->status == RL_MATCH) l->obh = fnv(adcp_sql_get_text(r, 9 + 1, NULL)), l->number = adcp_sql_get_int64(r, 9 + 3);
       }
     } else {
       const char *docu = adcp_sql_get_text(r, 6, NULL);
       char h[65] = "";
       if (docu) adcp_sha256_hex(h, docu, strlen(docu), &e2);
-      if (!docu || strcmp(h, entry))
+      if (!docu || strcmp(h, entry) || strcmp(kind, "retirement")) {
         finding(x, "leaf_corrupt", idx, -1, id, "retirement record does not hash to its leaf");
+      } else {
+        if (a.nret == a.capret) {
+          a.capret = a.capret ? a.capret * 2 : 16;
+          int64_t *g = realloc(a.retidx, a.capret * sizeof *g);
+          if (!g) {
+            rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+            break;
+          }
+          a.retidx = g;
+        }
+        a.retidx[a.nret++] = idx;
+      }
     }
     n++;
   }
   adcp_sql_rows_free(r);
   r = NULL;
   if (rc == 1) rc = 0;
-  for (size_t i = 0; !rc && i < nmiss; i++) {
-    int retired = 0;
-    /* Retired only when a hashed retirement leaf lists this leaf's exact
-     * digest (a reused ID's old leaf, too); never on a tombstone alone. */
-    if ((rc = adcp_audit_revision_retired(&retired, x->conn, x->account, miss[i].id, miss[i].entry,
-                                          miss[i].obligation, err)))
-      break;
-    if (retired) x->rep->retired++;
-    else if (miss[i].edited)
-      finding(x, "header_edited", miss[i].leaf, -1, miss[i].id,
-              "revision %s no longer hashes to its leaf (stored header %.12s…, leaf %.12s…): a header field was "
-              "edited or the revision was replaced",
-              miss[i].id, miss[i].now, miss[i].entry);
-    else
-      finding(x, "revision_missing", miss[i].leaf, -1, miss[i].id,
-              "revision %s (leaf %" PRId64 ") is gone from the database and no retirement covers it", miss[i].id,
-              miss[i].leaf);
+  if (!rc && a.n && (!(a.byob = malloc(a.n * sizeof *a.byob)) || !(a.byid = malloc(a.n * sizeof *a.byid))))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc && a.n) {
+    for (size_t i = 0; i < a.n; i++) {
+      a.byob[i] = (ord){a.rl[i].obh, a.rl[i].idx, i};
+      a.byid[i] = (ord){a.rl[i].idh, a.rl[i].idx, i};
+    }
+    qsort(a.byob, a.n, sizeof *a.byob, cmp_ord);
+    qsort(a.byid, a.n, sizeof *a.byid, cmp_ord);
   }
-  /* Revisions the log never saw: inserted around the commit path. Only
-   * looked for when the account has more revisions than logged ones found. */
-  int64_t nrev = 0;
+  for (size_t i = 0; !rc && i < a.nret; i++) rc = check_retirement(x, &a, a.retidx[i], err);
+  if (!rc) rc = judge_leaves(x, &a, err);
+  /* Every stored revision has a leaf in its own account's log: compared as
+   * sets on every run, never only when the counts differ (issue 25 item 3). */
   if (!rc) {
-    adcp_sql_rows *cr = NULL;
-    rc = adcp_sql_query(&cr, x->conn, "SELECT count(*) FROM adcp_reporting_revisions WHERE account_id = $1", &p, 1, err);
-    if (!rc && (rc = adcp_sql_next(cr, err)) == 1) nrev = adcp_sql_get_int64(cr, 0), rc = 0;
-    adcp_sql_rows_free(cr);
-  }
-  if (!rc && (uint64_t)nrev != x->rep->headers - headers0) {
     rc = adcp_sql_query(&r, x->conn,
                         "SELECT r.revision_id FROM adcp_reporting_revisions r WHERE r.account_id = $1 AND NOT EXISTS "
                         "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
                         "r.revision_id AND l.account_id = r.account_id) ORDER BY r.recorded_at, r.revision_id",
                         &p, 1, err);
     while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+      rc = 0;
       const char *id = adcp_sql_get_text(r, 0, NULL);
       finding(x, "revision_unlogged", -1, -1, id,
               "revision %s has no leaf in the account's log (inserted around the commit path, or committed before "
@@ -344,24 +699,65 @@ static int audit_account(run *x, adcp_error *err) {
     adcp_sql_rows_free(r);
     if (rc == 1 || rc == 0) rc = 0;
   }
+  /* Signed history of an account whose log is gone altogether. */
+  if (!rc && n == 0) {
+    char cnt[32] = "0";
+    int found = 0;
+    rc = adcp_sql_query_text(cnt, sizeof cnt, &found, x->conn,
+                             "SELECT max(tree_size) FROM adcp_audit_checkpoints WHERE account_id = $1 AND tree_size > 0",
+                             &p, 1, err);
+    if (!rc && found && strcmp(cnt, "0") && cnt[0])
+      finding(x, "log_missing", 0, -1, NULL,
+              "stored checkpoints sign a log of up to %s leaves; the account has no leaf left", cnt);
+  }
   if (!rc) rc = adcp_merkle_mem_build(&mem, leaves, n, err);
   if (!rc) rc = check_nodes(x, &mem, err);
   /* Without a pinned key no checkpoint can be trusted, so none is checked. */
   if (!rc && x->o->keys && x->o->keys->count) rc = check_checkpoints(x, &mem, n, err);
   adcp_merkle_mem_free(&mem);
   free(leaves);
-  free(miss);
+  free(a.rl), free(a.byob), free(a.byid), free(a.retidx);
   adcp_json_doc_free(&doc);
   adcp_buf_free(&sql);
   adcp_buf_free(&scratch);
   return rc;
 }
 
+static int has_id(char **ids, size_t n, const char *id) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(ids[i], id)) return 1;
+  return 0;
+}
+
+/* Accounts only stored checkpoints know (their log and revisions deleted). */
+static int checkpoint_accounts(char ***out, size_t *count, adcp_sql_conn *conn, adcp_error *err) {
+  *out = NULL, *count = 0;
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, conn,
+                          "SELECT DISTINCT c.account_id FROM adcp_audit_checkpoints c WHERE NOT EXISTS (SELECT 1 FROM "
+                          "adcp_audit_log_leaves l WHERE l.account_id = c.account_id) ORDER BY 1",
+                          NULL, 0, err);
+  if (rc) return rc;
+  while ((rc = adcp_sql_next(r, err)) == 1) {
+    char **g = realloc(*out, (*count + 1) * sizeof *g);
+    if (!g || !(g[*count] = strdup(adcp_sql_get_text(r, 0, NULL)))) {
+      if (g) *out = g;
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    *out = g;
+    (*count)++;
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
 int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit_options *o, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || o->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit: unknown options version");
-  char **accounts = NULL;
-  size_t na = 0;
+  if (!o || (o->version != 1 && o->version != 2))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit: unknown options version");
+  char **accounts = NULL, **only_cp = NULL;
+  size_t na = 0, nc = 0;
   int rc = 0;
   if (o->account_id) {
     accounts = calloc(1, sizeof *accounts);
@@ -369,23 +765,37 @@ int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit
     else na = 1;
   } else {
     rc = adcp_audit_list_accounts(&accounts, &na, conn, err);
+    if (!rc) rc = checkpoint_accounts(&only_cp, &nc, conn, err);
   }
-  /* Accounts only an outside checkpoint knows (the whole log was deleted). */
-  run x = {conn, o, out, NULL};
+  run x = {conn, o, out, "", o->version >= 2 ? o->retention_days : 0, NULL, 0, 0, 0};
+  for (size_t i = 0; o->version >= 2 && i < o->n_problems; i++)
+    finding(&x, "checkpoint_unreadable", -1, -1, o->problems[i].key, "checkpoint object %.300s: %s",
+            o->problems[i].key, o->problems[i].detail);
   for (size_t i = 0; !rc && i < na; i++) {
     x.account = accounts[i];
     out->accounts++;
     rc = audit_account(&x, err);
   }
+  for (size_t i = 0; !rc && i < nc; i++) {
+    if (has_id(accounts, na, only_cp[i])) continue;
+    x.account = only_cp[i];
+    out->accounts++;
+    rc = audit_account(&x, err);
+  }
+  /* Accounts only an outside checkpoint knows (the whole log was deleted). */
   for (size_t i = 0; !rc && !o->account_id && i < o->n_extra; i++) {
-    int known = 0;
-    for (size_t j = 0; j < na && !known; j++) known = !strcmp(accounts[j], o->extra[i].account_id);
+    int known = has_id(accounts, na, o->extra[i].account_id) || has_id(only_cp, nc, o->extra[i].account_id);
     for (size_t j = 0; j < i && !known; j++) known = !strcmp(o->extra[j].account_id, o->extra[i].account_id);
     if (known) continue;
     x.account = o->extra[i].account_id;
     out->accounts++;
     rc = audit_account(&x, err);
   }
+  free(x.rets);
+  out->mode = !o->keys || !o->keys->count ? ADCP_AUDIT_MODE_NO_KEY
+              : out->outside_verified     ? ADCP_AUDIT_MODE_OUTSIDE
+                                          : ADCP_AUDIT_MODE_PINNED;
   adcp_audit_ids_free(accounts, na);
+  adcp_audit_ids_free(only_cp, nc);
   return rc;
 }

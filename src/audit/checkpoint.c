@@ -299,9 +299,20 @@ void adcp_audit_checkpoints_free(adcp_audit_checkpoint *items, size_t count) {
   free(items);
 }
 
-int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_object_provider *p,
-                                 adcp_error *err) {
+static int add_problem(adcp_audit_fetch_problem **ps, size_t *n, const char *key, const char *why, adcp_error *err) {
+  adcp_audit_fetch_problem *g = realloc(*ps, (*n + 1) * sizeof *g);
+  if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  *ps = g;
+  snprintf(g[*n].key, sizeof g[*n].key, "%s", key);
+  snprintf(g[*n].detail, sizeof g[*n].detail, "%s", why);
+  (*n)++;
+  return 0;
+}
+
+int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_audit_fetch_problem **problems,
+                                 size_t *n_problems, adcp_object_provider *p, adcp_error *err) {
   *out = NULL, *count = 0;
+  if (problems) *problems = NULL, *n_problems = 0;
   adcp_buf prefix, body;
   adcp_buf_init(&prefix);
   adcp_buf_init(&body);
@@ -320,8 +331,6 @@ int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adc
     token = NULL;
     for (size_t i = 0; !rc && i < page.n_entries; i++) {
       adcp_buf_reset(&body);
-      adcp_object_get_input gi = {page.entries[i].key, page.entries[i].native_version, 0, 0, 0, 65536};
-      if ((rc = adcp_object_get(p, &body, &gi, NULL, err))) break;
       if (n == cap) {
         cap = cap ? cap * 2 : 16;
         adcp_audit_checkpoint *g = realloc(items, cap * sizeof *g);
@@ -331,13 +340,18 @@ int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adc
         }
         items = g;
       }
-      if ((rc = adcp_audit_checkpoint_parse(&items[n], (const char *)body.data, body.len, err))) {
-        char why[ADCP_ERROR_MESSAGE_MAX];
-        snprintf(why, sizeof why, "%s", err ? err->message : "");
-        rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "object %.200s: %s", page.entries[i].key, why);
-        break;
+      adcp_object_get_input gi = {page.entries[i].key, page.entries[i].native_version, 0, 0, 0, 65536};
+      adcp_error e2 = {0};
+      int bad = adcp_object_get(p, &body, &gi, NULL, &e2);
+      if (!bad) bad = adcp_audit_checkpoint_parse(&items[n], (const char *)body.data, body.len, &e2);
+      if (!bad) {
+        n++;
+      } else if (problems) {
+        /* One unreadable object is a finding, not the end of the audit. */
+        rc = add_problem(problems, n_problems, page.entries[i].key, e2.message, err);
+      } else {
+        rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "object %.200s: %s", page.entries[i].key, e2.message);
       }
-      n++;
     }
     if (!rc && page.next_token) token = strdup(page.next_token);
     adcp_object_list_page_free(&page);
@@ -347,6 +361,7 @@ int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adc
   adcp_buf_free(&body);
   if (rc) {
     adcp_audit_checkpoints_free(items, n);
+    if (problems) free(*problems), *problems = NULL, *n_problems = 0;
     return rc;
   }
   *out = items, *count = n;

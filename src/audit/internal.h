@@ -40,6 +40,9 @@ int audit_hex32(uint8_t out[32], const char *hex, adcp_error *err);
 void audit_to_hex(char out[65], const uint8_t in[32]);
 /* Account key of checkpoints and object keys: hex SHA-256 of the account ID. */
 void audit_account_key(char out[65], const char *account_id);
+/* String member k of object obj into dst (under cap bytes, no NUL; nonempty:
+ * at least one byte). -1 when absent or not so. */
+int audit_member_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k, int nonempty);
 /* 1 when the table exists on this connection's database. */
 int audit_table_exists(int *exists, adcp_sql_conn *conn, const char *table, adcp_error *err);
 

@@ -220,10 +220,14 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   }
   adcp_sql_rows_free(r);
   adcp_buf_free(&sql);
+  /* The header object itself is the leaf's document: the log then holds
+   * the logged period and recorded_at a retirement is judged by. */
+  if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc)
+    rc = audit_append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
+                           digest, (const char *)obj.data, size, err);
   adcp_buf_free(&obj);
-  if (rc) return rc;
-  return audit_append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
-                           digest, NULL, size, err);
+  return rc;
 }
 
 int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
@@ -278,15 +282,22 @@ int adcp_audit_list_accounts(char ***out, size_t *count, adcp_sql_conn *conn, ad
 }
 
 int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
-  char now[65], leaf[80];
+  char now[65], leaf[80], account[256];
   int rc = adcp_audit_header_sha256(now, conn, revision_id, err);
   if (rc) return rc;
   adcp_sql_param p = adcp_sql_text(revision_id);
   int found = 0;
+  if ((rc = adcp_sql_query_text(account, sizeof account, &found, conn,
+                                "SELECT account_id FROM adcp_reporting_revisions WHERE revision_id = $1", &p, 1, err)))
+    return rc;
+  if (!found) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
+  /* Its own account's log only: a leaf another account's log holds (even an
+   * invented account's) says nothing about this revision (issue 25 item 5). */
+  adcp_sql_param q[2] = {adcp_sql_text(revision_id), adcp_sql_text(account)};
   if ((rc = adcp_sql_query_text(leaf, sizeof leaf, &found, conn,
                                 "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
-                                "entry_id = $1 ORDER BY leaf_index DESC LIMIT 1",
-                                &p, 1, err)))
+                                "entry_id = $1 AND account_id = $2 ORDER BY leaf_index DESC LIMIT 1",
+                                q, 2, err)))
     return rc;
   if (!found) {
     /* Recorded before the log existed (an upgraded database): nothing to compare. */
@@ -308,8 +319,9 @@ int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp
   return 0;
 }
 
-int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
-  if (appended) *appended = 0;
+int adcp_audit_adopt(char ***adopted, size_t *count, adcp_sql_conn *conn, const char *account_id, int dry_run,
+                     adcp_error *err) {
+  *adopted = NULL, *count = 0;
   int rc = adcp_sql_begin(conn, 1, err);
   if (rc) return rc;
   if ((rc = audit_lock_account(conn, account_id, err))) goto out;
@@ -317,15 +329,25 @@ int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const cha
   adcp_sql_rows *r = NULL;
   char **ids = NULL;
   size_t n = 0, cap = 0;
-  /* Collected first: no statement runs while rows stream. */
+  char bad[2][256] = {"", ""};
+  /* Collected first: no statement runs while rows stream. The second column
+   * names a predecessor that makes the order impossible: one with a leaf
+   * already, or recorded after the log existed. */
   rc = adcp_sql_query(&r, conn,
-                      "SELECT r.revision_id FROM adcp_reporting_revisions r, adcp_schema_migrations m WHERE "
-                      "r.account_id = $1 AND m.version = '0009' AND r.recorded_at < m.applied_at AND NOT EXISTS "
+                      "SELECT r.revision_id, (SELECT s.revision_id FROM adcp_reporting_revisions s WHERE "
+                      "s.revision_id = r.supersedes_revision_id AND (s.recorded_at >= m.applied_at OR EXISTS (SELECT "
+                      "1 FROM adcp_audit_log_leaves k WHERE k.entry_kind = 'revision' AND k.entry_id = s.revision_id "
+                      "AND k.account_id = s.account_id))) FROM adcp_reporting_revisions r, adcp_schema_migrations m "
+                      "WHERE r.account_id = $1 AND m.version = '0009' AND r.recorded_at < m.applied_at AND NOT EXISTS "
                       "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
                       "r.revision_id AND l.account_id = r.account_id) ORDER BY r.recorded_at, r.revision_id",
                       &p, 1, err);
   while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
     rc = 0;
+    if (!bad[0][0] && !adcp_sql_is_null(r, 1)) {
+      snprintf(bad[0], sizeof bad[0], "%s", adcp_sql_get_text(r, 0, NULL));
+      snprintf(bad[1], sizeof bad[1], "%s", adcp_sql_get_text(r, 1, NULL));
+    }
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
       char **g = realloc(ids, cap * sizeof *g);
@@ -339,14 +361,35 @@ int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const cha
   }
   adcp_sql_rows_free(r);
   if (rc == 1 || rc == 0) rc = 0;
-  for (size_t i = 0; !rc && i < n; i++) rc = adcp_audit_append_revision(NULL, conn, ids[i], err);
-  if (!rc && appended) *appended = n;
-  adcp_audit_ids_free(ids, n);
-out:
+  if (!rc && bad[0][0])
+    rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                        "adopt refused: revision %.100s is recorded before migration 0009 but supersedes %.100s, "
+                        "which was logged or recorded after it (inserted around the commit path?); nothing adopted",
+                        bad[0], bad[1]);
+  for (size_t i = 0; !rc && !dry_run && i < n; i++) rc = adcp_audit_append_revision(NULL, conn, ids[i], err);
   if (rc) {
+    adcp_audit_ids_free(ids, n);
+  } else {
+    *adopted = ids, *count = n;
+  }
+out:
+  if (rc || dry_run) {
     adcp_sql_rollback(conn, NULL);
-    if (appended) *appended = 0;
     return rc;
   }
-  return adcp_sql_commit(conn, err);
+  rc = adcp_sql_commit(conn, err);
+  if (rc) {
+    adcp_audit_ids_free(*adopted, *count);
+    *adopted = NULL, *count = 0;
+  }
+  return rc;
+}
+
+int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+  char **ids = NULL;
+  size_t n = 0;
+  int rc = adcp_audit_adopt(&ids, &n, conn, account_id, 0, err);
+  if (appended) *appended = rc ? 0 : n;
+  adcp_audit_ids_free(ids, n);
+  return rc;
 }

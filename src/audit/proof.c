@@ -118,13 +118,7 @@ static int refuse(adcp_error *err, const char *what) {
 }
 
 static int hdr_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k) {
-  uint32_t n = adcp_json_get(d, obj, k);
-  size_t len = 0;
-  const char *s = n && adcp_json_at(d, n)->type == ADCP_JSON_STRING ? adcp_json_str(d, n, &len) : NULL;
-  if (!s || len >= cap) return -1;
-  memcpy(dst, s, len);
-  dst[len] = 0;
-  return 0;
+  return audit_member_str(dst, cap, d, obj, k, 0);
 }
 
 static int hdr_u64(uint64_t *v, const adcp_json_doc *d, uint32_t obj, const char *k) {
@@ -211,6 +205,14 @@ int adcp_audit_verify_proof(adcp_audit_proof_info *out, const char *proof, size_
     rc = refuse(err, "the header does not hash to header_sha256");
   if (!rc && adcp_jcs_write(&cb, &d, c)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) rc = adcp_audit_checkpoint_parse(&cp, (const char *)cb.data, cb.len, err);
+  /* Offline there is no configuration: name the key the checkpoint names. */
+  int given = 0;
+  for (size_t i = 0; !rc && keys && i < keys->count; i++) given |= !strcmp(keys->key_id[i], cp.key_id);
+  if (!rc && !given)
+    rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                        "proof refused: the checkpoint is not signed by the given key%s%.16s: it names key %.16s",
+                        keys && keys->count == 1 ? " " : "s", keys && keys->count == 1 ? keys->key_id[0] : "",
+                        cp.key_id);
   if (!rc) rc = adcp_audit_checkpoint_verify(&cp, keys, err);
   if (!rc && (strcmp(cp.account_id, out->account_id) || cp.tree_size != out->tree_size))
     rc = refuse(err, "the checkpoint is of another account or tree size");

@@ -24,7 +24,7 @@ static int fail(const char *cmd, adcp_error *err, adcp_cli_session *x, adcp_cli_
 
 static const char checkpoint_help[] =
     "usage: adcp-ledger [--db URL] [--config FILE] checkpoint (--account A | --all) [--binding ID]\n"
-    "                   [--adopt-unlogged] [--json]\n\n"
+    "                   [--adopt-unlogged [--dry-run]] [--json]\n\n"
     "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
     "an account's audit log (or of every account's) with the Ed25519 key named by\n"
     "audit.signing_key_file in the configuration, stores the document in the\n"
@@ -32,30 +32,94 @@ static const char checkpoint_help[] =
     "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
     "checkpoint document per line; keep them outside the database and hand them to\n"
     "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
-    "\"object_key\"}]}. --adopt-unlogged first appends a leaf for every revision\n"
-    "without one (revisions committed before migration 0009; once, after upgrading,\n"
-    "after reviewing audit's revision_unlogged list) and says how many on stderr.\n\n"
+    "\"object_key\",\"adopted\":[IDs]}]}. --adopt-unlogged first appends a leaf for every\n"
+    "revision without one (revisions committed before migration 0009; once, after\n"
+    "upgrading, after reviewing audit's revision_unlogged list) and lists each one it\n"
+    "adopted on stderr ('adopted ACCOUNT REVISION'); it refuses, adopting nothing, a\n"
+    "revision in an impossible order (recorded before 0009 but superseding one logged\n"
+    "or recorded after it). --dry-run (with --adopt-unlogged) lists what would be\n"
+    "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
+    "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
+    "\"revision_id\"}]}.\n\n"
     "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
-    "4 storage or binding.\n";
+    "3 an impossible adoption order; 4 storage or binding.\n";
+
+/* --adopt-unlogged --dry-run: what adoption would append, nothing signed. */
+static int adopt_dry_run(const adcp_cli_globals *g, const char *account, int json, adcp_cli_audit_config *ac) {
+  adcp_error err = {0};
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  if (rc) return fail("checkpoint", &err, NULL, ac);
+  char **ids = NULL;
+  size_t n = 0;
+  if (account) {
+    ids = calloc(1, sizeof *ids);
+    if (!ids || !(ids[0] = strdup(account))) rc = adcp_error_set(&err, ADCP_ENOMEM, "out of memory");
+    else n = 1;
+  } else {
+    rc = adcp_audit_list_accounts(&ids, &n, adcp_storage_sql(x.s), &err);
+  }
+  adcp_buf out;
+  adcp_buf_init(&out);
+  size_t listed = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    char **would = NULL;
+    size_t nw = 0;
+    if ((rc = adcp_audit_adopt(&would, &nw, adcp_storage_sql(x.s), ids[i], 1, &err))) break;
+    for (size_t k = 0; k < nw; k++, listed++) {
+      if (json) {
+        adcp_buf_append_str(&out, listed ? ",{\"account_id\":" : "{\"account_id\":");
+        adcp_cli_json_str(&out, ids[i]);
+        adcp_buf_append_str(&out, ",\"revision_id\":");
+        adcp_cli_json_str(&out, would[k]);
+        adcp_buf_append_byte(&out, '}');
+      } else {
+        fputs("would adopt ", stdout);
+        adcp_cli_fput_text(stdout, ids[i]);
+        putchar(' ');
+        adcp_cli_fput_text(stdout, would[k]);
+        putchar('\n');
+      }
+    }
+    adcp_audit_ids_free(would, nw);
+  }
+  if (!rc && json) {
+    printf("{\"ok\":true,\"dry_run\":true,\"would_adopt\":[%.*s]}\n", (int)out.len,
+           out.data ? (const char *)out.data : "");
+    adcp_cli_json_printed();
+  } else if (!rc) {
+    printf("checkpoint --adopt-unlogged --dry-run: %zu revision%s would be adopted; nothing written or signed\n", listed,
+           listed == 1 ? "" : "s");
+  }
+  adcp_buf_free(&out);
+  adcp_audit_ids_free(ids, n);
+  if (rc) return fail("checkpoint", &err, &x, ac);
+  adcp_cli_session_close(&x);
+  adcp_cli_audit_config_free(ac);
+  return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
+}
 
 int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *binding = NULL;
-  int all = 0, json = 0, adopt = 0;
+  int all = 0, json = 0, adopt = 0, dry = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (adcp_cli_is_help(a)) return fputs(checkpoint_help, stdout), 0;
     if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--adopt-unlogged")) adopt = 1;
+    else if (!strcmp(a, "--dry-run")) dry = 1;
     else if (!strcmp(a, "--all")) all = 1;
     else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
     else if (!strcmp(a, "--binding") && i + 1 < argc) binding = argv[++i];
     else return adcp_cli_usage_error("checkpoint", "unknown option or missing value: '%s'", a);
   }
   if (!!account == all) return adcp_cli_usage_error("checkpoint", "give --account A or --all");
+  if (dry && !adopt) return adcp_cli_usage_error("checkpoint", "--dry-run goes with --adopt-unlogged");
   adcp_error err = {0};
   adcp_cli_audit_config ac;
   int rc = adcp_cli_audit_config_load(&ac, g, &err);
   if (rc) return adcp_cli_fail("checkpoint", &err);
+  if (dry) return adopt_dry_run(g, account, json, &ac);
   if (!ac.signing_key_file) {
     adcp_error_set(&err, ADCP_EINVALID_INPUT, "no audit.signing_key_file in the configuration (docs/trust.md)");
     return fail("checkpoint", &err, NULL, &ac);
@@ -84,12 +148,14 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf out;
   adcp_buf_init(&out);
   for (size_t i = 0; !rc && i < n; i++) {
-    uint64_t adopted = 0;
-    if (adopt && (rc = adcp_audit_adopt_unlogged(&adopted, adcp_storage_sql(x.s), ids[i], &err))) break;
-    if (adopted) {
-      fprintf(stderr, "adcp-ledger checkpoint: adopted %" PRIu64 " unlogged revision%s of account ", adopted,
-              adopted == 1 ? "" : "s");
+    char **adopted = NULL;
+    size_t nad = 0;
+    if (adopt && (rc = adcp_audit_adopt(&adopted, &nad, adcp_storage_sql(x.s), ids[i], 0, &err))) break;
+    for (size_t k = 0; k < nad; k++) {
+      fputs("adcp-ledger checkpoint: adopted ", stderr);
       adcp_cli_fput_text(stderr, ids[i]);
+      fputc(' ', stderr);
+      adcp_cli_fput_text(stderr, adopted[k]);
       fputc('\n', stderr);
     }
     adcp_audit_checkpoint cp;
@@ -99,7 +165,12 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
     if (!rc && json) {
       adcp_buf_printf(&out, "%s{\"document\":%s,\"object_key\":", i ? "," : "", cp.document);
       adcp_cli_json_str(&out, key[0] ? key : NULL);
-      adcp_buf_append_byte(&out, '}');
+      adcp_buf_append_str(&out, ",\"adopted\":[");
+      for (size_t k = 0; k < nad; k++) {
+        if (k) adcp_buf_append_byte(&out, ',');
+        adcp_cli_json_str(&out, adopted[k]);
+      }
+      adcp_buf_append_str(&out, "]}");
     } else if (!rc) {
       printf("%s\n", cp.document);
       if (key[0]) {
@@ -109,6 +180,7 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
       }
     }
     adcp_audit_checkpoint_free(&cp);
+    adcp_audit_ids_free(adopted, nad);
   }
   if (!rc && json) printf("{\"ok\":true,\"checkpoints\":[%.*s]}\n", (int)out.len, out.data ? (const char *)out.data : "");
   if (json && !rc) adcp_cli_json_printed();
@@ -125,22 +197,33 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
 
 static const char audit_help[] =
     "usage: adcp-ledger [--db URL] [--config FILE] audit [--account A] [--checkpoint FILE | --from-binding ID]\n"
-    "                   [--json]\n\n"
+    "                   [--require-outside] [--json]\n\n"
     "Recomputes every header digest from the stored header, checks every leaf of\n"
-    "each account's audit log (order, leaf hash, the stored subtree hashes), and\n"
-    "checks the log against every checkpoint signed by a key pinned in\n"
-    "audit.public_keys: those stored in the database, the one in FILE (a checkpoint\n"
-    "document, or one per line), or every one under the binding's _checkpoints/,\n"
-    "with a consistency proof between consecutive checkpoints. Reports each edited\n"
-    "header, missing, replaced or unlogged revision and rewritten log with its leaf\n"
-    "position: 'FINDING KIND ACCOUNT leaf N[..M] ENTRY: detail'. Revisions whose\n"
-    "period was retired count as retired, not missing. Without a pinned key the\n"
-    "checkpoints are not checked (said on stderr). Ends with a summary line.\n"
+    "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
+    "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
+    "its own account, no duplicate, in numbering order), and checks the log against\n"
+    "every checkpoint signed by a key pinned in audit.public_keys: those stored in the\n"
+    "database, the one in FILE (a checkpoint document, or one per line), or every one\n"
+    "under the binding's _checkpoints/ (an unreadable object there is a\n"
+    "checkpoint_unreadable finding), with a consistency proof between consecutive\n"
+    "checkpoints. Reports each edited header, missing, replaced, duplicated or\n"
+    "unlogged revision and rewritten log with its leaf position: 'FINDING KIND ACCOUNT\n"
+    "leaf N[..M] ENTRY: detail'. A revision is retired, not missing, only when a\n"
+    "retirement leaf (adcp-retirement-v1) lists it and was due by the logged headers\n"
+    "under this host's retention window (retention.status_retention_days and\n"
+    "ledger_record_retention_days; without a retention section no retirement can be\n"
+    "shown due). Prints the mode it ran in ('mode: no pinned key', 'mode: pinned keys,\n"
+    "no checkpoint from outside the database', 'mode: N outside checkpoints verified,\n"
+    "newest at tree size T'), then a summary line. --require-outside: exit 3 unless at\n"
+    "least one checkpoint from FILE or the binding was verified with a pinned key.\n"
     "--json prints {\"ok\",\"accounts\",\"leaves\",\"headers\",\"retired\",\"checkpoints\",\n"
-    "\"consistency_proofs\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\"leaf_end\",\n"
-    "\"entry_id\",\"detail\"}]}. Opens the database read-only.\n\n"
-    "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding;\n"
-    "4 storage or binding.\n";
+    "\"consistency_proofs\",\"mode\",\"outside_checkpoints\",\"outside_newest_tree_size\",\n"
+    "\"outside_newest_at\",\"require_outside\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\n"
+    "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
+    "require_outside: null, \"met\" or \"failed\").\n"
+    "Opens the database read-only.\n\n"
+    "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
+    "--require-outside without a verified outside checkpoint; 4 storage or binding.\n";
 
 typedef struct audit_out {
   int json;
@@ -216,13 +299,21 @@ static int read_checkpoints(adcp_audit_checkpoint **out, size_t *n, const char *
   return rc;
 }
 
+/* The retention window W this host applies (its "retention" section), so a
+ * retirement is judged by this host's policy, never the database's. */
+static int64_t window_days(const adcp_cli_config *cfg) {
+  const adcp_cli_retention_config *rc = adcp_cli_config_retention(cfg);
+  return rc && rc->present ? adcp_retention_window_days(&rc->policy) : 0;
+}
+
 int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
   const char *account = NULL, *cpfile = NULL, *binding = NULL;
-  int json = 0;
+  int json = 0, require_outside = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (adcp_cli_is_help(a)) return fputs(audit_help, stdout), 0;
     if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--require-outside")) require_outside = 1;
     else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
     else if (!strcmp(a, "--checkpoint") && i + 1 < argc) cpfile = argv[++i];
     else if (!strcmp(a, "--from-binding") && i + 1 < argc) binding = argv[++i];
@@ -245,10 +336,12 @@ int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_audit_checkpoints_free(extra, nextra);
     return fail("audit", &err, NULL, &ac);
   }
+  adcp_audit_fetch_problem *problems = NULL;
+  size_t nproblems = 0;
   if (binding) {
     adcp_object_provider *p = adcp_cli_config_provider(x.cfg, binding, NULL);
     if (!p) rc = adcp_error_set(&err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured here", binding);
-    else rc = adcp_audit_checkpoints_fetch(&extra, &nextra, p, &err);
+    else rc = adcp_audit_checkpoints_fetch(&extra, &nextra, &problems, &nproblems, p, &err);
   }
   if (!ac.keys.count && !json)
     fputs("adcp-ledger audit: no public key pinned (audit.public_keys): checkpoints are not checked; only header "
@@ -257,20 +350,36 @@ int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
   audit_out o = {json, {0}, 0};
   adcp_buf_init(&o.items);
   adcp_audit_report rep;
-  adcp_audit_options opts = {1, account, &ac.keys, extra, nextra, ac.keys.count == 0, on_finding, &o};
+  adcp_audit_options opts = {2,       account,   &ac.keys, extra, nextra, ac.keys.count == 0, on_finding, &o,
+                             window_days(x.cfg), problems, nproblems};
   if (!rc) rc = adcp_audit_run(&rep, adcp_storage_sql(x.s), &opts, &err);
   adcp_audit_checkpoints_free(extra, nextra);
+  free(problems);
   if (rc) {
     adcp_buf_free(&o.items);
     return fail("audit", &err, &x, &ac);
   }
+  int outside_missing = require_outside && rep.outside_verified == 0;
+  static const char *const mode_names[] = {"no_key", "pinned", "outside"};
   if (json) {
     printf("{\"ok\":%s,\"accounts\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"headers\":%" PRIu64 ",\"retired\":%" PRIu64
-           ",\"checkpoints\":%" PRIu64 ",\"consistency_proofs\":%" PRIu64 ",\"findings\":[%.*s]}\n",
-           rep.findings ? "false" : "true", rep.accounts, rep.leaves, rep.headers, rep.retired, rep.checkpoints,
-           rep.consistency_proofs, (int)o.items.len, o.items.data ? (const char *)o.items.data : "");
+           ",\"checkpoints\":%" PRIu64 ",\"consistency_proofs\":%" PRIu64
+           ",\"mode\":\"%s\",\"outside_checkpoints\":%" PRIu64 ",\"outside_newest_tree_size\":",
+           rep.findings || outside_missing ? "false" : "true", rep.accounts, rep.leaves, rep.headers, rep.retired,
+           rep.checkpoints, rep.consistency_proofs, mode_names[rep.mode], rep.outside_verified);
+    if (rep.outside_verified) printf("%" PRIu64 ",\"outside_newest_at\":\"%s\"", rep.outside_newest_size, rep.outside_newest_at);
+    else fputs("null,\"outside_newest_at\":null", stdout);
+    printf(",\"require_outside\":%s,\"findings\":[%.*s]}\n",
+           !require_outside ? "null" : outside_missing ? "\"failed\"" : "\"met\"", (int)o.items.len,
+           o.items.data ? (const char *)o.items.data : "");
     adcp_cli_json_printed();
   } else {
+    if (rep.mode == ADCP_AUDIT_MODE_NO_KEY) puts("mode: no pinned key: the log is checked against itself only");
+    else if (rep.mode == ADCP_AUDIT_MODE_PINNED)
+      puts("mode: pinned keys, no checkpoint from outside the database: stored checkpoints only");
+    else
+      printf("mode: %" PRIu64 " outside checkpoint%s verified, newest at tree size %" PRIu64 " (%s)\n",
+             rep.outside_verified, rep.outside_verified == 1 ? "" : "s", rep.outside_newest_size, rep.outside_newest_at);
     printf("audit: %" PRIu64 " accounts, %" PRIu64 " leaves, %" PRIu64 " headers, %" PRIu64 " retired, %" PRIu64
            " checkpoints, %" PRIu64 " consistency proofs, %" PRIu64 " findings\n",
            rep.accounts, rep.leaves, rep.headers, rep.retired, rep.checkpoints, rep.consistency_proofs, rep.findings);
@@ -281,6 +390,13 @@ int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
   fflush(stdout);
   if (rep.findings) {
     if (!json) fprintf(stderr, "adcp-ledger audit: INTEGRITY_FAILED: %" PRIu64 " findings (listed on stdout)\n", rep.findings);
+    return ADCP_CLI_EXIT_INTEGRITY;
+  }
+  if (outside_missing) {
+    if (!json)
+      fputs("adcp-ledger audit: INTEGRITY_FAILED: --require-outside: no checkpoint from outside the database was "
+            "verified with a pinned key (give --checkpoint FILE or --from-binding ID, and pin audit.public_keys)\n",
+            stderr);
     return ADCP_CLI_EXIT_INTEGRITY;
   }
   return 0;

@@ -138,10 +138,13 @@ static void tamper(env *e, const char *sql) {
   adcp_buf_free(&b);
 }
 
+#define WINDOW_DAYS 30 /* the retention window the auditing host applies */
+
 static adcp_audit_report audit(env *e, findings *fs, const adcp_audit_keyring *keys, int with_buyer) {
   memset(fs, 0, sizeof *fs);
   adcp_error err = {0};
-  adcp_audit_options o = {1, NULL, keys, with_buyer ? &e->buyer : NULL, with_buyer ? 1 : 0, 0, collect, fs};
+  adcp_audit_options o = {2, NULL, keys, with_buyer ? &e->buyer : NULL, with_buyer ? 1 : 0, 0, collect, fs, WINDOW_DAYS,
+                          NULL, 0};
   adcp_audit_report rep;
   OK(adcp_audit_run(&rep, e->c, &o, &err));
   return rep;
@@ -460,10 +463,11 @@ static void retirement_and_unlogged(void **state) {
    * retirement leaf in the same transaction. */
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const ids[] = {"r1", "r2", "r3", "r4"};
-  adcp_audit_retirement rec = {1, "acct", "ob", "tomb_ob", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z",
-                               "2026-12-01T00:00:00Z", ids, 4};
+  /* An instant past the window (the revisions were recorded today). */
+  adcp_audit_retirement rec = {2, "acct", "ob", "tomb_ob", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z",
+                               "2099-12-01T00:00:00.000000Z", ids, 4, WINDOW_DAYS};
   uint64_t idx = 0;
-  OK(adcp_audit_append_retirement(&idx, e.c, &rec, &err));
+  if (adcp_audit_append_retirement(&idx, e.c, &rec, &err)) fail_msg("append: %s", err.message);
   OK(adcp_sql_commit(e.c, &err));
   assert_int_equal(idx, 5);
   tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob';\n"
@@ -693,7 +697,7 @@ static void concurrent_commits(void **state) {
   findings fs;
   memset(&fs, 0, sizeof fs);
   adcp_error err = {0};
-  adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs};
+  adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs, 0, NULL, 0};
   adcp_audit_report rep;
   OK(adcp_audit_run(&rep, c, &o, &err));
   dump(&fs);
@@ -760,7 +764,7 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
     findings fs;
     memset(&fs, 0, sizeof fs);
     adcp_error err = {0};
-    adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs};
+    adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs, 0, NULL, 0};
     adcp_audit_report rep;
     OK(adcp_audit_run(&rep, c, &o, &err));
     dump(&fs);

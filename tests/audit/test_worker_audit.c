@@ -72,7 +72,7 @@ static void scheduled_checkpoints(void **state) {
   assert_int_equal(count(c, "SELECT count(*) FROM adcp_audit_checkpoints"), 3);
   adcp_audit_checkpoint *items;
   size_t n;
-  OK(adcp_audit_checkpoints_fetch(&items, &n, fs, &err));
+  OK(adcp_audit_checkpoints_fetch(&items, &n, NULL, NULL, fs, &err));
   assert_int_equal(n, 3);
   adcp_audit_checkpoints_free(items, n);
   /* Nothing changed: nothing signed. A dry run counts without writing. */
