@@ -418,11 +418,12 @@ static int check_retirement(run *x, acct *a, int64_t ridx, adcp_error *err) {
     if (pend != doc.period_end_us || pstart != doc.period_start_us)
       finding(x, "retirement_mismatch", ridx, -1, e->revision_id,
               "retirement leaf %" PRId64 " names another period than the logged header of leaf %" PRId64, ridx, rl->idx);
-    else if (x->window_days > 0 && (pend > due || rec > due))
+    /* Due or not by the logged header, whatever period the document names. */
+    if (x->window_days > 0 && (pend > due || rec > due))
       finding(x, "retirement_premature", ridx, -1, e->revision_id,
               "retirement leaf %" PRId64 " (%s) retired revision %.100s, whose logged header (leaf %" PRId64
-              ", period end %s) was not %" PRId64 " days past its period end and recorded_at yet",
-              ridx, doc.retired_at, e->revision_id, rl->idx, doc.period_end, x->window_days);
+              ") was not %" PRId64 " days past its period end and recorded_at yet",
+              ridx, doc.retired_at, e->revision_id, rl->idx, x->window_days);
   }
   adcp_json_doc_free(&hd);
   /* Every logged revision of the obligation before it, not retired earlier. */

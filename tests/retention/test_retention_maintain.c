@@ -108,7 +108,14 @@ static void retention_tasks_follow_config(void **state) {
                             "account_id = $1",
                        "acct"),
                    3);
-  assert_int_equal(cli(f, on, "audit --json", &out), 0);
+  assert_int_equal(cli(f, on, "audit --json", &out), 3);
+  print_message("%s\n", txt(&out));
+  /* The test backdated the period in the database only: the log still holds
+   * today's recorded_at, so the audit proves the retirement was not due
+   * (issue 25 item 2) and accuses nothing else. */
+  assert_non_null(strstr(txt(&out), "\"kind\":\"retirement_premature\""));
+  assert_null(strstr(txt(&out), "\"kind\":\"revision_missing\",\"account_id\":\"acct\",\"leaf_index\":2"));
+  print_message("%s\n", txt(&out));
   /* The retired revision's issue resolved (it could never verify clean again);
    * the live revision's issue stays open. */
   assert_int_equal(cli(f, on, "issue list --json", &out), 0);
