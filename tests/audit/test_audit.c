@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "adcp/audit.h"
+#include "adcp/retention.h"
 #include "ledger/ledger_fixture.h"
 
 typedef struct found {
@@ -319,6 +320,79 @@ static void header_field_edits(void **state) {
   env_close(&e);
 }
 
+/* Deletes and recomputes every stored subtree hash of an account's log from
+ * its leaves, as a careful editor would after changing leaves. */
+static void rebuild_nodes(env *e, const char *account) {
+  adcp_error err = {0};
+  char sql[512];
+  snprintf(sql, sizeof sql, "DELETE FROM adcp_audit_log_nodes WHERE account_id = '%s'", account);
+  tamper(e, sql);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = '%s'", account);
+  int64_t n = scalar(e->c, sql);
+  if (!n) return;
+  adcp_hash32 *leaves = calloc((size_t)n, sizeof *leaves);
+  adcp_sql_rows *r;
+  adcp_sql_param p = adcp_sql_text(account);
+  OK(adcp_sql_query(&r, e->c, "SELECT leaf_hash FROM adcp_audit_log_leaves WHERE account_id = $1 ORDER BY leaf_index",
+                    &p, 1, &err));
+  for (int64_t i = 0; adcp_sql_next(r, &err) == 1; i++) OK(adcp_hex_decode(leaves[i], adcp_sql_get_text(r, 0, NULL), 32, &err));
+  adcp_sql_rows_free(r);
+  adcp_merkle_mem t;
+  OK(adcp_merkle_mem_build(&t, leaves, (uint64_t)n, &err));
+  adcp_buf b;
+  adcp_buf_init(&b);
+  for (unsigned k = 1; k < t.n_levels; k++)
+    for (uint64_t j = 0; j < t.counts[k]; j++) {
+      char hx[65];
+      adcp_hex_encode(hx, t.levels[k][j], 32);
+      adcp_buf_printf(&b, "INSERT INTO adcp_audit_log_nodes VALUES ('%s', %u, %llu, '%s');\n", account, k,
+                      (unsigned long long)j, hx);
+    }
+  adcp_buf_cstr(&b);
+  if (b.len) tamper(e, (const char *)b.data);
+  adcp_buf_free(&b);
+  adcp_merkle_mem_free(&t);
+  free(leaves);
+}
+
+/* Appends a leaf of the editor's making (entry digest, leaf hash and nodes
+ * all consistent), with SQL: the log is then internally consistent. */
+static void forge_leaf(env *e, const char *account, const char *kind, const char *id, const char *obligation,
+                       const char *profile, const char *entry_hex, const char *doc) {
+  adcp_error err = {0};
+  char entry[65];
+  if (doc) OK(adcp_sha256_hex(entry, doc, strlen(doc), &err));
+  else snprintf(entry, sizeof entry, "%s", entry_hex);
+  uint8_t raw[32], lh[32];
+  OK(adcp_hex_decode(raw, entry, 32, &err));
+  adcp_merkle_leaf_hash(lh, raw, 32);
+  char lhx[65], sql[512];
+  adcp_hex_encode(lhx, lh, 32);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = '%s'", account);
+  int64_t n = scalar(e->c, sql);
+  adcp_buf b;
+  adcp_buf_init(&b);
+  adcp_buf_printf(&b,
+                  "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, obligation_id, "
+                  "entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ('%s', %lld, '%s', '%s', '%s', '%s', "
+                  "'%s', '%s', ",
+                  account, (long long)n, kind, id, obligation, profile, entry, lhx);
+  if (doc) {
+    adcp_buf_append_byte(&b, '\'');
+    for (const char *q = doc; *q; q++) {
+      if (*q == '\'') adcp_buf_append_byte(&b, '\'');
+      adcp_buf_append_byte(&b, (uint8_t)*q);
+    }
+    adcp_buf_append_str(&b, "')");
+  } else {
+    adcp_buf_append_str(&b, "NULL)");
+  }
+  adcp_buf_cstr(&b);
+  tamper(e, (const char *)b.data);
+  adcp_buf_free(&b);
+  rebuild_nodes(e, account);
+}
+
 /* Recomputes leaf `idx` from the (edited) header and rebuilds every node:
  * the log is then consistent with the forged header. */
 static void rewrite_log(env *e, const char *rev, int idx) {
@@ -332,32 +406,10 @@ static void rewrite_log(env *e, const char *rev, int idx) {
   adcp_hex_encode(lhx, lh, 32);
   snprintf(sql, sizeof sql,
            "UPDATE adcp_audit_log_leaves SET entry_sha256 = '%s', leaf_hash = '%s' WHERE account_id = 'acct' AND "
-           "leaf_index = %d;\nDELETE FROM adcp_audit_log_nodes",
+           "leaf_index = %d",
            d, lhx, idx);
   tamper(e, sql);
-  int64_t n = scalar(e->c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = 'acct'");
-  adcp_hash32 *leaves = calloc((size_t)n, sizeof *leaves);
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, e->c, "SELECT leaf_hash FROM adcp_audit_log_leaves WHERE account_id = 'acct' ORDER BY leaf_index",
-                    NULL, 0, &err));
-  for (int64_t i = 0; adcp_sql_next(r, &err) == 1; i++) OK(adcp_hex_decode(leaves[i], adcp_sql_get_text(r, 0, NULL), 32, &err));
-  adcp_sql_rows_free(r);
-  adcp_merkle_mem t;
-  OK(adcp_merkle_mem_build(&t, leaves, (uint64_t)n, &err));
-  adcp_buf b;
-  adcp_buf_init(&b);
-  for (unsigned k = 1; k < t.n_levels; k++)
-    for (uint64_t j = 0; j < t.counts[k]; j++) {
-      char hx[65];
-      adcp_hex_encode(hx, t.levels[k][j], 32);
-      adcp_buf_printf(&b, "INSERT INTO adcp_audit_log_nodes VALUES ('acct', %u, %llu, '%s');\n", k,
-                      (unsigned long long)j, hx);
-    }
-  adcp_buf_cstr(&b);
-  if (b.len) tamper(e, (const char *)b.data);
-  adcp_buf_free(&b);
-  adcp_merkle_mem_free(&t);
-  free(leaves);
+  rebuild_nodes(e, "acct");
 }
 
 static void consistent_rewrite_and_swapped_key(void **state) {
@@ -773,6 +825,296 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
   }
 }
 
+/* ---- issue 25: forgeries of retirement, insertion and look-up -------------------------------- */
+
+static void drop_revision(env *e, const char *rev) {
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = '%s';\n"
+           "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = '%s';\n"
+           "DELETE FROM adcp_reporting_revisions WHERE revision_id = '%s'",
+           rev, rev, rev);
+  tamper(e, sql);
+}
+
+static void leaf_digest(env *e, const char *account, int64_t idx, char out[65]) {
+  adcp_error err = {0};
+  adcp_sql_param p[2] = {adcp_sql_text(account), adcp_sql_int64(idx)};
+  int hit = 0;
+  OK(adcp_sql_query_text(out, 65, &hit, e->c,
+                         "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE account_id = $1 AND leaf_index = $2", p, 2,
+                         &err));
+  assert_true(hit);
+}
+
+/* Item 1: delete the newest revision, append a "retirement" leaf whose
+ * document merely contains the old look-up's text, nodes recomputed. */
+static void deletion_dressed_as_retirement(void **state) {
+  env e;
+  env_open(&e, state);
+  char d[65], doc[1024];
+  leaf_digest(&e, "acct", 3, d);
+  drop_revision(&e, "r4");
+  snprintf(doc, sizeof doc, "{\"anything\":[{\"header_sha256\":\"%s\",\"revision_id\":\"r4\"}],\"note\":\"retired\"}", d);
+  forge_leaf(&e, "acct", "retirement", "tomb_x", "ob", "adcp-retirement-v1", NULL, doc);
+  findings fs;
+  adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.retired, 0);
+  assert_true(has(&fs, "retirement_malformed", 5));
+  assert_true(has(&fs, "revision_missing", 3));
+  /* Even a well-formed document that lists r4 alone, at a due instant,
+   * leaves r1..r3 unlisted and is premature by the logged headers. */
+  tamper(&e, "DELETE FROM adcp_audit_log_leaves WHERE leaf_index = 5");
+  snprintf(doc, sizeof doc,
+           "{\"account_id\":\"acct\",\"obligation_id\":\"ob\",\"period_end\":\"2026-10-02T00:00:00.000000Z\","
+           "\"period_start\":\"2026-10-01T00:00:00.000000Z\",\"profile\":\"adcp-retirement-v1\",\"record_id\":\"ob\","
+           "\"retention_days\":30,\"retired_at\":\"2026-10-05T00:00:00.000000Z\",\"revisions\":[{\"header_sha256\":"
+           "\"%s\",\"leaf_index\":3,\"revision_id\":\"r4\"}]}",
+           d);
+  forge_leaf(&e, "acct", "retirement", "ob", "ob", "adcp-retirement-v1", NULL, doc);
+  rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.retired, 0);
+  assert_true(has(&fs, "retirement_unlisted", 5));
+  assert_true(has(&fs, "retirement_premature", 5));
+  assert_true(has(&fs, "revision_missing", 3));
+  env_close(&e);
+}
+
+static adcp_retention_policy policy_days(int64_t days) {
+  adcp_retention_policy p = {1, days, 0, 0, 0}, out;
+  adcp_error err = {0};
+  OK(adcp_retention_policy_check(&out, &p, &err));
+  return out;
+}
+
+/* Item 2: backdate the period in the database, then the product's own
+ * retention retire: the log still holds the true recorded_at and period. */
+static void backdated_period_retired_early(void **state) {
+  env e;
+  env_open(&e, state);
+  adcp_error err = {0};
+  tamper(&e, e.f->dialect == ADCP_SQL_POSTGRES
+                 ? "UPDATE adcp_reporting_obligations SET period_start = '2019-12-31T00:00:00Z', period_end = "
+                   "'2020-01-01T00:00:00Z', created_at = '2020-01-01T00:00:00Z' WHERE obligation_id = 'ob';\n"
+                   "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00Z' WHERE obligation_id = 'ob';\n"
+                   "UPDATE adcp_reporting_row_sets SET recorded_at = '2020-01-01T00:00:00Z' WHERE obligation_id = 'ob'"
+                 : "UPDATE adcp_reporting_obligations SET period_start = '2019-12-31T00:00:00.000000Z', period_end = "
+                   "'2020-01-01T00:00:00.000000Z', created_at = '2020-01-01T00:00:00.000000Z' WHERE obligation_id = 'ob';\n"
+                   "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE obligation_id "
+                   "= 'ob';\nUPDATE adcp_reporting_row_sets SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE "
+                   "obligation_id = 'ob'");
+  adcp_retention_policy pol = policy_days(WINDOW_DAYS);
+  adcp_retention_options ro = {.version = 1, .policy = &pol};
+  adcp_retention_counters rc;
+  OK(adcp_retention_retire(&rc, e.l, &ro, &err));
+  assert_int_equal(rc.done, 1);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE obligation_id = 'ob'"), 0);
+  findings fs;
+  adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.retired, 0);
+  assert_true(has(&fs, "retirement_premature", 5));
+  for (int i = 0; i < 4; i++) assert_true(has(&fs, "revision_missing", i));
+  env_close(&e);
+}
+
+/* Item 3: a new revision inserted around the commit path (next number,
+ * superseding r4, its own row set and chunk) plus one extra leaf copied from
+ * r4's, so the counts agree. */
+static void insertion_with_copied_leaf(void **state) {
+  env e;
+  env_open(&e, state);
+  tamper(&e, "CREATE TEMP TABLE t1 AS SELECT * FROM adcp_reporting_row_sets WHERE row_set_id = 'r4';\n"
+             "UPDATE t1 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_sets SELECT * FROM t1;\n"
+             "CREATE TEMP TABLE t2 AS SELECT * FROM adcp_reporting_row_chunks WHERE row_set_id = 'r4';\n"
+             "UPDATE t2 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_chunks SELECT * FROM t2;\n"
+             "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
+             "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4', row_set_id = "
+             "CASE WHEN row_set_id IS NULL THEN NULL ELSE 'r5' END;\n"
+             "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t1;\nDROP TABLE t2;\nDROP TABLE t3");
+  char d[65];
+  leaf_digest(&e, "acct", 3, d);
+  forge_leaf(&e, "acct", "revision", "r4", "ob", "adcp-header-v1", d, NULL);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE account_id = 'acct'"),
+                   scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = 'acct'"));
+  findings fs;
+  adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_true(rep.findings >= 2);
+  assert_true(has(&fs, "revision_unlogged", -1));
+  assert_true(has(&fs, "leaf_duplicate", 5));
+  env_close(&e);
+}
+
+/* Commits with the log off, backdates them, then adopts them as revisions
+ * older than the log: leaves that commit to 2021 headers, i.e. a history
+ * whose periods are really due. */
+static void old_history(env *e, const char *const *obligations, size_t n) {
+  adcp_error err = {0};
+  adcp_ledger_set_audit_log(e->l, 0);
+  for (size_t i = 0; i < n; i++) {
+    char rev[64];
+    snprintf(rev, sizeof rev, "%s_a", obligations[i]);
+    commit_one(e->l, obligations[i], rev, 3, 100 + i, NULL);
+    snprintf(rev, sizeof rev, "%s_b", obligations[i]);
+    commit_one(e->l, obligations[i], rev, 3, 200 + i, NULL);
+  }
+  adcp_ledger_set_audit_log(e->l, 1);
+  for (size_t i = 0; i < n; i++) {
+    char sql[2048];
+    const char *ts = e->f->dialect == ADCP_SQL_POSTGRES ? "::timestamptz" : "";
+    snprintf(sql, sizeof sql,
+             "UPDATE adcp_reporting_obligations SET period_start = '2021-01-%02zuT00:00:00.000000Z'%s, period_end = "
+             "'2021-01-%02zuT00:00:00.000000Z'%s, created_at = '2021-01-%02zuT00:00:00.000000Z'%s WHERE obligation_id = "
+             "'%s';\nUPDATE adcp_reporting_revisions SET recorded_at = '2021-02-01T00:00:%02zu.000000Z'%s WHERE "
+             "revision_id = '%s_a';\nUPDATE adcp_reporting_revisions SET recorded_at = '2021-02-01T00:01:%02zu.000000Z'%s "
+             "WHERE revision_id = '%s_b';\nUPDATE adcp_reporting_row_sets SET recorded_at = "
+             "'2021-02-01T00:00:00.000000Z'%s WHERE obligation_id = '%s'",
+             i + 1, ts, i + 2, ts, i + 2, ts, obligations[i], i, ts, obligations[i], i, ts, obligations[i], ts,
+             obligations[i]);
+    tamper(e, sql);
+  }
+  tamper(e, "UPDATE adcp_schema_migrations SET applied_at = '2999-01-01T00:00:00.000000Z' WHERE version = '0009'");
+  char **ids = NULL;
+  size_t na = 0;
+  OK(adcp_audit_adopt(&ids, &na, e->c, "acct", 0, &err));
+  assert_int_equal(na, 2 * n);
+  adcp_audit_ids_free(ids, na);
+}
+
+/* Item 4: three periods of one account retired by retention: a clean audit. */
+static void three_retirements_clean(void **state) {
+  env e;
+  env_open(&e, state);
+  adcp_error err = {0};
+  static const char *const obs[] = {"old1", "old2", "old3"};
+  old_history(&e, obs, 3);
+  adcp_audit_checkpoint_free(&e.buyer);
+  OK(adcp_audit_checkpoint_create(&e.buyer, e.c, "acct", e.signer, &err));
+  adcp_retention_policy pol = policy_days(WINDOW_DAYS);
+  adcp_retention_options ro = {.version = 1, .policy = &pol};
+  adcp_retention_counters rc;
+  OK(adcp_retention_retire(&rc, e.l, &ro, &err));
+  assert_int_equal(rc.done, 3);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement'"), 3);
+  findings fs;
+  adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_int_equal(rep.findings, 0);
+  assert_int_equal(rep.retired, 6);
+  /* A checkpoint after the retirements agrees with them. */
+  adcp_audit_checkpoint cp2;
+  OK(adcp_audit_checkpoint_create(&cp2, e.c, "acct", e.signer, &err));
+  adcp_audit_checkpoint_free(&cp2);
+  rep = audit(&e, &fs, &e.keys, 1);
+  assert_int_equal(rep.findings, 0);
+  /* The housekeeping look-up sees all three. */
+  for (int i = 0; i < 3; i++) {
+    char rev[32];
+    int retired = 0;
+    snprintf(rev, sizeof rev, "%s_b", obs[i]);
+    OK(adcp_audit_revision_retired(&retired, e.c, "acct", rev, NULL, NULL, &err));
+    assert_true(retired);
+  }
+  /* The same history audited without this host's window proves nothing due. */
+  memset(&fs, 0, sizeof fs);
+  adcp_audit_options o = {1, NULL, &e.keys, &e.buyer, 1, 0, collect, &fs, 0, NULL, 0};
+  OK(adcp_audit_run(&rep, e.c, &o, &err));
+  assert_true(has(&fs, "retirement_unchecked", -2));
+  env_close(&e);
+}
+
+/* Item 5: verify's look-up is by (account, revision ID). */
+static void verify_lookup_by_account(void **state) {
+  env e;
+  env_open(&e, state);
+  adcp_error err = {0};
+  /* An edited header plus a leaf with the new digest in an invented account's log. */
+  tamper(&e, "UPDATE adcp_reporting_revisions SET observed_at = '2026-10-01T09:00:00Z' WHERE revision_id = 'r2'");
+  char now[65];
+  OK(adcp_audit_header_sha256(now, e.c, "r2", &err));
+  forge_leaf(&e, "ghost", "revision", "r2", "ob", "adcp-header-v1", now, NULL);
+  assert_int_equal(adcp_audit_check_revision(e.c, "r2", &err), ADCP_EROWS_INTEGRITY_FAILED);
+  findings fs;
+  audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_true(has(&fs, "header_edited", 1));
+  assert_true(has(&fs, "leaf_foreign", 0));
+  /* An ID retired in acct (leaf 3) and committed again in acct2 (leaf 0). */
+  OK(adcp_sql_begin(e.c, 1, &err));
+  static const char *const ids[] = {"r4"};
+  adcp_audit_retirement rec = {2, "acct", "ob", "tomb_r4", "2026-10-01T00:00:00.000000Z", "2026-10-02T00:00:00.000000Z",
+                               "2099-01-01T00:00:00.000000Z", ids, 1, WINDOW_DAYS};
+  OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
+  OK(adcp_sql_commit(e.c, &err));
+  drop_revision(&e, "r4");
+  gen g;
+  gen_init(&g, 4, 16, 77);
+  adcp_ledger_commit req = {.version = 1, .account_id = "acct2", .obligation_id = "ob_b", .revision_id = "r4",
+                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_commit_result res;
+  OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
+  adcp_commit_result_free(&res);
+  adcp_buf_free(&g.line);
+  OK(adcp_audit_check_revision(e.c, "r4", &err));
+  env_close(&e);
+}
+
+/* Item 6: adoption in an impossible order, a deleted account's stored
+ * checkpoints, and a retirement instant after a covering checkpoint. */
+static void adoption_and_vanished_account(void **state) {
+  env e;
+  env_open(&e, state);
+  adcp_error err = {0};
+  /* r5 claims to predate the log (recorded 2020, before 0009) yet supersedes
+   * r4, which the log holds: adoption refuses and adopts nothing. */
+  tamper(&e, "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
+             "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4';\n"
+             "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t3");
+  tamper(&e, e.f->dialect == ADCP_SQL_POSTGRES
+                 ? "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00Z' WHERE revision_id = 'r5'"
+                 : "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE revision_id = "
+                   "'r5'");
+  char **ids = NULL;
+  size_t n = 0;
+  assert_int_equal(adcp_audit_adopt(&ids, &n, e.c, "acct", 1, &err), ADCP_EINTEGRITY_FAILED);
+  assert_non_null(strstr(err.message, "r5"));
+  assert_int_equal(adcp_audit_adopt(&ids, &n, e.c, "acct", 0, &err), ADCP_EINTEGRITY_FAILED);
+  assert_int_equal(n, 0);
+  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r5'"), 0);
+  drop_revision(&e, "r5");
+  /* A retirement whose instant is later than a checkpoint that covers it. */
+  OK(adcp_sql_begin(e.c, 1, &err));
+  static const char *const rids[] = {"q1"};
+  adcp_audit_retirement rec = {2, "acct", "ob2", "ob2", "2026-10-01T00:00:00.000000Z", "2026-10-02T00:00:00.000000Z",
+                               "2099-01-01T00:00:00.000000Z", rids, 1, WINDOW_DAYS};
+  OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
+  OK(adcp_sql_commit(e.c, &err));
+  drop_revision(&e, "q1");
+  adcp_audit_checkpoint cp;
+  OK(adcp_audit_checkpoint_create(&cp, e.c, "acct", e.signer, &err));
+  adcp_audit_checkpoint_free(&cp);
+  findings fs;
+  audit(&e, &fs, &e.keys, 1);
+  dump(&fs);
+  assert_true(has(&fs, "retirement_after_checkpoint", 5));
+  /* The whole account deleted: its stored checkpoints still speak, even
+   * without a pinned key. */
+  tamper(&e, "DELETE FROM adcp_audit_log_leaves WHERE account_id = 'acct';\n"
+             "DELETE FROM adcp_audit_log_nodes WHERE account_id = 'acct';\n"
+             "DELETE FROM adcp_reporting_row_chunks WHERE account_id = 'acct';\n"
+             "DELETE FROM adcp_reporting_row_sets WHERE account_id = 'acct';\n"
+             "DELETE FROM adcp_reporting_revisions WHERE account_id = 'acct'");
+  adcp_audit_report rep = audit(&e, &fs, NULL, 0);
+  dump(&fs);
+  assert_true(has(&fs, "log_missing", -2));
+  assert_int_equal(rep.accounts, 1);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(header_profile_golden),
@@ -786,6 +1128,12 @@ int main(void) {
       BOTH(proofs_offline),
       BOTH(concurrent_commits),
       BOTH(kill9_keeps_leaf_and_revision_together),
+      BOTH(deletion_dressed_as_retirement),
+      BOTH(backdated_period_retired_early),
+      BOTH(insertion_with_copied_leaf),
+      BOTH(three_retirements_clean),
+      BOTH(verify_lookup_by_account),
+      BOTH(adoption_and_vanished_account),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
