@@ -236,7 +236,7 @@ static void on_finding(void *ctx, const adcp_audit_finding *f) {
   if (o->json) {
     adcp_buf *b = &o->items;
     adcp_buf_printf(b, "%s{\"kind\":\"%s\",\"account_id\":", o->n ? "," : "", f->kind);
-    adcp_cli_json_str(b, f->account_id);
+    adcp_cli_json_str(b, f->account_id[0] ? f->account_id : NULL);
     if (f->leaf_index >= 0) adcp_buf_printf(b, ",\"leaf_index\":%" PRId64, f->leaf_index);
     else adcp_buf_append_str(b, ",\"leaf_index\":null");
     if (f->leaf_end >= 0) adcp_buf_printf(b, ",\"leaf_end\":%" PRId64, f->leaf_end);
@@ -248,7 +248,7 @@ static void on_finding(void *ctx, const adcp_audit_finding *f) {
     adcp_buf_append_byte(b, '}');
   } else {
     printf("FINDING %s ", f->kind);
-    adcp_cli_fput_text(stdout, f->account_id);
+    adcp_cli_fput_text(stdout, f->account_id[0] ? f->account_id : "-");
     if (f->leaf_index >= 0 && f->leaf_end > f->leaf_index + 1)
       printf(" leaf %" PRId64 "..%" PRId64, f->leaf_index, f->leaf_end - 1);
     else if (f->leaf_index >= 0) printf(" leaf %" PRId64, f->leaf_index);

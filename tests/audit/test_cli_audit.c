@@ -226,10 +226,75 @@ static void refusals_and_help(void **state) {
   cx_close(&x);
 }
 
+/* Issue 25 "say the mode every time", --require-outside, an unreadable
+ * object under _checkpoints/, adopt --dry-run; issue 33 item 1. */
+static void modes_and_outside(void **state) {
+  cx x;
+  cx_open(&x, state, 1);
+  assert_int_equal(run(&x, "checkpoint --all"), 0);
+  char cpfile[4300];
+  snprintf(cpfile, sizeof cpfile, "%s/cp.json", x.dir);
+  tu_write_file(cpfile, x.out.data, x.out.len);
+  /* Pinned keys, stored checkpoints only: said, and --require-outside fails. */
+  assert_int_equal(run(&x, "audit"), 0);
+  assert_non_null(strstr(out_of(&x), "mode: pinned keys, no checkpoint from outside the database"));
+  assert_int_equal(run(&x, "audit --require-outside"), 3);
+  assert_non_null(strstr(err_of(&x), "--require-outside: no checkpoint from outside the database was verified"));
+  assert_int_equal(run(&x, "audit --require-outside --json"), 3);
+  assert_non_null(strstr(out_of(&x), "\"ok\":false"));
+  assert_non_null(strstr(out_of(&x), "\"mode\":\"pinned\",\"outside_checkpoints\":0"));
+  assert_non_null(strstr(out_of(&x), "\"require_outside\":\"failed\""));
+  /* One outside checkpoint from a file. */
+  assert_int_equal(run(&x, "audit --checkpoint '%s' --require-outside", cpfile), 0);
+  assert_non_null(strstr(out_of(&x), "mode: 1 outside checkpoint verified, newest at tree size 3 ("));
+  assert_int_equal(run(&x, "audit --checkpoint '%s' --require-outside --json", cpfile), 0);
+  assert_non_null(strstr(out_of(&x), "\"mode\":\"outside\",\"outside_checkpoints\":1,\"outside_newest_tree_size\":3,"));
+  assert_non_null(strstr(out_of(&x), "\"require_outside\":\"met\""));
+  /* An unreadable object among the published ones: a finding with its key;
+   * the audit goes on and prints its summary. */
+  sh("mkdir -p '%s/bucket/rows/_checkpoints/zz' && printf 'not a checkpoint' > "
+     "'%s/bucket/rows/_checkpoints/zz/00000000000000000001-x-1.json'",
+     x.dir, x.dir);
+  assert_int_equal(run(&x, "audit --from-binding fs1 --require-outside"), 3);
+  assert_non_null(strstr(out_of(&x), "FINDING checkpoint_unreadable - - rows/_checkpoints/zz/00000000000000000001-x-1.json"));
+  assert_non_null(strstr(out_of(&x), "mode: 1 outside checkpoint verified"));
+  assert_non_null(strstr(out_of(&x), "audit: 1 accounts"));
+  /* A configuration that lost its keys cannot pass silently. */
+  const char *nokeys = "{\"audit\":{}}\n";
+  tu_write_file(x.cfg, nokeys, strlen(nokeys));
+  assert_int_equal(run(&x, "audit"), 0);
+  assert_non_null(strstr(out_of(&x), "mode: no pinned key"));
+  assert_int_equal(run(&x, "audit --require-outside --json"), 3);
+  assert_non_null(strstr(out_of(&x), "\"mode\":\"no_key\""));
+  /* adopt --dry-run: what would be adopted (nothing here), nothing signed. */
+  assert_int_equal(run(&x, "checkpoint --all --adopt-unlogged --dry-run"), 0);
+  assert_non_null(strstr(out_of(&x), "0 revisions would be adopted; nothing written or signed"));
+  assert_int_equal(run(&x, "checkpoint --all --adopt-unlogged --dry-run --json"), 0);
+  assert_non_null(strstr(out_of(&x), "{\"ok\":true,\"dry_run\":true,\"would_adopt\":[]}"));
+  assert_int_equal(run(&x, "checkpoint --all --dry-run"), 1); /* --dry-run alone is refused */
+  assert_non_null(strstr(err_of(&x), "--dry-run goes with --adopt-unlogged"));
+  /* Issue 33 item 1: a buyer verifying with a key that did not sign. */
+  char proof[4300], args[16384], kid[64] = "";
+  snprintf(proof, sizeof proof, "%s/proof.json", x.dir);
+  assert_int_equal(run(&x, "prove --account acct --revision r2 --checkpoint '%s'", cpfile), 0);
+  tu_write_file(proof, x.out.data, x.out.len);
+  const char *k = strstr(out_of(&x), "\"key_id\":\"");
+  assert_non_null(k);
+  memcpy(kid, k + 10, 16);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s/other_pub.pem'", proof, x.dir);
+  assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 3);
+  adcp_buf_cstr(&x.err);
+  assert_non_null(strstr(err_of(&x), "the checkpoint is not signed by the given key"));
+  assert_non_null(strstr(err_of(&x), kid));
+  assert_null(strstr(err_of(&x), "configuration"));
+  cx_close(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(end_to_end),
       BOTH(refusals_and_help),
+      BOTH(modes_and_outside),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
