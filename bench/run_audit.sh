@@ -3,9 +3,11 @@
 # file and on PostgreSQL (ADCP_BENCH_PG_URL, else a throwaway durable cluster):
 # commit latency of 1,000-row revisions with and without the audit log (same
 # run, interleaved; target <= 3% added), a checkpoint over 1,000,000 leaves
-# (target <= 1 s), audit throughput (target >= 100,000 headers/s), proof size
-# and verify time.
-# usage: bench/run_audit.sh [BUILD_DIR]   (ADCP_BENCH_AUDIT_LEAVES, _COMMITS, _HEADERS)
+# (target <= 1 s), audit throughput without and with an outside checkpoint
+# (target >= 100,000 headers/s), proof size and verify time. With
+# ADCP_BENCH_AUDIT_SOAK=N it then soaks the forgery property test
+# (tests/audit/test_audit.c) for N runs per engine: outside make test.
+# usage: bench/run_audit.sh [BUILD_DIR]   (ADCP_BENCH_AUDIT_LEAVES, _COMMITS, _HEADERS, _SOAK)
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,8 +43,9 @@ for f in sys.argv[1:]:
             print(f"{e:8} checkpoint over {o['leaves']:,} leaves: {o['seconds']*1e3:.1f} ms (target <= 1000 ms); "
                   f"root matches an in-memory tree: {o['root_matches_memory_tree']}")
         elif m == "audit":
-            print(f"{e:8} audit: {o['headers_per_s']:,.0f} headers/s wall, {o['headers_per_cpu_s']:,.0f} per client CPU second "
-                  f"({o['headers']} headers, {o['findings']} findings; target >= 100,000/s)")
+            how = "with 1 outside checkpoint" if o.get("outside_checkpoints") else "stored checkpoints only"
+            print(f"{e:8} audit ({how}): {o['headers_per_s']:,.0f} headers/s wall, {o['headers_per_cpu_s']:,.0f} per client "
+                  f"CPU second ({o['headers']} headers, {o['findings']} findings; target >= 100,000/s)")
         elif m == "inclusion_proof":
             print(f"{e:8} inclusion proof over {o['leaves']:,} leaves: {o['path_entries']} hashes = {o['path_bytes']} bytes, "
                   f"built from stored nodes in {o['build_ms']:.2f} ms, verified in {o['verify_us']:.1f} us")
@@ -50,3 +53,8 @@ for f in sys.argv[1:]:
             print(f"{e:8} proof document (tree of {o['tree_size']}): {o['bytes']} bytes, verified offline "
                   f"(signature included) in {o['verify_us']:.0f} us")
 PY
+if [ -n "${ADCP_BENCH_AUDIT_SOAK:-}" ]; then
+  echo "== forgery property soak: ${ADCP_BENCH_AUDIT_SOAK} runs per engine =="
+  ADCP_TEST_PG_URL="${ADCP_TEST_PG_URL:-$ADCP_BENCH_PG_URL}" ADCP_AUDIT_PROPERTY_RUNS="$ADCP_BENCH_AUDIT_SOAK" \
+    "$root/$build/tests/audit_test_audit" 2>&1 | grep -E "property seed|caught|untampered|FAILED|OK .*property"
+fi
