@@ -205,7 +205,9 @@ typedef struct adcp_commit_result {
  * account lock first; a failure leaves nothing behind. Before the commit, the
  * chunk manifests are re-checked independently (structure, contiguity,
  * row_manifest_sha256) against the binding being committed.
- * Errors: INVALID_INPUT / INVALID_ROW (refused rows, totals, IDs, instants),
+ * Errors: INVALID_ROW (a refused row: not JSON, not an object, outside the
+ * row domain; the message names its ordinal), INVALID_INPUT (the request:
+ * totals, IDs, instants, finality),
  * CONTENT_CONFLICT (same revision ID, different content; or the obligation
  * exists with another identity), CONFLICT ("obligation already has an
  * official revision", or a concurrent writer / lock timeout), REFERENCE_NOT_FOUND

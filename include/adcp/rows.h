@@ -194,8 +194,9 @@ int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_optio
  * environment, else 2 when at least two cores are online. Output (chunks,
  * manifests, digests, errors, callback order and thread) is identical. */
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *enc, unsigned threads, adcp_error *err);
-/* Adds one row given as JSON text (any formatting). Refusals are ADCP_EINVALID_ROW
- * naming the ordinal (never row content); syntax errors ADCP_EINVALID_INPUT. */
+/* Adds one row given as JSON text (any formatting). Every refusal of the row
+ * (not JSON, not an object, outside the row domain of spec 01 §3) is
+ * ADCP_EINVALID_ROW naming the ordinal (never row content); ADCP_ENOMEM. */
 int adcp_rows_encoder_add_json(adcp_rows_encoder *enc, const char *text, size_t len, adcp_error *err);
 /* Adds one row from a parsed document node (must be an object). */
 int adcp_rows_encoder_add_node(adcp_rows_encoder *enc, const adcp_json_doc *doc, uint32_t node, adcp_error *err);

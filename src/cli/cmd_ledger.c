@@ -260,7 +260,9 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
     rc = adcp_ledger_commit_revision(&res, x.l, &req, &err);
     close_session(&x);
   }
-  if (rc && src.r.lineno && (rc == ADCP_EINVALID_ROW || rc == ADCP_EINVALID_INPUT) && !strstr(err.message, "input line")) {
+  /* Only a refused row is the line's fault; a refused request (say, a new
+   * obligation without its period) names no line. */
+  if (rc == ADCP_EINVALID_ROW && src.r.lineno && !strstr(err.message, "input line")) {
     char msg[ADCP_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err.message);
     adcp_error_set(&err, rc, "%s (input line %llu)", msg, src.r.lineno);

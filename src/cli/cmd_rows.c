@@ -106,8 +106,8 @@ static const char encode_help[] =
     "--revision-id and --totals apply to revision_envelope_v1 only. Limits: --totals\n"
     "1 MiB, one row line 16 MiB (docs/cli.md). On failure nothing is printed on\n"
     "stdout (chunk files already written stay).\n\n"
-    "exit status: 0 ok; 2 a row or the totals were refused (INVALID_ROW /\n"
-    "INVALID_INPUT, naming the ordinal); 1 usage or I/O error.\n";
+    "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
+    "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n";
 
 typedef struct encode_ctx {
   const char *dir;

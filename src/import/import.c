@@ -282,10 +282,16 @@ static int one(run *x, const import_candidate *c, adcp_error *err) {
   }
   adcp_commit_result_free(&res);
   if (rc == ADCP_EROWS_INTEGRITY_FAILED && failed) return quarantine(x, c, check_name(failed), e.message, err);
-  if (rc == ADCP_EINVALID_ROW || rc == ADCP_EINVALID_INPUT) return quarantine(x, c, "unparsable_row", e.message, err);
-  /* The ledger refuses the header (an ID used for other content, another
-   * account's obligation, a revision after an official one). */
-  if (rc == ADCP_ECONTENT_CONFLICT || rc == ADCP_EREFERENCE_NOT_FOUND ||
+  /* A refused row carries its code, as commit and encode name it. */
+  if (rc == ADCP_EINVALID_ROW) {
+    char m[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(m, sizeof m, "INVALID_ROW: %.*s", (int)sizeof m - 14, e.message);
+    return quarantine(x, c, "unparsable_row", m, err);
+  }
+  /* The ledger refuses the header (a value it does not accept, an ID used
+   * for other content, another account's obligation, a revision after an
+   * official one). */
+  if (rc == ADCP_EINVALID_INPUT || rc == ADCP_ECONTENT_CONFLICT || rc == ADCP_EREFERENCE_NOT_FOUND ||
       (rc == ADCP_ECONFLICT && strstr(e.message, "official")))
     return quarantine(x, c, "header", e.message, err);
   if (err) *err = e;

@@ -341,7 +341,10 @@ int adcp_rows_encoder_add_json(adcp_rows_encoder *e, const char *text, size_t le
   /* Straight from text into the chunk; on refusal nothing is appended. */
   if ((rc = adcp_jcs_canonicalize(&e->chunk, &type, &e->doc, text, len, NULL, &perr))) {
     if (rc == ADCP_ENOMEM) e->failed = 1;
-    /* Name the ordinal, never the content. */
+    /* A row that is not JSON is as unacceptable as one outside the row
+     * domain: one code for both (spec 01 §3; the parser alone says
+     * INVALID_INPUT). Name the ordinal, never the content. */
+    if (rc == ADCP_EINVALID_INPUT) rc = ADCP_EINVALID_ROW;
     return adcp_error_set(err, rc, "row at ordinal %llu: %s", (unsigned long long)e->ordinal, perr.message);
   }
   if (type != ADCP_JSON_OBJECT) {

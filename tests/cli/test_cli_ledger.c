@@ -67,6 +67,18 @@ static void ledger_commands(void **state) {
   assert_int_equal(cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":1,\"a\":2}\n", &out, &err_b), 2);
   assert_non_null(strstr((char *)err_b.data, "INVALID_ROW"));
   assert_int_equal(cli("show --account acct_1 --revision rrev_bad", NULL, &out, &err_b), 5);
+  /* A row that is not JSON is refused with the same code, naming its line and
+   * ordinal, never its text (issue 33). */
+  assert_int_equal(cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":\"secret\"\n", &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "commit: INVALID_ROW: row at ordinal 1:"));
+  assert_non_null(strstr((char *)err_b.data, "(input line 2)"));
+  assert_null(strstr((char *)err_b.data, "secret"));
+  assert_int_equal(cli("show --account acct_1 --revision rrev_bad", NULL, &out, &err_b), 5);
+  /* A refused request is no row's fault: no input line is named. */
+  assert_int_equal(cli("commit --account acct_1 --obligation ob_new --revision rrev_n --finality snapshot",
+                       "{\"a\":1}\n", &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "INVALID_INPUT: obligation ob_new does not exist yet"));
+  assert_null(strstr((char *)err_b.data, "input line"));
   /* Official, then nothing after it. */
   assert_int_equal(cli(COMMIT "--revision rrev_2 --finality official", (char *)other.data, &out, &err_b), 0);
   assert_non_null(strstr((char *)out.data, "number 2, official"));

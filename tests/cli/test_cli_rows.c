@@ -234,6 +234,11 @@ static void encode_refusals_and_help(void **state) {
   assert_non_null(strstr((char *)err_b.data, "INVALID_ROW"));
   assert_non_null(strstr((char *)err_b.data, "input line 3"));
   assert_non_null(strstr((char *)err_b.data, "ordinal 1"));
+  /* Not JSON: the same code as any refused row (issue 33). */
+  assert_int_equal(cli("encode --revision-id rrev_x", "{\"a\":1}\n{\"a\":\n", &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "encode: INVALID_ROW: input line 2, row at ordinal 1:"));
+  assert_int_equal(cli("encode --revision-id rrev_x", "{\"a\":1} x\n", &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "encode: INVALID_ROW: input line 1, row at ordinal 0:"));
   assert_int_equal(cli("encode", "{}\n", &out, &err_b), 1); /* --revision-id required */
   assert_int_equal(cli("encode --revision-id 'bad id'", "{}\n", &out, &err_b), 2);
   char cmd[4300];

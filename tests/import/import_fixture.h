@@ -355,6 +355,40 @@ static inline void py_legacy_pairs_vector(void **state) {
   adcp_buf_free(&out);
 }
 
+/* A stored row the writer refuses is quarantined as unparsable_row and named
+ * with the code commit and encode give it, INVALID_ROW, whether it is not JSON
+ * at all (SQLite keeps any text) or not an object (issue 33). */
+static inline void py_row_refused(void **state) {
+  two *t = *state;
+  adcp_sql_conn *c;
+  adcp_error err = {0};
+  OK(adcp_sql_connect(&c, t->src_url, &err));
+  OK(lb_schema(c, ADCP_IMPORT_PY_INLINE, &err));
+  int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
+  char sql[1200];
+  snprintf(sql, sizeof sql,
+           "INSERT INTO reporting_revisions VALUES ('rpr_bad_row', 'obl_b', 'acct_b', '2026-01-01T00:00:00Z', "
+           "'2026-01-02T00:00:00Z', 1, 'snapshot', 'rfc8785_jcs_v1', "
+           "'2f2ad577249dba8d237b995cb52a56d00d6318eb2292bb3224120ccc01726322', 40, 2, '[]', "
+           "'2026-01-03T00:00:00.000001Z');"
+           "INSERT INTO reporting_revision_rows VALUES ('rpr_bad_row', 0, '{\"spend\": \"1.25\"}');"
+           "INSERT INTO reporting_revision_rows VALUES ('rpr_bad_row', 1, '%s');",
+           pg ? "[1, 2]" : "{\"spend\": ");
+  OK(adcp_sql_exec_script(c, sql, &err));
+  adcp_sql_close(c);
+  migrate_dst(t);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline", t->src_url), 3);
+  assert_non_null(strstr(txt(&out), "QUARANTINED rpr_bad_row: ROWS_INTEGRITY_FAILED: unparsable_row check failed: "
+                                    "INVALID_ROW: row at ordinal 1"));
+  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --dry-run --json", t->src_url), 0);
+  assert_int_equal(count(t->dst->url, "SELECT count(*) FROM adcp_legacy_import_quarantine WHERE failed_check = "
+                                      "'unparsable_row' AND message LIKE 'INVALID_ROW: row at ordinal 1%'"),
+                   1);
+  adcp_buf_free(&out);
+}
+
 /* Refusals: each with its exit status and a message on stderr. */
 static inline void bad_input(void **state) {
   two *t = *state;

@@ -8,6 +8,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH2(bad_input),
       BOTH2(py_legacy_pairs_vector),
+      BOTH2(py_row_refused),
       BOTH2(py_inline_full),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -208,7 +208,7 @@ static void test_invalid_row_mid_chunk(void **state) {
   static const size_t at[] = {0, 1, 499, 500, 501, 9999, 10000, 10001, 12345};
   for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
     size_t bad = at[k];
-    both(ADCP_PROFILE_REVISION_ENVELOPE_V1, bad_at, &bad, 15000, SIZE_MAX, ADCP_EINVALID_INPUT);
+    both(ADCP_PROFILE_REVISION_ENVELOPE_V1, bad_at, &bad, 15000, SIZE_MAX, ADCP_EINVALID_ROW);
     both(ADCP_PROFILE_REVISION_ENVELOPE_V1, array_at, &bad, 15000, SIZE_MAX, ADCP_EINVALID_ROW);
   }
 }
