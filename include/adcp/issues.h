@@ -167,6 +167,10 @@ typedef struct adcp_issue_event {
   char lease_expires_at[32];
   int64_t attempts;
   char completed_at[32], dead_lettered_at[32];
+  /* The occurrence's external_ref when the event is claimed ("" = none): kept
+   * until a new value is given (spec 07 §2), so every event after
+   * `issue ack --external-ref R` carries R. */
+  char external_ref[ADCP_ISSUE_REF_MAX];
 } adcp_issue_event;
 
 /* Claims up to limit (1..1000) events, each the earliest incomplete event of

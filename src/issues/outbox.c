@@ -49,7 +49,8 @@ int issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const cha
 #define EVENT_COLS                                                                                              \
   "event_id, seq, account_id, issue_id, issue_key, generation, consumer_id, kind, issue_state, @ts(occurred_at), " \
   "@ts(recorded_at), @ts(available_at), lease_token, @ts(lease_expires_at), attempts, @ts(completed_at), "        \
-  "@ts(dead_lettered_at)"
+  "@ts(dead_lettered_at), (SELECT l.external_ref FROM reporting_issue_lifecycle l WHERE l.issue_id = "        \
+  "reporting_issue_events.issue_id)"
 
 static void read_event(adcp_issue_event *e, adcp_sql_rows *r) {
   memset(e, 0, sizeof *e);
@@ -70,6 +71,7 @@ static void read_event(adcp_issue_event *e, adcp_sql_rows *r) {
   e->attempts = adcp_sql_get_int64(r, 14);
   issues__copy(e->completed_at, sizeof e->completed_at, adcp_sql_get_text(r, 15, NULL));
   issues__copy(e->dead_lettered_at, sizeof e->dead_lettered_at, adcp_sql_get_text(r, 16, NULL));
+  issues__copy(e->external_ref, sizeof e->external_ref, adcp_sql_get_text(r, 17, NULL));
 }
 
 static int by_seq(const void *a, const void *b) {

@@ -273,6 +273,7 @@ int adcp_issue_event_write_json(adcp_buf *b, const adcp_issue_event *e, int with
   if (!rc) rc = adcp_buf_printf(b, ",\"generation\":%lld", (long long)e->generation);
   if (!rc) rc = jkey(b, "consumer_id", e->consumer_id, 1, 0);
   if (!rc) rc = jkey(b, "issue_state", e->issue_state, 0, 0);
+  if (!rc) rc = jkey(b, "external_ref", e->external_ref, 1, 0);
   if (!rc) rc = jkey(b, "occurred_at", e->occurred_at, 0, 0);
   if (!rc) rc = jkey(b, "recorded_at", e->recorded_at, 0, 0);
   if (!rc) rc = adcp_buf_printf(b, ",\"attempts\":%lld", (long long)e->attempts);

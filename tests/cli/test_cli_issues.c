@@ -200,6 +200,67 @@ static void deliver_fail_twice(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&e);
 }
 
+/* The line of the delivery log holding the event (key, kind), or NULL. */
+static char *event_line(char *log, const char *key, const char *kind, char *line, size_t cap) {
+  char k[600], d[64];
+  snprintf(k, sizeof k, "\"issue_key\":\"%s\"", key);
+  snprintf(d, sizeof d, "\"kind\":\"%s\"", kind);
+  for (char *p = log; p && *p;) {
+    char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    snprintf(line, cap, "%.*s", (int)n, p);
+    if (strstr(line, k) && strstr(line, d)) return line;
+    p = nl ? nl + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* issue 33: `issue ack --external-ref JIRA-42` — the acknowledged event and
+ * every later one carry it; it is kept without a new value and replaced by
+ * one (spec 07 §2). */
+static void events_carry_external_ref(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  char deliver[3000], path[4200], line[4096];
+  snprintf(deliver, sizeof deliver, "issue-events deliver --once --json --exec 'cat >> \"%s/log\"; echo >> \"%s/log\"'",
+           x->dir, x->dir);
+  snprintf(path, sizeof path, "%s/log", x->dir);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key ref:1"), 0);
+  assert_int_equal(run(x, &out, &e, "%s", deliver), 0);
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key ref:1 --external-ref JIRA-42"), 0);
+  assert_int_equal(run(x, &out, &e, "%s", deliver), 0);
+  assert_int_equal(run(x, &out, &e, "issue waive --account a --key ref:1"), 0);
+  assert_int_equal(run(x, &out, &e, "%s", deliver), 0);
+  assert_non_null(strstr(txt(&out), "\"delivered\":1"));
+  /* A second occurrence: the reference is replaced by a new value. */
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key ref:2"), 0);
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key ref:2 --external-ref A-1"), 0);
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key ref:2 --external-ref A-2"), 0);
+  assert_int_equal(run(x, &out, &e, "issue resolve --account a --key ref:2"), 0);
+  assert_int_equal(run(x, &out, &e, "%s", deliver), 0);
+  assert_non_null(strstr(txt(&out), "\"delivered\":3"));
+  size_t n;
+  char *log = (char *)tu_read_file(path, &n);
+  assert_non_null(event_line(log, "ref:1", "opened", line, sizeof line));
+  assert_non_null(strstr(line, "\"external_ref\":null")); /* delivered before any reference was given */
+  assert_non_null(event_line(log, "ref:1", "acknowledged", line, sizeof line));
+  assert_non_null(strstr(line, "\"external_ref\":\"JIRA-42\""));
+  assert_non_null(event_line(log, "ref:1", "waived", line, sizeof line));
+  assert_non_null(strstr(line, "\"external_ref\":\"JIRA-42\"")); /* kept: waive gave none */
+  assert_non_null(event_line(log, "ref:2", "resolved", line, sizeof line));
+  assert_non_null(strstr(line, "\"external_ref\":\"A-2\""));
+  assert_null(strstr(log, "A-1"));
+  free(log);
+  /* claim --json carries it too. */
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key ref:3"), 0);
+  assert_int_equal(run(x, &out, &e, "issue ack --account a --key ref:3 --external-ref T-3"), 0);
+  assert_int_equal(run(x, &out, &e, "issue-events claim --json"), 0);
+  one_doc(&out);
+  assert_non_null(strstr(txt(&out), "\"external_ref\":\"T-3\""));
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
 /* The hook never inherits the database URL or object-store credentials. */
 static void deliver_env_scrubbed(void **state) {
   cx *x = *state;
@@ -349,7 +410,7 @@ static void unmigrated_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTHX(issue_commands), BOTHX(deliver_fail_twice), BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
+      BOTHX(issue_commands), BOTHX(events_carry_external_ref), BOTHX(deliver_fail_twice), BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
       BOTH(unmigrated_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

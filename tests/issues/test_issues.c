@@ -375,6 +375,60 @@ static void claims_order_and_leases(void **state) {
   adcp_storage_close(st);
 }
 
+/* Claims one event, checks its kind and external_ref, completes it. */
+static void claim_expect(adcp_issues *s, const char *kind, const char *ref) {
+  adcp_error err = {0};
+  adcp_issue_event *v;
+  size_t n;
+  int ok = 0;
+  OK(adcp_issues_claim_events(&v, &n, s, 10, 60000, &err));
+  assert_int_equal(n, 1);
+  assert_string_equal(v[0].kind, kind);
+  assert_string_equal(v[0].external_ref, ref);
+  adcp_buf b;
+  adcp_buf_init(&b);
+  OK(adcp_issue_event_write_json(&b, &v[0], 0));
+  adcp_buf_cstr(&b);
+  char want[128];
+  snprintf(want, sizeof want, *ref ? "\"external_ref\":\"%s\"" : "\"external_ref\":null", ref);
+  assert_non_null(strstr((char *)b.data, want));
+  adcp_buf_free(&b);
+  OK(adcp_issues_complete_event(&ok, s, v[0].event_id, v[0].lease_token, &err));
+  assert_true(ok);
+  free(v);
+}
+
+/* issue 33: the external_ref given with an acknowledgement is carried by
+ * that event and every later one; kept without a new value, replaced by one
+ * (spec 07 §2). */
+static void events_carry_external_ref(void **state) {
+  fixture *f = *state;
+  adcp_storage *st = open_migrated(f);
+  adcp_issues *s = store_on(adcp_storage_sql(st));
+  adcp_error err = {0};
+  adcp_issue_result r;
+  OK(adcp_issues_ensure_opened(&r, s, ACCT, "ref", NULL, NULL, &err));
+  claim_expect(s, "opened", "");
+  OK(adcp_issues_set_state(&r, s, ACCT, "ref", "acknowledged", NULL, "JIRA-42", &err));
+  claim_expect(s, "acknowledged", "JIRA-42");
+  adcp_escalation_counters k;
+  usleep(5000); /* past opened_at + 1 ms */
+  OK(adcp_issues_sweep_escalations(&k, s, 1, 0, NULL, NULL, 0, &err));
+  assert_int_equal(k.escalated, 1);
+  claim_expect(s, "escalated", "JIRA-42");
+  OK(adcp_issues_set_state(&r, s, ACCT, "ref", "waived", NULL, NULL, &err));
+  claim_expect(s, "waived", "JIRA-42");
+  OK(adcp_issues_ensure_opened(&r, s, ACCT, "ref2", NULL, NULL, &err));
+  claim_expect(s, "opened", "");
+  OK(adcp_issues_set_state(&r, s, ACCT, "ref2", "acknowledged", NULL, "A-1", &err));
+  claim_expect(s, "acknowledged", "A-1");
+  OK(adcp_issues_set_state(&r, s, ACCT, "ref2", "acknowledged", NULL, "A-2", &err));
+  OK(adcp_issues_retire(&r, s, ACCT, "ref2", NULL, &err));
+  claim_expect(s, "resolved", "A-2");
+  adcp_issues_close(s);
+  adcp_storage_close(st);
+}
+
 static void prune_completed_only(void **state) {
   fixture *f = *state;
   adcp_storage *st = open_migrated(f);
@@ -641,6 +695,7 @@ int main(void) {
       BOTH(escalation_once),
       BOTH(escalation_four_sweepers),
       BOTH(claims_order_and_leases),
+      BOTH(events_carry_external_ref),
       BOTH(prune_completed_only),
       BOTH(claims_disjoint_four_workers),
       BOTH(unmigrated_not_ready),
