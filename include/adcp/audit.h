@@ -18,7 +18,12 @@
  *
  * Errors: ADCP_EINVALID_INPUT (bad arguments, a document that does not parse),
  * ADCP_EINTEGRITY_FAILED (a signature or proof that does not verify, an audit
- * that found problems), ADCP_EREFERENCE_NOT_FOUND, ADCP_ESTORAGE, ADCP_ENOMEM. */
+ * that found problems), ADCP_EREFERENCE_NOT_FOUND, ADCP_ESTORAGE, ADCP_ENOMEM.
+ *
+ * Threads: no global state. Every function works on the connection it is given
+ * (one thread at a time, adcp/sql.h) or on its arguments; a loaded signer or
+ * keyring is only read afterwards (each signature and verification uses its own
+ * OpenSSL context), so it may be shared between threads. */
 #ifndef ADCP_AUDIT_H
 #define ADCP_AUDIT_H
 
@@ -52,17 +57,20 @@ void adcp_merkle_node_hash(uint8_t out[32], const uint8_t left[32], const uint8_
  * or from the stored nodes. */
 typedef int (*adcp_merkle_subtree_fn)(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
 
-/* MTH(D[0:n]) (n = 0: SHA-256 of the empty string). */
+/* MTH(D[0:n]) (n = 0: SHA-256 of the empty string). Errors: ADCP_EINVALID_INPUT, or fn's own code. */
 int adcp_merkle_root(uint8_t out[32], uint64_t n, adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err);
-/* PATH(m, D[0:n]) (RFC 9162 §2.1.3.1): *count entries into path (capacity ADCP_AUDIT_MAX_PATH). */
+/* PATH(m, D[0:n]) (RFC 9162 §2.1.3.1): *count entries into path (capacity ADCP_AUDIT_MAX_PATH).
+ * Errors: ADCP_EINVALID_INPUT (m >= n, capacity), ADCP_EINTERNAL, or fn's own code. */
 int adcp_merkle_inclusion_proof(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t n, adcp_merkle_subtree_fn fn,
                                 void *ctx, adcp_error *err);
-/* PROOF(m, D[0:n]) (RFC 9162 §2.1.4.1), 0 < m <= n. */
+/* PROOF(m, D[0:n]) (RFC 9162 §2.1.4.1), 0 < m <= n.
+ * Errors: ADCP_EINVALID_INPUT (m outside 1..n, capacity), ADCP_EINTERNAL, or fn's own code. */
 int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n,
                                   adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err);
-/* Verifiers (RFC 9162 §2.1.3.2 and §2.1.4.2): 1 when the proof holds, else 0. */
+/* Verifiers (RFC 9162 §2.1.3.2 and §2.1.4.2): 1 when the proof holds, else 0. Never fails. */
 int adcp_merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const adcp_hash32 *path,
                                  size_t count, const uint8_t root[32]);
+/* Never fails. */
 int adcp_merkle_verify_consistency(uint64_t m, uint64_t n, const uint8_t root_m[32], const uint8_t root_n[32],
                                    const adcp_hash32 *proof, size_t count);
 
@@ -72,10 +80,11 @@ typedef struct adcp_merkle_mem {
   uint64_t counts[64];
   unsigned n_levels;
 } adcp_merkle_mem;
-/* Builds every level over n leaf hashes (copied). */
+/* Builds every level over n leaf hashes (copied). Errors: ADCP_ENOMEM. */
 int adcp_merkle_mem_build(adcp_merkle_mem *t, const adcp_hash32 *leaves, uint64_t n, adcp_error *err);
 void adcp_merkle_mem_free(adcp_merkle_mem *t);
-/* An adcp_merkle_subtree_fn over an adcp_merkle_mem (ctx = the tree). */
+/* An adcp_merkle_subtree_fn over an adcp_merkle_mem (ctx = the tree).
+ * Errors: ADCP_EINTERNAL (a range outside the tree). */
 int adcp_merkle_mem_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
 
 /* ---- header digest ---------------------------------------------------------- */
@@ -92,7 +101,8 @@ int adcp_audit_header_sha256(char out[65], adcp_sql_conn *conn, const char *revi
  * account's log, keeping the header object (JCS) as the leaf's document so
  * the log itself holds the logged period and recorded_at. Must run inside the committing transaction after the header
  * (and its row set) were inserted and under the account lock: the leaf and
- * the revision then commit or vanish together. *leaf_index may be NULL. */
+ * the revision then commit or vanish together. *leaf_index may be NULL.
+ * Errors: ADCP_EREFERENCE_NOT_FOUND (no such revision), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
 /* A retirement record (period retirement, phase 3): what was retired, and
@@ -115,6 +125,7 @@ typedef struct adcp_audit_retirement {
   size_t n_revisions;
   int64_t retention_days;          /* the window retention applied (informational: the audit uses its own) */
 } adcp_audit_retirement;
+/* Errors: ADCP_EINVALID_INPUT (the record), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
                                  adcp_error *err);
 
@@ -147,15 +158,19 @@ typedef struct adcp_audit_head {
   uint64_t tree_size;
   char root_hash[65];
 } adcp_audit_head;
+/* Errors: ADCP_EINVALID_INPUT (account id), ADCP_EINTEGRITY_FAILED (a stored leaf that does not hash),
+ * ADCP_ESTORAGE. */
 int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
 /* An adcp_merkle_subtree_fn over the stored log; ctx = adcp_audit_log_source. */
 typedef struct adcp_audit_log_source {
   adcp_sql_conn *conn;
   const char *account_id;
 } adcp_audit_log_source;
+/* Errors: ADCP_EINTEGRITY_FAILED (a leaf missing or malformed), ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
 int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err);
 
-/* Every account with a log or a revision, sorted (caller frees with adcp_audit_ids_free). */
+/* Every account with a log or a revision, sorted (caller frees with adcp_audit_ids_free).
+ * Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_list_accounts(char ***out, size_t *count, adcp_sql_conn *conn, adcp_error *err);
 void adcp_audit_ids_free(char **ids, size_t count);
 
@@ -164,7 +179,8 @@ void adcp_audit_ids_free(char **ids, size_t count);
  * one transaction under the account lock. Run it once after migration 0009,
  * then take a checkpoint; a revision inserted later around the commit path
  * would be adopted too, so the audit's revision_unlogged findings are the
- * list to review first. *appended may be NULL. */
+ * list to review first. *appended may be NULL.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ECONFLICT (lock timeout), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_adopt_unlogged(uint64_t *appended, adcp_sql_conn *conn, const char *account_id, adcp_error *err);
 /* The same, listing the revision IDs adopted (dry_run: that would be, and
  * nothing is written) into *adopted (caller frees with adcp_audit_ids_free).
@@ -186,7 +202,7 @@ int adcp_audit_check_revision(adcp_sql_conn *conn, const char *revision_id, adcp
  * lists it (with header_sha256, the digest of the leaf in question, when not
  * NULL). A classification for housekeeping (issue retirement); the audit
  * applies the full rules (docs/trust.md). obligation_id, when not NULL, must
- * be the retirement's. *retired = 1 when so. */
+ * be the retirement's. *retired = 1 when so. Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
                                 const char *header_sha256, const char *obligation_id, adcp_error *err);
 
@@ -194,12 +210,13 @@ int adcp_audit_revision_retired(int *retired, adcp_sql_conn *conn, const char *a
 
 typedef struct adcp_audit_signer adcp_audit_signer;
 /* Loads an Ed25519 private key (PEM, PKCS#8: `openssl genpkey -algorithm
- * ed25519`) from a file. The key never enters the database or a message. */
+ * ed25519`) from a file. The key never enters the database or a message.
+ * Errors: ADCP_EIO (the file), ADCP_EINVALID_INPUT (not an Ed25519 PKCS#8 key), ADCP_ENOMEM. */
 int adcp_audit_signer_load(adcp_audit_signer **out, const char *pem_path, adcp_error *err);
 void adcp_audit_signer_free(adcp_audit_signer *s);
 /* key_id: the first 16 hex characters of SHA-256(raw 32-byte public key). */
 const char *adcp_audit_signer_key_id(const adcp_audit_signer *s);
-/* The raw public key as base64 (for pinning; caller frees). */
+/* The raw public key as base64 (for pinning; caller frees). Errors: ADCP_ENOMEM. */
 int adcp_audit_signer_public_b64(char **out, const adcp_audit_signer *s, adcp_error *err);
 
 #define ADCP_AUDIT_KEYS_MAX 16
@@ -209,7 +226,8 @@ typedef struct adcp_audit_keyring {
   char key_id[ADCP_AUDIT_KEYS_MAX][17];
 } adcp_audit_keyring;
 /* Adds a pinned public key given as base64 of the raw 32 bytes, base64 of
- * the DER SubjectPublicKeyInfo, or a PEM "PUBLIC KEY" block. */
+ * the DER SubjectPublicKeyInfo, or a PEM "PUBLIC KEY" block.
+ * Errors: ADCP_EINVALID_INPUT (not an Ed25519 public key in one of those forms), ADCP_ENOMEM. */
 int adcp_audit_keyring_add(adcp_audit_keyring *k, const char *text, size_t len, adcp_error *err);
 
 typedef struct adcp_audit_checkpoint {
@@ -226,16 +244,21 @@ void adcp_audit_checkpoint_free(adcp_audit_checkpoint *c);
 
 /* Signs the account's current tree head and stores the document in
  * adcp_audit_checkpoints (insert-only). Takes the account lock in its own
- * transaction so the head is a committed prefix. */
+ * transaction so the head is a committed prefix.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_EINTEGRITY_FAILED (the log does not hash), ADCP_ECONFLICT, ADCP_ESTORAGE,
+ * ADCP_ENOMEM, ADCP_EINTERNAL (signing failed). */
 int adcp_audit_checkpoint_create(adcp_audit_checkpoint *out, adcp_sql_conn *conn, const char *account_id,
                                  const adcp_audit_signer *signer, adcp_error *err);
-/* Parses a checkpoint document (does not verify the signature). */
+/* Parses a checkpoint document (does not verify the signature).
+ * Errors: ADCP_EINVALID_INPUT naming the member, ADCP_ENOMEM. */
 int adcp_audit_checkpoint_parse(adcp_audit_checkpoint *out, const char *json, size_t len, adcp_error *err);
 /* Signature by a pinned key (INTEGRITY_FAILED naming the reason, else 0). */
 int adcp_audit_checkpoint_verify(const adcp_audit_checkpoint *c, const adcp_audit_keyring *keys, adcp_error *err);
 /* Writes the document create-only to `_checkpoints/<account_key>/<tree_size
  * 20 digits>-<key_id>-<timestamp digits>.json` under the binding's prefix;
- * key_out (may be NULL, ADCP_OBJECT_KEY_MAX + 1) receives the key. */
+ * key_out (may be NULL, ADCP_OBJECT_KEY_MAX + 1) receives the key.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ECONTENT_CONFLICT (other bytes at the key), ADCP_EPROVIDER_UNAVAILABLE,
+ * ADCP_EDEADLINE_EXCEEDED, ADCP_EABORTED, ADCP_EUNSAFE_BINDING, ADCP_ENOMEM. */
 int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c,
                                   adcp_error *err);
 /* An object under _checkpoints/ that could not be read or parsed. */
@@ -247,7 +270,9 @@ typedef struct adcp_audit_fetch_problem {
  * verified; caller frees each and the array). With problems (may be NULL:
  * then the first unreadable object fails the call, INTEGRITY_FAILED), each
  * unreadable or unparsable object is listed there instead (caller frees the
- * array) and the fetch goes on; listing failures still fail the call. */
+ * array) and the fetch goes on; listing failures still fail the call.
+ * Errors: ADCP_EPROVIDER_UNAVAILABLE, ADCP_EDEADLINE_EXCEEDED (the listing),
+ * ADCP_EINTEGRITY_FAILED (without problems), ADCP_ENOMEM. */
 int adcp_audit_checkpoints_fetch(adcp_audit_checkpoint **out, size_t *count, adcp_audit_fetch_problem **problems,
                                  size_t *n_problems, adcp_object_provider *p, adcp_error *err);
 void adcp_audit_checkpoints_free(adcp_audit_checkpoint *items, size_t count);
@@ -301,7 +326,8 @@ typedef struct adcp_audit_report {
 } adcp_audit_report;
 
 /* Runs the audit. Returns 0 when it ran (findings counted in out->findings
- * and reported through on_finding), or a negative code when it could not. */
+ * and reported through on_finding), or a negative code when it could not.
+ * Errors: ADCP_EINVALID_INPUT (options), ADCP_ESTORAGE, ADCP_ENOMEM (findings are not errors). */
 int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit_options *opts, adcp_error *err);
 
 /* ---- inclusion proofs ------------------------------------------------------------- */
@@ -309,7 +335,9 @@ int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit
 /* An inclusion proof document (profile adcp-inclusion-proof-v1): the header
  * object, its leaf index, the audit path and the checkpoint it is against.
  * cp NULL: the latest stored checkpoint of the account that covers the leaf.
- * The proof is checked against the checkpoint's root before it is returned. */
+ * The proof is checked against the checkpoint's root before it is returned.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_EREFERENCE_NOT_FOUND (no such revision or no covering checkpoint),
+ * ADCP_EINTEGRITY_FAILED (the proof does not reach the checkpoint's root), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id, const char *revision_id,
                      const adcp_audit_checkpoint *cp, adcp_error *err);
 

@@ -23,7 +23,11 @@
  *   E6 not a dry run, acknowledge_exclusive_namespace, the ownership fence
  *      held (acquired before the first delete, re-checked at the start of
  *      every page and after every 25 deletes), the limit not exhausted.
- * Memory: one listing page (≤ 1000 entries) plus the dry-run key list (≤ 1000). */
+ * Memory: one listing page (≤ 1000 entries) plus the dry-run key list (≤ 1000).
+ *
+ * Threads: a pass uses the ledger handle it is given (one thread at a time,
+ * adcp/ledger.h) and that handle's providers; concurrent collectors use
+ * separate handles and meet at the fence. The key parser is pure. */
 #ifndef ADCP_COLLECTOR_H
 #define ADCP_COLLECTOR_H
 
@@ -123,7 +127,7 @@ int adcp_collector_collect_orphaned_row_objects(adcp_collector_report *out, adcp
                                                 const adcp_collector_options *opts, adcp_error *err);
 void adcp_collector_report_free(adcp_collector_report *r);
 
-/* The report as one JSON object (replacing out's contents, NUL-terminated). */
+/* The report as one JSON object (replacing out's contents, NUL-terminated). Errors: ADCP_ENOMEM. */
 int adcp_collector_report_json(adcp_buf *out, const adcp_collector_report *r);
 
 /* Parsed row-object key (E2). */
@@ -138,6 +142,7 @@ typedef struct adcp_collector_key {
 /* 1 when key parses completely against template tmpl (NULL = default) under
  * "{prefix}/{namespace_key}/" with every placeholder in its grammar and the
  * .jsonl / .jsonl.gz suffix; keys under _collector-fence/ never parse. */
+/* 1 when the key parses, 0 otherwise; never fails. */
 int adcp_collector_key_parse(adcp_collector_key *out, const char *key, const char *tmpl, const char *prefix,
                              const char *namespace_key);
 
@@ -151,7 +156,7 @@ typedef struct adcp_collector_state {
   char refusal[32];
 } adcp_collector_state;
 
-/* The stored state of binding_id (zeros / -1 when it has none). */
+/* The stored state of binding_id (zeros / -1 when it has none). Errors: ADCP_ESTORAGE. */
 int adcp_collector_state_get(adcp_collector_state *out, adcp_ledger *l, const char *binding_id, adcp_error *err);
 
 /* ---- the maintenance task (src/worker/tasks_collector.c) ---------------------- */
@@ -172,6 +177,8 @@ typedef struct adcp_worker_collector_ctx {
   int64_t interval_s;             /* 0 = 86400; at least 3600 */
   int64_t retry_s;                /* 0 = 3600 */
 } adcp_worker_collector_ctx;
+/* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
+ * returns. */
 int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                        adcp_error *err);
 

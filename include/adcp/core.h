@@ -3,7 +3,11 @@
  *
  * Convention for the whole library: functions return 0 on success or a
  * negative ADCP_E* code, and fill a caller-supplied adcp_error (which may be
- * NULL) with the code and a short, secret-free message. */
+ * NULL) with the code and a short, secret-free message.
+ *
+ * Threads: nothing here keeps mutable global state. An adcp_buf, adcp_error or
+ * adcp_sha256 is used by one thread at a time, distinct ones from any number of
+ * threads; adcp_error_code_name() and adcp_version() return static strings. */
 #ifndef ADCP_CORE_H
 #define ADCP_CORE_H
 
@@ -80,7 +84,8 @@ typedef struct adcp_error {
   char message[ADCP_ERROR_MESSAGE_MAX];   /* short, human, never secrets */
 } adcp_error;
 
-/* Records code and a printf-style message into err (if non-NULL); returns code. */
+/* Records code and a printf-style message into err (if non-NULL); returns code
+ * (it never fails on its own). */
 int adcp_error_set(adcp_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Resets err to ADCP_OK with an empty message. */
@@ -100,7 +105,7 @@ const char *adcp_error_code_name(int code);
 
 /* "MAJOR.MINOR.PATCH" of the library; a static string. */
 const char *adcp_version(void);
-/* MAJOR * 10000 + MINOR * 100 + PATCH of the library. */
+/* MAJOR * 10000 + MINOR * 100 + PATCH of the library. Never fails. */
 int adcp_version_number(void);
 
 /* ---- growable byte buffer ------------------------------------------------ */
@@ -119,7 +124,8 @@ int adcp_buf_append(adcp_buf *b, const void *p, size_t n);
 int adcp_buf_append_str(adcp_buf *b, const char *s);
 int adcp_buf_append_byte(adcp_buf *b, uint8_t c);
 int adcp_buf_printf(adcp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends a NUL without counting it, so data can be used as a C string. */
+/* Appends a NUL without counting it, so data can be used as a C string.
+ * Errors: ADCP_ENOMEM (the buffer is unchanged). */
 int adcp_buf_cstr(adcp_buf *b);
 static inline void adcp_buf_reset(adcp_buf *b) { b->len = 0; }
 
@@ -129,12 +135,13 @@ static inline void adcp_buf_reset(adcp_buf *b) { b->len = 0; }
 void adcp_hex_encode(char *out, const uint8_t *in, size_t n);
 /* Decodes exactly 2*n hex chars (either case) into n bytes; ADCP_EINVALID_INPUT on bad input. */
 int adcp_hex_decode(uint8_t *out, const char *in, size_t n, adcp_error *err);
-/* True if s is exactly 64 lowercase hex characters. */
+/* True if s is exactly 64 lowercase hex characters. A predicate (1/0); never fails. */
 int adcp_hex_is_sha256(const char *s, size_t len);
 /* Lowercases a 64-char hex digest into out[65]; ADCP_EINVALID_INPUT if not hex. */
 int adcp_hex_normalize_sha256(char out[65], const char *in, size_t len, adcp_error *err);
-/* RFC 4648 standard alphabet with padding, no line breaks. */
+/* RFC 4648 standard alphabet with padding, no line breaks. Errors: ADCP_ENOMEM. */
 int adcp_base64_encode(adcp_buf *out, const uint8_t *in, size_t n);
+/* Errors: ADCP_EINVALID_INPUT (length or alphabet, in err), ADCP_ENOMEM. */
 int adcp_base64_decode(adcp_buf *out, const char *in, size_t n, adcp_error *err);
 
 /* ---- SHA-256 (incremental, OpenSSL EVP) ---------------------------------- */
@@ -143,14 +150,17 @@ typedef struct adcp_sha256 {
   void *ctx; /* EVP_MD_CTX; opaque so callers need no OpenSSL headers */
 } adcp_sha256;
 
+/* Errors: ADCP_ENOMEM, ADCP_EINTERNAL (OpenSSL refused the digest). */
 int adcp_sha256_init(adcp_sha256 *h, adcp_error *err);
+/* Errors: ADCP_EINTERNAL (OpenSSL failed). */
 int adcp_sha256_update(adcp_sha256 *h, const void *p, size_t n);
-/* Writes the 32-byte digest; the context may be reused after init again. */
+/* Writes the 32-byte digest; the context may be reused after init again.
+ * Errors: ADCP_EINTERNAL (OpenSSL failed). */
 int adcp_sha256_final(adcp_sha256 *h, uint8_t out[32]);
-/* Final as 64 lowercase hex + NUL. */
+/* Final as 64 lowercase hex + NUL. Errors: ADCP_EINTERNAL. */
 int adcp_sha256_final_hex(adcp_sha256 *h, char out[65]);
 void adcp_sha256_free(adcp_sha256 *h);
-/* One-shot digest as hex. */
+/* One-shot digest as hex. Errors: ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_sha256_hex(char out[65], const void *p, size_t n, adcp_error *err);
 
 /* ---- UTF-8 --------------------------------------------------------------- */

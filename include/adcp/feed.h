@@ -5,7 +5,10 @@
  * The feed never decides *when* to append: the ledger does (after its account
  * lock, in the transaction that writes the record). Everything here works on
  * a borrowed adcp_sql_conn of a database migrated through 0004. Design and
- * guarantees: docs/feed.md. */
+ * guarantees: docs/feed.md.
+ *
+ * Threads: no global state; every call uses the borrowed connection, so one
+ * thread at a time per connection. The cursor and JSON encoders are pure. */
 #ifndef ADCP_FEED_H
 #define ADCP_FEED_H
 
@@ -37,7 +40,8 @@ enum adcp_feed_kind {
 const char *adcp_feed_kind_name(int kind);
 /* One kind by name; INVALID_INPUT naming the valid kinds otherwise. */
 int adcp_feed_kind_parse(int *out, const char *name, adcp_error *err);
-/* A comma-separated list ("revision,obligation") into a filter mask. */
+/* A comma-separated list ("revision,obligation") into a filter mask.
+ * Errors: ADCP_EINVALID_INPUT naming the unknown kind. */
 int adcp_feed_kinds_parse(unsigned *out, const char *list, adcp_error *err);
 
 /* ---- cursors (spec 03 §3) ------------------------------------------------------ */
@@ -107,7 +111,7 @@ int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_
 void adcp_change_page_free(adcp_change_page *p);
 /* Appends one change as a JSON object (no newline): kind, record_id,
  * reporting_obligation_id, account_id, recorded_at, seq (and xid on the
- * deployment feed, as decimal strings). */
+ * deployment feed, as decimal strings). Errors: ADCP_ENOMEM. */
 int adcp_change_write_json(adcp_buf *out, const adcp_change *ch, int deployment);
 
 /* The head of a feed: pages through changes_after (no kind filter) until a
@@ -136,17 +140,19 @@ int adcp_feed_consumer_register(adcp_sql_conn *c, const char *name, const char *
  * liveness. REFERENCE_NOT_FOUND (unknown name), INVALID_INPUT (cursor of
  * another feed, or behind the stored position), CURSOR_EXPIRED. */
 int adcp_feed_consumer_advance(adcp_sql_conn *c, const char *name, const char *cursor, adcp_error *err);
-/* Every consumer by name; live against hold_days (0 = default 7). */
+/* Every consumer by name; live against hold_days (0 = default 7).
+ * Errors: ADCP_EINVALID_INPUT (hold_days), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_conn *c, int64_t hold_days,
                             adcp_error *err);
 void adcp_feed_consumers_free(adcp_feed_consumer *items, size_t count);
 /* REFERENCE_NOT_FOUND when there is no such consumer. */
 int adcp_feed_consumer_drop(adcp_sql_conn *c, const char *name, adcp_error *err);
 /* Consumers updated within hold_days (0 = default): the startup check of
- * spec 03 §2 for a writer whose feed is off. */
+ * spec 03 §2 for a writer whose feed is off. Errors: ADCP_EINVALID_INPUT (hold_days), ADCP_ESTORAGE. */
 int adcp_feed_live_consumers(int64_t *out, adcp_sql_conn *c, int64_t hold_days, adcp_error *err);
 /* 1 in *held when a live consumer has not yet passed a change row of this
- * obligation (the hold period retirement must respect, spec 03 §5). */
+ * obligation (the hold period retirement must respect, spec 03 §5).
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
 int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligation_id, int64_t hold_days,
                               adcp_error *err);
 
@@ -167,11 +173,13 @@ typedef struct adcp_feed_prune_result {
 /* Deletes at most limit old change rows no live consumer still needs, and in
  * the same transaction moves the deployment horizon to the largest deleted
  * (xid, seq) and each touched account's horizon to its largest deleted seq,
- * only ever forwards. No account lock. opts NULL = defaults. */
+ * only ever forwards. No account lock. opts NULL = defaults.
+ * Errors: ADCP_EINVALID_INPUT (options), ADCP_ECONFLICT, ADCP_ESTORAGE. */
 int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
                     adcp_error *err);
 /* The same pass, rolled back: out->deleted is what adcp_feed_prune would
- * delete now (maintain --dry-run); nothing changes. */
+ * delete now (maintain --dry-run); nothing changes.
+ * Errors: as adcp_feed_prune (ADCP_EINVALID_INPUT, ADCP_ECONFLICT, ADCP_ESTORAGE). */
 int adcp_feed_prune_preview(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
                             adcp_error *err);
 

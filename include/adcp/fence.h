@@ -6,7 +6,11 @@
  * (src/ledger/fence*.c); the intent sweep, row pruning, retirement phase 2 and
  * the orphan collector acquire it before deleting, object-kind commits check it
  * before adopting anything. Refusals are results (a cause), never errors: a
- * database or provider failure is a negative ADCP_E* code instead. */
+ * database or provider failure is a negative ADCP_E* code instead.
+ *
+ * Threads: acquire, recheck and status use the ledger handle (one thread at a
+ * time) and the binding's provider (safe from many threads); the record and key
+ * helpers are pure and safe from any thread. */
 #ifndef ADCP_FENCE_H
 #define ADCP_FENCE_H
 
@@ -60,16 +64,19 @@ typedef struct adcp_fence_record {
   char scope_sha256[65];
 } adcp_fence_record;
 
-/* scope_sha256 = hex SHA-256 of JCS [ADCP_FENCE_SCOPE_VERSION, namespace_key, row_binding_id, identity_sha256]. */
+/* scope_sha256 = hex SHA-256 of JCS [ADCP_FENCE_SCOPE_VERSION, namespace_key, row_binding_id, identity_sha256].
+ * Errors: ADCP_EINVALID_INPUT (an empty or malformed part), ADCP_ENOMEM. */
 int adcp_fence_scope_sha256(char out[65], const char *namespace_key, const char *row_binding_id,
                             const char *identity_sha256, adcp_error *err);
-/* The ONE encoder of the record bytes: JCS of the eight members, no newline. Replaces out's contents. */
+/* The ONE encoder of the record bytes: JCS of the eight members, no newline. Replaces out's contents.
+ * Errors: ADCP_EINVALID_INPUT (a member out of its grammar), ADCP_ENOMEM. */
 int adcp_fence_record_encode(adcp_buf *out, const adcp_fence_record *r, adcp_error *err);
 /* Strict reader: ADCP_EINVALID_INPUT unless bytes are at most ADCP_FENCE_RECORD_MAX, valid JSON, an
  * object with exactly the eight members of the right types and shapes, the known version, and
  * byte-identical to their canonical re-encoding. */
 int adcp_fence_record_parse(adcp_fence_record *out, const uint8_t *bytes, size_t len, adcp_error *err);
-/* "{prefix}/{namespace_key}/_collector-fence/{epoch:016d}.json" (epoch 1..10^16-1). */
+/* "{prefix}/{namespace_key}/_collector-fence/{epoch:016d}.json" (epoch 1..10^16-1).
+ * Errors: ADCP_EINVALID_INPUT (epoch out of range, a bad part), ADCP_ENOMEM. */
 int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespace_key, uint64_t epoch,
                           adcp_error *err);
 
@@ -82,18 +89,24 @@ int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespa
  * predecessors pruned (the newest two kept) — and ADVANCE the claim to a new epoch. No row yet =
  * first claim (epoch 1). Returns 0 with *out_cause = ADCP_FENCE_OK and *out filled when this
  * database holds the claim; 0 with another cause when refused; a negative ADCP_E* when the database
- * or the provider failed (a failure is never reported as a refusal). */
+ * or the provider failed (a failure is never reported as a refusal).
+ * Errors: ADCP_ESTATE_UNAVAILABLE (not a configured object binding), ADCP_EPROVIDER_UNAVAILABLE,
+ * ADCP_EDEADLINE_EXCEEDED, ADCP_EUNSAFE_BINDING, ADCP_EINTEGRITY_FAILED (a fence object that does not parse),
+ * ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_ledger *l,
                        const char *row_binding_id, adcp_error *err);
 
 /* Re-validates a held claim (spec 04 §6.5): the table row, our fence object, no higher epoch listed.
  * Same return convention. A sibling process on the same database that advanced the claim meanwhile
  * does not make it fail: the claim is updated in place to the row's newer epoch (after checking that
- * epoch's object). */
+ * epoch's object).
+ * Errors: as adcp_fence_acquire (ADCP_EPROVIDER_UNAVAILABLE, ADCP_EINTEGRITY_FAILED, ADCP_ESTORAGE, …). */
 int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adcp_ledger *l, adcp_error *err);
 
 /* "{prefix}/{namespace_key}/_collector-fence/" of a binding (listings skip it; fence objects are
- * never collected). */
+ * never collected).
+ * Errors: ADCP_ESTATE_UNAVAILABLE (not a configured object binding), ADCP_EINVALID_INPUT (does not fit cap),
+ * ADCP_ESTORAGE. */
 int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row_binding_id, adcp_error *err);
 
 /* Starts a destructive pass: forgets this handle's cached validations, so the
@@ -103,12 +116,13 @@ int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row
 void adcp_fence_pass_begin(adcp_ledger *l);
 
 /* 1 if key lies in a `_collector-fence/` directory directly under "{prefix}/{namespace_key}/" of
- * some prefix — a fence object, never a row object. */
+ * some prefix — a fence object, never a row object. A predicate; never fails. */
 int adcp_fence_is_fence_key(const char *key);
 
 /* This database's fingerprint as the fence records it: "sqlite:dev=D:ino=I" of the main file
  * ("sqlite:memory"), or "postgres:system=S:db=OID" (S = "unreadable" when the role may not call
- * pg_control_system()). A fence row with another fingerprint is database_copied. */
+ * pg_control_system()). A fence row with another fingerprint is database_copied.
+ * Errors: ADCP_EINVALID_INPUT (does not fit cap), ADCP_ESTORAGE. */
 int adcp_fence_database_fingerprint(char *out, size_t cap, adcp_ledger *l, adcp_error *err);
 
 /* ---- operator views --------------------------------------------------------------- */
@@ -129,7 +143,9 @@ typedef struct adcp_fence_status_entry {
 } adcp_fence_status_entry;
 
 /* Non-advancing status of every configured object binding (binding_id NULL) or of one. Reads only
- * (works on a read-only handle). *out is malloc'ed; free it. */
+ * (works on a read-only handle). *out is malloc'ed; free it.
+ * Errors: ADCP_EREFERENCE_NOT_FOUND (an unknown binding_id), ADCP_EPROVIDER_UNAVAILABLE,
+ * ADCP_EINTEGRITY_FAILED, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id,
                       adcp_error *err);
 

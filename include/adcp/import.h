@@ -20,7 +20,10 @@
  * is advanced at the end of each batch (and with each quarantine, in its
  * transaction). A commit the cursor does not cover yet (kill -9 mid-batch)
  * is found again on resume and resolves as a replay of the identical
- * revision, so nothing is duplicated or lost. */
+ * revision, so nothing is duplicated or lost.
+ *
+ * Threads: a run uses the ledger handle and the source connection it is given,
+ * each from one thread at a time; concurrent runs use separate handles. */
 #ifndef ADCP_IMPORT_H
 #define ADCP_IMPORT_H
 

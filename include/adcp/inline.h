@@ -134,7 +134,8 @@ int adcp_inline_manifest_validate(const char *account_id, const char *execution_
  * adcp_catalog_report_free). */
 int adcp_inline_check_ready(adcp_catalog_report **report, adcp_inline_store *st, adcp_error *err);
 
-/* ref = pg-inline-v1.<sha256(account)>.<generation> into out. */
+/* ref = pg-inline-v1.<sha256(account)>.<generation> into out.
+ * Errors: ADCP_EINVALID_INPUT (account or generation), ADCP_ENOMEM. */
 int adcp_inline_object_ref(char out[ADCP_INLINE_REF_MAX + 1], const char *account_id, const char *generation,
                            adcp_error *err);
 

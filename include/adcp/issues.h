@@ -41,6 +41,7 @@ ADCP_BEGIN_DECLS
 
 typedef struct adcp_issues adcp_issues;
 
+/* Errors: ADCP_EINVALID_INPUT (no connection), ADCP_ENOMEM. */
 int adcp_issues_open(adcp_issues **out, adcp_sql_conn *conn, adcp_error *err);
 void adcp_issues_close(adcp_issues *s);
 
@@ -52,10 +53,12 @@ int adcp_issues_events_ready(int *ready, adcp_issues *s, adcp_error *err);
 /* ---- identity (spec 07 §3, §5) ------------------------------------------- */
 
 /* "rpti_" + first 32 chars of unpadded base64url(SHA-256(JCS(
- * ["core-issue-occurrence-v1", issue_key, generation]))). */
+ * ["core-issue-occurrence-v1", issue_key, generation]))).
+ * Errors: ADCP_EINVALID_INPUT (key or generation), ADCP_ENOMEM. */
 int adcp_issue_id(char out[ADCP_ISSUE_ID_LEN + 1], const char *issue_key, int64_t generation, adcp_error *err);
 /* [P] "rpie_" + first 32 chars of unpadded base64url(SHA-256(JCS(
- * ["core-issue-event-v1", issue_id, kind]))) — the one place the rule lives. */
+ * ["core-issue-event-v1", issue_id, kind]))) — the one place the rule lives.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_issue_event_id(char out[ADCP_ISSUE_ID_LEN + 1], const char *issue_id, const char *kind, adcp_error *err);
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -88,7 +91,9 @@ typedef struct adcp_issue_result {
  * acknowledged or waived), which is returned unchanged (changed = 0).
  * Otherwise generation = max + 1, issue_id derived, state open, opened_at =
  * observed_at (RFC 3339; NULL = the database clock), an `opened` event.
- * consumer_id NULL = seller-wide. */
+ * consumer_id NULL = seller-wide.
+ * Errors: ADCP_EINVALID_INPUT naming the field, ADCP_ECONFLICT (the key's issue_id is another account's, or the
+ * account lock timed out), ADCP_ESTORAGE. */
 int adcp_issues_ensure_opened(adcp_issue_result *out, adcp_issues *s, const char *account_id, const char *issue_key,
                               const char *consumer_id, const char *observed_at, adcp_error *err);
 
@@ -103,13 +108,13 @@ int adcp_issues_set_state(adcp_issue_result *out, adcp_issues *s, const char *ac
 
 /* The condition cleared: a live open/acknowledged occurrence becomes
  * resolved (a `resolved` event). Convergent: none live, or waived, returns 0
- * with changed = 0. */
+ * with changed = 0. Errors: ADCP_EINVALID_INPUT, ADCP_ECONFLICT (lock timeout), ADCP_ESTORAGE. */
 int adcp_issues_retire(adcp_issue_result *out, adcp_issues *s, const char *account_id, const char *issue_key,
                        const char *at, adcp_error *err);
 
 /* The live occurrence of (account_id, issue_key), else the newest retired
  * one; or, with issue_key NULL and issue_id given, that occurrence. *found =
- * 0 when none (or not ready). */
+ * 0 when none (or not ready). Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
 int adcp_issues_get(adcp_issue *out, int *found, adcp_issues *s, const char *account_id, const char *issue_key,
                     const char *issue_id, adcp_error *err);
 
@@ -120,7 +125,8 @@ typedef struct adcp_issue_filter {
   size_t limit;             /* 0 = 100, at most 1000 */
 } adcp_issue_filter;
 
-/* Occurrences by (account_id, opened_at, issue_id). Free with free(). */
+/* Occurrences by (account_id, opened_at, issue_id). Free with free().
+ * Errors: ADCP_EINVALID_INPUT (limit, prefix), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_issues_list(adcp_issue **out, size_t *count, adcp_issues *s, const adcp_issue_filter *filter,
                      adcp_error *err);
 
@@ -146,7 +152,9 @@ typedef struct adcp_escalation_counters {
  * limit (0 = 100). Each account is settled under its lock first: settle
  * (NULL = every condition is still present) may clear a candidate, which is
  * then resolved. after_ms must be > 0. dry_run counts candidates into
- * pending and writes nothing. */
+ * pending and writes nothing.
+ * Errors: ADCP_EINVALID_INPUT (after_ms), ADCP_EREPORTING_SCHEMA_BEHIND (0008 not ready), ADCP_ESTORAGE,
+ * ADCP_ENOMEM; an account whose settlement failed is counted in failed. */
 int adcp_issues_sweep_escalations(adcp_escalation_counters *out, adcp_issues *s, int64_t after_ms, size_t limit,
                                   adcp_issue_settle_fn settle, void *settle_ctx, int dry_run, adcp_error *err);
 
@@ -178,7 +186,9 @@ typedef struct adcp_issue_event {
  * each gets a fresh lease_token, lease_expires_at = now + lease_ms (> 0) and
  * attempts + 1. PostgreSQL: FOR UPDATE SKIP LOCKED, so concurrent claimers
  * get disjoint sets; SQLite: under the writer lock. *out (free()) may be
- * empty. */
+ * empty.
+ * Errors: ADCP_EINVALID_INPUT (limit, lease), ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_EIO (no randomness),
+ * ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues *s, size_t limit, int64_t lease_ms,
                              adcp_error *err);
 
@@ -191,24 +201,30 @@ typedef struct adcp_issue_event_lease {
 /* Completes leased events in one transaction; ok[i] = 1 when event i was
  * incomplete and its lease (token and unexpired) still held, else 0 (a
  * stale lease: the event was or will be delivered again). ok may be NULL;
- * *completed (may be NULL) counts the ones completed. */
+ * *completed (may be NULL) counts the ones completed.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE, ADCP_ENOMEM (a stale lease is
+ * ok[i] = 0, not an error). */
 int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, const adcp_issue_event_lease *leases,
                                 size_t n, adcp_error *err);
-/* The single-event forms: *ok = 1 when the lease held. */
+/* The single-event forms: *ok = 1 when the lease held. Errors: as adcp_issues_complete_events.
+ * Errors: as adcp_issues_complete_events (ADCP_EINVALID_INPUT, ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE). */
 int adcp_issues_complete_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
                                adcp_error *err);
 /* Gives the event back: lease cleared, available_at = now + retry_after_ms
- * (>= 0). Token-matched and unexpired, else *ok = 0. */
+ * (>= 0). Token-matched and unexpired, else *ok = 0.
+ * Errors: ADCP_EINVALID_INPUT (retry_after_ms < 0), ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
 int adcp_issues_release_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
                               int64_t retry_after_ms, adcp_error *err);
 /* [P] Gives up on the event (a deliverer's last attempt failed): lease
  * cleared, dead_lettered_at = now. It is never claimed again, is not
  * completed (so never pruned), and no longer holds back later events of its
- * occurrence. Token-matched and unexpired, else *ok = 0. */
+ * occurrence. Token-matched and unexpired, else *ok = 0.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
 int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
                                   adcp_error *err);
 /* Deletes completed events with completed_at < now - older_than_ms (>= 0),
- * at most limit (0 = 10,000) oldest first; never an incomplete one. */
+ * at most limit (0 = 10,000) oldest first; never an incomplete one.
+ * Errors: ADCP_EINVALID_INPUT (older_than_ms < 0), ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
 int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_than_ms, size_t limit,
                              adcp_error *err);
 
@@ -216,11 +232,12 @@ int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_tha
 typedef struct adcp_issue_event_stats {
   int64_t pending, leased, completed, dead_lettered;
 } adcp_issue_event_stats;
+/* Errors: ADCP_ESTORAGE. */
 int adcp_issues_event_stats(adcp_issue_event_stats *out, adcp_issues *s, adcp_error *err);
 
-/* Appends the event as one JSON object (no lease fields when leased is 0). */
+/* Appends the event as one JSON object (no lease fields when leased is 0). Errors: ADCP_ENOMEM. */
 int adcp_issue_event_write_json(adcp_buf *out, const adcp_issue_event *e, int with_lease);
-/* Appends the occurrence as one JSON object. */
+/* Appends the occurrence as one JSON object. Errors: ADCP_ENOMEM. */
 int adcp_issue_write_json(adcp_buf *out, const adcp_issue *i);
 
 /* ---- the ledger's own conditions (docs/issues.md "issue_key schemes") ------ */
@@ -236,12 +253,16 @@ int adcp_issue_write_json(adcp_buf *out, const adcp_issue *i);
 int adcp_issues_note_revision_verified(adcp_issue_result *result, adcp_issues *s, const char *account_id,
                                        const char *revision_id, int code, adcp_error *err);
 /* A period stuck in retirement backoff past the caller's threshold (stalled =
- * 1) opens retirement_stalled:<account>:<obligation>; stalled = 0 retires it. */
+ * 1) opens retirement_stalled:<account>:<obligation>; stalled = 0 retires it.
+ * Errors: as adcp_issues_ensure_opened / adcp_issues_retire (ADCP_EINVALID_INPUT, ADCP_ECONFLICT,
+ * ADCP_ESTORAGE). */
 int adcp_issues_note_retirement_stalled(adcp_issue_result *result, adcp_issues *s, const char *account_id,
                                         const char *obligation_id, int stalled, adcp_error *err);
 /* The orphan collector of binding_id refused by its ownership fence (fenced =
  * 1) opens orphan_collector_fenced:<binding> in ADCP_ISSUES_DEPLOYMENT_ACCOUNT;
- * 0 retires it. */
+ * 0 retires it.
+ * Errors: as adcp_issues_ensure_opened / adcp_issues_retire (ADCP_EINVALID_INPUT, ADCP_ECONFLICT,
+ * ADCP_ESTORAGE). */
 int adcp_issues_note_collector_fenced(adcp_issue_result *result, adcp_issues *s, const char *binding_id, int fenced,
                                       adcp_error *err);
 
@@ -255,6 +276,7 @@ struct adcp_ledger;
 typedef struct adcp_intent_issue_counters {
   int64_t opened, resolved, present;
 } adcp_intent_issue_counters;
+/* Errors: ADCP_EINVALID_INPUT, ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_issues *s, struct adcp_ledger *l,
                                           int64_t threshold_ms, adcp_error *err);
 

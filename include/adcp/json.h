@@ -6,7 +6,12 @@
  * unescaping), lone surrogates (escaped or raw), invalid UTF-8, non-finite
  * numbers, numbers with magnitude above 2^53-1 (unless the domain check is
  * off), trailing garbage and nesting deeper than max_depth. Errors name the
- * line, column and byte offset, never the content. */
+ * line, column and byte offset, never the content.
+ *
+ * Threads: parsing and canonicalizing touch only the caller's document and
+ * buffers, so distinct documents may be used from any number of threads at
+ * once. Scanner selection reads ADCP_JSON_SCANNER and the CPU's features on
+ * each call and caches nothing. */
 #ifndef ADCP_JSON_H
 #define ADCP_JSON_H
 
@@ -71,10 +76,10 @@ typedef struct adcp_json_options {
   int allow_unsafe_numbers; /* readers: accept any finite number (no 2^53-1 check) */
 } adcp_json_options;
 
-/* "auto", "bytewise", "scalar", "sse42", "avx2" <-> ADCP_JSON_SCANNER_*; -1 when unknown. */
+/* "auto", "bytewise", "scalar", "sse42", "avx2" <-> ADCP_JSON_SCANNER_*; -1 when unknown. Never fails. */
 int adcp_json_scanner_from_name(const char *name);
 const char *adcp_json_scanner_name(int scanner);
-/* The scanner a request resolves to on this CPU (AUTO consults the environment). */
+/* The scanner a request resolves to on this CPU (AUTO consults the environment). Never fails. */
 int adcp_json_scanner_effective(int requested);
 
 typedef struct adcp_json_doc {
@@ -112,16 +117,18 @@ int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_
  * what adcp_json_parse refuses, with the same codes and messages. scratch is a
  * doc used only for its reusable buffers (its parsed tree is invalidated).
  * *root_type (may be NULL) receives the root's ADCP_JSON_* type. On failure out
- * is left as it was. */
+ * is left as it was.
+ * Errors: ADCP_EINVALID_INPUT (not JSON), ADCP_EINVALID_ROW (outside the row domain, as adcp_json_parse),
+ * ADCP_ENOMEM. */
 int adcp_jcs_canonicalize(adcp_buf *out, int *root_type, adcp_json_doc *scratch, const char *src, size_t len,
                           const adcp_json_options *opts, adcp_error *err);
 
-/* Appends the RFC 8785 canonical form of the subtree at node to out. */
+/* Appends the RFC 8785 canonical form of the subtree at node to out. Errors: ADCP_ENOMEM. */
 int adcp_jcs_write(adcp_buf *out, const adcp_json_doc *doc, uint32_t node);
-/* Appends a JCS string literal for UTF-8 text s (already valid UTF-8). */
+/* Appends a JCS string literal for UTF-8 text s (already valid UTF-8). Errors: ADCP_ENOMEM. */
 int adcp_jcs_write_string(adcp_buf *out, const char *s, size_t n);
 /* Appends s (NUL-terminated UTF-8) as Python's json.dumps(ensure_ascii=True)
- * writes a string: the form catalog fingerprints are computed over. */
+ * writes a string: the form catalog fingerprints are computed over. Errors: ADCP_ENOMEM. */
 int adcp_json_write_ascii_string(adcp_buf *out, const char *s);
 
 /* ---- accessors ----------------------------------------------------------- */

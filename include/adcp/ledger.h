@@ -55,6 +55,7 @@ typedef enum adcp_finality {
 } adcp_finality;
 
 const char *adcp_finality_name(adcp_finality f);
+/* Errors: ADCP_EINVALID_INPUT (neither snapshot nor official). */
 int adcp_finality_parse(adcp_finality *out, const char *name, adcp_error *err);
 
 typedef struct adcp_ledger adcp_ledger;
@@ -93,7 +94,8 @@ typedef struct adcp_ledger_options {
 } adcp_ledger_options;
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open
- * until adcp_ledger_close and closes it afterwards). opts may be NULL. */
+ * until adcp_ledger_close and closes it afterwards). opts may be NULL.
+ * Errors: ADCP_EINVALID_INPUT (options, bindings), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_options *opts, adcp_error *err);
 void adcp_ledger_close(adcp_ledger *l);
 adcp_sql_conn *adcp_ledger_conn(adcp_ledger *l);
@@ -122,7 +124,7 @@ typedef struct adcp_revision_header {
 } adcp_revision_header;
 
 void adcp_revision_header_free(adcp_revision_header *h);
-/* Appends the header as one JSON object (no trailing newline). */
+/* Appends the header as one JSON object (no trailing newline). Errors: ADCP_ENOMEM. */
 int adcp_revision_header_write_json(adcp_buf *out, const adcp_revision_header *h);
 
 /* ---- commit ------------------------------------------------------------------- */
@@ -222,7 +224,8 @@ void adcp_commit_result_free(adcp_commit_result *r);
  * writer of this database has it on. When disabling with live_consumers
  * non-NULL, *live_consumers is set to the number of consumers updated within
  * hold_days (0 = 7): non-zero means another writer has the feed on and the
- * caller must warn loudly (the startup warning of spec 03 §2). */
+ * caller must warn loudly (the startup warning of spec 03 §2).
+ * Errors: ADCP_EINVALID_INPUT (hold_days), ADCP_ESTORAGE. */
 int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
                                 adcp_error *err);
 
@@ -233,6 +236,7 @@ int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consu
  * committed during the scan are seen twice, never lost. A non-zero return
  * from fn stops the scan and is returned. */
 typedef int (*adcp_ledger_resync_fn)(void *ctx, const adcp_revision_header *h, adcp_error *err);
+/* Errors: ADCP_EINVALID_INPUT (account id), ADCP_ESTORAGE, ADCP_ENOMEM, or fn's own code. */
 int adcp_ledger_feed_resync(char **head, adcp_ledger *l, const char *account_id, adcp_ledger_resync_fn fn, void *ctx,
                             adcp_error *err);
 
@@ -289,7 +293,10 @@ typedef int (*adcp_ledger_chunk_fn)(void *ctx, const uint8_t *bytes, size_t len,
  * header's revision_content_sha256 and canonical_byte_count. If fn is given it
  * receives each chunk after that chunk verified (the envelope is checked after
  * the last one: a caller that must not act before the end should buffer).
- * account_id NULL = operator check across accounts. Same errors as paged reads. */
+ * account_id NULL = operator check across accounts. Same errors as paged reads.
+ * Errors: as paged reads: ADCP_EREFERENCE_NOT_FOUND, ADCP_EROWS_INTEGRITY_FAILED, ADCP_EROWS_UNAVAILABLE,
+ * ADCP_EROWS_EXPIRED, ADCP_ESTATE_UNAVAILABLE, ADCP_EPROVIDER_UNAVAILABLE, ADCP_ESTORAGE, ADCP_ENOMEM, or fn's
+ * own code. */
 int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const char *revision_id,
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
 
@@ -319,7 +326,8 @@ int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, c
 
 /* The obligation's current revision (the highest revision_number: official is
  * terminal and numbering is gapless), in one index lookup. *found = 0 when the
- * obligation has no revision or is not the account's. */
+ * obligation has no revision or is not the account's.
+ * Errors: ADCP_EINVALID_INPUT (IDs), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_get_current_revision(adcp_revision_header *out, int *found, adcp_ledger *l, const char *account_id,
                                      const char *obligation_id, adcp_error *err);
 
@@ -340,7 +348,8 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
 void adcp_revision_list_free(adcp_revision_list *list);
 
 /* Revision IDs for operator sweeps (verify --all): every revision, or one
- * account's, in (account_id, recorded_at, revision_id) order. */
+ * account's, in (account_id, recorded_at, revision_id) order.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
                                   adcp_error *err);
 void adcp_ledger_ids_free(char **ids, size_t count);
@@ -393,7 +402,7 @@ typedef struct adcp_binding_info {
 
 /* Every binding row, by ID, with how it relates to this handle's allowlist
  * (the implicit postgres binding included even before its row exists).
- * Read-only: never registers anything. */
+ * Read-only: never registers anything. Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err);
 void adcp_binding_info_free(adcp_binding_info *items);
 
@@ -404,11 +413,11 @@ int adcp_ledger_set_binding_state(adcp_ledger *l, const char *id, const char *st
 
 /* State of binding id as stored ("active" / "read_only" / "retired"); *found =
  * 0 when it has no row yet (a configured binding is registered on first use).
- * Read-only. */
+ * Read-only. Errors: ADCP_ESTORAGE. */
 int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const char *id, adcp_error *err);
 
 /* 1 when ref is a credential reference name: ^[A-Za-z0-9_.:/-]{1,128}$. It
- * selects a host-injected client and is never a secret itself. */
+ * selects a host-injected client and is never a secret itself. A predicate; never fails. */
 int adcp_ledger_credential_ref_is_valid(const char *ref);
 
 /* Re-pinning after a restored bucket (docs/objects.md): every chunk locator
@@ -485,7 +494,9 @@ typedef struct adcp_sweep_counters {
  * bindings (oldest first, up to limit; 0 = 100), each claimed under its
  * account lock (open -> sweeping), its recorded created objects deleted at
  * their exact versions unless a chunk record or an unexpired intent still names
- * them, then dropped. Failures back off per intent. account_id NULL = all. */
+ * them, then dropped. Failures back off per intent. account_id NULL = all.
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM before the first intent; a failed intent (provider,
+ * fence) is counted and backed off. */
 int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const char *account_id, size_t limit,
                               adcp_error *err);
 
@@ -529,7 +540,7 @@ typedef struct adcp_intent_info {
 } adcp_intent_info;
 
 /* Open and sweeping intents, expiry first; binding_id NULL = every binding.
- * Read-only. Free *out with free(). */
+ * Read-only. Free *out with free(). Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err);
 
@@ -540,11 +551,13 @@ int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger 
 
 /* The account lock: adcp_ledger_lock_account(adcp_ledger_conn(l), …) above. */
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction,
- * unless this handle's change feed is off. kind: adcp_feed_kind. */
+ * unless this handle's change feed is off. kind: adcp_feed_kind.
+ * Errors: ADCP_EINVALID_INPUT (kind, IDs), ADCP_ESTORAGE. */
 int adcp_ledger_append_change(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
                               const char *obligation_id, adcp_error *err);
 /* IDs of the object bindings this handle can delete through: configured,
- * registered with our identity and namespace. Free with adcp_ledger_ids_free. */
+ * registered with our identity and namespace. Free with adcp_ledger_ids_free.
+ * Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_usable_bindings(char ***out, size_t *count, adcp_ledger *l, adcp_error *err);
 
 enum adcp_ledger_delete_outcome {
@@ -590,14 +603,16 @@ enum {
   ADCP_ROWSET_CONTENT_VERIFIED = 1   /* content_sha256 and canonical_byte_count re-derived and equal */
 };
 
-/* Loads one row set; *found = 0 when absent. */
+/* Loads one row set; *found = 0 when absent. Errors: ADCP_EINVALID_INPUT (the ID), ADCP_ESTORAGE. */
 int adcp_ledger_get_rowset(adcp_rowset_info *out, int *found, adcp_ledger *l, const char *row_set_id, adcp_error *err);
 /* Row sets in row_set_id byte order after `after` (NULL or "" = from the
  * start), at most limit (1..1000), optionally of one binding. *out is freed
- * with free(). Bounded: callers page with the last ID. */
+ * with free(). Bounded: callers page with the last ID.
+ * Errors: ADCP_EINVALID_INPUT (limit, IDs), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_list_rowsets(adcp_rowset_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              const char *after, size_t limit, adcp_error *err);
-/* Number of row sets and their total canonical bytes (for progress). */
+/* Number of row sets and their total canonical bytes (for progress).
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
 int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id,
                               adcp_error *err);
 /* Verifies one row set by its own columns: rows_state, manifests against
@@ -614,7 +629,9 @@ int adcp_ledger_verify_rowset(int *content, adcp_ledger *l, const char *row_set_
                               adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
 /* Verified page [offset, offset+limit) of one row set (limit 0 = to the end),
  * as adcp_ledger_read_revision_rows; a whole-set page also checks the content
- * digest as above (page.envelope_verified = 1 only when it was checked). */
+ * digest as above (page.envelope_verified = 1 only when it was checked).
+ * Errors: ADCP_EINVALID_INPUT (range, totals), ADCP_EREFERENCE_NOT_FOUND, ADCP_EROWS_INTEGRITY_FAILED,
+ * ADCP_EROWS_UNAVAILABLE, ADCP_ESTATE_UNAVAILABLE, ADCP_EPROVIDER_UNAVAILABLE, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const char *row_set_id,
                                  const adcp_rowset_envelope *env, uint64_t offset, uint64_t limit, adcp_error *err);
 

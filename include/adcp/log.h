@@ -6,7 +6,11 @@
  *
  * What may be logged: operation names, counts, durations, error codes and the
  * secret-free messages of adcp_error. Never a database URL, credential, row
- * content or a raw account ID (log adcp_log_account_tag() instead). */
+ * content or a raw account ID (log adcp_log_account_tag() instead).
+ *
+ * Threads: adcp_log only reads the logger and calls its sink on the calling
+ * thread, so a logger shared between threads needs a sink that is safe to call
+ * concurrently. The formatters are pure. */
 #ifndef ADCP_LOG_H
 #define ADCP_LOG_H
 
@@ -50,7 +54,7 @@ typedef struct adcp_logger {
   void *ctx;
 } adcp_logger;
 
-/* 1 when a record of `level` would reach the sink (lg may be NULL: 0). */
+/* 1 when a record of `level` would reach the sink (lg may be NULL: 0). A predicate; never fails. */
 int adcp_log_enabled(const adcp_logger *lg, adcp_log_level level);
 /* Hands one record to the sink when enabled; a no-op for a NULL logger. */
 void adcp_log(const adcp_logger *lg, adcp_log_level level, const char *event, const char *message,
@@ -65,7 +69,7 @@ const char *adcp_log_level_name(adcp_log_level level);
  * printable ASCII, so a record is always one line. 0 or ADCP_ENOMEM. */
 int adcp_log_format_json(adcp_buf *out, const char *ts, adcp_log_level level, const char *event, const char *message,
                          const adcp_log_field *fields, size_t n);
-/* The same record as one human line: "TS LEVEL event: message key=value …\n". */
+/* The same record as one human line: "TS LEVEL event: message key=value …\n". Errors: ADCP_ENOMEM. */
 int adcp_log_format_text(adcp_buf *out, const char *ts, adcp_log_level level, const char *event, const char *message,
                          const adcp_log_field *fields, size_t n);
 

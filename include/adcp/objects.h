@@ -223,9 +223,14 @@ int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const 
  * providers may implement it with an uncommitted block list (Azure), or a
  * temporary object plus a conditional server-side copy (S3, GCS). */
 #define ADCP_OBJECT_STAGE_MAX_AGE_S 86400 /* a day: far longer than any live commit's staging */
+/* A predicate; never fails. */
 int adcp_object_stage_supported(const adcp_object_provider *p);
+/* Errors: ADCP_EINVALID_INPUT (no stage support, bad arguments), ADCP_EPROVIDER_UNAVAILABLE,
+ * ADCP_EDEADLINE_EXCEEDED, ADCP_EABORTED, ADCP_ENOMEM. */
 int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, const uint8_t *bytes, size_t len,
                           const adcp_object_ctx *ctx, adcp_error *err);
+/* Errors: ADCP_ECONTENT_CONFLICT (other bytes at the key), ADCP_EPROVIDER_UNAVAILABLE, ADCP_EDEADLINE_EXCEEDED,
+ * ADCP_EABORTED, ADCP_EUNSAFE_BINDING, ADCP_EINVALID_INPUT. */
 int adcp_object_stage_link(adcp_object_provider *p, adcp_object_put_result *out, adcp_object_stage *stage,
                            const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err);
 void adcp_object_stage_drop(adcp_object_provider *p, adcp_object_stage *stage);
@@ -242,7 +247,9 @@ int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_ge
 
 /* Version-pinned delete. Returns 0 with *out_outcome DELETED, ABSENT or
  * VERSION_MISMATCH (a different version is current and was kept). Only the
- * exact version is ever removed. */
+ * exact version is ever removed.
+ * Errors: ADCP_EINVALID_INPUT (key, version), ADCP_EPROVIDER_UNAVAILABLE, ADCP_EDEADLINE_EXCEEDED,
+ * ADCP_EABORTED, ADCP_EUNSAFE_BINDING (an absent or mismatched version is an outcome, not an error). */
 int adcp_object_delete(adcp_object_provider *p, int *out_outcome, const char *key, const char *native_version,
                        const adcp_object_ctx *ctx, adcp_error *err);
 
@@ -370,7 +377,8 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
 /* Owned prefix rule: segments of [A-Za-z0-9_.=-]+ joined by '/', no '.' or '..'
  * segment, at most 512 characters. ADCP_EUNSAFE_BINDING otherwise. */
 int adcp_object_prefix_validate(const char *prefix, adcp_error *err);
-/* Object key rule (same character rule; non-empty; <= 1024 bytes). Returns 1 if valid. */
+/* Object key rule (same character rule; non-empty; <= 1024 bytes). Returns 1 if valid.
+ * A predicate; never fails. */
 int adcp_object_key_is_valid(const char *key, size_t len);
 /* Template rule: begins with "{prefix}/{namespace_key}/", contains {content_sha256}
  * and {chunk_index}, only known placeholders, and the literal text satisfies the
@@ -380,12 +388,15 @@ int adcp_object_key_template_validate(const char *tmpl, adcp_error *err);
  * (the store-level guard before any delete, spec 02 §9.1). */
 int adcp_object_key_check_owned(const char *key, const char *prefix, const char *namespace_key, adcp_error *err);
 
-/* lowercase hex SHA-256 of JCS(["adcp.rows.v1", deployment_namespace, installation_id]). */
+/* lowercase hex SHA-256 of JCS(["adcp.rows.v1", deployment_namespace, installation_id]).
+ * Errors: ADCP_EINVALID_INPUT (an empty or oversized part), ADCP_ENOMEM. */
 int adcp_object_namespace_key(char out[65], const char *deployment_namespace, const char *installation_id,
                               adcp_error *err);
-/* lowercase hex SHA-256 of JCS(["adcp.account_key.v1", namespace_key, account_id]). */
+/* lowercase hex SHA-256 of JCS(["adcp.account_key.v1", namespace_key, account_id]).
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_object_account_key(char out[65], const char *namespace_key, const char *account_id, adcp_error *err);
-/* lowercase hex SHA-256 of JCS(["adcp.revision_key.v1", row_set_id]). */
+/* lowercase hex SHA-256 of JCS(["adcp.revision_key.v1", row_set_id]).
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_object_revision_key(char out[65], const char *row_set_id, adcp_error *err);
 /* lowercase hex SHA-256 of JCS([kind, provider, identity_config]); identity_config is
  * JSON text of an object (canonicalized here). ADCP_EINVALID_INPUT if it is not. */
@@ -393,7 +404,8 @@ int adcp_object_binding_identity_sha256(char out[65], const char *kind, const ch
                                         const char *identity_config_json, size_t len, adcp_error *err);
 /* Writes (replacing out's contents, NUL-terminated) the canonical identity_config of an
  * object binding: {"keyTemplate":…,"location":{…},"prefix":…}. key_template NULL = the
- * default. Location keys must be unique. */
+ * default. Location keys must be unique.
+ * Errors: ADCP_EINVALID_INPUT (prefix, template, a duplicated or malformed location key), ADCP_ENOMEM. */
 int adcp_object_identity_config_json(adcp_buf *out, const char *prefix, const char *key_template,
                                      const adcp_object_kv *location, size_t n_location, adcp_error *err);
 /* {period_date}: UTC date of an RFC 3339 timestamp (or YYYY-MM-DD) as yyyy/MM/dd;
@@ -421,6 +433,7 @@ int adcp_object_key_render(adcp_buf *out, const char *tmpl, const adcp_object_ke
 /* ---- locators (spec 01 §11) ----------------------------------------------- */
 
 const char *adcp_object_compression_name(int compression); /* "none" / "gzip" */
+/* Errors: ADCP_EINVALID_INPUT (neither none nor gzip). */
 int adcp_object_compression_parse(int *out, const char *name, adcp_error *err);
 /* "application/gzip" / "application/x-ndjson" (never Content-Encoding: gzip). */
 const char *adcp_object_content_type(int compression);
@@ -438,7 +451,8 @@ typedef struct adcp_object_physical {
   adcp_buf owned;
 } adcp_object_physical;
 
-/* Prepares the stored bytes of a canonical chunk (gzip level 6 or identity). */
+/* Prepares the stored bytes of a canonical chunk (gzip level 6 or identity).
+ * Errors: ADCP_EINVALID_INPUT (compression), ADCP_ENOMEM, ADCP_EINTERNAL (the compressor failed). */
 int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
                                  adcp_error *err);
 void adcp_object_physical_free(adcp_object_physical *p);

@@ -42,10 +42,11 @@ ADCP_BEGIN_DECLS
 
 typedef struct adcp_principal_store adcp_principal_store;
 
-/* Opens a store over a borrowed, migrated connection. Touches no table. */
+/* Opens a store over a borrowed, migrated connection. Touches no table.
+ * Errors: ADCP_EINVALID_INPUT (no connection), ADCP_ENOMEM. */
 int adcp_principals_open(adcp_principal_store **out, adcp_sql_conn *conn, adcp_error *err);
 void adcp_principals_close(adcp_principal_store *ps);
-/* 1 if what the store writes survives a crash (its connection is durable). */
+/* 1 if what the store writes survives a crash (its connection is durable). A predicate; never fails. */
 int adcp_principals_is_durable(const adcp_principal_store *ps);
 
 typedef struct adcp_principal {
@@ -60,7 +61,7 @@ typedef struct adcp_principal {
 
 /* Frees the owned strings and zeroes p. NULL is a no-op. */
 void adcp_principal_clear(adcp_principal *p);
-/* Appends p as one JSON object (no newline). */
+/* Appends p as one JSON object (no newline). Errors: ADCP_ENOMEM. */
 int adcp_principal_write_json(adcp_buf *out, const adcp_principal *p);
 
 typedef struct adcp_principal_put {
@@ -78,7 +79,9 @@ typedef struct adcp_principal_put {
 
 /* Creates or replaces a principal with compare-and-set on version; *out
  * (may be NULL) receives the stored record. One statement: exactly one row
- * is written or nothing is. */
+ * is written or nothing is.
+ * Errors: ADCP_EINVALID_INPUT naming the field, ADCP_ECONFLICT (expected_version lost the compare-and-set),
+ * ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in,
                           adcp_error *err);
 /* The stored record, or REFERENCE_NOT_FOUND. */
@@ -95,7 +98,8 @@ void adcp_principal_page_free(adcp_principal_page *page);
  * last ID of the previous page, so every page is one index range scan and
  * costs the same at any table size; rows inserted while paging never make a
  * row appear twice or an older row disappear). limit 1..1000 (0 = 100);
- * cursor NULL or "" = first page, else a next_cursor of this function. */
+ * cursor NULL or "" = first page, else a next_cursor of this function.
+ * Errors: ADCP_EINVALID_INPUT (limit, cursor), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_principal_list(adcp_principal_page *out, adcp_principal_store *ps, size_t limit, const char *cursor,
                         adcp_error *err);
 
@@ -109,8 +113,10 @@ int adcp_principal_disable(adcp_principal *out, adcp_principal_store *ps, const 
 
 typedef struct adcp_subscription_store adcp_subscription_store;
 
+/* Errors: ADCP_EINVALID_INPUT (no connection), ADCP_ENOMEM. */
 int adcp_subscriptions_open(adcp_subscription_store **out, adcp_sql_conn *conn, adcp_error *err);
 void adcp_subscriptions_close(adcp_subscription_store *st);
+/* A predicate; never fails. */
 int adcp_subscriptions_is_durable(const adcp_subscription_store *st);
 
 typedef enum adcp_grant_action {
@@ -119,6 +125,7 @@ typedef enum adcp_grant_action {
 } adcp_grant_action;
 
 const char *adcp_grant_action_name(adcp_grant_action a);
+/* Errors: ADCP_EINVALID_INPUT (an unknown name). */
 int adcp_grant_action_parse(adcp_grant_action *out, const char *name, adcp_error *err);
 
 typedef struct adcp_grant_entry {
@@ -172,7 +179,8 @@ typedef struct adcp_exception_list {
 } adcp_exception_list;
 void adcp_exception_list_free(adcp_exception_list *l);
 
-/* A principal's exceptions in subject order (keyset paged like principals). */
+/* A principal's exceptions in subject order (keyset paged like principals).
+ * Errors: ADCP_EINVALID_INPUT (ids, limit, cursor), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_subscription_exceptions(adcp_exception_list *out, adcp_subscription_store *st, const char *principal_id,
                                  size_t limit, const char *cursor, adcp_error *err);
 

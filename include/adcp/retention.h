@@ -11,7 +11,11 @@
  *
  * Errors: INVALID_INPUT (policy, identifiers, as_of), REFERENCE_NOT_FOUND
  * (holds), CONTENT_CONFLICT (a hold on a period already retiring), STORAGE,
- * ENOMEM. Per-period failures inside a pass are counted, never returned. */
+ * ENOMEM. Per-period failures inside a pass are counted, never returned.
+ *
+ * Threads: a pass or hold call uses the ledger handle (one thread at a time,
+ * adcp/ledger.h); concurrent workers use separate handles (on PostgreSQL a
+ * period another worker is retiring is skipped). */
 #ifndef ADCP_RETENTION_H
 #define ADCP_RETENTION_H
 
@@ -110,7 +114,9 @@ typedef struct adcp_retention_counters {
  * row sets, bodies, adjustments, revisions, the obligation) under the account
  * lock, flips the tombstone to `retired` and appends the one `retirement`
  * change. A failure backs the period off (1 min doubling to 1 h). On
- * PostgreSQL a period another worker is retiring is skipped (try-lock). */
+ * PostgreSQL a period another worker is retiring is skipped (try-lock).
+ * Errors: ADCP_EINVALID_INPUT (options, policy), ADCP_ESTORAGE, ADCP_ENOMEM; a failed period (provider, fence,
+ * conflict) is counted and backed off, not returned. */
 int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *opts,
                           adcp_error *err);
 
@@ -146,7 +152,8 @@ typedef struct adcp_retention_status {
   uint64_t holds;                     /* explicit holds in force */
 } adcp_retention_status;
 
-/* Read-only. account_id NULL = every account; as_of as in the options. */
+/* Read-only. account_id NULL = every account; as_of as in the options.
+ * Errors: ADCP_EINVALID_INPUT (policy, as_of after the database clock), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const adcp_retention_policy *policy,
                               const char *account_id, const char *as_of, adcp_error *err);
 
@@ -161,6 +168,7 @@ typedef struct adcp_retention_stalled {
   char first_failed_at[32], last_failed_at[32], next_attempt_at[32];
   char last_cause[ADCP_ERROR_MESSAGE_MAX]; /* secret-free */
 } adcp_retention_stalled;
+/* Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_retention_list_stalled(adcp_retention_stalled **out, size_t *count, adcp_ledger *l,
                                 int64_t min_stalled_seconds, adcp_error *err);
 
@@ -184,7 +192,8 @@ int adcp_retention_hold_add(adcp_ledger *l, const char *hold_id, const char *acc
                             const char *reason, const char *expires_at, adcp_error *err);
 /* REFERENCE_NOT_FOUND when there is no such hold. */
 int adcp_retention_hold_remove(adcp_ledger *l, const char *hold_id, adcp_error *err);
-/* Holds by ID; account_id NULL = all. Free *out with free(). */
+/* Holds by ID; account_id NULL = all. Free *out with free().
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_retention_hold_list(adcp_retention_hold **out, size_t *count, adcp_ledger *l, const char *account_id,
                              adcp_error *err);
 
@@ -201,11 +210,14 @@ typedef struct adcp_retention_task_ctx {
 /* "period_retirement": one adcp_retention_retire pass with pass->limit,
  * pass->dry_run and pass->stop. Reports retired, failed, held, protected,
  * stalled, pending, skipped_unconfigured, resumed, objects_deleted,
- * bodies_deleted, bytes_freed (zeros included) and one cause per failure. */
+ * bodies_deleted, bytes_freed (zeros included) and one cause per failure.
+ * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_retire returns (a failed period is counted, not
+ * returned). */
 int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                        adcp_error *err);
 /* "row_pruning": one adcp_retention_prune_rows pass; reports pruned instead
- * of retired (plus objects_kept). */
+ * of retired (plus objects_kept).
+ * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_prune_rows returns. */
 int adcp_worker_task_row_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 ADCP_END_DECLS

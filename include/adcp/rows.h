@@ -5,7 +5,13 @@
  *
  * Memory: the encoder holds one chunk (<= 8 MiB, or one oversized row); no
  * function here holds a whole revision. Nothing here touches a database or
- * the network. */
+ * the network.
+ *
+ * Threads: an encoder, hasher or manifest checker is used by one thread at a
+ * time (an encoder may run a hasher thread of its own, see
+ * adcp_rows_encoder_set_threads; its chunk callback is always called on the
+ * caller's thread). Verifiers, totals and gzip helpers keep no state between
+ * calls and are safe from any thread. */
 #ifndef ADCP_ROWS_H
 #define ADCP_ROWS_H
 
@@ -38,8 +44,10 @@ typedef enum adcp_binding_algorithm {
 } adcp_binding_algorithm;
 
 const char *adcp_digest_profile_name(adcp_digest_profile p);
+/* Errors: ADCP_EINVALID_INPUT (an unknown name). */
 int adcp_digest_profile_parse(adcp_digest_profile *out, const char *name, adcp_error *err);
 const char *adcp_binding_algorithm_name(adcp_binding_algorithm a);
+/* Errors: ADCP_EINVALID_INPUT (an unknown name). */
 int adcp_binding_algorithm_parse(adcp_binding_algorithm *out, const char *name, adcp_error *err);
 
 /* ---- manifests (spec 01 §6) -------------------------------------------------- */
@@ -65,7 +73,7 @@ typedef struct adcp_chunk_manifest {
 /* Appends the JCS form of one chunk manifest (exactly the six chunk keys and five
  * segment keys) to out. Refuses segment_count > 20 with ADCP_EMANIFEST_MISMATCH. */
 int adcp_manifest_write_jcs(adcp_buf *out, const adcp_chunk_manifest *m, adcp_error *err);
-/* Appends the manifest in the fixture's wire field order (for --json output). */
+/* Appends the manifest in the fixture's wire field order (for --json output). Errors: ADCP_ENOMEM. */
 int adcp_manifest_write_wire(adcp_buf *out, const adcp_chunk_manifest *m);
 /* Reads one chunk manifest from a parsed JSON object node. Unknown keys (locators
  * such as object_key or physical_sha256) are ignored; missing or mistyped keys are
@@ -85,17 +93,22 @@ typedef struct adcp_manifest_checker {
   adcp_error struct_err;
 } adcp_manifest_checker;
 
+/* Errors: ADCP_ENOMEM, ADCP_EINTERNAL (the digest context). */
 int adcp_manifest_checker_init(adcp_manifest_checker *c, adcp_error *err);
+/* Errors: ADCP_EMANIFEST_MISMATCH (structure, contiguity, ordinals), ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_manifest_checker_add(adcp_manifest_checker *c, const adcp_chunk_manifest *m, adcp_error *err);
 /* expected_chunks < 0 skips the chunk-count check. expected_sha256 is compared
- * case-insensitively. */
+ * case-insensitively.
+ * Errors: ADCP_EMANIFEST_MISMATCH (row_manifest_sha256, row or chunk count differ), ADCP_EINTERNAL. */
 int adcp_manifest_checker_finish(adcp_manifest_checker *c, const char *expected_sha256, uint64_t expected_rows,
                                  int64_t expected_chunks, adcp_error *err);
 void adcp_manifest_checker_free(adcp_manifest_checker *c);
-/* Convenience: check an array of manifests against the header values. */
+/* Convenience: check an array of manifests against the header values.
+ * Errors: as adcp_manifest_checker_add and _finish (ADCP_EMANIFEST_MISMATCH, ADCP_EINVALID_INPUT, ADCP_ENOMEM). */
 int adcp_manifests_verify(const adcp_chunk_manifest *ms, size_t n, const char *expected_sha256,
                           uint64_t expected_rows, adcp_error *err);
-/* row_manifest_sha256 of an array of manifests. */
+/* row_manifest_sha256 of an array of manifests.
+ * Errors: ADCP_EMANIFEST_MISMATCH, ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_manifests_digest(char out[65], const adcp_chunk_manifest *ms, size_t n, adcp_error *err);
 
 /* ---- control totals (spec 01 §8) ------------------------------------------- */
@@ -117,12 +130,13 @@ typedef struct adcp_control_totals {
  * printable characters, unique names). Keeps the given order. ADCP_EINVALID_INPUT
  * names the index and the broken rule. */
 int adcp_totals_parse(adcp_control_totals *out, const char *json, size_t len, adcp_error *err);
-/* Same for an already parsed array node. */
+/* Same for an already parsed array node.
+ * Errors: ADCP_EINVALID_INPUT naming the entry and field, ADCP_ENOMEM. */
 int adcp_totals_from_json(adcp_control_totals *out, const adcp_json_doc *doc, uint32_t node, adcp_error *err);
-/* Validates totals built in memory. */
+/* Validates totals built in memory. Errors: ADCP_EINVALID_INPUT naming the entry and field. */
 int adcp_totals_validate(const adcp_control_totals *t, adcp_error *err);
 /* Appends JCS(totals) in stored order; with the legacy algorithm, the
- * {name, value} pair projection (spec 01 §8.3). */
+ * {name, value} pair projection (spec 01 §8.3). Errors: ADCP_ENOMEM. */
 int adcp_totals_write_jcs(adcp_buf *out, const adcp_control_totals *t, adcp_binding_algorithm alg);
 void adcp_totals_free(adcp_control_totals *t);
 
@@ -137,11 +151,12 @@ typedef struct adcp_rows_hasher {
   int finished;
 } adcp_rows_hasher;
 
-/* revision_envelope_v1 hasher; totals may be NULL for []. */
+/* revision_envelope_v1 hasher; totals may be NULL for [].
+ * Errors: ADCP_EINVALID_INPUT (revision id, totals), ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_hasher_init_envelope(adcp_rows_hasher *h, const char *revision_id, uint64_t row_count,
                                    const adcp_control_totals *totals, adcp_binding_algorithm alg,
                                    adcp_error *err);
-/* rows_v1 hasher. */
+/* rows_v1 hasher. Errors: ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_hasher_init_rows(adcp_rows_hasher *h, uint64_t row_count, adcp_error *err);
 /* Feeds verified bytes made of whole lines. Empty input is a no-op.
  * ADCP_ECHUNK_INTEGRITY_FAILED if p does not end with 0x0A. If newlines is
@@ -156,7 +171,8 @@ int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, ui
                             adcp_error *err);
 void adcp_rows_hasher_free(adcp_rows_hasher *h);
 
-/* Revision id pattern ^[A-Za-z0-9_.:-]{1,255}$ (protocol identifier). */
+/* Revision id pattern ^[A-Za-z0-9_.:-]{1,255}$ (protocol identifier).
+ * Errors: ADCP_EINVALID_INPUT naming the offending position. */
 int adcp_rows_check_revision_id(const char *id, adcp_error *err);
 
 /* ---- encoder (spec 01 §4-§7) ---------------------------------------------- */
@@ -186,21 +202,26 @@ typedef struct adcp_rows_result {
 
 typedef struct adcp_rows_encoder adcp_rows_encoder;
 
+/* Errors: ADCP_EINVALID_INPUT (profile, revision id, totals), ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_options *opts, adcp_error *err);
 /* Threads the encoder uses (before the first row): 1 hashes on the caller's
  * thread; 2 runs the segment, chunk and content digest passes on a hasher
  * thread while the caller's thread canonicalizes the next rows (memory: up to
  * four segment copies more). 0 is the default: ADCP_ROWS_THREADS=1|2 from the
  * environment, else 2 when at least two cores are online. Output (chunks,
- * manifests, digests, errors, callback order and thread) is identical. */
+ * manifests, digests, errors, callback order and thread) is identical.
+ * Errors: ADCP_EINVALID_INPUT (more than 2), ADCP_EINTERNAL (after the first row). */
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *enc, unsigned threads, adcp_error *err);
 /* Adds one row given as JSON text (any formatting). Every refusal of the row
  * (not JSON, not an object, outside the row domain of spec 01 §3) is
  * ADCP_EINVALID_ROW naming the ordinal (never row content); ADCP_ENOMEM. */
 int adcp_rows_encoder_add_json(adcp_rows_encoder *enc, const char *text, size_t len, adcp_error *err);
-/* Adds one row from a parsed document node (must be an object). */
+/* Adds one row from a parsed document node (must be an object).
+ * Errors: ADCP_EINVALID_ROW (not an object), ADCP_ENOMEM, ADCP_EINTERNAL (used after a failure); a chunk
+ * callback's own code. */
 int adcp_rows_encoder_add_node(adcp_rows_encoder *enc, const adcp_json_doc *doc, uint32_t node, adcp_error *err);
-/* Closes the last chunk and computes the digests. */
+/* Closes the last chunk and computes the digests.
+ * Errors: ADCP_ENOMEM, ADCP_EINTERNAL; a chunk callback's own code. */
 int adcp_rows_encoder_finish(adcp_rows_encoder *enc, adcp_rows_result *out, adcp_error *err);
 void adcp_rows_encoder_free(adcp_rows_encoder *enc);
 
@@ -230,7 +251,8 @@ int adcp_rows_check_lines(const uint8_t *buf, size_t len, adcp_json_doc *scratch
 
 /* ---- gzip storage (spec 01 §11) ----------------------------------------------- */
 
-/* Appends one gzip member of in[0..n) with libdeflate (level 1..12; 6 matches the JS SDK). */
+/* Appends one gzip member of in[0..n) with libdeflate (level 1..12; 6 matches the JS SDK).
+ * Errors: ADCP_ENOMEM, ADCP_EINTERNAL (libdeflate failed). */
 int adcp_gzip_compress(adcp_buf *out, const uint8_t *in, size_t n, int level, adcp_error *err);
 
 /* gzip writers. Any single member verifies (spec 01 §11: writers record the
@@ -243,7 +265,7 @@ typedef enum adcp_gzip_impl {
 } adcp_gzip_impl;
 /* Appends one gzip member made by impl at level (out-of-range levels take the
  * implementation's default). An igzip output that would not fit its bound is
- * redone with libdeflate level 1. */
+ * redone with libdeflate level 1. Errors: ADCP_ENOMEM, ADCP_EINTERNAL (the compressor failed). */
 int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level,
                             adcp_error *err);
 /* The writer object commits use: igzip level 1, unless ADCP_GZIP_WRITE is

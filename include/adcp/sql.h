@@ -49,7 +49,7 @@ int adcp_sql_connect_read_only(adcp_sql_conn **out, const char *url, adcp_error 
  * transaction. NULL is a no-op. */
 void adcp_sql_close(adcp_sql_conn *conn);
 adcp_sql_dialect adcp_sql_dialect_of(const adcp_sql_conn *conn);
-/* 1 if committed data survives a crash (files, servers); 0 for sqlite::memory:. */
+/* 1 if committed data survives a crash (files, servers); 0 for sqlite::memory:. Never fails. */
 int adcp_sql_is_durable(const adcp_sql_conn *conn);
 
 /* Dialect a URL selects without connecting (0 if the URL is not recognised). */
@@ -97,22 +97,27 @@ adcp_sql_param adcp_sql_text(const char *s);
  * for every other database refusal, ADCP_EINVALID_INPUT for bad parameters. */
 int adcp_sql_exec(adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
                   size_t nparams, adcp_error *err);
-/* Like adcp_sql_exec and reports the number of rows changed. */
+/* Like adcp_sql_exec and reports the number of rows changed.
+ * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT). */
 int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *conn, const char *sql,
                           const adcp_sql_param *params, size_t nparams, adcp_error *err);
 /* Runs a multi-statement script without parameters (DDL, migrations). Never
- * use it with values that came from outside the program. */
+ * use it with values that came from outside the program. Errors: ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
 
 /* Runs a query; iterate with adcp_sql_next, then adcp_sql_rows_free.
  * PostgreSQL results are fetched whole (a row is at most one chunk body);
  * queries returning bytea (with only text/integer/bool beside it) use the
- * binary result format, invisibly to the getters below. */
+ * binary result format, invisibly to the getters below.
+ * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT), ADCP_ENOMEM. */
 int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql,
                    const adcp_sql_param *params, size_t nparams, adcp_error *err);
-/* 1 = a row is current, 0 = no more rows, < 0 = error (SQLite steps lazily). */
+/* 1 = a row is current, 0 = no more rows, < 0 = error (SQLite steps lazily).
+ * Errors: ADCP_ECONFLICT, ADCP_ESTORAGE. */
 int adcp_sql_next(adcp_sql_rows *rows, adcp_error *err);
+/* Never fails. */
 int adcp_sql_column_count(const adcp_sql_rows *rows);
+/* A predicate; never fails. */
 int adcp_sql_is_null(const adcp_sql_rows *rows, int col);
 /* Text of a column (NUL-terminated; "" for NULL); valid until the next
  * adcp_sql_next. len may be NULL. */
@@ -133,20 +138,27 @@ int adcp_sql_blob_read(adcp_buf *out, adcp_sql_conn *conn, const char *table, co
                        uint64_t offset, size_t len, adcp_error *err);
 
 /* Convenience: runs a query and copies the first column of the first row into
- * out (size n). Returns 0 and sets *found (1/0). */
+ * out (size n). Returns 0 and sets *found (1/0).
+ * Errors: as adcp_sql_query (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT, ADCP_ENOMEM). */
 int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *conn, const char *sql,
                         const adcp_sql_param *params, size_t nparams, adcp_error *err);
 
 /* ---- transactions, locks, clock -------------------------------------------- */
 
 /* BEGIN. immediate = 1 takes the writer lock at once (SQLite BEGIN IMMEDIATE;
- * PostgreSQL: plain BEGIN, writers serialize on advisory/row locks). */
+ * PostgreSQL: plain BEGIN, writers serialize on advisory/row locks).
+ * Errors: ADCP_ECONFLICT (SQLite busy past the timeout), ADCP_ESTORAGE, ADCP_EINVALID_INPUT (already in a
+ * transaction). */
 int adcp_sql_begin(adcp_sql_conn *conn, int immediate, adcp_error *err);
 /* COMMIT. Fails (and rolls back) when a statement failed inside the
- * transaction; see adcp_sql_transaction_failed. */
+ * transaction; see adcp_sql_transaction_failed.
+ * Errors: ADCP_ECONFLICT (serialization failure, busy), ADCP_ESTORAGE (also for a doomed transaction),
+ * ADCP_EINVALID_INPUT (none open). */
 int adcp_sql_commit(adcp_sql_conn *conn, adcp_error *err);
-/* Rolls back if a transaction is open; safe to call on any path. */
+/* Rolls back if a transaction is open; safe to call on any path.
+ * Errors: ADCP_ESTORAGE (the connection is then unusable). */
 int adcp_sql_rollback(adcp_sql_conn *conn, adcp_error *err);
+/* A predicate; never fails. */
 int adcp_sql_in_transaction(const adcp_sql_conn *conn);
 
 /* Failure inside a transaction (both dialects behave like PostgreSQL): once a
@@ -154,7 +166,7 @@ int adcp_sql_in_transaction(const adcp_sql_conn *conn);
  * adcp_sql_commit rolls it back and returns that failure (same error code,
  * adcp_sql_last_failure and SQLSTATE as the statement that failed). To
  * tolerate a failure deliberately, wrap the statement in a savepoint and roll
- * back to it. 1 if the open transaction is doomed. */
+ * back to it. 1 if the open transaction is doomed. A predicate; never fails. */
 int adcp_sql_transaction_failed(const adcp_sql_conn *conn);
 /* SAVEPOINT / RELEASE SAVEPOINT / ROLLBACK TO SAVEPOINT name. name must match
  * [a-z_][a-z0-9_]* (ADCP_EINVALID_INPUT otherwise, or without a transaction).
@@ -173,7 +185,8 @@ int adcp_sql_advisory_xact_lock(adcp_sql_conn *conn, const char *key_text, adcp_
 
 /* The database clock in UTC as "YYYY-MM-DDTHH:MM:SS.ffffffZ" (27 chars + NUL).
  * PostgreSQL: clock_timestamp(); SQLite: adcp_now(), the host clock with
- * microseconds (the single host is the database). */
+ * microseconds (the single host is the database).
+ * Errors: ADCP_ESTORAGE, ADCP_ECONFLICT, ADCP_EINTERNAL (the clock text is unreadable). */
 int adcp_sql_now(adcp_sql_conn *conn, char out[32], adcp_error *err);
 
 /* ---- failure classification ------------------------------------------------ */
@@ -270,7 +283,8 @@ typedef struct adcp_migration_status {
   size_t unknown_stopped_worker; /* recorded stopped-worker steps this binary lacks */
 } adcp_migration_status;
 
-/* Reads the history (read-only; a missing history table = nothing applied). */
+/* Reads the history (read-only; a missing history table = nothing applied).
+ * Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *conn,
                         const adcp_migration_set *set, adcp_error *err);
 void adcp_migration_status_free(adcp_migration_status *st);
@@ -318,12 +332,13 @@ typedef struct adcp_catalog {
 } adcp_catalog;
 
 /* Reads the fingerprints of every adcp_* table (columns, constraints, indexes,
- * triggers) and adcp_* function in the current schema (SQLite: main). */
+ * triggers) and adcp_* function in the current schema (SQLite: main). Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_catalog_read(adcp_catalog **out, adcp_sql_conn *conn, adcp_error *err);
 /* The catalog the bundled series produces, built on the same server without
  * changing anything: PostgreSQL applies the series to a scratch schema inside
  * a transaction that is rolled back (needs CREATE on the database); SQLite
- * applies it to a private in-memory database. */
+ * applies it to a private in-memory database.
+ * Errors: ADCP_ESTORAGE (including no CREATE privilege), ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_catalog_expected(adcp_catalog **out, adcp_sql_conn *conn, const adcp_migration_set *set,
                           adcp_error *err);
 void adcp_catalog_free(adcp_catalog *cat);
@@ -339,7 +354,8 @@ typedef struct adcp_catalog_report {
 } adcp_catalog_report;
 
 /* Compares actual with expected: every expected object must exist with the
- * same fingerprint and be enabled; extra objects are ignored. */
+ * same fingerprint and be enabled; extra objects are ignored.
+ * Errors: ADCP_ENOMEM. */
 int adcp_catalog_compare(adcp_catalog_report **out, const adcp_catalog *expected,
                          const adcp_catalog *actual, adcp_error *err);
 void adcp_catalog_report_free(adcp_catalog_report *r);
@@ -356,6 +372,7 @@ typedef struct adcp_sql_integrity_report {
   size_t count;           /* 0 = clean */
   int truncated;          /* more problems than listed */
 } adcp_sql_integrity_report;
+/* Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *conn, adcp_error *err);
 void adcp_sql_integrity_report_free(adcp_sql_integrity_report *r);
 

@@ -71,9 +71,11 @@ const char *adcp_storage_url_redacted(const adcp_storage *s);
 /* The migration series embedded for this storage's dialect. */
 const adcp_migration_set *adcp_storage_migrations(const adcp_storage *s);
 
-/* Migration history vs the embedded series (read-only). */
+/* Migration history vs the embedded series (read-only). Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_storage_migration_status(adcp_migration_status **out, adcp_storage *s, adcp_error *err);
-/* Applies pending migrations (see adcp_migrate_apply). */
+/* Applies pending migrations (see adcp_migrate_apply).
+ * Errors: as adcp_migrate_apply (ADCP_ESTORAGE, ADCP_ECONFLICT, ADCP_EINTEGRITY_FAILED for an edited applied
+ * migration, ADCP_EINVALID_INPUT, ADCP_ENOMEM). */
 int adcp_storage_migrate(size_t *out_applied, adcp_storage *s, const adcp_migrate_options *opt, adcp_error *err);
 
 /* Readiness: the startup check (REPORTING_SCHEMA_BEHIND) and then the catalog
@@ -90,6 +92,7 @@ int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp
  * adcp_inline_close before adcp_storage_close. */
 struct adcp_inline_store;
 struct adcp_inline_options;
+/* Errors: ADCP_EINVALID_INPUT (options), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_storage_inline_open(struct adcp_inline_store **out, adcp_storage *s, const struct adcp_inline_options *opts,
                              adcp_error *err);
 
@@ -103,10 +106,14 @@ int adcp_storage_inline_open(struct adcp_inline_store **out, adcp_storage *s, co
 struct adcp_ledger;
 struct adcp_principal_store;
 struct adcp_subscription_store;
-/* The ledger with default options (adcp_ledger_open on adcp_storage_sql for others). */
+/* The ledger with default options (adcp_ledger_open on adcp_storage_sql for others).
+ * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_storage_ledger(struct adcp_ledger **out, adcp_storage *s, adcp_error *err);
+/* Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_storage_inline(struct adcp_inline_store **out, adcp_storage *s, adcp_error *err);
+/* Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_storage_principals(struct adcp_principal_store **out, adcp_storage *s, adcp_error *err);
+/* Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_storage_subscriptions(struct adcp_subscription_store **out, adcp_storage *s, adcp_error *err);
 
 /* One durable component of the facade and whether it declares itself durable

@@ -149,7 +149,9 @@ typedef struct adcp_worker_run_options {
 } adcp_worker_run_options;
 
 /* The loop: passes of due tasks until *stop is set, sleeping until the next
- * task is due. Never stops on a task's failure. Returns 0 after a stop. */
+ * task is due. Never stops on a task's failure. Returns 0 after a stop.
+ * Errors: ADCP_EINVALID_INPUT (options, no task); a task's failure is recorded in its pass result, never
+ * returned. */
 int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error *err);
 
 /* Prometheus text exposition (format 0.0.4) of every pass so far: passes, task
@@ -174,6 +176,7 @@ typedef struct adcp_worker_sweep_ctx {
   const char *account_id;      /* NULL = every account */
   int64_t interval_ms;         /* the task's interval, for the staleness warning */
 } adcp_worker_sweep_ctx;
+/* Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_ledger_sweep_intents returns before its first step. */
 int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 /* "change_pruning": adcp_feed_prune (spec 03 §5). Counters: deleted, failed,
@@ -185,6 +188,7 @@ typedef struct adcp_worker_prune_ctx {
   int64_t retention_days;      /* 0 = 30 */
   int64_t hold_days;           /* 0 = 7 */
 } adcp_worker_prune_ctx;
+/* Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_feed_prune returns. */
 int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                     adcp_error *err);
 
@@ -231,7 +235,7 @@ typedef struct adcp_worker_stalled_ctx {
 /* Opens retirement_stalled:<account>:<obligation> for each period in
  * retention backoff longer than the threshold and resolves live ones whose
  * period is no longer stalled. Counters: opened (dry run: would_open),
- * resolved, stalled, failed, pending. */
+ * resolved, stalled, failed, pending. Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
 
@@ -253,6 +257,7 @@ typedef struct adcp_worker_audit_ctx {
   const struct adcp_audit_signer *signer;   /* NULL: skipped_unconfigured */
   struct adcp_object_provider *publish;     /* NULL: database copy only */
 } adcp_worker_audit_ctx;
+/* Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM; a publish failure is counted. */
 int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
 
