@@ -49,7 +49,8 @@ const char *adcp_import_source_name(adcp_import_source s);
 int adcp_import_source_parse(adcp_import_source *out, const char *name, adcp_error *err);
 
 /* Which check a quarantined revision failed ("digest", "byte_count",
- * "row_count", "unparsable_row", "header"). */
+ * "row_count", "unparsable_row", "header"). An unparsable_row message starts
+ * with the row's code, "INVALID_ROW: row at ordinal N: …", as commit gives it. */
 typedef struct adcp_import_item {
   const char *revision_id, *account_id;
   const char *check;
