@@ -340,8 +340,10 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
       adcp_buf_printf(b, ",\"status\":\"%s\"}", !rc || i < failed ? "ok" : i == failed ? "refused" : "not_run");
     }
     adcp_buf_append_str(b, "]");
+    if (rc) adcp_buf_printf(b, ",\"code\":\"%s\"", adcp_error_code_name(rc));
+    if (adcp_s3_provider_create_only_mode(p)) adcp_buf_printf(b, ",\"create_only\":\"%s\"", adcp_s3_provider_create_only_mode(p));
     if (rc) {
-      adcp_buf_printf(b, ",\"code\":\"%s\",\"ok\":false,\"provider\":", adcp_error_code_name(rc));
+      adcp_buf_append_str(b, ",\"ok\":false,\"provider\":");
       adcp_jcs_write_string(b, prov, strlen(prov));
       adcp_buf_append_str(b, ",\"reason\":");
       adcp_jcs_write_string(b, err->message, strlen(err->message));
@@ -353,7 +355,8 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
   } else {
     adcp_buf_append_str(b, "probe of binding ");
     put_safe_buf(b, id);
-    adcp_buf_printf(b, " (%s):\n", prov);
+    adcp_buf_printf(b, " (%s%s%s):\n", prov, adcp_s3_provider_create_only_mode(p) ? ", create-only " : "",
+                    adcp_s3_provider_create_only_mode(p) ? adcp_s3_provider_create_only_mode(p) : "");
     for (size_t i = 0; i < n; i++) {
       adcp_buf_printf(b, "  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
       if (rc && i == failed) put_safe_buf(b, err->message);
