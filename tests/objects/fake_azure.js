@@ -14,7 +14,10 @@
 // Control (unsigned) on /__ctl/...:
 //   POST /__ctl/container?name=C&versioning=1|0&public=container|blob
 //   POST /__ctl/set?container=C&ignore_inm=1|conflict412=1
-//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew&count=N&retry_after=S
+//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|lose|short|corrupt&count=N&retry_after=S
+//     lose: a Put Blob is answered 201 with an invented x-ms-version-id and nothing is stored;
+//     short: the version stored lacks the body's last byte; corrupt: one body byte is
+//     flipped in transit (the Content-MD5 check then refuses it)
 //   GET  /__ctl/stats -> {"requests":N,"current":N,"versions":N}
 'use strict';
 const http = require('http');
@@ -159,7 +162,13 @@ function blobOp(req, res, c, name, q, body) {
   if (vid !== undefined && !VERSION_RE.test(vid)) return error(res, 400, 'InvalidQueryParameterValue');
   if (req.method === 'PUT') {
     if (req.headers['x-ms-blob-type'] !== 'BlockBlob') return error(res, 400, 'MissingRequiredHeader');
+    if (fault.mode === 'corrupt' && fault.count > 0 && body.length) fault.count--, (body[0] ^= 1);
+    if (fault.mode === 'lose' && fault.count > 0) {
+      fault.count--;
+      return send(res, 201, '', { ETag: '"0x0"', 'x-ms-version-id': newVersionId() });
+    }
     if (req.headers['content-md5'] && req.headers['content-md5'] !== md5b64(body)) return error(res, 400, 'Md5Mismatch');
+    if (fault.mode === 'short' && fault.count > 0) fault.count--, (body = body.subarray(0, Math.max(0, body.length - 1)));
     const cur = current(b);
     if (req.headers['if-none-match'] === '*' && cur && !c.cfg.ignore_inm)
       return c.cfg.conflict412 ? error(res, 412, 'ConditionNotMet') : error(res, 409, 'BlobAlreadyExists');
