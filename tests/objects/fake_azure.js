@@ -15,7 +15,7 @@
 //   POST /__ctl/container?name=C&versioning=1|0&public=container|blob
 //   POST /__ctl/set?container=C&ignore_inm=1|conflict412=1
 //   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|lose|short|corrupt&count=N&retry_after=S
-//     lose: a Put Blob is answered 201 with an invented x-ms-version-id and nothing is stored;
+//     lose: a Put Blob (not a probe blob) is answered 201 with an invented x-ms-version-id and nothing is stored;
 //     short: the version stored lacks the body's last byte; corrupt: one body byte is
 //     flipped in transit (the Content-MD5 check then refuses it)
 //   GET  /__ctl/stats -> {"requests":N,"current":N,"versions":N}
@@ -163,7 +163,7 @@ function blobOp(req, res, c, name, q, body) {
   if (req.method === 'PUT') {
     if (req.headers['x-ms-blob-type'] !== 'BlockBlob') return error(res, 400, 'MissingRequiredHeader');
     if (fault.mode === 'corrupt' && fault.count > 0 && body.length) fault.count--, (body[0] ^= 1);
-    if (fault.mode === 'lose' && fault.count > 0) {
+    if (fault.mode === 'lose' && fault.count > 0 && !name.includes('/.adcp-probe/')) {
       fault.count--;
       return send(res, 201, '', { ETag: '"0x0"', 'x-ms-version-id': newVersionId() });
     }

@@ -13,7 +13,7 @@
 //   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1|list_stale=1|age_ms=N
 //     (list_stale: ListObjectVersions leaves out each key's newest version, a lagging listing)
 //   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|expired|lose|short|corrupt&count=N&retry_after=S
-//     lose: an object PUT is answered 200 with an invented VersionId and nothing is stored;
+//     lose: an object PUT (not a probe key) is answered 200 with an invented VersionId and nothing is stored;
 //     short: the version stored lacks the body's last byte; corrupt: one body byte is
 //     flipped in transit (the payload hash check then refuses it)
 //   POST /__ctl/puts?delay_ms=D&fail_at=K: from now every PUT is answered D ms
@@ -162,7 +162,7 @@ function objectOp(req, res, b, key, q, body) {
     // x-amz-checksum-sha256 (base64), checked when sent, as AWS S3 does.
     const ck = req.headers['x-amz-checksum-sha256'];
     if (ck !== undefined && ck !== crypto.createHash('sha256').update(body).digest('base64')) return error(res, 400, 'BadDigest');
-    if (fault.mode === 'lose' && fault.count > 0) {
+    if (fault.mode === 'lose' && fault.count > 0 && !key.includes('/.adcp-probe/')) {
       fault.count--;
       return send(res, 200, '', { ETag: '"0"', 'x-amz-version-id': newVersionId() });
     }

@@ -323,6 +323,40 @@ static void t_killed_after_upload_then_sweep(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
+/* Issue 27: a store that answers a Put Blob with 201 and an invented version
+ * id, storing nothing, makes the commit fail with a clear error; nothing is
+ * recorded as committed (no header, no current revision, nothing to verify). */
+static void t_commit_lost_ack(void **state) {
+  (void)state;
+  char b[1024], args[2048], db[600], cfg[600];
+  az_binding(b, sizeof b, "azl", "cli-good", "lost0", "", ",\"compression\":\"none\"");
+  write_config("lost.json", b);
+  snprintf(db, sizeof db, "%s/lost.db", dir);
+  snprintf(cfg, sizeof cfg, "%s/lost.json", dir);
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
+  assert_int_equal(run(args, &out, &errb), 0);
+  snprintf(args, sizeof args,
+           "--db 'sqlite:%s' --config '%s' commit --account acct --obligation oblost --revision lost1 --finality snapshot "
+           "--binding azl --period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           db, cfg, rows_path);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=lose&count=1", 0, NULL), 200);
+  int st = run(args, &out, &errb);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=none&count=0", 0, NULL), 200);
+  if (st == 0) fail_msg("commit through a store that lost the write exited 0: %s", (char *)out.data);
+  if (!strstr((char *)errb.data, "acknowledged a write")) fail_msg("commit: exit %d: %s", st, (char *)errb.data);
+  assert_non_null(strstr((char *)errb.data, "PROVIDER_UNAVAILABLE"));
+  snprintf(args, sizeof args, "--db 'sqlite:%s' show --account acct --revision lost1", db);
+  assert_int_equal(run(args, &out, &errb), 5);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' current --account acct --obligation oblost", db);
+  assert_int_not_equal(run(args, &out, &errb), 0);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' verify --all", db, cfg);
+  assert_int_equal(run(args, &out, &errb), 0);
+  assert_non_null(strstr((char *)out.data, "checked 0"));
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 int main(void) {
   dir = tu_mkdtemp();
   uint8_t k[32];
@@ -348,6 +382,7 @@ int main(void) {
       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
       cmocka_unit_test(t_killed_after_upload_then_sweep),
+      cmocka_unit_test(t_commit_lost_ack),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   fake_stop(&fake);
