@@ -29,6 +29,7 @@ typedef struct s3p {
   char *akid, *secret, *token;
   int emulated;               /* create_only "emulated": oldest version wins (docs/providers.md) */
   int skip_create_only_probe; /* settable only by the test build (ADCP_S3_TESTING) */
+  int skip_verify;            /* likewise: the bench measures the cost of verify_version */
 } s3p;
 
 typedef struct qp {
@@ -535,7 +536,7 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
       if (!v) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
       /* The emulated decision's listing shows our version and its size; it is the check. */
       if (p->emulated) return emulated_decide(p, out, in, mine, ctx, err);
-      if ((rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
+      if (!p->skip_verify && (rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
       snprintf(out->native_version, sizeof out->native_version, "%s", mine);
       out->outcome = ADCP_OBJECT_CREATED;
       return 0;
@@ -1094,6 +1095,14 @@ int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p);
 int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p) {
   if (!p || strcmp(p->name, "s3") != 0) return ADCP_EINVALID_INPUT;
   ((s3p *)p)->skip_create_only_probe = 1;
+  return 0;
+}
+/* Test build only: puts record the acknowledged version without the HEAD
+ * that verifies it (bench_ledger measures what the check costs). */
+int adcp_s3_provider_testing_skip_verify(adcp_object_provider *p);
+int adcp_s3_provider_testing_skip_verify(adcp_object_provider *p) {
+  if (!p || strcmp(p->name, "s3") != 0) return ADCP_EINVALID_INPUT;
+  ((s3p *)p)->skip_verify = 1;
   return 0;
 }
 #endif

@@ -173,14 +173,14 @@ function blobOp(req, res, c, name, q, body) {
     if (req.headers['if-none-match'] === '*' && cur && !c.cfg.ignore_inm)
       return c.cfg.conflict412 ? error(res, 412, 'ConditionNotMet') : error(res, 409, 'BlobAlreadyExists');
     if (req.headers['if-match'] && (!cur || req.headers['if-match'] !== cur.etag)) return error(res, 412, 'ConditionNotMet');
-    const v = { id: c.versioning ? newVersionId() : null, data: body, etag: `"0x${crypto.randomBytes(8).toString('hex').toUpperCase()}"`,
+    const v = { id: c.versioning ? newVersionId() : null, data: body, md5: md5b64(body), etag: `"0x${crypto.randomBytes(8).toString('hex').toUpperCase()}"`,
       ct: req.headers['content-type'] || 'application/octet-stream', modified: new Date().toUTCString() };
     if (!b) b = { versions: [], current: null };
     if (!c.versioning) b.versions = [];
     b.versions.push(v);
     b.current = v.id;
     c.blobs.set(name, b);
-    const h = { ETag: v.etag, 'Content-MD5': md5b64(body), 'Last-Modified': v.modified };
+    const h = { ETag: v.etag, 'Content-MD5': v.md5, 'Last-Modified': v.modified };
     if (c.versioning) h['x-ms-version-id'] = v.id;
     return send(res, 201, '', h);
   }
@@ -207,7 +207,7 @@ function blobOp(req, res, c, name, q, body) {
         status = 206;
       }
     } else {
-      h['Content-MD5'] = md5b64(v.data);
+      h['Content-MD5'] = v.md5; // a property stored at write time, as in Azure (not hashed per read)
     }
     if (req.method === 'HEAD') {
       res.writeHead(status, Object.assign(h, { 'Content-Length': data.length }));
