@@ -132,8 +132,9 @@ static void verify_all(const char *db, const char *cfg, const char *want) {
 }
 
 /* 100,000 rows through radosgw: committed, read back whole and by page (both
- * verified) byte for byte, the same commit again is a replay that writes
- * nothing, and each chunk object has exactly the pinned version. */
+ * verified) byte for byte, the same commit again is a replay and a new
+ * revision of the same rows is header-only (neither writes an object), and
+ * each chunk object has exactly the pinned version. */
 static void t_commit_read_replay(void **state) {
   (void)state;
   char db[600], cfg[600], args[2048];
@@ -163,7 +164,13 @@ static void t_commit_read_replay(void **state) {
   if (run(args, &out, &errb)) fail_msg("replay: %s", (char *)errb.data);
   assert_non_null(strstr((char *)out.data, "replayed"));
   assert_int_equal(listed_objects("big", db), objects);
-  verify_all(db, cfg, "checked 1: 1 verified, 0 failed");
+  /* a new revision of the same obligation with the same rows: header-only, no upload */
+  commit_args(args, sizeof args, db, cfg, "ob_big", "rev_big2");
+  if (run(args, &out, &errb)) fail_msg("header-only: %s", (char *)errb.data);
+  if (!strstr((char *)out.data, "header-only, binding rgw, 0 objects created, 0 adopted"))
+    fail_msg("header-only: %s", (char *)out.data);
+  assert_int_equal(listed_objects("big", db), objects);
+  verify_all(db, cfg, "checked 2: 2 verified, 0 failed");
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
