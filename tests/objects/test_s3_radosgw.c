@@ -41,16 +41,17 @@ static int run(const char *args, adcp_buf *out, adcp_buf *errb) {
 }
 
 /* A SQLite ledger NAME.db whose configuration NAME.json has the radosgw binding
- * "rgw" under the owned prefix <run prefix>/NAME, registered (probe included). */
-static void ledger_setup_with(char db[600], char cfg[600], const char *name, const char *extra) {
+ * "rgw" under the owned prefix <run prefix>/NAME (compression comp, extra
+ * top-level members), registered (probe included). */
+static void ledger_setup_with(char db[600], char cfg[600], const char *name, const char *extra, const char *comp) {
   char text[2048], args[2048];
   snprintf(cfg, 600, "%s/%s.json", dir, name);
   snprintf(db, 600, "%s/%s.db", dir, name);
   snprintf(text, sizeof text,
            "{\"deployment_namespace\":\"default\"%s,\"bindings\":[{\"id\":\"rgw\",\"kind\":\"object\",\"provider\":\"s3\","
-           "\"prefix\":\"%s/%s\",\"credentialRef\":\"env\",\"create_only\":\"emulated\",\"compression\":\"none\","
+           "\"prefix\":\"%s/%s\",\"credentialRef\":\"env\",\"create_only\":\"emulated\",\"compression\":\"%s\","
            "\"location\":{\"bucket\":\"%s\",\"region\":\"us-east-1\",\"endpoint\":\"%s\",\"path_style\":\"true\"}}]}",
-           extra, prefix, name, bucket, ep);
+           extra, prefix, name, comp, bucket, ep);
   tu_write_file(cfg, text, strlen(text));
   adcp_buf out, errb;
   adcp_buf_init(&out), adcp_buf_init(&errb);
@@ -61,7 +62,7 @@ static void ledger_setup_with(char db[600], char cfg[600], const char *name, con
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
-static void ledger_setup(char db[600], char cfg[600], const char *name) { ledger_setup_with(db, cfg, name, ""); }
+static void ledger_setup(char db[600], char cfg[600], const char *name) { ledger_setup_with(db, cfg, name, "", "none"); }
 
 static void commit_args(char *buf, size_t n, const char *db, const char *cfg, const char *ob, const char *rev) {
   snprintf(buf, n,
@@ -231,7 +232,7 @@ static void t_kill_after_upload_then_sweep(void **state) {
 static void t_two_writers_race(void **state) {
   (void)state;
   char db[600], cfg[600], args[2048];
-  ledger_setup(db, cfg, "race");
+  ledger_setup_with(db, cfg, "race", "", "gzip"); /* the default compression, through the emulated mode */
   adcp_buf out[2], errb[2];
   pid_t pids[2];
   char outp[2][600], errp[2][600];
@@ -288,7 +289,7 @@ static void t_two_writers_race(void **state) {
 static void t_retention_deletes_pinned_versions(void **state) {
   (void)state;
   char db[600], cfg[600], args[2048];
-  ledger_setup_with(db, cfg, "ret", ",\"retention\":{\"enabled\":true,\"status_retention_days\":1}");
+  ledger_setup_with(db, cfg, "ret", ",\"retention\":{\"enabled\":true,\"status_retention_days\":1}", "none");
   adcp_buf out, errb;
   adcp_buf_init(&out), adcp_buf_init(&errb);
   commit_args(args, sizeof args, db, cfg, "ob_old", "rev_old");
