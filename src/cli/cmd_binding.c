@@ -270,7 +270,8 @@ static const char probe_help[] =
     "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; with\n"
     "\"create_only\": \"emulated\" instead two plain writes must give two versions, listed\n"
     "at once oldest first, and the emulated decision must pick the first; the probe\n"
-    "versions are deleted; the header and --json name the mode). azure checks: container reachable, no anonymous read access, blob\n"
+    "versions are deleted; the header and --json name the mode).\n"
+    "azure checks: container reachable, no anonymous read access, blob\n"
     "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
     "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
     "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
@@ -343,7 +344,8 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
     }
     adcp_buf_append_str(b, "]");
     if (rc) adcp_buf_printf(b, ",\"code\":\"%s\"", adcp_error_code_name(rc));
-    if (adcp_s3_provider_create_only_mode(p)) adcp_buf_printf(b, ",\"create_only\":\"%s\"", adcp_s3_provider_create_only_mode(p));
+    const char *mode = adcp_s3_provider_create_only_mode(p); /* s3 only: which create-only check ran */
+    if (mode) adcp_buf_printf(b, ",\"create_only\":\"%s\"", mode);
     if (rc) {
       adcp_buf_append_str(b, ",\"ok\":false,\"provider\":");
       adcp_jcs_write_string(b, prov, strlen(prov));
@@ -357,8 +359,8 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
   } else {
     adcp_buf_append_str(b, "probe of binding ");
     put_safe_buf(b, id);
-    adcp_buf_printf(b, " (%s%s%s):\n", prov, adcp_s3_provider_create_only_mode(p) ? ", create-only " : "",
-                    adcp_s3_provider_create_only_mode(p) ? adcp_s3_provider_create_only_mode(p) : "");
+    const char *mode = adcp_s3_provider_create_only_mode(p);
+    adcp_buf_printf(b, " (%s%s%s):\n", prov, mode ? ", create-only " : "", mode ? mode : "");
     for (size_t i = 0; i < n; i++) {
       adcp_buf_printf(b, "  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
       if (rc && i == failed) put_safe_buf(b, err->message);
