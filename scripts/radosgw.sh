@@ -7,7 +7,8 @@
 # Installs ceph-mon, ceph-osd and radosgw from Debian when missing (about 30 s).
 # cephx is off and everything listens on 127.0.0.1 only; data lives in RAM.
 # Known trap (docs/providers.md): radosgw 16 does not enforce If-None-Match in
-# versioned buckets, so the provider's probe refuses its versioned bucket.
+# versioned buckets, so the conditional mode's probe refuses its versioned
+# bucket; s3 bindings on it use "create_only": "emulated".
 set -euo pipefail
 
 free_port() {

@@ -3,8 +3,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +135,41 @@ int tu_dir_entries(const char *dir) {
     if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
   closedir(d);
   return n;
+}
+
+int tu_spawn_until(const char *path, char *const argv[], const char *const env[], const char *marker) {
+  int pfd[2];
+  assert_int_equal(pipe(pfd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(pfd[1], 2);
+    close(pfd[0]);
+    for (size_t i = 0; env && env[i]; i++) putenv((char *)env[i]);
+    execv(path, argv);
+    _exit(127);
+  }
+  close(pfd[1]);
+  char buf[512];
+  size_t got = 0;
+  buf[0] = 0;
+  while (got < sizeof buf - 1 && !strstr(buf, marker)) {
+    ssize_t n = read(pfd[0], buf + got, sizeof buf - 1 - got);
+    if (n <= 0) break;
+    got += (size_t)n;
+    buf[got] = 0;
+  }
+  close(pfd[0]);
+  if (!strstr(buf, marker)) fail_msg("%s: never printed \"%s\": %s", path, marker, buf);
+  return pid;
+}
+
+void tu_sqlite_exec(const char *db, const char *sql) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_busy_timeout(h, 5000);
+  char *msg = NULL;
+  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("sql: %s", msg ? msg : "?");
+  sqlite3_close(h);
 }

@@ -28,6 +28,12 @@ char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);
 /* Entries of dir other than . and .. (0 when it does not exist). */
 int tu_dir_entries(const char *dir);
+/* Starts path with argv (setting each "NAME=VALUE" of env, NULL-terminated, may
+ * be NULL) with stdout on /dev/null, reads its stderr until it contains marker
+ * and returns its pid (the test fails if it exits first). The caller reaps it. */
+int tu_spawn_until(const char *path, char *const argv[], const char *const env[], const char *marker);
+/* Runs sql (one or more statements) on the SQLite file db; fails the test on error. */
+void tu_sqlite_exec(const char *db, const char *sql);
 /* Deterministic PRNG (xorshift64*) so failures reproduce. */
 uint64_t tu_rand(uint64_t *state);
 

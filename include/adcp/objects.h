@@ -366,11 +366,17 @@ typedef struct adcp_s3_provider_options {
   const char *ca_file;        /* PEM bundle for TLS (verification is always on); NULL = system */
   int max_attempts;           /* per request for transient failures; 0 = 4 */
   int64_t backoff_base_ms;    /* 0 = 50 */
+  /* NULL or "conditional": create-only by If-None-Match: * (AWS S3). "emulated":
+   * for versioned stores that ignore it (Ceph radosgw 16): an unconditional
+   * PUT, then the key's oldest live version is the object (docs/providers.md). */
+  const char *create_only;
 } adcp_s3_provider_options;
 
 /* ADCP_EINVALID_INPUT for bad options; ADCP_EUNSAFE_BINDING for a bad prefix
  * or when the credential reference finds no credentials. */
 int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_options *options, adcp_error *err);
+/* "conditional" or "emulated" for an S3 provider; NULL for any other provider. */
+const char *adcp_s3_provider_create_only_mode(const adcp_object_provider *p);
 
 /* ---- keys (spec 02 §4–§5.5) ----------------------------------------------- */
 

@@ -267,8 +267,11 @@ static const char probe_help[] =
     "reason) or not run (after a refusal). s3 checks: bucket reachable (exists, accessible,\n"
     "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
     "that can expire live objects under the prefix, empirical create-only (a second\n"
-    "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; the probe\n"
-    "versions are deleted). azure checks: container reachable, no anonymous read access, blob\n"
+    "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; with\n"
+    "\"create_only\": \"emulated\" instead two plain writes must give two versions, listed\n"
+    "at once oldest first, and the emulated decision must pick the first; the probe\n"
+    "versions are deleted; the header and --json name the mode).\n"
+    "azure checks: container reachable, no anonymous read access, blob\n"
     "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
     "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
     "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
@@ -340,8 +343,11 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
       adcp_buf_printf(b, ",\"status\":\"%s\"}", !rc || i < failed ? "ok" : i == failed ? "refused" : "not_run");
     }
     adcp_buf_append_str(b, "]");
+    if (rc) adcp_buf_printf(b, ",\"code\":\"%s\"", adcp_error_code_name(rc));
+    const char *mode = adcp_s3_provider_create_only_mode(p); /* s3 only: which create-only check ran */
+    if (mode) adcp_buf_printf(b, ",\"create_only\":\"%s\"", mode);
     if (rc) {
-      adcp_buf_printf(b, ",\"code\":\"%s\",\"ok\":false,\"provider\":", adcp_error_code_name(rc));
+      adcp_buf_append_str(b, ",\"ok\":false,\"provider\":");
       adcp_jcs_write_string(b, prov, strlen(prov));
       adcp_buf_append_str(b, ",\"reason\":");
       adcp_jcs_write_string(b, err->message, strlen(err->message));
@@ -353,7 +359,8 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
   } else {
     adcp_buf_append_str(b, "probe of binding ");
     put_safe_buf(b, id);
-    adcp_buf_printf(b, " (%s):\n", prov);
+    const char *mode = adcp_s3_provider_create_only_mode(p);
+    adcp_buf_printf(b, " (%s%s%s):\n", prov, mode ? ", create-only " : "", mode ? mode : "");
     for (size_t i = 0; i < n; i++) {
       adcp_buf_printf(b, "  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
       if (rc && i == failed) put_safe_buf(b, err->message);

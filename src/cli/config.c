@@ -297,11 +297,16 @@ static int load_s3_binding(cfgp *p, uint32_t b, size_t idx, const char *where, c
   char lw[48];
   snprintf(lw, sizeof lw, "%s.location", where);
   static const char *const lkeys[] = {"bucket", "region", "endpoint", "path_style", NULL};
-  const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL;
+  const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL, *create_only = NULL;
   int rc = known_keys(p, loc, lw, lkeys);
   for (size_t k = 0; !rc && k < 4; k++) rc = get_str(p, loc, lkeys[k], lw, &v[k]);
   if (!rc) rc = get_str(p, b, "ca_file", where, &ca);
+  if (!rc) rc = get_str(p, b, "create_only", where, &create_only);
   if (rc) return rc;
+  /* Host-only (not identity): how this host makes writes create-only (docs/providers.md). */
+  if (create_only && strcmp(create_only, "conditional") && strcmp(create_only, "emulated"))
+    return refuse_at(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only must be \"conditional\" or \"emulated\"",
+                     where);
   if (!v[0] || !v[1]) return refuse_at(p, loc, "%s needs bucket and region", lw);
   if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
     return refuse_at(p, adcp_json_get(p->d, loc, "path_style"), "%s.path_style must be \"true\" or \"false\"", lw);
@@ -317,7 +322,7 @@ static int load_s3_binding(cfgp *p, uint32_t b, size_t idx, const char *where, c
   size_t i = c->n_bindings;
   adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
                                 .path_style = v[3] && !strcmp(v[3], "true"), .prefix = prefix,
-                                .credential_ref = cred, .ca_file = ca};
+                                .credential_ref = cred, .ca_file = ca, .create_only = create_only};
   if ((rc = adcp_s3_provider_new(&c->providers[i], &o, p->err))) {
     c->providers[i] = NULL;
     if (rc == ADCP_EINVALID_INPUT) rc = refuse_at(p, b, "%s: %s", where, p->err->message);
@@ -387,7 +392,7 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (adcp_json_at(p->d, b)->type != ADCP_JSON_OBJECT) return refuse_at(p, b, "%s must be an object", where);
   static const char *const keys[] = {"id",     "kind",        "provider",    "location",      "root_dir",
                                      "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
-                                     "dir_mode",    "ca_file",     NULL};
+                                     "dir_mode",    "ca_file",     "create_only", NULL};
   int rc = known_keys(p, b, where, keys);
   const char *id = NULL, *kind = NULL, *prov = NULL, *prefix = NULL, *tmpl = NULL, *comp = NULL, *rootdir = NULL,
              *cred = NULL, *root = NULL, *fmode = NULL, *dmode = NULL;
@@ -408,6 +413,8 @@ static int load_binding(cfgp *p, uint32_t b, size_t idx, const char *base) {
   if (kind && strcmp(kind, "object"))
     return refuse_at(p, adcp_json_get(p->d, b, "kind"), "%s.kind: only object bindings are configured here (postgres "
                      "is implicit)", where);
+  if (strcmp(prov, "s3") && adcp_json_get(p->d, b, "create_only"))
+    return refuse_at(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only", where);
   if (!strcmp(prov, "azure")) return load_azure_binding(p, b, where, id, prefix, tmpl, comp, cred, loc);
   if (!strcmp(prov, "s3")) return load_s3_binding(p, b, idx, where, id, prefix, tmpl, comp, cred, loc);
   if (!strcmp(prov, "gcs")) return load_gcs_binding(p, b, where, id, prefix, tmpl, comp, cred, loc, base);

@@ -27,7 +27,9 @@ typedef struct s3p {
   char *host;      /* host[:port] as signed */
   char *base_path; /* "/bucket" (path style) or "" */
   char *akid, *secret, *token;
+  int emulated;               /* create_only "emulated": oldest version wins (docs/providers.md) */
   int skip_create_only_probe; /* settable only by the test build (ADCP_S3_TESTING) */
+  int skip_verify;            /* likewise: the bench measures the cost of verify_version */
 } s3p;
 
 typedef struct qp {
@@ -131,6 +133,7 @@ typedef struct sign_arg {
   const char *method;
   const char *uri, *query;
   char payload[65];
+  char checksum[48]; /* base64 SHA-256 of an object PUT's body ("" = none) */
 } sign_arg;
 
 static int s3_sign(void *arg, void *headers, adcp_error *err) {
@@ -141,17 +144,22 @@ static int s3_sign(void *arg, void *headers, adcp_error *err) {
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
-  const char *names[4] = {"host", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token"};
-  const char *values[4] = {p->host, a->payload, date, p->token};
-  adcp_sigv4_input in = {a->method, a->uri, a->query, names, values, p->token ? 4 : 3, a->payload, date,
+  /* Sorted signed headers; the checksum only on object PUTs, the token only when in use. */
+  const char *names[5], *values[5];
+  size_t n = 0;
+  names[n] = "host", values[n++] = p->host;
+  if (a->checksum[0]) names[n] = "x-amz-checksum-sha256", values[n++] = a->checksum;
+  names[n] = "x-amz-content-sha256", values[n++] = a->payload;
+  names[n] = "x-amz-date", values[n++] = date;
+  if (p->token) names[n] = "x-amz-security-token", values[n++] = p->token;
+  adcp_sigv4_input in = {a->method, a->uri, a->query, names, values, n, a->payload, date,
                          p->region, "s3", p->akid, p->secret};
   adcp_buf auth, line;
   adcp_buf_init(&auth), adcp_buf_init(&line);
   int rc = adcp_sigv4_authorization(&auth, NULL, &in, err);
-  for (int i = 0; !rc && i < (p->token ? 4 : 3); i++) {
+  /* Host is set by curl from the URL (the same host[:port]); the rest are sent as signed. */
+  for (size_t i = 1; !rc && i < n; i++) {
     adcp_buf_reset(&line);
-    /* Host is set by curl from the URL (the same host[:port]); the rest are sent as signed. */
-    if (i == 0) continue;
     if (adcp_buf_printf(&line, "%s: %s", names[i], values[i]) || adcp_buf_cstr(&line) ||
         adcp_http_add_header(headers, (char *)line.data))
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -213,8 +221,18 @@ static int s3_call(s3p *p, adcp_http_response *resp, const char *method, const c
   if (adcp_buf_printf(&url, "%s%s%s%s", p->origin, (char *)uri.data, nq ? "?" : "", (char *)query.data) ||
       adcp_buf_cstr(&url))
     goto done;
-  sign_arg sa = {p, method, (char *)uri.data, (char *)query.data, {0}};
+  sign_arg sa = {p, method, (char *)uri.data, (char *)query.data, {0}, {0}};
   if ((rc = adcp_sha256_hex(sa.payload, body ? body : (const uint8_t *)"", body ? len : 0, err))) goto done;
+  if (key && body && !strcmp(method, "PUT")) {
+    /* The store checks the body against this as well as the signed payload hash
+     * (AWS S3; radosgw 16.2 ignores the header and checks x-amz-content-sha256). */
+    uint8_t d[32];
+    adcp_buf_reset(&tmp);
+    if ((rc = adcp_hex_decode(d, sa.payload, sizeof d, err))) goto done;
+    rc = ADCP_ENOMEM;
+    if (adcp_base64_encode(&tmp, d, sizeof d) || adcp_buf_cstr(&tmp)) goto done;
+    snprintf(sa.checksum, sizeof sa.checksum, "%s", (char *)tmp.data);
+  }
   adcp_http_request req = {method, (char *)url.data, hdrs, nh, body, len, max_body, s3_sign, &sa, 0};
   rc = adcp_http_do(p->http, resp, &req, ctx, err);
 done:
@@ -290,6 +308,22 @@ static int s3_validate_location(adcp_object_provider *self, const adcp_object_kv
   return 0;
 }
 
+/* Reads version ver of key into out (at most cap bytes). ADCP_ENOT_FOUND if absent. */
+static int read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
+                        adcp_error *err) {
+  adcp_http_response r;
+  qp q[] = {{"versionId", ver}};
+  int rc = s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err);
+  if (rc) goto done;
+  const char *v = adcp_http_header_get(&r, "x-amz-version-id");
+  if (r.status == 404 || r.status == 400 || (r.status == 200 && (!v || strcmp(v, ver)))) rc = ADCP_ENOT_FOUND;
+  else if (r.status != 200 || r.too_large) rc = map_failure(&r, "get", err);
+  else if (adcp_buf_append(out, r.body.data, r.body.len)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+done:
+  adcp_http_response_free(&r);
+  return rc;
+}
+
 /* Reads the current object at key into out (at most cap bytes) with its version. */
 static int read_current(s3p *p, adcp_buf *out, char ver[ADCP_OBJECT_VERSION_MAX + 1], uint64_t *size, const char *key,
                         size_t cap, const adcp_object_ctx *ctx, adcp_error *err) {
@@ -311,16 +345,155 @@ static int read_current(s3p *p, adcp_buf *out, char ver[ADCP_OBJECT_VERSION_MAX 
   }
   snprintf(ver, ADCP_OBJECT_VERSION_MAX + 1, "%s", v);
   *size = cl ? strtoull(cl, NULL, 10) : 0;
-  if (!out || *size > cap) goto done;
-  adcp_http_response_free(&r);
-  qp q[] = {{"versionId", ver}};
-  if ((rc = s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err))) goto done;
-  if (r.status == 404 || r.status == 400) rc = ADCP_ENOT_FOUND;
-  else if (r.status != 200 || r.too_large) rc = map_failure(&r, "get", err);
-  else if (adcp_buf_append(out, r.body.data, r.body.len)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (out && *size <= cap) rc = read_version(p, out, key, ver, cap, ctx, err);
 done:
   adcp_http_response_free(&r);
   return rc;
+}
+
+/* Trust but verify (issue 27): the store said it holds version ver of key; a
+ * HEAD at that version must agree, with the length we sent, before anyone
+ * records it. */
+static int lost_write(adcp_error *err, const char *key) {
+  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
+                        "S3 acknowledged a write of %.160s but does not hold that version with the length sent", key);
+}
+
+static int verify_version(s3p *p, const char *key, const char *ver, size_t len, const adcp_object_ctx *ctx,
+                          adcp_error *err) {
+  adcp_http_response r;
+  qp q[] = {{"versionId", ver}};
+  int rc = s3_call(p, &r, "HEAD", key, q, 1, NULL, 0, NULL, 0, 0, ctx, err);
+  if (!rc) {
+    const char *v = adcp_http_header_get(&r, "x-amz-version-id"), *cl = adcp_http_header_get(&r, "content-length");
+    if (r.status == 200 && v && !strcmp(v, ver) && cl && strtoull(cl, NULL, 10) == len) rc = 0;
+    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = lost_write(err, key);
+    else rc = map_failure(&r, "head", err);
+  }
+  adcp_http_response_free(&r);
+  return rc;
+}
+
+/* One ListObjectVersions page; r is freed on failure. */
+static int versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
+                         const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
+  qp q[5] = {{"versions", ""}, {"prefix", prefix}, {"max-keys", max_keys}};
+  size_t nq = 3;
+  if (kmark) q[nq++] = (qp){"key-marker", kmark};
+  if (vmark) q[nq++] = (qp){"version-id-marker", vmark};
+  int rc = s3_call(p, r, "GET", NULL, q, nq, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err);
+  if (!rc && (r->status != 200 || r->too_large)) rc = map_failure(r, "list", err);
+  if (rc) adcp_http_response_free(r);
+  return rc;
+}
+
+/* The live versions of exactly `key` as ListObjectVersions gives them (newest
+ * first): the oldest one, and whether `mine` is among them with its size. */
+typedef struct key_versions {
+  char oldest[ADCP_OBJECT_VERSION_MAX + 1];
+  uint64_t oldest_size;
+  int mine_seen;
+  uint64_t mine_size;
+  size_t n;
+} key_versions;
+
+#define S3_KEY_VERSIONS_MAX 10000 /* versions of one key looked at before giving up */
+
+static int list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine, const adcp_object_ctx *ctx,
+                             adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  adcp_buf k, v, t;
+  adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
+  char *kmark = NULL, *vmark = NULL;
+  int rc = 0, done = 0;
+  while (!rc && !done) {
+    adcp_http_response r;
+    if ((rc = versions_page(p, &r, key, "1000", kmark, vmark, ctx, err))) break;
+    const char *x = (const char *)r.body.data;
+    size_t n = r.body.len, pos = 0, s, e;
+    while (!done && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
+      size_t ip = s;
+      if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
+      int c = strcmp((char *)k.data, key);
+      if (c > 0) done = 1; /* keys sort after ours: no more versions of it */
+      if (c) continue;
+      ip = s;
+      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
+      ip = s;
+      uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
+      snprintf(out->oldest, sizeof out->oldest, "%s", (char *)v.data);
+      out->oldest_size = size;
+      if (mine && !strcmp((char *)v.data, mine)) out->mine_seen = 1, out->mine_size = size;
+      if (++out->n > S3_KEY_VERSIONS_MAX)
+        rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 key %.160s has too many versions", key);
+    }
+    size_t tp = 0;
+    int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
+    free(kmark), free(vmark);
+    kmark = vmark = NULL;
+    if (!rc && !done && truncated) {
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
+      if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
+    } else {
+      done = 1;
+    }
+    adcp_http_response_free(&r);
+  }
+  free(kmark), free(vmark);
+  adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
+  return rc;
+}
+
+/* Deletes version ver of key for good (204/200; 404 = already gone). */
+static int delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx, adcp_error *err) {
+  adcp_http_response r;
+  qp q[] = {{"versionId", ver}};
+  int rc = s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err);
+  if (!rc && r.status != 204 && r.status != 200 && r.status != 404) rc = map_failure(&r, "delete", err);
+  adcp_http_response_free(&r);
+  return rc;
+}
+
+/* Emulated create-only (docs/providers.md "Emulated create-only"): our version
+ * is written unconditionally, then the oldest live version of the key is the
+ * object. Ours oldest → CREATED; else that object's bytes decide between
+ * adoption and conflict, and our version is deleted at its pinned ID. Every
+ * writer sees the same oldest version (read-after-write listing in write
+ * order, which the probe checks), so racing writers converge on it. */
+static int emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in, const char *mine,
+                           const adcp_object_ctx *ctx, adcp_error *err) {
+  for (int round = 0; round < 6; round++) {
+    key_versions kv;
+    int rc = list_key_versions(p, &kv, in->key, mine, ctx, err);
+    if (rc) return rc;
+    if (!kv.mine_seen || kv.mine_size != in->len) return lost_write(err, in->key);
+    snprintf(out->native_version, sizeof out->native_version, "%s", kv.oldest);
+    if (!strcmp(kv.oldest, mine)) {
+      out->outcome = ADCP_OBJECT_CREATED;
+      return 0;
+    }
+    adcp_buf cur;
+    adcp_buf_init(&cur);
+    rc = kv.oldest_size == in->len ? read_version(p, &cur, in->key, kv.oldest, in->len, ctx, err) : 0;
+    if (rc == ADCP_ENOT_FOUND) { /* the oldest went away meanwhile: decide again */
+      adcp_buf_free(&cur);
+      continue;
+    }
+    int same = !rc && kv.oldest_size == in->len && cur.len == in->len &&
+               (in->len == 0 || memcmp(cur.data, in->bytes, in->len) == 0);
+    adcp_buf_free(&cur);
+    if (rc) return rc;
+    if ((rc = delete_version_at(p, in->key, mine, ctx, err))) return rc;
+    if (same) {
+      out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
+      return 0;
+    }
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object %.160s already exists with different bytes", in->key);
+  }
+  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
 }
 
 static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
@@ -331,7 +504,7 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
   const char *hdrs[2 + 16];
   size_t nh = 0;
   hdrs[nh++] = ct;
-  hdrs[nh++] = "If-None-Match: *";
+  if (!p->emulated) hdrs[nh++] = "If-None-Match: *";
   char meta[16][300];
   for (size_t i = 0; i < in->n_metadata && i < 16; i++) {
     for (const char *c = in->metadata[i].key; *c; c++)
@@ -357,16 +530,19 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
     long st = r.status;
     if (st == 200) {
       const char *v = resp_version(&r);
-      if (!v) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
-      else {
-        snprintf(out->native_version, sizeof out->native_version, "%s", v);
-        out->outcome = ADCP_OBJECT_CREATED;
-      }
+      char mine[ADCP_OBJECT_VERSION_MAX + 1];
+      if (v) snprintf(mine, sizeof mine, "%s", v);
       adcp_http_response_free(&r);
-      return rc;
+      if (!v) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
+      /* The emulated decision's listing shows our version and its size; it is the check. */
+      if (p->emulated) return emulated_decide(p, out, in, mine, ctx, err);
+      if (!p->skip_verify && (rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
+      snprintf(out->native_version, sizeof out->native_version, "%s", mine);
+      out->outcome = ADCP_OBJECT_CREATED;
+      return 0;
     }
     if (st == 501) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 store does not support If-None-Match writes");
-    else if (st != 412 && st != 409) rc = map_failure(&r, "put", err);
+    else if (p->emulated || (st != 412 && st != 409)) rc = map_failure(&r, "put", err);
     adcp_http_response_free(&r);
     if (rc) return rc;
     if (st == 409) continue; /* a concurrent conditional write was in flight: ask again */
@@ -513,20 +689,8 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
   adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
   int rc = 0;
   for (int req = 0; req < 10000; req++) {
-    qp q[5] = {{"versions", ""}, {"prefix", prefix}, {"max-keys", maxk}};
-    size_t nq = 3;
-    if (kmark) q[nq++] = (qp){"key-marker", kmark};
-    if (vmark) q[nq++] = (qp){"version-id-marker", vmark};
     adcp_http_response r;
-    if ((rc = s3_call(p, &r, "GET", NULL, q, nq, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err))) {
-      adcp_http_response_free(&r);
-      break;
-    }
-    if (r.status != 200 || r.too_large) {
-      rc = map_failure(&r, "list", err);
-      adcp_http_response_free(&r);
-      break;
-    }
+    if ((rc = versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
     int more_in_doc = 0;
@@ -686,6 +850,53 @@ done:
   return rc;
 }
 
+/* The probe of the emulated mode: the properties emulated_decide relies on,
+ * shown on the store itself. Two unconditional writes to one probe key must
+ * give two distinct versions, the listing must show both at once with the
+ * first as the oldest (read-after-write listing, in write order), and the
+ * decision for the second write must adopt the first and delete the second. */
+static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *err) {
+  uint8_t rnd[16];
+  char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], v[2][ADCP_OBJECT_VERSION_MAX + 1] = {"", ""};
+  if (RAND_bytes(rnd, sizeof rnd) != 1) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
+  adcp_hex_encode(hex, rnd, sizeof rnd);
+  snprintf(key, sizeof key, "%s/.adcp-probe/%s", p->prefix, hex);
+  const char *hdrs[] = {"Content-Type: application/x-ndjson"};
+  static const uint8_t body[] = "{\"probe\":1}\n";
+  int rc = 0;
+  for (int i = 0; i < 2 && !rc; i++) {
+    adcp_http_response r;
+    rc = s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 1, body, sizeof body - 1, 64 * 1024, ctx, err);
+    if (!rc && r.status != 200)
+      rc = r.status == 403 ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
+                           : map_failure(&r, "probe write", err);
+    else if (!rc && !resp_version(&r))
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write returned no VersionId");
+    else if (!rc)
+      snprintf(v[i], sizeof v[i], "%s", resp_version(&r));
+    adcp_http_response_free(&r);
+  }
+  if (!rc && !strcmp(v[0], v[1]))
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: two writes to one key gave the same VersionId");
+  key_versions kv;
+  if (!rc && !(rc = list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                        "S3 probe writes: the version listing does not show both versions, oldest first (emulated "
+                        "create-only needs read-after-write listing in write order)");
+  if (!rc) {
+    adcp_object_put_result res;
+    adcp_object_put_input in = {key, body, sizeof body - 1, "application/x-ndjson", NULL, 0};
+    rc = emulated_decide(p, &res, &in, v[1], ctx, err);
+    if (!rc && (res.outcome != ADCP_OBJECT_ADOPTED_IDENTICAL || strcmp(res.native_version, v[0])))
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the emulated decision did not pick the first version");
+    if (rc == ADCP_ECONTENT_CONFLICT)
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the first version reads back different bytes");
+  }
+  probe_cleanup(p, key, v[1]);
+  probe_cleanup(p, key, v[0]);
+  return rc;
+}
+
 static int s3_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp_error *err) {
   s3p *p = (s3p *)self;
   adcp_http_response r;
@@ -741,7 +952,8 @@ static int s3_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
     goto done;
   }
   adcp_http_response_free(&r);
-  if (!p->skip_create_only_probe) rc = empirical_create_only(p, ctx, err);
+  if (p->emulated) rc = empirical_emulated(p, ctx, err);
+  else if (!p->skip_create_only_probe) rc = empirical_create_only(p, ctx, err);
 done:
   adcp_http_response_free(&r);
   adcp_buf_free(&t);
@@ -782,6 +994,8 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   int rc = adcp_object_prefix_validate(o->prefix, err);
   if (rc) return rc;
   if (!bucket_ok(o->bucket)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 bucket name is not valid");
+  if (o->create_only && strcmp(o->create_only, "conditional") && strcmp(o->create_only, "emulated"))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 create_only must be \"conditional\" or \"emulated\"");
   for (const char *c = o->region; *c; c++)
     if (!isalnum((unsigned char)*c) && *c != '-') return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 region is not valid");
   s3p *p = calloc(1, sizeof *p);
@@ -800,6 +1014,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   p->base.destroy = s3_destroy;
   p->prefix = strdup(o->prefix), p->bucket = strdup(o->bucket), p->region = strdup(o->region);
   p->base.prefix = p->prefix;
+  p->emulated = o->create_only && !strcmp(o->create_only, "emulated");
   if (!p->prefix || !p->bucket || !p->region) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     goto fail;
@@ -865,6 +1080,11 @@ fail:
   return rc;
 }
 
+const char *adcp_s3_provider_create_only_mode(const adcp_object_provider *p) {
+  if (!p || strcmp(p->name, "s3") != 0) return NULL;
+  return ((const s3p *)p)->emulated ? "emulated" : "conditional";
+}
+
 #ifdef ADCP_S3_TESTING
 /* Test build only (tests/CMakeLists.txt compiles this file again with
  * ADCP_S3_TESTING for the S3 test executable): lets the suite run against a
@@ -875,6 +1095,14 @@ int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p);
 int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p) {
   if (!p || strcmp(p->name, "s3") != 0) return ADCP_EINVALID_INPUT;
   ((s3p *)p)->skip_create_only_probe = 1;
+  return 0;
+}
+/* Test build only: puts record the acknowledged version without the HEAD
+ * that verifies it (bench_ledger measures what the check costs). */
+int adcp_s3_provider_testing_skip_verify(adcp_object_provider *p);
+int adcp_s3_provider_testing_skip_verify(adcp_object_provider *p) {
+  if (!p || strcmp(p->name, "s3") != 0) return ADCP_EINVALID_INPUT;
+  ((s3p *)p)->skip_verify = 1;
   return 0;
 }
 #endif

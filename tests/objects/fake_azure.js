@@ -14,7 +14,10 @@
 // Control (unsigned) on /__ctl/...:
 //   POST /__ctl/container?name=C&versioning=1|0&public=container|blob
 //   POST /__ctl/set?container=C&ignore_inm=1|conflict412=1
-//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew&count=N&retry_after=S
+//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|lose|short|corrupt&count=N&retry_after=S
+//     lose: a Put Blob (not a probe blob) is answered 201 with an invented x-ms-version-id and nothing is stored;
+//     short: the version stored lacks the body's last byte; corrupt: one body byte is
+//     flipped in transit (the Content-MD5 check then refuses it)
 //   GET  /__ctl/stats -> {"requests":N,"current":N,"versions":N}
 'use strict';
 const http = require('http');
@@ -159,19 +162,25 @@ function blobOp(req, res, c, name, q, body) {
   if (vid !== undefined && !VERSION_RE.test(vid)) return error(res, 400, 'InvalidQueryParameterValue');
   if (req.method === 'PUT') {
     if (req.headers['x-ms-blob-type'] !== 'BlockBlob') return error(res, 400, 'MissingRequiredHeader');
+    if (fault.mode === 'corrupt' && fault.count > 0 && body.length) fault.count--, (body[0] ^= 1);
+    if (fault.mode === 'lose' && fault.count > 0 && !name.includes('/.adcp-probe/')) {
+      fault.count--;
+      return send(res, 201, '', { ETag: '"0x0"', 'x-ms-version-id': newVersionId() });
+    }
     if (req.headers['content-md5'] && req.headers['content-md5'] !== md5b64(body)) return error(res, 400, 'Md5Mismatch');
+    if (fault.mode === 'short' && fault.count > 0) fault.count--, (body = body.subarray(0, Math.max(0, body.length - 1)));
     const cur = current(b);
     if (req.headers['if-none-match'] === '*' && cur && !c.cfg.ignore_inm)
       return c.cfg.conflict412 ? error(res, 412, 'ConditionNotMet') : error(res, 409, 'BlobAlreadyExists');
     if (req.headers['if-match'] && (!cur || req.headers['if-match'] !== cur.etag)) return error(res, 412, 'ConditionNotMet');
-    const v = { id: c.versioning ? newVersionId() : null, data: body, etag: `"0x${crypto.randomBytes(8).toString('hex').toUpperCase()}"`,
+    const v = { id: c.versioning ? newVersionId() : null, data: body, md5: md5b64(body), etag: `"0x${crypto.randomBytes(8).toString('hex').toUpperCase()}"`,
       ct: req.headers['content-type'] || 'application/octet-stream', modified: new Date().toUTCString() };
     if (!b) b = { versions: [], current: null };
     if (!c.versioning) b.versions = [];
     b.versions.push(v);
     b.current = v.id;
     c.blobs.set(name, b);
-    const h = { ETag: v.etag, 'Content-MD5': md5b64(body), 'Last-Modified': v.modified };
+    const h = { ETag: v.etag, 'Content-MD5': v.md5, 'Last-Modified': v.modified };
     if (c.versioning) h['x-ms-version-id'] = v.id;
     return send(res, 201, '', h);
   }
@@ -198,7 +207,7 @@ function blobOp(req, res, c, name, q, body) {
         status = 206;
       }
     } else {
-      h['Content-MD5'] = md5b64(v.data);
+      h['Content-MD5'] = v.md5; // a property stored at write time, as in Azure (not hashed per read)
     }
     if (req.method === 'HEAD') {
       res.writeHead(status, Object.assign(h, { 'Content-Length': data.length }));

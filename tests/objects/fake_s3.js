@@ -10,8 +10,12 @@
 // Usage: node fake_s3.js ACCESS_KEY SECRET [SESSION_TOKEN]; prints the port.
 // With FAKE_TLS_CERT/FAKE_TLS_KEY set it serves HTTPS.
 // Control (unsigned) on /__ctl/...: POST /__ctl/bucket?name=B&versioning=Enabled|Suspended|none
-//   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1|age_ms=N
-//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|expired&count=N&retry_after=S
+//   POST /__ctl/set?bucket=B&lifecycle=<xml>|acl_public=1|policy_public=1|ignore_inm=1|list_stale=1|age_ms=N
+//     (list_stale: ListObjectVersions leaves out each key's newest version, a lagging listing)
+//   POST /__ctl/fault?mode=503|429|truncate|hang|reset|skew|expired|lose|short|corrupt&count=N&retry_after=S
+//     lose: an object PUT (not a probe key) is answered 200 with an invented VersionId and nothing is stored;
+//     short: the version stored lacks the body's last byte; corrupt: one body byte is
+//     flipped in transit (the payload hash check then refuses it)
 //   POST /__ctl/puts?delay_ms=D&fail_at=K: from now every PUT is answered D ms
 //     late and the K-th PUT (1-based, 0 = none) is refused 403; resets the counters
 //   GET /__ctl/stats -> {"requests":N,"puts":P,"putsMaxInFlight":M}
@@ -117,7 +121,8 @@ function bucketOp(req, res, b, q, body) {
     const rows = [];
     for (const k of keys) {
       if (km !== undefined && Buffer.compare(Buffer.from(k), Buffer.from(km)) < 0) continue;
-      const vs = b.objects.get(k).slice().reverse(); // newest first
+      let vs = b.objects.get(k).slice().reverse(); // newest first
+      if (b.cfg.list_stale) vs = vs.slice(1); // a listing that lags: the newest version is not shown yet
       let skipping = km !== undefined && k === km;
       if (skipping && !vm) continue; // key-marker alone: strictly after that key
       for (let i = 0; i < vs.length; i++) {
@@ -154,6 +159,17 @@ function objectOp(req, res, b, key, q, body) {
   const vs = b.objects.get(key);
   const vid = q.get('versionId');
   if (req.method === 'PUT') {
+    // x-amz-checksum-sha256 (base64), checked when sent, as AWS S3 does.
+    const ck = req.headers['x-amz-checksum-sha256'];
+    if (ck !== undefined && ck !== crypto.createHash('sha256').update(body).digest('base64')) return error(res, 400, 'BadDigest');
+    if (fault.mode === 'lose' && fault.count > 0 && !key.includes('/.adcp-probe/')) {
+      fault.count--;
+      return send(res, 200, '', { ETag: '"0"', 'x-amz-version-id': newVersionId() });
+    }
+    if (fault.mode === 'short' && fault.count > 0) {
+      fault.count--;
+      body = body.subarray(0, Math.max(0, body.length - 1));
+    }
     const cur = current(vs);
     if (req.headers['if-none-match'] === '*' && cur && !cur.marker && !b.cfg.ignore_inm) return error(res, 412, 'PreconditionFailed');
     const v = { id: b.versioning === 'Enabled' ? newVersionId() : 'null', data: body, etag: crypto.createHash('md5').update(body).digest('hex'),
@@ -241,7 +257,7 @@ function control(req, res, path, q) {
   if (path === '/__ctl/set') {
     const b = buckets.get(get('bucket'));
     if (!b) return send(res, 404, '');
-    for (const k of ['lifecycle', 'acl_public', 'policy_public', 'ignore_inm']) if (q.has(k)) b.cfg[k] = k === 'lifecycle' ? get(k) : get(k) === '1';
+    for (const k of ['lifecycle', 'acl_public', 'policy_public', 'ignore_inm', 'list_stale']) if (q.has(k)) b.cfg[k] = k === 'lifecycle' ? get(k) : get(k) === '1';
     // age_ms=N: objects written from now on report a LastModified N ms in the past (collector age tests)
     if (q.has('age_ms')) b.cfg.age_ms = Number(get('age_ms')) || 0;
     return send(res, 200, '');
@@ -291,6 +307,10 @@ const handler = (req, res) => {
     if (fault.count > 0 && fault.mode === 'reset') {
       fault.count--;
       return req.socket.destroy();
+    }
+    if (fault.mode === 'corrupt' && fault.count > 0 && req.method === 'PUT' && body.length) {
+      fault.count--;
+      body[0] ^= 1;
     }
     const bad = verify(req, rawPath, rawQuery, body);
     if (bad) return error(res, bad[0], bad[1]);

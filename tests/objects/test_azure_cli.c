@@ -226,15 +226,6 @@ static void t_commit_verify_and_secrets(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
-static void exec_sql(const char *db, const char *sql) {
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  sqlite3_busy_timeout(h, 5000);
-  char *msg = NULL;
-  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("sql: %s", msg ? msg : "?");
-  sqlite3_close(h);
-}
-
 /* SIGKILL after the uploads, before transaction B: the uploaded blob versions
  * stay behind with an open intent; once it expires `sweep` deletes exactly
  * them (the committed revision's versions stay) and the commit then succeeds. */
@@ -257,36 +248,14 @@ static void t_killed_after_upload_then_sweep(void **state) {
   long v_before = fake_stat("versions");
   char url[700];
   snprintf(url, sizeof url, "sqlite:%s", db);
-  int pfd[2];
-  assert_int_equal(pipe(pfd), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(pfd[1], 2);
-    close(pfd[0]);
-    setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", "20000", 1);
-    execl(ADCP_CLI_TESTHOOKS_PATH, "adcp-ledger", "--db", url, "--config", cfg, "commit", "--account", "acct",
-          "--obligation", "ob1", "--revision", "crash1", "--finality", "snapshot", "--binding", "azk", "--period-start",
-          "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", rows_path, (char *)NULL);
-    _exit(127);
-  }
-  close(pfd[1]);
-  char buf[512];
-  size_t got = 0;
-  while (got < sizeof buf - 1) {
-    ssize_t n = read(pfd[0], buf + got, sizeof buf - 1 - got);
-    if (n <= 0) break;
-    got += (size_t)n;
-    buf[got] = 0;
-    if (strstr(buf, "uploaded")) break;
-  }
-  buf[got] = 0;
-  assert_non_null(strstr(buf, "uploaded"));
+  char *argv[] = {"adcp-ledger", "--db", url, "--config", cfg, "commit", "--account", "acct", "--obligation", "ob1",
+                  "--revision", "crash1", "--finality", "snapshot", "--binding", "azk", "--period-start",
+                  "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", rows_path, NULL};
+  const char *env[] = {"ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=20000", NULL};
+  pid_t pid = tu_spawn_until(ADCP_CLI_TESTHOOKS_PATH, argv, env, "uploaded");
   kill(pid, SIGKILL);
   int st;
   waitpid(pid, &st, 0);
-  close(pfd[0]);
   assert_true(WIFSIGNALED(st));
   long uploaded = fake_stat("versions") - v_before;
   assert_true(uploaded >= 2);
@@ -294,7 +263,7 @@ static void t_killed_after_upload_then_sweep(void **state) {
   snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' sweep --json", db, cfg);
   assert_int_equal(run(args, &out, &errb), 0);
   assert_non_null(strstr((char *)out.data, "\"swept\":0"));
-  exec_sql(db,
+  tu_sqlite_exec(db,
            "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
            "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
            "WHERE lease_owner IS NOT NULL;");
@@ -323,6 +292,40 @@ static void t_killed_after_upload_then_sweep(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
+/* Issue 27: a store that answers a Put Blob with 201 and an invented version
+ * id, storing nothing, makes the commit fail with a clear error; nothing is
+ * recorded as committed (no header, no current revision, nothing to verify). */
+static void t_commit_lost_ack(void **state) {
+  (void)state;
+  char b[1024], args[2048], db[600], cfg[600];
+  az_binding(b, sizeof b, "azl", "cli-good", "lost0", "", ",\"compression\":\"none\"");
+  write_config("lost.json", b);
+  snprintf(db, sizeof db, "%s/lost.db", dir);
+  snprintf(cfg, sizeof cfg, "%s/lost.json", dir);
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
+  assert_int_equal(run(args, &out, &errb), 0);
+  snprintf(args, sizeof args,
+           "--db 'sqlite:%s' --config '%s' commit --account acct --obligation oblost --revision lost1 --finality snapshot "
+           "--binding azl --period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           db, cfg, rows_path);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=lose&count=1", 0, NULL), 200);
+  int st = run(args, &out, &errb);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=none&count=0", 0, NULL), 200);
+  if (st == 0) fail_msg("commit through a store that lost the write exited 0: %s", (char *)out.data);
+  if (!strstr((char *)errb.data, "acknowledged a write")) fail_msg("commit: exit %d: %s", st, (char *)errb.data);
+  assert_non_null(strstr((char *)errb.data, "PROVIDER_UNAVAILABLE"));
+  snprintf(args, sizeof args, "--db 'sqlite:%s' show --account acct --revision lost1", db);
+  assert_int_equal(run(args, &out, &errb), 5);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' current --account acct --obligation oblost", db);
+  assert_int_not_equal(run(args, &out, &errb), 0);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' verify --all", db, cfg);
+  assert_int_equal(run(args, &out, &errb), 0);
+  assert_non_null(strstr((char *)out.data, "checked 0"));
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 int main(void) {
   dir = tu_mkdtemp();
   uint8_t k[32];
@@ -348,6 +351,7 @@ int main(void) {
       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
       cmocka_unit_test(t_killed_after_upload_then_sweep),
+      cmocka_unit_test(t_commit_lost_ack),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   fake_stop(&fake);

@@ -181,6 +181,33 @@ static void no_secret(const adcp_error *err) {
   assert_null(strstr(err->message, "fake message"));
 }
 
+/* Issue 27: a store that acknowledges a Put Blob with a version id it does
+ * not hold (or holds short) is caught before the version is recorded; a body
+ * damaged in transit is refused by the store (Content-MD5). */
+static void t_trust_but_verify(void **state) {
+  (void)state;
+  new_container("trust", NULL);
+  adcp_object_provider *p = must("trust", "t/p", "env:AZ_CONN_FAKE");
+  adcp_object_put_result r;
+  adcp_error err;
+  set_fault("lose", 1, NULL);
+  memset(&r, 0, sizeof r);
+  assert_int_equal(put_key(p, &r, "t/p/lost.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "acknowledged a write"));
+  assert_string_equal(r.native_version, "");
+  set_fault("short", 1, NULL);
+  assert_int_equal(put_key(p, &r, "t/p/short.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "acknowledged a write"));
+  set_fault("corrupt", 1, NULL);
+  assert_int_equal(put_key(p, &r, "t/p/corrupt.jsonl", NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "HTTP 400"));
+  set_fault("none", 0, NULL);
+  assert_int_equal(put_key(p, &r, "t/p/corrupt.jsonl", NULL, &err), 0);
+  assert_int_equal(r.outcome, ADCP_OBJECT_CREATED);
+  no_secret(&err);
+  adcp_object_provider_free(p);
+}
+
 /* A store answering 412 ConditionNotMet (not 409) to a create-only write: adopted / conflict the same way. */
 static void t_conflict_412_and_metadata(void **state) {
   (void)state;
@@ -315,7 +342,7 @@ static void t_503_storm_retry_after(void **state) {
   int64_t t0 = adcp_object_now_ms();
   assert_int_equal(put_key(p, &r, "faults/p/storm.jsonl", NULL, &err), 0);
   int64_t took = adcp_object_now_ms() - t0;
-  assert_int_equal(fake_requests(&fake) - before, 3);
+  assert_int_equal(fake_requests(&fake) - before, 4); /* 3 Put Blob attempts + the HEAD that verifies the version */
   assert_true(took >= 2000);
   assert_true(took < 6000);
   set_fault("429", 1, "0");
@@ -697,6 +724,7 @@ int main(void) {
                           sizeof unsafe_cases / sizeof unsafe_cases[0]};
   int failed = conformance_run(&t);
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_trust_but_verify),
       cmocka_unit_test(t_conflict_412_and_metadata), cmocka_unit_test(t_wrong_credentials),
       cmocka_unit_test(t_sas),                       cmocka_unit_test(t_clock_skew),
       cmocka_unit_test(t_503_storm_retry_after),     cmocka_unit_test(t_truncated_and_reset),

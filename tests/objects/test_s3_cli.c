@@ -122,6 +122,22 @@ static void t_config_refusals(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
+/* A SQLite ledger NAME.db with the one binding of NAME.json registered. */
+static void ledger_setup(char db[600], char cfg[600], const char *name, const char *id, const char *binding_json) {
+  char file[64], args[2048];
+  snprintf(file, sizeof file, "%s.json", name);
+  write_config(file, binding_json);
+  snprintf(db, 600, "%s/%s.db", dir, name);
+  snprintf(cfg, 600, "%s/%s.json", dir, name);
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
+  assert_int_equal(run(args, &out, &errb), 0);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' binding add %s", db, cfg, id);
+  if (run(args, &out, &errb)) fail_msg("binding add: %s", (char *)errb.data);
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 /* A 100,000-row revision committed through an s3 binding and fully verified
  * back; afterwards no secret is in the database file or any output. */
 static void t_commit_verify_and_secrets(void **state) {
@@ -131,15 +147,9 @@ static void t_commit_verify_and_secrets(void **state) {
   /* a prefix of its own (the other bindings use "rows") */
   char *pp = strstr(b, "\"prefix\":\"rows\"");
   memcpy(pp, "\"prefix\":\"e2e0\"", 15);
-  write_config("e2e.json", b);
-  snprintf(db, sizeof db, "%s/e2e.db", dir);
-  snprintf(cfg, sizeof cfg, "%s/e2e.json", dir);
+  ledger_setup(db, cfg, "e2e", "s3e", b);
   adcp_buf out, errb, rows;
   adcp_buf_init(&out), adcp_buf_init(&errb), adcp_buf_init(&rows);
-  snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
-  assert_int_equal(run(args, &out, &errb), 0);
-  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' binding add s3e", db, cfg);
-  if (run(args, &out, &errb)) fail_msg("binding add: %s", (char *)errb.data);
   for (int i = 0; i < 100000; i++)
     adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i, i * 7,
                     1 + i % 28);
@@ -166,6 +176,99 @@ static void t_commit_verify_and_secrets(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb), adcp_buf_free(&rows);
 }
 
+/* create_only "emulated": the probe runs the emulated checks and says so; a
+ * bad value, or the key on another provider, is refused with where it is. */
+static void t_probe_emulated_and_refusals(void **state) {
+  (void)state;
+  char b[1024], args[1024];
+  assert_int_equal(fake_ctl(&fake, "/__ctl/bucket?name=cli-emu&versioning=Enabled", 0, NULL), 200);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/set?bucket=cli-emu&ignore_inm=1", 0, NULL), 200);
+  s3_binding(b, sizeof b, "s3m", "cli-emu", "");
+  char *end = strrchr(b, '}');
+  snprintf(end, sizeof b - (size_t)(end - b), ",\"create_only\":\"emulated\"}");
+  write_config("emu.json", b);
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  snprintf(args, sizeof args, "--config %s/emu.json binding probe s3m", dir);
+  if (run(args, &out, &errb)) fail_msg("probe: %s %s", (char *)out.data, (char *)errb.data);
+  assert_non_null(strstr((char *)out.data, "(s3, create-only emulated)"));
+  assert_null(strstr((char *)out.data, "refused"));
+  snprintf(args, sizeof args, "--config %s/emu.json binding probe s3m --json", dir);
+  assert_int_equal(run(args, &out, &errb), 0);
+  assert_non_null(strstr((char *)out.data, "\"create_only\":\"emulated\",\"ok\":true"));
+  /* the same bucket in the default (conditional) mode is refused, and says its mode */
+  s3_binding(b, sizeof b, "s3c", "cli-emu", "");
+  write_config("cond.json", b);
+  snprintf(args, sizeof args, "--config %s/cond.json binding probe s3c --json", dir);
+  assert_int_equal(run(args, &out, &errb), 4);
+  assert_non_null(strstr((char *)out.data, "\"create_only\":\"conditional\""));
+  assert_non_null(strstr((char *)out.data, "ignores If-None-Match"));
+  /* a lagging listing fails the emulated probe */
+  assert_int_equal(fake_ctl(&fake, "/__ctl/bucket?name=cli-lag&versioning=Enabled", 0, NULL), 200);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/set?bucket=cli-lag&ignore_inm=1&list_stale=1", 0, NULL), 200);
+  s3_binding(b, sizeof b, "s3l", "cli-lag", "");
+  end = strrchr(b, '}');
+  snprintf(end, sizeof b - (size_t)(end - b), ",\"create_only\":\"emulated\"}");
+  write_config("lag.json", b);
+  snprintf(args, sizeof args, "--config %s/lag.json binding probe s3l", dir);
+  assert_int_equal(run(args, &out, &errb), 4);
+  assert_non_null(strstr((char *)out.data, "empirical create-only"));
+  assert_non_null(strstr((char *)out.data, "refused: S3 probe writes: the version listing does not show both versions"));
+  /* refusals of the key itself: a bad value, and on a filesystem binding */
+  s3_binding(b, sizeof b, "s3b", "cli-emu", "");
+  end = strrchr(b, '}');
+  snprintf(end, sizeof b - (size_t)(end - b), ",\"create_only\":\"sometimes\"}");
+  write_config("badmode.json", b);
+  snprintf(args, sizeof args, "--config %s/badmode.json binding probe s3b", dir);
+  int st = run(args, &out, &errb);
+  assert_true(st != 0 && st != 4);
+  assert_non_null(strstr((char *)errb.data, "bindings[0].create_only must be \"conditional\" or \"emulated\""));
+  assert_non_null(strstr((char *)errb.data, "badmode.json:1:"));
+  write_config("fsmode.json", "{\"id\":\"f1\",\"provider\":\"filesystem\",\"prefix\":\"rows\",\"root_dir\":\"r\","
+                              "\"create_only\":\"emulated\"}");
+  snprintf(args, sizeof args, "--config %s/fsmode.json binding probe f1", dir);
+  st = run(args, &out, &errb);
+  assert_true(st != 0 && st != 4);
+  assert_non_null(strstr((char *)errb.data, "create_only applies to s3 bindings only"));
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
+/* Issue 27: a store that answers a PUT with 200 and an invented VersionId,
+ * storing nothing, makes the commit fail with a clear error; nothing is
+ * recorded as committed (no header, no current revision, nothing to verify). */
+static void t_commit_lost_ack(void **state) {
+  (void)state;
+  char b[1024], args[2048], db[600], cfg[600], rp[600];
+  s3_binding(b, sizeof b, "s3k", "cli-good", "");
+  char *pp = strstr(b, "\"prefix\":\"rows\"");
+  memcpy(pp, "\"prefix\":\"lost\"", 15);
+  ledger_setup(db, cfg, "lost", "s3k", b);
+  snprintf(rp, sizeof rp, "%s/lost.jsonl", dir);
+  adcp_buf out, errb, rows;
+  adcp_buf_init(&out), adcp_buf_init(&errb), adcp_buf_init(&rows);
+  for (int i = 0; i < 1200; i++) adcp_buf_printf(&rows, "{\"spend\":\"%d.5\",\"impressions\":%d}\n", i, i);
+  tu_write_file(rp, rows.data, rows.len);
+  char commit[2048];
+  snprintf(commit, sizeof commit,
+           "--db 'sqlite:%s' --config '%s' commit --account acct_1 --obligation ob_lost --revision rrev_lost "
+           "--finality snapshot --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z --binding s3k '%s'",
+           db, cfg, rp);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=lose&count=1", 0, NULL), 200);
+  int st = run(commit, &out, &errb);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=none&count=0", 0, NULL), 200);
+  if (st == 0) fail_msg("commit through a store that lost the write exited 0: %s", (char *)out.data);
+  assert_non_null(strstr((char *)errb.data, "acknowledged a write"));
+  assert_non_null(strstr((char *)errb.data, "PROVIDER_UNAVAILABLE"));
+  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' verify --all", db, cfg);
+  assert_int_equal(run(args, &out, &errb), 0);
+  assert_non_null(strstr((char *)out.data, "checked 0"));
+  snprintf(args, sizeof args, "--db 'sqlite:%s' show --account acct_1 --revision rrev_lost", db);
+  assert_int_equal(run(args, &out, &errb), 5); /* no header */
+  snprintf(args, sizeof args, "--db 'sqlite:%s' current --account acct_1 --obligation ob_lost", db);
+  assert_int_not_equal(run(args, &out, &errb), 0);
+  adcp_buf_free(&out), adcp_buf_free(&errb), adcp_buf_free(&rows);
+}
+
 int main(void) {
   dir = tu_mkdtemp();
   setenv("AWS_ACCESS_KEY_ID", AK, 1);
@@ -181,6 +284,8 @@ int main(void) {
       cmocka_unit_test(t_probe_refused),
       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
+      cmocka_unit_test(t_probe_emulated_and_refusals),
+      cmocka_unit_test(t_commit_lost_ack),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   fake_stop(&fake);

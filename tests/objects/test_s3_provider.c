@@ -31,7 +31,6 @@
 #include "fake_server.h"
 #include "objects/http.h"
 
-int adcp_s3_provider_testing_skip_create_only_probe(adcp_object_provider *p);
 
 #define AK "AKFAKETEST"
 #define SK "fake/Secret+Key=123"
@@ -41,11 +40,17 @@ static fake_server extra_fakes[2]; /* TLS and session-token fakes: stopped in ma
 static char endpoint[128];
 static char tmpdir_path[512];
 
+static int make_mode(adcp_object_provider **out, const char *ep, const char *bucket, const char *prefix, int path_style,
+                     const char *cred, const char *ca, const char *create_only, adcp_error *err) {
+  adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = path_style,
+                                .prefix = prefix, .credential_ref = cred, .ca_file = ca, .backoff_base_ms = 20,
+                                .create_only = create_only};
+  return adcp_s3_provider_new(out, &o, err);
+}
+
 static int make_in(adcp_object_provider **out, const char *ep, const char *bucket, const char *prefix, int path_style,
                    const char *cred, const char *ca, adcp_error *err) {
-  adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = path_style,
-                                .prefix = prefix, .credential_ref = cred, .ca_file = ca, .backoff_base_ms = 20};
-  return adcp_s3_provider_new(out, &o, err);
+  return make_mode(out, ep, bucket, prefix, path_style, cred, ca, NULL, err);
 }
 
 static adcp_object_provider *must(const char *ep, const char *bucket, const char *prefix, const char *cred) {
@@ -76,15 +81,19 @@ static int conf_make(void *e, adcp_object_provider **out, const char *prefix, ad
   return make_in(out, endpoint, "conf-bucket", prefix, 1, "env", NULL, err);
 }
 
-static int unsafe_bucket(const char *name, const char *versioning, const char *setting, adcp_object_provider **out,
-                         adcp_error *err) {
+static int unsafe_bucket_mode(const char *name, const char *versioning, const char *setting, const char *mode,
+                              adcp_object_provider **out, adcp_error *err) {
   new_bucket(name, versioning);
   if (setting) {
     char q[2048];
     snprintf(q, sizeof q, "/__ctl/set?bucket=%s&%s", name, setting);
     assert_int_equal(fake_ctl(&fake, q, 0, NULL), 200);
   }
-  return make_in(out, endpoint, name, "conf/p", 1, "env", NULL, err);
+  return make_mode(out, endpoint, name, "conf/p", 1, "env", NULL, mode, err);
+}
+static int unsafe_bucket(const char *name, const char *versioning, const char *setting, adcp_object_provider **out,
+                         adcp_error *err) {
+  return unsafe_bucket_mode(name, versioning, setting, NULL, out, err);
 }
 
 static int u_suspended(void *e, adcp_object_provider **o, adcp_error *err) {
@@ -228,7 +237,7 @@ static void t_503_storm_retry_after(void **state) {
   int64_t t0 = adcp_object_now_ms();
   assert_int_equal(put_key(p, &r, "faults/p/storm.jsonl", NULL, &err), 0);
   int64_t took = adcp_object_now_ms() - t0;
-  assert_int_equal(fake_requests(&fake) - before, 3);
+  assert_int_equal(fake_requests(&fake) - before, 4); /* 3 PUT attempts + the HEAD that verifies the version */
   assert_true(took >= 2000);
   assert_true(took < 6000);
   /* 429 is transient too. */
@@ -456,15 +465,101 @@ static void t_http_many(void **state) {
   adcp_http_free(h);
 }
 
+/* ---- emulated create-only against the fake (a versioned bucket that ignores If-None-Match) ---- */
+
+static int emu_make(void *e, adcp_object_provider **out, const char *prefix, adcp_error *err) {
+  (void)e;
+  return make_mode(out, endpoint, "emu-bucket", prefix, 1, "env", NULL, "emulated", err);
+}
+static int ue_unversioned(void *e, adcp_object_provider **o, adcp_error *err) {
+  (void)e;
+  return unsafe_bucket_mode("ue-unversioned", "none", "ignore_inm=1", "emulated", o, err);
+}
+static int ue_stale_listing(void *e, adcp_object_provider **o, adcp_error *err) {
+  (void)e;
+  return unsafe_bucket_mode("ue-stale", "Enabled", "ignore_inm=1&list_stale=1", "emulated", o, err);
+}
+static int ue_public(void *e, adcp_object_provider **o, adcp_error *err) {
+  (void)e;
+  return unsafe_bucket_mode("ue-acl", "Enabled", "ignore_inm=1&acl_public=1", "emulated", o, err);
+}
+static const conformance_unsafe_case emu_unsafe_cases[] = {
+    {"emulated: versioning never enabled", ue_unversioned, "versioning is not Enabled"},
+    {"emulated: listing lags behind writes", ue_stale_listing, "does not show both versions"},
+    {"emulated: public ACL", ue_public, "ACL grants public access"},
+};
+
+/* Issue 27: a store that acknowledges a PUT with a VersionId it does not hold
+ * (or holds short) is caught before the version is recorded, in both modes;
+ * a body damaged in transit is refused by the store (payload hash, checksum). */
+static void t_trust_but_verify(void **state) {
+  (void)state;
+  adcp_error err;
+  adcp_object_put_result r;
+  const char *modes[] = {"conditional", "emulated"};
+  const char *buckets[] = {"conf-bucket", "emu-bucket"};
+  for (int m = 0; m < 2; m++) {
+    adcp_object_provider *p = NULL;
+    assert_int_equal(make_mode(&p, endpoint, buckets[m], "trust/p", 1, "env", NULL, modes[m], &err), 0);
+    assert_string_equal(adcp_s3_provider_create_only_mode(p), modes[m]);
+    char key[64];
+    snprintf(key, sizeof key, "trust/p/lost-%d.jsonl", m);
+    set_fault("lose", 1, NULL);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(put_key(p, &r, key, NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+    assert_non_null(strstr(err.message, "acknowledged a write"));
+    assert_string_equal(r.native_version, "");
+    snprintf(key, sizeof key, "trust/p/short-%d.jsonl", m);
+    set_fault("short", 1, NULL);
+    assert_int_equal(put_key(p, &r, key, NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+    assert_non_null(strstr(err.message, "acknowledged a write"));
+    snprintf(key, sizeof key, "trust/p/corrupt-%d.jsonl", m);
+    set_fault("corrupt", 1, NULL);
+    assert_int_equal(put_key(p, &r, key, NULL, &err), ADCP_EPROVIDER_UNAVAILABLE);
+    assert_non_null(strstr(err.message, "HTTP 400"));
+    set_fault("none", 0, NULL);
+    /* and a store that keeps its word: created, then adopted */
+    assert_int_equal(put_key(p, &r, key, NULL, &err), 0);
+    assert_int_equal(r.outcome, ADCP_OBJECT_CREATED);
+    assert_int_equal(put_key(p, &r, key, NULL, &err), 0);
+    assert_int_equal(r.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+    adcp_object_provider_free(p);
+  }
+  assert_null(adcp_s3_provider_create_only_mode(NULL));
+  adcp_object_provider *p = NULL;
+  assert_int_equal(make_mode(&p, endpoint, "conf-bucket", "trust/p", 1, "env", NULL, "sometimes", &err), ADCP_EINVALID_INPUT);
+  assert_non_null(strstr(err.message, "create_only"));
+}
+
+/* The emulated decision with versions written behind its back: an older
+ * version of other bytes wins (conflict, ours deleted, the older one named). */
+static void t_emulated_older_version_wins(void **state) {
+  (void)state;
+  adcp_error err;
+  adcp_object_provider *cond = NULL, *emu = NULL;
+  assert_int_equal(make_mode(&cond, endpoint, "emu-bucket", "older/p", 1, "env", NULL, "conditional", &err), 0);
+  assert_int_equal(make_mode(&emu, endpoint, "emu-bucket", "older/p", 1, "env", NULL, "emulated", &err), 0);
+  adcp_object_put_input other = {"older/p/k.jsonl", (const uint8_t *)"{\"other\":1}\n", 12, "application/x-ndjson", NULL, 0};
+  adcp_object_put_result r0, r;
+  assert_int_equal(adcp_object_put(cond, &r0, &other, NULL, &err), 0); /* the bucket ignores If-None-Match */
+  assert_int_equal(put_key(emu, &r, "older/p/k.jsonl", NULL, &err), ADCP_ECONTENT_CONFLICT);
+  assert_string_equal(r.native_version, r0.native_version);
+  adcp_object_list_page pg;
+  assert_int_equal(adcp_object_list(emu, &pg, "older/p/", NULL, 10, NULL, &err), 0);
+  assert_int_equal(pg.n_entries, 1);
+  assert_string_equal(pg.entries[0].native_version, r0.native_version); /* ours is gone */
+  adcp_object_list_page_free(&pg);
+  adcp_object_provider_free(cond), adcp_object_provider_free(emu);
+}
+
 /* ---- radosgw ------------------------------------------------------------------------ */
 
 static const char *rgw_ep, *rgw_bucket, *rgw_unversioned;
 
+/* Production mode: create_only "emulated", the full probe, no test switch. */
 static int rgw_make(void *e, adcp_object_provider **out, const char *prefix, adcp_error *err) {
   (void)e;
-  int rc = make_in(out, rgw_ep, rgw_bucket, prefix, 1, "profile:rgw", NULL, err);
-  if (!rc) rc = adcp_s3_provider_testing_skip_create_only_probe(*out);
-  return rc;
+  return make_mode(out, rgw_ep, rgw_bucket, prefix, 1, "profile:rgw", NULL, "emulated", err);
 }
 
 static int rgw_unsafe_versioned(void *e, adcp_object_provider **o, adcp_error *err) {
@@ -480,8 +575,15 @@ static int rgw_unsafe_wrong_secret(void *e, adcp_object_provider **o, adcp_error
   return make_in(o, rgw_ep, rgw_bucket, "conf/p", 1, "profile:wrong", NULL, err);
 }
 
+static int rgw_unsafe_unversioned_emulated(void *e, adcp_object_provider **o, adcp_error *err) {
+  (void)e;
+  return make_mode(o, rgw_ep, rgw_unversioned, "conf/p", 1, "profile:rgw", NULL, "emulated", err);
+}
+
 static const conformance_unsafe_case rgw_unsafe[] = {
-    {"radosgw versioned bucket (If-None-Match not enforced)", rgw_unsafe_versioned, "ignores If-None-Match"},
+    {"radosgw versioned bucket, conditional mode (If-None-Match not enforced)", rgw_unsafe_versioned,
+     "ignores If-None-Match"},
+    {"radosgw unversioned bucket, emulated mode", rgw_unsafe_unversioned_emulated, "versioning is not Enabled"},
     {"radosgw unversioned bucket", rgw_unsafe_unversioned, "versioning is not Enabled"},
     {"radosgw wrong secret", rgw_unsafe_wrong_secret, "not accessible"},
 };
@@ -536,16 +638,15 @@ static void t_rgw_concurrent_unversioned(void **state) {
 }
 
 static int run_rgw(void) {
-  static conformance_target t = {"s3 radosgw (versioned bucket; create-only probe step skipped)", rgw_make, NULL,
-                                 "rgwconf", rgw_unsafe, sizeof rgw_unsafe / sizeof rgw_unsafe[0]};
+  static conformance_target t = {"s3 radosgw (versioned bucket, create_only emulated)", rgw_make, NULL, "rgwconf",
+                                 rgw_unsafe, sizeof rgw_unsafe / sizeof rgw_unsafe[0]};
   void *st = &t;
-  /* Every conformance case except the three that need create-only enforcement
-   * in a versioned bucket (create/adopt/conflict and the two 20-writer races),
-   * which radosgw 16 does not give; those run against the fake. */
+  /* The whole conformance suite, races included, in production mode (no test switch). */
 #define CASE(f) cmocka_unit_test_prestate_setup_teardown(f, conf_setup, conf_teardown, st)
   const struct CMUnitTest tests[] = {
-      CASE(c_probe),           CASE(c_pinned_get_and_limits),  CASE(c_ranged_get),
-      CASE(c_pinned_delete),   CASE(c_write_unique_version),   CASE(c_list_paging),
+      CASE(c_probe),           CASE(c_create_adopt_conflict), CASE(c_concurrent_identical),
+      CASE(c_concurrent_different), CASE(c_pinned_get_and_limits), CASE(c_ranged_get),
+      CASE(c_pinned_delete),   CASE(c_write_unique_version),  CASE(c_list_paging),
       CASE(c_deadline_and_cancel), CASE(c_keys_outside_prefix), CASE(c_probe_refusals),
       CASE(c_stage_create_adopt_conflict), CASE(c_stage_zero_length),
       cmocka_unit_test(t_rgw_concurrent_unversioned),
@@ -593,7 +694,13 @@ int main(void) {
   conformance_target t = {"s3 fake (versioned, create-only)", conf_make, NULL, "conf", unsafe_cases,
                           sizeof unsafe_cases / sizeof unsafe_cases[0]};
   int failed = conformance_run(&t);
+  new_bucket("emu-bucket", "Enabled");
+  assert_int_equal(fake_ctl(&fake, "/__ctl/set?bucket=emu-bucket&ignore_inm=1", 0, NULL), 200);
+  conformance_target te = {"s3 fake (versioned, ignores If-None-Match; create_only emulated)", emu_make, NULL, "emu",
+                           emu_unsafe_cases, sizeof emu_unsafe_cases / sizeof emu_unsafe_cases[0]};
+  failed += conformance_run(&te);
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(t_trust_but_verify),        cmocka_unit_test(t_emulated_older_version_wins),
       cmocka_unit_test(t_lifecycle_rules_allowed), cmocka_unit_test(t_wrong_credentials),
       cmocka_unit_test(t_profiles),                cmocka_unit_test(t_clock_skew),
       cmocka_unit_test(t_503_storm_retry_after),   cmocka_unit_test(t_truncated_and_reset),
