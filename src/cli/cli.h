@@ -81,9 +81,9 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
 /* cmd_collect.c: collect-orphans (spec 04, docs/collector.md). */
 int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_check.c */
-/* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop. */
-int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv);
+/* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
+ * as option tables (cli/opt.h). */
+extern const struct adcp_cli_spec adcp_cli_changes_spec, adcp_cli_consumer_spec;
 /* cmd_inline.c: inline staging and seal stores (spec 06). */
 int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
@@ -231,6 +231,10 @@ int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv);
 /* cmd_import.c: import-legacy (docs/adopting.md). */
 int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
 
+/* Flushes stdout: 0, or after a failed or short write (now or earlier) prints
+ * "adcp-ledger CMD: IO_ERROR: write to stdout failed: REASON" once per process
+ * and returns ADCP_CLI_EXIT_USAGE (main calls it after every command). */
+int adcp_cli_stdout_check(const char *cmd);
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* The same refusal from every command for a database URL no engine accepts:
