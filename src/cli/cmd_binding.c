@@ -11,6 +11,7 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 /* ---- binding ------------------------------------------------------------------------ */
 
@@ -546,3 +547,15 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
   return sc.failed ? ADCP_CLI_EXIT_STORAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef binding_opts[] = {
+    ADCP_OPT_FLAG("--final", "retire: straight to retired"),
+    ADCP_OPT_FLAG("--acknowledge-restore", "repin: the bucket was restored"),
+    ADCP_OPT_FLAG("--dry-run", "repin: report only"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_binding_spec, "binding", binding_opts, 2, 0);
+static const adcp_cli_optdef sweep_opts[] = {
+    ADCP_OPT_STR("--account", "A", "only this account"),
+    ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_sweep_spec, "sweep", sweep_opts, 0, 0);

@@ -12,6 +12,7 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char check_help[] =
     "usage: adcp-ledger [--db URL] check [--json]\n\n"
@@ -162,3 +163,8 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
   if (!out_ok) return ADCP_CLI_EXIT_USAGE;
   return ok ? ADCP_CLI_EXIT_OK : ADCP_CLI_EXIT_STORAGE;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef check_opts[] = {ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_check_spec, "check", check_opts, 0, 0);

@@ -12,6 +12,7 @@
 
 #include "adcp/collector.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char collect_help[] =
     "usage: adcp-ledger [--db URL] [--config FILE] collect-orphans [--dry-run]\n"
@@ -148,3 +149,14 @@ int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv) {
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
   return bad ? ADCP_CLI_EXIT_STORAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef collect_opts[] = {
+    ADCP_OPT_FLAG("--dry-run", "classify only"),
+    ADCP_OPT_FLAG("--acknowledge-exclusive-namespace", "required to delete"),
+    ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REPEAT, "collect only these bindings"),
+    ADCP_OPT_FLAG("--include-read-only", "also read_only bindings"),
+    ADCP_OPT_INT("--limit", "N", 1, ADCP_COLLECTOR_LIMIT_MAX, "deletes per binding"),
+    ADCP_OPT_INT("--min-age-seconds", "N", 0, INT64_MAX, "minimum object age (>= 86400)"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_collect_spec, "collect-orphans", collect_opts, 0, 0);

@@ -9,6 +9,7 @@
 
 #include "adcp/fence.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char *help =
     "usage: adcp-ledger fence status [--binding ID] [--json]\n"
@@ -168,3 +169,10 @@ int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv) {
   if (json) adcp_cli_set_json_errors(1);
   return is_status ? status(g, binding, json) : take_over(g, binding, ack, json);
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef fence_opts[] = {
+    ADCP_OPT_BINDING("--binding", 0, "one binding"),
+    ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "take-over: the previous owner is gone"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_fence_spec, "fence", fence_opts, 1, 0);

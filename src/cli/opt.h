@@ -37,6 +37,20 @@ typedef struct adcp_cli_optdef {
   const char *help;
 } adcp_cli_optdef;
 
+/* Table rows, shortest form. */
+#define ADCP_OPT_FLAG(n, h) {n, ADCP_CLI_OPT_FLAG, 0, NULL, 0, 0, NULL, h}
+#define ADCP_OPT_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, 0, m, 0, 0, NULL, h}
+#define ADCP_OPT_FILE(n, m, h) {n, ADCP_CLI_OPT_FILE, 0, m, 0, 0, NULL, h}
+#define ADCP_OPT_BINDING(n, f, h) {n, ADCP_CLI_OPT_BINDING, f, "ID", 0, 0, NULL, h}
+#define ADCP_OPT_INT(n, m, lo, hi, h) {n, ADCP_CLI_OPT_INT, 0, m, lo, hi, NULL, h}
+#define ADCP_OPT_TIME(n, h) {n, ADCP_CLI_OPT_INSTANT, 0, "T", 0, 0, NULL, h}
+#define ADCP_OPT_ENUM(n, m, v, h) {n, ADCP_CLI_OPT_ENUM, 0, m, 0, 0, v, h}
+#define ADCP_OPT_END {NULL, 0, 0, NULL, 0, 0, NULL, NULL}
+/* A command whose body still reads argv (and prints its own help): the table
+ * checks every option first; positional words (subcommands included) up to max. */
+#define ADCP_CLI_LEGACY_SPEC(var, cmdname, table, maxpos, stream) \
+  const adcp_cli_spec var = {1, cmdname, NULL, NULL, table, 0, maxpos, NULL, NULL, NULL, NULL, 0, stream, NULL}
+
 typedef struct adcp_cli_spec adcp_cli_spec;
 struct adcp_cli_spec {
   int version;             /* 1 */
@@ -80,6 +94,11 @@ int adcp_cli_spec_resolve(const adcp_cli_spec **out, int *used, const adcp_cli_s
  * --help sets out->help and stops checking (the help is always printable). */
 int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
                         char **argv);
+/* For a command whose body still reads argv itself: writes into out
+ * (capacity 2 * a->argc + 3) the argv it expects after a successful parse:
+ * cmd, sub (when not NULL), then every option as "--opt" "value" (split from
+ * --opt=value), the global options taken out. Returns the count. */
+int adcp_cli_args_words(char **out, const adcp_cli_args *a, char *cmd, char *sub);
 /* Lookups by option name ("--limit"); an unknown name is a programming error
  * and aborts. */
 int adcp_cli_arg_has(const adcp_cli_args *a, const char *name);
