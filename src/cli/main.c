@@ -123,23 +123,6 @@ static int print_version(int argc, char **argv) {
   return adcp_cli_version(json);
 }
 
-static int is_global(const char *a) {
-  return !strcmp(a, "--db") || !strcmp(a, "--config") || !strcmp(a, "--log-level") || !strcmp(a, "--log-format");
-}
-
-static int set_global(adcp_cli_globals *g, const char *name, const char *value, const char *where) {
-  const char **slot = !strcmp(name, "--db")          ? &g->db_url
-                      : !strcmp(name, "--config")    ? &g->config_path
-                      : !strcmp(name, "--log-level") ? &g->log_level
-                                                     : &g->log_format;
-  if (*slot) {
-    fprintf(stderr, "adcp-ledger%s%s: option %s given twice\n", where ? " " : "", where ? where : "", name);
-    return -1;
-  }
-  *slot = value;
-  return 0;
-}
-
 static const command_entry *find(const char *name) {
   for (size_t c = 0; c < N_COMMANDS; c++)
     if (!strcmp(name, commands[c].name)) return &commands[c];
@@ -238,12 +221,12 @@ static int dispatch(int argc, char **argv, const char **name) {
       return print_version(argc - i - 1, argv + i + 1);
     } else if ((!strcmp(a, "--verbose") || !strcmp(a, "--quiet")) && !value) {
       *(!strcmp(a, "--verbose") ? &g.verbose : &g.quiet) = 1;
-    } else if (is_global(a) && (value || i + 1 < argc)) {
-      if (set_global(&g, a, value ? value : argv[++i], NULL)) return ADCP_CLI_EXIT_USAGE;
+    } else if (adcp_cli_global_is(a) && (value || i + 1 < argc)) {
+      if (adcp_cli_global_set(&g, NULL, a, value ? value : argv[++i])) return ADCP_CLI_EXIT_USAGE;
     } else {
       char esc[ADCP_CLI_ESC_ID];
       fprintf(stderr, "adcp-ledger: unknown option '%s'%s\n", adcp_cli_escape(esc, 256, a),
-              is_global(a) ? " (needs a value)" : " (command options go after the command)");
+              adcp_cli_global_is(a) ? " (needs a value)" : " (command options go after the command)");
       usage(stderr);
       return ADCP_CLI_EXIT_USAGE;
     }

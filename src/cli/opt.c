@@ -161,12 +161,21 @@ static int check_value(adcp_cli_args *out, int k, const char *cmd, const char *v
   }
 }
 
-static int set_global(struct adcp_cli_globals *g, const char *cmd, const char *name, const char *v) {
+int adcp_cli_global_is(const char *name) {
+  for (size_t i = 0; value_globals[i]; i++)
+    if (!strcmp(name, value_globals[i])) return 1;
+  return 0;
+}
+
+int adcp_cli_global_set(struct adcp_cli_globals *g, const char *cmd, const char *name, const char *v) {
+  const char *where = cmd ? cmd : "(global options)";
+  /* "--config ''" used to mean "no configuration": every value is non-empty now. */
+  if (!*v) return adcp_cli_usage_error(where, "option %s needs a value, not an empty one", name);
   const char **slot = !strcmp(name, "--db")          ? &g->db_url
                       : !strcmp(name, "--config")    ? &g->config_path
                       : !strcmp(name, "--log-level") ? &g->log_level
                                                      : &g->log_format;
-  if (*slot) return adcp_cli_usage_error(cmd, "option %s given more than once", name);
+  if (*slot) return adcp_cli_usage_error(where, "option %s given more than once", name);
   *slot = v;
   return 0;
 }
@@ -214,7 +223,7 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
       if (global) {
         const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
         if (!v) return adcp_cli_usage_error(cmd, "option %s needs a value", nm);
-        if (set_global(g, cmd, nm, v)) return ADCP_CLI_EXIT_USAGE;
+        if (adcp_cli_global_set(g, cmd, nm, v)) return ADCP_CLI_EXIT_USAGE;
         continue;
       }
       return adcp_cli_usage_error(cmd, "unknown option '%s'", esc(b, nm));

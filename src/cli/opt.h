@@ -99,6 +99,12 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
  * cmd, sub (when not NULL), then every option as "--opt" "value" (split from
  * --opt=value), the global options taken out. Returns the count. */
 int adcp_cli_args_words(char **out, const adcp_cli_args *a, char *cmd, char *sub);
+/* 1 when name is a global option that takes a value (--db, --config,
+ * --log-level, --log-format). */
+int adcp_cli_global_is(const char *name);
+/* Sets a global option into g: 0, or ADCP_CLI_EXIT_USAGE after one line (an
+ * empty value, or one given twice); cmd NULL before the command. */
+int adcp_cli_global_set(struct adcp_cli_globals *g, const char *cmd, const char *name, const char *v);
 /* Lookups by option name ("--limit"); an unknown name is a programming error
  * and aborts. */
 int adcp_cli_arg_has(const adcp_cli_args *a, const char *name);
