@@ -97,6 +97,7 @@ static int find_consumer(adcp_feed_consumer *out, adcp_sql_conn *c, const char *
 
 static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "changes";
+  adcp_cli_set_json_errors(a->json); /* JSONL: a failure adds one JSON error line */
   const char *after = adcp_cli_arg_str(a, "--after"), *account = adcp_cli_arg_str(a, "--account"),
              *consumer = adcp_cli_arg_str(a, "--consumer"), *interval = adcp_cli_arg_str(a, "--interval");
   int follow = adcp_cli_arg_has(a, "--follow");
@@ -219,6 +220,7 @@ static int on_resync(void *vctx, const adcp_revision_header *h, adcp_error *err)
 
 static int cmd_changes_resync(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "changes resync";
+  adcp_cli_set_json_errors(a->json);
   const char *account = adcp_cli_arg_str(a, "--account"), *consumer = adcp_cli_arg_str(a, "--consumer");
   adcp_error err = {0};
   adcp_cli_session x;

@@ -226,11 +226,65 @@ static void json_and_failed_writes(void **state) {
   if (bad) fail_msg("%d --json / failed-write checks failed", bad);
 }
 
+/* Number of regular files under path (recursively). */
+static int files_under(const char *path) { /* path: at most 4399 bytes */
+  char cmd[4500];
+  snprintf(cmd, sizeof cmd, "find '%s' -type f | wc -l", path);
+  adcp_buf b;
+  adcp_buf_init(&b);
+  tu_run(cmd, NULL, 0, &b);
+  adcp_buf_cstr(&b);
+  int n = atoi((const char *)b.data);
+  adcp_buf_free(&b);
+  return n;
+}
+
+/* Issue 26: `commit --observed-at yesterday` routed to an object binding used
+ * to upload the rows' objects and then refuse citing an input line; the option
+ * table refuses it before the input is read or the store opened. */
+static void options_checked_before_input(void **state) {
+  (void)state;
+  char p[4500], cfg[4400], bucket[4400];
+  snprintf(bucket, sizeof bucket, "%s/bucket", dir);
+  snprintf(p, sizeof p, "mkdir -p '%s'", bucket);
+  assert_int_equal(tu_run(p, NULL, 0, NULL), 0);
+  snprintf(cfg, sizeof cfg, "%s/cfg.json", dir);
+  char doc[5000];
+  int n = snprintf(doc, sizeof doc,
+                   "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"prefix\":\"p\","
+                   "\"location\":{\"root\":\"r\"},\"root_dir\":\"%s\"}]}",
+                   bucket);
+  tu_write_file(cfg, doc, (size_t)n);
+  assert_int_equal(cli(NULL, "--config '%s' binding add fs1", cfg), 0);
+  /* 25,000 rows: three chunks, so three objects would be uploaded first. */
+  adcp_buf rows;
+  adcp_buf_init(&rows);
+  for (int i = 0; i < 25000; i++) adcp_buf_printf(&rows, "{\"n\":%d,\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", i);
+  snprintf(p, sizeof p, "%s/big.jsonl", dir);
+  tu_write_file(p, rows.data, rows.len);
+  adcp_buf_free(&rows);
+  static const char *const bad[] = {"--observed-at yesterday", "--observed-at 2026-10-01",
+                                    "--period-ordinal ' 5'", "--finality final", "--observed-at ''"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int st = cli(NULL,
+                 "--config '%s' commit --account A --obligation big --revision rb --finality snapshot "
+                 "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z --binding fs1 %s big.jsonl",
+                 cfg, bad[i]);
+    const char *e = txt(&errb);
+    if (st != 1 || strstr(e, "input line") || !strchr(e, '\n') || strchr(e, '\n')[1])
+      fail_msg("'%s': exit %d (want 1, one line, no input line): %s", bad[i], st, e);
+    if (files_under(bucket)) fail_msg("'%s': objects were uploaded before the option was refused", bad[i]);
+  }
+  assert_int_equal(cli(NULL, "intents list --json --config '%s'", cfg), 0);
+  assert_non_null(strstr(txt(&out), "\"intents\":[]"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_command_in_the_table),
       cmocka_unit_test(option_errors),
       cmocka_unit_test(json_and_failed_writes),
+      cmocka_unit_test(options_checked_before_input),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
