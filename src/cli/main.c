@@ -57,7 +57,7 @@ static const command_entry commands[] = {
     {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0, &adcp_cli_binding_spec},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep, 0, &adcp_cli_sweep_spec},
     {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
-     adcp_cli_collect_orphans, 0, &adcp_cli_collect_spec},
+     NULL, 0, &adcp_cli_collect_spec},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", NULL, 0, &adcp_cli_check_spec},
     {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", NULL, 0,
      &adcp_cli_changes_spec},
