@@ -77,7 +77,6 @@ int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
 /* The option tables of the commands that still read argv themselves (cli/opt.h). */
 extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec, adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec, adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec, adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec, adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec, adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec, adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec, adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,

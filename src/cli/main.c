@@ -55,7 +55,7 @@ static const command_entry commands[] = {
     {"verify", "re-verify stored revisions (one, an account's, or all)", adcp_cli_verify, CMD_READ_ONLY, &adcp_cli_verify_spec},
     {"intents", "list open and sweeping object-write intents (intents list)", adcp_cli_intents, CMD_READ_ONLY, &adcp_cli_intents_spec},
     {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0, &adcp_cli_binding_spec},
-    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", adcp_cli_sweep, 0, &adcp_cli_sweep_spec},
+    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", NULL, 0, &adcp_cli_sweep_spec},
     {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
      NULL, 0, &adcp_cli_collect_spec},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", NULL, 0, &adcp_cli_check_spec},
