@@ -117,14 +117,14 @@ int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv) {
   if (a.help) return fputs(stage_help, stdout), ADCP_CLI_EXIT_OK;
   if (!a.account || !a.key || !a.ordinal || a.npos != 1)
     return adcp_cli_usage_error("stage", "needs --account, --key, --ordinal and one FILE");
-  char *end;
-  errno = 0;
-  long long ord = strtoll(a.ordinal, &end, 10);
+  /* The option table already refused anything but digits: the one number parser. */
+  uint64_t ordv = 0;
   adcp_error err = {0};
-  if (!*a.ordinal || *end || errno) {
+  if (adcp_cli_parse_u64(&ordv, a.ordinal) || ordv > INT64_MAX) {
     adcp_error_set(&err, ADCP_EINVALID_INPUT, "inline storage input is invalid");
     return fail("stage", a.json, &err);
   }
+  long long ord = (long long)ordv;
   adcp_buf in;
   adcp_buf_init(&in);
   int rc = read_capped(&in, a.pos[0], ADCP_INLINE_MAX_PAYLOAD_BYTES, &err);
