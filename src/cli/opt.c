@@ -63,13 +63,9 @@ const char *adcp_cli_arg_next(const adcp_cli_args *a, const char *name, int *it)
     if (!strcmp(w, "--")) break;
     if (!strncmp(w, name, nl) && w[nl] == '=') return *it = i + 1, w + nl + 1;
     if (!strcmp(w, name) && i + 1 < a->argc) return *it = i + 2, a->argv[i + 1];
-    if (w[0] == '-' && w[1] == '-' && !strchr(w, '=')) {
+    if (w[0] == '-' && w[1] == '-' && !strchr(w, '=')) { /* skip the value of a valued option */
       int k = find_opt(a->spec, w, strlen(w));
-      if (k >= 0 ? a->spec->opts[k].type != ADCP_CLI_OPT_FLAG : w[2] && w[2] != '-') {
-        int global = 0;
-        for (size_t g = 0; value_globals[g]; g++) global |= !strcmp(w, value_globals[g]);
-        if (k >= 0 || global) i++; /* skip its value */
-      }
+      if ((k >= 0 && a->spec->opts[k].type != ADCP_CLI_OPT_FLAG) || adcp_cli_global_is(w)) i++;
     }
   }
   return NULL;
