@@ -37,7 +37,7 @@ PY
 }
 run_engine() {
   local engine=$1 url=$2 account=$3 verify_scope=$4
-  local common=(--account "$account" --obligation ob_mem --finality snapshot --period-start 2026-10-01 --period-end 2026-10-02)
+  local common=(--account "$account" --obligation ob_mem --finality snapshot --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z)
   peak "$engine" "commit_1x$rows" "$cli" --db "$url" commit "${common[@]}" --revision "rev_mem_${account}_1" "$data"
   peak "$engine" "read_1x$rows" "$cli" --db "$url" read --account "$account" --revision "rev_mem_${account}_1"
   local maxkb=0 i

@@ -77,13 +77,11 @@ int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv);
-/* cmd_collect.c: collect-orphans (spec 04, docs/collector.md). */
-int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv); /* cmd_check.c */
-/* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop. */
-int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv);
+/* The option tables of the commands that still read argv themselves (cli/opt.h). */
+extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec, adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec, adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec, adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec, adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec, adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec, adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec, adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
+/* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
+ * as option tables (cli/opt.h). */
+extern const struct adcp_cli_spec adcp_cli_changes_spec, adcp_cli_consumer_spec;
 /* cmd_inline.c: inline staging and seal stores (spec 06). */
 int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
@@ -226,11 +224,13 @@ void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 /* The "fence" section (config_fence.c): owner_id (malloc'd; NULL when absent). */
 int adcp_cli_config_fence_parse(char **owner_id, const adcp_json_doc *d, uint32_t node, const char *path,
                                 adcp_error *err);
-/* fence status|take-over (cmd_fence.c). */
-int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv);
 /* cmd_import.c: import-legacy (docs/adopting.md). */
 int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
 
+/* Flushes stdout: 0, or after a failed or short write (now or earlier) prints
+ * "adcp-ledger CMD: IO_ERROR: write to stdout failed: REASON" once per process
+ * and returns ADCP_CLI_EXIT_USAGE (main calls it after every command). */
+int adcp_cli_stdout_check(const char *cmd);
 /* Prints "adcp-ledger CMD: CODE: message" to stderr and maps the code to an exit status. */
 int adcp_cli_fail(const char *cmd, const adcp_error *err);
 /* The same refusal from every command for a database URL no engine accepts:

@@ -10,6 +10,7 @@
 
 #include "adcp/audit.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 #define PROOF_MAX (1u << 20)      /* a proof or checkpoint file: 1 MiB */
 #define ROWS_MAX (256u << 20)     /* verify-proof --rows: 256 MiB */
@@ -520,3 +521,25 @@ int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv) {
   }
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef checkpoint_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_FLAG("--all", "every account"),
+    ADCP_OPT_BINDING("--binding", 0, "publish to this binding"),
+    ADCP_OPT_FLAG("--adopt-unlogged", "append leaves for unlogged revisions first"),
+    ADCP_OPT_FLAG("--dry-run", "with --adopt-unlogged: list what would be adopted"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_checkpoint_spec, "checkpoint", checkpoint_opts, 0, 0);
+static const adcp_cli_optdef audit_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_FILE("--checkpoint", "FILE", "a checkpoint file"),
+    ADCP_OPT_BINDING("--from-binding", 0, "checkpoints published there"),
+    ADCP_OPT_FLAG("--require-outside", "exit 3 unless an outside checkpoint verified"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_audit_spec, "audit", audit_opts, 0, 0);
+static const adcp_cli_optdef prove_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
+    ADCP_OPT_FILE("--checkpoint", "FILE", "a checkpoint file"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_prove_spec, "prove", prove_opts, 0, 0);
+static const adcp_cli_optdef verify_proof_opts[] = {
+    ADCP_OPT_FILE("--public-key", "FILE", "the pinned public key"), ADCP_OPT_FILE("--rows", "FILE", "the rows"),
+    ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_proof_spec, "verify-proof", verify_proof_opts, 1, 0);

@@ -11,6 +11,7 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 /* ---- binding ------------------------------------------------------------------------ */
 
@@ -463,7 +464,6 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
 /* ---- sweep ---------------------------------------------------------------------------- */
 
 static const char sweep_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] sweep [--account A] [--limit N] [--json]\n\n"
     "One pass of the intent sweep: expired upload intents of the configured object\n"
     "bindings are claimed under their account lock, their orphaned objects deleted at\n"
     "the exact recorded version (objects named by a header or an unexpired intent are\n"
@@ -472,41 +472,17 @@ static const char sweep_help[] =
     "configure are skipped and counted; a warning is printed when they have been\n"
     "expired far longer than the sweep interval. --limit N: at most N intents\n"
     "(1-100000, default 100). --json prints one JSON object (with first_failure).\n"
-    "See docs/objects.md, \"Intent sweep\".\n\n"
-    "exit status: 0 ok; 4 some intents failed (they back off and are retried).\n";
+    "See docs/objects.md, \"Intent sweep\".";
+static const char sweep_exit[] =
+    "exit status: 0 ok; 1 usage or a failed write; 4 some intents failed (they back off and\n"
+    "             are retried).\n";
 
 #define SWEEP_INTERVAL_S 300
 
-int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *limit_s = NULL;
-  uint64_t limit = 100;
-  int json = 0;
-  for (int i = 1; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(sweep_help, stdout), 0;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    int m;
-    if ((m = adcp_cli_opt("--account", 1, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("sweep", "--account needs a value");
-      if (account) return adcp_cli_usage_error("sweep", "--account given twice");
-      account = v;
-    } else if ((m = adcp_cli_opt("--limit", 1, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("sweep", "--limit needs a value");
-      if (limit_s) return adcp_cli_usage_error("sweep", "--limit given twice");
-      limit_s = v;
-      /* digits only, at most 6 of them: no sign, no overflow */
-      size_t n = strlen(v);
-      if (!n || n > 6 || strspn(v, "0123456789") != n) return adcp_cli_usage_error("sweep", "bad --limit '%s'", v);
-      limit = strtoull(v, NULL, 10);
-      if (!limit || limit > 100000) return adcp_cli_usage_error("sweep", "--limit must be 1-100000");
-    } else if ((m = adcp_cli_opt("--json", 0, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("sweep", "--json takes no value");
-      if (json) return adcp_cli_usage_error("sweep", "--json given twice");
-      json = 1;
-    } else {
-      return adcp_cli_usage_error("sweep", "unknown option or argument '%s'", argv[i]);
-    }
-  }
+static int cmd_sweep(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account");
+  uint64_t limit = (uint64_t)adcp_cli_arg_int(a, "--limit", 100);
+  int json = a->json;
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
@@ -553,3 +529,16 @@ int adcp_cli_sweep(const adcp_cli_globals *g, int argc, char **argv) {
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
   return sc.failed ? ADCP_CLI_EXIT_STORAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef binding_opts[] = {
+    ADCP_OPT_FLAG("--final", "retire: straight to retired"),
+    ADCP_OPT_FLAG("--acknowledge-restore", "repin: the bucket was restored"),
+    ADCP_OPT_FLAG("--dry-run", "repin: report only"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_binding_spec, "binding", binding_opts, 2, 0);
+static const adcp_cli_optdef sweep_opts[] = {
+    ADCP_OPT_STR("--account", "A", "only this account"),
+    ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_sweep_spec = {1, "sweep", "[--db URL] [--config FILE]", sweep_help, sweep_opts, 0, 0,
+                                           NULL, NULL, sweep_exit, NULL, 0, 0, cmd_sweep};

@@ -12,9 +12,9 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char check_help[] =
-    "usage: adcp-ledger [--db URL] check [--json]\n\n"
     "Checks the database against this build; changes neither schema nor data:\n"
     "  schema     the migration history matches the embedded migrations\n"
     "  drift      the catalog audit: every table, column, constraint, index, trigger and\n"
@@ -37,9 +37,10 @@ static const char check_help[] =
     "On PostgreSQL the audit builds the expected catalog in a scratch schema inside a\n"
     "transaction it rolls back, so the role needs CREATE on the database (and INSERT and\n"
     "UPDATE on the adcp_* tables for the probe).\n"
-    "See docs/operations.md.\n\n"
-    "exit status: 0 clean; 1 usage; 4 schema behind, drift or an integrity problem\n"
-    "             (SCHEMA_UNREADY, REPORTING_SCHEMA_BEHIND) or a database error.\n";
+    "See docs/operations.md.";
+static const char check_exit[] =
+    "exit status: 0 clean; 1 usage or a failed write; 4 schema behind, drift or an integrity\n"
+    "             problem (SCHEMA_UNREADY, REPORTING_SCHEMA_BEHIND) or a database error.\n";
 
 static void jstr(adcp_buf *b, const char *s) { adcp_jcs_write_string(b, s, strlen(s)); }
 
@@ -50,13 +51,8 @@ static int fail_json(int json, const adcp_error *err) {
   return err->code == ADCP_ESCHEMA_UNREADY ? ADCP_CLI_EXIT_STORAGE : rc;
 }
 
-int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return fputs(check_help, stdout), ADCP_CLI_EXIT_OK;
-    if (!strcmp(argv[i], "--json") && !json) json = 1;
-    else return adcp_cli_usage_error("check", "unknown or repeated argument '%s'", argv[i]);
-  }
+static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  int json = a->json;
   adcp_error err = {0};
   const char *url = adcp_storage_resolve_url(g->db_url);
   adcp_storage *s = NULL;
@@ -162,3 +158,9 @@ int adcp_cli_check(const adcp_cli_globals *g, int argc, char **argv) {
   if (!out_ok) return ADCP_CLI_EXIT_USAGE;
   return ok ? ADCP_CLI_EXIT_OK : ADCP_CLI_EXIT_STORAGE;
 }
+
+/* ---- the option table (cli/opt.h) ---- */
+
+static const adcp_cli_optdef check_opts[] = {ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_check_spec = {
+    1, "check", "[--db URL]", check_help, check_opts, 0, 0, NULL, NULL, check_exit, NULL, 0, 0, cmd_check};

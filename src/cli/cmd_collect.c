@@ -12,93 +12,36 @@
 
 #include "adcp/collector.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char collect_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] collect-orphans [--dry-run]\n"
-    "         [--acknowledge-exclusive-namespace] [--binding ID ...] [--include-read-only]\n"
-    "         [--limit N] [--min-age-seconds N] [--json]\n\n"
     "Lists the owned prefix {prefix}/{namespace_key}/ of each configured object binding\n"
     "and deletes, at the exact listed version, objects that are well-formed row-object\n"
     "keys, older than the minimum age (database clock), named by no chunk of a row set\n"
     "that is not pruned and by no write intent in any state, re-checked under the\n"
     "per-object locks of every binding just before the delete. Keys that do not parse\n"
     "are counted foreign and never deleted. Run --dry-run first and review\n"
-    "skipped_foreign and candidate_keys.\n\n"
-    "  --dry-run                          classify only; report up to 1000 candidate keys\n"
-    "  --acknowledge-exclusive-namespace  required to delete: nothing but this installation\n"
-    "                                     writes under the bindings' namespace prefix\n"
-    "  --binding ID                       collect only these bindings (repeatable)\n"
-    "  --include-read-only                also collect read_only bindings\n"
-    "  --limit N                          deletes per binding (1-100000, default 1000)\n"
-    "  --min-age-seconds N                minimum object age (>= 86400, default 604800)\n"
-    "  --json                             one JSON document: the report\n\n"
-    "exit status: 0 done; 1 usage; 2 refused (INVALID_INPUT: e.g. a deleting run without\n"
+    "skipped_foreign and candidate_keys.";
+static const char collect_exit[] =
+    "exit status: 0 done; 1 usage or a failed write; 2 refused (INVALID_INPUT: e.g. a deleting run without\n"
     "--acknowledge-exclusive-namespace, an unknown or postgres binding, a too small\n"
     "minimum age); 4 a binding failed or was fenced, or a database/binding problem.\n"
     "See docs/collector.md.\n";
 
-static int parse_num(uint64_t *out, const char *v, const char *name) {
-  if (adcp_cli_parse_u64(out, v)) return adcp_cli_usage_error("collect-orphans", "bad %s '%s'", name, v);
-  return 0;
-}
-
-int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(collect_help, stdout), 0;
+static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_collector_options o = {.version = ADCP_COLLECTOR_OPTIONS_VERSION};
-  const char **ids = calloc((size_t)argc + 1, sizeof *ids);
+  o.dry_run = adcp_cli_arg_has(a, "--dry-run");
+  o.acknowledge_exclusive_namespace = adcp_cli_arg_has(a, "--acknowledge-exclusive-namespace");
+  o.include_read_only = adcp_cli_arg_has(a, "--include-read-only");
+  o.limit = (size_t)adcp_cli_arg_int(a, "--limit", 0);
+  o.min_age_seconds = adcp_cli_arg_int(a, "--min-age-seconds", 0);
+  /* 0 would mean "the default": below the minimum is the library's refusal. */
+  if (adcp_cli_arg_has(a, "--min-age-seconds") && !o.min_age_seconds) o.min_age_seconds = 1;
+  const char **ids = calloc((size_t)a->argc + 1, sizeof *ids);
   if (!ids) return adcp_cli_usage_error("collect-orphans", "out of memory");
   size_t nids = 0;
-  int json = 0, have_limit = 0, have_age = 0, rc = 0;
-  for (int i = 1; i < argc && !rc; i++) {
-    const char *a = argv[i];
-    const char *eq = strchr(a, '=');
-    size_t an = eq ? (size_t)(eq - a) : strlen(a);
-    const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-#define IS(x) (an == sizeof(x) - 1 && !strncmp(a, x, an))
-    int flag = IS("--dry-run") || IS("--acknowledge-exclusive-namespace") || IS("--include-read-only") || IS("--json");
-    if (flag && eq) {
-      rc = adcp_cli_usage_error("collect-orphans", "%.*s takes no value", (int)an, a);
-    } else if (IS("--dry-run")) {
-      rc = o.dry_run ? adcp_cli_usage_error("collect-orphans", "--dry-run given twice") : (o.dry_run = 1, 0);
-    } else if (IS("--acknowledge-exclusive-namespace")) {
-      o.acknowledge_exclusive_namespace = 1;
-    } else if (IS("--include-read-only")) {
-      o.include_read_only = 1;
-    } else if (IS("--json")) {
-      rc = json ? adcp_cli_usage_error("collect-orphans", "--json given twice") : (json = 1, 0);
-    } else if (IS("--binding") || IS("--limit") || IS("--min-age-seconds")) {
-      if (!v || !*v) {
-        rc = adcp_cli_usage_error("collect-orphans", "%.*s needs a value", (int)an, a);
-        break;
-      }
-      if (!eq) i++;
-      uint64_t n = 0;
-      if (IS("--binding")) {
-        ids[nids++] = v;
-      } else if (IS("--limit")) {
-        if (have_limit++) rc = adcp_cli_usage_error("collect-orphans", "--limit given twice");
-        else if (!(rc = parse_num(&n, v, "--limit")) && (!n || n > ADCP_COLLECTOR_LIMIT_MAX))
-          rc = adcp_cli_usage_error("collect-orphans", "--limit must be 1-%d", ADCP_COLLECTOR_LIMIT_MAX);
-        o.limit = n;
-      } else {
-        if (have_age++) rc = adcp_cli_usage_error("collect-orphans", "--min-age-seconds given twice");
-        else if (!(rc = parse_num(&n, v, "--min-age-seconds")) && n > 100ULL * 365 * 86400)
-          rc = adcp_cli_usage_error("collect-orphans", "--min-age-seconds is too large");
-        o.min_age_seconds = (int64_t)n;
-        /* 0 would mean "the default": below the minimum is the library's refusal. */
-        if (!rc && !n) o.min_age_seconds = 1;
-      }
-    } else {
-      rc = adcp_cli_usage_error("collect-orphans", "unknown option or argument '%s'", a);
-    }
-#undef IS
-  }
-  if (rc) {
-    free(ids);
-    return rc;
-  }
-  if (json) adcp_cli_set_json_errors(1);
+  for (int it = 0; (ids[nids] = adcp_cli_arg_next(a, "--binding", &it)); nids++) {}
+  int json = a->json, rc = 0;
   o.bindings = ids, o.n_bindings = nids;
   o.use_stored_state = !o.dry_run;
   adcp_error err = {0};
@@ -148,3 +91,18 @@ int adcp_cli_collect_orphans(const adcp_cli_globals *g, int argc, char **argv) {
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
   return bad ? ADCP_CLI_EXIT_STORAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h) ---- */
+
+static const adcp_cli_optdef collect_opts[] = {
+    ADCP_OPT_FLAG("--dry-run", "classify only; report up to 1000 candidate keys"),
+    ADCP_OPT_FLAG("--acknowledge-exclusive-namespace",
+                  "required to delete: nothing but this installation\nwrites under the bindings' namespace prefix"),
+    ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REPEAT, "collect only these bindings"),
+    ADCP_OPT_FLAG("--include-read-only", "also collect read_only bindings"),
+    ADCP_OPT_INT("--limit", "N", 1, ADCP_COLLECTOR_LIMIT_MAX, "deletes per binding (default 1000)"),
+    ADCP_OPT_INT("--min-age-seconds", "N", 0, 100LL * 365 * 86400,
+                 "minimum object age (>= 86400, default 604800)"),
+    ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_collect_spec = {1, "collect-orphans", "[--db URL] [--config FILE]", collect_help,
+                                             collect_opts, 0, 0, NULL, NULL, collect_exit, NULL, 0, 0, cmd_collect};

@@ -10,6 +10,7 @@
 
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char config_help[] =
     "usage: adcp-ledger [--config FILE] config check [--probe] [--json]\n\n"
@@ -126,3 +127,8 @@ int adcp_cli_config_cmd(const adcp_cli_globals *g, int argc, char **argv) {
   if (probe_rc) return adcp_cli_fail("config", &probe_err);
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef config_opts[] = {ADCP_OPT_FLAG("--probe", "also probe each binding's store"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_config_spec, "config", config_opts, 1, 0);

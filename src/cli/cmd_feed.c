@@ -18,6 +18,7 @@
 #include "adcp/json.h"
 #include "adcp/storage.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 
 /* CURSOR_EXPIRED refuses the cursor given (exit 2, like INVALID_INPUT); the
@@ -26,55 +27,6 @@ static int fail(const char *cmd, const adcp_error *err) {
   int code = adcp_cli_fail(cmd, err); /* also the --json error document */
   if (err->code == ADCP_ECURSOR_EXPIRED) fprintf(stderr, "adcp-ledger %s: run 'adcp-ledger changes resync'\n", cmd);
   return code;
-}
-
-/* ---- option parsing: --opt VALUE and --opt=VALUE, each at most once ------------- */
-
-typedef struct opt {
-  const char *name; /* "--limit" */
-  int takes_value;
-  const char *value; /* set when seen */
-  int seen;
-} opt;
-
-/* Returns 0, or a usage exit status after printing the problem. Positional
- * arguments go to pos[] (at most npos). */
-static int parse_opts(const char *cmd, int argc, char **argv, opt *opts, size_t nopts, const char **pos, size_t npos,
-                      size_t *got) {
-  *got = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] != '-' || !a[1]) {
-      if (*got == npos) return adcp_cli_usage_error(cmd, "unexpected argument '%.64s'", a);
-      pos[(*got)++] = a;
-      continue;
-    }
-    const char *eq = strchr(a, '=');
-    size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-    opt *o = NULL;
-    for (size_t k = 0; k < nopts; k++)
-      if (strlen(opts[k].name) == nl && !strncmp(opts[k].name, a, nl)) o = &opts[k];
-    if (!o) return adcp_cli_usage_error(cmd, "unknown option '%.*s'", (int)(nl > 64 ? 64 : nl), a);
-    if (o->seen) return adcp_cli_usage_error(cmd, "option %s given twice", o->name);
-    o->seen = 1;
-    if (!o->takes_value) {
-      if (eq) return adcp_cli_usage_error(cmd, "option %s takes no value", o->name);
-      continue;
-    }
-    if (eq) o->value = eq + 1;
-    else if (i + 1 < argc) o->value = argv[++i];
-    else return adcp_cli_usage_error(cmd, "option %s needs a value", o->name);
-  }
-  return 0;
-}
-
-/* A decimal in [lo, hi]: the CLI's one strict number rule (no sign, space,
- * junk or overflow). */
-static int parse_range(int64_t *out, const char *s, int64_t lo, int64_t hi) {
-  uint64_t v;
-  if (adcp_cli_parse_u64(&v, s) || v > (uint64_t)hi || (int64_t)v < lo) return -1;
-  *out = (int64_t)v;
-  return 0;
 }
 
 /* Interval in seconds with up to 3 significant decimals ("1", "0.2",
@@ -106,39 +58,6 @@ static int open_storage(adcp_storage **s, const adcp_cli_globals *g, adcp_error 
 }
 
 /* ---- changes -------------------------------------------------------------------- */
-
-static const char changes_help[] =
-    "usage: adcp-ledger [--db URL] changes [--after CURSOR] [--account A] [--kinds K,K] [--limit N]\n"
-    "                                      [--follow [--interval S]] [--consumer NAME]\n"
-    "       adcp-ledger [--db URL] changes prune [--limit N] [--retention-days D] [--hold-days D] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] changes resync [--account A] [--consumer NAME]\n\n"
-    "Reads the change feed (docs/feed.md). Without --account: the deployment-wide feed, in\n"
-    "(xid, seq) order, only changes of finished transactions; with --account: that account's\n"
-    "feed in seq order. Output is JSONL on stdout: one change per line\n"
-    "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
-    "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume.\n\n"
-    "  --after CURSOR   start after this cursor (default: the oldest retained change)\n"
-    "  --account A      read account A's feed instead of the deployment-wide feed\n"
-    "  --kinds K,K      only these kinds: obligation, revision, adjustment, retirement\n"
-    "  --limit N        changes per page, 1-10000 (default 500)\n"
-    "  --follow         keep reading: print changes as they commit until SIGINT or SIGTERM,\n"
-    "                   then print the final cursor line and exit 0\n"
-    "  --interval S     seconds between polls when the feed is idle (default 1; e.g. 0.2)\n"
-    "  --consumer NAME  a registered consumer (see 'adcp-ledger consumer'): start at its\n"
-    "                   position (not with --after) and advance it after each page printed;\n"
-    "                   its scope is the feed\n\n"
-    "prune   deletes at most --limit (default 10000) changes older than --retention-days\n"
-    "        (default 30) that no live consumer still needs (live: updated within --hold-days,\n"
-    "        default 7), moving the pruning horizons forward in the same transaction; prints\n"
-    "        'pruned N changes' or, with --json, one JSON document {\"deleted\":N,...}.\n"
-    "resync  after CURSOR_EXPIRED: reads the feed head first, prints every current revision\n"
-    "        (JSONL, {\"resync\":HEADER}), then the head cursor line; resume with --after it.\n"
-    "        With --consumer, the consumer is registered at the head. Changes committed\n"
-    "        during the scan are seen twice, never lost.\n\n"
-    "exit status: 0 ok (also --follow stopped by a signal); 1 usage; 2 input refused\n"
-    "             (INVALID_INPUT, e.g. a malformed cursor or one of another feed;\n"
-    "             CURSOR_EXPIRED: the cursor is older than the retained history, resync);\n"
-    "             4 database or schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n";
 
 static volatile sig_atomic_t g_stop = 0;
 static void on_signal(int sig) {
@@ -176,27 +95,22 @@ static int find_consumer(adcp_feed_consumer *out, adcp_sql_conn *c, const char *
   return out->cursor ? 0 : adcp_error_set(err, ADCP_ENOMEM, "out of memory");
 }
 
-static int cmd_changes_read(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "changes";
-  opt o[] = {{"--after", 1, 0, 0},  {"--account", 1, 0, 0},  {"--kinds", 1, 0, 0},   {"--limit", 1, 0, 0},
-             {"--follow", 0, 0, 0}, {"--interval", 1, 0, 0}, {"--consumer", 1, 0, 0}};
-  size_t npos;
-  int u = parse_opts(cmd, argc, argv, o, 7, NULL, 0, &npos);
-  if (u) return u;
-  const char *after = o[0].value, *account = o[1].value, *consumer = o[6].value;
-  int follow = o[4].seen;
+  adcp_cli_set_json_errors(a->json); /* JSONL: a failure adds one JSON error line */
+  const char *after = adcp_cli_arg_str(a, "--after"), *account = adcp_cli_arg_str(a, "--account"),
+             *consumer = adcp_cli_arg_str(a, "--consumer"), *interval = adcp_cli_arg_str(a, "--interval");
+  int follow = adcp_cli_arg_has(a, "--follow");
   unsigned kinds = 0;
-  int64_t limit = ADCP_FEED_DEFAULT_LIMIT;
+  int64_t limit = adcp_cli_arg_int(a, "--limit", ADCP_FEED_DEFAULT_LIMIT);
   long interval_ms = 1000;
   adcp_error err = {0};
-  if (o[3].seen && parse_range(&limit, o[3].value, 1, ADCP_FEED_MAX_LIMIT))
-    return adcp_cli_usage_error(cmd, "--limit must be an integer 1-%d", ADCP_FEED_MAX_LIMIT);
-  if (o[5].seen && !follow) return adcp_cli_usage_error(cmd, "--interval needs --follow");
-  /* The consumer's position is the start; another one would make its advance fail after the first page. */
-  if (after && consumer) return adcp_cli_usage_error(cmd, "--after and --consumer exclude each other");
-  if (o[5].seen && parse_interval(&interval_ms, o[5].value))
+  if (interval && !follow) return adcp_cli_usage_error(cmd, "--interval needs --follow");
+  if (interval && parse_interval(&interval_ms, interval))
     return adcp_cli_usage_error(cmd, "--interval must be seconds between 0.01 and 3600");
-  if (o[2].seen && adcp_feed_kinds_parse(&kinds, o[2].value, &err)) return fail(cmd, &err);
+  /* Kinds are the feed's own vocabulary: checked here, before the store is opened. */
+  if (adcp_cli_arg_has(a, "--kinds") && adcp_feed_kinds_parse(&kinds, adcp_cli_arg_str(a, "--kinds"), &err))
+    return fail(cmd, &err);
 
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
@@ -269,20 +183,10 @@ static int cmd_changes_read(const adcp_cli_globals *g, int argc, char **argv) {
   return rc ? fail(cmd, &err) : ADCP_CLI_EXIT_OK;
 }
 
-static int cmd_changes_prune(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_changes_prune(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "changes prune";
-  opt o[] = {{"--limit", 1, 0, 0}, {"--retention-days", 1, 0, 0}, {"--hold-days", 1, 0, 0}, {"--json", 0, 0, 0}};
-  size_t npos;
-  int u = parse_opts(cmd, argc, argv, o, 4, NULL, 0, &npos);
-  if (u) return u;
-  int64_t limit = 0, ret = 0, hold = 0;
-  if (o[0].seen && parse_range(&limit, o[0].value, 1, 1000000))
-    return adcp_cli_usage_error(cmd, "--limit must be an integer 1-1000000");
-  if (o[1].seen && parse_range(&ret, o[1].value, 1, 36500))
-    return adcp_cli_usage_error(cmd, "--retention-days must be an integer 1-36500");
-  if (o[2].seen && parse_range(&hold, o[2].value, 1, 36500))
-    return adcp_cli_usage_error(cmd, "--hold-days must be an integer 1-36500");
-  if (o[3].seen) adcp_cli_set_json_errors(1); /* prune prints one document, unlike the JSONL feed */
+  int64_t limit = adcp_cli_arg_int(a, "--limit", 0), ret = adcp_cli_arg_int(a, "--retention-days", 0),
+          hold = adcp_cli_arg_int(a, "--hold-days", 0);
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
@@ -291,7 +195,7 @@ static int cmd_changes_prune(const adcp_cli_globals *g, int argc, char **argv) {
   int rc = adcp_feed_prune(&r, adcp_storage_sql(s), &po, &err);
   adcp_storage_close(s);
   if (rc) return fail(cmd, &err);
-  if (o[3].seen)
+  if (a->json)
     printf("{\"deleted\":%" PRIu64 ",\"deployment_horizon\":{\"seq\":\"%" PRId64 "\",\"xid\":\"%" PRIu64 "\"}}\n",
            r.deleted, r.deployment_horizon.seq, r.deployment_horizon.xid);
   else
@@ -314,25 +218,26 @@ static int on_resync(void *vctx, const adcp_revision_header *h, adcp_error *err)
   return 0;
 }
 
-static int cmd_changes_resync(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_changes_resync(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "changes resync";
-  opt o[] = {{"--account", 1, 0, 0}, {"--consumer", 1, 0, 0}};
-  size_t npos;
-  int u = parse_opts(cmd, argc, argv, o, 2, NULL, 0, &npos);
-  if (u) return u;
+  adcp_cli_set_json_errors(a->json);
+  const char *account = adcp_cli_arg_str(a, "--account"), *consumer = adcp_cli_arg_str(a, "--consumer");
   adcp_error err = {0};
   adcp_cli_session x;
   if (adcp_cli_session_open(&x, g, &err)) return fail(cmd, &err);
   adcp_sql_conn *c = adcp_ledger_conn(x.l);
-  const char *account = o[0].value;
   int rc = 0;
   char acc[ADCP_FEED_ID_MAX] = "";
-  if (o[1].seen) {
+  if (consumer) {
+    /* A known consumer keeps its scope; an unknown one is registered at the
+     * head of the feed --account names (as the help says). */
     adcp_feed_consumer fc;
-    rc = find_consumer(&fc, c, o[1].value, &err);
-    if (!rc) {
+    rc = find_consumer(&fc, c, consumer, &err);
+    if (rc == ADCP_EREFERENCE_NOT_FOUND) {
+      rc = 0, err = (adcp_error){0};
+    } else if (!rc) {
       if (account && strcmp(account, fc.account_id))
-        rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "consumer %.128s does not follow account %.64s", o[1].value,
+        rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "consumer %.128s does not follow account %.64s", consumer,
                             account);
       snprintf(acc, sizeof acc, "%s", fc.account_id);
       account = acc[0] ? acc : NULL;
@@ -343,7 +248,7 @@ static int cmd_changes_resync(const adcp_cli_globals *g, int argc, char **argv) 
   adcp_buf_init(&rx.line);
   char *head = NULL;
   if (!rc) rc = adcp_ledger_feed_resync(&head, x.l, account, on_resync, &rx, &err);
-  if (!rc && o[1].seen) rc = adcp_feed_consumer_register(c, o[1].value, account, head, &err);
+  if (!rc && consumer) rc = adcp_feed_consumer_register(c, consumer, account, head, &err);
   if (!rc && print_cursor_line(head)) rc = adcp_error_set(&err, ADCP_EIO, "cannot write to stdout");
   free(head);
   adcp_buf_free(&rx.line);
@@ -351,35 +256,7 @@ static int cmd_changes_resync(const adcp_cli_globals *g, int argc, char **argv) 
   return rc ? fail(cmd, &err) : ADCP_CLI_EXIT_OK;
 }
 
-int adcp_cli_changes(const adcp_cli_globals *g, int argc, char **argv) {
-  /* argv[0] is "changes". */
-  if (argc >= 2 && adcp_cli_is_help(argv[1])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
-  for (int i = 2; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(changes_help, stdout), ADCP_CLI_EXIT_OK;
-  if (argc >= 2 && !strcmp(argv[1], "prune")) return cmd_changes_prune(g, argc - 2, argv + 2);
-  if (argc >= 2 && !strcmp(argv[1], "resync")) return cmd_changes_resync(g, argc - 2, argv + 2);
-  return cmd_changes_read(g, argc - 1, argv + 1);
-}
-
 /* ---- consumer ------------------------------------------------------------------- */
-
-static const char consumer_help[] =
-    "usage: adcp-ledger [--db URL] consumer register NAME [--account A] [--after CURSOR] [--json]\n"
-    "       adcp-ledger [--db URL] consumer advance NAME --cursor CURSOR [--json]\n"
-    "       adcp-ledger [--db URL] consumer list [--hold-days D] [--json]\n"
-    "       adcp-ledger [--db URL] consumer drop NAME [--json]\n\n"
-    "Registered consumers of the change feed (docs/feed.md). A live consumer (updated within\n"
-    "the hold cap, default 7 days) holds back change pruning until it has passed the changes\n"
-    "it needs. NAME: ^[A-Za-z0-9_.:-]{1,128}$.\n\n"
-    "register  creates or resets NAME at CURSOR (default: the oldest retained change) of the\n"
-    "          deployment-wide feed, or of account A's feed with --account\n"
-    "advance   moves NAME forward to CURSOR (a cursor of its own feed) and refreshes liveness\n"
-    "list      every consumer: name, scope, cursor, updated_at, live\n"
-    "drop      removes NAME\n"
-    "  --json  print one JSON document\n\n"
-    "exit status: 0 ok; 1 usage; 2 input refused (INVALID_INPUT: bad name, a cursor of\n"
-    "             another feed or behind the consumer; CURSOR_EXPIRED); 4 database or schema\n"
-    "             problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n";
 
 static void json_str(const char *s) {
   adcp_buf b;
@@ -399,32 +276,13 @@ static void print_consumer_json(const adcp_feed_consumer *it) {
   printf(",\"updated_at\":\"%s\",\"live\":%s}", it->updated_at, it->live ? "true" : "false");
 }
 
-int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(consumer_help, stdout), ADCP_CLI_EXIT_OK;
-  if (argc < 2) return adcp_cli_usage_error("consumer", "needs a subcommand: register, advance, list or drop");
-  const char *sub = argv[1];
-  char cmd[32];
-  snprintf(cmd, sizeof cmd, "consumer %.16s", sub);
-  int is_reg = !strcmp(sub, "register"), is_adv = !strcmp(sub, "advance"), is_list = !strcmp(sub, "list"),
+static int cmd_consumer(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *cmd = a->spec->name, *sub = strrchr(cmd, ' ') + 1;
+  int is_reg = !strcmp(sub, "register"), is_list = !strcmp(sub, "list"),
       is_drop = !strcmp(sub, "drop");
-  if (!is_reg && !is_adv && !is_list && !is_drop)
-    return adcp_cli_usage_error("consumer", "unknown subcommand '%.32s' (register, advance, list or drop)", sub);
-  opt o[] = {{"--account", 1, 0, 0}, {"--after", 1, 0, 0}, {"--cursor", 1, 0, 0}, {"--hold-days", 1, 0, 0},
-             {"--json", 0, 0, 0}};
-  const char *pos[1] = {0};
-  size_t npos;
-  int u = parse_opts(cmd, argc - 2, argv + 2, o, 5, pos, is_list ? 0 : 1, &npos);
-  if (u) return u;
-  if (!is_list && npos != 1) return adcp_cli_usage_error(cmd, "needs the consumer NAME");
-  if ((o[0].seen || o[1].seen) && !is_reg) return adcp_cli_usage_error(cmd, "--account and --after are for register");
-  if (o[2].seen && !is_adv) return adcp_cli_usage_error(cmd, "--cursor is for advance");
-  if (is_adv && !o[2].seen) return adcp_cli_usage_error(cmd, "needs --cursor CURSOR");
-  if (o[3].seen && !is_list) return adcp_cli_usage_error(cmd, "--hold-days is for list");
-  int64_t hold = 0;
-  if (o[3].seen && parse_range(&hold, o[3].value, 1, 36500))
-    return adcp_cli_usage_error(cmd, "--hold-days must be an integer 1-36500");
-  int json = o[4].seen;
+  const char *const *pos = a->pos;
+  int64_t hold = is_list ? adcp_cli_arg_int(a, "--hold-days", 0) : 0;
+  int json = a->json;
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
@@ -457,8 +315,9 @@ int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv) {
       else printf("consumer %s dropped\n", pos[0]);
     }
   } else {
-    rc = is_reg ? adcp_feed_consumer_register(c, pos[0], o[0].value, o[1].value, &err)
-                : adcp_feed_consumer_advance(c, pos[0], o[2].value, &err);
+    rc = is_reg ? adcp_feed_consumer_register(c, pos[0], adcp_cli_arg_str(a, "--account"),
+                                              adcp_cli_arg_str(a, "--after"), &err)
+                : adcp_feed_consumer_advance(c, pos[0], adcp_cli_arg_str(a, "--cursor"), &err);
     adcp_feed_consumer fc;
     if (!rc) rc = find_consumer(&fc, c, pos[0], &err);
     if (!rc) {
@@ -470,3 +329,97 @@ int adcp_cli_consumer(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_storage_close(s);
   return rc ? fail(cmd, &err) : ADCP_CLI_EXIT_OK;
 }
+
+/* ---- the option tables ---------------------------------------------------------- */
+
+static const char feed_exit[] =
+    "exit status: 0 ok (also --follow stopped by a signal); 1 usage or a failed write; 2 input\n"
+    "             refused (INVALID_INPUT, e.g. a malformed cursor or one of another feed;\n"
+    "             CURSOR_EXPIRED: the cursor is older than the retained history, resync);\n"
+    "             4 database or schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n";
+
+static const adcp_cli_optdef changes_opts[] = {
+    {"--after", ADCP_CLI_OPT_STRING, 0, "CURSOR", 0, 0, NULL, "start after this cursor (default: the oldest retained change)"},
+    {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "read account A's feed instead of the deployment-wide feed"},
+    {"--kinds", ADCP_CLI_OPT_LIST, 0, "K,K", 0, 0, NULL,
+     "only these kinds: obligation, revision, adjustment, retirement\n(an unknown kind is INVALID_INPUT, exit 2)"},
+    {"--limit", ADCP_CLI_OPT_INT, 0, "N", 1, ADCP_FEED_MAX_LIMIT, NULL, "changes per page (default 500)"},
+    {"--follow", ADCP_CLI_OPT_FLAG, 0, NULL, 0, 0, NULL,
+     "keep reading: print changes as they commit until SIGINT or SIGTERM,\nthen print the final cursor line and exit 0"},
+    {"--interval", ADCP_CLI_OPT_STRING, 0, "S", 0, 0, NULL,
+     "seconds between polls when the feed is idle (default 1; e.g. 0.2; 0.01-3600)"},
+    {"--consumer", ADCP_CLI_OPT_STRING, 0, "NAME", 0, 0, NULL,
+     "a registered consumer (see 'adcp-ledger consumer'): start at its position\nand advance it after each page printed; its scope is the feed"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+/* The consumer's position is the start; another one would make its advance fail after the first page. */
+static const char *const changes_excl[] = {"--after", "--consumer", NULL};
+
+static const adcp_cli_optdef prune_opts[] = {
+    {"--limit", ADCP_CLI_OPT_INT, 0, "N", 1, 1000000, NULL, "delete at most N changes (default 10000)"},
+    {"--retention-days", ADCP_CLI_OPT_INT, 0, "D", 1, 36500, NULL, "keep changes younger than D days (default 30)"},
+    {"--hold-days", ADCP_CLI_OPT_INT, 0, "D", 1, 36500, NULL,
+     "a consumer updated within D days is live and holds pruning back (default 7)"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_spec changes_prune_spec = {
+    1, "changes prune", "[--db URL]",
+    "Deletes old changes no live consumer still needs, moving the pruning horizons forward in the\n"
+    "same transaction; prints 'pruned N changes' or, with --json, {\"deleted\":N,...}.",
+    prune_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_changes_prune};
+
+static const adcp_cli_optdef resync_opts[] = {
+    {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "resynchronise account A's feed"},
+    {"--consumer", ADCP_CLI_OPT_STRING, 0, "NAME", 0, 0, NULL,
+     "register NAME at the head (a new NAME follows --account's feed)"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_spec changes_resync_spec = {
+    1, "changes resync", "[--db URL] [--config FILE]",
+    "After CURSOR_EXPIRED: reads the feed head first, prints every current revision (JSONL,\n"
+    "{\"resync\":HEADER}), then the head cursor line; resume with --after it. Changes committed\n"
+    "during the scan are seen twice, never lost.",
+    resync_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 1, cmd_changes_resync};
+
+static const adcp_cli_spec *const changes_subs[] = {&changes_prune_spec, &changes_resync_spec, NULL};
+const adcp_cli_spec adcp_cli_changes_spec = {
+    1, "changes", "[--db URL]",
+    "Reads the change feed (docs/feed.md). Without --account: the deployment-wide feed, in\n"
+    "(xid, seq) order, only changes of finished transactions; with --account: that account's\n"
+    "feed in seq order. Output is JSONL on stdout: one change per line\n"
+    "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
+    "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume. With --json\n"
+    "the output stays JSONL (as for read) and a failure adds one JSON error line.",
+    changes_opts, 0, 0, NULL, changes_excl, feed_exit, changes_subs, 1, 1, cmd_changes_read};
+
+static const adcp_cli_optdef register_opts[] = {
+    {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "follow account A's feed (default: the deployment-wide feed)"},
+    {"--after", ADCP_CLI_OPT_STRING, 0, "CURSOR", 0, 0, NULL, "start at CURSOR (default: the oldest retained change)"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_optdef advance_opts[] = {
+    {"--cursor", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, "CURSOR", 0, 0, NULL,
+     "move forward to CURSOR (a cursor of its own feed); refreshes liveness"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_optdef list_opts[] = {
+    {"--hold-days", ADCP_CLI_OPT_INT, 0, "D", 1, 36500, NULL, "live: updated within D days (default 7)"},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_spec consumer_register = {
+    1, "consumer register", "[--db URL]", "creates or resets NAME at CURSOR", register_opts, 1, 1, "NAME",
+    NULL, NULL, NULL, 0, 0, cmd_consumer};
+static const adcp_cli_spec consumer_advance = {
+    1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME",
+    NULL, NULL, NULL, 0, 0, cmd_consumer};
+static const adcp_cli_spec consumer_list = {
+    1, "consumer list", "[--db URL]", "every consumer: name, scope, cursor, updated_at, live", list_opts, 0, 0, NULL,
+    NULL, NULL, NULL, 0, 0, cmd_consumer};
+static const adcp_cli_spec consumer_drop = {
+    1, "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer};
+static const adcp_cli_spec *const consumer_subs[] = {&consumer_register, &consumer_advance, &consumer_list,
+                                                     &consumer_drop, NULL};
+const adcp_cli_spec adcp_cli_consumer_spec = {
+    1, "consumer", NULL,
+    "Registered consumers of the change feed (docs/feed.md). A live consumer (updated within\n"
+    "the hold cap, default 7 days) holds back change pruning until it has passed the changes\n"
+    "it needs. NAME: ^[A-Za-z0-9_.:-]{1,128}$.",
+    NULL, 0, 0, NULL, NULL,
+    "exit status: 0 ok; 1 usage or a failed write; 2 input refused (INVALID_INPUT: bad name, a\n"
+    "             cursor of another feed or behind the consumer; CURSOR_EXPIRED); 4 database or\n"
+    "             schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n",
+    consumer_subs, 0, 0, NULL};

@@ -9,11 +9,9 @@
 
 #include "adcp/fence.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
-static const char *help =
-    "usage: adcp-ledger fence status [--binding ID] [--json]\n"
-    "       adcp-ledger fence take-over --binding ID --acknowledge-previous-owner-gone [--json]\n"
-    "\n"
+static const char help[] =
     "The ownership fence of object bindings (docs/fence.md): only the database holding a\n"
     "binding's claim deletes (intent sweep, retirement, pruning, orphan collection) or\n"
     "commits objects there.\n"
@@ -23,10 +21,7 @@ static const char *help =
     "             the claim (with the cause when it does not). Reads only.\n"
     "  take-over  make this database the holder (epoch above every one seen), e.g. after a\n"
     "             restore or on the surviving copy of a cloned database. The previous holder\n"
-    "             is fenced at its next check: run it only once that database is gone.\n"
-    "\n"
-    "Exit: 0 ok (status: also when fenced), 1 usage, 2 take-over without the acknowledgement,\n"
-    "4 database or store problem, 5 unknown binding.\n";
+    "             is fenced at its next check: run it only once that database is gone.";
 
 static void entry_json(adcp_buf *b, const adcp_fence_status_entry *e) {
   adcp_buf_append_str(b, "{\"binding\":");
@@ -139,32 +134,30 @@ static int take_over(const adcp_cli_globals *g, const char *binding, int ack, in
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-int adcp_cli_fence(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(help, stdout), 0;
-  if (argc < 2) return adcp_cli_usage_error("fence", "a subcommand is required: status or take-over");
-  const char *sub = argv[1];
-  int is_status = !strcmp(sub, "status"), is_take = !strcmp(sub, "take-over");
-  if (!is_status && !is_take) return adcp_cli_usage_error("fence", "unknown subcommand '%s'", sub);
-  const char *binding = NULL;
-  int json = 0, ack = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *v = NULL;
-    int m;
-    if ((m = adcp_cli_opt("--binding", 1, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("fence", "--binding needs a value");
-      if (binding) return adcp_cli_usage_error("fence", "--binding given twice");
-      binding = v;
-    } else if ((m = adcp_cli_opt("--json", 0, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("fence", "--json takes no value");
-      json = 1;
-    } else if (is_take && (m = adcp_cli_opt("--acknowledge-previous-owner-gone", 0, argc, argv, &i, &v))) {
-      if (m < 0) return adcp_cli_usage_error("fence", "--acknowledge-previous-owner-gone takes no value");
-      ack = 1;
-    } else {
-      return adcp_cli_usage_error("fence", "unknown option or argument '%s'", argv[i]);
-    }
-  }
-  if (json) adcp_cli_set_json_errors(1);
-  return is_status ? status(g, binding, json) : take_over(g, binding, ack, json);
+static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  return status(g, adcp_cli_arg_str(a, "--binding"), a->json);
 }
+
+static int cmd_take_over(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  return take_over(g, adcp_cli_arg_str(a, "--binding"), adcp_cli_arg_has(a, "--acknowledge-previous-owner-gone"),
+                   a->json);
+}
+
+/* ---- the option tables (cli/opt.h) ---- */
+
+static const adcp_cli_optdef status_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
+static const adcp_cli_optdef take_over_opts[] = {
+    ADCP_OPT_BINDING("--binding", 0, "the binding to take over"),
+    ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "required: the previous holder is gone"), ADCP_OPT_END};
+static const adcp_cli_spec fence_status = {
+    1, "fence status", NULL, "per configured object binding: who holds the claim; reads only", status_opts, 0, 0,
+    NULL, NULL, NULL, NULL, 0, 0, cmd_status};
+static const adcp_cli_spec fence_take_over = {
+    1, "fence take-over", NULL, "make this database the holder (after a restore or a copy)", take_over_opts, 0, 0,
+    NULL, NULL, NULL, NULL, 0, 0, cmd_take_over};
+static const adcp_cli_spec *const fence_subs[] = {&fence_status, &fence_take_over, NULL};
+const adcp_cli_spec adcp_cli_fence_spec = {1, "fence", NULL, help, NULL, 0, 0, NULL, NULL,
+                                           "Exit: 0 ok (status: also when fenced), 1 usage or a failed write, 2 "
+                                           "take-over without the\nacknowledgement, 4 database or store problem, 5 "
+                                           "unknown binding.\n",
+                                           fence_subs, 0, 0, NULL};

@@ -9,6 +9,7 @@
 
 #include "adcp/import.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char import_help[] =
     "usage: adcp-ledger [--db URL] import-legacy --from URL --source py-inline|js-inline\n"
@@ -265,3 +266,15 @@ int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
   }
   return 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef import_opts[] = {
+    ADCP_OPT_STR("--from", "URL", "the legacy database"),
+    ADCP_OPT_ENUM("--source", "S", "py-inline|js-inline", "the legacy layout"),
+    ADCP_OPT_STR("--account", "A", "only this account"),
+    ADCP_OPT_INT("--batch", "N", 1, ADCP_IMPORT_BATCH_MAX, "candidates per source query"),
+    ADCP_OPT_FLAG("--resume", "continue after the durable cursor"), ADCP_OPT_FLAG("--dry-run", "change nothing"),
+    ADCP_OPT_FLAG("--finish", "rename the legacy table when done"), ADCP_OPT_FLAG("--quiet", "no progress"),
+    ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_import_spec, "import-legacy", import_opts, 0, 0);

@@ -12,6 +12,7 @@
 #include "adcp/inline.h"
 #include "adcp/json.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char stage_help[] =
     "usage: adcp-ledger [--db URL] stage --account A --key K --ordinal N [--json] FILE\n\n"
@@ -116,14 +117,14 @@ int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv) {
   if (a.help) return fputs(stage_help, stdout), ADCP_CLI_EXIT_OK;
   if (!a.account || !a.key || !a.ordinal || a.npos != 1)
     return adcp_cli_usage_error("stage", "needs --account, --key, --ordinal and one FILE");
-  char *end;
-  errno = 0;
-  long long ord = strtoll(a.ordinal, &end, 10);
+  /* The option table already refused anything but digits: the one number parser. */
+  uint64_t ordv = 0;
   adcp_error err = {0};
-  if (!*a.ordinal || *end || errno) {
+  if (adcp_cli_parse_u64(&ordv, a.ordinal) || ordv > INT64_MAX) {
     adcp_error_set(&err, ADCP_EINVALID_INPUT, "inline storage input is invalid");
     return fail("stage", a.json, &err);
   }
+  long long ord = (long long)ordv;
   adcp_buf in;
   adcp_buf_init(&in);
   int rc = read_capped(&in, a.pos[0], ADCP_INLINE_MAX_PAYLOAD_BYTES, &err);
@@ -266,3 +267,15 @@ int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv) {
   if (rc) fprintf(stderr, "adcp-ledger check-ready: %s: %s\n", adcp_error_code_name(rc), err.message);
   return rc ? ADCP_CLI_EXIT_STORAGE : ADCP_CLI_EXIT_OK;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef inline_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--key", "K", "key"),
+    ADCP_OPT_INT("--ordinal", "N", 0, INT64_MAX, "ordinal"), ADCP_OPT_STR("--ref", "REF", "staged object ref"),
+    ADCP_OPT_FILE("--out", "FILE", "write the manifest here"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_stage_spec, "stage", inline_opts, 1, 0);
+ADCP_CLI_LEGACY_SPEC(adcp_cli_staged_spec, "staged", inline_opts, 3, 0);
+ADCP_CLI_LEGACY_SPEC(adcp_cli_seal_spec, "seal", inline_opts, 2, 0);
+static const adcp_cli_optdef check_ready_opts[] = {ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_check_ready_spec, "check-ready", check_ready_opts, 0, 0);

@@ -10,6 +10,7 @@
 
 #include "adcp/issues.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char issue_help[] =
     "usage: adcp-ledger [--db URL] issue open --account A --key K [--consumer C] [--observed-at T] [--json]\n"
@@ -287,3 +288,13 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
   }
   return rc;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef issue_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--key", "K", "issue key"),
+    ADCP_OPT_STR("--consumer", "C", "consumer"), ADCP_OPT_TIME("--observed-at", "observation instant"),
+    ADCP_OPT_STR("--external-ref", "R", "external reference"), ADCP_OPT_TIME("--at", "transition instant"),
+    ADCP_OPT_STR("--prefix", "P", "key prefix"), ADCP_OPT_FLAG("--all", "retired too"),
+    ADCP_OPT_INT("--limit", "N", 1, 1000, "page size"), ADCP_OPT_STR("--issue-id", "ID", "issue id"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_issue_spec, "issue", issue_opts, 1, 0);

@@ -18,6 +18,7 @@
 
 #include "adcp/issues.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char events_help[] =
     "usage: adcp-ledger [--db URL] issue-events claim [--limit N] [--lease S] [--json]\n"
@@ -389,3 +390,15 @@ int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv) {
   if (rc) return adcp_cli_fail("issue-events", &err);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef issue_events_opts[] = {
+    ADCP_OPT_STR("--limit", "N", "at most N events (claim 1-1000, prune 1-1000000)"),
+    ADCP_OPT_STR("--lease", "S", "lease seconds"), ADCP_OPT_STR("--event", "E", "event id"),
+    ADCP_OPT_STR("--token", "T", "lease token"), ADCP_OPT_STR("--retry-after", "S", "seconds"),
+    ADCP_OPT_STR("--older-than", "S", "seconds"), ADCP_OPT_STR("--exec", "CMD", "delivery command"),
+    ADCP_OPT_INT("--max-attempts", "N", 1, 1000, "dead-letter after N failures"),
+    ADCP_OPT_STR("--backoff", "S", "seconds"), ADCP_OPT_FLAG("--once", "stop when no event is pending"),
+    ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_issue_events_spec, "issue-events", issue_events_opts, 1, 0);

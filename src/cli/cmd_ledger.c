@@ -15,6 +15,7 @@
 #include "adcp/ledger.h"
 #include "adcp/storage.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 /* Every command opens the ledger with the host configuration (object bindings).
  * A read-only command never creates a SQLite file: a missing one is refused
@@ -724,3 +725,48 @@ int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
   free(v);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef commit_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--obligation", "O", "obligation"),
+    ADCP_OPT_STR("--revision", "R", "revision"),
+    ADCP_OPT_ENUM("--finality", "F", "snapshot|official", "finality"),
+    ADCP_OPT_TIME("--period-start", "period start"), ADCP_OPT_TIME("--period-end", "period end"),
+    ADCP_OPT_STR("--configuration", "C", "configuration"),
+    ADCP_OPT_INT("--period-ordinal", "N", 0, INT64_MAX, "period ordinal"),
+    ADCP_OPT_TIME("--observed-at", "observation instant"), ADCP_OPT_FILE("--totals", "FILE", "control totals"),
+    ADCP_OPT_BINDING("--binding", 0, "write the rows to this object binding"),
+    ADCP_OPT_STR("--lease-owner", "O", "obligation lease owner"),
+    ADCP_OPT_INT("--lease-generation", "N", 0, INT64_MAX, "obligation lease generation"),
+    ADCP_OPT_FLAG("--allow-empty", "accept input with no rows"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_commit_spec, "commit", commit_opts, 1, 0);
+/* read and read --row-set (cmd_rowsets.c) */
+static const adcp_cli_optdef read_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
+    ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"), ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
+    ADCP_OPT_STR("--row-set", "ID", "one row set by ID"), ADCP_OPT_STR("--revision-id", "ID", "its revision"),
+    ADCP_OPT_FILE("--totals", "FILE", "its control totals"),
+    ADCP_OPT_STR("--binding-algorithm", "ALG", "its binding algorithm"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_read_spec, "read", read_opts, 0, 1);
+static const adcp_cli_optdef show_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_show_spec, "show", show_opts, 0, 0);
+static const adcp_cli_optdef current_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--obligation", "O", "obligation"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_current_spec, "current", current_opts, 0, 0);
+ADCP_CLI_LEGACY_SPEC(adcp_cli_history_spec, "history", current_opts, 0, 0);
+static const adcp_cli_optdef list_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_TIME("--from", "periods from"),
+    ADCP_OPT_TIME("--to", "periods to"), ADCP_OPT_INT("--limit", "N", 1, ADCP_LEDGER_LIST_MAX, "page size"),
+    ADCP_OPT_STR("--cursor", "C", "next page"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_list_spec, "list", list_opts, 0, 0);
+/* verify and verify --row-sets (cmd_rowsets.c) */
+static const adcp_cli_optdef verify_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
+    ADCP_OPT_FLAG("--all", "every revision"), ADCP_OPT_FLAG("--quiet", "no progress line"),
+    ADCP_OPT_FLAG("--row-sets", "every row set in the shared tables"),
+    ADCP_OPT_BINDING("--binding", 0, "only this binding's row sets"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_spec, "verify", verify_opts, 0, 0);
+static const adcp_cli_optdef intents_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_intents_spec, "intents", intents_opts, 1, 0);

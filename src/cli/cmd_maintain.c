@@ -20,6 +20,7 @@
 #include "adcp/log.h"
 #include "adcp/worker.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 #include "cli/metrics_http.h"
 
 /* What a task factory gets: the open session and the task's config section. */
@@ -511,3 +512,12 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   if (fflush(stdout) != 0) return ADCP_CLI_EXIT_USAGE;
   return code;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef maintain_opts[] = {
+    ADCP_OPT_FLAG("--once", "one pass, then exit"),
+    ADCP_OPT_INT("--interval", "S", 1, 604800, "default task interval in seconds"),
+    ADCP_OPT_FLAG("--dry-run", "report only"), ADCP_OPT_STR("--metrics-listen", "IPV4:PORT", "serve metrics"),
+    ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_maintain_spec, "maintain", maintain_opts, 0, 0);

@@ -7,6 +7,7 @@
 
 #include "adcp/storage.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 /* Exit statuses (also in --help and README): 0 ok (including pending under
  * --status), 1 usage, 4 database, schema or migration failure (a changed
@@ -326,3 +327,13 @@ int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_storage_close(s);
   return rc ? fail("init", &err) : ADCP_CLI_EXIT_OK;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef migrate_opts[] = {
+    ADCP_OPT_FLAG("--status", "list applied and pending migrations (read-only)"),
+    ADCP_OPT_FLAG("--dry-run", "list what would be applied (read-only)"),
+    ADCP_OPT_FLAG("--additive-only", "apply only pending additive migrations"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_migrate_spec, "migrate", migrate_opts, 0, 0);
+static const adcp_cli_optdef init_opts[] = {ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_init_spec, "init", init_opts, 1, 0);

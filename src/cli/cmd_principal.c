@@ -6,6 +6,7 @@
 
 #include "adcp/principals.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char principal_help[] =
     "usage: adcp-ledger [--db URL] principal put ID --account A [--name TEXT] [--attributes JSON |\n"
@@ -149,3 +150,13 @@ int adcp_cli_principal(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf_free(&b);
   return rc ? adcp_cli_fail("principal", &err) : ADCP_CLI_EXIT_OK;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef principal_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--name", "TEXT", "display name"),
+    ADCP_OPT_STR("--attributes", "JSON", "attributes"), ADCP_OPT_FILE("--attributes-file", "FILE", "attributes"),
+    ADCP_OPT_ENUM("--status", "S", "active|disabled", "status"),
+    ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, "compare-and-set version"),
+    ADCP_OPT_INT("--limit", "N", 1, 1000, "page size"), ADCP_OPT_STR("--cursor", "C", "next page"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_principal_spec, "principal", principal_opts, 2, 0);

@@ -13,6 +13,7 @@
 
 #include "adcp/retention.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 typedef struct opt {
   const char *name;
@@ -384,3 +385,16 @@ int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv) {
   free(items);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef retention_opts[] = {
+    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_TIME("--as-of", "evaluate at this instant"),
+    ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N"), ADCP_OPT_FLAG("--dry-run", "count only"),
+    ADCP_OPT_INT("--min-seconds", "S", 0, 100LL * 365 * 86400, "stalled for at least S seconds"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_retention_spec, "retention", retention_opts, 1, 0);
+static const adcp_cli_optdef hold_opts[] = {
+    ADCP_OPT_STR("--id", "H", "hold id"), ADCP_OPT_STR("--account", "A", "account"),
+    ADCP_OPT_STR("--obligation", "O", "obligation"), ADCP_OPT_STR("--reason", "TEXT", "reason"),
+    ADCP_OPT_TIME("--until", "hold until"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_hold_spec, "hold", hold_opts, 1, 0);

@@ -10,6 +10,7 @@
 #include "adcp/json.h"
 #include "adcp/rows.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 
 static int blank(const char *s, size_t n) {
@@ -481,3 +482,25 @@ done:
            envelope_ok ? ", envelope ok" : "");
   return 0;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef canonicalize_opts[] = {
+    ADCP_OPT_FLAG("--lines", "the input is JSONL: one canonical line per line"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_canonicalize_spec, "canonicalize", canonicalize_opts, 1, 0);
+static const adcp_cli_optdef encode_opts[] = {
+    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id bound by the envelope"),
+    ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals"),
+    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile"),
+    ADCP_OPT_FILE("--chunks-dir", "DIR", "also write each chunk into DIR"),
+    ADCP_OPT_FLAG("--gzip", "write gzip chunk files"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_encode_spec, "encode", encode_opts, 1, 0);
+static const adcp_cli_optdef verify_chunks_opts[] = {
+    ADCP_OPT_FILE("--manifest", "FILE", "the manifests"), ADCP_OPT_FILE("--chunks-dir", "DIR", "the chunk files"),
+    ADCP_OPT_STR("--manifest-sha256", "HEX", "expected row_manifest_sha256"),
+    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id"), ADCP_OPT_FILE("--totals", "FILE", "control totals"),
+    ADCP_OPT_INT("--row-count", "N", 0, INT64_MAX, "expected row count"),
+    ADCP_OPT_STR("--content-sha256", "HEX", "expected revision_content_sha256"),
+    ADCP_OPT_INT("--canonical-byte-count", "N", 0, INT64_MAX, "expected canonical byte count"),
+    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_chunks_spec, "verify-chunks", verify_chunks_opts, 0, 0);

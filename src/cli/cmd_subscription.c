@@ -8,6 +8,7 @@
 
 #include "adcp/principals.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 static const char sub_help[] =
     "usage: adcp-ledger [--db URL] subscription-state journal PRINCIPAL [--after SEQ] [--limit N] [--json]\n"
@@ -219,3 +220,15 @@ int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv
   adcp_buf_free(&b);
   return rc ? adcp_cli_fail("subscription-state", &err) : ADCP_CLI_EXIT_OK;
 }
+
+/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+
+static const adcp_cli_optdef subscription_opts[] = {
+    ADCP_OPT_INT("--after", "SEQ", 0, INT64_MAX, "journal after SEQ"),
+    ADCP_OPT_INT("--limit", "N", 1, 1000, "page size"), ADCP_OPT_STR("--cursor", "C", "next page"),
+    ADCP_OPT_STR("--subject", "S", "subject"), ADCP_OPT_STR("--scope", "SCOPE", "scope"),
+    ADCP_OPT_ENUM("--state", "S", "open|cleared", "exception state"), ADCP_OPT_STR("--reason", "TEXT", "reason"),
+    ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, "compare-and-set version"),
+    ADCP_OPT_FILE("--state-file", "FILE", "snapshot state"),
+    ADCP_OPT_INT("--journal-seq", "N", 0, INT64_MAX, "snapshot journal position"), ADCP_OPT_END};
+ADCP_CLI_LEGACY_SPEC(adcp_cli_subscription_spec, "subscription-state", subscription_opts, 2, 0);

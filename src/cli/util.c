@@ -52,12 +52,35 @@ int adcp_cli_exit_for(int code) {
 
 /* --json error documents (docs/cli.md). One command runs per process, so this
  * is the tool's process state, never the library's. */
-static int json_errors, json_printed;
+static int json_errors, json_printed, stdout_reported;
+
+/* Why stdout failed: a retried flush gives errno (glibc keeps the unwritten
+ * bytes); with nothing left to flush, a zero-length write still tells a
+ * descriptor not open for writing (EBADF); else a full filesystem or EIO. */
+static int stdout_errno(void) {
+  errno = 0;
+  if (fflush(stdout) != 0 && errno) return errno;
+  if (write(STDOUT_FILENO, "", 0) < 0) return errno;
+  struct stat st;
+  return fstat(STDOUT_FILENO, &st) == 0 && S_ISCHR(st.st_mode) ? ENOSPC : EIO;
+}
+
+int adcp_cli_stdout_check(const char *cmd) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  if (!stdout_reported) {
+    int e = stdout_errno();
+    fprintf(stderr, "adcp-ledger %s: IO_ERROR: write to stdout failed: %s\n", cmd, strerror(e));
+    stdout_reported = 1;
+  }
+  return ADCP_CLI_EXIT_USAGE;
+}
 
 void adcp_cli_set_json_errors(int on) { json_errors = on; }
 void adcp_cli_json_printed(void) { json_printed = 1; }
 
 int adcp_cli_fail(const char *cmd, const adcp_error *err) {
+  /* A failed write to stdout has one message on every command. */
+  if (err->code == ADCP_EIO && ferror(stdout)) return adcp_cli_stdout_check(cmd);
   char msg[4 * ADCP_ERROR_MESSAGE_MAX + 8];
   fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code),
           adcp_cli_escape(msg, sizeof msg, err->message));

@@ -167,7 +167,7 @@ static void help_and_usage(void **state) {
       {"sweep --account a --account b", "given more than once"},
       {"sweep --json --json", "given more than once"},
       {"sweep --bogus", "unknown option"},
-      {"sweep extra", "unknown option or argument"},
+      {"sweep extra", "unexpected argument 'extra'"},
   };
   for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
     EXPECT(&e, 0, usage[i].args, 1);

@@ -211,7 +211,7 @@ static void help_and_refusals(void **state) {
       {"maintain --interval", "needs a value"},
       {"maintain --once --once", "given more than once"},
       {"maintain --bogus", "unknown option"},
-      {"maintain extra", "unknown option or argument"},
+      {"maintain extra", "unexpected argument 'extra'"},
       {"maintain --once=1", "takes no value"},
       {"maintain --metrics-listen", "needs a value"},
   };

@@ -148,6 +148,38 @@ static void changes_jsonl_and_consumers(void **state) {
   env_close(&e);
 }
 
+/* Issue 26: `changes resync --consumer NEW` registers NEW at the head (its help
+ * says so; it was REFERENCE_NOT_FOUND, exit 5), of --account's feed when given;
+ * `changes` and `changes resync` accept --json and keep JSONL, and a failure
+ * with --json ends with one JSON error line. */
+static void resync_registers_and_json(void **state) {
+  clienv e;
+  env_open(&e, *state);
+  migrate(&e);
+  commit_cli(&e, "A", "o1", "r1");
+  settle(e.f->url);
+  char last[512];
+  assert_int_equal(cli(&e, NULL, "changes resync --consumer fresh"), 0);
+  assert_int_equal(lines(out(&e), last, sizeof last), 2);
+  assert_int_equal(cli(&e, NULL, "changes resync --consumer fresh_a --account A --json"), 0);
+  assert_int_equal(lines(out(&e), last, sizeof last), 2);
+  assert_int_equal(cli(&e, NULL, "consumer list"), 0);
+  assert_non_null(strstr(out(&e), "fresh - "));
+  assert_non_null(strstr(out(&e), "fresh_a A "));
+  /* At the head: nothing new to read. */
+  assert_int_equal(cli(&e, NULL, "changes --consumer fresh --json"), 0);
+  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_non_null(strstr(last, "{\"cursor\":"));
+  /* A failure with --json: the JSONL ends with one error document. */
+  assert_int_equal(cli(&e, NULL, "changes --json --after bogus!"), 2);
+  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_non_null(strstr(last, "{\"ok\":false,\"error\":{\"code\":\"INVALID_INPUT\""));
+  assert_int_equal(cli(&e, NULL, "changes resync --json --consumer fresh --account B"), 2);
+  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_non_null(strstr(last, "\"ok\":false"));
+  env_close(&e);
+}
+
 static void help_and_refusals(void **state) {
   clienv e;
   env_open(&e, *state);
@@ -181,10 +213,10 @@ static void help_and_refusals(void **state) {
       {"changes prune --json=1", 1, "takes no value"},
       {"consumer", 1, "needs a subcommand"},
       {"consumer frob x", 1, "unknown subcommand"},
-      {"consumer register", 1, "needs the consumer NAME"},
+      {"consumer register", 1, "needs NAME"},
       {"consumer register 'bad name'", 2, "INVALID_INPUT: consumer name may contain only"},
       {"consumer register x --after bogus!", 2, "INVALID_INPUT"},
-      {"consumer register x --cursor abc", 1, "--cursor is for advance"},
+      {"consumer register x --cursor abc", 1, "unknown option '--cursor'"},
       {"consumer advance x", 1, "needs --cursor"},
       {"consumer advance nobody --cursor eyJ2IjoxLCJhY2NvdW50IjpudWxsLCJzZXEiOiIwIiwieGlkIjoiMCJ9", 5,
        "REFERENCE_NOT_FOUND"},
@@ -339,6 +371,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(changes_jsonl_and_consumers),
       BOTH(help_and_refusals),
+      BOTH(resync_registers_and_json),
       BOTH(expired_cursor_exit_2),
       BOTH(follow_sees_commits_and_stops_cleanly),
       BOTH(feed_off_by_configuration),

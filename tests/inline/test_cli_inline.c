@@ -105,10 +105,13 @@ static void cli_inline_commands(void **state) {
   assert_int_equal(run(&r, f, "stage --account account-1 --key short --ordinal 0 '%s'", path), 2);
   assert_non_null(strstr(ERR(r), "adcp-ledger stage: INVALID_INPUT: inline storage input is invalid"));
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 100000 '%s'", path), 2);
-  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal x '%s'", path), 2);
-  assert_int_equal(run(&r, f, "stage --json --account '' --key exec-key:1 --ordinal 0 '%s'", path), 2);
-  assert_int_equal(json_docs(OUT(r)), 1);
-  assert_non_null(strstr(OUT(r), "\"code\":\"INVALID_INPUT\""));
+  /* Option values are checked by the option table first: a usage error (exit 1). */
+  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal x '%s'", path), 1);
+  assert_non_null(strstr(ERR(r), "--ordinal must be an integer"));
+  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal ' 5' '%s'", path), 1);
+  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal +5 '%s'", path), 1);
+  assert_int_equal(run(&r, f, "stage --json --account '' --key exec-key:1 --ordinal 0 '%s'", path), 1);
+  assert_non_null(strstr(ERR(r), "--account needs a value, not an empty one"));
   FILE *bf = fopen(big, "wb");
   assert_non_null(bf);
   assert_int_equal(ftruncate(fileno(bf), 16777217), 0);

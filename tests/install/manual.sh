@@ -59,6 +59,24 @@ if grep -q '^commit' "$tmp/commands"; then
   complete_words adcp-ledger commit --acc | grep -qx -- --account || fail "bash completion: commit options"
 fi
 complete_words adcp-ledger help "" | grep -qx -- "$first" || fail "bash completion: help COMMAND"
+# From the option tables: enumeration values, files only where a file is
+# expected, binding IDs from the configuration, subcommands from the tables.
+if grep -q '^commit' "$tmp/commands"; then
+  [ "$(complete_words adcp-ledger commit --finality "" | sort | tr '\n' ' ')" = "official snapshot " ] ||
+    fail "bash completion: commit --finality does not offer snapshot and official"
+  (cd "$tmp" && : >rows.jsonl && complete_words adcp-ledger commit --totals row | grep -qx rows.jsonl) ||
+    fail "bash completion: commit --totals does not offer files"
+  (cd "$tmp" && [ -z "$(complete_words adcp-ledger commit --account row)" ]) ||
+    fail "bash completion: commit --account offers files"
+  mkdir -p "$tmp/b"
+  printf '{"bindings":[{"id":"fsone","provider":"filesystem","prefix":"p","location":{"root":"r"},"root_dir":"%s/b"}]}' \
+    "$tmp" >"$tmp/cfg.json"
+  (PATH=$(dirname "$bin"):$PATH; complete_words adcp-ledger --config "$tmp/cfg.json" commit --binding "" | grep -qx fsone) ||
+    fail "bash completion: commit --binding does not offer the configured binding IDs"
+fi
+if grep -q '^changes' "$tmp/commands"; then
+  complete_words adcp-ledger changes "" | grep -qx resync || fail "bash completion: changes subcommands"
+fi
 
 zc=$dir/completion/_adcp-ledger
 head -n 1 "$zc" | grep -qx '#compdef adcp-ledger' || fail "zsh completion: no #compdef line"

@@ -152,7 +152,7 @@ static int commit_cli(const fixture *f, const cenv *e, const char *ob, const cha
   char args[1000];
   snprintf(args, sizeof args,
            "commit --account acct --obligation %s --revision %s --finality snapshot --binding cloud1 "
-           "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
            ob, rev, e->rows);
   return run_cli(f, e, args, NULL);
 }

@@ -141,7 +141,7 @@ static void killed_after_upload(void **state) {
     char args[1000];
     snprintf(args, sizeof args,
              "commit --account acct --obligation keep --revision keep1 --finality snapshot --binding fs1 "
-             "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+             "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
              e.rows);
     assert_int_equal(run_cli(f, &e, args, NULL), 0);
   }
@@ -183,7 +183,7 @@ static void killed_after_upload(void **state) {
     char args[1000];
     snprintf(args, sizeof args,
              "commit --account acct --obligation ob1 --revision crash1 --finality snapshot --binding fs1 "
-             "--period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+             "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
              e.rows);
     assert_int_equal(run_cli(f, &e, args, NULL), 0);
   }

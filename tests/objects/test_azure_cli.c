@@ -242,7 +242,7 @@ static void t_killed_after_upload_then_sweep(void **state) {
   assert_int_equal(run(args, &out, &errb), 0);
   snprintf(args, sizeof args,
            "--db 'sqlite:%s' --config '%s' commit --account acct --obligation keep --revision keep1 --finality snapshot "
-           "--binding azk --period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           "--binding azk --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
            db, cfg, rows_path);
   if (run(args, &out, &errb)) fail_msg("commit keep1: %s", (char *)errb.data);
   long v_before = fake_stat("versions");
@@ -282,7 +282,7 @@ static void t_killed_after_upload_then_sweep(void **state) {
   if (run(args, &out, &errb)) fail_msg("verify after sweep: %s", (char *)errb.data);
   snprintf(args, sizeof args,
            "--db 'sqlite:%s' --config '%s' commit --account acct --obligation ob1 --revision crash1 --finality snapshot "
-           "--binding azk --period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           "--binding azk --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
            db, cfg, rows_path);
   if (run(args, &out, &errb)) fail_msg("commit again: %s", (char *)errb.data);
   assert_int_equal(fake_stat("versions") - v_before - fence_records, uploaded);

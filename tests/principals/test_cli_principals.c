@@ -113,17 +113,18 @@ static void cli_principal_commands(void **state) {
                          "principal get a b", "principal list x", "principal get x --account a",
                          "principal list --expected-version 1", "principal put x --account a --bogus 1",
                          "principal put x --account a --attributes {} --attributes-file y",
-                         "principal put x --account a --attributes-file /nonexistent/file", NULL};
+                         "principal put x --account a --attributes-file /nonexistent/file",
+                         /* option values the table refuses before anything runs */
+                         "principal put x --account ''", "principal put x --account a --status paused",
+                         "principal put x --account a --expected-version -1", "principal list --limit 5000",
+                         "principal list --limit x", "principal list --limit ' 5'", NULL};
   for (int i = 0; usage[i]; i++)
     if (run(&r, f, "%s", usage[i]) != 1) fail_msg("%s: exit %d, want 1", usage[i], r.rc);
   /* Input refused (exit 2): */
-  const char *refused[] = {"principal put 'a\tb' --account acct", "principal put x --account ''",
+  const char *refused[] = {"principal put 'a\tb' --account acct",
                            "principal put x --account a --attributes '[1]'",
                            "principal put x --account a --attributes '{'",
-                           "principal put x --account a --status paused",
-                           "principal put x --account a --expected-version -1",
-                           "principal list --limit 5000", "principal list --cursor bogus",
-                           "principal list --limit x", NULL};
+                           "principal list --cursor bogus", NULL};
   for (int i = 0; refused[i]; i++) {
     if (run(&r, f, "%s --json", refused[i]) != 2) fail_msg("%s: exit %d, want 2", refused[i], r.rc);
     one_doc(&r);
@@ -172,14 +173,13 @@ static void cli_principal_commands(void **state) {
                              "subscription-state journal buyer:1 --subject s",
                              "subscription-state exception-put buyer:1 --subject s",
                              "subscription-state snapshot-put buyer:1 --journal-seq 1",
-                             "subscription-state snapshot buyer:1 --limit 3", NULL};
+                             "subscription-state snapshot buyer:1 --limit 3",
+                             /* option values the table refuses before anything runs */
+                             "subscription-state exception-put buyer:1 --subject s --state closed",
+                             "subscription-state journal buyer:1 --after -3",
+                             "subscription-state grant buyer:1 --subject '' --scope a", NULL};
   for (int i = 0; sub_usage[i]; i++)
     if (run(&r, f, "%s", sub_usage[i]) != 1) fail_msg("%s: exit %d, want 1", sub_usage[i], r.rc);
-  const char *sub_refused[] = {"subscription-state exception-put buyer:1 --subject s --state closed",
-                               "subscription-state journal buyer:1 --after -3",
-                               "subscription-state grant buyer:1 --subject '' --scope a", NULL};
-  for (int i = 0; sub_refused[i]; i++)
-    if (run(&r, f, "%s", sub_refused[i]) != 2) fail_msg("%s: exit %d, want 2", sub_refused[i], r.rc);
 
   /* Non-durable storage in production: exit 4, naming the components. */
   char cmd[1200];

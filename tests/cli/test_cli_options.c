@@ -1,0 +1,290 @@
+/* tests/cli/test_cli_options.c — room cli: one table over every command of
+ * `help --commands` (issue 26): an unknown option, a repeated option, a
+ * missing value, an out-of-range number, `--opt=` empty (exit 1 and exactly
+ * one line on stderr naming the problem), `--help` (exit 0, text on stdout,
+ * nothing on stderr), `--json` (stdout is one JSON document, or JSONL for the
+ * streaming commands), and the same --json run with stdout on a full device
+ * and with stdout closed (exit 1 and "IO_ERROR: write to stdout failed: ..."
+ * on stderr). A SQLite ledger holding one revision. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adcp/json.h"
+#include "testutil.h"
+
+static char *dir;
+static char db[4300];
+static adcp_buf out, errb;
+
+static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->data : ""; }
+
+static int cli(const char *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli(const char *in, const char *fmt, ...) {
+  char args[4096], full[8600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "--db '%s' %s", db, args);
+  int st = tu_cli(dir, full, in, &out, &errb);
+  adcp_buf_cstr(&out);
+  return st;
+}
+
+/* One row per command (and subcommand where the options differ):
+ * req: what makes the rest of the line valid; val: an option with a value;
+ * num: a numeric option (NULL: the command has none); run: a --json run that
+ * prints (success or a JSON error document); stream: JSONL output. */
+typedef struct row {
+  const char *cmd, *req, *val, *num, *run;
+  int stream;
+} row;
+
+static const row T[] = {
+    {"canonicalize", "", "--db", NULL, "--json < in.json", 0},
+    {"encode", "--revision-id r", "--totals", NULL, "--revision-id r --json < rows.jsonl", 0},
+    {"verify-chunks", "--manifest m.json --chunks-dir .", "--profile", NULL,
+     "--manifest missing.json --chunks-dir . --json", 0},
+    {"migrate", "", "--db", NULL, "--status --json", 0},
+    {"init", "", "--db", NULL, "--json fresh.db", 0},
+    {"commit", "--account A --obligation o2 --revision r2 --finality snapshot", "--observed-at", "--period-ordinal",
+     "--account A --obligation o1 --revision r1 --finality snapshot --period-start 2026-10-01T00:00:00Z "
+     "--period-end 2026-10-02T00:00:00Z --json < rows.jsonl",
+     0},
+    {"read", "--account A --revision r1", "--offset", "--limit", "--account A --revision r1 --json", 1},
+    {"show", "--account A --revision r1", "--db", NULL, "--account A --revision r1 --json", 0},
+    {"current", "--account A --obligation o1", "--db", NULL, "--account A --obligation o1 --json", 0},
+    {"history", "--account A --obligation o1", "--config", NULL, "--account A --obligation o1 --json", 0},
+    {"list", "--account A", "--from", "--limit", "--account A --json", 0},
+    {"verify", "", "--account", NULL, "--json", 0},
+    {"intents list", "", "--binding", NULL, "--json", 0},
+    {"binding list", "", "--config", NULL, "--json", 0},
+    {"sweep", "", "--account", "--limit", "--json", 0},
+    {"collect-orphans", "--dry-run", "--binding", "--limit", "--dry-run --json", 0},
+    {"check", "", "--db", NULL, "--json", 0},
+    {"changes", "", "--after", "--limit", "--json", 1},
+    {"consumer list", "", "--hold-days", "--hold-days", "--json", 0},
+    {"stage", "--account A --key k --ordinal 1 in.json", "--ref", "--ordinal",
+     "--account A --key k --ordinal 1 in.json --json", 0},
+    {"staged read", "--account A ref gen", "--key", NULL, "--account A ref gen --json", 0},
+    {"seal get", "--account A --key k", "--ref", NULL, "--account A --key k --json", 0},
+    {"check-ready", "", "--db", NULL, "--json", 0},
+    {"principal list", "", "--cursor", "--limit", "--json", 0},
+    {"subscription-state journal", "p1", "--after", "--limit", "p1 --json", 0},
+    {"config check", "", "--config", NULL, "--json", 0},
+    {"maintain", "--once", "--interval", NULL, "--once --json", 0},
+    {"issue list", "", "--account", "--limit", "--json", 0},
+    {"issue-events claim", "", "--lease", "--limit", "--json", 0},
+    {"retention status", "", "--account", NULL, "--json", 0},
+    {"hold list", "", "--account", NULL, "--json", 0},
+    {"fence status", "", "--binding", NULL, "--json", 0},
+    {"checkpoint", "--all", "--binding", NULL, "--all --json", 0},
+    {"audit", "", "--account", NULL, "--json", 0},
+    {"prove", "--account A --revision r1", "--checkpoint", NULL, "--account A --revision r1 --json", 0},
+    {"verify-proof", "in.json --public-key in.json", "--rows", NULL, "in.json --public-key in.json --json", 0},
+    {"import-legacy", "--from sqlite:legacy.db --source py-inline", "--account", "--batch",
+     "--from sqlite:missing.db --source py-inline --json", 0},
+};
+#define N_ROWS (sizeof T / sizeof T[0])
+
+static int setup(void **state) {
+  (void)state;
+  dir = tu_mkdtemp();
+  if (chdir(dir)) fail_msg("chdir"); /* the rows' relative file names */
+  snprintf(db, sizeof db, "sqlite:%s/l.db", dir);
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  char p[4400];
+  snprintf(p, sizeof p, "%s/in.json", dir);
+  tu_write_file(p, "{}", 2);
+  snprintf(p, sizeof p, "%s/rows.jsonl", dir);
+  tu_write_file(p, "{\"a\":1}\n", 8);
+  if (cli(NULL, "init") ||
+      cli("{\"a\":1}\n", "commit --account A --obligation o1 --revision r1 --finality snapshot "
+                         "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z"))
+    fail_msg("setup: %s", txt(&errb));
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  tu_rmtree(dir), free(dir);
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+  return 0;
+}
+
+/* Exit 1, exactly one line on stderr, holding want. */
+static void one_line_usage(const char *line, int st, const char *want, int *bad) {
+  const char *e = txt(&errb);
+  const char *nl = strchr(e, '\n');
+  if (st == 1 && nl && !nl[1] && strstr(e, want) && strstr(e, "adcp-ledger ")) return;
+  fprintf(stderr, "FAIL '%s': exit %d (want 1), stderr (want one line with '%s'): %s\n", line, st, want, e);
+  (*bad)++;
+}
+
+static void every_command_in_the_table(void **state) {
+  (void)state;
+  assert_int_equal(cli(NULL, "help --commands"), 0);
+  char names[4096];
+  snprintf(names, sizeof names, "%s", txt(&out));
+  for (char *l = strtok(names, "\n"); l; l = strtok(NULL, "\n")) {
+    char *tab = strchr(l, '\t');
+    if (tab) *tab = 0;
+    int found = 0;
+    for (size_t i = 0; i < N_ROWS && !found; i++) {
+      size_t n = strlen(l);
+      found = !strncmp(T[i].cmd, l, n) && (!T[i].cmd[n] || T[i].cmd[n] == ' ');
+    }
+    if (!found) fail_msg("command %s has no row in the option table test", l);
+  }
+}
+
+static void option_errors(void **state) {
+  (void)state;
+  int bad = 0;
+  char line[1024];
+  for (size_t i = 0; i < N_ROWS; i++) {
+    const row *r = &T[i];
+    snprintf(line, sizeof line, "%s %s --no-such-option", r->cmd, r->req);
+    one_line_usage(line, cli("", "%s", line), "unknown option", &bad);
+    snprintf(line, sizeof line, "%s %s --json --json", r->cmd, r->req);
+    one_line_usage(line, cli("", "%s", line), "more than once", &bad);
+    snprintf(line, sizeof line, "%s %s %s", r->cmd, r->req, r->val);
+    one_line_usage(line, cli("", "%s", line), "needs a value", &bad);
+    snprintf(line, sizeof line, "%s %s %s=", r->cmd, r->req, r->val);
+    one_line_usage(line, cli("", "%s", line), r->val, &bad);
+    if (r->num) {
+      snprintf(line, sizeof line, "%s %s %s 99999999999999999999", r->cmd, r->req, r->num);
+      one_line_usage(line, cli("", "%s", line), r->num, &bad);
+      snprintf(line, sizeof line, "%s %s %s ' 5'", r->cmd, r->req, r->num);
+      one_line_usage(line, cli("", "%s", line), r->num, &bad);
+      snprintf(line, sizeof line, "%s %s %s +5", r->cmd, r->req, r->num);
+      one_line_usage(line, cli("", "%s", line), r->num, &bad);
+    }
+    snprintf(line, sizeof line, "%s --help", r->cmd);
+    int st = cli("", "%s", line);
+    if (st != 0 || !out.len || errb.len) {
+      fprintf(stderr, "FAIL '%s': exit %d, %zu bytes out, stderr: %s\n", line, st, out.len, txt(&errb));
+      bad++;
+    }
+  }
+  if (bad) fail_msg("%d option checks failed", bad);
+}
+
+/* stdout of a --json run: one document, or JSON lines. */
+static int json_ok(int stream) {
+  adcp_error err = {0};
+  const char *s = txt(&out);
+  if (!out.len) return 0;
+  if (!stream) {
+    adcp_json_doc d;
+    adcp_json_doc_init(&d);
+    int rc = adcp_json_parse(&d, s, out.len, NULL, &err);
+    adcp_json_doc_free(&d);
+    return rc == 0;
+  }
+  for (const char *p = s; *p;) {
+    const char *nl = strchr(p, '\n');
+    if (!nl) return 0;
+    adcp_json_doc d;
+    adcp_json_doc_init(&d);
+    int rc = adcp_json_parse(&d, p, (size_t)(nl - p), NULL, &err);
+    adcp_json_doc_free(&d);
+    if (rc) return 0;
+    p = nl + 1;
+  }
+  return 1;
+}
+
+static void json_and_failed_writes(void **state) {
+  (void)state;
+  int bad = 0;
+  char line[1024];
+  for (size_t i = 0; i < N_ROWS; i++) {
+    const row *r = &T[i];
+    snprintf(line, sizeof line, "%s %s", r->cmd, r->run);
+    int st = cli(NULL, "%s", line);
+    if (!json_ok(r->stream)) {
+      fprintf(stderr, "FAIL '%s': exit %d, stdout is not %s: %s\nstderr: %s\n", line, st,
+              r->stream ? "JSON lines" : "one JSON document", txt(&out), txt(&errb));
+      bad++;
+    }
+    static const struct {
+      const char *redirect, *reason;
+    } W[] = {{">/dev/full", "No space left on device"}, {">&-", "Bad file descriptor"}};
+    for (size_t w = 0; w < 2; w++) {
+      char full[1200], want[256];
+      snprintf(full, sizeof full, "%s %s", line, W[w].redirect);
+      snprintf(want, sizeof want, "IO_ERROR: write to stdout failed: %s", W[w].reason);
+      st = cli(NULL, "%s", full);
+      if (st != 1 || !strstr(txt(&errb), want)) {
+        fprintf(stderr, "FAIL '%s': exit %d (want 1 and '%s'), stderr: %s\n", full, st, want, txt(&errb));
+        bad++;
+      }
+    }
+  }
+  if (bad) fail_msg("%d --json / failed-write checks failed", bad);
+}
+
+/* Number of regular files under path (recursively). */
+static int files_under(const char *path) { /* path: at most 4399 bytes */
+  char cmd[4500];
+  snprintf(cmd, sizeof cmd, "find '%s' -type f | wc -l", path);
+  adcp_buf b;
+  adcp_buf_init(&b);
+  tu_run(cmd, NULL, 0, &b);
+  adcp_buf_cstr(&b);
+  int n = atoi((const char *)b.data);
+  adcp_buf_free(&b);
+  return n;
+}
+
+/* Issue 26: `commit --observed-at yesterday` routed to an object binding used
+ * to upload the rows' objects and then refuse citing an input line; the option
+ * table refuses it before the input is read or the store opened. */
+static void options_checked_before_input(void **state) {
+  (void)state;
+  char p[4500], cfg[4400], bucket[4400];
+  snprintf(bucket, sizeof bucket, "%s/bucket", dir);
+  snprintf(p, sizeof p, "mkdir -p '%s'", bucket);
+  assert_int_equal(tu_run(p, NULL, 0, NULL), 0);
+  snprintf(cfg, sizeof cfg, "%s/cfg.json", dir);
+  char doc[5000];
+  int n = snprintf(doc, sizeof doc,
+                   "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"prefix\":\"p\","
+                   "\"location\":{\"root\":\"r\"},\"root_dir\":\"%s\"}]}",
+                   bucket);
+  tu_write_file(cfg, doc, (size_t)n);
+  assert_int_equal(cli(NULL, "--config '%s' binding add fs1", cfg), 0);
+  /* 25,000 rows: three chunks, so three objects would be uploaded first. */
+  adcp_buf rows;
+  adcp_buf_init(&rows);
+  for (int i = 0; i < 25000; i++) adcp_buf_printf(&rows, "{\"n\":%d,\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n", i);
+  snprintf(p, sizeof p, "%s/big.jsonl", dir);
+  tu_write_file(p, rows.data, rows.len);
+  adcp_buf_free(&rows);
+  static const char *const bad[] = {"--observed-at yesterday", "--observed-at 2026-10-01",
+                                    "--period-ordinal ' 5'", "--finality final", "--observed-at ''"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int st = cli(NULL,
+                 "--config '%s' commit --account A --obligation big --revision rb --finality snapshot "
+                 "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z --binding fs1 %s big.jsonl",
+                 cfg, bad[i]);
+    const char *e = txt(&errb);
+    if (st != 1 || strstr(e, "input line") || !strchr(e, '\n') || strchr(e, '\n')[1])
+      fail_msg("'%s': exit %d (want 1, one line, no input line): %s", bad[i], st, e);
+    if (files_under(bucket)) fail_msg("'%s': objects were uploaded before the option was refused", bad[i]);
+  }
+  assert_int_equal(cli(NULL, "intents list --json --config '%s'", cfg), 0);
+  assert_non_null(strstr(txt(&out), "\"intents\":[]"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_command_in_the_table),
+      cmocka_unit_test(option_errors),
+      cmocka_unit_test(json_and_failed_writes),
+      cmocka_unit_test(options_checked_before_input),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
