@@ -19,7 +19,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# make run builds quietly (the full log is $(BUILD)/build.log, shown on failure)
+# so the demo is what it prints.
+run: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@echo "building in $(BUILD)/ (log: $(BUILD)/build.log)"
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { tail -n 40 $(BUILD)/build.log; exit 1; }
 	@scripts/demo.sh $(BUILD)
 
 test: build
