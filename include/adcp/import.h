@@ -117,5 +117,30 @@ typedef struct adcp_import_finish_result {
 int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_conn *src, adcp_import_source source,
                        int dry_run, adcp_error *err);
 
+/* ---- the quarantine (import/quarantine.c) ------------------------------- */
+
+/* One quarantined revision; the strings are valid during the callback only. */
+typedef struct adcp_import_quarantined {
+  const char *revision_id, *account_id;
+  const char *source;      /* "py-inline" / "js-inline" */
+  const char *check;       /* the failed check, as adcp_import_item.check */
+  const char *message;     /* why, as reported when it was quarantined */
+  const char *recorded_at; /* when it was quarantined (database clock) */
+} adcp_import_quarantined;
+
+/* Calls fn for every quarantined revision (of account_id; NULL = every
+ * account) in (account_id, revision_id) order; a nonzero return of fn stops
+ * the walk and is returned. Errors: STORAGE. */
+int adcp_import_quarantine_each(adcp_ledger *l, const char *account_id,
+                                int (*fn)(void *ctx, const adcp_import_quarantined *q), void *ctx, adcp_error *err);
+/* The number of quarantined revisions (the worker's metric). */
+int adcp_import_quarantine_count(uint64_t *out, adcp_sql_conn *conn, adcp_error *err);
+/* Removes revision_id from the quarantine so the next import run examines it
+ * again (after its legacy row was repaired); copies its account into
+ * account_out. Until that run, reads of it answer REFERENCE_NOT_FOUND.
+ * Errors: REFERENCE_NOT_FOUND (not quarantined), INVALID_INPUT, STORAGE. */
+int adcp_import_quarantine_release(char *account_out, size_t account_n, adcp_ledger *l, const char *revision_id,
+                                   adcp_error *err);
+
 ADCP_END_DECLS
 #endif

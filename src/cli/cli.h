@@ -226,6 +226,13 @@ int adcp_cli_config_fence_parse(char **owner_id, const adcp_json_doc *d, uint32_
                                 adcp_error *err);
 /* cmd_import.c: import-legacy (docs/adopting.md). */
 int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_quarantine.c: import-legacy --quarantined (one document with --json). */
+int adcp_cli_quarantine_list(const adcp_cli_globals *g, const char *account, int json);
+/* verify: reports each quarantined revision (of account; NULL = all) to fn as
+ * a ROWS_INTEGRITY_FAILED failure with its reason; *out = how many. */
+typedef void (*adcp_cli_verify_failure_fn)(void *ctx, const char *revision_id, int code, const adcp_error *e);
+int adcp_cli_quarantine_failures(size_t *out, adcp_ledger *l, const char *account, adcp_cli_verify_failure_fn fn,
+                                 void *ctx, adcp_error *err);
 
 /* Flushes stdout: 0, or after a failed or short write (now or earlier) prints
  * "adcp-ledger CMD: IO_ERROR: write to stdout failed: REASON" once per process

@@ -14,7 +14,9 @@
 static const char import_help[] =
     "usage: adcp-ledger [--db URL] import-legacy --from URL --source py-inline|js-inline\n"
     "         [--account A] [--batch N] [--resume] [--dry-run] [--json] [--quiet]\n"
-    "       adcp-ledger [--db URL] import-legacy --from URL --source S --finish [--dry-run] [--json]\n\n"
+    "       adcp-ledger [--db URL] import-legacy --from URL --source S --finish [--dry-run] [--json]\n"
+    "       adcp-ledger [--db URL] import-legacy --from URL --source S --retry R [--json] [--quiet]\n"
+    "       adcp-ledger [--db URL] import-legacy --quarantined [--account A] [--json]\n\n"
     "Moves legacy inline rows into this ledger as verified chunks, keeping every\n"
     "committed digest (docs/adopting.md). --from names the legacy database (a SQLite\n"
     "path, sqlite:PATH or a PostgreSQL URL); it is only read. py-inline reads\n"
@@ -33,11 +35,19 @@ static const char import_help[] =
     "  --finish     when every legacy revision is migrated or quarantined, rename the legacy\n"
     "               table to NAME_imported (never truncated or dropped) so older binaries\n"
     "               fail closed; refused (CONFLICT) while candidates remain\n"
+    "  --retry R    after repairing quarantined revision R's legacy row: take R out of the\n"
+    "               quarantine and import R's account again from the start (imported revisions\n"
+    "               replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
+    "               (exit 5) when R is not quarantined\n"
+    "  --quarantined  list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
+    "               QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
+    "               \"account_id\",\"source\",\"code\",\"check\",\"message\",\"quarantined_at\"}]});\n"
+    "               needs no --from; opens the ledger read-only\n"
     "  --json       one JSON document on stdout\n"
     "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: unknown source, not a legacy\n"
     "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
-    "(ROWS_INTEGRITY_FAILED); 4 storage.\n";
+    "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n";
 
 typedef struct progress {
   int on, json;
@@ -139,8 +149,8 @@ static int finish_cmd(const adcp_cli_globals *g, adcp_sql_conn *src, adcp_import
 }
 
 int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *from = NULL, *source_name = NULL, *account = NULL, *batch_s = NULL;
-  int resume = 0, dry = 0, finish = 0, json = 0, quiet = 0;
+  const char *from = NULL, *source_name = NULL, *account = NULL, *batch_s = NULL, *retry = NULL;
+  int resume = 0, dry = 0, finish = 0, json = 0, quiet = 0, quarantined = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int v = i + 1 < argc;
@@ -157,9 +167,19 @@ int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--finish")) finish = 1;
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--quiet")) quiet = 1;
+    else if (!strcmp(a, "--retry") && v) retry = argv[++i];
+    else if (!strcmp(a, "--quarantined")) quarantined = 1;
     else return adcp_cli_usage_error("import-legacy", "unknown option or missing value: '%s'", a);
   }
   if (json) adcp_cli_set_json_errors(1);
+  if (quarantined) {
+    if (from || source_name || resume || dry || finish || batch_s || retry || quiet)
+      return adcp_cli_usage_error("import-legacy", "--quarantined takes only --account and --json");
+    return adcp_cli_quarantine_list(g, account, json);
+  }
+  if (retry && (account || resume || dry || finish))
+    return adcp_cli_usage_error("import-legacy",
+                                "--retry takes no --account, --resume, --dry-run or --finish (it re-runs R's account)");
   if (!from || !*from) return adcp_cli_usage_error("import-legacy", "--from URL is required");
   if (!source_name) return adcp_cli_usage_error("import-legacy", "--source py-inline|js-inline is required");
   if (finish && (account || resume || batch_s))
@@ -204,6 +224,14 @@ int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_sql_close(src);
     return adcp_cli_fail("import-legacy", &err);
   }
+  /* --retry: out of the quarantine, then R's account from its start. */
+  char retry_account[ADCP_LEDGER_ID_MAX] = "";
+  if (retry && (rc = adcp_import_quarantine_release(retry_account, sizeof retry_account, x.l, retry, &err))) {
+    adcp_cli_session_close(&x);
+    adcp_sql_close(src);
+    return adcp_cli_fail("import-legacy", &err);
+  }
+  if (retry) account = retry_account;
   const char *term = getenv("TERM");
   progress p = {.json = json};
   p.on = isatty(2) && !json && !quiet && !(term && !strcmp(term, "dumb"));

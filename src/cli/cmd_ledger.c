@@ -498,7 +498,9 @@ static const char verify_help[] =
     "Re-verifies stored bytes: manifests against the header, every chunk and\n"
     "segment digest, the envelope digest and the header invariants (numbering,\n"
     "supersedes chain, one official, shared rows). Without --revision every revision\n"
-    "(of the account, if given) is checked. The catalog audit runs first and prints\n"
+    "(of the account, if given) is checked, and each revision the legacy import\n"
+    "quarantined counts as failed with its reason (import-legacy --quarantined).\n"
+    "The catalog audit runs first and prints\n"
     "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
     "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
     "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
@@ -532,6 +534,33 @@ static int progress_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t 
   p->rows_done += rows, p->bytes_done += len;
   progress_draw(p, 0);
   return 0;
+}
+
+/* One failed revision, printed (text) or kept for the document (--json). */
+typedef struct vfail {
+  int json, progress;
+  adcp_buf *failures;
+  size_t failed;
+  int worst, worst_code;
+} vfail;
+
+static void vfail_note(void *ctx, const char *id, int r, const adcp_error *e) {
+  vfail *v = ctx;
+  v->failed++;
+  if (adcp_cli_severity(r) > v->worst) v->worst = adcp_cli_severity(r), v->worst_code = r;
+  if (v->json) {
+    if (v->failed > 1) adcp_buf_append_byte(v->failures, ',');
+    adcp_buf_append_str(v->failures, "{\"revision_id\":");
+    adcp_cli_json_str(v->failures, id);
+    adcp_buf_printf(v->failures, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(r));
+    adcp_cli_json_str(v->failures, e->message);
+    adcp_buf_append_byte(v->failures, '}');
+  } else {
+    char a[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+    if (v->progress) fputs("\r\033[K", stderr);
+    printf("FAILED %s: %s: %s\n", ESC(a, id), adcp_error_code_name(r), ESC(m, e->message));
+    fflush(stdout);
+  }
 }
 
 int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
@@ -587,8 +616,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   }
   adcp_buf failures;
   adcp_buf_init(&failures);
-  size_t failed = 0;
-  int worst = 0, worst_code = 0;
+  vfail vf = {.json = json, .progress = pr.on, .failures = &failures};
   int *codes = calloc(n ? n : 1, sizeof *codes); /* for the revision_unreadable issues */
   for (size_t i = 0; i < n; i++) {
     adcp_error e = {0};
@@ -598,34 +626,30 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     /* --all / an account sweep: the header must still hash to its audit log
      * leaf (docs/trust.md); catches edits no digest below the header sees. */
     if (!r && !rev) r = adcp_audit_check_revision(adcp_storage_sql(x.s), ids[i], &e);
-    if (!r) continue;
-    failed++;
-    if (adcp_cli_severity(r) > worst) worst = adcp_cli_severity(r), worst_code = r;
-    if (json) {
-      if (failed > 1) adcp_buf_append_byte(&failures, ',');
-      adcp_buf_append_str(&failures, "{\"revision_id\":");
-      adcp_cli_json_str(&failures, ids[i]);
-      adcp_buf_printf(&failures, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(r));
-      adcp_cli_json_str(&failures, e.message);
-      adcp_buf_append_byte(&failures, '}');
-    } else {
-      char a[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
-      if (pr.on) fputs("\r\033[K", stderr);
-      printf("FAILED %s: %s: %s\n", ESC(a, ids[i]), adcp_error_code_name(r), ESC(m, e.message));
-      fflush(stdout);
-    }
+    if (r) vfail_note(&vf, ids[i], r, &e);
   }
+  /* Quarantined legacy revisions have no header here, yet they are stored
+   * revisions an operator must see fail (docs/adopting.md). */
+  size_t quarantined = 0;
+  if (!rev && (rc = adcp_cli_quarantine_failures(&quarantined, x.l, account, vfail_note, &vf, &err))) {
+    free(codes);
+    adcp_buf_free(&failures), adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
+    adcp_ledger_ids_free(ids, n);
+    close_session(&x);
+    return adcp_cli_fail("verify", &err);
+  }
+  size_t failed = vf.failed;
   if (pr.on) progress_draw(&pr, 1);
   if (codes) adcp_cli_issues_note_verified(g, x.l, account, ids, codes, n, "verify");
   free(codes);
-  size_t verified = n - failed;
+  size_t checked = n + quarantined, verified = checked - failed;
   if (json) {
     printf("{\"ok\":%s,\"checked\":%zu,\"verified\":%zu,\"failed\":%zu,\"failures\":[",
-           !failed && drift != 1 ? "true" : "false", n, verified, failed);
+           !failed && drift != 1 ? "true" : "false", checked, verified, failed);
     if (failures.len) fwrite(failures.data, 1, failures.len, stdout);
     printf("],\"drift\":%.*s}\n", (int)drift_json.len, (const char *)drift_json.data);
   } else {
-    printf("checked %zu: %zu verified, %zu failed\n", n, verified, failed);
+    printf("checked %zu: %zu verified, %zu failed\n", checked, verified, failed);
   }
   adcp_buf_free(&failures);
   adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
@@ -637,7 +661,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
           stderr);
   if (!failed) return drift == 1 ? ADCP_CLI_EXIT_STORAGE : 0;
   /* A single revision reports its own code (5 unknown, 4 storage, 3 integrity). */
-  return adcp_cli_exit_for(worst_code);
+  return adcp_cli_exit_for(vf.worst_code);
 }
 
 /* ---- intents list --------------------------------------------------------------------- */
