@@ -130,6 +130,11 @@ typedef struct adcp_feed_consumer {
   char *cursor;                       /* owned: the position as a cursor */
   char updated_at[32];
   int live;                           /* updated within the hold cap */
+  /* Lag at the list's instant (database clock): changes of its feed after
+   * its position, the age of the oldest of them (0 when caught up), and the
+   * time since its position last moved (or it was registered). */
+  int64_t lag_changes;
+  double lag_seconds, age_seconds;
 } adcp_feed_consumer;
 
 /* Registers (or resets) a consumer at a cursor of its feed; cursor NULL = the

@@ -273,7 +273,8 @@ static void print_consumer_json(const adcp_feed_consumer *it) {
   else printf("null");
   printf(",\"cursor\":\"%s\",\"seq\":\"%" PRId64 "\"", it->cursor, it->position.seq);
   if (!it->account_id[0]) printf(",\"xid\":\"%" PRIu64 "\"", it->position.xid);
-  printf(",\"updated_at\":\"%s\",\"live\":%s}", it->updated_at, it->live ? "true" : "false");
+  printf(",\"updated_at\":\"%s\",\"live\":%s,\"lag_changes\":%" PRId64 ",\"lag_seconds\":%.3f,\"age_seconds\":%.3f}",
+         it->updated_at, it->live ? "true" : "false", it->lag_changes, it->lag_seconds, it->age_seconds);
 }
 
 static int cmd_consumer(const adcp_cli_globals *g, const adcp_cli_args *a) {
@@ -301,9 +302,14 @@ static int cmd_consumer(const adcp_cli_globals *g, const adcp_cli_args *a) {
         }
         printf("]}\n");
       } else {
+        if (n)
+          printf("%-24s %-16s %-6s %11s %11s %11s %-27s %s\n", "NAME", "SCOPE", "STATE", "LAG_CHANGES", "LAG_SECONDS",
+                 "AGE_SECONDS", "UPDATED_AT", "CURSOR");
         for (size_t i = 0; i < n; i++)
-          printf("%s %s %s %s %s\n", items[i].name, items[i].account_id[0] ? items[i].account_id : "-",
-                 items[i].cursor, items[i].updated_at, items[i].live ? "live" : "lapsed");
+          printf("%-24s %-16s %-6s %11" PRId64 " %11.0f %11.0f %-27s %s\n", items[i].name,
+                 items[i].account_id[0] ? items[i].account_id : "-", items[i].live ? "live" : "lapsed",
+                 items[i].lag_changes, items[i].lag_seconds, items[i].age_seconds, items[i].updated_at,
+                 items[i].cursor);
         if (!n) printf("no consumers\n");
       }
       adcp_feed_consumers_free(items, n);
@@ -407,7 +413,7 @@ static const adcp_cli_spec consumer_advance = {
     1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME",
     NULL, NULL, NULL, 0, 0, cmd_consumer};
 static const adcp_cli_spec consumer_list = {
-    1, "consumer list", "[--db URL]", "every consumer: name, scope, cursor, updated_at, live", list_opts, 0, 0, NULL,
+    1, "consumer list", "[--db URL]", "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds", list_opts, 0, 0, NULL,
     NULL, NULL, NULL, 0, 0, cmd_consumer};
 static const adcp_cli_spec consumer_drop = {
     1, "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer};

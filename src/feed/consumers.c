@@ -16,6 +16,16 @@
 
 static int pg(adcp_sql_conn *c) { return adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES; }
 
+/* The changes a consumer f has not passed yet, in its own feed's order
+ * ((xid, seq) deployment-wide, seq within an account): its lag. */
+#define PG_LAG                                                                                                     \
+  "SELECT COUNT(*) AS n, MIN(ch.recorded_at) AS oldest FROM adcp_reporting_changes ch WHERE CASE WHEN "             \
+  "f.account_id IS NULL THEN (ch.xid, ch.seq) > (f.cursor_xid, f.cursor_seq) ELSE ch.account_id = f.account_id AND " \
+  "ch.seq > f.cursor_seq END"
+#define SQ_LAG                                                                                                     \
+  "FROM adcp_reporting_changes ch WHERE (f.account_id IS NULL OR ch.account_id = f.account_id) AND ch.seq > "        \
+  "f.cursor_seq"
+
 /* "updated_at within hold days" for each dialect; $1 is the day count. */
 #define PG_LIVE "updated_at > clock_timestamp() - make_interval(days => $1::int)"
 #define SQ_LIVE "updated_at > strftime('%Y-%m-%dT%H:%M:%f', 'now', printf('-%d days', $1)) || '000Z'"
@@ -135,10 +145,15 @@ int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_co
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, c,
                       pg(c) ? "SELECT consumer_name, account_id, cursor_xid::text, cursor_seq, to_char(updated_at AT "
-                              "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), (" PG_LIVE ") FROM "
-                              "adcp_reporting_feed_consumers ORDER BY consumer_name"
-                            : "SELECT consumer_name, account_id, cursor_xid, cursor_seq, updated_at, (" SQ_LIVE ") "
-                              "FROM adcp_reporting_feed_consumers ORDER BY consumer_name",
+                              "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), (" PG_LIVE "), l.n, "
+                              "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - l.oldest), 0)::float8::text, "
+                              "EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::float8::text FROM "
+                              "adcp_reporting_feed_consumers f CROSS JOIN LATERAL (" PG_LAG ") l ORDER BY consumer_name"
+                            : "SELECT consumer_name, account_id, cursor_xid, cursor_seq, updated_at, (" SQ_LIVE "), "
+                              "(SELECT COUNT(*) " SQ_LAG "), COALESCE((julianday('now') - julianday((SELECT "
+                              "MIN(ch.recorded_at) " SQ_LAG "))) * 86400.0, 0), (julianday('now') - "
+                              "julianday(updated_at)) * 86400.0 FROM adcp_reporting_feed_consumers f ORDER BY "
+                              "consumer_name",
                       &d, 1, err);
   if (rc) return rc;
   adcp_feed_consumer *items = NULL;
@@ -162,6 +177,12 @@ int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_co
     it->position.seq = adcp_sql_get_int64(r, 3);
     snprintf(it->updated_at, sizeof it->updated_at, "%s", adcp_sql_get_text(r, 4, NULL));
     it->live = adcp_sql_get_int64(r, 5) != 0;
+    it->lag_changes = adcp_sql_get_int64(r, 6);
+    it->lag_seconds = strtod(adcp_sql_get_text(r, 7, NULL), NULL);
+    it->age_seconds = strtod(adcp_sql_get_text(r, 8, NULL), NULL);
+    /* A clock a little behind the stored instant reads as "just now". */
+    if (it->lag_seconds < 0) it->lag_seconds = 0;
+    if (it->age_seconds < 0) it->age_seconds = 0;
     adcp_buf b;
     adcp_buf_init(&b);
     if (adcp_feed_cursor_encode(&b, &it->position) || adcp_buf_cstr(&b)) {
