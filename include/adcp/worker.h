@@ -76,6 +76,11 @@ typedef struct adcp_worker adcp_worker;
 typedef struct adcp_worker_options {
   int version;             /* 1 */
   const adcp_logger *log;  /* optional; borrowed, outlives the worker. One record per task run. */
+  /* optional; borrowed, outlives the worker: after each pass the worker reads
+   * this database's state gauges (feed consumer lag, write intents, stalled
+   * periods, quarantined revisions, audit log leaves) for the metrics text, on
+   * the pass's thread. NULL: the metrics carry the worker's figures only. */
+  struct adcp_sql_conn *gauges;
 } adcp_worker_options;
 
 /* A new worker with no task. opts may be NULL. ADCP_ENOMEM. */
@@ -154,9 +159,12 @@ typedef struct adcp_worker_run_options {
  * returned. */
 int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error *err);
 
-/* Prometheus text exposition (format 0.0.4) of every pass so far: passes, task
- * runs by status, durations, cumulative and last values of every counter,
- * errors by code. Safe to call from another thread while passes run (the
+/* Prometheus text exposition (format 0.0.4) of every pass so far (the
+ * families are listed in docs/worker.md): build info, passes, task runs by
+ * status, a duration histogram and the last success time per task, one
+ * family per task counter (a counter `adcp_worker_NAME_total`, or for a
+ * state such as pending or stalled a gauge `adcp_worker_NAME`), errors by
+ * code, and the database gauges when options.gauges was set. Safe to call from another thread while passes run (the
  * metrics endpoint's thread). Appends to out; ADCP_ENOMEM. */
 int adcp_worker_metrics_text(adcp_buf *out, adcp_worker *w);
 

@@ -439,7 +439,7 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   const adcp_cli_worker_config *wc = adcp_cli_config_worker(x.cfg);
   if (!interval) interval = wc && wc->interval_s ? (uint64_t)wc->interval_s : 300;
   adcp_worker *w = NULL;
-  adcp_worker_options wo = {1, g->log};
+  adcp_worker_options wo = {1, g->log, adcp_storage_sql(x.s)};
   void *ctxs[N_DEFS + 2] = {0};
   const maintain_def *ctx_defs[N_DEFS + 2] = {0};
   size_t n_ctx = 0, n_tasks = 0;

@@ -35,6 +35,7 @@ int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_err
     return adcp_error_set(err, ADCP_ENOMEM, "worker: cannot create its mutex");
   }
   w->log = opts ? opts->log : NULL;
+  w->gauge_conn = opts ? opts->gauges : NULL;
   *out = w;
   return 0;
 }
@@ -44,6 +45,7 @@ void adcp_worker_free(adcp_worker *w) {
   for (size_t i = 0; i < w->n; i++) free(w->slots[i].name);
   free(w->slots);
   free(w->results);
+  worker_gauges_free(&w->gauges);
   pthread_mutex_destroy(&w->mu);
   free(w);
 }
@@ -100,6 +102,14 @@ static void account(worker_slot *s, const adcp_worker_task_result *r) {
   s->runs++;
   if (r->status == ADCP_WORKER_FAILED) s->failures++;
   s->duration_sum_us += r->duration_us;
+  size_t b = 0;
+  while (b < WORKER_BUCKETS && (double)r->duration_us > worker_bucket_bounds[b] * 1e6) b++;
+  if (b < WORKER_BUCKETS) s->buckets[b]++; /* above every bound: only +Inf (= runs) */
+  if (r->status == ADCP_WORKER_RAN) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->last_success_unix_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  }
   for (size_t i = 0; i < r->report.count; i++) {
     const adcp_worker_counter *c = &r->report.counters[i];
     size_t k = 0;
@@ -193,6 +203,12 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
     pthread_mutex_unlock(&w->mu);
   } else {
     p->pass = w->passes; /* nothing ran: not counted as a pass */
+  }
+  /* The database gauges: a failure to read them never fails the pass. */
+  adcp_error ge = {0};
+  if (w->gauge_conn && worker_gauges_collect(w, &ge)) {
+    adcp_log_field g[1] = {ADCP_LOG_STR("code", adcp_error_code_name(ge.code))};
+    adcp_log(w->log, ADCP_LOG_WARN, "worker.gauges", "could not read the database gauges for the metrics", g, 1);
   }
   if (out) *out = p;
   return 0;

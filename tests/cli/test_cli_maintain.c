@@ -503,6 +503,7 @@ static void metrics_scraped(void **state) {
   wenv_open(&w, f, e.dir);
   wenv_abandon(&w, 1, 3);
   write_cfg(&e, NULL);
+  EXPECT(&e, "consumer register scraped", 0);
   bg b;
   bg_start(&b, &e, ADCP_CLI_PATH, "maintain --interval 1 --json --metrics-listen 127.0.0.1:0", 1);
   int port = port_of(b.err);
@@ -513,10 +514,32 @@ static void metrics_scraped(void **state) {
   scrape(&m, port, "/metrics", &code);
   assert_int_equal(code, 200);
   HAS(m, "adcp_maintain_up 1\n");
-  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"swept\"} 3\n");
-  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"objects_deleted\"} 3\n");
-  HAS(m, "adcp_worker_task_items_total{task=\"intent_sweep\",counter=\"skipped_unconfigured\"} 0\n");
-  HAS(m, "adcp_worker_task_items_total{task=\"change_pruning\",counter=\"deleted\"} 0\n");
+  HAS(m, "adcp_worker_swept_total{task=\"intent_sweep\"} 3\n");
+  HAS(m, "adcp_worker_objects_deleted_total{task=\"intent_sweep\"} 3\n");
+  HAS(m, "adcp_worker_skipped_unconfigured{task=\"intent_sweep\"} 0\n");
+  HAS(m, "adcp_worker_deleted_total{task=\"change_pruning\"} 0\n");
+  /* the database's gauges, read after each pass (docs/worker.md) */
+  HAS(m, "adcp_ledger_write_intents{state=\"open\"} 0\n");
+  HAS(m, "adcp_ledger_quarantined_revisions 0\n");
+  HAS(m, "adcp_ledger_retention_stalled_periods{operation=\"retirement\"} 0\n");
+  HAS(m, "# TYPE adcp_ledger_audit_log_leaves gauge\n");
+  HAS(m, "adcp_ledger_feed_consumer_lag_changes{consumer=\"scraped\"} ");
+  HAS(m, "adcp_ledger_feed_consumer_lag_seconds{consumer=\"scraped\"} ");
+  HAS(m, "adcp_worker_task_last_success_timestamp_seconds{task=\"intent_sweep\"} ");
+  HAS(m, "adcp_ledger_build_info{version=\"");
+  {
+    char path[4200], cmd[8600];
+    snprintf(path, sizeof path, "%s/scrape.txt", e.dir);
+    const char *body = (const char *)m.data, *tail = strstr(body, "\nHTTP ");
+    tu_write_file(path, body, (size_t)(tail - body) + 1);
+    snprintf(cmd, sizeof cmd, "promtool check metrics < '%s' 2>&1", path);
+    adcp_buf lint;
+    adcp_buf_init(&lint);
+    int st = tu_run(cmd, NULL, 0, &lint);
+    adcp_buf_cstr(&lint);
+    if (st) fail_msg("promtool check metrics: exit %d: %s", st, (const char *)lint.data);
+    adcp_buf_free(&lint);
+  }
   HAS(m, "adcp_worker_task_runs_total{task=\"intent_sweep\",status=\"failed\"} 0\n");
   HAS(m, "# TYPE adcp_worker_passes_total counter\n");
   HAS(m, "adcp_worker_task_duration_seconds_count{task=\"change_pruning\"}");

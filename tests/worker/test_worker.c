@@ -12,6 +12,24 @@
 #include "adcp/worker.h"
 #include "worker/worker_fixture.h"
 
+/* The exposition must pass Prometheus' own linter (Debian package
+ * prometheus, installed by scripts/install-deps.sh); a missing promtool fails. */
+static void promtool_check(adcp_buf *m) {
+  char *dir = tu_mkdtemp();
+  char path[4200], cmd[8600];
+  snprintf(path, sizeof path, "%s/metrics.txt", dir);
+  tu_write_file(path, m->data, m->len);
+  snprintf(cmd, sizeof cmd, "promtool check metrics < '%s' 2>&1", path);
+  adcp_buf out;
+  adcp_buf_init(&out);
+  int st = tu_run(cmd, NULL, 0, &out);
+  adcp_buf_cstr(&out);
+  if (st) fail_msg("promtool check metrics: exit %d: %s", st, (const char *)out.data);
+  adcp_buf_free(&out);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* ---- scripted tasks --------------------------------------------------------------- */
 
 typedef struct script {
@@ -115,11 +133,25 @@ static void failure_isolated(void **state) {
   assert_non_null(strstr(t, "adcp_worker_passes_total 1\n"));
   assert_non_null(strstr(t, "adcp_worker_task_runs_total{task=\"broken\",status=\"failed\"} 1\n"));
   assert_non_null(strstr(t, "adcp_worker_task_runs_total{task=\"last\",status=\"ran\"} 1\n"));
-  assert_non_null(strstr(t, "adcp_worker_task_items_total{task=\"broken\",counter=\"failed\"} 2\n"));
-  assert_non_null(strstr(t, "adcp_worker_task_items_total{task=\"first\",counter=\"protected\"} 0\n"));
-  assert_non_null(strstr(t, "adcp_worker_task_items{task=\"last\",counter=\"pending\"} 9\n"));
+  /* one family per counter, a counter (work done) or a gauge (a state), never both */
+  assert_non_null(strstr(t, "# TYPE adcp_worker_failed_total counter\nadcp_worker_failed_total{task=\"first\"} 0\n"));
+  assert_non_null(strstr(t, "adcp_worker_failed_total{task=\"broken\"} 2\n"));
+  assert_non_null(strstr(t, "# TYPE adcp_worker_protected gauge\n"));
+  assert_non_null(strstr(t, "adcp_worker_protected{task=\"first\"} 0\n"));
+  assert_non_null(strstr(t, "adcp_worker_pending{task=\"last\"} 9\n"));
+  assert_null(strstr(t, "adcp_worker_pending_total"));
+  assert_null(strstr(t, "counter=\""));
   assert_non_null(strstr(t, "adcp_worker_task_errors_total{task=\"broken\",code=\"STORAGE_ERROR\"} 1\n"));
-  assert_non_null(strstr(t, "# TYPE adcp_worker_task_duration_seconds summary\n"));
+  assert_non_null(strstr(t, "# TYPE adcp_worker_task_duration_seconds histogram\n"));
+  assert_non_null(strstr(t, "adcp_worker_task_duration_seconds_bucket{task=\"first\",le=\"+Inf\"} 1\n"));
+  assert_non_null(strstr(t, "adcp_worker_task_duration_seconds_bucket{task=\"first\",le=\"0.005\"} 1\n"));
+  assert_non_null(strstr(t, "adcp_ledger_build_info{version=\""));
+  /* the failed task has no success yet; the others do */
+  assert_non_null(strstr(t, "adcp_worker_task_last_success_timestamp_seconds{task=\"first\"} 1"));
+  assert_null(strstr(t, "adcp_worker_task_last_success_timestamp_seconds{task=\"broken\"}"));
+  /* no database given: no database gauges */
+  assert_null(strstr(t, "adcp_ledger_write_intents"));
+  promtool_check(&m);
   /* a second pass sums */
   OK(adcp_worker_run_pass(&r, w, ADCP_WORKER_PASS_ALL, 1, NULL, &err));
   assert_int_equal(r->pass, 2);
@@ -127,7 +159,9 @@ static void failure_isolated(void **state) {
   adcp_buf_reset(&m);
   OK(adcp_worker_metrics_text(&m, w));
   adcp_buf_cstr(&m);
-  assert_non_null(strstr((const char *)m.data, "adcp_worker_task_items_total{task=\"first\",counter=\"done\"} 10\n"));
+  assert_non_null(strstr((const char *)m.data, "adcp_worker_done_total{task=\"first\"} 10\n"));
+  assert_non_null(strstr((const char *)m.data, "adcp_worker_pending{task=\"last\"} 9\n")); /* a state: not summed */
+  promtool_check(&m);
   adcp_buf_free(&m);
   adcp_worker_free(w);
 }
@@ -221,7 +255,7 @@ static void logs(void **state) {
   capture cap = {0};
   adcp_buf_init(&cap.text);
   adcp_logger lg = {1, ADCP_LOG_INFO, cap_sink, &cap};
-  adcp_worker_options wo = {1, &lg};
+  adcp_worker_options wo = {1, &lg, NULL};
   adcp_worker *w;
   OK(adcp_worker_new(&w, &wo, &err));
   script a = {0}, b = {.fail = 1};
