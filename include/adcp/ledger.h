@@ -121,6 +121,9 @@ typedef struct adcp_revision_header {
   char observed_at[32];             /* "" when not given */
   char recorded_at[32];             /* database clock, UTC, microseconds */
   char period_start[32], period_end[32];
+  /* The binding holding the bytes ("postgres", or an object binding's ID; a
+   * header-only revision names its source's); "" without a row set. */
+  char row_binding_id[ADCP_LEDGER_ID_MAX];
 } adcp_revision_header;
 
 void adcp_revision_header_free(adcp_revision_header *h);

@@ -102,6 +102,13 @@ int adcp_cli_maintain_task_known(const char *name, const char *const **settings)
 int adcp_cli_log_setup(adcp_cli_globals *g);
 /* The lines of `adcp-ledger --help` that describe the logging options. */
 void adcp_cli_log_usage(FILE *f);
+/* 1 once --log-format json is set up (log_sink.c). */
+int adcp_cli_log_is_json(void);
+/* Writes a refusal as a JSON log record "cli.refused" {command, code}. */
+void adcp_cli_log_refusal(const char *cmd, const char *code, const char *message);
+/* The code of the last refusal printed ("USAGE" for a usage error; NULL when
+ * none): the cli.done record names it (util.c). */
+const char *adcp_cli_last_error_code(void);
 
 /* cli/config_worker.c: the "worker" section of the configuration file. */
 typedef struct adcp_cli_worker_setting {

@@ -66,8 +66,9 @@ static void print_header_text(const adcp_revision_header *h) {
   adcp_cli_fput_text(stdout, h->control_totals_json ? h->control_totals_json : "[]");
   fputc('\n', stdout);
   if (h->rows_shared_from[0]) printf("  rows shared from %s (header-only)\n", ESC(a, h->rows_shared_from));
-  printf("  period %s .. %s; rows %s\n", ESC(a, h->period_start), ESC(b, h->period_end),
-         h->rows_state[0] ? ESC(c, h->rows_state) : "-");
+  printf("  period %s .. %s; rows %s%s%s\n", ESC(a, h->period_start), ESC(b, h->period_end),
+         h->rows_state[0] ? ESC(c, h->rows_state) : "-", h->row_binding_id[0] ? " in binding " : "",
+         h->row_binding_id);
   printf("  recorded_at %s%s%s\n", ESC(a, h->recorded_at), h->observed_at[0] ? ", observed_at " : "",
          ESC(b, h->observed_at));
 }

@@ -69,10 +69,12 @@ static const char hold_help[] =
     "       adcp-ledger [--db URL] hold list [--account A] [--json]\n\n"
     "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
     "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
-    "A hold cannot be added to a period already retiring or retired.\n\n"
+    "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
+    "ledger does not hold for the account, or to an account with no obligation here (it\n"
+    "would hold nothing: REFERENCE_NOT_FOUND, exit 5).\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
     "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
-    "             5 no such obligation or hold (REFERENCE_NOT_FOUND)\n";
+    "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n";
 
 static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled,
                       adcp_error *err) {

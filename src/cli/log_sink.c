@@ -79,3 +79,13 @@ void adcp_cli_log_usage(FILE *f) {
           "            default: $ADCP_LOG_LEVEL, then warn); --log-format text|json: human lines or JSON\n"
           "            lines on stderr (default text). Logs never hold URLs, secrets, account IDs or rows.\n");
 }
+
+int adcp_cli_log_is_json(void) { return g_sink.f && g_sink.json; }
+
+/* A refusal under --log-format json: one JSON record on stderr at error level
+ * whatever the threshold (a refusal is never silenced), in place of the
+ * "adcp-ledger CMD: CODE: message" line. */
+void adcp_cli_log_refusal(const char *cmd, const char *code, const char *message) {
+  adcp_log_field f[2] = {ADCP_LOG_STR("command", cmd), ADCP_LOG_STR("code", code)};
+  sink(&g_sink, ADCP_LOG_ERROR, "cli.refused", message, f, 2);
+}

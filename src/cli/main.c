@@ -287,8 +287,10 @@ static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, int a
   int rc = a ? a->spec->run(g, a) : cmd->run(g, argc, argv);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   lf[2].num = rc;
-  adcp_log_field all[4] = {lf[0], lf[1], lf[2],
-                           ADCP_LOG_INT("duration_ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000)};
-  adcp_log(g->log, ADCP_LOG_INFO, "cli.done", "", all, 4);
+  const char *code = rc ? adcp_cli_last_error_code() : NULL;
+  adcp_log_field all[5] = {lf[0], lf[1], lf[2],
+                           ADCP_LOG_INT("duration_ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
+                           ADCP_LOG_STR("code", code)};
+  adcp_log(g->log, ADCP_LOG_INFO, "cli.done", "", all, code ? 5 : 4);
   return rc;
 }

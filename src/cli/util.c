@@ -78,12 +78,18 @@ int adcp_cli_stdout_check(const char *cmd) {
 void adcp_cli_set_json_errors(int on) { json_errors = on; }
 void adcp_cli_json_printed(void) { json_printed = 1; }
 
+/* The last refusal's code, for the cli.done log record (one per process). */
+static const char *last_code;
+
+const char *adcp_cli_last_error_code(void) { return last_code; }
+
 int adcp_cli_fail(const char *cmd, const adcp_error *err) {
   /* A failed write to stdout has one message on every command. */
   if (err->code == ADCP_EIO && ferror(stdout)) return adcp_cli_stdout_check(cmd);
   char msg[4 * ADCP_ERROR_MESSAGE_MAX + 8];
-  fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, adcp_error_code_name(err->code),
-          adcp_cli_escape(msg, sizeof msg, err->message));
+  last_code = adcp_error_code_name(err->code);
+  if (adcp_cli_log_is_json()) adcp_cli_log_refusal(cmd, last_code, err->message);
+  else fprintf(stderr, "adcp-ledger %s: %s: %s\n", cmd, last_code, adcp_cli_escape(msg, sizeof msg, err->message));
   if (json_errors && !json_printed) {
     /* --json promised one document on stdout: on failure it is this one. */
     adcp_buf b;
@@ -185,9 +191,17 @@ int adcp_cli_json_str(adcp_buf *b, const char *s) {
 int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "adcp-ledger %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see adcp-ledger %s --help)\n", cmd);
+  last_code = "USAGE";
+  if (adcp_cli_log_is_json()) {
+    char msg[1024], full[1200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    snprintf(full, sizeof full, "%s (see adcp-ledger %s --help)", msg, cmd);
+    adcp_cli_log_refusal(cmd, last_code, full);
+  } else {
+    fprintf(stderr, "adcp-ledger %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see adcp-ledger %s --help)\n", cmd);
+  }
   va_end(ap);
   return ADCP_CLI_EXIT_USAGE;
 }

@@ -360,16 +360,24 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
                                   ip, 6, err)))
     goto out;
   if (changed == 0) {
-    /* Take over an expired open intent; created_objects are kept. */
-    adcp_sql_param tp[5] = {ip[0], ip[2], ip[3], ip[4], ip[5]};
+    /* Take over an open intent of this revision whose writer's lease has
+     * expired (its expiry minus the write deadline is that lease's end), not
+     * only once the intent itself expires: we hold the obligation's lease
+     * now, so that writer's transaction B can never pass its lease fence, and
+     * its uploads stopped at its deadline, before its lease ended. So a
+     * killed writer blocks its revision for at most its lease (docs/ledger.md).
+     * The sweep still waits for expires_at; created_objects are kept. */
+    char lease_gone[32];
+    if ((rc = ledger_now_plus(l, lease_gone, l->write_deadline_ms, err))) goto out;
+    adcp_sql_param tp[6] = {ip[0], ip[2], ip[3], ip[4], ip[5], adcp_sql_text(lease_gone)};
     if ((rc = adcp_sql_exec_changes(&changed, l->conn,
                                     pg ? "UPDATE adcp_reporting_row_write_intents SET owner_token = $4, expires_at = "
                                          "$5::timestamptz WHERE row_binding_id = $1 AND row_set_id = $2 AND content_sha256 "
-                                         "= $3 AND state = 'open' AND expires_at <= clock_timestamp()"
+                                         "= $3 AND state = 'open' AND expires_at <= $6::timestamptz"
                                        : "UPDATE adcp_reporting_row_write_intents SET owner_token = $4, expires_at = $5 "
                                          "WHERE row_binding_id = $1 AND row_set_id = $2 AND content_sha256 = $3 AND "
-                                         "state = 'open' AND expires_at <= adcp_now()",
-                                    tp, 5, err)))
+                                         "state = 'open' AND expires_at <= $6",
+                                    tp, 6, err)))
       goto out;
     if (changed != 1) {
       rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,

@@ -303,6 +303,7 @@ int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_
   ledger_copy_text(h->period_end, sizeof h->period_end, adcp_sql_get_text(r, 16, NULL));
   ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, 18, NULL));
   h->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
+  ledger_copy_text(h->row_binding_id, sizeof h->row_binding_id, adcp_sql_get_text(r, 28, NULL));
   if (rs) {
     memset(rs, 0, sizeof *rs);
     rs->present = (int)adcp_sql_get_int64(r, 17);
@@ -381,6 +382,7 @@ int adcp_revision_header_write_json(adcp_buf *o, const adcp_revision_header *h) 
   if (!rc) rc = json_str(o, "period_end", h->period_end, 1);
   if (!rc) rc = json_str(o, "observed_at", h->observed_at, 1);
   if (!rc) rc = json_str(o, "recorded_at", h->recorded_at, 1);
+  if (!rc) rc = json_str(o, "row_binding_id", h->row_binding_id, 1);
   if (!rc) rc = adcp_buf_append_byte(o, '}');
   return rc;
 }

@@ -45,6 +45,22 @@ int adcp_retention_hold_add(adcp_ledger *l, const char *hold_id, const char *acc
   const int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
   if ((rc = adcp_sql_begin(c, 1, err))) return rc;
   if ((rc = adcp_ledger_lock_account(adcp_ledger_conn(l), account_id, err))) goto out;
+  if (!obligation_id) {
+    /* A hold of an account this ledger has never seen holds nothing: most
+     * likely a mistyped ID, which a silent success would hide (docs/retention.md). */
+    adcp_sql_param a = adcp_sql_text(account_id);
+    char one[8];
+    int f = 0;
+    if ((rc = adcp_sql_query_text(one, sizeof one, &f, c,
+                                  "SELECT 1 FROM adcp_reporting_obligations WHERE account_id = $1 LIMIT 1", &a, 1, err)))
+      goto out;
+    if (!f) {
+      rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND,
+                          "account %s has no obligation here: the hold would hold nothing (check the account ID)",
+                          account_id);
+      goto out;
+    }
+  }
   if (obligation_id) {
     adcp_sql_param p[2] = {adcp_sql_text(obligation_id), adcp_sql_text(account_id)};
     char st[16] = "";

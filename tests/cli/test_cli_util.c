@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/util.c"
+#include "../../src/cli/log_sink.c" /* util.c reports refusals through it */
 #include "testutil.h"
 
 static void numbers(void **state) {

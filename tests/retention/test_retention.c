@@ -162,6 +162,9 @@ static void holds_do_not_block(void **state) {
   assert_int_equal(adcp_retention_hold_add(e.l, "legal-1", "acct", "p4", NULL, NULL, &err), ADCP_ECONFLICT);
   assert_int_equal(adcp_retention_hold_add(e.l, "bad id", "acct", "p4", NULL, NULL, &err), ADCP_EINVALID_INPUT);
   assert_int_equal(adcp_retention_hold_add(e.l, "h2", "acct", "nope", NULL, NULL, &err), ADCP_EREFERENCE_NOT_FOUND);
+  /* An account with no obligation here: the hold would hold nothing (issue 29). */
+  assert_int_equal(adcp_retention_hold_add(e.l, "h3", "acct_nosuch", NULL, NULL, NULL, &err), ADCP_EREFERENCE_NOT_FOUND);
+  assert_non_null(strstr(err.message, "account acct_nosuch has no obligation here"));
 
   adcp_retention_status st;
   OK(adcp_retention_get_status(&st, e.l, &POLICY, NULL, NULL, &err));
