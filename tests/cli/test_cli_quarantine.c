@@ -8,30 +8,8 @@
  * (migrated, verified, readable) and quarantines an unrepaired one again;
  * each refusal with its exit status. */
 #include "import/legacy_build.h"
-#include "ledger/ledger_fixture.h"
+#include "cli/cli_cx.h"
 
-typedef struct cx {
-  fixture *f;
-  char *dir;
-  char legacy[4200];
-  adcp_buf out, err;
-} cx;
-
-static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(cx *x, const char *fmt, ...) {
-  char args[4096], full[9000];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", x->f->url, args);
-  int st = tu_cli(x->dir, full, NULL, &x->out, &x->err);
-  adcp_buf_cstr(&x->out);
-  return st;
-}
-
-static const char *out_of(cx *x) { return x->out.data ? (const char *)x->out.data : ""; }
-static const char *err_of(cx *x) { return x->err.data ? (const char *)x->err.data : ""; }
 
 /* Six revisions, one per obligation; lb_tamper_kind with tamper_every 3
  * tampers revision 1 (digest) and revision 4 (byte_count). */
@@ -43,13 +21,10 @@ static const lb_spec SPEC = {.source = ADCP_IMPORT_PY_INLINE,
                              .tamper_every = 3};
 
 static void cx_open(cx *x, void **state) {
-  memset(x, 0, sizeof *x);
-  x->f = *state;
-  x->dir = tu_mkdtemp();
-  adcp_buf_init(&x->out), adcp_buf_init(&x->err);
-  snprintf(x->legacy, sizeof x->legacy, "%s/legacy.db", x->dir);
+  cx_init(x, state);
+  snprintf(x->path, sizeof x->path, "%s/legacy.db", x->dir);
   char url[4300];
-  snprintf(url, sizeof url, "sqlite:%s", x->legacy);
+  snprintf(url, sizeof url, "sqlite:%s", x->path);
   adcp_error err = {0};
   adcp_sql_conn *c;
   OK(adcp_sql_connect(&c, url, &err));
@@ -58,16 +33,12 @@ static void cx_open(cx *x, void **state) {
   assert_int_equal(lb_tamper_kind(&SPEC, 1), LB_TAMPER_DIGEST);
   assert_int_equal(lb_tamper_kind(&SPEC, 4), LB_TAMPER_BYTES);
   assert_int_equal(run(x, "migrate"), 0);
-  assert_int_equal(run(x, "import-legacy --from '%s' --source py-inline", x->legacy), 3);
+  assert_int_equal(run(x, "import-legacy --from '%s' --source py-inline", x->path), 3);
   assert_non_null(strstr(out_of(x), "QUARANTINED rrev_000001: ROWS_INTEGRITY_FAILED: digest check failed"));
   assert_non_null(strstr(out_of(x), "QUARANTINED rrev_000004: ROWS_INTEGRITY_FAILED: byte_count check failed"));
 }
 
-static void cx_close(cx *x) {
-  adcp_buf_free(&x->out), adcp_buf_free(&x->err);
-  tu_rmtree(x->dir);
-  free(x->dir);
-}
+static void cx_close(cx *x) { cx_free(x); }
 
 static void verify_counts_quarantine(void **state) {
   cx x;
@@ -118,7 +89,7 @@ static void list_quarantined(void **state) {
   assert_int_equal(run(&x, "import-legacy --quarantined --account acct_other --json"), 0);
   assert_non_null(strstr(out_of(&x), "\"count\":0,\"quarantined\":[]"));
   /* Refusals (exit 1): --quarantined combined with import options. */
-  assert_int_equal(run(&x, "import-legacy --quarantined --from '%s'", x.legacy), 1);
+  assert_int_equal(run(&x, "import-legacy --quarantined --from '%s'", x.path), 1);
   assert_non_null(strstr(err_of(&x), "--quarantined takes only --account and --json"));
   assert_int_equal(run(&x, "import-legacy --quarantined --finish"), 1);
   cx_close(&x);
@@ -127,7 +98,7 @@ static void list_quarantined(void **state) {
 /* Puts revision i's untampered rows back into the legacy table. */
 static void repair(cx *x, uint64_t i) {
   char url[4300];
-  snprintf(url, sizeof url, "sqlite:%s", x->legacy);
+  snprintf(url, sizeof url, "sqlite:%s", x->path);
   adcp_error err = {0};
   adcp_sql_conn *c;
   OK(adcp_sql_connect(&c, url, &err));
@@ -151,7 +122,7 @@ static void retry_after_repair(void **state) {
   cx_open(&x, state);
   assert_int_equal(run(&x, "read --account acct_0 --revision rrev_000001"), 3);
   repair(&x, 1);
-  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000001 --json", x.legacy), 0);
+  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000001 --json", x.path), 0);
   assert_non_null(strstr(out_of(&x), "\"ok\":true"));
   assert_non_null(strstr(out_of(&x), "\"migrated\":1,"));
   assert_non_null(strstr(out_of(&x), "\"already_quarantined\":1,"));
@@ -171,16 +142,16 @@ static void retry_after_repair(void **state) {
   assert_non_null(strstr(out_of(&x), "\"count\":1,"));
   assert_null(strstr(out_of(&x), "rrev_000001"));
   /* An unrepaired revision is quarantined again (exit 3), still listed. */
-  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004", x.legacy), 3);
+  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004", x.path), 3);
   assert_non_null(strstr(out_of(&x), "QUARANTINED rrev_000004: ROWS_INTEGRITY_FAILED: byte_count check failed"));
   assert_int_equal(run(&x, "import-legacy --quarantined"), 0);
   assert_non_null(strstr(out_of(&x), "\nrrev_000004 "));
   /* Refusals: not quarantined (exit 5, nothing imported), bad combinations (exit 1). */
-  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000001", x.legacy), 5);
+  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000001", x.path), 5);
   assert_non_null(strstr(err_of(&x), "REFERENCE_NOT_FOUND: revision rrev_000001 is not quarantined"));
-  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --resume", x.legacy), 1);
+  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --resume", x.path), 1);
   assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --account acct_0",
-                       x.legacy),
+                       x.path),
                    1);
   assert_int_equal(run(&x, "import-legacy --source py-inline --retry rrev_000004"), 1);
   cx_close(&x);

@@ -4,69 +4,40 @@
  * revision its source's; hold add refuses an account with no obligation
  * (exit 5, it would hold nothing); under --log-format json a refusal is a
  * JSON record (never the text line) and cli.done carries the error code. */
-#include "ledger/ledger_fixture.h"
+#include "cli/cli_cx.h"
 
-typedef struct cx {
-  fixture *f;
-  char *dir;
-  char cfg[4200], rows[4200];
-  adcp_buf out, err;
-} cx;
-
-static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(cx *x, const char *fmt, ...) {
-  char args[4096], full[9000];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' --config '%s' %s", x->f->url, x->cfg, args);
-  int st = tu_cli(x->dir, full, NULL, &x->out, &x->err);
-  adcp_buf_cstr(&x->out);
-  return st;
-}
-
-static const char *out_of(cx *x) { return x->out.data ? (const char *)x->out.data : ""; }
-static const char *err_of(cx *x) { return x->err.data ? (const char *)x->err.data : ""; }
 
 static void cx_open(cx *x, void **state) {
-  memset(x, 0, sizeof *x);
-  x->f = *state;
-  x->dir = tu_mkdtemp();
-  adcp_buf_init(&x->out), adcp_buf_init(&x->err);
+  cx_init(x, state);
   snprintf(x->cfg, sizeof x->cfg, "%s/cfg.json", x->dir);
-  snprintf(x->rows, sizeof x->rows, "%s/rows.jsonl", x->dir);
+  snprintf(x->path, sizeof x->path, "%s/rows.jsonl", x->dir);
   char cfg[4600];
   snprintf(cfg, sizeof cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
            "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"}]}\n",
            x->dir);
   tu_write_file(x->cfg, cfg, strlen(cfg));
-  tu_write_file(x->rows, "{\"a\":1}\n{\"b\":2}\n", 16);
+  tu_write_file(x->path, "{\"a\":1}\n{\"b\":2}\n", 16);
   assert_int_equal(run(x, "migrate"), 0);
   assert_int_equal(run(x, "binding add fs1"), 0);
 }
 
-static void cx_close(cx *x) {
-  adcp_buf_free(&x->out), adcp_buf_free(&x->err);
-  tu_rmtree(x->dir);
-  free(x->dir);
-}
+static void cx_close(cx *x) { cx_free(x); }
 
 static void show_names_the_binding(void **state) {
   cx x;
   cx_open(&x, state);
   const char *period = "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z";
   assert_int_equal(run(&x, "commit --account acct --obligation ob_db --revision r_db --finality snapshot %s '%s'",
-                       period, x.rows),
+                       period, x.path),
                    0);
   assert_int_equal(run(&x, "commit --account acct --obligation ob_obj --revision r_obj --finality snapshot --binding "
                            "fs1 %s '%s'",
-                       period, x.rows),
+                       period, x.path),
                    0);
   /* The same rows again: header-only, the bytes stay where r_obj put them. */
   assert_int_equal(run(&x, "commit --account acct --obligation ob_obj --revision r_obj2 --finality snapshot --binding fs1 '%s'",
-                       x.rows),
+                       x.path),
                    0);
   assert_int_equal(run(&x, "show --account acct --revision r_db --json"), 0);
   assert_non_null(strstr(out_of(&x), "\"row_binding_id\":\"postgres\"}"));
@@ -88,7 +59,7 @@ static void hold_refuses_unknown(void **state) {
   cx_open(&x, state);
   assert_int_equal(run(&x, "commit --account acct --obligation ob --revision r1 --finality snapshot --period-start "
                            "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
-                       x.rows),
+                       x.path),
                    0);
   assert_int_equal(run(&x, "hold add --id h1 --account acct_nosuch"), 5);
   assert_non_null(strstr(err_of(&x), "REFERENCE_NOT_FOUND: account acct_nosuch has no obligation here"));

@@ -6,28 +6,8 @@
  * own feeds. */
 #include <math.h>
 
-#include "ledger/ledger_fixture.h"
+#include "cli/cli_cx.h"
 
-typedef struct cx {
-  fixture *f;
-  char *dir;
-  adcp_buf out, err;
-} cx;
-
-static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(cx *x, const char *fmt, ...) {
-  char args[4096], full[9000];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", x->f->url, args);
-  int st = tu_cli(x->dir, full, NULL, &x->out, &x->err);
-  adcp_buf_cstr(&x->out);
-  return st;
-}
-
-static const char *out_of(cx *x) { return x->out.data ? (const char *)x->out.data : ""; }
 
 /* The number after "KEY": in the consumer NAME's object of the --json list. */
 static double field(cx *x, const char *name, const char *key) {
@@ -54,9 +34,8 @@ static void commit(cx *x, const char *account, const char *obligation, const cha
 }
 
 static void lag_and_age(void **state) {
-  cx x = {.f = *state};
-  x.dir = tu_mkdtemp();
-  adcp_buf_init(&x.out), adcp_buf_init(&x.err);
+  cx x;
+  cx_init(&x, state);
   assert_int_equal(run(&x, "migrate"), 0);
   assert_int_equal(run(&x, "consumer register all_feed"), 0);
   assert_int_equal(run(&x, "consumer register only_b --account acct_b"), 0);
@@ -96,9 +75,7 @@ static void lag_and_age(void **state) {
   assert_string_equal(scope, "acct_b");
   assert_string_equal(st, "live");
   assert_int_equal(lag, 2);
-  adcp_buf_free(&x.out), adcp_buf_free(&x.err);
-  tu_rmtree(x.dir);
-  free(x.dir);
+  cx_free(&x);
 }
 
 int main(void) {
