@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: docs/packaging.md
 PREFIX ?= /usr/local
 
-.PHONY: all deps build run test sanitize tsan bench fuzz clean install
+.PHONY: all deps build run test test-fast sanitize tsan bench fuzz clean install
 
 all: build
 
@@ -29,6 +29,11 @@ run: deps
 
 test: build
 	@scripts/test.sh $(BUILD)
+
+# The edit-compile-test loop: the "fast" ctest label (tests/CMakeLists.txt),
+# with PostgreSQL only (no radosgw or Azurite: none of these tests needs them).
+test-fast: build
+	@ADCP_TEST_LABEL=fast ADCP_TEST_RADOSGW=0 ADCP_TEST_AZURITE=0 scripts/test.sh $(BUILD)
 
 install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
