@@ -123,13 +123,21 @@ if(ADCP_MANUAL)
     COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/gen-manual.sh $<TARGET_FILE:adcp-ledger> ${ADCP_MANUAL_DIR}
             ${PROJECT_VERSION}
     COMMAND ${CMAKE_COMMAND} -E touch ${ADCP_MANUAL_DIR}/.stamp
-    DEPENDS adcp-ledger ${CMAKE_SOURCE_DIR}/scripts/gen-manual.sh
+    DEPENDS adcp-ledger ${CMAKE_SOURCE_DIR}/scripts/gen-manual.sh ${CMAKE_SOURCE_DIR}/packaging/man/adcp-ledger.conf.5
+            ${CMAKE_SOURCE_DIR}/packaging/man/adcp-ledger.3
     COMMENT "Generating man pages and shell completions from adcp-ledger --help"
     VERBATIM)
   add_custom_target(manual ALL DEPENDS ${ADCP_MANUAL_DIR}/.stamp)
-  install(DIRECTORY ${ADCP_MANUAL_DIR}/man1 DESTINATION ${CMAKE_INSTALL_MANDIR})
+  install(DIRECTORY ${ADCP_MANUAL_DIR}/man1 ${ADCP_MANUAL_DIR}/man3 ${ADCP_MANUAL_DIR}/man5
+          DESTINATION ${CMAKE_INSTALL_MANDIR})
   install(FILES ${ADCP_MANUAL_DIR}/completion/adcp-ledger
     DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
   install(FILES ${ADCP_MANUAL_DIR}/completion/_adcp-ledger
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 endif()
+
+# The design notes the help texts and man pages name as docs/NAME.md, so no
+# page points at a file that is not installed (tests/install/install.sh).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/adcp-ledger/docs
+        FILES_MATCHING PATTERN "*.md")
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/adcp-ledger)

@@ -5,6 +5,7 @@
 #   `BINARY help --options` the option tables (completions), and
 #   `BINARY --help` / `BINARY NAME --help` are the texts.
 # Writes OUTDIR/man1/adcp-ledger.1, OUTDIR/man1/adcp-ledger-NAME.1 per command,
+# OUTDIR/man5/adcp-ledger.conf.5 and OUTDIR/man3/adcp-ledger.3 (from packaging/man/),
 # OUTDIR/completion/adcp-ledger (bash) and OUTDIR/completion/_adcp-ledger (zsh).
 # Fails when a command has no --help (exit status not 0, or nothing printed).
 # Run by the build (cmake/install.cmake); docs/packaging.md.
@@ -12,7 +13,14 @@ set -eu
 bin=$1
 out=$2
 version=${3:-}
-mkdir -p "$out/man1" "$out/completion"
+mkdir -p "$out/man1" "$out/man3" "$out/man5" "$out/completion"
+here=$(cd "$(dirname "$0")/.." && pwd)
+# The help texts name design notes as docs/NAME.md: those are installed under
+# share/doc/adcp-ledger/docs/ (cmake/install.cmake); every page says so.
+docs_note='The files docs/\fINAME\fR.md named above are installed as \fIshare/doc/adcp\-ledger/docs/NAME.md\fR under the installation prefix.'
+for p in man5/adcp-ledger.conf.5 man3/adcp-ledger.3; do
+  sed "s/@VERSION@/$version/" "$here/packaging/man/$(basename "$p")" >"$out/$p"
+done
 tab=$(printf '\t')
 
 # roff: backslashes first, then minus signs (so options copy as ASCII "-"),
@@ -46,7 +54,9 @@ main_help=$("$bin" --help)
     printf '.TP\n.BR adcp\\-ledger\\-%s (1)\n' "$(printf '%s' "$name" | roff)"
     printf '%s\n' "$summary" | roff
   done
-  printf '.SH SEE ALSO\nThe documentation in the source tree: docs/cli.md, docs/config.md, docs/operations.md.\n'
+  printf '.SH FILES\nThe design notes and guides: \\fIshare/doc/adcp\\-ledger/docs/\\fR under the installation prefix\n'
+  printf '(cli.md, config.md, operations.md, \\&...). %s\n' "$docs_note"
+  printf '.SH SEE ALSO\n.BR adcp\\-ledger.conf (5),\n.BR adcp\\-ledger (3)\n'
 } >"$out/man1/adcp-ledger.1"
 
 printf '%s\n' "$commands" | while IFS="$tab" read -r name summary; do
@@ -61,7 +71,8 @@ printf '%s\n' "$commands" | while IFS="$tab" read -r name summary; do
       "$ename" "$ename"
     printf '.PP\n.nf\n'
     printf '%s\n' "$text" | roff
-    printf '.fi\n.SH SEE ALSO\n.BR adcp\\-ledger (1)\n'
+    printf '.fi\n.SH FILES\n%s\n' "$docs_note"
+    printf '.SH SEE ALSO\n.BR adcp\\-ledger (1),\n.BR adcp\\-ledger.conf (5)\n'
   } >"$out/man1/adcp-ledger-$name.1"
 done
 

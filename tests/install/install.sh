@@ -17,6 +17,8 @@ so=$(find "$prefix" -name 'libadcp-ledger.so.0' | head -n 1)
 libdir=$(dirname "$so")
 for f in bin/adcp-ledger include/adcp/core.h include/adcp/ledger.h include/adcp/storage.h \
          share/man/man1/adcp-ledger.1 share/man/man1/adcp-ledger-commit.1 \
+         share/man/man5/adcp-ledger.conf.5 share/man/man3/adcp-ledger.3 \
+         share/doc/adcp-ledger/docs/config.md share/doc/adcp-ledger/README.md \
          share/bash-completion/completions/adcp-ledger share/zsh/site-functions/_adcp-ledger; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
@@ -25,6 +27,10 @@ for f in libadcp-ledger.a libadcp-ledger.so "libadcp-ledger.so.$version" pkgconf
   [ -e "$libdir/$f" ] || fail "missing $libdir/$f"
 done
 [ -x "$prefix/bin/adcp-ledger" ] || fail "bin/adcp-ledger is not executable"
+# Every docs/NAME.md a man page names is installed under share/doc/adcp-ledger/docs/.
+for ref in $(cat "$prefix"/share/man/man*/* | sed 's/\\-/-/g' | grep -o 'docs/[a-z0-9-]*\.md' | sort -u); do
+  [ -f "$prefix/share/doc/adcp-ledger/$ref" ] || fail "a man page names $ref, which is not installed"
+done
 [ ! -e "$prefix/bin/adcp-ledger-testhooks" ] || fail "the test-hooks binary was installed"
 "$prefix/bin/adcp-ledger" --version | grep -qx "adcp-ledger $version" || fail "installed --version"
 ls "$prefix/include/adcp" | grep -v '\.h$' && fail "non-header files under include/adcp"

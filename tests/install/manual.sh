@@ -42,6 +42,20 @@ for p in "$dir"/man1/adcp-ledger-*.1; do
   cut -f1 "$tmp/commands" | grep -qx -- "$c" || fail "man page for $c, which is not in the dispatch table"
 done
 
+# The configuration file and the library have pages too, groff-clean.
+for p in "$dir/man5/adcp-ledger.conf.5" "$dir/man3/adcp-ledger.3"; do
+  [ -f "$p" ] || { fail "no page $(basename "$p")"; continue; }
+  if command -v groff >/dev/null 2>&1; then
+    warn=$(groff -k -man -ww -z "$p" 2>&1)
+    [ -z "$warn" ] || fail "$(basename "$p"): groff warnings: $warn"
+  fi
+done
+# Every docs/NAME.md a page names exists (it is installed: tests/install/install.sh).
+src_docs=$(cd "$(dirname "$0")/../../docs" && pwd)
+for ref in $(cat "$dir"/man*/* | sed 's/\\-/-/g' | grep -o 'docs/[a-z0-9-]*\.md' | sort -u); do
+  [ -f "$src_docs/${ref#docs/}" ] || fail "a man page names $ref, which does not exist"
+done
+
 bc=$dir/completion/adcp-ledger
 bash -n "$bc" || fail "bash completion: syntax error"
 out=$(bash --norc --noprofile -c '. "$1" || exit 1; complete -p adcp-ledger' _ "$bc" 2>&1) || fail "bash completion does not load: $out"
