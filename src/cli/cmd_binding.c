@@ -46,7 +46,10 @@ static const char list_help[] =
     "Every binding recorded in the database (and the implicit postgres binding), with\n"
     "its state, whether this configuration defines it (CONFIGURED), whether the stored\n"
     "identity equals the configured one (IDENTITY) and whether it was registered under\n"
-    "this deployment namespace (NAMESPACE). The operational settings shown are the\n"
+    "this deployment namespace (NAMESPACE); then each binding this configuration defines\n"
+    "that was never registered (STATE UNREG; --json \"state\":\"unregistered\",\n"
+    "\"registered\":false): commits cannot use it before 'binding add ID'.\n"
+    "The operational settings shown are the\n"
     "compression and the credentialRef name only. Never writes to the database.\n"
     "--json prints {\"bindings\":[…]}. See docs/objects.md.\n";
 
@@ -122,14 +125,24 @@ static void binding_info_json(adcp_buf *b, const adcp_binding_info *bi, adcp_jso
   adcp_buf_append_str(b, "},\"retired_at\":");
   if (bi->retired_at[0]) adcp_jcs_write_string(b, bi->retired_at, strlen(bi->retired_at));
   else adcp_buf_append_str(b, "null");
-  adcp_buf_append_byte(b, '}');
+  adcp_buf_append_str(b, ",\"registered\":true}");
 }
 
-static int binding_list(adcp_ledger *l, int json, adcp_error *err) {
+/* A binding of this configuration that the database has no row for: commits
+ * cannot use it until `binding add` registers it, so list shows it too. */
+static int registered(const adcp_binding_info *bi, size_t n, const char *id) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(bi[i].id, id)) return 1;
+  return 0;
+}
+
+static int binding_list(adcp_ledger *l, const adcp_cli_config *cfg, int json, adcp_error *err) {
   adcp_binding_info *bi = NULL;
   size_t n = 0;
   int rc = adcp_ledger_list_bindings(&bi, &n, l, err);
   if (rc) return rc;
+  adcp_cli_config_summary sum = {0};
+  if (cfg) adcp_cli_config_summarize(&sum, cfg);
   adcp_json_doc scratch;
   adcp_json_doc_init(&scratch);
   if (json) {
@@ -139,6 +152,14 @@ static int binding_list(adcp_ledger *l, int json, adcp_error *err) {
     for (size_t i = 0; i < n; i++) {
       if (i) adcp_buf_append_byte(&b, ',');
       binding_info_json(&b, &bi[i], &scratch);
+    }
+    for (size_t i = 0; i < sum.n_bindings; i++) {
+      if (registered(bi, n, sum.bindings[i].id)) continue;
+      adcp_buf_append_str(&b, n || i ? ",{\"id\":" : "{\"id\":");
+      adcp_jcs_write_string(&b, sum.bindings[i].id, strlen(sum.bindings[i].id));
+      adcp_buf_append_str(&b, ",\"kind\":\"object\",\"provider\":");
+      adcp_jcs_write_string(&b, sum.bindings[i].provider, strlen(sum.bindings[i].provider));
+      adcp_buf_append_str(&b, ",\"state\":\"unregistered\",\"configured\":true,\"registered\":false}");
     }
     adcp_buf_append_str(&b, "]}\n");
     fwrite(b.data, 1, b.len, stdout);
@@ -162,6 +183,14 @@ static int binding_list(adcp_ledger *l, int json, adcp_error *err) {
       if (cred[0]) printf("%scredentialRef=%s", comp ? " " : "", cred);
       if (!comp && !cred[0]) printf("-");
       putchar('\n');
+    }
+    for (size_t i = 0; i < sum.n_bindings; i++) {
+      if (registered(bi, n, sum.bindings[i].id)) continue;
+      char line[200];
+      snprintf(line, sizeof line, "%-16s %-8s %-10s %-9s %-10s %-8s %-9s ", sum.bindings[i].id, "object",
+               sum.bindings[i].provider, "UNREG", "yes", "-", "-");
+      adcp_cli_put_safe(line);
+      printf("not registered: run 'adcp-ledger binding add %s'\n", sum.bindings[i].id);
     }
   }
   adcp_json_doc_free(&scratch);
@@ -453,7 +482,7 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
   } else if (is_repin) {
     rc = binding_repin(&code, x.l, id, dry, json, &err);
   } else {
-    rc = binding_list(x.l, json, &err);
+    rc = binding_list(x.l, x.cfg, json, &err);
   }
   adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail("binding", &err);

@@ -1,7 +1,8 @@
 /* tests/cli/test_cli_visibility.c — room tests/cli: what the tool shows an
  * operator (issue 29 items 6 and 7), on SQLite and PostgreSQL: show (text and
  * --json) names the binding holding a revision's bytes, a header-only
- * revision its source's; hold add refuses an account with no obligation
+ * revision its source's; binding list shows configured bindings never
+ * registered; hold add refuses an account with no obligation
  * (exit 5, it would hold nothing); under --log-format json a refusal is a
  * JSON record (never the text line) and cli.done carries the error code. */
 #include "cli/cli_cx.h"
@@ -14,8 +15,9 @@ static void cx_open(cx *x, void **state) {
   char cfg[4600];
   snprintf(cfg, sizeof cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
-           "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"}]}\n",
-           x->dir);
+           "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"},{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":"
+           "\"filesystem\",\"location\":{\"root\":\"demo2\"},\"root_dir\":\"%s/bucket2\",\"prefix\":\"rows\"}]}\n",
+           x->dir, x->dir);
   tu_write_file(x->cfg, cfg, strlen(cfg));
   tu_write_file(x->path, "{\"a\":1}\n{\"b\":2}\n", 16);
   assert_int_equal(run(x, "migrate"), 0);
@@ -51,6 +53,26 @@ static void show_names_the_binding(void **state) {
   /* history --json carries it per revision too */
   assert_int_equal(run(&x, "history --account acct --obligation ob_obj --json"), 0);
   assert_non_null(strstr(out_of(&x), "\"row_binding_id\":\"fs1\""));
+  cx_close(&x);
+}
+
+static void binding_list_shows_unregistered(void **state) {
+  cx x;
+  cx_open(&x, state);
+  assert_int_equal(run(&x, "binding list"), 0);
+  assert_non_null(strstr(out_of(&x), "\nfs1 "));
+  const char *u = strstr(out_of(&x), "\nfs_new ");
+  assert_non_null(u);
+  assert_non_null(strstr(u, " UNREG "));
+  assert_non_null(strstr(u, "not registered: run 'adcp-ledger binding add fs_new'"));
+  assert_int_equal(run(&x, "binding list --json"), 0);
+  assert_non_null(strstr(out_of(&x), "{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":\"filesystem\",\"state\":"
+                                     "\"unregistered\",\"configured\":true,\"registered\":false}"));
+  assert_non_null(strstr(out_of(&x), "\"id\":\"fs1\""));
+  /* registered: no longer listed as such */
+  assert_int_equal(run(&x, "binding add fs_new"), 0);
+  assert_int_equal(run(&x, "binding list --json"), 0);
+  assert_null(strstr(out_of(&x), "\"unregistered\""));
   cx_close(&x);
 }
 
@@ -109,6 +131,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(show_names_the_binding),
       BOTH(hold_refuses_unknown),
+      BOTH(binding_list_shows_unregistered),
       {"sqlite/json_logs_carry_refusals", json_logs_carry_refusals, setup, teardown, &SQLITE},
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
