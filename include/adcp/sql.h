@@ -371,6 +371,9 @@ typedef struct adcp_sql_integrity_report {
   char **problems;        /* one line each, at most 100 */
   size_t count;           /* 0 = clean */
   int truncated;          /* more problems than listed */
+  /* A check this role may not run, with why (static; NULL when all ran): the
+   * PostgreSQL immutability probe needs INSERT on the row-storage tables. */
+  const char *not_checked;
 } adcp_sql_integrity_report;
 /* Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_sql_integrity_check(adcp_sql_integrity_report **out, adcp_sql_conn *conn, adcp_error *err);

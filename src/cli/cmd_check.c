@@ -32,8 +32,12 @@ static const char check_help[] =
     "'integrity PROBLEM' line each. --json prints one document:\n"
     "  {\"ok\":BOOL,\"schema\":{\"state\":\"up_to_date\"|\"behind\",\"message\":STR|null},\n"
     "   \"drift\":[{\"object\":STR,\"problem\":\"missing\"|\"changed\"|\"disabled\"}]|null,\n"
-    "   \"integrity\":{\"checks\":[STR],\"problems\":[STR],\"truncated\":BOOL}|null}\n"
+    "   \"integrity\":{\"checks\":[STR],\"problems\":[STR],\"truncated\":BOOL}|null,\n"
+    "   \"not_checked\":[{\"check\":\"drift\"|\"integrity\",\"reason\":STR}]}\n"
     "(drift and integrity are null when the schema is behind: run 'adcp-ledger migrate').\n"
+    "A read-only role (the auditor of docs/roles.md) runs what it may: without CREATE on the\n"
+    "database the drift is 'not checked' (drift null), without INSERT the immutability probe;\n"
+    "each is named with why, and the exit status covers what ran.\n"
     "On PostgreSQL the audit builds the expected catalog in a scratch schema inside a\n"
     "transaction it rolls back, so the role needs CREATE on the database (and INSERT and\n"
     "UPDATE on the adcp_* tables for the probe).\n"
@@ -66,6 +70,20 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_error schema_err = {0};
   int behind = 0;
   int rc = adcp_storage_check_ready(&drift, s, &schema_err);
+  /* A role without CREATE on the database (an auditor, docs/roles.md) cannot
+   * build the expected catalog: the history passed, the drift is unchecked. */
+  const char *drift_not_checked = NULL;
+  if (rc == ADCP_ESTORAGE && adcp_sql_dialect_of(adcp_storage_sql(s)) == ADCP_SQL_POSTGRES) {
+    char can[8] = "";
+    int found = 0;
+    adcp_error e2 = {0};
+    if (!adcp_sql_query_text(can, sizeof can, &found, adcp_storage_sql(s),
+                             "SELECT has_database_privilege(current_database(), 'CREATE')::text", NULL, 0, &e2) &&
+        strcmp(can, "true") && !adcp_migrate_check(adcp_storage_sql(s), adcp_storage_migrations(s), &e2))
+      drift_not_checked = "the role has no CREATE on the database, which the catalog audit needs for the "
+                          "scratch schema it builds and rolls back",
+      rc = 0;
+  }
   if (rc == ADCP_EREPORTING_SCHEMA_BEHIND) behind = 1;
   else if (rc && rc != ADCP_ESCHEMA_UNREADY) {
     adcp_storage_close(s);
@@ -102,7 +120,18 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
       }
       adcp_buf_append_byte(&b, ']');
     }
-    adcp_buf_append_str(&b, ",\"integrity\":");
+    adcp_buf_append_str(&b, ",\"not_checked\":[");
+    if (drift_not_checked) {
+      adcp_buf_append_str(&b, "{\"check\":\"drift\",\"reason\":");
+      jstr(&b, drift_not_checked);
+      adcp_buf_append_byte(&b, '}');
+    }
+    if (integ && integ->not_checked) {
+      adcp_buf_append_str(&b, drift_not_checked ? ",{\"check\":\"integrity\",\"reason\":" : "{\"check\":\"integrity\",\"reason\":");
+      jstr(&b, integ->not_checked);
+      adcp_buf_append_byte(&b, '}');
+    }
+    adcp_buf_append_str(&b, "],\"integrity\":");
     if (!integ) {
       adcp_buf_append_str(&b, "null}\n");
     } else {
@@ -124,7 +153,8 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
     }
   } else {
     adcp_buf_printf(&b, "schema %s\n", behind ? "behind" : "up to date");
-    if (!drift) adcp_buf_append_str(&b, "drift not checked (schema behind: run adcp-ledger migrate)\n");
+    if (drift_not_checked) adcp_buf_printf(&b, "drift not checked (%s)\n", drift_not_checked);
+    else if (!drift) adcp_buf_append_str(&b, "drift not checked (schema behind: run adcp-ledger migrate)\n");
     else if (!ndrift) adcp_buf_append_str(&b, "drift none\n");
     /* Catalog names and engine messages come from the database: escaped. */
     char esc[4 * 512 + 8];
@@ -135,11 +165,16 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
     for (size_t i = 0; i < nbad; i++)
       adcp_buf_printf(&b, "integrity %s\n", adcp_cli_escape(esc, sizeof esc, integ->problems[i]));
     if (integ && integ->truncated) adcp_buf_append_str(&b, "integrity (more problems not listed)\n");
+    if (integ && integ->not_checked) adcp_buf_printf(&b, "integrity not checked: %s\n", integ->not_checked);
   }
   fwrite(b.data, 1, b.len, stdout);
   adcp_cli_json_printed();
   adcp_buf_free(&b);
   int out_ok = fflush(stdout) == 0;
+  if (ok && (drift_not_checked || (integ && integ->not_checked)))
+    fputs("adcp-ledger check: warning: this role could not run every check (listed on stdout as 'not checked'); "
+          "what ran is clean (docs/roles.md)\n",
+          stderr);
   if (!ok) {
     /* One error line on stderr, as every command does. */
     if (behind) {

@@ -28,8 +28,8 @@ static inline void cx_free(cx *x) {
   free(x->dir);
 }
 
-static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(cx *x, const char *fmt, ...) {
+static inline int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int run(cx *x, const char *fmt, ...) {
   char args[4096], full[13000];
   va_list ap;
   va_start(ap, fmt);
