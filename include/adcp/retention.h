@@ -150,6 +150,12 @@ typedef struct adcp_retention_status {
   adcp_retention_bucket skipped_unconfigured;
   uint64_t retired;                   /* tombstones `retired` */
   uint64_t holds;                     /* explicit holds in force */
+  /* Periods with no tombstone (live, in any class or none), and the live
+   * period that becomes age-eligible next: when (its newest anchor + W,
+   * spec 03 §6.2) and which; "" when every live period is already past. */
+  uint64_t live;
+  char next_eligible_at[32];
+  char next_eligible_obligation_id[ADCP_LEDGER_ID_MAX];
 } adcp_retention_status;
 
 /* Read-only. account_id NULL = every account; as_of as in the options.

@@ -46,7 +46,9 @@ static const char retention_help[] =
     "       adcp-ledger [--db URL] [--config FILE] retention stalled [--min-seconds S] [--json]\n\n"
     "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
     "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.\n\n"
-    "status      counts and the oldest period of each class: eligible (a retire pass would take\n"
+    "status      the live periods (no tombstone), when the next one becomes age-eligible (its newest\n"
+    "            anchor + the window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null),\n"
+    "            counts and the oldest period of each class: eligible (a retire pass would take\n"
     "            it), retiring, held (explicit hold or live feed consumer), protected (lease),\n"
     "            stalled (in backoff after failures), skipped (binding not configured here);\n"
     "            --as-of T evaluates at an earlier instant (never later than the database clock)\n"
@@ -222,7 +224,15 @@ static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
     bucket_json(&b, "protected", &st.protected_);
     bucket_json(&b, "stalled", &st.stalled);
     bucket_json(&b, "skipped_unconfigured", &st.skipped_unconfigured);
-    adcp_buf_printf(&b, ",\"retired\":%" PRIu64 ",\"holds\":%" PRIu64 "}\n", st.retired, st.holds);
+    adcp_buf_printf(&b, ",\"retired\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"live\":%" PRIu64 ",\"next_eligible\":",
+                    st.retired, st.holds, st.live);
+    if (st.next_eligible_at[0]) {
+      adcp_buf_printf(&b, "{\"at\":\"%s\",\"obligation_id\":", st.next_eligible_at);
+      adcp_cli_json_str(&b, st.next_eligible_obligation_id);
+      adcp_buf_append_str(&b, "}}\n");
+    } else {
+      adcp_buf_append_str(&b, "null}\n");
+    }
     fwrite(b.data, 1, b.len, stdout);
     adcp_buf_free(&b);
     adcp_cli_json_printed();
@@ -236,6 +246,13 @@ static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
     bucket_text("stalled", &st.stalled);
     bucket_text("skipped_unconfigured", &st.skipped_unconfigured);
     printf("  %-21s %" PRIu64 "\n  %-21s %" PRIu64 "\n", "retired", st.retired, "holds in force", st.holds);
+    printf("  %-21s %" PRIu64 "\n", "live periods", st.live);
+    char id[ADCP_CLI_ESC_ID];
+    if (st.next_eligible_at[0])
+      printf("  %-21s %s (%s)\n", "next eligible", st.next_eligible_at,
+             adcp_cli_escape(id, sizeof id, st.next_eligible_obligation_id));
+    else
+      printf("  %-21s -\n", "next eligible");
   }
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }

@@ -2,9 +2,11 @@
  * retention, read-only: counts and the oldest period per class (eligible,
  * retiring, held, protected, stalled, skipped), and the periods stuck in
  * backoff longer than a threshold. */
+#define _GNU_SOURCE /* timegm */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "retention/internal.h"
 
@@ -14,6 +16,66 @@ static void bucket(adcp_retention_bucket *b, const ret_classes *c, int cls) {
     snprintf(b->oldest_at, sizeof b->oldest_at, "%s", c->oldest_at[cls]);
     snprintf(b->oldest_obligation_id, sizeof b->oldest_obligation_id, "%s", c->oldest_id[cls]);
   }
+}
+
+/* The newest anchor of a period: its end, its newest revision (or its
+ * creation) and its newest adjustment (spec 03 §6.2), as UTC text. */
+#define ANCHOR_PG                                                                                                 \
+  "greatest(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE "              \
+  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM "                  \
+  "adcp_reporting_adjustments a WHERE a.obligation_id = o.obligation_id), o.period_end))"
+#define ANCHOR_SQ                                                                                                 \
+  "max(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE "                   \
+  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM "                  \
+  "adcp_reporting_adjustments a WHERE a.obligation_id = o.obligation_id), o.period_end))"
+
+/* anchor + W days, keeping the microseconds (UTC text in, UTC text out). */
+static void plus_days(char out[32], const char *anchor, int64_t days) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  unsigned frac = 0;
+  if (sscanf(anchor, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+             &tm.tm_sec, &frac) < 6) {
+    out[0] = 0;
+    return;
+  }
+  tm.tm_year -= 1900, tm.tm_mon -= 1;
+  time_t t = timegm(&tm) + (time_t)(days * 86400);
+  gmtime_r(&t, &tm);
+  char text[96];
+  snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, frac % 1000000u);
+  snprintf(out, 32, "%.31s", text);
+}
+
+static int next_eligible(adcp_retention_status *out, const rpass *rp, adcp_error *err) {
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  int rc = rsql(&sql, rp,
+                rp->pg ? "SELECT (SELECT count(*) FROM adcp_reporting_obligations o WHERE " RET_NO_TOMB " AND " RET_ACCOUNT
+                         "), (SELECT o.obligation_id || ' ' || " RET_PG_TS(ANCHOR_PG) " FROM adcp_reporting_obligations o "
+                         "WHERE " RET_NO_TOMB " AND " RET_ACCOUNT " AND NOT (" RET_AGE ") ORDER BY " ANCHOR_PG
+                         ", o.obligation_id LIMIT 1) FROM (SELECT $1@TS AS n, $3@TS AS d) z"
+                       : "SELECT (SELECT count(*) FROM adcp_reporting_obligations o WHERE " RET_NO_TOMB " AND " RET_ACCOUNT
+                         "), (SELECT o.obligation_id || ' ' || " ANCHOR_SQ " FROM adcp_reporting_obligations o WHERE "
+                         RET_NO_TOMB " AND " RET_ACCOUNT " AND NOT (" RET_AGE ") ORDER BY " ANCHOR_SQ
+                         ", o.obligation_id LIMIT 1) FROM (SELECT $1@TS AS n, $3@TS AS d) z")
+               ? adcp_error_set(err, ADCP_ENOMEM, "out of memory")
+               : 0;
+  adcp_sql_rows *r = NULL;
+  if (!rc) rc = adcp_sql_query(&r, rp->c, (const char *)sql.data, rp->p, rp->np, err);
+  if (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    out->live = (uint64_t)adcp_sql_get_int64(r, 0);
+    const char *v = adcp_sql_get_text(r, 1, NULL), *sp = strrchr(v, ' ');
+    if (sp) { /* obligation IDs hold no space (^[A-Za-z0-9_.:-]+$) */
+      snprintf(out->next_eligible_obligation_id, sizeof out->next_eligible_obligation_id, "%.*s", (int)(sp - v), v);
+      plus_days(out->next_eligible_at, sp + 1, rp->window_days);
+    }
+  }
+  adcp_sql_rows_free(r);
+  adcp_buf_free(&sql);
+  return rc < 0 ? rc : 0;
 }
 
 int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const adcp_retention_policy *policy,
@@ -55,6 +117,7 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
     }
   }
   adcp_buf_free(&sql);
+  if (!rc) rc = next_eligible(out, &rp, err);
   rpass_end(&rp);
   return rc < 0 ? rc : 0;
 }

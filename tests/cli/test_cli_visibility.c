@@ -2,9 +2,13 @@
  * operator (issue 29 items 6 and 7), on SQLite and PostgreSQL: show (text and
  * --json) names the binding holding a revision's bytes, a header-only
  * revision its source's; binding list shows configured bindings never
- * registered; hold add refuses an account with no obligation
+ * registered; retention status counts the live periods and says when the
+ * next becomes eligible; hold add refuses an account with no obligation
  * (exit 5, it would hold nothing); under --log-format json a refusal is a
  * JSON record (never the text line) and cli.done carries the error code. */
+#define _GNU_SOURCE /* timegm */
+#include <time.h>
+
 #include "cli/cli_cx.h"
 
 
@@ -16,7 +20,7 @@ static void cx_open(cx *x, void **state) {
   snprintf(cfg, sizeof cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
            "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"},{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":"
-           "\"filesystem\",\"location\":{\"root\":\"demo2\"},\"root_dir\":\"%s/bucket2\",\"prefix\":\"rows\"}]}\n",
+           "\"filesystem\",\"location\":{\"root\":\"demo2\"},\"root_dir\":\"%s/bucket2\",\"prefix\":\"rows\"}],\"retention\":{\"enabled\":true,\"status_retention_days\":30}}\n",
            x->dir, x->dir);
   tu_write_file(x->cfg, cfg, strlen(cfg));
   tu_write_file(x->path, "{\"a\":1}\n{\"b\":2}\n", 16);
@@ -76,6 +80,43 @@ static void binding_list_shows_unregistered(void **state) {
   cx_close(&x);
 }
 
+static void retention_status_counts_live(void **state) {
+  cx x;
+  cx_open(&x, state);
+  assert_int_equal(run(&x, "retention status --json"), 0);
+  assert_non_null(strstr(out_of(&x), "\"live\":0,\"next_eligible\":null}"));
+  assert_int_equal(run(&x, "commit --account acct --obligation ob_a --revision r1 --finality snapshot --period-start "
+                           "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+                       x.path),
+                   0);
+  assert_int_equal(run(&x, "show --account acct --revision r1 --json"), 0);
+  const char *rec = strstr(out_of(&x), "\"recorded_at\":\"");
+  assert_non_null(rec);
+  char recorded[32];
+  snprintf(recorded, sizeof recorded, "%.27s", rec + 15);
+  assert_int_equal(run(&x, "retention status --json"), 0);
+  assert_non_null(strstr(out_of(&x), "\"live\":1,\"next_eligible\":{\"at\":\""));
+  assert_non_null(strstr(out_of(&x), "\"obligation_id\":\"ob_a\"}}"));
+  /* its anchor is the revision's recorded_at (after the period end): + 30 days */
+  struct tm tm = {0};
+  unsigned frac = 0;
+  assert_int_equal(sscanf(recorded, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                          &tm.tm_min, &tm.tm_sec, &frac),
+                   7);
+  tm.tm_year -= 1900, tm.tm_mon -= 1;
+  time_t t = timegm(&tm) + 30 * 86400;
+  gmtime_r(&t, &tm);
+  char want[120];
+  snprintf(want, sizeof want, "\"at\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06uZ\"", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  assert_non_null(strstr(out_of(&x), want));
+  assert_int_equal(run(&x, "retention status"), 0);
+  assert_non_null(strstr(out_of(&x), "  live periods          1\n"));
+  assert_non_null(strstr(out_of(&x), "  next eligible         "));
+  assert_non_null(strstr(out_of(&x), " (ob_a)\n"));
+  cx_close(&x);
+}
+
 static void hold_refuses_unknown(void **state) {
   cx x;
   cx_open(&x, state);
@@ -132,6 +173,7 @@ int main(void) {
       BOTH(show_names_the_binding),
       BOTH(hold_refuses_unknown),
       BOTH(binding_list_shows_unregistered),
+      BOTH(retention_status_counts_live),
       {"sqlite/json_logs_carry_refusals", json_logs_carry_refusals, setup, teardown, &SQLITE},
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
