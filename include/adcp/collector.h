@@ -101,6 +101,13 @@ typedef struct adcp_collector_binding_report {
   uint64_t fence_epoch;   /* epoch held while deleting (0 = none) */
   char **candidate_keys;  /* dry run only, up to ADCP_COLLECTOR_DRY_RUN_CAP over the run */
   size_t n_candidate_keys;
+  /* Dry run only (the same cap, shared): row-object keys skipped as younger
+   * than min_age, with their age in seconds at the database clock (-1: the
+   * store gave no time), not checked against references: what a crash may
+   * have left, before it is old enough to collect. */
+  char **young_keys;
+  int64_t *young_age_s;
+  size_t n_young_keys;
 } adcp_collector_binding_report;
 
 typedef struct adcp_collector_report {

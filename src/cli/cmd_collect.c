@@ -80,6 +80,9 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
              c->skipped_foreign, c->skipped_young, c->skipped_referenced, c->skipped_rechecked, c->failed,
              br->truncated ? ", truncated" : "", br->refusal[0] ? ", refusal " : "", br->refusal);
       for (size_t k = 0; k < br->n_candidate_keys; k++) printf("  candidate %s\n", br->candidate_keys[k]);
+      for (size_t k = 0; k < br->n_young_keys; k++)
+        if (br->young_age_s[k] < 0) printf("  young (age unknown) %s\n", br->young_keys[k]);
+        else printf("  young %" PRId64 " s %s\n", br->young_age_s[k], br->young_keys[k]);
       if (br->failure[0]) fprintf(stderr, "adcp-ledger collect-orphans: %s: %s\n", br->row_binding_id, br->failure);
     }
     printf("total: listed %" PRIu64 ", candidates %" PRIu64 ", deleted %" PRIu64 ", fenced %" PRIu64
@@ -95,7 +98,9 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
 /* ---- the option table (cli/opt.h) ---- */
 
 static const adcp_cli_optdef collect_opts[] = {
-    ADCP_OPT_FLAG("--dry-run", "classify only; report up to 1000 candidate keys"),
+    ADCP_OPT_FLAG("--dry-run", "classify only; report up to 1000 keys: candidates, and the row-object keys still "
+                               "younger than the minimum age with their age ('young N s KEY'; --json young[{key, "
+                               "age_seconds}]; not checked against references)"),
     ADCP_OPT_FLAG("--acknowledge-exclusive-namespace",
                   "required to delete: nothing but this installation\nwrites under the bindings' namespace prefix"),
     ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REPEAT, "collect only these bindings"),

@@ -303,6 +303,21 @@ static int hook(run *r, int step, const char *id, const char *key) {
   return r->o.hook ? r->o.hook(r->o.hook_ctx, step, id, key) : 0;
 }
 
+static int add_young_key(run *r, adcp_collector_binding_report *br, const char *key, int64_t last_modified_ms) {
+  if (r->keys_reported >= ADCP_COLLECTOR_DRY_RUN_CAP) return 0;
+  char **g = realloc(br->young_keys, (br->n_young_keys + 1) * sizeof *g);
+  if (!g) return ADCP_ENOMEM;
+  br->young_keys = g;
+  int64_t *a = realloc(br->young_age_s, (br->n_young_keys + 1) * sizeof *a);
+  if (!a) return ADCP_ENOMEM;
+  br->young_age_s = a;
+  if (!(g[br->n_young_keys] = strdup(key))) return ADCP_ENOMEM;
+  int64_t now_ms = r->cutoff_ms + r->o.min_age_seconds * 1000;
+  a[br->n_young_keys] = last_modified_ms < 0 ? -1 : (now_ms - last_modified_ms) / 1000;
+  br->n_young_keys++, r->keys_reported++;
+  return 0;
+}
+
 static int add_candidate_key(run *r, adcp_collector_binding_report *br, const char *key) {
   if (r->keys_reported >= ADCP_COLLECTOR_DRY_RUN_CAP) return 0;
   char **g = realloc(br->candidate_keys, (br->n_candidate_keys + 1) * sizeof *g);
@@ -404,6 +419,11 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
       }
       if (en->last_modified < 0 || en->last_modified > r->cutoff_ms) {
         br->c.skipped_young++;
+        if (r->o.dry_run && add_young_key(r, br, en->key, en->last_modified)) {
+          rc = oom(&e);
+          adcp_object_list_page_free(&pg);
+          goto out;
+        }
         continue;
       }
       c->e = en, c->referenced = 0;
@@ -645,6 +665,8 @@ void adcp_collector_report_free(adcp_collector_report *r) {
     adcp_collector_binding_report *b = &r->bindings[i];
     free(b->cursor);
     free_ids(b->candidate_keys, b->n_candidate_keys);
+    free_ids(b->young_keys, b->n_young_keys);
+    free(b->young_age_s);
   }
   free(r->bindings);
   memset(r, 0, sizeof *r);
@@ -688,6 +710,12 @@ int adcp_collector_report_json(adcp_buf *o, const adcp_collector_report *r) {
       for (size_t k = 0; !e && k < b->n_candidate_keys; k++) {
         if (k) e = adcp_buf_append_byte(o, ',');
         if (!e) e = adcp_json_write_ascii_string(o, b->candidate_keys[k]);
+      }
+      if (!e) e = adcp_buf_append_str(o, "],\"young\":[");
+      for (size_t k = 0; !e && k < b->n_young_keys; k++) {
+        e = adcp_buf_append_str(o, k ? ",{\"key\":" : "{\"key\":");
+        if (!e) e = adcp_json_write_ascii_string(o, b->young_keys[k]);
+        if (!e) e = adcp_buf_printf(o, ",\"age_seconds\":%lld}", (long long)b->young_age_s[k]);
       }
       if (!e) e = adcp_buf_append_byte(o, ']');
     }

@@ -3,7 +3,8 @@
  * --json) names the binding holding a revision's bytes, a header-only
  * revision its source's; binding list shows configured bindings never
  * registered; retention status counts the live periods and says when the
- * next becomes eligible; hold add refuses an account with no obligation
+ * next becomes eligible; collect-orphans --dry-run lists the young keys
+ * with their ages; hold add refuses an account with no obligation
  * (exit 5, it would hold nothing); under --log-format json a refusal is a
  * JSON record (never the text line) and cli.done carries the error code. */
 #define _GNU_SOURCE /* timegm */
@@ -117,6 +118,27 @@ static void retention_status_counts_live(void **state) {
   cx_close(&x);
 }
 
+static void dry_run_shows_young_ages(void **state) {
+  cx x;
+  cx_open(&x, state);
+  assert_int_equal(run(&x, "commit --account acct --obligation ob_y --revision r_y --finality snapshot --binding fs1 "
+                           "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+                       x.path),
+                   0);
+  assert_int_equal(run(&x, "collect-orphans --dry-run --binding fs1 --json"), 0);
+  const char *y = strstr(out_of(&x), "\"young\":[{\"key\":\"rows/");
+  assert_non_null(y);
+  const char *a = strstr(y, "\"age_seconds\":");
+  assert_non_null(a);
+  long age = strtol(a + 14, NULL, 10);
+  assert_true(age >= 0 && age < 600);
+  assert_int_equal(run(&x, "collect-orphans --dry-run --binding fs1"), 0);
+  assert_non_null(strstr(out_of(&x), "young 1, "));
+  assert_non_null(strstr(out_of(&x), "\n  young "));
+  assert_non_null(strstr(out_of(&x), " s rows/"));
+  cx_close(&x);
+}
+
 static void hold_refuses_unknown(void **state) {
   cx x;
   cx_open(&x, state);
@@ -174,6 +196,7 @@ int main(void) {
       BOTH(hold_refuses_unknown),
       BOTH(binding_list_shows_unregistered),
       BOTH(retention_status_counts_live),
+      BOTH(dry_run_shows_young_ages),
       {"sqlite/json_logs_carry_refusals", json_logs_carry_refusals, setup, teardown, &SQLITE},
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
