@@ -304,5 +304,7 @@ static const adcp_cli_optdef import_opts[] = {
     ADCP_OPT_INT("--batch", "N", 1, ADCP_IMPORT_BATCH_MAX, "candidates per source query"),
     ADCP_OPT_FLAG("--resume", "continue after the durable cursor"), ADCP_OPT_FLAG("--dry-run", "change nothing"),
     ADCP_OPT_FLAG("--finish", "rename the legacy table when done"), ADCP_OPT_FLAG("--quiet", "no progress"),
+    ADCP_OPT_STR("--retry", "R", "after repairing R's legacy row: out of the quarantine, import its account again"),
+    ADCP_OPT_FLAG("--quarantined", "list the quarantined revisions (no --from needed)"),
     ADCP_OPT_END};
 ADCP_CLI_LEGACY_SPEC(adcp_cli_import_spec, "import-legacy", import_opts, 0, 0);

@@ -13,6 +13,7 @@
 
 #include "../../src/cli/opt.c"
 #include "../../src/cli/util.c"
+#include "../../src/cli/log_sink.c" /* util.c reports refusals through it */
 #include "testutil.h"
 
 static int run_cmd(const struct adcp_cli_globals *g, const adcp_cli_args *a) {
