@@ -36,7 +36,6 @@
 
 #include "adcp/core.h"
 #include "adcp/ledger.h"
-#include "adcp/worker.h"
 
 ADCP_BEGIN_DECLS
 
@@ -165,29 +164,6 @@ typedef struct adcp_collector_state {
 
 /* The stored state of binding_id (zeros / -1 when it has none). Errors: ADCP_ESTORAGE. */
 int adcp_collector_state_get(adcp_collector_state *out, adcp_ledger *l, const char *binding_id, adcp_error *err);
-
-/* ---- the maintenance task (src/worker/tasks_collector.c) ---------------------- */
-
-/* "orphan_collection" (opt-in): each tick collects the bindings that are due —
- * an unfinished listing (stored cursor) resumes at once; a fresh listing starts
- * only interval_s after the last completed one; after a fence refusal the
- * binding is tried again retry_s later (within the hour), never sooner.
- * Counters: bindings_due, listed, pages, candidates, deleted, absent,
- * skipped_foreign, skipped_young, skipped_referenced, skipped_rechecked,
- * failed, fenced, stalled (= fenced: work the fence holds up), pending
- * (unsupported providers and listings left with a cursor), truncated. A second
- * refusal in a row counts as failed. Dry run: classify only, store nothing. */
-typedef struct adcp_worker_collector_ctx {
-  int version;                    /* 1 */
-  adcp_ledger *ledger;
-  adcp_collector_options options; /* base options (limit comes from the pass) */
-  int64_t interval_s;             /* 0 = 86400; at least 3600 */
-  int64_t retry_s;                /* 0 = 3600 */
-} adcp_worker_collector_ctx;
-/* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
- * returns. */
-int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err);
 
 ADCP_END_DECLS
 #endif

@@ -380,6 +380,10 @@ typedef struct adcp_ledger_binding_config {
  * INVALID_INPUT for a bad ID or location; UNSAFE_BINDING for a prefix or key
  * template that could escape the binding, or a client that does not match. */
 int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err);
+/* The checks of adcp_ledger_configure_binding that need no handle (ID and the
+ * reserved "postgres", client, prefix, key template, location, compression,
+ * credentialRef), with the same codes and messages. Thread-safe. */
+int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp_error *err);
 
 /* Registration (spec 02 §5.3): probe the store, insert the binding row if
  * absent, re-read it. UNSAFE_BINDING when the stored identity differs from the

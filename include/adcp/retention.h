@@ -25,7 +25,6 @@
 
 #include "adcp/core.h"
 #include "adcp/ledger.h"
-#include "adcp/worker.h"
 
 ADCP_BEGIN_DECLS
 
@@ -202,29 +201,6 @@ int adcp_retention_hold_remove(adcp_ledger *l, const char *hold_id, adcp_error *
  * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_retention_hold_list(adcp_retention_hold **out, size_t *count, adcp_ledger *l, const char *account_id,
                              adcp_error *err);
-
-/* ---- worker adapters (src/worker/tasks_retention.c) -------------------------------------- */
-
-/* The ctx of both tasks: owned by the host, outlives the worker. */
-typedef struct adcp_retention_task_ctx {
-  int version;                         /* 1 */
-  adcp_ledger *ledger;                 /* its connection is used only by this task */
-  const adcp_retention_policy *policy; /* checked by the task on every run */
-  const char *account_id;              /* NULL = every account */
-} adcp_retention_task_ctx;
-
-/* "period_retirement": one adcp_retention_retire pass with pass->limit,
- * pass->dry_run and pass->stop. Reports retired, failed, held, protected,
- * stalled, pending, skipped_unconfigured, resumed, objects_deleted,
- * bodies_deleted, bytes_freed (zeros included) and one cause per failure.
- * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_retire returns (a failed period is counted, not
- * returned). */
-int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err);
-/* "row_pruning": one adcp_retention_prune_rows pass; reports pruned instead
- * of retired (plus objects_kept).
- * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_prune_rows returns. */
-int adcp_worker_task_row_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 ADCP_END_DECLS
 #endif

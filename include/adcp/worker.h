@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adcp/collector.h"
 #include "adcp/core.h"
 #include "adcp/log.h"
+#include "adcp/retention.h"
 
 ADCP_BEGIN_DECLS
 
@@ -168,6 +170,34 @@ int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error
  * metrics endpoint's thread). Appends to out; ADCP_ENOMEM. */
 int adcp_worker_metrics_text(adcp_buf *out, adcp_worker *w);
 
+/* ---- the task catalog (src/worker/catalog.c) ------------------------------------ */
+
+/* When a catalog task runs by default. */
+enum adcp_worker_default {
+  ADCP_WORKER_DEFAULT_OFF = 0,
+  ADCP_WORKER_DEFAULT_ON = 1,
+  ADCP_WORKER_FOLLOWS_RETENTION = 2, /* the configuration's retention.enabled */
+  ADCP_WORKER_FOLLOWS_AUDIT = 3,     /* audit.signing_key_file is set */
+  ADCP_WORKER_FOLLOWS_COLLECTOR = 4, /* collector.enabled */
+};
+
+/* One task the library's operations offer a host's worker, in run order. The
+ * configuration validates worker.tasks names and settings keys against it;
+ * a host builds each task's context itself. Static, read-only: safe from any
+ * thread. */
+typedef struct adcp_worker_catalog_entry {
+  const char *name;             /* e.g. "intent_sweep" */
+  int enabled;                  /* enum adcp_worker_default */
+  int64_t limit;                /* default per-pass limit */
+  const char *const *settings;  /* allowed keys of worker.tasks.NAME.settings (NULL-terminated), or NULL */
+  const char *what;             /* one line for help text */
+} adcp_worker_catalog_entry;
+
+/* The catalog in run order; *count gets its length. */
+const adcp_worker_catalog_entry *adcp_worker_catalog(size_t *count);
+/* The entry named name, or NULL. */
+const adcp_worker_catalog_entry *adcp_worker_catalog_find(const char *name);
+
 /* ---- adapters for the ledger's and the feed's operations (tasks_ledger.c) ---------- */
 
 struct adcp_ledger;
@@ -268,6 +298,52 @@ typedef struct adcp_worker_audit_ctx {
 /* Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM; a publish failure is counted. */
 int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
+
+/* ---- worker adapters (src/worker/tasks_retention.c) -------------------------------------- */
+
+/* The ctx of both tasks: owned by the host, outlives the worker. */
+typedef struct adcp_retention_task_ctx {
+  int version;                         /* 1 */
+  adcp_ledger *ledger;                 /* its connection is used only by this task */
+  const adcp_retention_policy *policy; /* checked by the task on every run */
+  const char *account_id;              /* NULL = every account */
+} adcp_retention_task_ctx;
+
+/* "period_retirement": one adcp_retention_retire pass with pass->limit,
+ * pass->dry_run and pass->stop. Reports retired, failed, held, protected,
+ * stalled, pending, skipped_unconfigured, resumed, objects_deleted,
+ * bodies_deleted, bytes_freed (zeros included) and one cause per failure.
+ * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_retire returns (a failed period is counted, not
+ * returned). */
+int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                       adcp_error *err);
+/* "row_pruning": one adcp_retention_prune_rows pass; reports pruned instead
+ * of retired (plus objects_kept).
+ * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_prune_rows returns. */
+int adcp_worker_task_row_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
+
+/* ---- the maintenance task (src/worker/tasks_collector.c) ---------------------- */
+
+/* "orphan_collection" (opt-in): each tick collects the bindings that are due —
+ * an unfinished listing (stored cursor) resumes at once; a fresh listing starts
+ * only interval_s after the last completed one; after a fence refusal the
+ * binding is tried again retry_s later (within the hour), never sooner.
+ * Counters: bindings_due, listed, pages, candidates, deleted, absent,
+ * skipped_foreign, skipped_young, skipped_referenced, skipped_rechecked,
+ * failed, fenced, stalled (= fenced: work the fence holds up), pending
+ * (unsupported providers and listings left with a cursor), truncated. A second
+ * refusal in a row counts as failed. Dry run: classify only, store nothing. */
+typedef struct adcp_worker_collector_ctx {
+  int version;                    /* 1 */
+  adcp_ledger *ledger;
+  adcp_collector_options options; /* base options (limit comes from the pass) */
+  int64_t interval_s;             /* 0 = 86400; at least 3600 */
+  int64_t retry_s;                /* 0 = 3600 */
+} adcp_worker_collector_ctx;
+/* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
+ * returns. */
+int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
+                                       adcp_error *err);
 
 ADCP_END_DECLS
 #endif

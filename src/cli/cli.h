@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "adcp/audit.h"
+#include "adcp/config.h"
 #include "adcp/core.h"
 #include "adcp/json.h"
 #include "adcp/ledger.h"
@@ -27,7 +28,7 @@ enum {
 
 typedef struct adcp_cli_globals {
   const char *db_url; /* --db, or NULL for the resolution order */
-  const char *config_path; /* --config; else the search path of adcp_cli_config_find */
+  const char *config_path; /* --config; else the search of adcp_config_find */
   /* 1 for the read-only commands (read, show, current, list, verify, history,
    * intents list): storage is opened with adcp_storage_options.read_only. */
   int read_only;
@@ -93,10 +94,6 @@ int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv
 
 /* cmd_maintain.c: the maintenance worker (docs/worker.md). */
 int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv);
-/* 1 when `name` is a task maintain can register; *settings (may be NULL) gets
- * its allowed "settings" keys (NULL-terminated). For config_worker.c. */
-int adcp_cli_maintain_task_known(const char *name, const char *const **settings);
-
 /* cli/log_sink.c: the process-level logger. Resolves the level and format
  * from g and $ADCP_LOG_LEVEL and sets g->log; 0 or a usage error (exit 1). */
 int adcp_cli_log_setup(adcp_cli_globals *g);
@@ -110,32 +107,6 @@ void adcp_cli_log_refusal(const char *cmd, const char *code, const char *message
  * none): the cli.done record names it (util.c). */
 const char *adcp_cli_last_error_code(void);
 
-/* cli/config_worker.c: the "worker" section of the configuration file. */
-typedef struct adcp_cli_worker_setting {
-  const char *key;
-  int64_t value;
-} adcp_cli_worker_setting;
-typedef struct adcp_cli_worker_task_cfg {
-  char *name;
-  int64_t interval_s, limit; /* 0 = not given */
-  int enabled;               /* -1 = not given, 0, 1 */
-  adcp_cli_worker_setting *settings;
-  size_t n_settings;
-} adcp_cli_worker_task_cfg;
-typedef struct adcp_cli_worker_config {
-  int64_t interval_s; /* 0 = not given */
-  adcp_cli_worker_task_cfg *tasks;
-  size_t n_tasks;
-} adcp_cli_worker_config;
-/* Parses node `worker` (0 = absent: *out stays NULL) of the configuration
- * document; refusals name path:line:column. */
-int adcp_cli_config_worker_parse(adcp_cli_worker_config **out, const adcp_json_doc *d, uint32_t worker,
-                                 const char *path, const char *src, size_t len, adcp_error *err);
-void adcp_cli_config_worker_free(adcp_cli_worker_config *w);
-/* The task's section, or NULL. */
-const adcp_cli_worker_task_cfg *adcp_cli_worker_task(const adcp_cli_worker_config *w, const char *name);
-/* 1 with *value when the task's settings hold key. */
-int adcp_cli_worker_setting_get(const adcp_cli_worker_task_cfg *t, const char *key, int64_t *value);
 /* cmd_issue.c / cmd_issue_events.c: the issue lifecycle and its outbox (spec 07). */
 int adcp_cli_issue(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
@@ -149,88 +120,44 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
 int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv);
 
-/* Host configuration (cmd_binding.c): object bindings, deployment namespace
- * and selection rules from --config FILE / $ADCP_LEDGER_CONFIG. */
-typedef struct adcp_cli_config adcp_cli_config;
-int adcp_cli_config_load(adcp_cli_config **out, const adcp_cli_globals *g, adcp_error *err);
-void adcp_cli_config_free(adcp_cli_config *c);
-/* The "worker" section (NULL when absent). */
-const adcp_cli_worker_config *adcp_cli_config_worker(const adcp_cli_config *c);
-adcp_object_provider *adcp_cli_config_provider(adcp_cli_config *c, const char *id, const char **provider_name);
-/* The configuration file that applies (cli/config_path.c): --config, then
- * $ADCP_LEDGER_CONFIG, then $XDG_CONFIG_HOME/adcp-ledger/config (or
- * ~/.config/...), then /etc/adcp-ledger/config. out is "" when none applies;
- * *source (may be NULL) names where it came from ("--config",
- * "ADCP_LEDGER_CONFIG", "XDG_CONFIG_HOME", "HOME", "system" or "none"). */
-int adcp_cli_config_find(char out[PATH_MAX], const char **source, const adcp_cli_globals *g, adcp_error *err);
-/* What a loaded configuration holds, for `config check` (cmd_config.c). */
-typedef struct adcp_cli_config_summary {
-  const char *deployment_namespace, *default_binding; /* NULL when not set */
-  const adcp_ledger_binding_config *bindings;
-  size_t n_bindings, n_rules;
-} adcp_cli_config_summary;
-void adcp_cli_config_summarize(adcp_cli_config_summary *out, const adcp_cli_config *c);
+/* Host configuration (the library's config room, adcp/config.h): the file
+ * the search finds for these globals (--config, then $ADCP_LEDGER_CONFIG,
+ * XDG, /etc), loaded and parsed (session.c). *out is never NULL on success. */
+int adcp_cli_config_load(adcp_config **out, const adcp_cli_globals *g, adcp_error *err);
+/* The search of adcp_config_find for these globals. */
+void adcp_cli_config_search(adcp_config_search *out, const adcp_cli_globals *g);
 /* The store probe of configured binding id (the `binding probe` code path):
  * appends its report to out (one JSON object without a newline when json,
  * else text lines) and returns 0 or the probe's error code (REFERENCE_NOT_FOUND
  * when id is not configured; nothing is appended then). */
-int adcp_cli_probe_binding(adcp_buf *out, adcp_cli_config *cfg, const char *id, int json, adcp_error *err);
-/* A "gcs" binding (config_gcs.c): closed location {bucket, endpoint?}, ca_file,
- * and the credential source its credentialRef names in "gcs_credentials".
- * loc_values receive malloc'd bucket and endpoint (NULL when absent). On
- * ADCP_EINVALID_INPUT *bad_node is the JSON node to point the message at. */
-int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_t *bad_node, const adcp_json_doc *d,
-                        uint32_t binding, uint32_t loc, const char *where, const char *prefix, const char *cred,
-                        const char *base_dir, adcp_error *err);
-/* The "retention" section (config_retention.c): opt-in, the policy checked. */
-typedef struct adcp_cli_retention_config {
-  int present, enabled;
-  adcp_retention_policy policy;
-} adcp_cli_retention_config;
-int adcp_cli_config_retention_parse(const adcp_json_doc *d, uint32_t node, const char *path, const char *src,
-                                    size_t len, adcp_cli_retention_config *out, adcp_error *err);
-/* The parsed section of a loaded configuration (present = 0 when none). */
-const adcp_cli_retention_config *adcp_cli_config_retention(const adcp_cli_config *c);
-/* The "collector" section (config_collector.c): the opt-in orphan collector. */
-typedef struct adcp_cli_collector_config {
-  int enabled, acknowledge_exclusive_namespace, include_read_only;
-  int64_t interval_seconds, min_age_seconds, limit, page_cap; /* 0 = the library default */
-  char **bindings;
-  size_t n_bindings;
-} adcp_cli_collector_config;
-int adcp_cli_config_collector_parse(adcp_cli_collector_config **out, const adcp_json_doc *d, uint32_t node,
-                                    const char *path, const char *src, size_t len, adcp_error *err);
-void adcp_cli_collector_config_free(adcp_cli_collector_config *c);
-/* NULL when the configuration has no collector section. */
-const adcp_cli_collector_config *adcp_cli_config_collector(const adcp_cli_config *c);
+int adcp_cli_probe_binding(adcp_buf *out, const adcp_config *cfg, const char *id, int json, adcp_error *err);
 /* Storage + ledger with the configuration applied. */
 typedef struct adcp_cli_session {
   adcp_storage *s;
   adcp_ledger *l;
-  adcp_cli_config *cfg;
+  adcp_config *cfg;
 } adcp_cli_session;
 int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_session_close(adcp_cli_session *x);
 
-/* Tamper-evident history (cmd_audit.c, config_audit.c; docs/trust.md): checkpoint,
+/* Tamper-evident history (cmd_audit.c; docs/trust.md): checkpoint,
  * audit, prove, verify-proof, and the "audit" configuration section. */
 int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_prove(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv);
+/* The "audit" section of the configuration these globals find (session.c):
+ * a view into cfg, which the struct owns. */
 typedef struct adcp_cli_audit_config {
-  int present;                /* the section exists */
-  char *signing_key_file;     /* absolute or relative to the working directory; NULL when not set */
-  char *checkpoint_binding;   /* NULL when not set */
-  adcp_audit_keyring keys;    /* pinned public keys */
+  int present;
+  const char *signing_key_file;   /* absolute; NULL when not set */
+  const char *checkpoint_binding; /* NULL when not set */
+  adcp_audit_keyring keys;        /* pinned public keys */
+  adcp_config *cfg;
 } adcp_cli_audit_config;
-int adcp_cli_audit_section_check(const adcp_json_doc *d, uint32_t node, const char *path, adcp_error *err);
 int adcp_cli_audit_config_load(adcp_cli_audit_config *out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 
-/* The "fence" section (config_fence.c): owner_id (malloc'd; NULL when absent). */
-int adcp_cli_config_fence_parse(char **owner_id, const adcp_json_doc *d, uint32_t node, const char *path,
-                                adcp_error *err);
 /* cmd_import.c: import-legacy (docs/adopting.md). */
 int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
 /* cmd_quarantine.c: import-legacy --quarantined (one document with --json). */

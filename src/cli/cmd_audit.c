@@ -126,7 +126,7 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
     return fail("checkpoint", &err, NULL, &ac);
   }
   adcp_audit_signer *signer = NULL;
-  if ((rc = adcp_audit_signer_load(&signer, ac.signing_key_file, &err))) return fail("checkpoint", &err, NULL, &ac);
+  if ((rc = adcp_config_audit_signer(&signer, ac.cfg, &err))) return fail("checkpoint", &err, NULL, &ac);
   adcp_cli_session x;
   if ((rc = adcp_cli_session_open(&x, g, &err))) {
     adcp_audit_signer_free(signer);
@@ -135,7 +135,7 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
   if (!binding) binding = ac.checkpoint_binding;
   adcp_object_provider *prov = NULL;
   if (binding) {
-    prov = adcp_cli_config_provider(x.cfg, binding, NULL);
+    prov = adcp_config_provider(x.cfg, binding, NULL);
     if (!prov) rc = adcp_error_set(&err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured here", binding);
   }
   char **ids = NULL;
@@ -340,7 +340,7 @@ int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_audit_fetch_problem *problems = NULL;
   size_t nproblems = 0;
   if (binding) {
-    adcp_object_provider *p = adcp_cli_config_provider(x.cfg, binding, NULL);
+    adcp_object_provider *p = adcp_config_provider(x.cfg, binding, NULL);
     if (!p) rc = adcp_error_set(&err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured here", binding);
     else rc = adcp_audit_checkpoints_fetch(&extra, &nextra, &problems, &nproblems, p, &err);
   }

@@ -345,9 +345,9 @@ static void put_safe_buf(adcp_buf *b, const char *s) {
   for (; *s; s++) adcp_buf_append_byte(b, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : (uint8_t)*s);
 }
 
-int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, int json, adcp_error *err) {
+int adcp_cli_probe_binding(adcp_buf *b, const adcp_config *cfg, const char *id, int json, adcp_error *err) {
   const char *prov = NULL;
-  adcp_object_provider *p = adcp_cli_config_provider(cfg, id, &prov);
+  adcp_object_provider *p = adcp_config_provider(cfg, id, &prov);
   if (!p) return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "binding %.128s is not in the configuration", id);
   adcp_object_ctx ctx = {adcp_object_now_ms() + 60000, NULL};
   int rc = adcp_object_probe(p, &ctx, err);
@@ -398,12 +398,17 @@ int adcp_cli_probe_binding(adcp_buf *b, adcp_cli_config *cfg, const char *id, in
       adcp_buf_append_byte(b, '\n');
     }
   }
+  if (rc && rc != ADCP_ENOMEM) { /* the stderr line names the binding too (issue 33) */
+    char msg[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", err->message);
+    adcp_error_set(err, rc, "binding %.128s: %s", id, msg);
+  }
   return rc;
 }
 
 static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
   adcp_error err = {0};
-  adcp_cli_config *cfg = NULL;
+  adcp_config *cfg = NULL;
   int rc = adcp_cli_config_load(&cfg, g, &err);
   if (rc) return adcp_cli_fail("binding", &err);
   adcp_buf b;
@@ -414,7 +419,7 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
     fwrite(b.data, 1, b.len, stdout);
   }
   adcp_buf_free(&b);
-  adcp_cli_config_free(cfg);
+  adcp_config_free(cfg);
   if (rc) return adcp_cli_fail("binding", &err);
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }

@@ -1,6 +1,7 @@
 /* cli/cmd_maintain.c — `adcp-ledger maintain`: the maintenance worker
- * (docs/worker.md). Builds the task list from task_defs[] below and the
- * "worker" section of the configuration, then runs one pass (--once) or the
+ * (docs/worker.md). Builds the task list from the worker's catalog
+ * (adcp_worker_catalog), a factory per task below and the "worker" section
+ * of the configuration, then runs one pass (--once) or the
  * loop until SIGTERM/SIGINT, printing each pass (one JSON line with --json)
  * and optionally serving Prometheus metrics (--metrics-listen). */
 #include <inttypes.h>
@@ -27,28 +28,19 @@
 typedef struct maintain_env {
   const adcp_cli_globals *g;
   adcp_cli_session *x;
-  const adcp_cli_worker_task_cfg *cfg; /* NULL when the file has no section for it */
+  const adcp_config_worker_task *cfg; /* NULL when the file has no section for it */
   int64_t interval_ms;                 /* the task's resolved interval */
 } maintain_env;
 
 /* Builds the task's context (malloc'd; maintain frees it with free()). */
 typedef int (*maintain_make_fn)(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err);
 
+/* The factory of one catalog task. */
 typedef struct maintain_def {
   const char *name;
-  int enabled;                    /* by default (retention-type tasks: 0, opt-in) */
-  int64_t limit;                  /* default per-pass limit */
-  const char *const *settings;    /* allowed keys of worker.tasks.NAME.settings */
   maintain_make_fn make;
-  const char *what;               /* one line for --help */
   void (*free_ctx)(void *ctx);    /* NULL = free() */
 } maintain_def;
-
-/* enabled value of tasks that follow the configuration's retention.enabled,
- * and of the checkpoint task, which runs when audit.signing_key_file is set. */
-#define MAINTAIN_FOLLOWS_RETENTION 2
-#define MAINTAIN_FOLLOWS_AUDIT 3
-#define MAINTAIN_FOLLOWS_COLLECTOR 4 /* the "collector" section's enabled (docs/collector.md) */
 
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
@@ -64,22 +56,21 @@ static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *e
   *c = (adcp_worker_prune_ctx){1, adcp_storage_sql(env->x->s), 0, 0};
   /* The retention section's change_retention_days / max_feed_hold_days apply
    * unless the task's own settings say otherwise. */
-  const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(env->x->cfg);
+  const adcp_config_retention *rcfg = adcp_config_retention_section(env->x->cfg);
   if (rcfg && rcfg->present)
     c->retention_days = rcfg->policy.change_retention_days, c->hold_days = rcfg->policy.max_feed_hold_days;
-  adcp_cli_worker_setting_get(env->cfg, "retention_days", &c->retention_days);
-  adcp_cli_worker_setting_get(env->cfg, "hold_days", &c->hold_days);
+  adcp_config_worker_setting_get(env->cfg, "retention_days", &c->retention_days);
+  adcp_config_worker_setting_get(env->cfg, "hold_days", &c->hold_days);
   *ctx = c, *fn = adcp_worker_task_change_pruning;
   return 0;
 }
 
-static const char *const prune_settings[] = {"retention_days", "hold_days", NULL};
 
 /* Retention is opt-in and cannot be undone: its tasks run only when the
  * configuration's "retention" section says enabled (docs/retention.md). */
 static int make_retention(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_worker_task_fn run,
                           adcp_error *err) {
-  const adcp_cli_retention_config *rc = adcp_cli_config_retention(env->x->cfg);
+  const adcp_config_retention *rc = adcp_config_retention_section(env->x->cfg);
   if (!rc || !rc->present || !rc->enabled)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "a retention task is enabled but retention is not (set \"retention\": {\"enabled\": true, …})");
@@ -99,13 +90,12 @@ static int make_rowprune(void **ctx, adcp_worker_task_fn *fn, const maintain_env
 /* Issue escalation (spec 07 §7): the window is the seller's advertised
  * consumer_mismatch_escalation_seconds (setting escalation_after_s, default
  * one day); with the ledger it also raises long-expired unconfigured intents. */
-static const char *const escalation_settings[] = {"escalation_after_s", "unconfigured_intent_after_s", NULL};
 static int make_escalation(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_issues_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int64_t after = 86400, intents = 0;
-  adcp_cli_worker_setting_get(env->cfg, "escalation_after_s", &after);
-  adcp_cli_worker_setting_get(env->cfg, "unconfigured_intent_after_s", &intents);
+  adcp_config_worker_setting_get(env->cfg, "escalation_after_s", &after);
+  adcp_config_worker_setting_get(env->cfg, "unconfigured_intent_after_s", &intents);
   *c = (adcp_worker_issues_ctx){.version = 1, .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
                                 .ledger = env->x->l,
                                 .unconfigured_intent_threshold_ms = intents > 0 ? intents * 1000 : 10 * env->interval_ms};
@@ -130,20 +120,18 @@ typedef struct audit_task {
   adcp_audit_signer *signer;
 } audit_task;
 static int make_checkpoint(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
-  adcp_cli_audit_config ac;
-  int rc = adcp_cli_audit_config_load(&ac, env->g, err);
-  if (rc) return rc;
+  const adcp_config_audit *ac = adcp_config_audit_section(env->x->cfg);
+  int rc = 0;
   audit_task *t = calloc(1, sizeof *t);
   if (!t) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc && !ac.signing_key_file)
+  if (!rc && !ac->signing_key_file)
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
                         "audit_checkpoint is enabled but the configuration has no audit.signing_key_file");
-  if (!rc) rc = adcp_audit_signer_load(&t->signer, ac.signing_key_file, err);
+  if (!rc) rc = adcp_config_audit_signer(&t->signer, env->x->cfg, err); /* path, mode and pinning checked */
   adcp_object_provider *prov = NULL;
-  if (!rc && ac.checkpoint_binding && !(prov = adcp_cli_config_provider(env->x->cfg, ac.checkpoint_binding, NULL)))
+  if (!rc && ac->checkpoint_binding && !(prov = adcp_config_provider(env->x->cfg, ac->checkpoint_binding, NULL)))
     rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "audit.checkpoint_binding %.128s is not configured here",
-                        ac.checkpoint_binding);
-  adcp_cli_audit_config_free(&ac);
+                        ac->checkpoint_binding);
   if (rc) {
     if (t) adcp_audit_signer_free(t->signer);
     free(t);
@@ -158,22 +146,13 @@ static void free_checkpoint(void *ctx) {
   if (t) adcp_audit_signer_free(t->signer);
   free(t);
 }
-static int audit_configured(const adcp_cli_globals *g) {
-  adcp_cli_audit_config ac;
-  adcp_error e = {0};
-  if (adcp_cli_audit_config_load(&ac, g, &e)) return 1; /* let the factory report the error */
-  int on = ac.signing_key_file != NULL;
-  adcp_cli_audit_config_free(&ac);
-  return on;
-}
 
 /* Periods stuck in retention backoff become retirement_stalled issues. */
-static const char *const stalled_settings[] = {"threshold_s", NULL};
 static int make_stalled(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_stalled_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   *c = (adcp_worker_stalled_ctx){1, env->x->l, NULL, 0};
-  adcp_cli_worker_setting_get(env->cfg, "threshold_s", &c->threshold_s);
+  adcp_config_worker_setting_get(env->cfg, "threshold_s", &c->threshold_s);
   int rc = adcp_issues_open(&c->issues, adcp_storage_sql(env->x->s), err);
   if (rc) {
     free(c);
@@ -191,7 +170,7 @@ static void free_stalled(void *ctx) {
 /* The orphan collector (spec 04): opt-in through the "collector" section,
  * which also holds its options; the task spaces fresh listings itself. */
 static int make_collector(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
-  const adcp_cli_collector_config *cc = adcp_cli_config_collector(env->x->cfg);
+  const adcp_config_collector *cc = adcp_config_collector_section(env->x->cfg);
   if (!cc || !cc->enabled)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "orphan_collection is enabled but the collector is not (set \"collector\": {\"enabled\": "
@@ -199,46 +178,29 @@ static int make_collector(void **ctx, adcp_worker_task_fn *fn, const maintain_en
   adcp_worker_collector_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   c->version = 1, c->ledger = env->x->l, c->interval_s = cc->interval_seconds;
-  c->options = (adcp_collector_options){.version = ADCP_COLLECTOR_OPTIONS_VERSION,
-                                        .acknowledge_exclusive_namespace = cc->acknowledge_exclusive_namespace,
-                                        .include_read_only = cc->include_read_only,
-                                        .bindings = (const char *const *)cc->bindings,
-                                        .n_bindings = cc->n_bindings,
-                                        .min_age_seconds = cc->min_age_seconds,
-                                        .page_cap = (size_t)cc->page_cap};
+  adcp_config_collector_options(&c->options, env->x->cfg);
   *ctx = c, *fn = adcp_worker_task_orphan_collection;
   return 0;
 }
 
-/* The registration list, in run order: one line per task. A task of another
- * room adds its factory above and one line here (name, enabled by default,
- * limit, settings keys, factory, help). */
+/* A factory per catalog task (adcp_worker_catalog): a task of another room
+ * adds its catalog line in src/worker/catalog.c and its factory here. */
 static const maintain_def task_defs[] = {
-    {"intent_sweep", 1, 100, NULL, make_sweep, "resolve abandoned object uploads (spec 02 §8.6)", NULL},
-    {"change_pruning", 1, 10000, prune_settings, make_prune, "prune change-feed rows no live consumer needs (spec 03 §5)",
-     NULL},
-    {"row_pruning", MAINTAIN_FOLLOWS_RETENTION, 100, NULL, make_rowprune,
-     "free row bytes past the window of periods retirement cannot take (spec 03 §6.5)", NULL},
-    {"period_retirement", MAINTAIN_FOLLOWS_RETENTION, 100, NULL, make_retire,
-     "three-phase retirement of expired periods (spec 03 §6.3)", NULL},
-    {"retention_issues", 1, 100, stalled_settings, make_stalled,
-     "open/resolve retirement_stalled issues for periods stuck in backoff (docs/issues.md)", free_stalled},
-    {"issue_escalation", 1, 1000, escalation_settings, make_escalation,
-     "escalate issues past their window, raise long-expired unconfigured intents (spec 07 §7)", free_escalation},
-    {"audit_checkpoint", MAINTAIN_FOLLOWS_AUDIT, 100, NULL, make_checkpoint,
-     "sign and publish the audit log's tree head of every account that grew (docs/trust.md)", free_checkpoint},
-    {"orphan_collection", MAINTAIN_FOLLOWS_COLLECTOR, 1000, NULL, make_collector,
-     "delete unreferenced row objects found by listing (spec 04; opt-in, docs/collector.md)", NULL},
+    {"intent_sweep", make_sweep, NULL},
+    {"change_pruning", make_prune, NULL},
+    {"row_pruning", make_rowprune, NULL},
+    {"period_retirement", make_retire, NULL},
+    {"retention_issues", make_stalled, free_stalled},
+    {"issue_escalation", make_escalation, free_escalation},
+    {"audit_checkpoint", make_checkpoint, free_checkpoint},
+    {"orphan_collection", make_collector, NULL},
 };
 #define N_DEFS (sizeof task_defs / sizeof task_defs[0])
 
-int adcp_cli_maintain_task_known(const char *name, const char *const **settings) {
+static const maintain_def *factory_of(const char *name) {
   for (size_t i = 0; i < N_DEFS; i++)
-    if (!strcmp(task_defs[i].name, name)) {
-      if (settings) *settings = task_defs[i].settings;
-      return 1;
-    }
-  return 0;
+    if (!strcmp(task_defs[i].name, name)) return &task_defs[i];
+  return NULL;
 }
 
 /* ---- test hooks (adcp-ledger-testhooks only) ------------------------------------------ */
@@ -385,12 +347,14 @@ static void help(FILE *f) {
           "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
           "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
           "One task's failure never stops another task or the loop. Tasks, in order:\n");
-  for (size_t i = 0; i < N_DEFS; i++)
-    fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", task_defs[i].name, task_defs[i].what, task_defs[i].limit,
-            task_defs[i].enabled == MAINTAIN_FOLLOWS_RETENTION ? "; runs when retention is enabled"
-            : task_defs[i].enabled == MAINTAIN_FOLLOWS_AUDIT  ? "; runs when audit.signing_key_file is set"
-            : task_defs[i].enabled == MAINTAIN_FOLLOWS_COLLECTOR ? "; runs when collector.enabled is true"
-            : task_defs[i].enabled                            ? ""
+  size_t n_cat = 0;
+  const adcp_worker_catalog_entry *cat = adcp_worker_catalog(&n_cat);
+  for (size_t i = 0; i < n_cat; i++)
+    fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", cat[i].name, cat[i].what, cat[i].limit,
+            cat[i].enabled == ADCP_WORKER_FOLLOWS_RETENTION   ? "; runs when retention is enabled"
+            : cat[i].enabled == ADCP_WORKER_FOLLOWS_AUDIT     ? "; runs when audit.signing_key_file is set"
+            : cat[i].enabled == ADCP_WORKER_FOLLOWS_COLLECTOR ? "; runs when collector.enabled is true"
+            : cat[i].enabled                                  ? ""
                                                               : "; off unless enabled");
   fprintf(f,
           "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
@@ -436,11 +400,11 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_error err = {0};
   adcp_cli_session x;
   if (adcp_cli_session_open(&x, g, &err)) return adcp_cli_fail(cmd, &err);
-  const adcp_cli_worker_config *wc = adcp_cli_config_worker(x.cfg);
-  if (!interval) interval = wc && wc->interval_s ? (uint64_t)wc->interval_s : 300;
+  int64_t cfg_interval = adcp_config_worker_interval_s(x.cfg);
+  if (!interval) interval = cfg_interval ? (uint64_t)cfg_interval : 300;
   adcp_worker *w = NULL;
   adcp_worker_options wo = {1, g->log, adcp_storage_sql(x.s)};
-  void *ctxs[N_DEFS + 2] = {0};
+  void *ctxs[N_DEFS + 2] = {0}; /* one per catalog task (factories cover the catalog) */
   const maintain_def *ctx_defs[N_DEFS + 2] = {0};
   size_t n_ctx = 0, n_tasks = 0;
   int rc = adcp_worker_new(&w, &wo, &err);
@@ -456,22 +420,16 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
     rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
 #endif
-  for (size_t i = 0; !rc && i < N_DEFS; i++) {
-    const maintain_def *d = &task_defs[i];
-    const adcp_cli_worker_task_cfg *tc = adcp_cli_worker_task(wc, d->name);
-    int enabled = tc && tc->enabled >= 0 ? tc->enabled : d->enabled;
-    if (enabled == MAINTAIN_FOLLOWS_RETENTION) {
-      const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(x.cfg);
-      enabled = rcfg && rcfg->present && rcfg->enabled;
-    } else if (enabled == MAINTAIN_FOLLOWS_AUDIT) {
-      enabled = audit_configured(g);
-    } else if (enabled == MAINTAIN_FOLLOWS_COLLECTOR) {
-      const adcp_cli_collector_config *cc = adcp_cli_config_collector(x.cfg);
-      enabled = cc && cc->enabled;
-    }
-    if (!enabled) continue;
+  size_t n_cat = 0;
+  const adcp_worker_catalog_entry *cat = adcp_worker_catalog(&n_cat);
+  for (size_t i = 0; !rc && i < n_cat; i++) {
+    const maintain_def *d = factory_of(cat[i].name);
+    const adcp_config_worker_task *tc = adcp_config_worker_task_find(x.cfg, cat[i].name);
+    int enabled = adcp_config_worker_task_enabled(x.cfg, &cat[i]);
+    if (enabled && !d) rc = adcp_error_set(&err, ADCP_EINTERNAL, "task %s has no factory in this build", cat[i].name);
+    if (rc || !enabled) continue;
     maintain_env env = {g, &x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
-    adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : d->limit};
+    adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : cat[i].limit};
     rc = d->make(&t.ctx, &t.run, &env, &err);
     if (!rc) ctx_defs[n_ctx] = d, ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }

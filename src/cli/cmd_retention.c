@@ -80,7 +80,7 @@ static const char hold_help[] =
 
 static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled,
                       adcp_error *err) {
-  const adcp_cli_retention_config *rc = adcp_cli_config_retention(x->cfg);
+  const adcp_config_retention *rc = adcp_config_retention_section(x->cfg);
   if (!rc || !rc->present)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "no retention policy: add a \"retention\" section with status_retention_days to the "
@@ -208,7 +208,7 @@ static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_retention_status st;
   rc = policy_for(&pol, &x, 0, &err);
   if (!rc) rc = adcp_retention_get_status(&st, x.l, pol, o[0].value, o[1].value, &err);
-  const adcp_cli_retention_config *rcfg = adcp_cli_config_retention(x.cfg);
+  const adcp_config_retention *rcfg = adcp_config_retention_section(x.cfg);
   int enabled = rcfg && rcfg->enabled;
   int64_t w = rc ? 0 : adcp_retention_window_days(pol);
   adcp_cli_session_close(&x);

@@ -69,14 +69,14 @@ static int prefixes_overlap(const char *a, const char *b) {
   return la == lb || (la < lb ? b[la] == '/' : a[lb] == '/');
 }
 
-int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err) {
+/* The checks of one binding that need no handle: the configuration room runs
+ * them at load so `config check` refuses exactly what configuring refuses. */
+int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp_error *err) {
   if (!cfg || cfg->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
   int rc = check_binding_id(cfg->id, err);
   if (rc) return rc;
   if (!strcmp(cfg->id, ADCP_LEDGER_POSTGRES_BINDING))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding ID 'postgres' is reserved for the postgres kind");
-  if (ledger_binding_find(l, cfg->id))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s is configured twice", cfg->id);
   if (!cfg->client || !cfg->provider || strcmp(cfg->provider, cfg->client->name))
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: provider client does not match its provider", cfg->id);
   if ((rc = adcp_object_prefix_validate(cfg->prefix, err))) return rc;
@@ -92,6 +92,14 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
                           "binding %s: credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ "
                           "(never a secret)",
                           cfg->id);
+  return 0;
+}
+
+int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err) {
+  int rc = adcp_ledger_binding_config_check(cfg, err);
+  if (rc) return rc;
+  if (ledger_binding_find(l, cfg->id))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s is configured twice", cfg->id);
 
   /* Two bindings over one store and overlapping prefixes would let one
    * binding's sweep delete an object the other adopted (adoptions are recorded
@@ -109,6 +117,7 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
     }
   }
 
+  const char *tmpl = cfg->key_template ? cfg->key_template : ADCP_OBJECT_DEFAULT_KEY_TEMPLATE;
   ledger_binding b;
   memset(&b, 0, sizeof b);
   b.location_key = lk;

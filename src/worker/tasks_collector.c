@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "adcp/collector.h"
+#include "adcp/worker.h"
 #include "ledger/collector_support.h"
 
 static int in_list(const char *const *v, size_t n, const char *s) {

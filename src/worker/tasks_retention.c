@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "adcp/retention.h"
+#include "adcp/worker.h"
 
 static int run(int retire, void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   const adcp_retention_task_ctx *ctx = vctx;

@@ -190,10 +190,10 @@ static void config_refusals(void **state) {
       {"{\"deployment_namespce\":\"x\"}", "cfg.json:1:2: unknown key \"deployment_namespce\" in the configuration"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\n\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\n\"prefix\":\"rows\",\"compresion\":\"gzip\"}]}",
-       "cfg.json:3:17: unknown key \"compresion\" in bindings[0]"},
+       "cfg.json:3:17: unknown key \"compresion\" in bindings[0] (fs1)"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\"prefix\":5}]}",
-       "bindings[0].prefix must be a string, not a number"},
+       "bindings[0] (fs1).prefix must be a string, not a number"},
       {"{\"deployment_namespace\":7}", "deployment_namespace must be a string"},
       {"{\"rules\":{}}", "config.rules must be an array, not an object"},
       {"{\"bindings\":{}}", "config.bindings must be an array"},
@@ -208,7 +208,7 @@ static void config_refusals(void **state) {
       {"{\"selection\":{\"default\":\"fs9\"}}", "default names binding fs9"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\",\"region\":\"x\"},"
        "\"root_dir\":\"bk\",\"prefix\":\"rows\"}]}",
-       "unknown key \"region\" in bindings[0].location"},
+       "unknown key \"region\" in bindings[0] (fs1).location"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\"prefix\":\"rows\",\"credentialRef\":\"hunter2 secret!\"}]}",
        "credentialRef must be a reference name"},
@@ -237,13 +237,13 @@ static void config_refusals(void **state) {
        "one lies inside the other"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\"prefix\":\"rows\",\"file_mode\":\"rw-r\"}]}",
-       "bindings[0].file_mode must be an octal mode"},
+       "bindings[0] (fs1).file_mode must be an octal mode"},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\"prefix\":\"rows\",\"dir_mode\":\"0777\"}]}",
-       "bindings[0]: "},
+       "bindings[0] (fs1): "},
       {"{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":\"bk\","
        "\"prefix\":\"rows\",\"file_mode\":640}]}",
-       "bindings[0].file_mode must be a string"},
+       "bindings[0] (fs1).file_mode must be a string"},
       {"{\"bindings\":[", "not valid JSON"},
       {"[]", "must be a JSON object"},
   };

@@ -115,8 +115,10 @@ static void test_valid_file_reported(void **state) {
   assert_non_null(strstr(out_s(e), "  fs1 (filesystem)"));
   assert_non_null(strstr(out_s(e), "\nok\n"));
   assert_int_equal(run(e, "", "config check --json --config c.json"), 0);
-  assert_one_doc_with(e, "{\"bindings\":[{\"id\":\"fs1\",\"probe\":null,\"provider\":\"filesystem\"}],\"default\":\"fs1\","
-                         "\"deployment_namespace\":\"ns1\",\"ok\":true,\"path\":\"c.json\",\"rules\":1,\"source\":\"--config\"}");
+  assert_one_doc_with(e, "{\"audit\":null,\"bindings\":[{\"id\":\"fs1\",\"probe\":null,\"provider\":\"filesystem\"}],"
+                         "\"change_feed\":true,\"collector\":null,\"default\":\"fs1\",\"deployment_namespace\":\"ns1\","
+                         "\"fence\":{\"owner_id\":null},\"ok\":true,\"path\":\"c.json\",\"retention\":null,\"rules\":1,"
+                         "\"source\":\"--config\",\"worker\":{\"interval_s\":300,\"tasks\":[{\"enabled\":true,");
 }
 
 static void test_unknown_key_top_and_nested(void **state) {
@@ -150,7 +152,7 @@ static void test_duplicate_binding(void **state) {
   env *e = *state;
   put(e->dir, "c.json", "{\"bindings\":[\n  " FS_BINDING("fs1", "b1") ",\n  " FS_BINDING("fs1", "b2") "]}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
-  assert_err_has(e, "config c.json:3:3: bindings[1]: binding fs1 is configured twice");
+  assert_err_has(e, "config c.json:3:3: bindings[1] (fs1): binding fs1 is configured twice");
   /* Two ids over one directory is refused too. */
   put(e->dir, "c.json", "{\"bindings\":[\n  " FS_BINDING("fs1", "b1") ",\n  " FS_BINDING("fs2", "b1") "]}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
@@ -165,7 +167,7 @@ static void test_rule_names_unknown_binding_and_bad_json(void **state) {
   assert_err_has(e, "config c.json:2:13: rules[0] names binding nope, which is not configured");
   put(e->dir, "c.json", "{\"bindings\":[}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
-  assert_err_has(e, "config c.json: not valid JSON");
+  assert_err_has(e, "config c.json:1:14: not valid JSON: unexpected character");
   put(e->dir, "c.json", "[]\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
   assert_err_has(e, "config c.json:1:1: must be a JSON object");
@@ -203,7 +205,7 @@ static void test_probe_ok_and_refused(void **state) {
                          "create-only layout\",\"status\":\"ok\"}],\"ok\":true");
   assert_one_doc_with(e, "\"status\":\"refused\"}],\"code\":\"UNSAFE_BINDING\",\"ok\":false,\"provider\":\"filesystem\","
                          "\"reason\":\"filesystem root b2 is not a directory\"}");
-  assert_err_has(e, "adcp-ledger config: UNSAFE_BINDING: filesystem root b2 is not a directory");
+  assert_err_has(e, "adcp-ledger config: UNSAFE_BINDING: binding fs2: filesystem root b2 is not a directory");
   assert_int_equal(run(e, "", "--config c.json config check --probe"), 4);
   assert_non_null(strstr(out_s(e), "refused: filesystem root b2 is not a directory"));
   assert_non_null(strstr(out_s(e), "\nrefused\n"));

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "adcp/collector.h"
+#include "adcp/worker.h"
 #include "adcp/fence.h"
 #include "adcp/objects.h"
 #include "ledger/collector_support.h"

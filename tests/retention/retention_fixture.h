@@ -11,6 +11,7 @@
 #include "../ledger/ledger_fixture.h"
 #include "adcp/feed.h"
 #include "adcp/retention.h"
+#include "adcp/worker.h"
 
 typedef struct renv {
   adcp_storage *s;

@@ -1,4 +1,5 @@
-/* cli/config_gcs.c — "gcs" bindings in the host configuration: the closed
+/* config/gcs.c — "gcs" bindings in the host configuration (room src/config;
+ * docs/providers.md): the closed
  * location schema {bucket, endpoint?} (part of the binding identity), the
  * host-only ca_file, and the credential sources the binding's credentialRef
  * names in the top-level "gcs_credentials" section:
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "config/internal.h"
 
 #define GCS_CMD_ARGS_MAX 32
 
@@ -149,23 +150,26 @@ static int load_creds(gcs_creds *out, uint32_t *bad_node, const adcp_json_doc *d
   return 0;
 }
 
-int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_t *bad_node, const adcp_json_doc *d,
-                        uint32_t binding, uint32_t loc, const char *where, const char *prefix, const char *cred,
-                        const char *base_dir, adcp_error *err) {
+int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id, const char *prefix,
+                    const char *tmpl, int compression, const char *cred, uint32_t loc) {
+  adcp_config *cf = p->c;
+  const adcp_json_doc *d = p->d;
+  adcp_error *err = p->err;
+  const char *base_dir = p->base;
+  size_t idx = cf->n_bindings;
+  adcp_object_provider **out = &cf->providers[idx];
+  char *loc_values[2] = {NULL, NULL};
+  uint32_t bad = binding, *bad_node = &bad;
   *out = NULL;
-  loc_values[0] = loc_values[1] = NULL;
-  *bad_node = binding;
-  static const char *const fs_only[] = {"root_dir", "file_mode", "dir_mode", NULL};
-  for (size_t k = 0; fs_only[k]; k++)
-    if (adcp_json_get(d, binding, fs_only[k]))
-      return refuse(bad_node, adcp_json_get(d, binding, fs_only[k]), err, "%s.%s applies to filesystem bindings only",
-                    where, fs_only[k]);
-  if (!loc) return refuse(bad_node, binding, err, "%s: gcs bindings need location {bucket}%s", where, "");
-  char lw[48];
+  int rc = cfg_no_fs_keys(p, binding, where);
+  if (rc) return rc;
+  if (!loc) return cfg_refuse(p, binding, "%s: gcs bindings need location {bucket}", where);
+  char lw[240];
   snprintf(lw, sizeof lw, "%s.location", where);
   static const char *const lkeys[] = {"bucket", "endpoint", NULL};
-  int rc = only_keys(bad_node, d, loc, lw, lkeys, err);
-  if (!rc) rc = str_member(&loc_values[0], bad_node, d, loc, "bucket", lw, err);
+  rc = cfg_known_keys(p, loc, lw, lkeys);
+  if (rc) return rc;
+  rc = str_member(&loc_values[0], bad_node, d, loc, "bucket", lw, err);
   if (!rc) rc = str_member(&loc_values[1], bad_node, d, loc, "endpoint", lw, err);
   if (!rc && !loc_values[0]) rc = refuse(bad_node, loc, err, "%s needs bucket%s", lw, "");
   char *ca = NULL;
@@ -180,6 +184,10 @@ int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   char *cafull = !rc && ca ? resolve(ca, base_dir) : NULL;
   if (!rc && ca && !cafull) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  /* Files a run opens: key and token files are secrets, the CA bundle is not. */
+  if (!rc && c.sa) rc = cfg_add_file(p, c.sa, "gcs service_account_file", 1);
+  if (!rc && c.token_file) rc = cfg_add_file(p, c.token_file, "gcs token_file", 1);
+  if (!rc && cafull) rc = cfg_add_file(p, cafull, "ca_file", 0);
   if (!rc) {
     adcp_gcs_provider_options o = {.bucket = loc_values[0], .endpoint = loc_values[1], .prefix = prefix,
                                    .service_account_file = c.sa, .token_file = c.token_file,
@@ -191,7 +199,37 @@ int adcp_cli_config_gcs(adcp_object_provider **out, char *loc_values[2], uint32_
   free(ca), free(cafull);
   if (rc) {
     free(loc_values[0]), free(loc_values[1]);
-    loc_values[0] = loc_values[1] = NULL;
+    *out = NULL;
+    char msg[ADCP_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", err->message);
+    if (rc == ADCP_EINVALID_INPUT) return cfg_refuse(p, bad ? bad : binding, "%s: %s", where, msg);
+    if (rc == ADCP_ENOMEM) return rc;
+    return adcp_error_set(err, rc, "config %s: binding %s: %s", p->path, id, msg);
   }
-  return rc;
+  adcp_object_kv *kv = &cf->locs[idx * CFG_LOC_MAX];
+  size_t n = 0;
+  static const char *const names[] = {"bucket", "endpoint"};
+  for (size_t k = 0; k < 2; k++) {
+    if (loc_values[k] && !rc && !(kv[n].value = cfg_keep(cf, loc_values[k], strlen(loc_values[k]))))
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    if (loc_values[k] && !rc) kv[n++].key = names[k];
+    free(loc_values[k]);
+  }
+  if (rc) {
+    adcp_object_provider_free(*out);
+    *out = NULL;
+    return rc;
+  }
+  adcp_ledger_binding_config bc = {1, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
+  return cfg_add_binding(p, binding, where, &bc);
+}
+
+/* Checks every entry of "gcs_credentials" even when no binding names it, and
+ * notes whether one names a command (the file's own mode is then checked). */
+int cfg_scan_gcs_credentials(cfgp *p) {
+  uint32_t sec = adcp_json_get(p->d, 0, "gcs_credentials");
+  for (uint32_t k = sec ? adcp_json_first(p->d, sec) : 0; k; k = adcp_json_next(p->d, sec, k + 1))
+    if (adcp_json_at(p->d, k + 1)->type == ADCP_JSON_OBJECT && adcp_json_get(p->d, k + 1, "token_command"))
+      p->c->names_command = 1;
+  return 0;
 }

@@ -1,0 +1,38 @@
+/* config/fence.c — the "fence" section of the host configuration (room
+ * src/config; docs/fence.md):
+ *
+ *   "fence": {"owner_id": "reporting-eu-1"}
+ *
+ * owner_id is this deployment's stable name in the ownership fence
+ * (^[A-Za-z0-9_.:-]{1,128}$; default "adcp-ledger"). Every host sharing one
+ * database should use the same value: a different one is claimed_elsewhere
+ * for deletes until `fence take-over`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/internal.h"
+
+static int owner_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n < 1 || n > 128) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+          c == ':' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int cfg_parse_fence(cfgp *p, uint32_t node) {
+  if (!node) return 0;
+  if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, node, "fence must be an object");
+  static const char *const keys[] = {"owner_id", NULL};
+  const char *owner = NULL;
+  int rc = cfg_known_keys(p, node, "fence", keys);
+  if (!rc) rc = cfg_get_str(p, node, "owner_id", "fence", &owner);
+  if (!rc && owner && !owner_ok(owner))
+    rc = cfg_refuse(p, adcp_json_get(p->d, node, "owner_id"), "fence.owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
+  if (!rc && owner && !(p->c->fence_owner = strdup(owner))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+  return rc;
+}
