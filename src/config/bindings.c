@@ -90,7 +90,8 @@ int cfg_add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_bi
     c->providers[i] = NULL;
     uint32_t at = adcp_json_get(p->d, b, "keyTemplate");
     if (!strstr(e2.message, "template") || !at) at = adcp_json_get(p->d, b, "id");
-    return cfg_refuse(p, at ? at : b, "%s: %s", where, e2.message);
+    cfg_refuse(p, at ? at : b, "%s: %s", where, e2.message);
+    return p->err->code = e2.code; /* binding add's code (UNSAFE_BINDING for a template), at the key */
   }
   c->bindings[i] = *bc;
   c->n_bindings++;

@@ -12,6 +12,14 @@
 
 #include "config/internal.h"
 
+/* ADCP_LEDGER_KEY_MODES=relaxed: container runtimes mount secrets read-only
+ * with fixed modes (Docker secrets 0444); reading is then allowed, writing
+ * never (docs/config.md). */
+static int relaxed_reads(void) {
+  const char *v = getenv("ADCP_LEDGER_KEY_MODES");
+  return v && !strcmp(v, "relaxed");
+}
+
 /* A file named by the configuration: a regular file we can read; a secret
  * must not be group/world-readable, and no key file may be group/world-
  * writable (another user could swap the key or, for a configuration that
@@ -26,9 +34,10 @@ static int check_file(const char *path, const char *what, int private_key, adcp_
   if (mode & (S_IWGRP | S_IWOTH))
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                           "%s %s has mode %04o: it must not be group- or world-writable (chmod go-w)", what, path, mode);
-  if (private_key && (mode & (S_IRGRP | S_IROTH)))
+  if (private_key && (mode & (S_IRGRP | S_IROTH)) && !relaxed_reads())
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
-                          "%s %s has mode %04o: a private key must not be group- or world-readable (chmod 0600)", what,
+                          "%s %s has mode %04o: a private key must not be group- or world-readable (chmod 0600; "
+                          "ADCP_LEDGER_KEY_MODES=relaxed for read-only secret mounts)", what,
                           path, mode);
   if (access(path, R_OK)) return adcp_error_set(err, ADCP_EIO, "%s %s: permission denied", what, path);
   return 0;
