@@ -316,6 +316,179 @@ static void test_search_path_used_by_commands(void **state) {
   assert_int_equal(run(e, vars, "--config other.json binding probe fsh"), 5);
 }
 
+/* Issue 26: a file that is not JSON from its first byte crashed every command
+ * (SIGSEGV, exit 139); now each is refused as FILE:LINE:COLUMN, exit 2, from
+ * config check and from a command that opens the database alike. */
+static void test_not_json_never_crashes(void **state) {
+  env *e = *state;
+  static const struct {
+    const char *name, *text, *msg;
+  } bad[] = {
+      {"empty", "", "config empty:1:1: not valid JSON"},
+      {"ws", "   \n", "config ws:2:1: not valid JSON"},
+      {"bom", "\xef\xbb\xbf{}", "config bom:1:1: not valid JSON: the file starts with a byte order mark"},
+      {"garbage", "garbage", "config garbage:1:1: not valid JSON"},
+  };
+  char vars[1400];
+  assert_int_equal(run(e, "", "--db sqlite:x.db init"), 0);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    put(e->dir, bad[i].name, bad[i].text);
+    snprintf(vars, sizeof vars, "ADCP_LEDGER_CONFIG=%s", bad[i].name);
+    assert_int_equal(run(e, vars, "config check"), 2);
+    assert_err_has(e, bad[i].msg);
+    assert_int_equal(run(e, vars, "--db sqlite:x.db list --account a"), 2);
+    assert_err_has(e, bad[i].msg);
+  }
+  assert_int_equal(run(e, "ADCP_LEDGER_CONFIG=/proc/version", "config check"), 2);
+  assert_err_has(e, "config /proc/version:1:1: not valid JSON");
+  /* the default XDG location too */
+  put(e->home, ".config/adcp-ledger/config", "");
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s/none'", e->dir);
+  assert_int_equal(run(e, vars, "config check"), 2);
+  assert_err_has(e, ".config/adcp-ledger/config:1:1: not valid JSON");
+  /* --config '' is a mistake, never "no configuration" */
+  assert_int_equal(run(e, "", "--config '' config check"), 2);
+  assert_err_has(e, "adcp-ledger config: INVALID_INPUT: --config: the path is empty");
+}
+
+static void sh_in(env *e, const char *cmd) {
+  char full[2400];
+  snprintf(full, sizeof full, "cd '%s' && %s", e->dir, cmd);
+  assert_int_equal(system(full), 0);
+}
+
+/* Issue 26: config check passed configurations that fail at run time; each
+ * is caught now, with the path (and mode) or the key. */
+static void test_check_catches_runtime_failures(void **state) {
+  env *e = *state;
+  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl genpkey "
+           "-algorithm ed25519 -out o.pem 2>/dev/null && openssl pkey -in o.pem -pubout -out o_pub.pem && "
+           "openssl pkey -in k.pem -pubout -out k_pub.pem");
+  /* a signing key file that does not exist: exit 1 naming the path */
+  put(e->dir, "c.json", "{\"audit\":{\"signing_key_file\":\"missing.pem\"}}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 1);
+  assert_err_has(e, "IO_ERROR: audit.signing_key_file ./missing.pem: no such file");
+  /* maintain --once names it too (it exited 1 naming nothing) */
+  assert_int_equal(run(e, "", "--db sqlite:m.db init"), 0);
+  assert_int_equal(run(e, "", "--db sqlite:m.db --config c.json maintain --once"), 1);
+  assert_err_has(e, "missing.pem: no such file");
+  /* a signing key whose public key is not pinned: exit 2 naming its key ID */
+  size_t n = 0;
+  char path[1300];
+  snprintf(path, sizeof path, "%s/o_pub.pem", e->dir);
+  uint8_t *pem = tu_read_file(path, &n);
+  adcp_buf doc;
+  adcp_buf_init(&doc);
+  adcp_buf_append_str(&doc, "{\"audit\":{\"signing_key_file\":\"k.pem\",\"public_keys\":[");
+  adcp_jcs_write_string(&doc, (const char *)pem, n);
+  adcp_buf_append_str(&doc, "]}}\n");
+  adcp_buf_cstr(&doc);
+  free(pem);
+  put(e->dir, "c.json", (const char *)doc.data);
+  adcp_buf_free(&doc);
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "is not among audit.public_keys");
+  assert_int_equal(run(e, "", "--db sqlite:m.db --config c.json checkpoint --all"), 2);
+  assert_err_has(e, "is not among audit.public_keys");
+  /* six kinds of bad keyTemplate and the reserved ID, exactly as binding add refuses them */
+  static const char *const templates[] = {
+      "rows/{namespace_key}/{content_sha256}/{chunk_index}",
+      "{prefix}/{namespace_key}/{chunk_index}",
+      "{prefix}/{namespace_key}/{content_sha256}",
+      "{prefix}/{namespace_key}/{colour}/{content_sha256}/{chunk_index}",
+      "{prefix}/{namespace_key}/a b/{content_sha256}/{chunk_index}",
+      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",
+  };
+  char cfg[1200];
+  for (size_t i = 0; i < sizeof templates / sizeof *templates; i++) {
+    snprintf(cfg, sizeof cfg,
+             "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"r\"},"
+             "\"root_dir\":\"b\",\"prefix\":\"rows\",\"keyTemplate\":\"%s\"}]}\n",
+             templates[i]);
+    put(e->dir, "c.json", cfg);
+    assert_int_equal(run(e, "", "--config c.json config check"), 4);
+    assert_err_has(e, "UNSAFE_BINDING: config c.json:1:");
+    assert_err_has(e, "bindings[0] (fs1): ");
+  }
+  put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("postgres", "b1") "]}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 2);
+  assert_err_has(e, "bindings[0] (postgres): binding ID 'postgres' is reserved");
+  /* key and configuration file modes */
+  snprintf(cfg, sizeof cfg, "{\"audit\":{\"signing_key_file\":\"k.pem\"}}\n");
+  put(e->dir, "c.json", cfg);
+  sh_in(e, "chmod 644 k.pem");
+  assert_int_equal(run(e, "", "--config c.json config check"), 4);
+  assert_err_has(e, "k.pem has mode 0644: a private key must not be group- or world-readable");
+  assert_int_equal(run(e, "ADCP_LEDGER_KEY_MODES=relaxed", "--config c.json config check"), 0);
+  sh_in(e, "chmod 606 k.pem");
+  assert_int_equal(run(e, "ADCP_LEDGER_KEY_MODES=relaxed", "--config c.json config check"), 4);
+  assert_err_has(e, "k.pem has mode 0606: it must not be group- or world-writable");
+  sh_in(e, "chmod 600 k.pem");
+  put(e->dir, "c.json",
+      "{\"gcs_credentials\":{\"cmd\":{\"token_command\":[\"/bin/echo\",\"t\"]}},\"bindings\":[{\"id\":\"g1\","
+      "\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"cmd\",\"location\":{\"bucket\":\"bucket-one\"}}]}\n");
+  sh_in(e, "chmod 666 c.json");
+  assert_int_equal(run(e, "", "--config c.json config check"), 4);
+  assert_err_has(e, "c.json has mode 0666 and names a token_command");
+  sh_in(e, "chmod 600 c.json");
+  assert_int_equal(run(e, "", "--config c.json config check"), 0);
+}
+
+/* Issue 26: config check shows the retention, audit, worker, collector and
+ * fence sections it found (it showed none of them). */
+static void test_check_prints_every_section(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json",
+      "{\"bindings\":[" FS_BINDING("fs1", "b1") "],\"retention\":{\"enabled\":true,\"status_retention_days\":30},"
+      "\"audit\":{\"checkpoint_binding\":\"fs1\",\"public_keys\":[\"11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\"]},"
+      "\"fence\":{\"owner_id\":\"host-a\"},\"collector\":{\"enabled\":true,\"acknowledge_exclusive_namespace\":true},"
+      "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"settings\":{\"hold_days\":3}}}}}\n");
+  assert_int_equal(run(e, "", "--config c.json config check"), 0);
+  const char *want[] = {"retention:\n", "  status_retention_days 30\n", "audit:\n", "  checkpoint_binding fs1\n",
+                        "  public_keys ", "fence:\n  owner_id host-a\n", "collector:\n", "  enabled true\n",
+                        "worker:\n  interval_s 60\n", "change_pruning     enabled, interval_s 60, limit 10000, hold_days 3",
+                        "period_retirement  enabled", "orphan_collection  enabled"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    if (!strstr(out_s(e), want[i])) fail_msg("config check output lacks '%s':\n%s", want[i], out_s(e));
+  assert_int_equal(run(e, "", "--config c.json config check --json"), 0);
+  assert_one_doc_with(e, "\"retention\":{\"change_retention_days\":30,\"enabled\":true,");
+  assert_one_doc_with(e, "\"fence\":{\"owner_id\":\"host-a\"}");
+  assert_one_doc_with(e, "\"audit\":{\"checkpoint_binding\":\"fs1\",\"public_keys\":[\"");
+  assert_one_doc_with(e, "{\"enabled\":true,\"interval_s\":60,\"limit\":10000,\"name\":\"change_pruning\","
+                         "\"settings\":{\"hold_days\":3}}");
+}
+
+/* Issue 26: the audit section was read from --config / $ADCP_LEDGER_CONFIG
+ * only: with the file at XDG or /etc, checkpoint said there was no signing
+ * key and maintain dropped its checkpoint task. */
+static void test_audit_section_on_search_path(void **state) {
+  env *e = *state;
+  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem");
+  char cfg[1600], vars[1400];
+  snprintf(cfg, sizeof cfg, "{\"audit\":{\"signing_key_file\":\"%s/k.pem\"}}\n", e->dir);
+  assert_int_equal(run(e, "", "--db sqlite:a.db init"), 0);
+  put(e->xdg, "adcp-ledger/config", cfg);
+  snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s/none'", e->xdg, e->dir);
+  assert_int_equal(run(e, vars, "--db sqlite:a.db maintain --once --json"), 0);
+  assert_one_doc_with(e, "\"name\":\"audit_checkpoint\",\"status\":\"ran\"");
+  put(e->dir, "etc/config", cfg);
+  snprintf(vars, sizeof vars, "ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->sys);
+  assert_int_equal(run(e, vars, "--db sqlite:a.db checkpoint --all --json"), 0);
+  assert_one_doc_with(e, "\"ok\":true");
+}
+
+/* Issue 33: a missing S3 credential without --probe names the binding. */
+static void test_s3_credential_names_binding(void **state) {
+  env *e = *state;
+  put(e->dir, "c.json",
+      "{\"bindings\":[{\"id\":\"s3-eu\",\"provider\":\"s3\",\"prefix\":\"rows\",\"location\":{\"bucket\":"
+      "\"bucket-one\",\"region\":\"eu-west-1\"}}]}\n");
+  assert_int_equal(run(e, "AWS_ACCESS_KEY_ID= AWS_SECRET_ACCESS_KEY= AWS_PROFILE= AWS_SHARED_CREDENTIALS_FILE=none",
+                       "--config c.json config check"),
+                   4);
+  assert_err_has(e, "UNSAFE_BINDING: config c.json: binding s3-eu: ");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_valid_file_reported, setup, teardown),
@@ -326,6 +499,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missing_explicit_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_probe_ok_and_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_json_never_crashes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_check_catches_runtime_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_check_prints_every_section, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_audit_section_on_search_path, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_s3_credential_names_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_search_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shipped_binary_ignores_override, setup, teardown),
       cmocka_unit_test_setup_teardown(test_search_path_used_by_commands, setup, teardown),
