@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # Target name and -max_len: JSON documents up to 64 KiB; the verify target's
 # modes (gzip objects, manifests, raw ranges) need far less and run faster short.
-targets="fuzz_json:65536 fuzz_rows_verify:16384 fuzz_scanner_diff:65536 fuzz_audit_docs:65536"
+targets="fuzz_json:65536 fuzz_rows_verify:16384 fuzz_scanner_diff:65536 fuzz_audit_docs:65536 fuzz_config:65536"
 # FUZZ_TARGETS="fuzz_rows_verify" runs a subset.
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   sel=""
