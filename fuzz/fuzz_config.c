@@ -5,7 +5,7 @@
  * Properties: no crash or leak; a refusal has a known code and, when it is
  * INVALID_INPUT, the one "config FILE:LINE:COLUMN: " form; an accepted
  * configuration answers every accessor consistently and survives the file
- * checks. Relative paths resolve under a scratch directory made once. */
+ * checks. Relative paths resolve under a directory that does not exist. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
     }                                                                                        \
   } while (0)
 
-/* The scratch directory the configuration "lives" in (created once per process). */
-static const char *config_path(void) {
-  static char path[512];
-  if (!path[0]) {
-    char dir[400];
-    snprintf(dir, sizeof dir, "%s/fuzz-config-XXXXXX", P_tmpdir);
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-  }
-  return path;
-}
+/* Where the configuration "lives": a directory that does not exist, so
+ * relative paths resolve somewhere harmless and nothing is created (building
+ * a provider never touches its store; only a probe would). */
+static const char *config_path(void) { return P_tmpdir "/adcp-fuzz-config-absent/config.json"; }
 
 /* "config PATH:LINE:COLUMN: " with LINE and COLUMN decimal and >= 1. */
 static int has_position(const char *msg, const char *path) {
