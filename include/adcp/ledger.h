@@ -426,6 +426,8 @@ int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const 
 /* 1 when ref is a credential reference name: ^[A-Za-z0-9_.:/-]{1,128}$. It
  * selects a host-injected client and is never a secret itself. A predicate; never fails. */
 int adcp_ledger_credential_ref_is_valid(const char *ref);
+/* 1 when id is a fence owner_id: ^[A-Za-z0-9_.:-]{1,128}$ (adcp_ledger_options.fence_owner_id). */
+int adcp_ledger_fence_owner_is_valid(const char *id);
 
 /* Re-pinning after a restored bucket (docs/objects.md): every chunk locator
  * of the binding whose pinned version is gone is checked against the object

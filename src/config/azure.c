@@ -9,14 +9,6 @@
 
 #include "config/internal.h"
 
-static int account_ok(const char *a) {
-  size_t n = strlen(a);
-  if (n < 3 || n > 24) return 0;
-  for (size_t i = 0; i < n; i++)
-    if (!islower((unsigned char)a[i]) && !isdigit((unsigned char)a[i])) return 0;
-  return 1;
-}
-
 static int ref_ok(const char *r) {
   if (!adcp_ledger_credential_ref_is_valid(r)) return 0;
   if (!strcmp(r, "env")) return 1;
@@ -33,10 +25,6 @@ static int azure_provider(adcp_object_provider **out, const char **bad_key, cons
   *out = NULL;
   *bad_key = "location";
   if (!loc[0] || !loc[1]) return adcp_error_set(err, ADCP_EINVALID_INPUT, "azure bindings need location {account, container}");
-  if (!account_ok(loc[0])) {
-    *bad_key = "account";
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "location.account must match ^[a-z0-9]{3,24}$");
-  }
   if (loc[2] && strncmp(loc[2], "https://", 8) && strncmp(loc[2], "http://", 7)) {
     *bad_key = "endpoint";
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "location.endpoint must be an http(s) URL");
@@ -52,7 +40,11 @@ static int azure_provider(adcp_object_provider **out, const char **bad_key, cons
   int rc = adcp_azure_provider_new(out, &o, err);
   if (rc) {
     *out = NULL;
-    *bad_key = rc == ADCP_EUNSAFE_BINDING ? "credentialRef" : "location";
+    /* the provider checks the names themselves: point at the one it refused */
+    *bad_key = rc == ADCP_EUNSAFE_BINDING   ? "credentialRef"
+               : strstr(err->message, "account") ? "account"
+               : strstr(err->message, "container") ? "container"
+                                                   : "location";
   }
   return rc;
 }
@@ -60,19 +52,10 @@ static int azure_provider(adcp_object_provider **out, const char **bad_key, cons
 int cfg_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
                       int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
-  int rc = cfg_no_fs_keys(p, b, where);
-  if (rc) return rc;
-  if (!loc) return cfg_refuse(p, b, "%s: azure bindings need location {account, container}", where);
-  char lw[240];
-  snprintf(lw, sizeof lw, "%s.location", where);
   static const char *const lkeys[] = {"account", "container", "endpoint", NULL};
   const char *v[3] = {NULL, NULL, NULL}, *ca = NULL, *bad = NULL;
-  rc = cfg_known_keys(p, loc, lw, lkeys);
-  for (size_t k = 0; !rc && k < 3; k++) rc = cfg_get_str(p, loc, lkeys[k], lw, &v[k]);
-  if (!rc) rc = cfg_get_str(p, b, "ca_file", where, &ca);
+  int rc = cfg_cloud_location(p, b, where, loc, lkeys, v, &ca, "azure bindings need location {account, container}");
   if (rc) return rc;
-  if (ca && (!(ca = cfg_resolve(p, ca)) || cfg_add_file(p, ca, "ca_file", 0)))
-    return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   size_t i = c->n_bindings;
   if ((rc = azure_provider(&c->providers[i], &bad, v, prefix, cred, ca, p->err))) {
     char msg[ADCP_ERROR_MESSAGE_MAX];
@@ -87,10 +70,8 @@ int cfg_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   /* A connection string kept in a file is a secret: its mode is checked. */
   if (cred && !strncmp(cred, "file:", 5) && cfg_add_file(p, cred + 5, "credentialRef file", 1))
     return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
-  size_t n = 0;
-  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
-  for (size_t k = 0; k < 3; k++)
-    if (v[k]) kv[n].key = lkeys[k], kv[n].value = v[k], n++;
-  adcp_ledger_binding_config bc = {1, id, "azure", kv, n, prefix, tmpl, compression, cred, c->providers[i]};
+  size_t n = cfg_location_kv(c, i, lkeys, v);
+  adcp_ledger_binding_config bc = {1, id, "azure", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
+                                   c->providers[i]};
   return cfg_add_binding(p, b, where, &bc);
 }

@@ -126,6 +126,29 @@ int cfg_no_fs_keys(cfgp *p, uint32_t b, const char *where) {
   return 0;
 }
 
+int cfg_cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
+                       const char **v, const char **ca, const char *needs) {
+  int rc = cfg_no_fs_keys(p, b, where);
+  if (rc) return rc;
+  if (!loc) return cfg_refuse(p, b, "%s: %s", where, needs);
+  char lw[240];
+  snprintf(lw, sizeof lw, "%s.location", where);
+  rc = cfg_known_keys(p, loc, lw, lkeys);
+  for (size_t k = 0; !rc && lkeys[k]; k++) rc = cfg_get_str(p, loc, lkeys[k], lw, &v[k]);
+  if (!rc) rc = cfg_get_str(p, b, "ca_file", where, ca);
+  if (!rc && *ca && (!(*ca = cfg_resolve(p, *ca)) || cfg_add_file(p, *ca, "ca_file", 0)))
+    rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+  return rc;
+}
+
+size_t cfg_location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v) {
+  size_t n = 0;
+  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
+  for (size_t k = 0; lkeys[k] && k < CFG_LOC_MAX; k++)
+    if (v[k]) kv[n].key = lkeys[k], kv[n].value = v[k], n++;
+  return n;
+}
+
 /* An "s3" binding: location {bucket, region, endpoint?, path_style?} (closed;
  * all part of the binding identity), credentialRef ("env", "profile:NAME" or
  * absent: environment then $AWS_PROFILE/default), host-only ca_file. The
@@ -133,22 +156,14 @@ int cfg_no_fs_keys(cfgp *p, uint32_t b, const char *where) {
 static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
                       int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
-  int rc = cfg_no_fs_keys(p, b, where);
-  if (rc) return rc;
-  if (!loc) return cfg_refuse(p, b, "%s: s3 bindings need location {bucket, region}", where);
-  char lw[240];
-  snprintf(lw, sizeof lw, "%s.location", where);
   static const char *const lkeys[] = {"bucket", "region", "endpoint", "path_style", NULL};
   const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL;
-  rc = cfg_known_keys(p, loc, lw, lkeys);
-  for (size_t k = 0; !rc && k < 4; k++) rc = cfg_get_str(p, loc, lkeys[k], lw, &v[k]);
-  if (!rc) rc = cfg_get_str(p, b, "ca_file", where, &ca);
+  int rc = cfg_cloud_location(p, b, where, loc, lkeys, v, &ca, "s3 bindings need location {bucket, region}");
   if (rc) return rc;
-  if (!v[0] || !v[1]) return cfg_refuse(p, loc, "%s needs bucket and region", lw);
+  if (!v[0] || !v[1]) return cfg_refuse(p, loc, "%s.location needs bucket and region", where);
   if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
-    return cfg_refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.path_style must be \"true\" or \"false\"", lw);
-  if (ca && (!(ca = cfg_resolve(p, ca)) || cfg_add_file(p, ca, "ca_file", 0)))
-    return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+    return cfg_refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.location.path_style must be \"true\" or \"false\"",
+                      where);
   size_t i = c->n_bindings;
   adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
                                 .path_style = v[3] && !strcmp(v[3], "true"), .prefix = prefix,
@@ -157,11 +172,9 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     c->providers[i] = NULL;
     return provider_failed(p, b, where, id, rc);
   }
-  size_t n = 0;
-  adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
-  for (size_t k = 0; k < 4; k++)
-    if (v[k]) kv[n].key = lkeys[k], kv[n].value = v[k], n++;
-  adcp_ledger_binding_config bc = {1, id, "s3", kv, n, prefix, tmpl, compression, cred, c->providers[i]};
+  size_t n = cfg_location_kv(c, i, lkeys, v);
+  adcp_ledger_binding_config bc = {1, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
+                                   c->providers[i]};
   return cfg_add_binding(p, b, where, &bc);
 }
 

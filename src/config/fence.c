@@ -12,18 +12,6 @@
 
 #include "config/internal.h"
 
-static int owner_ok(const char *s) {
-  size_t n = strlen(s);
-  if (n < 1 || n > 128) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-          c == ':' || c == '-'))
-      return 0;
-  }
-  return 1;
-}
-
 int cfg_parse_fence(cfgp *p, uint32_t node) {
   if (!node) return 0;
   if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, node, "fence must be an object");
@@ -31,7 +19,7 @@ int cfg_parse_fence(cfgp *p, uint32_t node) {
   const char *owner = NULL;
   int rc = cfg_known_keys(p, node, "fence", keys);
   if (!rc) rc = cfg_get_str(p, node, "owner_id", "fence", &owner);
-  if (!rc && owner && !owner_ok(owner))
+  if (!rc && owner && !adcp_ledger_fence_owner_is_valid(owner))
     rc = cfg_refuse(p, adcp_json_get(p->d, node, "owner_id"), "fence.owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
   if (!rc && owner && !(p->c->fence_owner = strdup(owner))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   return rc;

@@ -90,6 +90,14 @@ int cfg_add_file(cfgp *p, const char *path, const char *what, int private_key);
 /* Refuses the keys only filesystem bindings take on another binding. */
 int cfg_no_fs_keys(cfgp *p, uint32_t b, const char *where);
 
+/* A cloud binding's closed location (lkeys, NULL-terminated; values into v)
+ * and its host-only ca_file (resolved, recorded for the file checks);
+ * `needs` is the message when location is absent. */
+int cfg_cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
+                       const char **v, const char **ca, const char *needs);
+/* Fills binding i's location pairs from the non-NULL values; their count. */
+size_t cfg_location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v);
+
 /* Section parsers (node 0 = absent). */
 int cfg_parse_bindings(cfgp *p, uint32_t bindings);
 int cfg_parse_rules(cfgp *p, uint32_t rules);

@@ -43,6 +43,8 @@ static int owner_ok(const char *s, size_t n) {
   return 1;
 }
 
+int adcp_ledger_fence_owner_is_valid(const char *id) { return id && owner_ok(id, strlen(id)); }
+
 /* lowercase UUID text 8-4-4-4-12 */
 static int uuid_ok(const char *s, size_t n) {
   if (n != 36) return 0;

@@ -146,11 +146,7 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   {
     const char *own = opts && opts->fence_owner_id ? opts->fence_owner_id : "adcp-ledger";
     size_t on = strlen(own);
-    int ok = on >= 1 && on <= 128;
-    for (size_t i = 0; ok && i < on; i++)
-      ok = (own[i] >= 'A' && own[i] <= 'Z') || (own[i] >= 'a' && own[i] <= 'z') || (own[i] >= '0' && own[i] <= '9') ||
-           own[i] == '_' || own[i] == '.' || own[i] == ':' || own[i] == '-';
-    if (!ok) {
+    if (!adcp_ledger_fence_owner_is_valid(own)) {
       free(l);
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
     }
