@@ -302,9 +302,9 @@ static int read_checkpoints(adcp_audit_checkpoint **out, size_t *n, const char *
 
 /* The retention window W this host applies (its "retention" section), so a
  * retirement is judged by this host's policy, never the database's. */
-static int64_t window_days(const adcp_cli_config *cfg) {
-  const adcp_cli_retention_config *rc = adcp_cli_config_retention(cfg);
-  return rc && rc->present ? adcp_retention_window_days(&rc->policy) : 0;
+static int64_t window_days(const adcp_config *cfg) {
+  const adcp_config_retention *rc = adcp_config_retention_section(cfg);
+  return rc->present ? adcp_retention_window_days(&rc->policy) : 0;
 }
 
 int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
