@@ -463,14 +463,28 @@ static void test_check_prints_every_section(void **state) {
  * key and maintain dropped its checkpoint task. */
 static void test_audit_section_on_search_path(void **state) {
   env *e = *state;
-  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem");
-  char cfg[1600], vars[1400];
-  snprintf(cfg, sizeof cfg, "{\"audit\":{\"signing_key_file\":\"%s/k.pem\"}}\n", e->dir);
+  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl pkey -in k.pem "
+           "-pubout -out k_pub.pem");
+  char cfg[1600], vars[1400], path[1300];
+  snprintf(path, sizeof path, "%s/k_pub.pem", e->dir);
+  size_t n = 0;
+  uint8_t *pem = tu_read_file(path, &n);
+  adcp_buf pub;
+  adcp_buf_init(&pub);
+  adcp_jcs_write_string(&pub, (const char *)pem, n);
+  adcp_buf_cstr(&pub);
+  free(pem);
+  snprintf(cfg, sizeof cfg, "{\"audit\":{\"signing_key_file\":\"%s/k.pem\",\"public_keys\":[%s]}}\n", e->dir,
+           (const char *)pub.data);
+  adcp_buf_free(&pub);
   assert_int_equal(run(e, "", "--db sqlite:a.db init"), 0);
   put(e->xdg, "adcp-ledger/config", cfg);
   snprintf(vars, sizeof vars, "XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s/none'", e->xdg, e->dir);
   assert_int_equal(run(e, vars, "--db sqlite:a.db maintain --once --json"), 0);
   assert_one_doc_with(e, "\"name\":\"audit_checkpoint\",\"status\":\"ran\"");
+  /* audit sees the pinned key (it warned that checkpoints were not checked) */
+  assert_int_equal(run(e, vars, "--db sqlite:a.db audit"), 0);
+  if (strstr(err_s(e), "no public key pinned")) fail_msg("audit ignored the XDG audit section: %s", err_s(e));
   put(e->dir, "etc/config", cfg);
   snprintf(vars, sizeof vars, "ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->sys);
   assert_int_equal(run(e, vars, "--db sqlite:a.db checkpoint --all --json"), 0);
