@@ -60,11 +60,11 @@ int adcp_config_find(char *out, size_t cap, const char **source, const adcp_conf
 
 /* Finds (adcp_config_find) and reads the file, then parses it. With no file
  * at all *out is an empty configuration (adcp_config_path() NULL): built-in
- * defaults apply. An explicit or $ADCP_LEDGER_CONFIG path that does not exist,
- * a directory, FIFO or device is STORAGE_ERROR / INVALID_INPUT naming the
- * path; anything the parser refuses is INVALID_INPUT "config FILE:LINE:COLUMN:
- * ..." (an empty file, a BOM and non-JSON text included). Free with
- * adcp_config_free. */
+ * defaults apply. An explicit or $ADCP_LEDGER_CONFIG path that does not exist
+ * or cannot be read is IO_ERROR naming the path; a directory, FIFO or device,
+ * or a file over ADCP_CONFIG_MAX_BYTES, is INVALID_INPUT (never read or
+ * blocked on); anything the parser refuses is as adcp_config_parse says (an
+ * empty file, a BOM and non-JSON text included). Free with adcp_config_free. */
 int adcp_config_load(adcp_config **out, const adcp_config_search *s, adcp_error *err);
 
 /* Parses text[0..len) as the configuration named path (used in messages and
@@ -144,8 +144,10 @@ const adcp_config_audit *adcp_config_audit_section(const adcp_config *c); /* nev
 /* Loads the signing key after the file checks of adcp_config_check_files
  * (exists, a regular file, not group/world-readable or -writable) and checks
  * that its public key is pinned when public_keys is given. INVALID_INPUT when
- * no key is configured or its public key is not pinned; STORAGE_ERROR /
- * UNSAFE_BINDING naming the path (and mode) otherwise. */
+ * no key is configured or its public key is not pinned (naming its key ID);
+ * IO_ERROR for a missing or unreadable file and UNSAFE_BINDING for an unsafe
+ * mode, naming the path (and mode); the codes of adcp_audit_signer_load.
+ * Free *out with adcp_audit_signer_free. */
 int adcp_config_audit_signer(adcp_audit_signer **out, const adcp_config *c, adcp_error *err);
 
 /* "worker": the default interval and per-task schedules (task names and
@@ -183,7 +185,11 @@ int adcp_config_worker_task_enabled(const adcp_config *c, const adcp_worker_cata
  * a configuration naming a token_command is not group/world-writable; the
  * signing key loads and its public key is among public_keys (when given);
  * audit.checkpoint_binding names a configured binding. The first problem is
- * returned, naming the path (and its mode) or the key. */
+ * returned, naming the path (and its mode) or the key: IO_ERROR (missing or
+ * unreadable), UNSAFE_BINDING (a mode), INVALID_INPUT (not a regular file, a
+ * key not pinned, an unconfigured checkpoint binding). With
+ * $ADCP_LEDGER_KEY_MODES=relaxed a group/world-readable private key passes
+ * (read-only secret mounts); writable ones never do. */
 int adcp_config_check_files(const adcp_config *c, adcp_error *err);
 
 /* ---- applying it ------------------------------------------------------------------- */

@@ -65,7 +65,6 @@ static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *e
   return 0;
 }
 
-
 /* Retention is opt-in and cannot be undone: its tasks run only when the
  * configuration's "retention" section says enabled (docs/retention.md). */
 static int make_retention(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_worker_task_fn run,
