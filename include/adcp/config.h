@@ -90,7 +90,7 @@ const char *adcp_config_deployment_namespace(const adcp_config *c);
 const char *adcp_config_fence_owner(const adcp_config *c);
 /* Fills the namespace and fence owner of *lo (other fields untouched). */
 void adcp_config_ledger_options(adcp_ledger_options *lo, const adcp_config *c);
-/* change_feed: 1 unless the file says false. */
+/* change_feed: 1 unless the file says false. Never fails. */
 int adcp_config_change_feed(const adcp_config *c);
 
 /* Object bindings in file order; each client is owned by the configuration. */
@@ -169,10 +169,11 @@ size_t adcp_config_worker_task_count(const adcp_config *c);
 const adcp_config_worker_task *adcp_config_worker_task_at(const adcp_config *c, size_t i);
 /* The task's section, or NULL. */
 const adcp_config_worker_task *adcp_config_worker_task_find(const adcp_config *c, const char *name);
-/* 1 with *value when t (may be NULL) sets key, else 0 (*value untouched). */
+/* 1 with *value when t (may be NULL) sets key, else 0 (*value untouched). Never fails. */
 int adcp_config_worker_setting_get(const adcp_config_worker_task *t, const char *key, int64_t *value);
 /* Whether catalog task e runs under this configuration: the task's own
- * "enabled", else its default, following retention / audit / collector. */
+ * "enabled", else its default, following retention / audit / collector.
+ * Never fails (1 or 0). */
 int adcp_config_worker_task_enabled(const adcp_config *c, const adcp_worker_catalog_entry *e);
 
 /* ---- what a run would check ----------------------------------------------------- */
@@ -209,8 +210,9 @@ typedef struct adcp_config_apply_options {
  * binding (adcp_ledger_configure_binding: refusals name the binding), turns
  * the change feed off when the file says so (a notice when live consumers
  * would miss changes), and installs the selection rules. c is borrowed by l
- * and must outlive it. Errors of adcp_ledger_configure_binding and
- * adcp_ledger_set_change_feed. */
+ * and must outlive it. Errors: INVALID_INPUT (an unknown options version, a
+ * binding configured twice on l), UNSAFE_BINDING (two bindings over one store
+ * prefix), and STORAGE_ERROR from adcp_ledger_set_change_feed. */
 int adcp_config_apply(adcp_config *c, adcp_ledger *l, const adcp_config_apply_options *o, adcp_error *err);
 
 ADCP_END_DECLS

@@ -382,7 +382,9 @@ typedef struct adcp_ledger_binding_config {
 int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err);
 /* The checks of adcp_ledger_configure_binding that need no handle (ID and the
  * reserved "postgres", client, prefix, key template, location, compression,
- * credentialRef), with the same codes and messages. Thread-safe. */
+ * credentialRef), with the same codes and messages: INVALID_INPUT (ID,
+ * reserved ID, location, compression, credentialRef), UNSAFE_BINDING (client,
+ * prefix, key template). Thread-safe. */
 int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp_error *err);
 
 /* Registration (spec 02 §5.3): probe the store, insert the binding row if
@@ -426,7 +428,8 @@ int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const 
 /* 1 when ref is a credential reference name: ^[A-Za-z0-9_.:/-]{1,128}$. It
  * selects a host-injected client and is never a secret itself. A predicate; never fails. */
 int adcp_ledger_credential_ref_is_valid(const char *ref);
-/* 1 when id is a fence owner_id: ^[A-Za-z0-9_.:-]{1,128}$ (adcp_ledger_options.fence_owner_id). */
+/* 1 when id is a fence owner_id: ^[A-Za-z0-9_.:-]{1,128}$ (adcp_ledger_options.fence_owner_id).
+ * Never fails; thread-safe. */
 int adcp_ledger_fence_owner_is_valid(const char *id);
 
 /* Re-pinning after a restored bucket (docs/objects.md): every chunk locator

@@ -157,9 +157,14 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
                       int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
   static const char *const lkeys[] = {"bucket", "region", "endpoint", "path_style", NULL};
-  const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL;
+  const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL, *create_only = NULL;
   int rc = cfg_cloud_location(p, b, where, loc, lkeys, v, &ca, "s3 bindings need location {bucket, region}");
+  if (!rc) rc = cfg_get_str(p, b, "create_only", where, &create_only);
   if (rc) return rc;
+  /* Host-only (not identity): how this host makes writes create-only (docs/providers.md). */
+  if (create_only && strcmp(create_only, "conditional") && strcmp(create_only, "emulated"))
+    return cfg_refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only must be \"conditional\" or \"emulated\"",
+                      where);
   if (!v[0] || !v[1]) return cfg_refuse(p, loc, "%s.location needs bucket and region", where);
   if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
     return cfg_refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.location.path_style must be \"true\" or \"false\"",
@@ -167,7 +172,7 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   size_t i = c->n_bindings;
   adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
                                 .path_style = v[3] && !strcmp(v[3], "true"), .prefix = prefix,
-                                .credential_ref = cred, .ca_file = ca};
+                                .credential_ref = cred, .ca_file = ca, .create_only = create_only};
   if ((rc = adcp_s3_provider_new(&c->providers[i], &o, p->err))) {
     c->providers[i] = NULL;
     return provider_failed(p, b, where, id, rc);
@@ -258,7 +263,7 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
   }
   static const char *const keys[] = {"id",     "kind",        "provider",    "location",      "root_dir",
                                      "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
-                                     "dir_mode", "ca_file",   NULL};
+                                     "dir_mode", "ca_file",   "create_only", NULL};
   uint32_t loc = 0;
   rc = cfg_known_keys(p, b, where, keys);
   if (!rc) rc = cfg_get_str(p, b, "kind", where, &kind);
@@ -273,6 +278,8 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
   if (kind && strcmp(kind, "object"))
     return cfg_refuse(p, adcp_json_get(p->d, b, "kind"),
                       "%s.kind: only object bindings are configured here (postgres is implicit)", where);
+  if (strcmp(prov, "s3") && adcp_json_get(p->d, b, "create_only"))
+    return cfg_refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only", where);
   for (size_t i = 0; i < c->n_bindings; i++)
     if (!strcmp(c->bindings[i].id, id)) return cfg_refuse(p, b, "%s: binding %s is configured twice", where, id);
   int compression;

@@ -222,7 +222,7 @@ static void t_probe_emulated_and_refusals(void **state) {
   snprintf(args, sizeof args, "--config %s/badmode.json binding probe s3b", dir);
   int st = run(args, &out, &errb);
   assert_true(st != 0 && st != 4);
-  assert_non_null(strstr((char *)errb.data, "bindings[0].create_only must be \"conditional\" or \"emulated\""));
+  assert_non_null(strstr((char *)errb.data, "bindings[0] (s3b).create_only must be \"conditional\" or \"emulated\""));
   assert_non_null(strstr((char *)errb.data, "badmode.json:1:"));
   write_config("fsmode.json", "{\"id\":\"f1\",\"provider\":\"filesystem\",\"prefix\":\"rows\",\"root_dir\":\"r\","
                               "\"create_only\":\"emulated\"}");
