@@ -137,13 +137,12 @@ static int registered(const adcp_binding_info *bi, size_t n, const char *id) {
   return 0;
 }
 
-static int binding_list(adcp_ledger *l, const adcp_cli_config *cfg, int json, adcp_error *err) {
+static int binding_list(adcp_ledger *l, const adcp_config *cfg, int json, adcp_error *err) {
   adcp_binding_info *bi = NULL;
   size_t n = 0;
   int rc = adcp_ledger_list_bindings(&bi, &n, l, err);
   if (rc) return rc;
-  adcp_cli_config_summary sum = {0};
-  if (cfg) adcp_cli_config_summarize(&sum, cfg);
+  size_t n_cfg = adcp_config_binding_count(cfg); /* configured, maybe not registered yet */
   adcp_json_doc scratch;
   adcp_json_doc_init(&scratch);
   if (json) {
@@ -154,12 +153,12 @@ static int binding_list(adcp_ledger *l, const adcp_cli_config *cfg, int json, ad
       if (i) adcp_buf_append_byte(&b, ',');
       binding_info_json(&b, &bi[i], &scratch);
     }
-    for (size_t i = 0; i < sum.n_bindings; i++) {
-      if (registered(bi, n, sum.bindings[i].id)) continue;
+    for (size_t i = 0; i < n_cfg; i++) {
+      if (registered(bi, n, adcp_config_binding(cfg, i)->id)) continue;
       adcp_buf_append_str(&b, n || i ? ",{\"id\":" : "{\"id\":");
-      adcp_jcs_write_string(&b, sum.bindings[i].id, strlen(sum.bindings[i].id));
+      adcp_jcs_write_string(&b, adcp_config_binding(cfg, i)->id, strlen(adcp_config_binding(cfg, i)->id));
       adcp_buf_append_str(&b, ",\"kind\":\"object\",\"provider\":");
-      adcp_jcs_write_string(&b, sum.bindings[i].provider, strlen(sum.bindings[i].provider));
+      adcp_jcs_write_string(&b, adcp_config_binding(cfg, i)->provider, strlen(adcp_config_binding(cfg, i)->provider));
       adcp_buf_append_str(&b, ",\"state\":\"unregistered\",\"configured\":true,\"registered\":false}");
     }
     adcp_buf_append_str(&b, "]}\n");
@@ -185,13 +184,13 @@ static int binding_list(adcp_ledger *l, const adcp_cli_config *cfg, int json, ad
       if (!comp && !cred[0]) printf("-");
       putchar('\n');
     }
-    for (size_t i = 0; i < sum.n_bindings; i++) {
-      if (registered(bi, n, sum.bindings[i].id)) continue;
+    for (size_t i = 0; i < n_cfg; i++) {
+      if (registered(bi, n, adcp_config_binding(cfg, i)->id)) continue;
       char line[200];
-      snprintf(line, sizeof line, "%-16s %-8s %-10s %-9s %-10s %-8s %-9s ", sum.bindings[i].id, "object",
-               sum.bindings[i].provider, "UNREG", "yes", "-", "-");
+      snprintf(line, sizeof line, "%-16s %-8s %-10s %-9s %-10s %-8s %-9s ", adcp_config_binding(cfg, i)->id, "object",
+               adcp_config_binding(cfg, i)->provider, "UNREG", "yes", "-", "-");
       adcp_cli_put_safe(line);
-      printf("not registered: run 'adcp-ledger binding add %s'\n", sum.bindings[i].id);
+      printf("not registered: run 'adcp-ledger binding add %s'\n", adcp_config_binding(cfg, i)->id);
     }
   }
   adcp_json_doc_free(&scratch);
