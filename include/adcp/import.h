@@ -133,7 +133,7 @@ typedef struct adcp_import_quarantined {
  * the walk and is returned. Errors: STORAGE. */
 int adcp_import_quarantine_each(adcp_ledger *l, const char *account_id,
                                 int (*fn)(void *ctx, const adcp_import_quarantined *q), void *ctx, adcp_error *err);
-/* The number of quarantined revisions (the worker's metric). */
+/* The number of quarantined revisions (the worker's metric). Errors: STORAGE. */
 int adcp_import_quarantine_count(uint64_t *out, adcp_sql_conn *conn, adcp_error *err);
 /* Removes revision_id from the quarantine so the next import run examines it
  * again (after its legacy row was repaired); copies its account into

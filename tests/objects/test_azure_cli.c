@@ -308,7 +308,7 @@ static void t_commit_lost_ack(void **state) {
   assert_int_equal(run(args, &out, &errb), 0);
   snprintf(args, sizeof args,
            "--db 'sqlite:%s' --config '%s' commit --account acct --obligation oblost --revision lost1 --finality snapshot "
-           "--binding azl --period-start 2026-10-01 --period-end 2026-10-02 '%s'",
+           "--binding azl --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
            db, cfg, rows_path);
   assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=lose&count=1", 0, NULL), 200);
   int st = run(args, &out, &errb);
