@@ -342,6 +342,21 @@ static int backoff_wait(adcp_http *h, int attempt, int64_t retry_after_ms, const
   }
 }
 
+/* Names the request a transport failure happened on — the method and the
+ * first query parameter's name, never a value (SAS and signatures live in
+ * values) — so a caller running several requests (a probe) can tell which
+ * one failed: "object store connection failed (GET ?versioning)". */
+static void label_failure(adcp_error *err, const adcp_http_request *q) {
+  if (!err || !err->code) return;
+  const char *qm = strchr(q->url, '?');
+  size_t n = qm ? strcspn(qm + 1, "=&#") : 0, len = strlen(err->message);
+  if (n > 32) n = 32;
+  if (qm && n)
+    snprintf(err->message + len, sizeof err->message - len, " (%s ?%.*s)", q->method, (int)n, qm + 1);
+  else
+    snprintf(err->message + len, sizeof err->message - len, " (%s)", q->method);
+}
+
 int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request *req, const adcp_object_ctx *ctx,
                  adcp_error *err) {
   memset(resp, 0, sizeof *resp);
@@ -379,6 +394,7 @@ int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request
   /* A handle whose transfer failed may hold a broken connection; curl detects
    * dead connections itself, so the handle goes back either way. */
   pool_put(h, x.c);
+  if (rc && rc != ADCP_ENOMEM) label_failure(err, req);
   return rc;
 }
 
