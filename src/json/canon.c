@@ -196,16 +196,17 @@ static void shape_store(canon *c, shape *sh, const member *ms, uint32_t count, c
   sh->used = ++((shape_cache *)c->doc->shapes)->clock;
 }
 
-/* Rewrites the object body at body_off with members in the order perm/refs give. */
+/* Rewrites the object body at body_off with members in the order perm, refs
+ * or idx gives (exactly one is non-NULL). */
 static int permute(canon *c, const member *ms, uint32_t count, size_t body_off, const uint8_t *perm,
-                   const adcp_json_keyref *refs) {
+                   const adcp_json_keyref *refs, const uint32_t *idx) {
   adcp_json_doc *d = c->doc;
   size_t body_len = c->out->len - body_off;
   adcp_buf_reset(&d->perm);
   if (adcp_buf_reserve(&d->perm, body_len)) return cfail(c, ADCP_ENOMEM, c->i, "out of memory");
   uint8_t *o = d->perm.data;
   for (uint32_t k = 0; k < count; k++) {
-    const member *mb = &ms[perm ? perm[k] : refs[k].idx];
+    const member *mb = &ms[perm ? perm[k] : refs ? refs[k].idx : idx[k]];
     if (k) *o++ = ',';
     memcpy(o, c->out->data + c->obase + mb->out_off, mb->out_len);
     o += mb->out_len;
@@ -268,18 +269,7 @@ static int order_big(canon *c, const member *ms, uint32_t count, size_t body_off
       if (x->key_len == y->key_len && !memcmp(key_ptr(c, x), key_ptr(c, y), x->key_len))
         return cfail(c, ADCP_EINVALID_ROW, ms[idx[k] > idx[k - 1] ? idx[k] : idx[k - 1]].src_off, "duplicate object key");
     }
-  adcp_buf_reset(&d->perm);
-  size_t body_len = c->out->len - body_off;
-  if (adcp_buf_reserve(&d->perm, body_len)) return cfail(c, ADCP_ENOMEM, c->i, "out of memory");
-  uint8_t *o = d->perm.data;
-  for (uint32_t k = 0; k < count; k++) {
-    const member *mb = &ms[idx[k]];
-    if (k) *o++ = ',';
-    memcpy(o, c->out->data + c->obase + mb->out_off, mb->out_len);
-    o += mb->out_len;
-  }
-  memcpy(c->out->data + body_off, d->perm.data, body_len);
-  return 0;
+  return permute(c, ms, count, body_off, NULL, NULL, idx);
 }
 
 /* Puts members [base, base+count) of the object whose body starts at body_off
@@ -290,7 +280,7 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
   const shape *hit = shape_lookup(c, ms, count, &sh);
   if (hit) {
     for (uint32_t k = 0; k < count; k++)
-      if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL);
+      if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL, NULL);
     return 0;
   }
   /* Which duplicate is reported must match the tree parser: the smallest
@@ -328,7 +318,7 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
       }
   }
   if (sh) shape_store(c, sh, ms, count, refs);
-  return permute(c, ms, count, body_off, NULL, refs);
+  return permute(c, ms, count, body_off, NULL, refs, NULL);
 }
 
 static int canon_object(canon *c) {
