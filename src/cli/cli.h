@@ -216,7 +216,9 @@ int adcp_cli_json_str(adcp_buf *b, const char *s);
  * run, with a warning on stderr) to json. Returns 1 drift found, 0 clean, -1
  * not run. */
 int adcp_cli_catalog_drift(adcp_buf *text, adcp_buf *json, adcp_storage *s, const char *cmd);
-/* Writes a file via temp + fsync + rename, so a crash never leaves a partial file. */
+/* Writes a file via temp + fsync + rename, so a crash never leaves a partial
+ * file. The file is 0600 whatever the umask (the temporary is created
+ * O_EXCL|O_NOFOLLOW); a symlink at path is replaced, never written through. */
 int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, adcp_error *err);
 
 /* Streaming line reader over a file, a pipe or stdin (bounded memory: one

@@ -294,7 +294,8 @@ static const char probe_help[] =
     "usage: adcp-ledger [--config FILE] binding probe ID [--json]\n\n"
     "Runs the provider probe (spec 02 §9.3) of binding ID from the configuration against its\n"
     "store, without opening the database, and prints each check: ok, refused (with the\n"
-    "reason) or not run (after a refusal). s3 checks: bucket reachable (exists, accessible,\n"
+    "reason) or not run. A failure counts against the check that made the failing request\n"
+    "(a transport failure too). s3 checks: bucket reachable (exists, accessible,\n"
     "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
     "that can expire live objects under the prefix, empirical create-only (a second\n"
     "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; with\n"
@@ -310,34 +311,53 @@ static const char probe_help[] =
     "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
     "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
 
+/* A refusal belongs to the check whose reason it names (match); a transport
+ * failure carries the request it happened on (objects/http.c labels it
+ * "(METHOD ?first-query-name)"), which belongs to the check that made that
+ * request (req). Checks before it ran and passed; checks after it never ran. */
 typedef struct probe_check {
   const char *name;
   const char *match[4]; /* substrings of the refusal reason that belong to this check */
+  const char *req[4];   /* request labels of the requests this check makes */
 } probe_check;
 
 static const probe_check s3_checks[] = {
-    {"bucket reachable", {"does not exist", "not accessible", "region", "unverifiable (HTTP"}},
-    {"versioning Enabled", {"versioning", NULL}},
-    {"no public access", {"public", NULL}},
-    {"no expiring lifecycle rule over the prefix", {"lifecycle", NULL}},
-    {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}},
+    {"bucket reachable", {"does not exist", "not accessible", "region", "unverifiable (HTTP"}, {"(GET ?versioning)"}},
+    {"versioning Enabled", {"versioning", NULL}, {NULL}},
+    {"no public access", {"public", NULL}, {"(GET ?policyStatus)", "(GET ?acl)"}},
+    {"no expiring lifecycle rule over the prefix", {"lifecycle", NULL}, {"(GET ?lifecycle)"}},
+    {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}, {"(PUT", "(DELETE", "(HEAD", "(GET ?versionId"}},
 };
 /* azure: container properties, then the two probe writes (spec 02 §9.3); account lifecycle
- * policies are invisible to the data plane (docs/providers.md). */
+ * policies are invisible to the data plane (docs/providers.md). The first probe
+ * write is the versioning check's request; the second and the deletes are create-only's. */
 static const probe_check azure_checks[] = {
-    {"container reachable", {"does not exist", "not accessible", "unverifiable (HTTP", "redirected"}},
-    {"no anonymous read access", {"anonymous", NULL}},
-    {"blob versioning enabled", {"versioning", NULL}},
-    {"empirical create-only", {"If-None-Match", "probe write", NULL}},
+    {"container reachable", {"does not exist", "not accessible", "unverifiable (HTTP", "redirected"}, {"(GET ?restype"}},
+    {"no anonymous read access", {"anonymous", NULL}, {NULL}},
+    {"blob versioning enabled", {"versioning", NULL}, {"(PUT"}},
+    {"empirical create-only", {"If-None-Match", "probe write", NULL}, {"(DELETE", "(HEAD", "(GET ?versionid"}},
 };
-static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}}};
+static const probe_check fs_checks[] = {{"root, prefix and create-only layout", {NULL}, {NULL}}};
+/* gcs: one metadata read (after the token grant) answers the first four checks. */
 static const probe_check gcs_checks[] = {
-    {"bucket reachable", {"does not exist", "unreadable", "unverifiable", NULL}},
-    {"uniform bucket-level access", {"uniform bucket-level", NULL}},
-    {"public access prevention enforced", {"public access prevention", NULL}},
-    {"no deleting lifecycle rule over the prefix", {"lifecycle", NULL}},
-    {"empirical create-only", {"ifGenerationMatch", "probe write", "generation", NULL}},
+    {"bucket reachable", {"does not exist", "unreadable", "unverifiable", NULL}, {"token endpoint", "(GET)"}},
+    {"uniform bucket-level access", {"uniform bucket-level", NULL}, {NULL}},
+    {"public access prevention enforced", {"public access prevention", NULL}, {NULL}},
+    {"no deleting lifecycle rule over the prefix", {"lifecycle", NULL}, {NULL}},
+    {"empirical create-only", {"ifGenerationMatch", "probe write", "generation", NULL}, {"(POST", "(DELETE", "(GET ?"}},
 };
+
+/* Index of the check a probe failure belongs to; the first check when nothing
+ * says (then no check is reported as passed). */
+static size_t failed_check(const probe_check *checks, size_t n, const char *msg) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < 4 && checks[i].req[k]; k++)
+      if (strstr(msg, checks[i].req[k])) return i;
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < 4 && checks[i].match[k]; k++)
+      if (strstr(msg, checks[i].match[k])) return i;
+  return 0;
+}
 
 /* Text output of a database or configuration string into b: control bytes become '?'. */
 static void put_safe_buf(adcp_buf *b, const char *s) {
@@ -354,15 +374,7 @@ int adcp_cli_probe_binding(adcp_buf *b, const adcp_config *cfg, const char *id, 
   size_t n = strcmp(prov, "s3") == 0 ? sizeof s3_checks / sizeof s3_checks[0] : 1, failed = n;
   if (!strcmp(prov, "azure")) checks = azure_checks, n = failed = sizeof azure_checks / sizeof azure_checks[0];
   if (!strcmp(prov, "gcs")) checks = gcs_checks, n = failed = sizeof gcs_checks / sizeof gcs_checks[0];
-  if (rc) {
-    failed = n - 1; /* unmatched reasons belong to the last check run */
-    for (size_t i = 0; i < n && failed == n - 1; i++)
-      for (size_t k = 0; k < 4 && checks[i].match[k]; k++)
-        if (strstr(err->message, checks[i].match[k])) {
-          failed = i;
-          break;
-        }
-  }
+  if (rc) failed = failed_check(checks, n, err->message);
   if (json) {
     adcp_buf_append_str(b, "{\"binding\":");
     adcp_jcs_write_string(b, id, strlen(id));

@@ -4,14 +4,19 @@
  * webhook sender: each claimed event goes to CMD (/bin/sh -c) as one JSON
  * object on stdin; exit 0 completes it, anything else releases it with
  * exponential backoff, and after --max-attempts it is dead-lettered. A
- * command still running at 90% of the lease is killed (its process group),
- * so the release lands while the lease still holds. */
+ * command still running at 90% of the lease is killed (its process group and
+ * everything reparented to deliver, a child subreaper), so the release lands
+ * while the lease still holds; SIGINT/SIGTERM end the command the same way
+ * (TERM, then KILL) and release its event. The hook's environment is an
+ * allowlist. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +31,7 @@ static const char events_help[] =
     "       adcp-ledger [--db URL] issue-events release --event E --token T [--retry-after S] [--json]\n"
     "       adcp-ledger [--db URL] issue-events prune --older-than S [--limit N] [--json]\n"
     "       adcp-ledger [--db URL] issue-events deliver --exec CMD [--lease S] [--max-attempts N]\n"
-    "                   [--backoff S] [--once] [--json]\n\n"
+    "                   [--backoff S] [--pass-env NAME]... [--once] [--json]\n\n"
     "The outbox of issue transitions (spec 07 §8). claim leases up to N (1..1000, default\n"
     "10) events for S seconds (default 30): at most one per occurrence, each occurrence's\n"
     "events in recording order; it prints each event with its lease_token. complete and\n"
@@ -34,22 +39,39 @@ static const char events_help[] =
     "release makes the event claimable again after --retry-after S (default 0). prune\n"
     "deletes completed events older than S seconds (never incomplete ones).\n"
     "deliver claims events one at a time and runs CMD with /bin/sh -c, the event as one\n"
-    "JSON object on stdin (and ADCP_ISSUE_EVENT_ID, ADCP_ISSUE_EVENT_KIND,\n"
-    "ADCP_ISSUE_EVENT_ATTEMPT in its environment; its stdout goes to stderr). Exit 0\n"
+    "JSON object on stdin (its stdout goes to stderr). Its environment is an allowlist:\n"
+    "PATH, HOME, LANG, LC_*, TZ, TMPDIR, the names given with --pass-env NAME (repeatable;\n"
+    "[A-Za-z_][A-Za-z0-9_]*, at most 64), and ADCP_ISSUE_EVENT_ID, ADCP_ISSUE_EVENT_KIND,\n"
+    "ADCP_ISSUE_EVENT_ATTEMPT; nothing else of the caller's. It runs in its own process\n"
+    "group; whatever it leaves running (forked, even setsid) is killed when it ends. Exit 0\n"
     "completes the event; anything else (or still running at 90% of the lease: killed)\n"
     "releases it after --backoff S (default 1) doubled per attempt (at most 300 s), and\n"
     "the --max-attempts'th failure (default 5) dead-letters it: it is never claimed again\n"
     "and shows in `issue list`. Without --once deliver runs until SIGINT/SIGTERM; with\n"
-    "--once it stops when no pending event is left. Seconds may have 3 decimals.\n"
+    "--once it stops when no pending event is left. A SIGINT/SIGTERM while a command runs\n"
+    "sends SIGTERM to everything it started, SIGKILL 2 s later, releases the event for an\n"
+    "immediate retry and exits 0 (\"interrupted\":true). Seconds may have 3 decimals.\n"
     "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
     "lease is delivered again).\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
     "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n";
 
+#define PASS_ENV_MAX 64
+
 typedef struct eargs {
   const char *limit, *lease, *event, *token, *retry, *older, *exec, *max_attempts, *backoff;
+  const char *pass_env[PASS_ENV_MAX];
+  int n_pass_env;
   int json, once;
 } eargs;
+
+/* An environment variable name the hook may be given: [A-Za-z_][A-Za-z0-9_]*. */
+static int env_name_ok(const char *n) {
+  if (!*n || (*n >= '0' && *n <= '9') || strlen(n) > 128) return 0;
+  for (const char *c = n; *c; c++)
+    if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) return 0;
+  return 1;
+}
 
 static int parse(eargs *a, const char *sub, int argc, char **argv) {
   memset(a, 0, sizeof *a);
@@ -67,7 +89,14 @@ static int parse(eargs *a, const char *sub, int argc, char **argv) {
                         : !strcmp(s, "--backoff")      ? &a->backoff
                                                        : NULL;
     if (slot && v) *slot = argv[++i];
-    else if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--pass-env") && v) {
+      const char *n = argv[++i];
+      if (!env_name_ok(n))
+        return adcp_cli_usage_error("issue-events", "%s: --pass-env needs a variable name ([A-Za-z_][A-Za-z0-9_]*)", sub);
+      if (a->n_pass_env == PASS_ENV_MAX)
+        return adcp_cli_usage_error("issue-events", "%s: --pass-env is accepted at most %d times", sub, PASS_ENV_MAX);
+      a->pass_env[a->n_pass_env++] = n;
+    } else if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--once")) a->once = 1;
     else return adcp_cli_usage_error("issue-events", "%s: unknown option or missing value: '%s'", sub, s);
   }
@@ -207,15 +236,119 @@ static int64_t mono_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+extern char **environ;
+
+/* The hook's environment, built before fork: an allowlist of the caller's
+ * (never "everything minus a list": a new secret variable would leak), the
+ * --pass-env names, and the event's three variables. NULL when out of memory. */
+static char **hook_env(const eargs *a, const adcp_issue_event *e) {
+  size_t n = 0;
+  for (char **v = environ; *v; v++) n++;
+  char **env = calloc(n + 4, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  static const char *const keep[] = {"PATH", "HOME", "LANG", "TZ", "TMPDIR", NULL};
+  for (char **v = environ; *v; v++) {
+    const char *eq = strchr(*v, '=');
+    if (!eq) continue;
+    size_t nl = (size_t)(eq - *v);
+    int ok = nl > 3 && !strncmp(*v, "LC_", 3);
+    for (size_t i = 0; !ok && keep[i]; i++) ok = strlen(keep[i]) == nl && !strncmp(*v, keep[i], nl);
+    for (int i = 0; !ok && i < a->n_pass_env; i++) ok = strlen(a->pass_env[i]) == nl && !strncmp(*v, a->pass_env[i], nl);
+    if (ok && nl >= 16 && !strncmp(*v, "ADCP_ISSUE_EVENT", 16)) ok = 0; /* ours below */
+    if (ok) env[k++] = *v;
+  }
+  char attempt[24];
+  snprintf(attempt, sizeof attempt, "%" PRId64, e->attempts);
+  const char *names[3] = {"ADCP_ISSUE_EVENT_ID=", "ADCP_ISSUE_EVENT_KIND=", "ADCP_ISSUE_EVENT_ATTEMPT="};
+  const char *vals[3] = {e->event_id, e->kind, attempt};
+  for (int i = 0; i < 3; i++) {
+    size_t len = strlen(names[i]) + strlen(vals[i]) + 1;
+    char *x = malloc(len);
+    if (!x) {
+      for (size_t j = k - (size_t)i; j < k; j++) free(env[j]);
+      free(env);
+      return NULL;
+    }
+    snprintf(x, len, "%s%s", names[i], vals[i]);
+    env[k++] = x;
+  }
+  env[k] = NULL;
+  return env;
+}
+
+static void hook_env_free(char **env) {
+  if (!env) return;
+  size_t k = 0;
+  while (env[k]) k++;
+  for (size_t j = k >= 3 ? k - 3 : 0; j < k; j++) free(env[j]); /* the three we allocated */
+  free(env);
+}
+
+/* Sends sig to the hook's group and to every process reparented to deliver
+ * (it is a child subreaper): what the hook forked and then left, even into
+ * its own session with setsid, is a child of ours once its parent is gone.
+ * Returns how many of our children were found still there. */
+static int signal_hook_tree(pid_t pgid, int sig) {
+  kill(-pgid, sig);
+  int found = 0;
+  pid_t self = getpid();
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  for (struct dirent *de; (de = readdir(d));) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%.32s/stat", de->d_name);
+    FILE *f = fopen(path, "re");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *rp = strrchr(buf, ')'); /* the command name may hold spaces or ')' */
+    char st = 0;
+    long ppid = 0;
+    if (!rp || sscanf(rp + 1, " %c %ld", &st, &ppid) != 2 || ppid != (long)self) continue;
+    pid_t c = (pid_t)strtol(de->d_name, NULL, 10);
+    found++;
+    if (st != 'Z') kill(c, sig), kill(-c, sig);
+  }
+  closedir(d);
+  return found;
+}
+
+static void reap_children(void) {
+  while (waitpid(-1, NULL, WNOHANG) > 0) {
+  }
+}
+
+#define HOOK_GRACE_MS 2000
+
+/* Ends everything the hook started: SIGTERM first when term is set (then
+ * SIGKILL after HOOK_GRACE_MS), SIGKILL at once otherwise; bounded. */
+static void end_hook_tree(pid_t pgid, int term) {
+  int64_t kill_at = mono_ms() + (term ? HOOK_GRACE_MS : 0);
+  for (int round = 0; round < 1000; round++) {
+    int sig = mono_ms() >= kill_at ? SIGKILL : SIGTERM;
+    int left = signal_hook_tree(pgid, sig);
+    reap_children();
+    if (!left && kill(-pgid, 0) != 0) return;
+    struct timespec ts = {0, 5 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
+
 /* Runs cmd with the event on stdin. 0 = exit 0; 1 = failed; 2 = killed at
- * the deadline; -1 = could not start. */
-static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms) {
+ * the deadline; 3 = interrupted by SIGINT/SIGTERM to deliver; -1 = could not
+ * start. Nothing the command started outlives the call. */
+static int run_one(const char *cmd, const eargs *a, const adcp_issue_event *e, int64_t budget_ms) {
   adcp_buf in;
   adcp_buf_init(&in);
   adcp_issue_event_write_json(&in, e, 0);
   adcp_buf_append_byte(&in, '\n');
+  char **env = hook_env(a, e);
   int fd[2];
-  if (pipe(fd)) {
+  if (!env || pipe(fd)) {
+    hook_env_free(env);
     adcp_buf_free(&in);
     return -1;
   }
@@ -223,6 +356,7 @@ static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms
   pid_t pid = fork();
   if (pid < 0) {
     close(fd[0]), close(fd[1]);
+    hook_env_free(env);
     adcp_buf_free(&in);
     return -1;
   }
@@ -231,28 +365,19 @@ static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms
     dup2(fd[0], 0);
     dup2(2, 1); /* deliver's stdout carries its own JSON document only */
     close(fd[0]), close(fd[1]);
-    char attempt[24];
-    snprintf(attempt, sizeof attempt, "%" PRId64, e->attempts);
-    /* The hook (often a third-party webhook script) never inherits where the
-     * database is or the object stores' credentials. */
-    static const char *const secret_env[] = {"ADCP_DATABASE_URL", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE",
-                                             "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_KEY",
-                                             "AZURE_STORAGE_SAS_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                                             "AWS_ACCESS_KEY_ID", "GOOGLE_APPLICATION_CREDENTIALS", NULL};
-    for (size_t k = 0; secret_env[k]; k++) unsetenv(secret_env[k]);
-    setenv("ADCP_ISSUE_EVENT_ID", e->event_id, 1);
-    setenv("ADCP_ISSUE_EVENT_KIND", e->kind, 1);
-    setenv("ADCP_ISSUE_EVENT_ATTEMPT", attempt, 1);
     signal(SIGPIPE, SIG_DFL);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execle("/bin/sh", "sh", "-c", cmd, (char *)NULL, env);
     _exit(127);
   }
   setpgid(pid, pid); /* both sides, so the kill below never misses the group */
   close(fd[0]);
+  hook_env_free(env);
   /* Small documents fit the pipe buffer; a command that never reads stdin
    * gets EPIPE once it exits, which is ignored. */
   size_t off = 0;
-  while (off < in.len) {
+  while (off < in.len && !stop_requested) {
     ssize_t w = write(fd[1], in.data + off, in.len - off);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) break;
@@ -261,21 +386,31 @@ static int run_one(const char *cmd, const adcp_issue_event *e, int64_t budget_ms
   close(fd[1]);
   adcp_buf_free(&in);
   int64_t deadline = mono_ms() + budget_ms;
-  int status = 0;
+  int status = 0, out = -1;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return 1;
+    if (r == pid) {
+      out = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+      break;
+    }
+    if (r < 0 && errno != EINTR) {
+      out = 1;
+      break;
+    }
+    if (stop_requested) {
+      out = 3;
+      break;
+    }
     if (mono_ms() >= deadline) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return 2;
+      out = 2;
+      break;
     }
     sleep_ms(10);
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  /* The group and whatever escaped it: gently when asked to stop or after a
+   * normal end, at once at the lease deadline. */
+  end_hook_tree(pid, out != 2);
+  return out;
 }
 
 static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
@@ -292,6 +427,9 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   int64_t delivered = 0, failures = 0, killed = 0, dead = 0, stale = 0;
+  int interrupted = 0;
+  /* Orphans the hook leaves become our children, so none outlives it. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L);
   /* The command gets 90% of the lease (at least 50 ms less): its outcome is
    * recorded while the lease still holds. */
   int64_t margin = lease / 10 > 50 ? lease / 10 : 50;
@@ -313,7 +451,7 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
       continue;
     }
     adcp_issue_event *e = &v[0];
-    int out = run_one(a->exec, e, lease - margin);
+    int out = run_one(a->exec, a, e, lease - margin);
     int ok = 0;
     if (out == 0) {
       if ((rc = adcp_issues_complete_event(&ok, s, e->event_id, e->lease_token, err))) {
@@ -321,6 +459,14 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
         break;
       }
       delivered += ok, stale += !ok;
+    } else if (out == 3) {
+      /* Asked to stop: the event was not the hook's failure; it is claimable again at once. */
+      interrupted = 1;
+      rc = adcp_issues_release_event(&ok, s, e->event_id, e->lease_token, 0, err);
+      stale += !ok;
+      char m[ADCP_CLI_ESC_ID];
+      fprintf(stderr, "adcp-ledger issue-events: deliver: %s attempt %" PRId64 " interrupted; released\n",
+              adcp_cli_escape(m, sizeof m, e->event_id), e->attempts);
     } else {
       failures++, killed += out == 2;
       if ((uint64_t)e->attempts >= max_attempts) {
@@ -348,13 +494,13 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
     adcp_buf_init(&b);
     adcp_buf_printf(&b,
                     "{\"ok\":true,\"delivered\":%" PRId64 ",\"failed_attempts\":%" PRId64 ",\"killed\":%" PRId64
-                    ",\"dead_lettered\":%" PRId64 ",\"stale_leases\":%" PRId64 "}\n",
-                    delivered, failures, killed, dead, stale);
+                    ",\"dead_lettered\":%" PRId64 ",\"stale_leases\":%" PRId64 ",\"interrupted\":%s}\n",
+                    delivered, failures, killed, dead, stale, interrupted ? "true" : "false");
     done_json(&b);
   } else {
     printf("delivered %" PRId64 ", failed attempts %" PRId64 " (killed %" PRId64 "), dead-lettered %" PRId64
-           ", stale leases %" PRId64 "\n",
-           delivered, failures, killed, dead, stale);
+           ", stale leases %" PRId64 "%s\n",
+           delivered, failures, killed, dead, stale, interrupted ? "; interrupted" : "");
   }
   return 0;
 }
@@ -400,5 +546,7 @@ static const adcp_cli_optdef issue_events_opts[] = {
     ADCP_OPT_STR("--older-than", "S", "seconds"), ADCP_OPT_STR("--exec", "CMD", "delivery command"),
     ADCP_OPT_INT("--max-attempts", "N", 1, 1000, "dead-letter after N failures"),
     ADCP_OPT_STR("--backoff", "S", "seconds"), ADCP_OPT_FLAG("--once", "stop when no event is pending"),
+    {"--pass-env", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REPEAT, "NAME", 0, 0, NULL,
+     "pass this environment variable to the hook (repeatable)"},
     ADCP_OPT_END};
 ADCP_CLI_LEGACY_SPEC(adcp_cli_issue_events_spec, "issue-events", issue_events_opts, 1, 0);

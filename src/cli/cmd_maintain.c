@@ -342,7 +342,7 @@ static void print_pass(void *vctx, const adcp_worker_pass_result *r) {
 static void help(FILE *f) {
   fprintf(f,
           "usage: adcp-ledger [--db URL] [--config FILE] maintain [--once] [--interval S] [--dry-run] [--json]\n"
-          "                   [--metrics-listen IPV4:PORT]\n\n"
+          "                   [--metrics-listen IPV4:PORT [--metrics-token-file FILE]]\n\n"
           "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
           "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
           "One task's failure never stops another task or the loop. Tasks, in order:\n");
@@ -365,7 +365,11 @@ static void help(FILE *f) {
           "                status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]};\n"
           "                with --once exactly one JSON document\n"
           "  --metrics-listen IPV4:PORT  serve Prometheus text at http://IPV4:PORT/metrics (port 0: any free\n"
-          "                port, printed on stderr)\n\n"
+          "                port, printed on stderr). Request headers must arrive within 3 s; at most 8\n"
+          "                connections per client address, 512 in all. Bound beyond loopback without a\n"
+          "                token, it prints a warning at start\n"
+          "  --metrics-token-file FILE  require \"Authorization: Bearer TOKEN\" (401 otherwise); FILE holds\n"
+          "                the token on one line (printable ASCII, at most 4096 bytes)\n\n"
           "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
           "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
           "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
@@ -377,7 +381,7 @@ static void help(FILE *f) {
 int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   const char *cmd = "maintain";
   int once = 0, dry = 0, json = 0;
-  const char *interval_s = NULL, *listen = NULL;
+  const char *interval_s = NULL, *listen = NULL, *token_file = NULL;
   for (int i = 1; i < argc; i++)
     if (adcp_cli_is_help(argv[i])) return help(stdout), 0;
   for (int i = 1; i < argc; i++) {
@@ -385,14 +389,15 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
     if (!strcmp(a, "--once")) once = 1;
     else if (!strcmp(a, "--dry-run")) dry = 1;
     else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--interval") || !strcmp(a, "--metrics-listen")) {
+    else if (!strcmp(a, "--interval") || !strcmp(a, "--metrics-listen") || !strcmp(a, "--metrics-token-file")) {
       if (i + 1 >= argc) return adcp_cli_usage_error(cmd, "%s needs a value", a);
-      *(!strcmp(a, "--interval") ? &interval_s : &listen) = argv[++i];
+      *(!strcmp(a, "--interval") ? &interval_s : !strcmp(a, "--metrics-listen") ? &listen : &token_file) = argv[++i];
     } else {
       return adcp_cli_usage_error(cmd, "unknown option or argument '%s'", a);
     }
   }
   if (json) adcp_cli_set_json_errors(1);
+  if (token_file && !listen) return adcp_cli_usage_error(cmd, "--metrics-token-file needs --metrics-listen");
   uint64_t interval = 0;
   if (interval_s && (adcp_cli_parse_u64(&interval, interval_s) || interval < 1 || interval > 604800))
     return adcp_cli_usage_error(cmd, "--interval must be 1-604800 seconds, not '%s'", interval_s);
@@ -434,9 +439,13 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   }
   if (!rc && !n_tasks) rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "every task is disabled in the configuration");
   adcp_cli_metrics *m = NULL;
-  if (!rc && listen && !(rc = adcp_cli_metrics_start(&m, listen, w, &err)))
+  if (!rc && listen && !(rc = adcp_cli_metrics_start(&m, listen, token_file, w, &err))) {
     fprintf(stderr, "adcp-ledger maintain: metrics on http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
             listen, (unsigned)adcp_cli_metrics_port(m));
+    if (adcp_cli_metrics_unguarded(m))
+      fprintf(stderr, "adcp-ledger maintain: warning: the metrics endpoint is bound beyond loopback without a "
+                      "credential; give --metrics-token-file\n");
+  }
   out_ctx o = {json, 0, g->log};
   int code = 0;
   if (!rc) {
@@ -476,5 +485,6 @@ static const adcp_cli_optdef maintain_opts[] = {
     ADCP_OPT_FLAG("--once", "one pass, then exit"),
     ADCP_OPT_INT("--interval", "S", 1, 604800, "default task interval in seconds"),
     ADCP_OPT_FLAG("--dry-run", "report only"), ADCP_OPT_STR("--metrics-listen", "IPV4:PORT", "serve metrics"),
+    ADCP_OPT_FILE("--metrics-token-file", "FILE", "require this bearer token on /metrics"),
     ADCP_OPT_END};
 ADCP_CLI_LEGACY_SPEC(adcp_cli_maintain_spec, "maintain", maintain_opts, 0, 0);

@@ -318,8 +318,15 @@ int adcp_cli_write_file_durable(const char *path, const void *data, size_t len, 
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "path is too long");
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* Owner-only whatever the umask; O_EXCL|O_NOFOLLOW: a file or link planted
+   * under the temporary name is never written through. The rename replaces
+   * a symlink at path itself, never its target. */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return adcp_error_set(err, ADCP_EIO, "cannot create %s: %s", tmp, strerror(errno));
+  if (fchmod(fd, 0600) != 0) {
+    close(fd), unlink(tmp);
+    return adcp_error_set(err, ADCP_EIO, "cannot set the mode of %s: %s", tmp, strerror(errno));
+  }
   const uint8_t *p = data;
   size_t off = 0;
   while (off < len) {

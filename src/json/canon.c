@@ -11,19 +11,23 @@
 #include "json/lex.h"
 #include "json/scan.h"
 
+/* One member of an open object: 24 bytes, so an object of millions of short
+ * keys costs ~3x its text, not ~6x (a document is under 4 GiB: see
+ * canon_bytewise; out_off counts from the document's first output byte). */
 typedef struct member {
-  size_t src_off;  /* the key's opening quote in the source, for errors */
-  size_t key_off;  /* into the source, or into doc->text when in_text */
-  size_t key_len;
-  size_t out_off;  /* member text "key":value in out, relative to out->data */
-  size_t out_len;
-  int in_text;
+  uint32_t src_off;  /* the key's opening quote in the source, for errors */
+  uint32_t key_off;  /* into the source, or into doc->text when in_text */
+  uint32_t key_len;
+  uint32_t out_off;  /* member text "key":value in out, relative to out->data + obase */
+  uint32_t out_len;
+  uint8_t in_text;
 } member;
 
 typedef struct canon {
   const uint8_t *s;
   size_t n, i;
   adcp_buf *out;
+  size_t obase; /* out->len when the document started */
   adcp_json_doc *doc;
   member *m;
   size_t nm;
@@ -105,12 +109,12 @@ static int canon_string(canon *c, member *key) {
     if (ensure(c, len + 16)) return c->f.code;
     copy_small(c->out->data + c->out->len, c->s + start, len, c->n - start);
     c->out->len += len;
-    if (key) key->key_off = start + 1, key->key_len = end - start - 2, key->in_text = 0;
+    if (key) key->key_off = (uint32_t)(start + 1), key->key_len = (uint32_t)(end - start - 2), key->in_text = 0;
   } else {
     size_t dl = c->doc->text.len - text_start;
     if (adcp_jcs_write_string(c->out, (const char *)c->doc->text.data + text_start, dl))
       return cfail(c, ADCP_ENOMEM, start, "out of memory");
-    if (key) key->key_off = text_start, key->key_len = dl, key->in_text = 1;
+    if (key) key->key_off = (uint32_t)text_start, key->key_len = (uint32_t)dl, key->in_text = 1;
   }
   c->i = end;
   return 0;
@@ -192,26 +196,82 @@ static void shape_store(canon *c, shape *sh, const member *ms, uint32_t count, c
   sh->used = ++((shape_cache *)c->doc->shapes)->clock;
 }
 
-/* Rewrites the object body at body_off with members in the order perm/refs give. */
+/* Rewrites the object body at body_off with members in the order perm, refs
+ * or idx gives (exactly one is non-NULL). */
 static int permute(canon *c, const member *ms, uint32_t count, size_t body_off, const uint8_t *perm,
-                   const adcp_json_keyref *refs) {
+                   const adcp_json_keyref *refs, const uint32_t *idx) {
   adcp_json_doc *d = c->doc;
   size_t body_len = c->out->len - body_off;
   adcp_buf_reset(&d->perm);
   if (adcp_buf_reserve(&d->perm, body_len)) return cfail(c, ADCP_ENOMEM, c->i, "out of memory");
   uint8_t *o = d->perm.data;
   for (uint32_t k = 0; k < count; k++) {
-    const member *mb = &ms[perm ? perm[k] : refs[k].idx];
+    const member *mb = &ms[perm ? perm[k] : refs ? refs[k].idx : idx[k]];
     if (k) *o++ = ',';
-    memcpy(o, c->out->data + mb->out_off, mb->out_len);
+    memcpy(o, c->out->data + c->obase + mb->out_off, mb->out_len);
     o += mb->out_len;
   }
   memcpy(c->out->data + body_off, d->perm.data, body_len);
   return 0;
 }
 
-/* Puts members [base, base+count) of the object whose body starts at body_off
- * into UTF-16 key order, refusing duplicates. */
+/* Objects with more members than this sort 4-byte member indices (8 bytes a
+ * member with the merge scratch) instead of 16-byte key references: slower
+ * compares through the member, a third of the sort memory (docs/cli.md). */
+#define BIG_OBJECT 4096u
+
+static void sort_idx(const canon *c, const member *ms, uint32_t *a, uint32_t *tmp, uint32_t n, int *dup) {
+  if (n <= 16) {
+    for (uint32_t i = 1; i < n; i++) {
+      uint32_t k = a[i], j = i;
+      const member *mk = &ms[k];
+      for (; j > 0; j--) {
+        const member *mj = &ms[a[j - 1]];
+        int cmp = adcp_json_key_cmp(key_ptr(c, mk), mk->key_len, key_ptr(c, mj), mj->key_len);
+        *dup |= cmp == 0;
+        if (cmp >= 0) break;
+        a[j] = a[j - 1];
+      }
+      a[j] = k;
+    }
+    return;
+  }
+  uint32_t h = n / 2;
+  sort_idx(c, ms, a, tmp, h, dup);
+  sort_idx(c, ms, a + h, tmp, n - h, dup);
+  uint32_t i = 0, j = h, o = 0;
+  while (i < h && j < n) {
+    const member *x = &ms[a[i]], *y = &ms[a[j]];
+    int cmp = adcp_json_key_cmp(key_ptr(c, y), y->key_len, key_ptr(c, x), x->key_len);
+    *dup |= cmp == 0;
+    tmp[o++] = cmp < 0 ? a[j++] : a[i++];
+  }
+  while (i < h) tmp[o++] = a[i++];
+  while (j < n) tmp[o++] = a[j++];
+  memcpy(a, tmp, (size_t)n * sizeof *a);
+}
+
+static int order_big(canon *c, const member *ms, uint32_t count, size_t body_off) {
+  adcp_json_doc *d = c->doc;
+  /* doc->stack is free while canonicalizing (the tree parser's scratch). */
+  if (d->cap_stack < 2 * count) {
+    void *r = realloc(d->stack, (size_t)2 * count * sizeof(uint32_t));
+    if (!r) return cfail(c, ADCP_ENOMEM, c->i, "out of memory");
+    d->stack = r, d->cap_stack = 2 * count;
+  }
+  uint32_t *idx = d->stack;
+  for (uint32_t k = 0; k < count; k++) idx[k] = k;
+  int dup = 0;
+  sort_idx(c, ms, idx, idx + count, count, &dup);
+  if (dup)
+    for (uint32_t k = 1; k < count; k++) {
+      const member *x = &ms[idx[k - 1]], *y = &ms[idx[k]];
+      if (x->key_len == y->key_len && !memcmp(key_ptr(c, x), key_ptr(c, y), x->key_len))
+        return cfail(c, ADCP_EINVALID_ROW, ms[idx[k] > idx[k - 1] ? idx[k] : idx[k - 1]].src_off, "duplicate object key");
+    }
+  return permute(c, ms, count, body_off, NULL, NULL, idx);
+}
+
 /* Puts members [base, base+count) of the object whose body starts at body_off
  * into UTF-16 key order, refusing duplicates. */
 static int order_members(canon *c, size_t base, uint32_t count, size_t body_off) {
@@ -220,7 +280,7 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
   const shape *hit = shape_lookup(c, ms, count, &sh);
   if (hit) {
     for (uint32_t k = 0; k < count; k++)
-      if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL);
+      if (hit->perm[k] != k) return permute(c, ms, count, body_off, hit->perm, NULL, NULL);
     return 0;
   }
   /* Which duplicate is reported must match the tree parser: the smallest
@@ -238,6 +298,7 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
     if (sh) shape_store(c, sh, ms, count, NULL);
     return 0;
   }
+  if (count > BIG_OBJECT) return order_big(c, ms, count, body_off);
   adcp_json_doc *d = c->doc;
   if (d->cap_keyrefs < 2 * count) {
     uint32_t cap = 2 * count < 64 ? 64 : 2 * count;
@@ -257,7 +318,7 @@ static int order_members(canon *c, size_t base, uint32_t count, size_t body_off)
       }
   }
   if (sh) shape_store(c, sh, ms, count, refs);
-  return permute(c, ms, count, body_off, NULL, refs);
+  return permute(c, ms, count, body_off, NULL, refs, NULL);
 }
 
 static int canon_object(canon *c) {
@@ -280,8 +341,11 @@ static int canon_object(canon *c) {
         c->out->data[c->out->len++] = ',';
       }
       member mb;
-      mb.out_off = c->out->len;
-      mb.src_off = c->i;
+      /* Offsets are 32-bit: the output of one document stays under 4 GiB. */
+      if (c->out->len - c->obase > UINT32_MAX - 16)
+        return cfail(c, ADCP_EINVALID_INPUT, c->i, "canonical text is larger than 4 GiB");
+      mb.out_off = (uint32_t)(c->out->len - c->obase);
+      mb.src_off = (uint32_t)c->i;
       if (canon_string(c, &mb)) return c->f.code;
       lex_skip_ws(c->s, c->n, &c->i);
       if (c->i >= c->n || c->s[c->i] != ':') return cfail(c, ADCP_EINVALID_INPUT, c->i, "expected ':'");
@@ -290,7 +354,9 @@ static int canon_object(canon *c) {
       c->out->data[c->out->len++] = ':';
       lex_skip_ws(c->s, c->n, &c->i);
       if (canon_value(c)) return c->f.code;
-      mb.out_len = c->out->len - mb.out_off;
+      if (c->out->len - c->obase > UINT32_MAX)
+        return cfail(c, ADCP_EINVALID_INPUT, c->i, "canonical text is larger than 4 GiB");
+      mb.out_len = (uint32_t)(c->out->len - c->obase - mb.out_off);
       if (push_member(c, &mb)) return c->f.code;
       count++;
       lex_skip_ws(c->s, c->n, &c->i);
@@ -376,7 +442,9 @@ static int canon_value(canon *c) {
 
 static int canon_bytewise(adcp_buf *out, int *root_type, adcp_json_doc *scratch, const char *src, size_t len,
                           const adcp_json_options *opts, adcp_error *err) {
-  canon c = {(const uint8_t *)src, len, 0, out, scratch, scratch->members, 0, 0, ADCP_JSON_DEFAULT_MAX_DEPTH, 0, {0}};
+  if (len > UINT32_MAX - 16)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "JSON text is larger than 4 GiB (%zu bytes)", len);
+  canon c = {(const uint8_t *)src, len, 0, out, out->len, scratch, scratch->members, 0, 0, ADCP_JSON_DEFAULT_MAX_DEPTH, 0, {0}};
   if (opts) {
     if (opts->max_depth) c.max_depth = opts->max_depth;
     c.allow_unsafe = opts->allow_unsafe_numbers;

@@ -26,7 +26,7 @@ static inline int adcp_json_key_cmp(const char *a, size_t la, const char *b, siz
 /* A key resolved to its decoded bytes, for sorting without indirection. */
 typedef struct adcp_json_keyref {
   const char *p;
-  size_t len;
+  uint32_t len; /* 16 bytes a key: the sort scratch of a huge object is 2 of these per key */
   uint32_t idx;
 } adcp_json_keyref;
 

@@ -195,7 +195,10 @@ static int parse_container(parser *p, int is_obj) {
     adcp_json_keyref *refs = d->keyrefs;
     for (uint32_t k = 0; k < count; k++) {
       refs[k].idx = d->stack[base + k];
-      refs[k].p = adcp_json_str(d, refs[k].idx, &refs[k].len);
+      size_t kl;
+      refs[k].p = adcp_json_str(d, refs[k].idx, &kl);
+      if (kl > UINT32_MAX) return adcp_error_set(p->err, ADCP_EINVALID_INPUT, "object key is larger than 4 GiB");
+      refs[k].len = (uint32_t)kl;
     }
     int dup = 0;
     adcp_json_sort_keys(refs, refs + count, count, &dup);

@@ -89,13 +89,51 @@ static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adc
   return rc;
 }
 
+/* CONFLICT naming the first given header field that differs from the stored
+ * revision, with both values; instants compare normalised (any offset). */
+static int replay_header_diff(const adcp_revision_header *h, const ledger_rowset *rs, const adcp_ledger_commit *req,
+                              adcp_error *err) {
+  const char *rid = req->revision_id;
+  if (h->finality != req->finality)
+    return adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with finality %s; given %s", rid,
+                          adcp_finality_name(h->finality), adcp_finality_name(req->finality));
+  const char *names[3] = {"period_start", "period_end", "observed_at"};
+  const char *given[3] = {req->period_start, req->period_end, req->observed_at};
+  const char *stored[3] = {h->period_start, h->period_end, h->observed_at};
+  for (int i = 0; i < 3; i++) {
+    if (!given[i]) continue;
+    char g[32];
+    int rc = adcp_ledger_normalize_instant(g, given[i], err);
+    if (rc) return rc;
+    if (!stored[i][0] || ledger_instant_us(g) != ledger_instant_us(stored[i]))
+      return adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with %s %s; given %s", rid, names[i],
+                            stored[i][0] ? stored[i] : "(none)", g);
+  }
+  if (req->totals) {
+    adcp_buf t;
+    adcp_buf_init(&t);
+    int rc = ledger_totals_text(&t, req->totals, err);
+    if (!rc && strcmp((const char *)t.data, h->control_totals_json ? h->control_totals_json : "[]"))
+      rc = adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with control totals %.200s; given %.200s", rid,
+                          h->control_totals_json ? h->control_totals_json : "[]", (const char *)t.data);
+    adcp_buf_free(&t);
+    if (rc) return rc;
+  }
+  if (req->binding_id && *req->binding_id && rs->present && strcmp(req->binding_id, rs->row_binding_id))
+    return adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with binding %s; given %s", rid, rs->row_binding_id,
+                          req->binding_id);
+  return 0;
+}
+
 /* Replay against the stored header. content/manifest NULL: encode the rows
  * (without storing them) to compare. */
 int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                           const char *content_sha256, const char *row_manifest_sha256, adcp_error *err) {
   adcp_revision_header h;
+  ledger_rowset rs;
+  memset(&rs, 0, sizeof rs);
   int found = 0;
-  int rc = ledger_load_header(&h, NULL, &found, l, 1, req->revision_id, NULL, err);
+  int rc = ledger_load_header(&h, &rs, &found, l, 1, req->revision_id, NULL, err);
   if (rc) return rc;
   if (!found) return adcp_error_set(err, ADCP_ECONFLICT, "revision %s vanished during the commit; retry", req->revision_id);
   /* Another account's or another obligation's ID: refuse without reading rows
@@ -110,6 +148,13 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
     adcp_revision_header_free(&h);
     return rc;
   }
+  /* Every header field the caller gave must be the stored one: a replay that
+   * ignored a different period or finality would report "replayed" for a
+   * request the ledger never honoured. Checked before any row is read. */
+  if ((rc = replay_header_diff(&h, &rs, req, err))) {
+    adcp_revision_header_free(&h);
+    return rc;
+  }
   adcp_rows_result res;
   memset(&res, 0, sizeof res);
   if (content_sha256) {
@@ -119,7 +164,6 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
     rc = encode_only(&res, req, err);
   }
   if (!rc && (strcmp(res.content_sha256, h.content_sha256) || strcmp(res.row_manifest_sha256, h.row_manifest_sha256) ||
-              h.finality != req->finality ||
               (req->expect_content_sha256 && strcasecmp(h.content_sha256, req->expect_content_sha256))))
     rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
                         "revision %s already exists with different content (stored %.12s…, given %.12s…)",
@@ -236,6 +280,13 @@ int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consu
 
 void adcp_ledger_set_audit_log(adcp_ledger *l, int enabled) { l->audit_off = !enabled; }
 
+/* An RFC 3339 instant, normalised into out; INVALID_INPUT naming the field. */
+static int ledger_check_instant(char out[32], const char *text, const char *field, adcp_error *err) {
+  int rc = adcp_ledger_normalize_instant(out, text, err);
+  if (rc) adcp_error_set(err, rc, "%s is not an RFC 3339 instant (%.40s)", field, text);
+  return rc;
+}
+
 int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
@@ -250,6 +301,16 @@ int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (req->finality != ADCP_FINALITY_SNAPSHOT && req->finality != ADCP_FINALITY_OFFICIAL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");
   if (req->totals && (rc = adcp_totals_validate(req->totals, err))) return rc;
+  /* Instants and the ordinal are checked here, not where an obligation is
+   * created: a replay must refuse garbage exactly as a first commit does. */
+  char ps[32], pe[32], oa[32];
+  if ((req->period_start && (rc = ledger_check_instant(ps, req->period_start, "period_start", err))) ||
+      (req->period_end && (rc = ledger_check_instant(pe, req->period_end, "period_end", err))) ||
+      (req->observed_at && (rc = ledger_check_instant(oa, req->observed_at, "observed_at", err))))
+    return rc;
+  if (req->period_start && req->period_end && strcmp(pe, ps) <= 0)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "period end must be after period start");
+  if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
   /* The legacy pair profile is import-only (spec 01 §8.3): never for a new digest. */
   if (req->binding_algorithm && req->binding_algorithm != ADCP_BINDING_RFC8785_JCS_V1 &&
       (req->binding_algorithm != ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0 || !req->expect_content_sha256))

@@ -268,8 +268,8 @@ static int az_validate_location(adcp_object_provider *self, const adcp_object_kv
       if (!container_ok(v)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.container is not a valid container name");
       have_container = 1;
     } else if (!strcmp(k, "endpoint")) {
-      if (strncmp(v, "https://", 8) && strncmp(v, "http://", 7))
-        return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.endpoint must be an http(s) URL");
+      int rc = adcp_http_endpoint_check(v, ADCP_HTTP_EP_PATH, "Azure location.endpoint", err);
+      if (rc) return rc;
     } else {
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location has an unknown entry %.40s", k);
     }
@@ -793,43 +793,24 @@ static void az_destroy(adcp_object_provider *self) {
   free(p);
 }
 
-static int is_loopback_host(const char *h, size_t n) {
-  return (n == 9 && memcmp(h, "localhost", 9) == 0) || (n >= 4 && memcmp(h, "127.", 4) == 0) ||
-         (n == 5 && memcmp(h, "[::1]", 5) == 0);
-}
-
-/* Splits endpoint "scheme://host[:port][/path]" into origin and path (no trailing '/'). */
+/* Splits endpoint "scheme://host[:port][/path]" into origin and path (no trailing '/'),
+ * by the one endpoint rule of objects/http.c, and pins a plain-http loopback host. */
 static int set_endpoint(azp *p, const char *ep, adcp_error *err) {
-  int tls = strncmp(ep, "https://", 8) == 0;
-  if (!tls && strncmp(ep, "http://", 7) != 0)
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure endpoint must be an http(s) URL");
-  const char *hs = ep + (tls ? 8 : 7);
-  size_t hl = strcspn(hs, "/?#");
-  if (!hl || hs[hl] == '?' || hs[hl] == '#')
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure endpoint must be scheme://host[:port][/path]");
-  const char *path = hs + hl;
-  size_t pl = strlen(path);
-  while (pl && path[pl - 1] == '/') pl--;
-  for (size_t i = 0; i < pl; i++)
-    if (!isalnum((unsigned char)path[i]) && !strchr("/-_.", path[i]))
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure endpoint path has unsupported characters");
-  size_t hostonly = hl;
-  const char *colon = memrchr(hs, ':', hl);
-  if (colon && !(hs[0] == '[' && memchr(colon, ']', (size_t)(hs + hl - colon)))) hostonly = (size_t)(colon - hs);
-  /* Plain HTTP only to loopback (test servers): keys and SAS tokens never cross a network in clear. */
-  if (!tls && !is_loopback_host(hs, hostonly))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure endpoint must use https unless it is a loopback address");
+  adcp_http_endpoint e;
+  int rc = adcp_http_endpoint_parse(&e, ep, ADCP_HTTP_EP_PATH, "Azure endpoint", err);
+  if (rc) return rc;
   adcp_buf b;
   adcp_buf_init(&b);
-  if (adcp_buf_printf(&b, "%.*s", (int)(hs + hl - ep), ep) || adcp_buf_cstr(&b)) goto oom;
-  p->origin = (char *)b.data;
-  adcp_buf_init(&b);
-  if (adcp_buf_printf(&b, "%.*s/%s", (int)pl, path, p->container) || adcp_buf_cstr(&b)) goto oom;
+  if (adcp_buf_printf(&b, "%s/%s", e.path, p->container) || adcp_buf_cstr(&b)) {
+    adcp_buf_free(&b);
+    adcp_http_endpoint_free(&e);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
   p->base_path = (char *)b.data;
-  return 0;
-oom:
-  adcp_buf_free(&b);
-  return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  p->origin = e.origin, e.origin = NULL;
+  rc = adcp_http_pin(p->http, &e, NULL, err);
+  adcp_http_endpoint_free(&e);
+  return rc;
 }
 
 int adcp_azure_provider_new(adcp_object_provider **out, const adcp_azure_provider_options *o, adcp_error *err) {
@@ -874,9 +855,9 @@ int adcp_azure_provider_new(adcp_object_provider **out, const adcp_azure_provide
              p->cred.suffix && *p->cred.suffix ? p->cred.suffix : "core.windows.net");
     ep = def;
   }
-  if ((rc = set_endpoint(p, ep, err))) goto fail;
   adcp_http_options ho = {o->ca_file, o->max_attempts, o->backoff_base_ms, 0, 0};
   if ((rc = adcp_http_new(&p->http, &ho, err))) goto fail;
+  if ((rc = set_endpoint(p, ep, err))) goto fail;
   *out = &p->base;
   return 0;
 fail:

@@ -59,13 +59,6 @@ static void wipe_free(char *s) {
   if (s) wipe(s, strlen(s)), free(s);
 }
 
-static int is_loopback_url(const char *u) {
-  const char *h = strncmp(u, "http://", 7) == 0 ? u + 7 : NULL;
-  if (!h) return 0;
-  return strncmp(h, "127.", 4) == 0 || strncmp(h, "localhost:", 10) == 0 || strncmp(h, "localhost/", 10) == 0 ||
-         strncmp(h, "[::1]", 5) == 0;
-}
-
 /* A bearer token we are willing to put into a header: printable, no spaces. */
 static int token_ok(const char *t, size_t n) {
   if (!n || n > TOKEN_MAX) return 0;
@@ -149,12 +142,13 @@ static int load_key_file(adcp_gcs_auth *a, const char *path, adcp_error *err) {
         rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS key file private_key_id is not valid");
         goto done;
       }
-  /* The JWT carries a bearer-worthy signature: it travels over TLS only
-   * (plain HTTP is accepted for loopback test servers). */
-  if (strncmp(a->token_uri, "https://", 8) != 0 && !is_loopback_url(a->token_uri)) {
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS key file token_uri must be https");
-    goto done;
-  }
+  /* The JWT carries a bearer-worthy signature: the endpoint rule of
+   * objects/http.c (https, or plain http to a pinned loopback test server). */
+  adcp_http_endpoint te;
+  if ((rc = adcp_http_endpoint_parse(&te, a->token_uri, ADCP_HTTP_EP_PATH, "GCS key file token_uri", err))) goto done;
+  rc = adcp_http_pin(a->http, &te, NULL, err);
+  adcp_http_endpoint_free(&te);
+  if (rc) goto done;
   for (const char *c = a->token_uri; *c; c++)
     if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '"' || *c == '\\') {
       rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS key file token_uri is not valid");

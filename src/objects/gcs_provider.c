@@ -148,8 +148,8 @@ static int gcs_validate_location(adcp_object_provider *self, const adcp_object_k
     const char *k = loc[i].key, *v = loc[i].value;
     if (strcmp(k, "bucket") == 0) have_bucket = *v != 0;
     else if (strcmp(k, "endpoint") == 0) {
-      if (strncmp(v, "https://", 8) && strncmp(v, "http://", 7))
-        return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS location.endpoint must be an http(s) URL");
+      int rc = adcp_http_endpoint_check(v, 0, "GCS location.endpoint", err);
+      if (rc) return rc;
     } else
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS location has an unknown entry %.40s", k);
   }
@@ -637,11 +637,6 @@ static void gcs_destroy(adcp_object_provider *self) {
   free(p);
 }
 
-static int is_loopback_host(const char *h, size_t n) {
-  return (n == 9 && memcmp(h, "localhost", 9) == 0) || (n >= 4 && memcmp(h, "127.", 4) == 0) ||
-         (n == 5 && memcmp(h, "[::1]", 5) == 0);
-}
-
 /* Spec 02 §9.2: ^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$, no "..". */
 static int bucket_ok(const char *b) {
   size_t n = strlen(b);
@@ -660,20 +655,14 @@ int adcp_gcs_provider_new(adcp_object_provider **out, const adcp_gcs_provider_op
   if (rc) return rc;
   if (!bucket_ok(o->bucket)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS bucket name is not valid");
   const char *ep = o->endpoint && *o->endpoint ? o->endpoint : "https://storage.googleapis.com";
-  int tls = strncmp(ep, "https://", 8) == 0;
-  if (!tls && strncmp(ep, "http://", 7) != 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS endpoint must be an http(s) URL");
-  const char *hs = ep + (tls ? 8 : 7);
-  size_t hl = strcspn(hs, "/?#");
-  if (!hl || hs[hl] == '?' || hs[hl] == '#' || (hs[hl] == '/' && hs[hl + 1]))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS endpoint must be scheme://host[:port] without a path");
-  size_t hostonly = hl;
-  const char *colon = memrchr(hs, ':', hl);
-  if (colon && !(hs[0] == '[' && memchr(colon, ']', (size_t)(hs + hl - colon)))) hostonly = (size_t)(colon - hs);
-  /* Plain HTTP only to loopback (test servers): tokens never cross a network in clear. */
-  if (!tls && !is_loopback_host(hs, hostonly))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS endpoint must use https unless it is a loopback address");
+  /* One endpoint rule for every provider (objects/http.c). */
+  adcp_http_endpoint e;
+  if ((rc = adcp_http_endpoint_parse(&e, ep, 0, "GCS endpoint", err))) return rc;
   gcsp *p = calloc(1, sizeof *p);
-  if (!p) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!p) {
+    adcp_http_endpoint_free(&e);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
   p->base.version = ADCP_OBJECT_PROVIDER_VERSION;
   p->base.name = "gcs";
   p->base.capabilities =
@@ -690,9 +679,7 @@ int adcp_gcs_provider_new(adcp_object_provider **out, const adcp_gcs_provider_op
   p->base.prefix = p->prefix;
   adcp_buf b;
   adcp_buf_init(&b);
-  if (!adcp_buf_printf(&b, "%s%.*s", tls ? "https://" : "http://", (int)hl, hs) && !adcp_buf_cstr(&b)) p->origin = (char *)b.data;
-  else adcp_buf_free(&b);
-  adcp_buf_init(&b);
+  p->origin = e.origin, e.origin = NULL;
   /* bucket names need no encoding (checked above) */
   if (!adcp_buf_printf(&b, "/storage/v1/b/%s", o->bucket) && !adcp_buf_cstr(&b)) p->bpath = (char *)b.data;
   else adcp_buf_free(&b);
@@ -705,11 +692,14 @@ int adcp_gcs_provider_new(adcp_object_provider **out, const adcp_gcs_provider_op
   }
   adcp_http_options ho = {o->ca_file, o->max_attempts, o->backoff_base_ms, 0, 0};
   if ((rc = adcp_http_new(&p->http, &ho, err))) goto fail;
+  if ((rc = adcp_http_pin(p->http, &e, NULL, err))) goto fail;
   adcp_gcs_auth_options ao = {o->service_account_file, o->token_file, o->token_command};
   if ((rc = adcp_gcs_auth_new(&p->auth, &ao, p->http, err))) goto fail;
+  adcp_http_endpoint_free(&e);
   *out = &p->base;
   return 0;
 fail:
+  adcp_http_endpoint_free(&e);
   gcs_destroy(&p->base);
   return rc;
 }

@@ -4,6 +4,7 @@
  * text helpers every provider needs (URI encoding, XML element text). */
 #include "objects/http.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <openssl/rand.h>
@@ -21,6 +22,10 @@ struct adcp_http {
   pthread_mutex_t mu;
   CURL *pool[POOL_MAX];
   size_t n_pool;
+  /* Plain-http origins this client may reach, each pinned to its loopback address. */
+  struct curl_slist *resolve;
+  char **origins;
+  size_t n_origins;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -52,6 +57,9 @@ int adcp_http_new(adcp_http **out, const adcp_http_options *o, adcp_error *err) 
 void adcp_http_free(adcp_http *h) {
   if (!h) return;
   for (size_t i = 0; i < h->n_pool; i++) curl_easy_cleanup(h->pool[i]);
+  curl_slist_free_all(h->resolve);
+  for (size_t i = 0; i < h->n_origins; i++) free(h->origins[i]);
+  free(h->origins);
   pthread_mutex_destroy(&h->mu);
   free(h->ca_file);
   free(h);
@@ -195,6 +203,17 @@ static int64_t remaining_ms(const adcp_http *h, const adcp_object_ctx *ctx, int6
   return started + h->o.default_timeout_ms - adcp_object_now_ms();
 }
 
+/* https anywhere; plain http only below an origin adcp_http_pin admitted. */
+static int url_allowed(const adcp_http *h, const char *url) {
+  if (strncmp(url, "https://", 8) == 0) return 1;
+  if (strncmp(url, "http://", 7) != 0) return 0;
+  for (size_t i = 0; i < h->n_origins; i++) {
+    size_t n = strlen(h->origins[i]);
+    if (strncmp(url, h->origins[i], n) == 0 && (url[n] == 0 || url[n] == '/' || url[n] == '?')) return 1;
+  }
+  return 0;
+}
+
 /* Sets up x->c for one attempt. */
 static int xfer_setup(xfer *x, int64_t left_ms, adcp_error *err) {
   const adcp_http_request *q = x->req;
@@ -211,8 +230,11 @@ static int xfer_setup(xfer *x, int64_t left_ms, adcp_error *err) {
     int rc = q->sign(q->sign_arg, &x->hdrs, err);
     if (rc) return rc;
   }
+  if (!url_allowed(x->h, q->url))
+    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "plain http is allowed only to a pinned loopback endpoint");
   curl_easy_setopt(c, CURLOPT_URL, q->url);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (x->h->resolve) curl_easy_setopt(c, CURLOPT_RESOLVE, x->h->resolve);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -320,6 +342,21 @@ static int backoff_wait(adcp_http *h, int attempt, int64_t retry_after_ms, const
   }
 }
 
+/* Names the request a transport failure happened on — the method and the
+ * first query parameter's name, never a value (SAS and signatures live in
+ * values) — so a caller running several requests (a probe) can tell which
+ * one failed: "object store connection failed (GET ?versioning)". */
+static void label_failure(adcp_error *err, const adcp_http_request *q) {
+  if (!err || !err->code) return;
+  const char *qm = strchr(q->url, '?');
+  size_t n = qm ? strcspn(qm + 1, "=&#") : 0, len = strlen(err->message);
+  if (n > 32) n = 32;
+  if (qm && n)
+    snprintf(err->message + len, sizeof err->message - len, " (%s ?%.*s)", q->method, (int)n, qm + 1);
+  else
+    snprintf(err->message + len, sizeof err->message - len, " (%s)", q->method);
+}
+
 int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request *req, const adcp_object_ctx *ctx,
                  adcp_error *err) {
   memset(resp, 0, sizeof *resp);
@@ -357,6 +394,7 @@ int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request
   /* A handle whose transfer failed may hold a broken connection; curl detects
    * dead connections itself, so the handle goes back either way. */
   pool_put(h, x.c);
+  if (rc && rc != ADCP_ENOMEM) label_failure(err, req);
   return rc;
 }
 
@@ -560,3 +598,202 @@ int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_o
   return 0;
 }
 
+
+/* ---- endpoints ------------------------------------------------------------------ */
+
+void adcp_http_endpoint_free(adcp_http_endpoint *e) {
+  if (!e) return;
+  free(e->host), free(e->authority), free(e->origin), free(e->path);
+  memset(e, 0, sizeof *e);
+}
+
+/* A literal loopback address: dotted IPv4 in 127.0.0.0/8 or a bracketed ::1. */
+static int literal_loopback(const char *host) {
+  unsigned char a[16];
+  size_t n = strlen(host);
+  if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+    char in[64];
+    if (n - 2 >= sizeof in) return 0;
+    memcpy(in, host + 1, n - 2);
+    in[n - 2] = 0;
+    static const unsigned char lo6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return inet_pton(AF_INET6, in, a) == 1 && memcmp(a, lo6, 16) == 0;
+  }
+  return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
+}
+
+/* Names of [a-z0-9.-] (no empty label, no trailing dot) or an IP literal. */
+static int host_chars_ok(const char *h) {
+  size_t n = strlen(h);
+  if (!n || n > 253) return 0;
+  if (h[0] == '[') {
+    for (size_t i = 1; i + 1 < n; i++)
+      if (!isxdigit((unsigned char)h[i]) && h[i] != ':' && h[i] != '.') return 0;
+    return h[n - 1] == ']';
+  }
+  if (h[0] == '.' || h[n - 1] == '.' || strstr(h, "..")) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!(islower((unsigned char)h[i]) || isdigit((unsigned char)h[i]) || h[i] == '-' || h[i] == '.')) return 0;
+  return 1;
+}
+
+static char *part(CURLU *u, CURLUPart what) {
+  char *v = NULL;
+  if (curl_url_get(u, what, &v, 0) != CURLUE_OK) return NULL;
+  char *c = strdup(v);
+  curl_free(v);
+  return c;
+}
+
+int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what,
+                             adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!url || !*url) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is empty", what);
+  for (const char *c = url; *c; c++)
+    if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '\\')
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s has a space, control or non-ASCII character", what);
+  pthread_once(&global_once, global_init);
+  CURLU *u = curl_url();
+  if (!u) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  int rc = 0;
+  char *scheme = NULL, *user = NULL, *host = NULL, *port = NULL, *path = NULL, *rest = NULL;
+  if (curl_url_set(u, CURLUPART_URL, url, CURLU_PATH_AS_IS) != CURLUE_OK) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is not a valid URL", what);
+    goto done;
+  }
+  scheme = part(u, CURLUPART_SCHEME);
+  if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must be an http(s) URL", what);
+    goto done;
+  }
+  /* Credentials in the authority would travel to whoever the host is; a
+   * userinfo also hides the real host behind a trusted-looking prefix. */
+  if ((user = part(u, CURLUPART_USER)) || (rest = part(u, CURLUPART_PASSWORD)) || (rest = part(u, CURLUPART_OPTIONS))) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must not carry user information", what);
+    goto done;
+  }
+  if ((rest = part(u, CURLUPART_QUERY)) || (rest = part(u, CURLUPART_FRAGMENT)) || (rest = part(u, CURLUPART_ZONEID))) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must not have a query, fragment or zone ID", what);
+    goto done;
+  }
+  host = part(u, CURLUPART_HOST);
+  port = part(u, CURLUPART_PORT);
+  path = part(u, CURLUPART_PATH);
+  if (!host || !host_chars_ok(host)) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s host must be a lowercase name or an IP literal", what);
+    goto done;
+  }
+  /* The host exactly as written: curl would decode %XX and normalise 0x7f.1
+   * or 2130706433; whatever curl connects to must be what the operator read. */
+  const char *auth = strstr(url, "://");
+  auth = auth ? auth + 3 : url;
+  size_t hl = strlen(host);
+  if (strncmp(auth, host, hl) != 0 || !strchr(":/", auth[hl] ? auth[hl] : '/')) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s host must be written plainly (no encoding, no numeric shorthand)",
+                        what);
+    goto done;
+  }
+  long pn = 0;
+  if (port) {
+    char *e = NULL;
+    pn = strtol(port, &e, 10);
+    if (*e || pn < 1 || pn > 65535) {
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s port must be 1-65535", what);
+      goto done;
+    }
+  } else if (auth[hl] == ':') {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s port must be 1-65535", what);
+    goto done;
+  }
+  out->tls = strcmp(scheme, "https") == 0;
+  if (!out->tls && strcmp(host, "localhost") != 0 && !literal_loopback(host)) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must use https unless its host is a loopback address or localhost",
+                        what);
+    goto done;
+  }
+  size_t pl = path ? strlen(path) : 0;
+  while (pl && path[pl - 1] == '/') pl--;
+  if (pl && !(flags & ADCP_HTTP_EP_PATH)) {
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must be scheme://host[:port] without a path", what);
+    goto done;
+  }
+  for (size_t i = 0; i < pl; i++)
+    if (!isalnum((unsigned char)path[i]) && !strchr("/._~-", path[i])) {
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s path has unsupported characters", what);
+      goto done;
+    }
+  for (size_t i = 0; i < pl;) { /* every segment after a '/' is a name, never "", "." or ".." */
+    size_t j = i + 1;
+    while (j < pl && path[j] != '/') j++;
+    size_t sn = j - i - 1;
+    if (!sn || (sn == 1 && path[i + 1] == '.') || (sn == 2 && path[i + 1] == '.' && path[i + 2] == '.')) {
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s path has an empty or dot segment", what);
+      goto done;
+    }
+    i = j;
+  }
+  out->port = pn;
+  adcp_buf b;
+  adcp_buf_init(&b);
+  if (adcp_buf_printf(&b, "%s", host) || (pn && adcp_buf_printf(&b, ":%ld", pn)) || adcp_buf_cstr(&b)) goto oom;
+  out->authority = (char *)b.data;
+  adcp_buf_init(&b);
+  if (adcp_buf_printf(&b, "%s://%s", scheme, out->authority) || adcp_buf_cstr(&b)) goto oom;
+  out->origin = (char *)b.data;
+  adcp_buf_init(&b);
+  if (adcp_buf_append(&b, path ? path : "", pl) || adcp_buf_cstr(&b)) goto oom;
+  out->path = (char *)b.data;
+  out->host = host, host = NULL;
+  goto done;
+oom:
+  adcp_buf_free(&b);
+  rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+done:
+  if (rc) adcp_http_endpoint_free(out);
+  free(scheme), free(user), free(host), free(port), free(path), free(rest);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+int adcp_http_endpoint_check(const char *url, unsigned flags, const char *what, adcp_error *err) {
+  adcp_http_endpoint e;
+  int rc = adcp_http_endpoint_parse(&e, url, flags, what, err);
+  adcp_http_endpoint_free(&e);
+  return rc;
+}
+
+int adcp_http_pin(adcp_http *h, const adcp_http_endpoint *e, const char *host, adcp_error *err) {
+  if (e->tls) return 0;
+  if (!host) host = e->host;
+  size_t hl = strlen(host), el = strlen(e->host);
+  /* Only the endpoint's own host or a virtual host directly under it. */
+  if (!(hl == el || (hl > el + 1 && host[hl - el - 1] == '.')) || strcmp(host + hl - el, e->host) != 0 ||
+      !host_chars_ok(host))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "pinned host is not under the endpoint's host");
+  long port = e->port ? e->port : 80;
+  adcp_buf o, r;
+  adcp_buf_init(&o), adcp_buf_init(&r);
+  if (adcp_buf_printf(&o, "http://%s", host) || (e->port && adcp_buf_printf(&o, ":%ld", e->port)) || adcp_buf_cstr(&o))
+    goto oom;
+  /* A name is pinned to 127.0.0.1; a literal needs no resolver at all. */
+  if (strcmp(e->host, "localhost") == 0) {
+    if (adcp_buf_printf(&r, "%s:%ld:127.0.0.1", host, port) || adcp_buf_cstr(&r)) goto oom;
+    struct curl_slist *n = curl_slist_append(h->resolve, (char *)r.data);
+    if (!n) goto oom;
+    h->resolve = n;
+  } else if (hl != el) {
+    if (adcp_buf_printf(&r, "%s:%ld:%s", host, port, e->host) || adcp_buf_cstr(&r)) goto oom;
+    struct curl_slist *n = curl_slist_append(h->resolve, (char *)r.data);
+    if (!n) goto oom;
+    h->resolve = n;
+  }
+  char **no = realloc(h->origins, (h->n_origins + 1) * sizeof *no);
+  if (!no) goto oom;
+  h->origins = no;
+  h->origins[h->n_origins++] = (char *)o.data;
+  adcp_buf_free(&r);
+  return 0;
+oom:
+  adcp_buf_free(&o), adcp_buf_free(&r);
+  return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+}

@@ -59,6 +59,40 @@ typedef struct adcp_http_request {
   int no_retry;           /* 1 = a single attempt */
 } adcp_http_request;
 
+/* An endpoint parsed once with libcurl's URL API (never by string prefix).
+ * The one rule every provider and token endpoint shares: http or https; no
+ * user information, query, fragment or zone ID; the host exactly as written
+ * (lowercase names of [a-z0-9.-] without a trailing dot, a dotted IPv4
+ * literal or a bracketed IPv6 literal: no percent-encoding, no numeric
+ * shorthand curl would normalise); plain http only when that host is a
+ * literal loopback address (127.0.0.0/8, ::1) or exactly `localhost`. */
+typedef struct adcp_http_endpoint {
+  int tls;
+  char *host;      /* as in URLs: IPv6 bracketed */
+  long port;       /* explicit port, or 0 when the URL gave none */
+  char *authority; /* host[:port] */
+  char *origin;    /* scheme://host[:port] */
+  char *path;      /* "" or "/a/b" without a trailing '/' (only with ADCP_HTTP_EP_PATH) */
+} adcp_http_endpoint;
+
+#define ADCP_HTTP_EP_PATH 1u /* a path of [A-Za-z0-9/._~-] is allowed */
+
+/* Parses url into *out (zeroed first; free with adcp_http_endpoint_free).
+ * `what` names the endpoint in messages ("S3 endpoint"). INVALID_INPUT for
+ * every refusal (the message says which rule), ENOMEM. */
+int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what,
+                             adcp_error *err);
+void adcp_http_endpoint_free(adcp_http_endpoint *e);
+/* The same rule without keeping the parts (for location checks). */
+int adcp_http_endpoint_check(const char *url, unsigned flags, const char *what, adcp_error *err);
+
+/* Lets h speak plain http to `host` of a loopback endpoint e (host may be a
+ * virtual host under e's, e.g. "bucket.localhost"): the connection is pinned
+ * to the loopback address (127.0.0.1 for names) through CURLOPT_RESOLVE, so
+ * no resolver can move it. Every other plain-http URL is refused by
+ * adcp_http_do with UNSAFE_BINDING. No-op for https endpoints. */
+int adcp_http_pin(adcp_http *h, const adcp_http_endpoint *e, const char *host, adcp_error *err);
+
 int adcp_http_new(adcp_http **out, const adcp_http_options *o, adcp_error *err);
 void adcp_http_free(adcp_http *h);
 

@@ -296,8 +296,8 @@ static int s3_validate_location(adcp_object_provider *self, const adcp_object_kv
     if (strcmp(k, "bucket") == 0) have_bucket = *v != 0;
     else if (strcmp(k, "region") == 0) have_region = *v != 0;
     else if (strcmp(k, "endpoint") == 0) {
-      if (strncmp(v, "https://", 8) && strncmp(v, "http://", 7))
-        return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location.endpoint must be an http(s) URL");
+      int rc = adcp_http_endpoint_check(v, 0, "S3 location.endpoint", err);
+      if (rc) return rc;
     } else if (strcmp(k, "path_style") == 0) {
       if (strcmp(v, "true") && strcmp(v, "false"))
         return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location.path_style must be \"true\" or \"false\"");
@@ -973,11 +973,6 @@ static void s3_destroy(adcp_object_provider *self) {
   free(p);
 }
 
-static int is_loopback_host(const char *h, size_t n) {
-  return (n == 9 && memcmp(h, "localhost", 9) == 0) || (n >= 4 && memcmp(h, "127.", 4) == 0) ||
-         (n == 5 && memcmp(h, "[::1]", 5) == 0);
-}
-
 /* Bucket names: DNS-compatible (3-63 of [a-z0-9.-]) so both addressing styles work. */
 static int bucket_ok(const char *b) {
   size_t n = strlen(b);
@@ -998,6 +993,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 create_only must be \"conditional\" or \"emulated\"");
   for (const char *c = o->region; *c; c++)
     if (!isalnum((unsigned char)*c) && *c != '-') return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 region is not valid");
+  adcp_http_endpoint e = {0};
   s3p *p = calloc(1, sizeof *p);
   if (!p) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   p->base.version = ADCP_OBJECT_PROVIDER_VERSION;
@@ -1028,41 +1024,21 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
     snprintf(awsep, sizeof awsep, "https://s3.%s.amazonaws.com", o->region);
     ep = awsep;
   }
-  int tls = strncmp(ep, "https://", 8) == 0;
-  if (!tls && strncmp(ep, "http://", 7) != 0) {
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 endpoint must be an http(s) URL");
-    goto fail;
-  }
-  const char *hs = ep + (tls ? 8 : 7);
-  size_t hl = strcspn(hs, "/?#");
-  if (!hl || hs[hl] == '?' || hs[hl] == '#' || (hs[hl] == '/' && hs[hl + 1])) {
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 endpoint must be scheme://host[:port] without a path");
-    goto fail;
-  }
-  size_t hostonly = hl;
-  const char *colon = memrchr(hs, ':', hl);
-  if (colon && !(hs[0] == '[' && memchr(colon, ']', (size_t)(hs + hl - colon)))) hostonly = (size_t)(colon - hs);
-  /* Plain HTTP only to loopback (test servers): credentials never cross a network in clear. */
-  if (!tls && !is_loopback_host(hs, hostonly)) {
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 endpoint must use https unless it is a loopback address");
-    goto fail;
-  }
+  /* One endpoint rule for every provider (objects/http.c). */
+  if ((rc = adcp_http_endpoint_parse(&e, ep, 0, "S3 endpoint", err))) goto fail;
+  const char *scheme = e.tls ? "https://" : "http://";
   adcp_buf b;
   adcp_buf_init(&b);
   if (o->path_style) {
-    adcp_buf_printf(&b, "%.*s", (int)hl, hs);
-    p->host = adcp_buf_cstr(&b) ? NULL : (char *)b.data;
-    adcp_buf_init(&b);
-    adcp_buf_printf(&b, "%s%.*s", tls ? "https://" : "http://", (int)hl, hs);
-    p->origin = adcp_buf_cstr(&b) ? NULL : (char *)b.data;
-    adcp_buf_init(&b);
+    p->host = strdup(e.authority);
+    p->origin = strdup(e.origin);
     adcp_buf_printf(&b, "/%s", o->bucket);
     p->base_path = adcp_buf_cstr(&b) ? NULL : (char *)b.data;
   } else {
-    adcp_buf_printf(&b, "%s.%.*s", o->bucket, (int)hl, hs);
+    adcp_buf_printf(&b, "%s.%s", o->bucket, e.authority);
     p->host = adcp_buf_cstr(&b) ? NULL : (char *)b.data;
     adcp_buf_init(&b);
-    adcp_buf_printf(&b, "%s%s.%.*s", tls ? "https://" : "http://", o->bucket, (int)hl, hs);
+    adcp_buf_printf(&b, "%s%s.%s", scheme, o->bucket, e.authority);
     p->origin = adcp_buf_cstr(&b) ? NULL : (char *)b.data;
     p->base_path = strdup("");
   }
@@ -1073,9 +1049,14 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   if ((rc = resolve_creds(p, o->credential_ref, err))) goto fail;
   adcp_http_options ho = {o->ca_file, o->max_attempts, o->backoff_base_ms, 0, 0};
   if ((rc = adcp_http_new(&p->http, &ho, err))) goto fail;
+  char vhost[320];
+  snprintf(vhost, sizeof vhost, "%s.%s", o->bucket, e.host);
+  if ((rc = adcp_http_pin(p->http, &e, o->path_style ? NULL : vhost, err))) goto fail;
+  adcp_http_endpoint_free(&e);
   *out = &p->base;
   return 0;
 fail:
+  adcp_http_endpoint_free(&e);
   s3_destroy(&p->base);
   return rc;
 }

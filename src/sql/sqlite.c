@@ -233,15 +233,43 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *schema, int frames)
 }
 
 /* A new database file is created owner-only (0600) before SQLite opens it:
- * SQLite would create it 0644 minus the umask, and its unix VFS gives the
- * -wal, -shm and -journal files the database file's mode. O_EXCL: an existing
- * file (or a racing creator's) is left as it is; any failure here is left for
- * sqlite3_open_v2 to report. The umask is process-global, so it is not touched. */
-static void create_private(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  (void)fchmod(fd, 0600); /* a umask that removed owner bits must not lock the owner out */
-  close(fd);
+ * SQLite would create it 0644 minus the umask (through a dangling symlink,
+ * at the link's target), and its unix VFS gives the -wal, -shm and -journal
+ * files the database file's mode. O_CREAT|O_EXCL|O_NOFOLLOW on the final
+ * path; a symlink is accepted only to an existing regular file the caller
+ * owns (anyone able to plant a link in a shared directory must not choose
+ * where the database is created, or open someone else's). The umask is
+ * process-global, so it is not touched. */
+static int create_private(const char *path, adcp_error *err) {
+  for (int tries = 0; tries < 3; tries++) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      (void)fchmod(fd, 0600); /* a umask that removed owner bits must not lock the owner out */
+      close(fd);
+      return 0;
+    }
+    if (errno != EEXIST) {
+      if (errno == ENOENT || errno == ENOTDIR)
+        return adcp_error_set(err, ADCP_ESTORAGE, "cannot create the SQLite database: its directory does not exist");
+      if (errno == EACCES || errno == EPERM)
+        return adcp_error_set(err, ADCP_ESTORAGE, "cannot create the SQLite database: permission denied");
+      return 0; /* left for sqlite3_open_v2 to report */
+    }
+    struct stat ls, ts;
+    if (lstat(path, &ls) != 0) continue; /* removed meanwhile: create again */
+    if (!S_ISLNK(ls.st_mode)) return 0;   /* an existing file keeps its mode */
+    if (stat(path, &ts) != 0)
+      return adcp_error_set(err, ADCP_ESTORAGE,
+                            "SQLite database path is a symbolic link whose target does not exist (refused: the "
+                            "database is never created through a link)");
+    if (!S_ISREG(ts.st_mode))
+      return adcp_error_set(err, ADCP_ESTORAGE, "SQLite database path is a symbolic link to something not a regular file");
+    if (ts.st_uid != geteuid())
+      return adcp_error_set(err, ADCP_ESTORAGE,
+                            "SQLite database path is a symbolic link to a file owned by another user (refused)");
+    return 0;
+  }
+  return adcp_error_set(err, ADCP_ESTORAGE, "SQLite database path keeps changing while it is created");
 }
 
 /* Read-only open (read commands): never creates the file and never changes its
@@ -334,7 +362,14 @@ static int sq_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
   c->durable = !memory;
   if (c->read_only && !memory) return sq_connect_read_only(c, s, target, err);
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  if ((flags & SQLITE_OPEN_CREATE) && !memory && *target) create_private(target);
+  if ((flags & SQLITE_OPEN_CREATE) && !memory && *target) {
+    int code = create_private(target, err);
+    if (code) {
+      free(s);
+      c->impl = NULL;
+      return code;
+    }
+  }
   int rc = sqlite3_open_v2(target, &s->db, flags, NULL);
   if (rc != SQLITE_OK) {
     int code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database [SQLite: %s]", sqlite3_errstr(rc));

@@ -5,6 +5,9 @@
  * hangs past the lease, a tampered body found by `verify` opening exactly
  * one issue and one `opened` event (a clean verify resolves it), and an
  * unmigrated database (0008 absent) refused as not ready. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "../ledger/ledger_fixture.h"
@@ -271,11 +274,22 @@ static void deliver_env_scrubbed(void **state) {
   assert_int_equal(run(x, &out, &e, "issue open --account a --key envcheck"), 0);
   setenv("ADCP_DATABASE_URL", x->f->url, 1);
   setenv("AWS_SECRET_ACCESS_KEY", "hook-must-not-see-this", 1);
+  /* Issue 27 item 4: the old scrub list missed these (the docs' own
+   * credentialRef example among them); an allowlist misses none. */
+  static const char *const missed[] = {"ADCP_AZURE_CONN", "PGSSLKEY", "PGSERVICEFILE", "AWS_SHARED_CREDENTIALS_FILE",
+                                       "AZURE_CLIENT_SECRET", "SOME_FUTURE_SECRET"};
+  for (size_t i = 0; i < 6; i++) setenv(missed[i], "hook-must-not-see-this-either", 1);
+  setenv("LC_ALL", "C", 1), setenv("TZ", "UTC", 1), setenv("HOOK_WANTS_THIS", "passed-on", 1);
   char cmd[3000];
-  snprintf(cmd, sizeof cmd, "issue-events deliver --once --json --exec 'cat >/dev/null; env > \"%s/env\"'", x->dir);
+  snprintf(cmd, sizeof cmd,
+           "issue-events deliver --once --json --pass-env HOOK_WANTS_THIS --pass-env NOT_SET_ANYWHERE --exec "
+           "'cat >/dev/null; env > \"%s/env\"'",
+           x->dir);
   int rc = run(x, &out, &e, "%s", cmd);
   unsetenv("ADCP_DATABASE_URL");
   unsetenv("AWS_SECRET_ACCESS_KEY");
+  for (size_t i = 0; i < 6; i++) unsetenv(missed[i]);
+  unsetenv("HOOK_WANTS_THIS");
   assert_int_equal(rc, 0);
   char path[4200];
   snprintf(path, sizeof path, "%s/env", x->dir);
@@ -285,7 +299,32 @@ static void deliver_env_scrubbed(void **state) {
   assert_non_null(strstr(env, "ADCP_ISSUE_EVENT_ID="));
   assert_null(strstr(env, "ADCP_DATABASE_URL"));
   assert_null(strstr(env, "hook-must-not-see-this"));
+  assert_non_null(strstr(env, "HOOK_WANTS_THIS=passed-on"));
+  assert_non_null(strstr(env, "LC_ALL=C"));
+  assert_non_null(strstr(env, "TZ=UTC"));
+  assert_non_null(strstr(env, "PATH="));
+  /* Nothing outside the allowlist: every line's name is one of these. */
+  for (char *line = env; *line;) {
+    char *nl = strchr(line, '\n');
+    size_t nn = strcspn(line, "=");
+    static const char *const ok[] = {"PATH", "HOME", "LANG", "TZ", "TMPDIR", "HOOK_WANTS_THIS", "ADCP_ISSUE_EVENT_ID",
+                                     "ADCP_ISSUE_EVENT_KIND", "ADCP_ISSUE_EVENT_ATTEMPT",
+                                     /* set by /bin/sh itself */ "PWD", "SHLVL", "_", "OLDPWD", NULL};
+    int good = nn > 3 && !strncmp(line, "LC_", 3);
+    for (size_t i = 0; !good && ok[i]; i++) good = strlen(ok[i]) == nn && !strncmp(line, ok[i], nn);
+    if (!good) fail_msg("hook saw %.*s", (int)nn, line);
+    if (!nl) break;
+    line = nl + 1;
+  }
   free(env);
+  /* Refusals of --pass-env (exit 1, naming the option). */
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --pass-env 1BAD --exec true"), 1);
+  assert_non_null(strstr(txt(&e), "--pass-env"));
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --pass-env 'A=B' --exec true"), 1);
+  assert_non_null(strstr(txt(&e), "--pass-env"));
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --exec true --pass-env"), 1);
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --exec true --pass-env ''"), 1);
+  assert_non_null(strstr(txt(&e), "--pass-env"));
   adcp_buf_free(&out), adcp_buf_free(&e);
 }
 
@@ -314,6 +353,129 @@ static void deliver_hanging(void **state) {
   /* Dead letters are never claimed again. */
   assert_int_equal(run(x, &out, &e, "issue-events claim --json"), 0);
   assert_string_equal(txt(&out), "{\"events\":[]}\n");
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+/* A process the test can see (not a zombie). */
+static int alive(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && rp[2] != 'Z';
+}
+
+static pid_t read_pid(const char *dir, const char *name) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  size_t n;
+  char *t = (char *)tu_read_file(path, &n);
+  if (!t) return -1;
+  pid_t p = (pid_t)strtol(t, NULL, 10);
+  free(t);
+  return p;
+}
+
+static int wait_file(const char *dir, const char *name, double secs) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  for (double t0 = mono(); mono() - t0 < secs;) {
+    if (access(path, F_OK) == 0) return 1;
+    struct timespec ts = {0, 20 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+/* Issue 27 item 4: SIGTERM to deliver while its hook runs used to wait for the
+ * hook (up to the lease: a day with --lease 86400). Now the hook's group and
+ * whatever it started are ended (TERM, KILL after the grace), the event is
+ * released and deliver exits promptly. */
+static void deliver_sigterm(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key sig"), 0);
+  char cmd[9000], outp[4200];
+  snprintf(outp, sizeof outp, "%s/deliver.out", x->dir);
+  char leaver[3000];
+  snprintf(leaver, sizeof leaver,
+           "'cat >/dev/null; sleep 300 & echo $! > \"%s/bg\"; setsid sleep 300 & echo $! > \"%s/sid\"; "
+           "trap \"\" TERM; echo up > \"%s/ready\"; sleep 300'",
+           x->dir, x->dir, x->dir);
+  snprintf(cmd, sizeof cmd, "--db '%s' issue-events deliver --lease 86400 --json --exec %s", x->f->url, leaver);
+  pid_t d = fork();
+  assert_true(d >= 0);
+  if (d == 0) {
+    int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    char sh[9400];
+    snprintf(sh, sizeof sh, "exec '%s' %s", ADCP_CLI_PATH, cmd);
+    execl("/bin/sh", "sh", "-c", sh, (char *)NULL);
+    _exit(127);
+  }
+  assert_true(wait_file(x->dir, "ready", 20));
+  pid_t bg = read_pid(x->dir, "bg"), sid = read_pid(x->dir, "sid");
+  assert_true(bg > 0 && sid > 0);
+  assert_true(alive(bg) && alive(sid));
+  double t0 = mono();
+  kill(d, SIGTERM);
+  int st = 0;
+  assert_int_equal(waitpid(d, &st, 0), d);
+  double took = mono() - t0;
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  assert_true(took < 6.0); /* grace 2 s, then SIGKILL */
+  assert_false(alive(bg));
+  assert_false(alive(sid));
+  size_t n;
+  char *o = (char *)tu_read_file(outp, &n);
+  assert_non_null(o);
+  assert_non_null(strstr(o, "\"interrupted\":true"));
+  assert_non_null(strstr(o, "\"failed_attempts\":0"));
+  free(o);
+  /* Released, not failed: claimable again at once, not completed. */
+  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events WHERE completed_at IS NOT NULL"), 0);
+  assert_int_equal(run(x, &out, &e, "issue-events claim --json"), 0);
+  assert_non_null(strstr(txt(&out), "\"kind\":\"opened\""));
+  adcp_buf_free(&out), adcp_buf_free(&e);
+}
+
+/* At the lease deadline the whole tree goes, the setsid child included; and a
+ * hook that exits 0 leaves nothing running behind it either. */
+static void deliver_kills_children(void **state) {
+  cx *x = *state;
+  adcp_buf out, e;
+  adcp_buf_init(&out), adcp_buf_init(&e);
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key kids"), 0);
+  char cmd[4000];
+  snprintf(cmd, sizeof cmd,
+           "issue-events deliver --once --lease 1 --max-attempts 1 --json --exec "
+           "'cat >/dev/null; sleep 300 & echo $! > \"%s/bg\"; setsid sleep 300 & echo $! > \"%s/sid\"; sleep 300'",
+           x->dir, x->dir);
+  double t0 = mono();
+  assert_int_equal(run(x, &out, &e, "%s", cmd), 0);
+  assert_true(mono() - t0 < 10.0);
+  assert_non_null(strstr(txt(&out), "\"killed\":1"));
+  pid_t bg = read_pid(x->dir, "bg"), sid = read_pid(x->dir, "sid");
+  assert_true(bg > 0 && sid > 0);
+  assert_false(alive(bg));
+  assert_false(alive(sid));
+  /* A hook that succeeds and leaves a setsid daemon behind. */
+  assert_int_equal(run(x, &out, &e, "issue open --account a --key kids2"), 0);
+  snprintf(cmd, sizeof cmd,
+           "issue-events deliver --once --json --exec "
+           "'cat >/dev/null; setsid sleep 300 & echo $! > \"%s/left\"; exit 0'",
+           x->dir);
+  assert_int_equal(run(x, &out, &e, "%s", cmd), 0);
+  assert_non_null(strstr(txt(&out), "\"delivered\":1"));
+  pid_t left = read_pid(x->dir, "left");
+  assert_true(left > 0);
+  assert_false(alive(left));
   adcp_buf_free(&out), adcp_buf_free(&e);
 }
 
@@ -413,6 +575,7 @@ static void unmigrated_refused(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTHX(issue_commands), BOTHX(events_carry_external_ref), BOTHX(deliver_fail_twice), BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
+      BOTHX(deliver_sigterm), BOTHX(deliver_kills_children),
       BOTH(unmigrated_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

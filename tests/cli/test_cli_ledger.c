@@ -57,6 +57,20 @@ static void ledger_commands(void **state) {
   /* Replay: same ID, same rows. */
   assert_int_equal(cli(COMMIT "--revision rrev_1 --finality snapshot", (char *)rows.data, &out, &err_b), 0);
   assert_non_null(strstr((char *)out.data, "replayed"));
+  /* Same ID, another or a garbage period, another finality: refused naming
+   * the field and both values (issue 27 item 6, issue 33 item 4). */
+  assert_int_equal(cli("commit --account acct_1 --obligation ob_1 --period-start 2026-09-01T00:00:00Z "
+                       "--period-end 2026-11-01T00:00:00Z --revision rrev_1 --finality snapshot",
+                       (char *)rows.data, &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "CONFLICT"));
+  assert_non_null(strstr((char *)err_b.data, "period_start 2026-10-01T00:00:00.000000Z; given 2026-09-01T00:00:00.000000Z"));
+  assert_int_equal(cli("commit --account acct_1 --obligation ob_1 --period-start garbage "
+                       "--period-end 2026-11-01T00:00:00Z --revision rrev_1 --finality snapshot",
+                       (char *)rows.data, &out, &err_b), 1); /* the option table refuses it before any replay check */
+  assert_non_null(strstr((char *)err_b.data, "--period-start"));
+  assert_int_equal(cli(COMMIT "--revision rrev_1 --finality official", (char *)rows.data, &out, &err_b), 2);
+  assert_non_null(strstr((char *)err_b.data, "finality snapshot; given official"));
+  assert_null(strstr((char *)err_b.data, "stored ")); /* no digest prefixes */
   /* Same ID, different rows. */
   adcp_buf other;
   adcp_buf_init(&other);

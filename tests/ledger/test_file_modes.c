@@ -82,6 +82,131 @@ static void sqlite_files_owner_only(void **state) {
   umask(old);
 }
 
+
+/* A new database is 0600 under umask 000, 022 and 077 (077 alone would still
+ * give 0600; 000 would give SQLite's 0644), through the library and `init`. */
+static void sqlite_new_db_every_umask(void **state) {
+  (void)state;
+  static const mode_t masks[] = {000, 022, 077};
+  char *dir = tu_mkdtemp();
+  for (size_t i = 0; i < 3; i++) {
+    mode_t old = umask(masks[i]);
+    char db[4200], url[4400], args[9000];
+    snprintf(db, sizeof db, "%s/m%03o.db", dir, (unsigned)masks[i]);
+    snprintf(url, sizeof url, "sqlite:%s", db);
+    adcp_error err = {0};
+    adcp_storage *s;
+    adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+    OK(adcp_storage_open(&s, url, &o, &err));
+    OK(adcp_storage_migrate(NULL, s, NULL, &err));
+    adcp_storage_close(s);
+    assert_int_equal(mode_of(db), 0600);
+    snprintf(db, sizeof db, "%s/cli%03o.db", dir, (unsigned)masks[i]);
+    snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
+    adcp_buf out, eout;
+    adcp_buf_init(&out), adcp_buf_init(&eout);
+    if (tu_cli(dir, args, NULL, &out, &eout) != 0) fail_msg("init under umask %03o: %s", (unsigned)masks[i], eout.data);
+    assert_int_equal(mode_of(db), 0600);
+    adcp_buf_free(&out), adcp_buf_free(&eout);
+    umask(old);
+  }
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* Issue 27 item 3: `init` through a dangling symlink created a 0644 database
+ * at the link's target. Now refused, nothing created; a link to an existing
+ * file the caller owns is followed; one to another user's file is refused. */
+static void sqlite_symlinked_path(void **state) {
+  (void)state;
+  mode_t old = umask(022);
+  char *dir = tu_mkdtemp();
+  char link[4200], target[4200], args[9000];
+  snprintf(link, sizeof link, "%s/link.db", dir);
+  snprintf(target, sizeof target, "%s/target.db", dir);
+  assert_int_equal(symlink(target, link), 0);
+  adcp_buf out, eout;
+  adcp_buf_init(&out), adcp_buf_init(&eout);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' init", link);
+  int st = tu_cli(dir, args, NULL, &out, &eout);
+  assert_int_not_equal(st, 0);
+  assert_non_null(strstr((char *)eout.data, "symbolic link whose target does not exist"));
+  struct stat sb;
+  assert_int_not_equal(lstat(target, &sb), 0); /* nothing created at the target */
+  adcp_error err = {0};
+  adcp_storage *s;
+  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  char url[4400];
+  snprintf(url, sizeof url, "sqlite:%s", link);
+  assert_int_equal(adcp_storage_open(&s, url, &o, &err), ADCP_ESTORAGE);
+  /* The target exists and is ours: the link is followed, the file keeps its mode. */
+  int fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+  if (tu_cli(dir, args, NULL, &out, &eout) != 0) fail_msg("init through an owned link: %s", eout.data);
+  assert_int_equal(mode_of(target), 0600);
+  /* Another user's file behind the link: refused (only checkable as root). */
+  if (geteuid() == 0) {
+    char other[4200], link2[4200];
+    snprintf(other, sizeof other, "%s/other.db", dir);
+    snprintf(link2, sizeof link2, "%s/link2.db", dir);
+    fd = open(other, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    assert_true(fd >= 0);
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    assert_int_equal(symlink(other, link2), 0);
+    snprintf(url, sizeof url, "sqlite:%s", link2);
+    assert_int_equal(adcp_storage_open(&s, url, &o, &err), ADCP_ESTORAGE);
+    assert_non_null(strstr(err.message, "owned by another user"));
+    assert_int_equal(lstat(other, &sb), 0);
+    assert_int_equal(sb.st_size, 0); /* never written */
+  } else {
+    print_message("note: not root, the other-owner case did not run\n");
+  }
+  adcp_buf_free(&out), adcp_buf_free(&eout);
+  tu_rmtree(dir);
+  free(dir);
+  umask(old);
+}
+
+
+/* Files the CLI writes (encode --chunks-dir) are 0600 under umask 000, 022
+ * and 077, and a symlink planted at an output name is replaced, never
+ * written through. */
+static void cli_written_files(void **state) {
+  (void)state;
+  static const mode_t masks[] = {000, 022, 077};
+  char *dir = tu_mkdtemp();
+  char rows[4200], victim[4200], out0[4400], args[9000];
+  snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+  tu_write_file(rows, "{\"a\":1}\n{\"b\":2}\n", 16);
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  tu_write_file(victim, "keep", 4);
+  for (size_t i = 0; i < 3; i++) {
+    mode_t old = umask(masks[i]);
+    char cdir[4300];
+    snprintf(cdir, sizeof cdir, "%s/chunks%zu", dir, i);
+    assert_int_equal(mkdir(cdir, 0700), 0);
+    snprintf(out0, sizeof out0, "%s/000000.jsonl", cdir);
+    assert_int_equal(symlink(victim, out0), 0);
+    snprintf(args, sizeof args, "encode --revision-id r1 --chunks-dir '%s' '%s'", cdir, rows);
+    adcp_buf out, eout;
+    adcp_buf_init(&out), adcp_buf_init(&eout);
+    if (tu_cli(dir, args, NULL, &out, &eout) != 0) fail_msg("encode under umask %03o: %s", (unsigned)masks[i], eout.data);
+    assert_int_equal(mode_of(out0), 0600); /* a regular file now, not the link */
+    adcp_buf_free(&out), adcp_buf_free(&eout);
+    umask(old);
+  }
+  size_t n;
+  uint8_t *v = tu_read_file(victim, &n);
+  assert_int_equal(n, 4);
+  assert_memory_equal(v, "keep", 4);
+  free(v);
+  assert_int_equal(mode_of(victim), 0644);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* ---- filesystem binding ------------------------------------------------------------------ */
 
 typedef struct walk {
@@ -176,6 +301,9 @@ static void filesystem_modes_refused(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sqlite_files_owner_only),
+      cmocka_unit_test(sqlite_new_db_every_umask),
+      cmocka_unit_test(sqlite_symlinked_path),
+      cmocka_unit_test(cli_written_files),
       BOTH(filesystem_binding_owner_only),
       BOTH(filesystem_binding_configured_modes),
       cmocka_unit_test(filesystem_modes_refused),

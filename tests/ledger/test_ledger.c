@@ -113,6 +113,95 @@ static void oversized_row_round_trip(void **state) {
   adcp_storage_close(s);
 }
 
+/* Issue 27 item 6: a replay compared only the rows, so committing an existing
+ * revision again with another (or a garbage) period said "replayed". Every
+ * given header field is compared with the stored revision (CONFLICT naming
+ * the field and both values), and every field is validated first. */
+static void replay_header_fields(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
+  gen g;
+  gen_init(&g, 30, 8, 1);
+  adcp_control_totals tot = {0};
+  const char *tj = "[{\"name\":\"impressions\",\"value\":\"90\",\"value_type\":\"integer\"}]";
+  OK(adcp_totals_parse(&tot, tj, strlen(tj), &err));
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "obh",
+                            .revision_id = "rh1",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .observed_at = "2026-10-02T05:00:00Z",
+                            .totals = &tot,
+                            .next_row = gen_next,
+                            .row_ctx = &g};
+  adcp_commit_result res;
+  OK(adcp_ledger_commit_revision(&res, l, &req, &err));
+  adcp_commit_result_free(&res);
+  /* The same fields (instants in another offset): a replay. */
+  adcp_ledger_commit r2 = req;
+  r2.period_start = "2026-10-01T02:00:00+02:00";
+  r2.observed_at = "2026-10-02T05:00:00.000Z";
+  g.next = 0;
+  OK(adcp_ledger_commit_revision(&res, l, &r2, &err));
+  assert_true(res.replay);
+  adcp_commit_result_free(&res);
+  /* Each differing field is named with both values. */
+  struct {
+    const char *ps, *pe, *oa, *bid;
+    int totals_none;
+    const char *want;
+  } cases[] = {
+      {"2026-11-01T00:00:00Z", NULL, NULL, NULL, 0,
+       "exists with period_start 2026-10-01T00:00:00.000000Z; given 2026-11-01T00:00:00.000000Z"},
+      {NULL, "2026-10-03T00:00:00Z", NULL, NULL, 0, "exists with period_end"},
+      {NULL, NULL, "2026-10-02T05:00:01Z", NULL, 0, "exists with observed_at 2026-10-02T05:00:00.000000Z; given"},
+      {NULL, NULL, NULL, "fs_other", 0, "exists with binding postgres; given fs_other"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    adcp_ledger_commit r = req;
+    r.period_start = cases[i].ps, r.period_end = cases[i].pe;
+    r.observed_at = cases[i].oa ? cases[i].oa : req.observed_at;
+    r.binding_id = cases[i].bid;
+    g.next = 0;
+    assert_int_equal(adcp_ledger_commit_revision(&res, l, &r, &err), ADCP_ECONFLICT);
+    if (!strstr(err.message, cases[i].want)) fail_msg("case %zu: %s", i, err.message);
+  }
+  /* Other totals. */
+  adcp_control_totals tot2 = {0};
+  const char *tj2 = "[{\"name\":\"impressions\",\"value\":\"91\",\"value_type\":\"integer\"}]";
+  OK(adcp_totals_parse(&tot2, tj2, strlen(tj2), &err));
+  adcp_ledger_commit r3 = req;
+  r3.totals = &tot2;
+  g.next = 0;
+  assert_int_equal(adcp_ledger_commit_revision(&res, l, &r3, &err), ADCP_ECONFLICT);
+  assert_non_null(strstr(err.message, "control totals"));
+  assert_non_null(strstr(err.message, "\"90\""));
+  assert_non_null(strstr(err.message, "\"91\""));
+  /* Garbage is refused as such, before the replay check. */
+  const char *garbage[][3] = {{"yesterday", NULL, NULL},
+                              {NULL, "2026-13-01T00:00:00Z", NULL},
+                              {NULL, NULL, "soon"},
+                              {"2026-10-02T00:00:00Z", "2026-10-01T00:00:00Z", NULL}};
+  for (size_t i = 0; i < 4; i++) {
+    adcp_ledger_commit r = req;
+    r.period_start = garbage[i][0], r.period_end = garbage[i][1];
+    if (garbage[i][2]) r.observed_at = garbage[i][2];
+    g.next = 0;
+    assert_int_equal(adcp_ledger_commit_revision(&res, l, &r, &err), ADCP_EINVALID_INPUT);
+  }
+  adcp_ledger_commit r4 = req;
+  r4.period_ordinal = -1;
+  assert_int_equal(adcp_ledger_commit_revision(&res, l, &r4, &err), ADCP_EINVALID_INPUT);
+  adcp_totals_free(&tot), adcp_totals_free(&tot2);
+  adcp_buf_free(&g.line);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 static void replay_and_conflict(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
@@ -135,7 +224,9 @@ static void replay_and_conflict(void **state) {
   gen g2;
   gen_init(&g2, 1234, 8, 2);
   assert_int_equal(commit_gen(&b, l, "acct", "ob1", "r1", ADCP_FINALITY_SNAPSHOT, &g2, &err), ADCP_ECONTENT_CONFLICT);
-  assert_int_equal(commit_gen(&b, l, "acct", "ob1", "r1", ADCP_FINALITY_OFFICIAL, &g, &err), ADCP_ECONTENT_CONFLICT);
+  /* A different finality is a header conflict naming the field (issue 33 item 4). */
+  assert_int_equal(commit_gen(&b, l, "acct", "ob1", "r1", ADCP_FINALITY_OFFICIAL, &g, &err), ADCP_ECONFLICT);
+  assert_non_null(strstr(err.message, "finality snapshot; given official"));
   assert_int_equal(commit_gen(&b, l, "other", "ob9", "r1", ADCP_FINALITY_SNAPSHOT, &g, &err), ADCP_ECONTENT_CONFLICT);
   adcp_sql_rows *r;
   OK(adcp_sql_query(&r, c,
@@ -824,6 +915,7 @@ int main(void) {
       BOTH(round_trip_sizes),
       BOTH(oversized_row_round_trip),
       BOTH(replay_and_conflict),
+      BOTH(replay_header_fields),
       BOTH(concurrent_writers_gapless_one_official),
       BOTH(header_only_shares_bytes),
       BOTH(account_isolation_and_host_reads),

@@ -79,6 +79,36 @@ static void t_probe_ok_and_json(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
+/* Issue 27 item 7: a failing token endpoint was blamed on the last check with
+ * every other check "ok". The grant precedes the first request: the first
+ * check is refused, the others did not run. */
+static void t_probe_token_failure(void **state) {
+  (void)state;
+  char b[1024], args[1024];
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  gcs_binding(b, sizeof b, "gt", "cli-good", "sa", "rows");
+  write_config("tokfail.json", b);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=503&count=1000&target=token", 0, NULL), 200);
+  snprintf(args, sizeof args, "--config %s/tokfail.json binding probe gt --json", dir);
+  int st = run(args, &out, &errb);
+  snprintf(args, sizeof args, "--config %s/tokfail.json binding probe gt", dir);
+  adcp_buf txt;
+  adcp_buf_init(&txt);
+  int st2 = run(args, &txt, &errb);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=none&count=0&target=token", 0, NULL), 200);
+  assert_int_equal(st, 4);
+  assert_int_equal(st2, 4);
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"bucket reachable\",\"status\":\"refused\"}"));
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"uniform bucket-level access\",\"status\":\"not_run\"}"));
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"empirical create-only\",\"status\":\"not_run\"}"));
+  assert_null(strstr((char *)out.data, "\"status\":\"ok\""));
+  assert_non_null(strstr((char *)txt.data, "not run"));
+  assert_null(strstr((char *)txt.data, " ok\n"));
+  adcp_buf_free(&txt);
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 static void t_probe_refused(void **state) {
   (void)state;
   char b[1024], args[1024];
@@ -259,6 +289,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_probe_ok_and_json),
       cmocka_unit_test(t_probe_refused),
+      cmocka_unit_test(t_probe_token_failure),
       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
   };

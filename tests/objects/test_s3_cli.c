@@ -90,6 +90,44 @@ static void t_probe_refused(void **state) {
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
+/* Issue 27 item 7: a transport failure was blamed on the last check and every
+ * check before it printed "ok" though none ran. Now it is the check that made
+ * the failing request; the rest are "not run". */
+static void t_probe_attribution(void **state) {
+  (void)state;
+  char b[1024], args[1024];
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  /* nothing listens on port 1 */
+  snprintf(b, sizeof b,
+           "{\"id\":\"s3u\",\"kind\":\"object\",\"provider\":\"s3\",\"prefix\":\"rows\",\"credentialRef\":\"env\","
+           "\"location\":{\"bucket\":\"cli-good\",\"region\":\"us-east-1\",\"endpoint\":\"http://127.0.0.1:1\","
+           "\"path_style\":\"true\"}}");
+  write_config("unreach.json", b);
+  snprintf(args, sizeof args, "--config %s/unreach.json binding probe s3u --json", dir);
+  assert_int_equal(run(args, &out, &errb), 4);
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"bucket reachable\",\"status\":\"refused\"}"));
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"versioning Enabled\",\"status\":\"not_run\"}"));
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"empirical create-only\",\"status\":\"not_run\"}"));
+  assert_null(strstr((char *)out.data, "\"status\":\"ok\""));
+  snprintf(args, sizeof args, "--config %s/unreach.json binding probe s3u", dir);
+  assert_int_equal(run(args, &out, &errb), 4);
+  assert_non_null(strstr((char *)out.data, "versioning Enabled                           not run"));
+  assert_null(strstr((char *)out.data, " ok\n"));
+  /* a 503 storm */
+  s3_binding(b, sizeof b, "s3a", "cli-good", "");
+  write_config("good.json", b);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=503&count=1000", 0, NULL), 200);
+  snprintf(args, sizeof args, "--config %s/good.json binding probe s3a --json", dir);
+  int st = run(args, &out, &errb);
+  assert_int_equal(fake_ctl(&fake, "/__ctl/fault?mode=none&count=0", 0, NULL), 200);
+  assert_int_equal(st, 4);
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"bucket reachable\",\"status\":\"refused\"}"));
+  assert_non_null(strstr((char *)out.data, "{\"check\":\"versioning Enabled\",\"status\":\"not_run\"}"));
+  assert_non_null(strstr((char *)out.data, "(GET ?versioning)"));
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 static void t_config_refusals(void **state) {
   (void)state;
   char b[1024], args[1024];
@@ -282,6 +320,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_probe_ok_and_json),
       cmocka_unit_test(t_probe_refused),
+      cmocka_unit_test(t_probe_attribution),
       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
       cmocka_unit_test(t_probe_emulated_and_refusals),

@@ -439,6 +439,15 @@ static void t_http_many(void **state) {
   assert_int_equal(adcp_http_new(&h, &o, &err), 0);
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/__ctl/stats", fake.port);
+  /* Plain http is refused until the loopback endpoint is pinned. */
+  adcp_http_request one = {"GET", url, NULL, 0, NULL, 0, 4096, NULL, NULL, 0};
+  adcp_http_response r1;
+  assert_int_equal(adcp_http_do(h, &r1, &one, NULL, &err), ADCP_EUNSAFE_BINDING);
+  adcp_http_response_free(&r1);
+  adcp_http_endpoint ep;
+  assert_int_equal(adcp_http_endpoint_parse(&ep, endpoint, 0, "test endpoint", &err), 0);
+  assert_int_equal(adcp_http_pin(h, &ep, NULL, &err), 0);
+  adcp_http_endpoint_free(&ep);
   adcp_http_request reqs[8];
   for (int i = 0; i < 8; i++) reqs[i] = (adcp_http_request){"GET", url, NULL, 0, NULL, 0, 4096, NULL, NULL, 0};
   adcp_http_response resps[8];
