@@ -233,6 +233,11 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
   }
   adcp_sql_rows_free(r);
   if (rc < 0) return rc;
+  /* A retired period answers its conflict even when no period is given
+   * (a replay names only the obligation; docs/retention.md). */
+  if ((!req->period_start || !req->period_end) &&
+      (rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err)))
+    return rc;
   if (!req->period_start || !req->period_end)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "obligation %s does not exist yet: give its period start and end to create it",

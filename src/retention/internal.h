@@ -65,6 +65,11 @@ int rsql(adcp_buf *out, const rpass *rp, const char *tmpl);
   "EXISTS (SELECT 1 FROM adcp_reporting_retention_attempts x WHERE x.obligation_id = o.obligation_id AND " \
   "x.operation = '" op "' AND x.next_attempt_at > $1@TS)"
 
+/* The next attempt instant of a period that failed before (NULL: never failed). */
+#define RET_NEXT_ATTEMPT(op)                                                                             \
+  "(SELECT x.next_attempt_at FROM adcp_reporting_retention_attempts x WHERE x.obligation_id = " \
+  "o.obligation_id AND x.operation = '" op "')"
+
 /* Classes of an age-eligible period, in precedence order (0 = a candidate). */
 enum { RET_CANDIDATE = 0, RET_PROTECTED = 1, RET_HELD_EXPLICIT = 2, RET_HELD_FEED = 3, RET_UNCONFIGURED = 4,
        RET_STALLED = 5 };

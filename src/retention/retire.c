@@ -68,12 +68,11 @@ typedef struct cand {
   int retiring;
 } cand;
 
-static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, size_t limit, int retiring,
-                           adcp_error *err) {
+static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, size_t limit, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
   int rc = rsql(&sql, rp, tmpl);
-  if (!rc && (rc = adcp_buf_printf(&sql, " ORDER BY o.period_end, o.obligation_id LIMIT %zu", limit) ? ADCP_ENOMEM : 0) == 0)
+  if (!rc && (rc = adcp_buf_printf(&sql, " LIMIT %zu", limit) ? ADCP_ENOMEM : 0) == 0)
     rc = adcp_buf_cstr(&sql) ? ADCP_ENOMEM : 0;
   if (rc) {
     adcp_buf_free(&sql);
@@ -93,7 +92,7 @@ static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, si
     cand *c = &g[(*n)++];
     snprintf(c->id, sizeof c->id, "%s", adcp_sql_get_text(r, 0, NULL));
     snprintf(c->account, sizeof c->account, "%s", adcp_sql_get_text(r, 1, NULL));
-    c->retiring = retiring;
+    c->retiring = adcp_sql_get_int64(r, 2) == 0;
   }
   adcp_sql_rows_free(r);
   return rc < 0 ? rc : 0;
@@ -402,17 +401,21 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
   if (!rc) rc = ret_classify(&resume, &rp, 1, err);
   cand *cs = NULL;
   size_t nc = 0;
+  /* One fair queue (issue 30): periods that never failed first, then by
+   * their next attempt time, so a period that keeps failing once its backoff
+   * runs out never takes the slot of one that would retire; resumed before
+   * new among equals, then (period_end, obligation_id). */
   if (!rc)
     rc = load_candidates(&cs, &nc, &rp,
-                         "SELECT o.obligation_id, o.account_id FROM adcp_reporting_obligation_tombstones o WHERE "
-                         "o.state = 'retiring' AND " RET_ACCOUNT " AND NOT " RET_UNCONF " AND NOT "
-                         RET_BACKOFF("retirement"),
-                         limit, 1, err);
-  if (!rc && nc < limit)
-    rc = load_candidates(&cs, &nc, &rp,
-                         "SELECT o.obligation_id, o.account_id FROM adcp_reporting_obligations o WHERE " RET_AGE
-                         " AND " RET_ACCOUNT " AND " RET_NO_TOMB " AND " CLASS_CASE " = 0",
-                         limit - nc, 0, err);
+                         "SELECT oid, acct, fresh FROM (SELECT o.obligation_id AS oid, o.account_id AS acct, 0 AS "
+                         "fresh, o.period_end AS pe, " RET_NEXT_ATTEMPT("retirement") " AS na FROM "
+                         "adcp_reporting_obligation_tombstones o WHERE o.state = 'retiring' AND " RET_ACCOUNT
+                         " AND NOT " RET_UNCONF " AND NOT " RET_BACKOFF("retirement") " UNION ALL SELECT "
+                         "o.obligation_id, o.account_id, 1, o.period_end, " RET_NEXT_ATTEMPT("retirement") " FROM "
+                         "adcp_reporting_obligations o WHERE " RET_AGE " AND " RET_ACCOUNT " AND " RET_NO_TOMB
+                         " AND " CLASS_CASE " = 0) q ORDER BY CASE WHEN na IS NULL THEN 0 ELSE 1 END, na, fresh, pe, "
+                         "oid",
+                         limit, err);
   if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
   if (rc) {
     free(cs);

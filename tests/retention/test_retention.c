@@ -3,7 +3,8 @@
  * retirement (both binding kinds) with tombstone and one retirement change,
  * refusal to re-create or replay a retired period, holds/leases/feed
  * consumers with limit 1 not blocking an eligible period, a failing binding
- * backing off without starving another binding, skipped_unconfigured,
+ * backing off without starving another binding, a period that keeps failing
+ * never taking the only slot once its backoff has run out (issue 30), skipped_unconfigured,
  * counters equal to the work done, phase-1 reads answering ROWS_EXPIRED and
  * resume, row-only pruning with header-only sharing, and reads racing
  * retirement. */
@@ -121,6 +122,18 @@ static void retire_both_kinds(void **state) {
   assert_int_equal(rcommit(e.l, "acct", "obp", 1, "p9", &g, NULL, &err), ADCP_ECONTENT_CONFLICT);
   assert_int_equal(rcommit(e.l, "acct", "other", 1, "x1", &g, NULL, &err), ADCP_ECONTENT_CONFLICT);
   assert_int_equal(rcommit(e.l, "acct", "obo", 2, "o1", &g, "fsb", &err), ADCP_ECONTENT_CONFLICT);
+  /* Issue 30 defect 6: a replay naming only the obligation (no period, no
+   * configuration) answers the same conflict, not "does not exist yet". */
+  g.next = 0;
+  adcp_ledger_commit bare = {.version = 1, .account_id = "acct", .obligation_id = "obp", .revision_id = "p1",
+                             .finality = ADCP_FINALITY_SNAPSHOT, .next_row = gen_next, .row_ctx = &g};
+  adcp_commit_result bres;
+  assert_int_equal(adcp_ledger_commit_revision(&bres, e.l, &bare, &err), ADCP_ECONTENT_CONFLICT);
+  assert_non_null(strstr(err.message, "retention"));
+  /* An obligation that never existed still asks for its period. */
+  bare.obligation_id = "never";
+  g.next = 0;
+  assert_int_equal(adcp_ledger_commit_revision(&bres, e.l, &bare, &err), ADCP_EINVALID_INPUT);
   /* A second pass has nothing to do. */
   OK(adcp_retention_retire(&c, e.l, &o, &err));
   assert_int_equal(c.done, 0);
@@ -267,6 +280,66 @@ static void failing_binding_backs_off(void **state) {
   assert_string_equal(tomb_state(&e, "pa", s), "retired");
   assert_int_equal(retirement_changes(&e, "pa"), 1);
   assert_int_equal(tu_dir_entries(e.root_a) >= 0, 1);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
+/* Issue 30 defect 1: a period whose phase 2 keeps failing (its bucket root
+ * replaced by a file) must not take the only slot (limit 1) of every pass
+ * once its backoff has run out: the other periods retire first. */
+static void expire_backoff(renv *e, const char *obl) {
+  rexec(e, "UPDATE adcp_reporting_retention_attempts SET next_attempt_at = $2::timestamptz WHERE obligation_id = $1",
+        "UPDATE adcp_reporting_retention_attempts SET next_attempt_at = $2 WHERE obligation_id = $1", obl,
+        "2001-01-01T00:00:00.000000Z");
+}
+
+static void stuck_period_does_not_starve(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 20, 8, 2);
+  OK(rcommit(e.l, "acct", "pa", 1, "ra", &g, "fsa", &err));
+  OK(rcommit(e.l, "acct", "pb", 2, "rb", &g, "fsb", &err));
+  OK(rcommit(e.l, "acct", "pc", 3, "rc", &g, NULL, &err));
+  backdate(&e, "pa", "2021-01-01T00:00:00.000000Z");
+  backdate(&e, "pb", "2021-01-02T00:00:00.000000Z");
+  backdate(&e, "pc", "2021-01-03T00:00:00.000000Z");
+  char moved[700];
+  snprintf(moved, sizeof moved, "%s.moved", e.root_a);
+  assert_int_equal(rename(e.root_a, moved), 0);
+  FILE *fp = fopen(e.root_a, "w");
+  assert_non_null(fp);
+  fclose(fp);
+  adcp_retention_options o = ropts(1);
+  adcp_retention_counters c;
+  char s[16];
+  OK(adcp_retention_retire(&c, e.l, &o, &err)); /* pa first by period_end: phase 2 fails */
+  assert_int_equal(c.failed, 1);
+  assert_string_equal(tomb_state(&e, "pa", s), "retiring");
+  /* Every later pass comes after pa's backoff has run out (hourly passes). */
+  for (int pass = 0; pass < 2; pass++) {
+    expire_backoff(&e, "pa");
+    OK(adcp_retention_retire(&c, e.l, &o, &err));
+    if (c.done != 1) fail_msg("pass %d: the stuck period took the slot (done %llu, failed %llu)", pass + 2,
+                              (unsigned long long)c.done, (unsigned long long)c.failed);
+    assert_int_equal(c.failed, 0);
+  }
+  assert_string_equal(tomb_state(&e, "pb", s), "retired");
+  assert_string_equal(tomb_state(&e, "pc", s), "retired");
+  /* Nothing else left: pa gets its turn again, and still fails. */
+  expire_backoff(&e, "pa");
+  OK(adcp_retention_retire(&c, e.l, &o, &err));
+  assert_int_equal(c.failed, 1);
+  assert_int_equal(q64(e.c, "SELECT failures FROM adcp_reporting_retention_attempts WHERE obligation_id = $1", "pa"), 2);
+  /* The root restored: the retirement resumes and completes. */
+  assert_int_equal(unlink(e.root_a), 0);
+  assert_int_equal(rename(moved, e.root_a), 0);
+  expire_backoff(&e, "pa");
+  OK(adcp_retention_retire(&c, e.l, &o, &err));
+  assert_int_equal(c.done, 1);
+  assert_int_equal(c.resumed, 1);
+  assert_string_equal(tomb_state(&e, "pa", s), "retired");
   adcp_buf_free(&g.line);
   renv_close(&e);
 }
@@ -697,6 +770,7 @@ int main(void) {
       BOTH(retire_both_kinds),
       BOTH(holds_do_not_block),
       BOTH(failing_binding_backs_off),
+      BOTH(stuck_period_does_not_starve),
       BOTH(phase1_reads_expired_then_resume),
       BOTH(prune_postgres_kind),
       BOTH(prune_object_kind),
