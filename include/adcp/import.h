@@ -43,6 +43,9 @@ typedef enum adcp_import_source {
 
 #define ADCP_IMPORT_BATCH_DEFAULT 100
 #define ADCP_IMPORT_BATCH_MAX 10000
+/* A legacy row above the commit path's row cap is quarantined
+ * (unparsable_row, with its size), measured by the source and never fetched. */
+#define ADCP_IMPORT_ROW_MAX (16u << 20)
 
 const char *adcp_import_source_name(adcp_import_source s);
 /* INVALID_INPUT for anything but "py-inline" / "js-inline". */

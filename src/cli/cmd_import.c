@@ -113,7 +113,7 @@ static int finish_cmd(const adcp_cli_globals *g, adcp_sql_conn *src, adcp_import
   adcp_error err = {0};
   adcp_cli_session x;
   adcp_cli_globals g2 = *g;
-  g2.read_only = 1; /* the ledger is only read by the finish */
+  g2.read_only = dry; /* a finish writes only the quarantine of an ID collision */
   int rc = adcp_cli_session_open(&x, &g2, &err);
   if (rc) return adcp_cli_fail("import-legacy", &err);
   adcp_import_finish_result f;

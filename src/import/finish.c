@@ -18,28 +18,38 @@ int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_
   if (rc) return rc;
   if ((rc = import_source_probe(src, s, err))) return rc;
   adcp_sql_conn *dst = adcp_ledger_conn(l);
-  char at[40] = "", id[ADCP_LEDGER_ID_MAX] = "";
-  int have = 0;
+  const char *pat = NULL, *pid = NULL;
+  import_candidate *prev = NULL;
+  size_t nprev = 0;
   for (;;) {
     import_candidate *v;
     size_t n;
-    if ((rc = import_source_batch(&v, &n, src, s, NULL, have ? at : NULL, have ? id : NULL, 1000, err))) return rc;
+    rc = import_source_batch(&v, &n, src, s, NULL, pat, pid, 1000, err);
+    import_candidates_free(prev, nprev);
+    if (rc) return rc;
     for (size_t i = 0; !rc && i < n; i++) {
-      int present = 0, quar = 0;
-      rc = import_dst_state(&present, &quar, dst, v[i].revision_id, err);
+      char rev[ADCP_LEDGER_ID_MAX], acct[ADCP_LEDGER_ID_MAX];
+      import_safe_text(rev, sizeof rev, v[i].revision_id);
+      import_safe_text(acct, sizeof acct, v[i].account_id);
+      int present = 0, quar = 0, collision = 0;
+      rc = import_dst_state(&present, &quar, &collision, dst, acct, rev, err);
+      /* Another account's revision of this ID: this legacy revision was never
+       * imported and never can be; quarantined with its reason, counted so. */
+      if (!rc && collision && !quar && !dry_run) {
+        rc = import_quarantine_insert(dst, s, rev, acct, "header", IMPORT_COLLISION_MESSAGE, err);
+        quar = !rc;
+      }
+      if (collision && dry_run) quar = 1;
       out->candidates++;
       out->migrated += present, out->quarantined += quar && !present;
       out->remaining += !present && !quar;
     }
-    if (n) {
-      snprintf(at, sizeof at, "%s", v[n - 1].recorded_at);
-      snprintf(id, sizeof id, "%s", v[n - 1].revision_id);
-      have = 1;
-    }
-    import_candidates_free(v, n);
-    if (rc) return rc;
-    if (n < 1000) break;
+    prev = v, nprev = n;
+    if (n) pat = v[n - 1].recorded_at, pid = v[n - 1].revision_id;
+    if (rc || n < 1000) break;
   }
+  import_candidates_free(prev, nprev);
+  if (rc) return rc;
   /* The walk pages by (recorded_at, revision_id): a revision it cannot
    * position (recorded_at NULL, or not text) is never walked. Every legacy
    * revision must have been seen before the table may go. */

@@ -82,27 +82,35 @@ static int cursor_store(run *x, const import_candidate *c, adcp_error *err) {
                        p, 5, err);
 }
 
+/* The candidate's IDs in the forms that may reach SQL and the output. */
+typedef struct safe_ids {
+  char rev[ADCP_LEDGER_ID_MAX], acct[ADCP_LEDGER_ID_MAX];
+  int cursor_ok; /* the raw position can be stored as the cursor */
+} safe_ids;
+
+static void safe_ids_of(safe_ids *s, const import_candidate *c) {
+  char at[64];
+  s->cursor_ok = import_safe_text(s->rev, sizeof s->rev, c->revision_id) &&
+                 import_safe_text(at, sizeof at, c->recorded_at) && strlen(c->recorded_at) < 40;
+  import_safe_text(s->acct, sizeof s->acct, c->account_id);
+}
+
 /* Quarantine record and cursor advance in one transaction: a crash leaves
- * both or neither (and the insert is idempotent anyway). */
-static int quarantine(run *x, const import_candidate *c, const char *check, const char *msg, adcp_error *err) {
+ * both or neither (and the insert is idempotent anyway). A position that
+ * cannot be stored (a hostile ID) leaves the cursor where it was: a resume
+ * finds the quarantine by the escaped ID. */
+static int quarantine(run *x, const import_candidate *c, const safe_ids *ids, const char *check, const char *msg,
+                      adcp_error *err) {
   x->rep->would_quarantine += x->o->dry_run;
   x->rep->quarantined += !x->o->dry_run;
   if (x->o->on_item) {
-    adcp_import_item it = {c->revision_id, c->account_id, check, msg, x->o->dry_run};
+    adcp_import_item it = {ids->rev, ids->acct, check, msg, x->o->dry_run};
     x->o->on_item(x->o->ctx, &it);
   }
   if (x->o->dry_run) return 0;
-  char m[512];
-  snprintf(m, sizeof m, "%s", msg);
-  adcp_sql_param p[5] = {adcp_sql_text(c->revision_id), adcp_sql_text(adcp_import_source_name(x->o->source)),
-                         adcp_sql_text(c->account_id), adcp_sql_text(check), adcp_sql_text(m)};
   int rc = adcp_sql_begin(x->dst, 1, err);
-  if (!rc)
-    rc = adcp_sql_exec(x->dst,
-                       "INSERT INTO adcp_legacy_import_quarantine (revision_id, source, account_id, failed_check, "
-                       "message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING",
-                       p, 5, err);
-  if (!rc) rc = cursor_store(x, c, err);
+  if (!rc) rc = import_quarantine_insert(x->dst, x->o->source, ids->rev, ids->acct, check, msg, err);
+  if (!rc && ids->cursor_ok) rc = cursor_store(x, c, err);
   if (!rc) rc = adcp_sql_commit(x->dst, err);
   if (rc) adcp_sql_rollback(x->dst, NULL);
   return rc;
@@ -231,25 +239,29 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
   return rc;
 }
 
-static int one(run *x, const import_candidate *c, adcp_error *err) {
+static int one(run *x, const import_candidate *c, int *cursor_ok, adcp_error *err) {
   adcp_import_report *rep = x->rep;
   rep->examined++;
-  int present = 0, quar = 0;
-  int rc = import_dst_state(&present, &quar, x->dst, c->revision_id, err);
+  safe_ids ids;
+  safe_ids_of(&ids, c);
+  *cursor_ok = ids.cursor_ok;
+  int present = 0, quar = 0, collision = 0;
+  int rc = import_dst_state(&present, &quar, &collision, x->dst, ids.acct, ids.rev, err);
   if (rc) return rc;
   if (quar) {
     rep->already_quarantined++;
     return 0;
   }
+  if (collision) return quarantine(x, c, &ids, "header", IMPORT_COLLISION_MESSAGE, err);
   header h;
   char why[ADCP_ERROR_MESSAGE_MAX];
   if (check_header(&h, why, sizeof why, c)) {
     adcp_totals_free(&h.totals);
-    return quarantine(x, c, "header", why, err);
+    return quarantine(x, c, &ids, "header", why, err);
   }
   if (strcmp(c->rows_type, "array")) {
     adcp_totals_free(&h.totals);
-    return quarantine(x, c, "unparsable_row", "the document's rows are not a JSON array", err);
+    return quarantine(x, c, &ids, "unparsable_row", "the document's rows are not a JSON array", err);
   }
   /* Spec 01 §8.3: an unclassified revision with non-empty totals is tried
    * under both rules; empty totals are identical under both. */
@@ -281,19 +293,19 @@ static int one(run *x, const import_candidate *c, adcp_error *err) {
     return 0; /* the cursor advances at the end of the batch */
   }
   adcp_commit_result_free(&res);
-  if (rc == ADCP_EROWS_INTEGRITY_FAILED && failed) return quarantine(x, c, check_name(failed), e.message, err);
+  if (rc == ADCP_EROWS_INTEGRITY_FAILED && failed) return quarantine(x, c, &ids, check_name(failed), e.message, err);
   /* A refused row carries its code, as commit and encode name it. */
   if (rc == ADCP_EINVALID_ROW) {
     char m[ADCP_ERROR_MESSAGE_MAX];
     snprintf(m, sizeof m, "INVALID_ROW: %.*s", (int)sizeof m - 14, e.message);
-    return quarantine(x, c, "unparsable_row", m, err);
+    return quarantine(x, c, &ids, "unparsable_row", m, err);
   }
   /* The ledger refuses the header (a value it does not accept, an ID used
    * for other content, another account's obligation, a revision after an
    * official one). */
   if (rc == ADCP_EINVALID_INPUT || rc == ADCP_ECONTENT_CONFLICT || rc == ADCP_EREFERENCE_NOT_FOUND ||
       (rc == ADCP_ECONFLICT && strstr(e.message, "official")))
-    return quarantine(x, c, "header", e.message, err);
+    return quarantine(x, c, &ids, "header", e.message, err);
   if (err) *err = e;
   return rc;
 }
@@ -318,25 +330,31 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
   if (o->resume && (rc = cursor_load(at, id, &have, &x, err))) return rc;
   out->resumed = have;
   if ((rc = import_source_count(&out->candidates, src, o->source, o->account_id, err))) return rc;
+  /* The walk's position is the last candidate as the source returned it (a
+   * hostile ID of any length pages exactly), kept until the next batch. */
+  const char *pat = have ? at : NULL, *pid = have ? id : NULL;
+  import_candidate *prev = NULL;
+  size_t nprev = 0;
   for (;;) {
     import_candidate *v;
     size_t n;
     size_t want = batch;
     if (o->max_candidates && o->max_candidates - out->examined < want) want = (size_t)(o->max_candidates - out->examined);
     if (!want) break;
-    if ((rc = import_source_batch(&v, &n, src, o->source, o->account_id, have ? at : NULL, have ? id : NULL, want,
-                                  err)))
-      return rc;
+    rc = import_source_batch(&v, &n, src, o->source, o->account_id, pat, pid, want, err);
+    import_candidates_free(prev, nprev);
+    prev = NULL, nprev = 0;
+    if (rc) return rc;
     out->batches += n > 0;
     size_t last_ok = 0;
     int any_ok = 0;
     for (size_t i = 0; !rc && i < n; i++) {
-      rc = one(&x, &v[i], err);
+      int cursor_ok = 0;
+      rc = one(&x, &v[i], &cursor_ok, err);
       if (!rc) {
-        last_ok = i, any_ok = 1;
-        snprintf(at, sizeof at, "%s", v[i].recorded_at);
-        snprintf(id, sizeof id, "%s", v[i].revision_id);
-        have = 1;
+        /* Only a storable position becomes the durable cursor. */
+        if (cursor_ok) last_ok = i, any_ok = 1;
+        pat = v[i].recorded_at, pid = v[i].revision_id;
         out->elapsed_s = now_s() - t0;
         if (o->on_progress) o->on_progress(o->ctx, out);
       }
@@ -348,10 +366,11 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
       int rc2 = cursor_store(&x, &v[last_ok], &e2);
       if (rc2 && !rc) rc = rc2, *err = e2;
     }
-    import_candidates_free(v, n);
+    prev = v, nprev = n;
     if (rc) break;
     if (n < want) break;
   }
+  import_candidates_free(prev, nprev);
   out->elapsed_s = now_s() - t0;
   return rc;
 }

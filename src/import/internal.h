@@ -33,6 +33,7 @@ void import_candidates_free(import_candidate *v, size_t n);
 typedef struct import_rows {
   adcp_sql_rows *r;
   int done;
+  uint64_t ordinal; /* rows handed over so far */
 } import_rows;
 int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
                      adcp_error *err);
@@ -42,7 +43,26 @@ void import_rows_close(import_rows *it);
 /* The legacy table --finish renames. */
 const char *import_legacy_table(adcp_import_source s);
 
-/* 1 when revision_id is a revision of this ledger / quarantined here. */
-int import_dst_state(int *present, int *quarantined, adcp_sql_conn *dst, const char *revision_id, adcp_error *err);
+/* present: revision_id is a revision of account_id in this ledger;
+ * collision: it names another account's revision (never importable, and
+ * never "migrated"); quarantined: recorded in the quarantine. Both IDs must
+ * be import_safe_text forms (they travel as SQL parameters). */
+int import_dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
+                     const char *revision_id, adcp_error *err);
+
+/* Records a quarantine (idempotent) in the caller's transaction. */
+int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
+                             const char *account_id, const char *check, const char *message, adcp_error *err);
+
+/* out (cap >= 256) = raw when it is valid UTF-8 without control characters
+ * and at most 255 bytes (returns 1); otherwise a printable ASCII form with
+ * every other byte as \xHH, cut to 255 bytes (returns 0). A hostile byte
+ * never reaches SQL (PostgreSQL refuses invalid UTF-8: SQLSTATE 22021) or the
+ * output (invalid JSON). */
+int import_safe_text(char *out, size_t cap, const char *raw);
+
+/* The message of a revision ID that names another account's revision. */
+#define IMPORT_COLLISION_MESSAGE \
+  "revision ID already names a revision of another account in this ledger (IDs are unique per ledger)"
 
 #endif

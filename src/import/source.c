@@ -211,17 +211,26 @@ int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, 
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sql;
   /* A non-object element is handed over as a JSON string, which the encoder
-   * refuses as a row (quarantine: unparsable_row). */
+   * refuses as a row (quarantine: unparsable_row). A row above the cap is
+   * measured by the source and never fetched (bounded memory). */
   if (s == ADCP_IMPORT_PY_INLINE)
-    sql = pg ? "SELECT row_payload::text FROM reporting_revision_rows WHERE reporting_revision_id = $1 ORDER BY ordinal"
-             : "SELECT row_payload FROM reporting_revision_rows WHERE reporting_revision_id = $1 ORDER BY ordinal";
+    sql = pg ? "SELECT CASE WHEN octet_length(row_payload::text) <= $2 THEN row_payload::text END, "
+               "octet_length(row_payload::text), CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE "
+               "reporting_revision_id = $1 ORDER BY ordinal"
+             : "SELECT CASE WHEN length(CAST(row_payload AS BLOB)) <= $2 THEN row_payload END, "
+               "length(CAST(row_payload AS BLOB)), CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE "
+               "reporting_revision_id = $1 ORDER BY ordinal";
   else
-    sql = pg ? "SELECT e.value::text FROM adcp_reporting_revisions r, jsonb_array_elements(r.data->'rows') "
-               "WITH ORDINALITY AS e(value, ord) WHERE r.revision_id = $1 ORDER BY e.ord"
-             : "SELECT CASE WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END "
-               "FROM adcp_reporting_revisions r, json_each(r.data, '$.rows') e WHERE r.revision_id = $1 ORDER BY e.id";
-  adcp_sql_param p = adcp_sql_text(revision_id);
-  return adcp_sql_query(&it->r, src, sql, &p, 1, err);
+    sql = pg ? "SELECT CASE WHEN octet_length(e.value::text) <= $2 THEN e.value::text END, "
+               "octet_length(e.value::text), 0 FROM adcp_reporting_revisions r, "
+               "jsonb_array_elements(r.data->'rows') WITH ORDINALITY AS e(value, ord) WHERE r.revision_id = $1 "
+               "ORDER BY e.ord"
+             : "SELECT CASE WHEN length(CAST(v AS BLOB)) <= $2 THEN v END, length(CAST(v AS BLOB)), 0 FROM "
+               "(SELECT CASE WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END AS v, "
+               "e.id AS id FROM adcp_reporting_revisions r, json_each(r.data, '$.rows') e WHERE r.revision_id = $1) "
+               "ORDER BY id";
+  adcp_sql_param p[2] = {adcp_sql_text(revision_id), adcp_sql_int64(ADCP_IMPORT_ROW_MAX)};
+  return adcp_sql_query(&it->r, src, sql, p, 2, err);
 }
 
 int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
@@ -232,11 +241,19 @@ int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) 
     it->done = 1;
     return rc;
   }
-  if (adcp_sql_is_null(it->r, 0)) {
+  it->ordinal++;
+  if (adcp_sql_get_int64(it->r, 2)) {
     *row = "null", *len = 4;
     return 1;
   }
-  *row = adcp_sql_get_text(it->r, 0, len);
+  int64_t n = adcp_sql_get_int64(it->r, 1);
+  if (adcp_sql_is_null(it->r, 0) && n > (int64_t)ADCP_IMPORT_ROW_MAX) {
+    it->done = 1;
+    return adcp_error_set(err, ADCP_EINVALID_ROW,
+                          "row %llu is %lld bytes, above the %u MiB row cap of a commit",
+                          (unsigned long long)it->ordinal, (long long)n, ADCP_IMPORT_ROW_MAX >> 20);
+  }
+  *row = adcp_sql_is_null(it->r, 0) ? NULL : adcp_sql_get_text(it->r, 0, len);
   if (!*row) *row = "null", *len = 4;
   return 1;
 }
@@ -246,11 +263,52 @@ void import_rows_close(import_rows *it) {
   it->r = NULL;
 }
 
-int import_dst_state(int *present, int *quarantined, adcp_sql_conn *dst, const char *revision_id, adcp_error *err) {
+int import_safe_text(char *out, size_t cap, const char *raw) {
+  adcp_error e = {0};
+  if (!raw) raw = "";
+  if (*raw && !adcp_ledger_check_identifier(raw, "id", &e) && strlen(raw) < cap) {
+    memcpy(out, raw, strlen(raw) + 1);
+    return 1;
+  }
+  size_t k = 0, lim = cap - 1 < 255 ? cap - 1 : 255;
+  for (const unsigned char *u = (const unsigned char *)raw; *u && k < lim; u++) {
+    if (*u >= 0x20 && *u < 0x7F && *u != '\\') {
+      out[k++] = (char)*u;
+    } else {
+      if (k + 4 > lim) break;
+      snprintf(out + k, 5, "\\x%02X", *u);
+      k += 4;
+    }
+  }
+  if (!k) out[k++] = '?'; /* the quarantine's IDs are never empty */
+  out[k] = 0;
+  return 0;
+}
+
+int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
+                             const char *account_id, const char *check, const char *message, adcp_error *err) {
+  char m[512];
+  snprintf(m, sizeof m, "%s", message);
+  adcp_sql_param p[5] = {adcp_sql_text(revision_id), adcp_sql_text(adcp_import_source_name(s)),
+                         adcp_sql_text(account_id), adcp_sql_text(check), adcp_sql_text(m)};
+  return adcp_sql_exec(dst,
+                       "INSERT INTO adcp_legacy_import_quarantine (revision_id, source, account_id, failed_check, "
+                       "message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING",
+                       p, 5, err);
+}
+
+int import_dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
+                     const char *revision_id, adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(revision_id);
+  char owner[ADCP_LEDGER_ID_MAX] = "";
+  int found = 0;
+  *present = *quarantined = *collision = 0;
+  /* (account, revision), never the ID alone: another account's revision of
+   * the same ID is a collision, not this legacy revision migrated. */
+  int rc = adcp_sql_query_text(owner, sizeof owner, &found, dst,
+                               "SELECT account_id FROM adcp_reporting_revisions WHERE revision_id = $1", &p, 1, err);
+  if (!rc && found) *present = !strcmp(owner, account_id), *collision = !*present;
   char one[8];
-  int rc = adcp_sql_query_text(one, sizeof one, present, dst,
-                               "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &p, 1, err);
   if (!rc)
     rc = adcp_sql_query_text(one, sizeof one, quarantined, dst,
                              "SELECT 1 FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, err);
