@@ -606,8 +606,20 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
     return rc;
   }
   if (changed != 1) {
+    /* Our mark is gone: a sibling that found our object recorded the advance
+     * for us (and may have advanced past it), or a takeover replaced it. Only
+     * processes on this database write the row, so adopt it as any sibling
+     * does; the recheck refuses a takeover in flight or a foreign chain. */
     fence_list_free(&fl);
-    *out_cause = ADCP_FENCE_CLAIM_LOST; /* a takeover replaced the mark meanwhile */
+    adcp_fence_claim mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.row_binding_id, sizeof mine.row_binding_id, "%s", b->id);
+    snprintf(mine.namespace_key, sizeof mine.namespace_key, "%s", l->ns_key);
+    snprintf(mine.scope_sha256, sizeof mine.scope_sha256, "%s", scope);
+    mine.epoch = target;
+    snprintf(mine.owner_token, sizeof mine.owner_token, "%s", token);
+    if ((rc = adcp_fence_recheck(&mine, out_cause, l, err)) || *out_cause) return rc;
+    *out = mine;
     return 0;
   }
   /* Prune: keep the new epoch and its predecessor; best effort. */
@@ -631,7 +643,8 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
   return 0;
 }
 
-int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adcp_ledger *l, adcp_error *err) {
+static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, uint64_t *row_epoch,
+                        adcp_ledger *l, adcp_error *err) {
   *out_cause = ADCP_FENCE_OK;
   ledger_binding *b;
   int rc = fence_binding(&b, l, claim->row_binding_id, 0, err);
@@ -643,6 +656,7 @@ int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adc
   fence_row r;
   if ((rc = fence_row_read(&r, l, b, 0, err))) return rc;
   if (!r.found) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
+  *row_epoch = r.epoch * 2 + (r.pending_epoch != 0);
   if (fence_fingerprint_differs(r.fingerprint, l->fence_fingerprint)) return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
   if (strcmp(r.scope, claim->scope_sha256) || strcmp(r.owner, l->fence_owner) ||
       strcmp(claim->namespace_key, l->ns_key))
@@ -679,6 +693,25 @@ int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adc
   claim->epoch = r.epoch;
   snprintf(claim->owner_token, sizeof claim->owner_token, "%s", r.token);
   return 0;
+}
+
+int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adcp_ledger *l, adcp_error *err) {
+  /* The row and the listing are two reads: a sibling advancing in between
+   * (its object listed, the row read before it) is not a foreign advance.
+   * Read again while the row keeps moving; bounded. */
+  uint64_t seen = 0, again = 0;
+  int rc = recheck_once(claim, out_cause, &seen, l, err);
+  for (int i = 0; !rc && i < 8 && (*out_cause == ADCP_FENCE_ADVANCED || *out_cause == ADCP_FENCE_MISSING ||
+                                   *out_cause == ADCP_FENCE_REGRESSED || *out_cause == ADCP_FENCE_TOKEN_MISMATCH);
+       i++) {
+    fence_row r;
+    ledger_binding *b;
+    if ((rc = fence_binding(&b, l, claim->row_binding_id, 0, err)) || (rc = fence_row_read(&r, l, b, 0, err))) break;
+    again = r.epoch * 2 + (r.pending_epoch != 0);
+    if (!r.found || again == seen) break; /* the row stood still: the answer stands */
+    rc = recheck_once(claim, out_cause, &seen, l, err);
+  }
+  return rc;
 }
 
 int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row_binding_id, adcp_error *err) {

@@ -1,10 +1,11 @@
 /* tests/ledger/test_fence.c — the ownership fence (adcp/fence.h, docs/fence.md)
  * on SQLite and PostgreSQL through the filesystem provider: the record bytes
  * against the golden fixture, the strict reader, acquire/recheck/prune, sibling
- * handles sharing one claim, every refusal cause, takeover, kill -9 mid-claim,
+ * handles sharing one claim (also concurrently, issue 30), every refusal cause, takeover, kill -9 mid-claim,
  * and the clone attack (a copied database sharing the bucket can neither
  * adopt nor delete; nothing committed in either database is lost). */
 #include <dirent.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -310,6 +311,61 @@ static void test_siblings_share(void **state) {
   fenv_close(&a);
 }
 
+
+/* Issue 30 defect 5: processes sharing one database (here: handles on their
+ * own connections, in threads) acquiring and rechecking at once never fence
+ * each other: a sibling that finished another's advance, or advanced between
+ * a row read and a listing, is adopted, never claim_lost / fence_advanced. */
+typedef struct sib {
+  const fixture *f;
+  const char *dir;
+  int rounds;
+  int bad;
+  char why[ADCP_ERROR_MESSAGE_MAX + 64];
+} sib;
+
+static void *sibling_loop(void *v) {
+  sib *s = v;
+  fenv e;
+  fenv_open_url(&e, s->f->url, s->dir, NULL);
+  for (int i = 0; i < s->rounds && !s->bad; i++) {
+    adcp_error err = {0};
+    adcp_fence_claim c;
+    adcp_fence_cause cause = ADCP_FENCE_OK;
+    int rc = adcp_fence_acquire(&c, &cause, e.l, "fs1", &err);
+    for (int k = 0; !rc && !cause && k < 3; k++) rc = adcp_fence_recheck(&c, &cause, e.l, &err);
+    if (rc || cause) {
+      s->bad = 1;
+      snprintf(s->why, sizeof s->why, "round %d: rc %d cause %s %s", i, rc, adcp_fence_cause_name(cause), err.message);
+    }
+  }
+  fenv_close(&e);
+  return NULL;
+}
+
+static void test_siblings_concurrent(void **state) {
+  fixture *f = *state;
+  fenv a;
+  fenv_open(&a, f);
+  adcp_fence_claim c;
+  assert_int_equal(acquire(&a, &c), ADCP_FENCE_OK);
+  enum { N = 3 };
+  sib s[N];
+  pthread_t th[N];
+  for (int i = 0; i < N; i++) {
+    memset(&s[i], 0, sizeof s[i]);
+    s[i].f = f, s[i].dir = a.dir, s[i].rounds = 40;
+    assert_int_equal(pthread_create(&th[i], NULL, sibling_loop, &s[i]), 0);
+  }
+  for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < N; i++)
+    if (s[i].bad) fail_msg("sibling %d was fenced: %s", i, s[i].why);
+  adcp_error err = {0};
+  adcp_fence_cause cause = 99;
+  OK(adcp_fence_recheck(&c, &cause, a.l, &err));
+  assert_int_equal(cause, ADCP_FENCE_OK);
+  fenv_close(&a);
+}
 
 /* ---- commits, sweeps, retirement ----------------------------------------------------- */
 
@@ -934,6 +990,7 @@ int main(void) {
       cmocka_unit_test(test_reader_rejections),
       BOTH(test_acquire_advances_and_prunes),
       BOTH(test_siblings_share),
+      BOTH(test_siblings_concurrent),
       BOTH(test_clone_cannot_adopt_or_delete),
       BOTH(test_refusal_causes),
       BOTH(test_first_use_claims),
