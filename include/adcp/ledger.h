@@ -48,6 +48,10 @@ ADCP_BEGIN_DECLS
 #define ADCP_LEDGER_POSTGRES_BINDING "postgres"
 #define ADCP_LEDGER_DEFAULT_NAMESPACE "default"
 #define ADCP_LEDGER_LIST_MAX 1000
+/* A commit whose database clock is behind the newest recorded_at of its
+ * account by more than this is refused (STATE_UNAVAILABLE): on SQLite the
+ * clock is each writer's own (docs/ledger.md "Clocks"). */
+#define ADCP_LEDGER_CLOCK_TOLERANCE_S 300
 
 typedef enum adcp_finality {
   ADCP_FINALITY_SNAPSHOT = 1,

@@ -617,10 +617,51 @@ int ledger_next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_l
   return rc;
 }
 
+/* recorded_at of the revision about to be inserted (under the account lock):
+ * never earlier than the obligation's newest (instants are monotonic per
+ * obligation whatever a writer's clock says), and refused when this clock is
+ * behind the account's newest by more than the tolerance: a slow SQLite
+ * writer would otherwise record instants retention reads as long past. */
+static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  adcp_sql_param p[2] = {adcp_sql_text(req->account_id), adcp_sql_text(req->obligation_id)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(&r, l->conn,
+                          l->dialect == ADCP_SQL_POSTGRES
+                              ? "SELECT " PG_TS("clock_timestamp()") ", " PG_TS("(SELECT max(recorded_at) FROM "
+                                "adcp_reporting_revisions WHERE account_id = $1)") ", " PG_TS("(SELECT max(recorded_at) "
+                                "FROM adcp_reporting_revisions WHERE obligation_id = $2)")
+                              : "SELECT adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
+                                "account_id = $1), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
+                                "obligation_id = $2)",
+                          p, 2, err);
+  if (rc) return rc;
+  if ((rc = adcp_sql_next(r, err)) != 1) {
+    adcp_sql_rows_free(r);
+    return rc < 0 ? rc : adcp_error_set(err, ADCP_EINTERNAL, "the clock query returned no row");
+  }
+  char now[40], acct[40] = "", obl[40] = "";
+  snprintf(now, sizeof now, "%s", adcp_sql_get_text(r, 0, NULL));
+  if (!adcp_sql_is_null(r, 1)) snprintf(acct, sizeof acct, "%s", adcp_sql_get_text(r, 1, NULL));
+  if (!adcp_sql_is_null(r, 2)) snprintf(obl, sizeof obl, "%s", adcp_sql_get_text(r, 2, NULL));
+  adcp_sql_rows_free(r);
+  int64_t t_now = ledger_instant_us(now);
+  if (acct[0] && ledger_instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
+    return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
+                          "this writer's clock (%s) is %lld s behind the newest recorded instant of account %s (%s), "
+                          "more than the %d s tolerance: fix the host clock",
+                          now, (long long)((ledger_instant_us(acct) - t_now) / 1000000), req->account_id, acct,
+                          ADCP_LEDGER_CLOCK_TOLERANCE_S);
+  snprintf(out, 40, "%s", obl[0] && ledger_instant_us(obl) > t_now ? obl : now);
+  return 0;
+}
+
 int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err) {
-  adcp_sql_param all[14] = {adcp_sql_text(req->revision_id),
+  char recorded[40];
+  int rc = recorded_instant(recorded, l, req, err);
+  if (rc) return rc;
+  adcp_sql_param all[15] = {adcp_sql_text(req->revision_id),
                             adcp_sql_text(req->obligation_id),
                             adcp_sql_text(req->account_id),
                             adcp_sql_int64(number),
@@ -633,14 +674,21 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
                             adcp_sql_text(res->row_manifest_sha256),
                             shared_from && shared_from[0] ? adcp_sql_text(shared_from) : adcp_sql_null(),
                             observed_at && observed_at[0] ? adcp_sql_text(observed_at) : adcp_sql_null(),
-                            adcp_sql_text(adcp_binding_algorithm_name(ledger_commit_algorithm(req)))};
-  int rc = adcp_sql_exec(l->conn,
-                         "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-                         "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
-                         "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
-                         "rows_shared_from_revision_id, row_set_id, observed_at) VALUES ($1, $2, $3, $4, $5, $6, "
-                         "$14, $7, $8, $9, $10, $11, $12, $1, $13)",
-                         all, 14, err);
+                            adcp_sql_text(adcp_binding_algorithm_name(ledger_commit_algorithm(req))),
+                            adcp_sql_text(recorded)};
+  rc = adcp_sql_exec(l->conn,
+                     l->dialect == ADCP_SQL_POSTGRES
+                         ? "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+                           "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+                           "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+                           "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
+                           "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15::timestamptz)"
+                         : "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+                           "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+                           "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+                           "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
+                           "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15)",
+                     all, 15, err);
   if (rc == ADCP_ECONFLICT)
     adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
                    number, req->obligation_id);

@@ -344,6 +344,43 @@ static void stuck_period_does_not_starve(void **state) {
   renv_close(&e);
 }
 
+/* Issue 30 defect 7: recorded instants are never earlier than the
+ * obligation's newest, and a writer whose clock is far behind the newest
+ * recorded instant of its account is refused (a slow clock is simulated by
+ * moving the recorded instant ahead: the same offset). */
+static void slow_writer_clock(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 5, 8, 2);
+  OK(rcommit(e.l, "acct", "oc", 1, "c1", &g, NULL, &err));
+  /* 60 s ahead: within the tolerance, so the next revision is accepted and
+   * recorded at c1's instant, not before it. */
+  rexec(&e, "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '60 seconds' WHERE "
+            "revision_id = $1",
+        "UPDATE adcp_reporting_revisions SET recorded_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+60 seconds') || "
+        "'000Z' WHERE revision_id = $1",
+        "c1", NULL);
+  OK(rcommit(e.l, "acct", "oc", 1, "c2", &g, NULL, &err));
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = $1 AND recorded_at = "
+                            "(SELECT recorded_at FROM adcp_reporting_revisions WHERE revision_id = 'c1')", "c2"), 1);
+  /* 3 days ahead: this writer is 3 days slow; refused in any obligation of the account. */
+  rexec(&e, "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '3 days' WHERE "
+            "revision_id = $1",
+        "UPDATE adcp_reporting_revisions SET recorded_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+3 days') || "
+        "'000Z' WHERE revision_id = $1",
+        "c2", NULL);
+  assert_int_equal(rcommit(e.l, "acct", "od", 2, "d1", &g, NULL, &err), ADCP_ESTATE_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "behind the newest recorded instant"));
+  assert_int_equal(rcommit(e.l, "acct", "oc", 1, "c3", &g, NULL, &err), ADCP_ESTATE_UNAVAILABLE);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE account_id = $1", "acct"), 2);
+  /* Another account is not held back by it. */
+  OK(rcommit(e.l, "acct2", "oe", 3, "e1", &g, NULL, &err));
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
 static int stop_at(void *ctx, int step) { return step == *(int *)ctx; }
 
 static void phase1_reads_expired_then_resume(void **state) {
@@ -771,6 +808,7 @@ int main(void) {
       BOTH(holds_do_not_block),
       BOTH(failing_binding_backs_off),
       BOTH(stuck_period_does_not_starve),
+      BOTH(slow_writer_clock),
       BOTH(phase1_reads_expired_then_resume),
       BOTH(prune_postgres_kind),
       BOTH(prune_object_kind),
