@@ -20,7 +20,7 @@ COPY migrations migrations
 COPY scripts scripts
 COPY bench bench
 COPY packaging packaging
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADCP_TESTS=OFF \
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADCP_TESTS=OFF -DADCP_WERROR=OFF \
  && cmake --build build -j"$(nproc)" --target adcp-ledger adcp_ledger_shared manual \
  && DESTDIR=/out cmake --install build --prefix /usr/local
 
