@@ -39,8 +39,8 @@ add_library(adcp_ledger_shared SHARED ${CMAKE_SOURCE_DIR}/cmake/shared_unit.c)
 target_link_libraries(adcp_ledger_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,adcp_ledger>")
 target_include_directories(adcp_ledger_shared INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>)
 # Every dependency is linked in, so a room that forgets one fails here. Not
-# under the sanitizers: clang links their runtime into executables only.
-if(NOT ADCP_SANITIZE AND NOT ADCP_TSAN)
+# under the sanitizers or the fuzzer: clang links their runtime into executables only.
+if(NOT ADCP_SANITIZE AND NOT ADCP_TSAN AND NOT ADCP_FUZZ)
   target_link_options(adcp_ledger_shared PRIVATE "LINKER:--no-undefined")
 endif()
 set_target_properties(adcp_ledger_shared PROPERTIES

@@ -34,6 +34,7 @@ typedef struct import_rows {
   adcp_sql_rows *r;
   int done;
   uint64_t ordinal; /* rows handed over so far */
+  int chars;        /* the source measures in characters (SQLite's length()) */
 } import_rows;
 int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
                      adcp_error *err);

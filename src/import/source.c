@@ -212,23 +212,27 @@ int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, 
   const char *sql;
   /* A non-object element is handed over as a JSON string, which the encoder
    * refuses as a row (quarantine: unparsable_row). A row above the cap is
-   * measured by the source and never fetched (bounded memory). */
+   * measured by the source and never fetched (bounded memory). SQLite's
+   * length() counts characters (a CAST to measure bytes would copy the
+   * value): a row within the cap in characters is fetched (at most 4 bytes
+   * each) and its bytes checked here. */
   if (s == ADCP_IMPORT_PY_INLINE)
     sql = pg ? "SELECT CASE WHEN octet_length(row_payload::text) <= $2 THEN row_payload::text END, "
                "octet_length(row_payload::text), CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE "
                "reporting_revision_id = $1 ORDER BY ordinal"
-             : "SELECT CASE WHEN length(CAST(row_payload AS BLOB)) <= $2 THEN row_payload END, "
-               "length(CAST(row_payload AS BLOB)), CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE "
-               "reporting_revision_id = $1 ORDER BY ordinal";
+             : "SELECT CASE WHEN length(row_payload) <= $2 THEN row_payload END, length(row_payload), CASE WHEN "
+               "row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE reporting_revision_id = $1 "
+               "ORDER BY ordinal";
   else
     sql = pg ? "SELECT CASE WHEN octet_length(e.value::text) <= $2 THEN e.value::text END, "
                "octet_length(e.value::text), 0 FROM adcp_reporting_revisions r, "
                "jsonb_array_elements(r.data->'rows') WITH ORDINALITY AS e(value, ord) WHERE r.revision_id = $1 "
                "ORDER BY e.ord"
-             : "SELECT CASE WHEN length(CAST(v AS BLOB)) <= $2 THEN v END, length(CAST(v AS BLOB)), 0 FROM "
+             : "SELECT CASE WHEN length(v) <= $2 THEN v END, length(v), 0 FROM "
                "(SELECT CASE WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END AS v, "
                "e.id AS id FROM adcp_reporting_revisions r, json_each(r.data, '$.rows') e WHERE r.revision_id = $1) "
                "ORDER BY id";
+  it->chars = !pg;
   adcp_sql_param p[2] = {adcp_sql_text(revision_id), adcp_sql_int64(ADCP_IMPORT_ROW_MAX)};
   return adcp_sql_query(&it->r, src, sql, p, 2, err);
 }
@@ -247,13 +251,15 @@ int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) 
     return 1;
   }
   int64_t n = adcp_sql_get_int64(it->r, 1);
-  if (adcp_sql_is_null(it->r, 0) && n > (int64_t)ADCP_IMPORT_ROW_MAX) {
-    it->done = 1;
-    return adcp_error_set(err, ADCP_EINVALID_ROW,
-                          "row %llu is %lld bytes, above the %u MiB row cap of a commit",
-                          (unsigned long long)it->ordinal, (long long)n, ADCP_IMPORT_ROW_MAX >> 20);
-  }
   *row = adcp_sql_is_null(it->r, 0) ? NULL : adcp_sql_get_text(it->r, 0, len);
+  int chars = it->chars && !*row;
+  if (*row && (int64_t)*len > n) n = (int64_t)*len; /* bytes, where the source counted characters */
+  if (n > (int64_t)ADCP_IMPORT_ROW_MAX) {
+    it->done = 1;
+    return adcp_error_set(err, ADCP_EINVALID_ROW, "row %llu is %lld %s, above the %u MiB row cap of a commit",
+                          (unsigned long long)it->ordinal, (long long)n, chars ? "characters" : "bytes",
+                          ADCP_IMPORT_ROW_MAX >> 20);
+  }
   if (!*row) *row = "null", *len = 4;
   return 1;
 }
