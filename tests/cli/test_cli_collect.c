@@ -3,8 +3,11 @@
  * PostgreSQL: --help, a test per usage refusal (exit 1) and per input
  * refusal (exit 2, with one JSON document under --json), a dry run that
  * deletes nothing, a deleting run, the collector configuration section, and
- * `maintain --once` collecting an orphan. */
+ * `maintain --once` collecting an orphan, and sweeps and collectors run at
+ * once sharing the fence claim (issue 30). */
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adcp/json.h"
@@ -196,11 +199,54 @@ static void dry_run_then_collect(void **state) {
   cenv_close(&e);
 }
 
+/* Issue 30 defect 5: sweeps and collectors run at once against one database
+ * share its fence claim: none fails, none reports a fence refusal. */
+static void siblings_run_at_once(void **state) {
+  fixture *f = *state;
+  cenv e;
+  cenv_open(&e, f);
+  write_cfg(&e, "");
+  EXPECT(&e, "binding add fs1", 0);
+  enum { N = 4 };
+  for (int round = 0; round < 6; round++) {
+    pid_t pid[N];
+    char outp[N][800];
+    for (int i = 0; i < N; i++) {
+      snprintf(outp[i], sizeof outp[i], "%s/out%d.txt", e.dir, i);
+      pid[i] = fork();
+      assert_true(pid[i] >= 0);
+      if (pid[i] == 0) {
+        int fd = open(outp[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1), dup2(fd, 2);
+        if (i % 2)
+          execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "--config", e.cfg, "sweep", "--json", (char *)NULL);
+        else
+          execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "--config", e.cfg, "collect-orphans",
+                "--acknowledge-exclusive-namespace", "--binding", "fs1", "--json", (char *)NULL);
+        _exit(127);
+      }
+    }
+    for (int i = 0; i < N; i++) {
+      int st = 0;
+      waitpid(pid[i], &st, 0);
+      size_t n = 0;
+      char *text = (char *)tu_read_file(outp[i], &n);
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || strstr(text, "claim_lost") || strstr(text, "fence_advanced") ||
+          strstr(text, "\"status\":\"fenced\""))
+        fail_msg("round %d, %s: exit %d: %s", round, i % 2 ? "sweep" : "collect-orphans",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, text);
+      free(text);
+    }
+  }
+  cenv_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(help_and_usage),
       BOTH(refusals),
       BOTH(dry_run_then_collect),
+      BOTH(siblings_run_at_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
