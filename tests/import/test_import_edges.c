@@ -56,6 +56,16 @@ static void quarantine_check(const two *t, const char *rev, const char *expect) 
   if (count(t->dst->url, sql) != 1) fail_msg("%s is not quarantined as %s", rev, expect);
 }
 
+/* acct_a's native revision rrev_000000: the ID the legacy acct_0 revision also uses. */
+static void native_commit(const two *t, adcp_buf *out, adcp_buf *eout) {
+  char args[1200];
+  snprintf(args, sizeof args,
+           "--db '%s' commit --account acct_a --obligation obl_native --revision rrev_000000 --finality snapshot "
+           "--period-start 2026-01-01T00:00:00Z --period-end 2026-01-02T00:00:00Z",
+           t->dst->url);
+  assert_int_equal(tu_cli(t->dst->dir, args, "{\"a\":1}\n", out, eout), 0);
+}
+
 /* Defect 2: account acct_a has a native revision rrev_000000; the legacy
  * database holds acct_0's rrev_000000, never imported. */
 static void id_collision_finish(void **state) {
@@ -65,12 +75,7 @@ static void id_collision_finish(void **state) {
   migrate_dst(t);
   adcp_buf out, eout;
   adcp_buf_init(&out), adcp_buf_init(&eout);
-  char args[1200];
-  snprintf(args, sizeof args,
-           "--db '%s' commit --account acct_a --obligation obl_native --revision rrev_000000 --finality snapshot "
-           "--period-start 2026-01-01T00:00:00Z --period-end 2026-01-02T00:00:00Z",
-           t->dst->url);
-  assert_int_equal(tu_cli(t->dst->dir, args, "{\"a\":1}\n", &out, &eout), 0);
+  native_commit(t, &out, &eout);
   /* Before anything is imported: the collision is counted as quarantined
    * (a dry run records nothing), the other revision as remaining. */
   assert_int_equal(cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --finish --dry-run --json",
@@ -102,6 +107,27 @@ static void id_collision_finish(void **state) {
   assert_non_null(strstr(txt(&eout), "quarantined"));
   assert_int_equal(cli(t, &out, &eout, "read --account acct_a --revision rrev_000000"), 0);
   assert_string_equal(txt(&out), "{\"a\":1}\n");
+  adcp_buf_free(&out), adcp_buf_free(&eout);
+}
+
+/* Defect 2 through a run: the run quarantines the collision with its reason
+ * and --finish counts it as quarantined, never as migrated. */
+static void id_collision_run(void **state) {
+  two *t = *state;
+  lb_spec s = {.source = ADCP_IMPORT_PY_INLINE, .revisions = 1, .rows_per_revision = 2, .revisions_per_obligation = 1};
+  build_source(t, &s);
+  migrate_dst(t);
+  adcp_buf out, eout;
+  adcp_buf_init(&out), adcp_buf_init(&eout);
+  native_commit(t, &out, &eout);
+  assert_int_equal(cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --json", t->src_url), 3);
+  assert_json(&out);
+  assert_non_null(strstr(txt(&out), "\"quarantined\":1"));
+  assert_non_null(strstr(txt(&out), "another account"));
+  quarantine_check(t, "rrev_000000", "header");
+  assert_int_equal(cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --finish --json", t->src_url), 0);
+  assert_non_null(strstr(txt(&out), "\"migrated\":0"));
+  assert_non_null(strstr(txt(&out), "\"quarantined\":1"));
   adcp_buf_free(&out), adcp_buf_free(&eout);
 }
 
@@ -201,6 +227,7 @@ static void oversized_row(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH3(id_collision_finish),
+      BOTH3(id_collision_run),
       BOTH3(hostile_byte),
       BOTH3(oversized_row),
   };
