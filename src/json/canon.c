@@ -726,7 +726,7 @@ static int fast_object(fast *f, size_t open, size_t *vend, int *asis) {
       f->k += 2;
       if (fast_string(f, p, q, 1) || f->nm >= FAST_MAX_MEMBERS) return FAST_FALLBACK;
       adcp_json_keyref *r = &f->sc->fm[f->nm++];
-      r->p = (const char *)s + p + 1, r->len = q - p - 1, r->idx = f->nn;
+      r->p = (const char *)s + p + 1, r->len = (uint32_t)(q - p - 1), r->idx = f->nn; /* documents are far below 4 GiB */
       fast_leaf(f, FK_SRC, p, q + 1 - p);
       NEXT(p);
       if (s[p] != ':' || !ws_only(s, q + 1, p)) return FAST_FALLBACK;
