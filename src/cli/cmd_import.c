@@ -45,7 +45,7 @@ static const char import_help[] =
     "               needs no --from; opens the ledger read-only\n"
     "  --json       one JSON document on stdout\n"
     "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: unknown source, not a legacy\n"
+    "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
     "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
     "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n";
 

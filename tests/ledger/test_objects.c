@@ -863,7 +863,7 @@ static void staged_commit(void **state, int compression) {
                               .period_end = "2026-10-02T00:00:00Z", .next_row = failing_next, .row_ctx = &fs,
                               .binding_id = "fs1"};
     int rc = adcp_ledger_commit_revision(&res, e.l, &req, &err);
-    int want = as_bad_json ? ADCP_EINVALID_INPUT : ADCP_EIO;
+    int want = as_bad_json ? ADCP_EINVALID_ROW : ADCP_EIO;
     if (rc != want || !strstr(err.message, as_bad_json ? "ordinal 10500" : "row source broke at row 10500"))
       fail_msg("failing source %d: got %d (%s), want %d", as_bad_json, rc, err.message, want);
     if (fs.staged_seen < 1 || fs.files_seen < 1)
