@@ -3,7 +3,8 @@
  * credentials/config files, profile by credential_ref), create-only PutObject
  * with If-None-Match: * and adoption, VersionId-pinned get/head/delete,
  * listing through ListObjectVersions (the only listing that carries version
- * IDs), and the probe (§9.3). Store answers are mapped onto port codes with
+ * IDs; the latest version of each key, or every version for the collector),
+ * and the probe (§9.3). Store answers are mapped onto port codes with
  * fixed messages; no response body or credential reaches an adcp_error. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -754,6 +755,101 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
   return rc;
 }
 
+/* Every live version, for the orphan collector (adcp_object_list_versions):
+ * ListObjectVersions pages as the store gives them (keys ascending, a key's
+ * versions newest first), delete markers left out. Token: KEY '!' VERSION of
+ * the last entry returned ('!' is no key character), sent back as key-marker
+ * + version-id-marker; keys before the marker, and the marker version with
+ * all before it when the store echoes it, are dropped client-side. */
+static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
+                            const char *token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+  s3p *p = (s3p *)self;
+  char *kmark = NULL, *vmark = NULL;
+  if (token) {
+    const char *bang = strchr(token, '!');
+    if (!bang || !adcp_object_key_is_valid(token, (size_t)(bang - token)) || !version_ok(bang + 1))
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
+    kmark = strndup(token, (size_t)(bang - token)), vmark = strdup(bang + 1);
+    if (!kmark || !vmark) {
+      free(kmark), free(vmark);
+      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+  }
+  out->entries = calloc(page_size, sizeof *out->entries);
+  if (!out->entries) {
+    free(kmark), free(vmark);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  char maxk[16];
+  snprintf(maxk, sizeof maxk, "%zu", page_size);
+  adcp_buf k, v, t;
+  adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
+  int rc = 0, more = 0;
+  /* The markers of the resume point: entries before them are not ours to return. */
+  char *rk = kmark ? strdup(kmark) : NULL, *rv = vmark ? strdup(vmark) : NULL;
+  int past = !kmark; /* the marker echo was looked for */
+  if (kmark && (!rk || !rv)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  for (int req = 0; !rc && req < 10000 && out->n_entries < page_size; req++) {
+    adcp_http_response r;
+    if ((rc = versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
+    const char *x = (const char *)r.body.data;
+    size_t n = r.body.len, pos = 0, s, e;
+    more = 0;
+    /* A store that echoes the marker version: what precedes it was returned before. */
+    size_t skip_to = 0;
+    for (size_t sp = 0; !past && adcp_http_xml_next(x, n, &sp, "Version", &s, &e);) {
+      size_t ip = s, iv = s;
+      if (adcp_http_xml_text(&k, x, e, &ip, "Key") && !strcmp((char *)k.data, rk) &&
+          adcp_http_xml_text(&v, x, e, &iv, "VersionId") && !strcmp((char *)v.data, rv))
+        skip_to = sp;
+    }
+    past = 1;
+    if (skip_to) pos = skip_to;
+    while (!rc && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
+      size_t ip = s;
+      if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
+      ip = s;
+      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
+      if (rk && strcmp((char *)k.data, rk) < 0) continue; /* before the resume point */
+      if (out->n_entries == page_size) {
+        more = 1;
+        break;
+      }
+      ip = s;
+      uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
+      ip = s;
+      int64_t lm = adcp_http_xml_text(&t, x, e, &ip, "LastModified") ? adcp_object_time_parse_ms((char *)t.data) : -1;
+      adcp_object_entry *en = &out->entries[out->n_entries++];
+      en->key = strdup((char *)k.data), en->native_version = strdup((char *)v.data);
+      en->size = size, en->last_modified = lm;
+      if (!en->key || !en->native_version) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+    size_t tp = 0;
+    int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
+    if (!rc && truncated) {
+      more = 1;
+      free(kmark), free(vmark);
+      kmark = vmark = NULL;
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
+      if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
+    }
+    adcp_http_response_free(&r);
+    if (!truncated) break;
+  }
+  if (!rc && more && out->n_entries) {
+    const adcp_object_entry *last = &out->entries[out->n_entries - 1];
+    adcp_buf_reset(&t);
+    if (adcp_buf_printf(&t, "%s!%s", last->key, last->native_version) || !(out->next_token = strndup((char *)t.data, t.len)))
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  free(kmark), free(vmark), free(rk), free(rv);
+  adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
+  return rc;
+}
+
 /* ---- probe ---------------------------------------------------------------------------- */
 
 /* Does a lifecycle rule's prefix overlap the owned prefix + "/"? */
@@ -1007,6 +1103,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   p->base.delete_version = s3_delete;
   p->base.head = s3_head;
   p->base.list = s3_list;
+  p->base.list_versions = s3_list_versions;
   p->base.destroy = s3_destroy;
   p->prefix = strdup(o->prefix), p->bucket = strdup(o->bucket), p->region = strdup(o->region);
   p->base.prefix = p->prefix;
