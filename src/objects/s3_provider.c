@@ -757,62 +757,62 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
 
 /* Every live version, for the orphan collector (adcp_object_list_versions):
  * ListObjectVersions pages as the store gives them (keys ascending, a key's
- * versions newest first), delete markers left out. Token: KEY '!' VERSION of
- * the last entry returned ('!' is no key character), sent back as key-marker
- * + version-id-marker; keys before the marker, and the marker version with
- * all before it when the store echoes it, are dropped client-side. */
+ * versions newest first), delete markers left out. The token is KEY '!'
+ * VERSION of the first entry NOT returned ('!' is no key character): the
+ * caller may delete everything it was given before asking for the next page,
+ * so an "after this version" marker could name a version that is gone. A
+ * resume lists prefix=KEY (exactly KEY kept) from VERSION on (all of KEY if
+ * VERSION is gone meanwhile: seen again, never lost), then the keys after KEY
+ * (key-marker; radosgw also returns the marker key, dropped client-side). */
 static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
                             const char *token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
   s3p *p = (s3p *)self;
-  char *kmark = NULL, *vmark = NULL;
+  char *rk = NULL, *rv = NULL; /* the resume point */
   if (token) {
     const char *bang = strchr(token, '!');
     if (!bang || !adcp_object_key_is_valid(token, (size_t)(bang - token)) || !version_ok(bang + 1))
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
-    kmark = strndup(token, (size_t)(bang - token)), vmark = strdup(bang + 1);
-    if (!kmark || !vmark) {
-      free(kmark), free(vmark);
-      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-    }
+    rk = strndup(token, (size_t)(bang - token)), rv = strdup(bang + 1);
   }
   out->entries = calloc(page_size, sizeof *out->entries);
-  if (!out->entries) {
-    free(kmark), free(vmark);
+  if (!out->entries || (token && (!rk || !rv))) {
+    free(rk), free(rv);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   char maxk[16];
-  snprintf(maxk, sizeof maxk, "%zu", page_size);
+  snprintf(maxk, sizeof maxk, "%zu", page_size + 1 > 1000 ? (size_t)1000 : page_size + 1);
   adcp_buf k, v, t;
   adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
-  int rc = 0, more = 0;
-  /* The markers of the resume point: entries before them are not ours to return. */
-  char *rk = kmark ? strdup(kmark) : NULL, *rv = vmark ? strdup(vmark) : NULL;
-  int past = !kmark; /* the marker echo was looked for */
-  if (kmark && (!rk || !rv)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  for (int req = 0; !rc && req < 10000 && out->n_entries < page_size; req++) {
+  int rc = 0, phase_key = rk != NULL, found = 0, done = 0;
+  /* phase_key: the versions of rk (prefix=rk); then the keys after rk. */
+  char *kmark = NULL, *vmark = NULL;
+  for (int req = 0; !rc && !done && req < 10000; req++) {
     adcp_http_response r;
-    if ((rc = versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
+    if ((rc = versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
-    more = 0;
-    /* A store that echoes the marker version: what precedes it was returned before. */
-    size_t skip_to = 0;
-    for (size_t sp = 0; !past && adcp_http_xml_next(x, n, &sp, "Version", &s, &e);) {
-      size_t ip = s, iv = s;
-      if (adcp_http_xml_text(&k, x, e, &ip, "Key") && !strcmp((char *)k.data, rk) &&
-          adcp_http_xml_text(&v, x, e, &iv, "VersionId") && !strcmp((char *)v.data, rv))
-        skip_to = sp;
-    }
-    past = 1;
-    if (skip_to) pos = skip_to;
-    while (!rc && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
+    int end_of_key = 0;
+    while (!rc && !done && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
       size_t ip = s;
       if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
       ip = s;
       if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
-      if (rk && strcmp((char *)k.data, rk) < 0) continue; /* before the resume point */
+      int c = rk ? strcmp((char *)k.data, rk) : 1;
+      if (phase_key) {
+        if (c > 0) { end_of_key = 1; break; } /* keys after rk: phase two lists them */
+        if (c < 0) continue;
+        if (!found && strcmp((char *)v.data, rv)) continue; /* returned before */
+        found = 1;
+      } else if (c <= 0) {
+        continue;
+      }
       if (out->n_entries == page_size) {
-        more = 1;
+        /* One entry past the page: the resume point. */
+        adcp_buf_reset(&t);
+        if (adcp_buf_printf(&t, "%s!%s", (char *)k.data, (char *)v.data) ||
+            !(out->next_token = strndup((char *)t.data, t.len)))
+          rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        done = 1;
         break;
       }
       ip = s;
@@ -826,24 +826,30 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
     }
     size_t tp = 0;
     int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
-    if (!rc && truncated) {
-      more = 1;
-      free(kmark), free(vmark);
-      kmark = vmark = NULL;
+    free(kmark), free(vmark);
+    kmark = vmark = NULL;
+    if (!rc && !done && truncated && !end_of_key) {
       tp = 0;
       if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
       tp = 0;
       if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
       if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
+    } else if (!rc && !done && phase_key) {
+      if (!found) {
+        /* rv is gone: every version of rk again, from the newest. */
+        found = 1;
+      } else {
+        phase_key = 0; /* the keys after rk */
+        if (!(kmark = strdup(rk))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      }
+      if (!rc && phase_key) {
+        adcp_http_response_free(&r);
+        continue; /* this key again from its newest version, taking all */
+      }
+    } else if (!rc && !done) {
+      done = 1;
     }
     adcp_http_response_free(&r);
-    if (!truncated) break;
-  }
-  if (!rc && more && out->n_entries) {
-    const adcp_object_entry *last = &out->entries[out->n_entries - 1];
-    adcp_buf_reset(&t);
-    if (adcp_buf_printf(&t, "%s!%s", last->key, last->native_version) || !(out->next_token = strndup((char *)t.data, t.len)))
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   free(kmark), free(vmark), free(rk), free(rv);
   adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
