@@ -284,7 +284,7 @@ void adcp_object_list_page_free(adcp_object_list_page *page);
 int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
                               const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
                               adcp_error *err);
-/* 1 when p lists versions (port version >= 3 with list_versions), else 0. */
+/* 1 when p lists versions (port version >= 3 with list_versions), else 0; never fails. */
 int adcp_object_has_list_versions(const adcp_object_provider *p);
 
 /* ---- filesystem provider (single host) ------------------------------------ */
