@@ -39,7 +39,8 @@
 
 ADCP_BEGIN_DECLS
 
-#define ADCP_COLLECTOR_OPTIONS_VERSION 1
+/* 2 added testing_clock_offset_seconds; version 1 options are still accepted. */
+#define ADCP_COLLECTOR_OPTIONS_VERSION 2
 #define ADCP_COLLECTOR_DRY_RUN_CAP 1000             /* candidate keys a dry-run report carries */
 #define ADCP_COLLECTOR_MIN_AGE_DEFAULT_S 604800      /* 7 days */
 #define ADCP_COLLECTOR_MIN_AGE_MIN_S 86400           /* enforced minimum: 1 day */
@@ -78,6 +79,12 @@ typedef struct adcp_collector_options {
   int use_stored_state;
   int (*hook)(void *ctx, int step, const char *binding_id, const char *key); /* tests; NULL */
   void *hook_ctx;
+  /* Version >= 2. TESTS ONLY, 0 in production: E3 compares listing times
+   * against database-now + this many seconds (0..ADCP_COLLECTOR_MIN_AGE_DEFAULT_S;
+   * outside: INVALID_INPUT), so a store whose times cannot be backdated
+   * (radosgw) can be collected by a test; min_age_seconds and its minimum are
+   * unchanged. The CLI sets it from ADCP_COLLECTOR_TESTING_CLOCK_OFFSET_SECONDS. */
+  int64_t testing_clock_offset_seconds;
 } adcp_collector_options;
 
 typedef struct adcp_collector_counters {

@@ -60,8 +60,9 @@ int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err);
 /* ---- the provider port ---------------------------------------------------- */
 
 /* Version 2 added the optional staged writes (stage_put/stage_link/stage_drop);
- * version 1 providers are still accepted and simply have none. */
-#define ADCP_OBJECT_PROVIDER_VERSION 2
+ * version 3 the optional list_versions. Versions 1 and 2 are still accepted
+ * and simply have none of what came later. */
+#define ADCP_OBJECT_PROVIDER_VERSION 3
 
 /* A string pair: location entries (closed, provider-validated schema) and object metadata. */
 typedef struct adcp_object_kv {
@@ -180,6 +181,10 @@ struct adcp_object_provider {
   int (*stage_link)(adcp_object_provider *self, adcp_object_put_result *out, adcp_object_stage *stage,
                     const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err);
   void (*stage_drop)(adcp_object_provider *self, adcp_object_stage *stage);
+  /* Version >= 3, optional (NULL): like list, one entry per live version
+   * (see adcp_object_list_versions). */
+  int (*list_versions)(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
+                       const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 };
 
 /* Frees a provider (NULL is fine). */
@@ -268,6 +273,19 @@ int adcp_object_head(adcp_object_provider *p, adcp_object_info *out, const char 
 int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
                      const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 void adcp_object_list_page_free(adcp_object_list_page *page);
+
+/* Like adcp_object_list, but one entry per live (non-deleted) version, not
+ * only the latest: keys ascending, the versions of one key newest first, each
+ * with its own native_version, size and last_modified; a page may end inside
+ * the versions of a key (the token resumes after that version). Delete
+ * markers are not versions and are never listed. Providers without version
+ * listing (adcp_object_has_list_versions is 0): ADCP_EINVALID_INPUT. Used by
+ * the orphan collector to see non-current versions no row set pins. */
+int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
+                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
+                              adcp_error *err);
+/* 1 when p lists versions (port version >= 3 with list_versions), else 0; never fails. */
+int adcp_object_has_list_versions(const adcp_object_provider *p);
 
 /* ---- filesystem provider (single host) ------------------------------------ */
 

@@ -37,6 +37,20 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
   o.min_age_seconds = adcp_cli_arg_int(a, "--min-age-seconds", 0);
   /* 0 would mean "the default": below the minimum is the library's refusal. */
   if (adcp_cli_arg_has(a, "--min-age-seconds") && !o.min_age_seconds) o.min_age_seconds = 1;
+  /* Tests only (docs/collector.md): stores whose times cannot be backdated. */
+  const char *off = getenv("ADCP_COLLECTOR_TESTING_CLOCK_OFFSET_SECONDS");
+  if (off && *off) {
+    char *end;
+    long long v = strtoll(off, &end, 10);
+    adcp_error oe = {0};
+    if (*end || v < 0 || v > ADCP_COLLECTOR_MIN_AGE_DEFAULT_S) {
+      adcp_error_set(&oe, ADCP_EINVALID_INPUT, "ADCP_COLLECTOR_TESTING_CLOCK_OFFSET_SECONDS must be 0..%d",
+                     ADCP_COLLECTOR_MIN_AGE_DEFAULT_S);
+      return adcp_cli_fail("collect-orphans", &oe);
+    }
+    o.testing_clock_offset_seconds = v;
+    if (v) fprintf(stderr, "adcp-ledger collect-orphans: testing clock offset %lld s (tests only)\n", v);
+  }
   const char **ids = calloc((size_t)a->argc + 1, sizeof *ids);
   if (!ids) return adcp_cli_usage_error("collect-orphans", "out of memory");
   size_t nids = 0;

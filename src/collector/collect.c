@@ -25,6 +25,7 @@ typedef struct run {
   size_t n_lock_ids;
   size_t keys_reported;
   int64_t cutoff_ms; /* database now - min_age */
+  int versions;      /* this binding is listed by version: references pin (key, version) */
   adcp_buf sql;
   adcp_buf lk;
 } run;
@@ -122,7 +123,7 @@ static int refresh_cutoff(run *r, adcp_error *err) {
   if (rc) return rc;
   int64_t ms = adcp_object_time_parse_ms(now);
   if (ms < 0) return adcp_error_set(err, ADCP_ESTORAGE, "database clock is unreadable");
-  r->cutoff_ms = ms - r->o.min_age_seconds * 1000;
+  r->cutoff_ms = ms + (r->o.testing_clock_offset_seconds - r->o.min_age_seconds) * 1000;
   return 0;
 }
 
@@ -132,24 +133,33 @@ static int in_list(adcp_buf *b, size_t first, size_t n) {
   return adcp_buf_append_byte(b, ')');
 }
 
+static const char *ver_of(const adcp_object_entry *e) { return e->native_version ? e->native_version : ""; }
+
 static int cand_cmp(const void *a, const void *b) {
-  return strcmp(((const cand *)a)->e->key, ((const cand *)b)->e->key);
+  const adcp_object_entry *x = ((const cand *)a)->e, *y = ((const cand *)b)->e;
+  int c = strcmp(x->key, y->key);
+  return c ? c : strcmp(ver_of(x), ver_of(y));
 }
 
-static cand *cand_find(cand *cs, size_t n, const char *key) {
+/* Marks the candidates a reference to (key, version) protects: every entry
+ * of the key when the binding is listed by key or the reference names no
+ * version (it cannot be ruled out), else only the version it pins. */
+static void mark_named(cand *cs, size_t n, int versions, const char *key, const char *version) {
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    int c = strcmp(cs[mid].e->key, key);
-    if (!c) return &cs[mid];
-    if (c < 0) lo = mid + 1;
+    if (strcmp(cs[mid].e->key, key) < 0) lo = mid + 1;
     else hi = mid;
   }
-  return NULL;
+  for (; lo < n && !strcmp(cs[lo].e->key, key); lo++)
+    if (!versions || !version || !*version || !strcmp(ver_of(cs[lo].e), version)) cs[lo].referenced = 1;
 }
 
 #define SQL_CREATED_KEY_PG "coalesce(e->>'objectKey', e->>'object_key')"
 #define SQL_CREATED_KEY_SQ "coalesce(json_extract(e.value, '$.objectKey'), json_extract(e.value, '$.object_key'))"
+#define SQL_CREATED_VER_PG "coalesce(e->>'nativeVersion', e->>'native_version')"
+#define SQL_CREATED_VER_SQ \
+  "coalesce(json_extract(e.value, '$.nativeVersion'), json_extract(e.value, '$.native_version'))"
 
 /* Marks candidates an intent protects by content (and revision_key when the
  * template has one). rows: row_set_id, content_sha256. */
@@ -193,7 +203,8 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
   /* Chunks of row sets that are not pruned, any version. */
   adcp_buf_reset(&r->sql);
   /* Driven by the chunk object index (a join would let SQLite scan row sets first). */
-  if (adcp_buf_append_str(&r->sql, "SELECT DISTINCT c.object_key FROM adcp_reporting_row_chunks c WHERE c.object_key IS "
+  if (adcp_buf_append_str(&r->sql, "SELECT DISTINCT c.object_key, c.native_version FROM adcp_reporting_row_chunks c "
+                                   "WHERE c.object_key IS "
                                    "NOT NULL AND EXISTS (SELECT 1 FROM adcp_reporting_row_sets s WHERE s.row_set_id = "
                                    "c.row_set_id AND s.rows_state <> 'pruned') AND c.object_key IN (") ||
       in_list(&r->sql, 1, n) || adcp_buf_cstr(&r->sql))
@@ -203,8 +214,9 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
     if (pass == 1) {
       /* Keys an intent (any binding, any state, expired or not) recorded as created. */
       adcp_buf_reset(&r->sql);
-      if (adcp_buf_printf(&r->sql, "SELECT DISTINCT %s FROM adcp_reporting_row_write_intents i, %s e WHERE %s IN (",
+      if (adcp_buf_printf(&r->sql, "SELECT DISTINCT %s, %s FROM adcp_reporting_row_write_intents i, %s e WHERE %s IN (",
                           r->pg ? SQL_CREATED_KEY_PG : SQL_CREATED_KEY_SQ,
+                          r->pg ? SQL_CREATED_VER_PG : SQL_CREATED_VER_SQ,
                           r->pg ? "jsonb_array_elements(i.created_objects)" : "json_each(i.created_objects)",
                           r->pg ? SQL_CREATED_KEY_PG : SQL_CREATED_KEY_SQ) ||
           in_list(&r->sql, 1, n) || adcp_buf_cstr(&r->sql)) {
@@ -214,10 +226,8 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
     }
     adcp_sql_rows *rows;
     if ((rc = adcp_sql_query(&rows, r->c, (const char *)r->sql.data, p, n, err))) break;
-    while ((rc = adcp_sql_next(rows, err)) == 1) {
-      cand *c = cand_find(cs, n, adcp_sql_get_text(rows, 0, NULL));
-      if (c) c->referenced = 1;
-    }
+    while ((rc = adcp_sql_next(rows, err)) == 1)
+      mark_named(cs, n, r->versions, adcp_sql_get_text(rows, 0, NULL), adcp_sql_get_text(rows, 1, NULL));
     adcp_sql_rows_free(rows);
     if (rc > 0) rc = 0;
   }
@@ -349,6 +359,9 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
     return snprintf(br->status, sizeof br->status, "skipped_retired"), 0;
   if (!b->client || !b->client->list || !(b->client->capabilities & ADCP_OBJECT_CAP_LIST))
     return snprintf(br->status, sizeof br->status, "unsupported"), 0;
+  /* A store that can list versions is listed by version: a non-current
+   * version at a pinned key is an orphan too (docs/collector.md). */
+  r->versions = adcp_object_has_list_versions(b->client);
   snprintf(br->status, sizeof br->status, "collected");
 
   col_fence f = {0};
@@ -378,7 +391,8 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
     if ((rc = refresh_cutoff(r, &e)) || (rc = load_lock_ids(r, &e))) goto out;
     adcp_object_list_page pg;
     adcp_object_ctx ctx = {adcp_object_now_ms() + adcp_ledger_collector_deadline_ms(r->l), NULL};
-    int lr = adcp_object_list(b->client, &pg, (const char *)pfx.data, token, r->o.page_size, &ctx, &e);
+    int lr = (r->versions ? adcp_object_list_versions : adcp_object_list)(b->client, &pg, (const char *)pfx.data, token,
+                                                                         r->o.page_size, &ctx, &e);
     if (lr) {
       note_failure(br, lr, &e);
       snprintf(br->status, sizeof br->status, "failed");
@@ -430,10 +444,11 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
       n++;
     }
     qsort(cs, n, sizeof *cs, cand_cmp);
-    /* Duplicate keys in one page are a provider fault too: act on none. */
+    /* A key (by version: a version) listed twice in one page is a provider fault too: act on none. */
     for (size_t i = 1; i < n && !fault; i++)
-      if (!strcmp(cs[i - 1].e->key, cs[i].e->key))
-        fault = adcp_error_set(&e, ADCP_EPROVIDER_UNAVAILABLE, "listing returned a key twice");
+      if (r->versions ? !cand_cmp(&cs[i - 1], &cs[i]) : !strcmp(cs[i - 1].e->key, cs[i].e->key))
+        fault = adcp_error_set(&e, ADCP_EPROVIDER_UNAVAILABLE,
+                               r->versions ? "listing returned a version twice" : "listing returned a key twice");
     if (!fault && (rc = references(r, cs, n, &e))) {
       adcp_object_list_page_free(&pg);
       goto out;
@@ -570,8 +585,12 @@ static int check_list(adcp_ledger *l, const char *const *v, size_t n, const char
 }
 
 static int check_options(adcp_collector_options *o, adcp_error *err) {
-  if (o->version != ADCP_COLLECTOR_OPTIONS_VERSION)
+  if (o->version != 1 && o->version != ADCP_COLLECTOR_OPTIONS_VERSION)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "collector options version %d is not supported", o->version);
+  if (o->version < 2) o->testing_clock_offset_seconds = 0;
+  if (o->testing_clock_offset_seconds < 0 || o->testing_clock_offset_seconds > ADCP_COLLECTOR_MIN_AGE_DEFAULT_S)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "testing clock offset must be 0..%d seconds",
+                          ADCP_COLLECTOR_MIN_AGE_DEFAULT_S);
   if (!o->dry_run && !o->acknowledge_exclusive_namespace)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "a deleting collector run needs acknowledge_exclusive_namespace: only this installation may "

@@ -37,7 +37,7 @@ static int sanitize(int rc, int extra1, int extra2, const adcp_object_provider *
 
 static int check_provider(const adcp_object_provider *p, adcp_error *err) {
   if (!p) return adcp_error_set(err, ADCP_EINVALID_INPUT, "no object provider");
-  if (p->version != 1 && p->version != ADCP_OBJECT_PROVIDER_VERSION)
+  if (p->version < 1 || p->version > ADCP_OBJECT_PROVIDER_VERSION)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider has unsupported port version %d", p->version);
   if (!p->prefix) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider has no owned prefix");
   return 0;
@@ -203,12 +203,16 @@ int adcp_object_head(adcp_object_provider *p, adcp_object_info *out, const char 
   return sanitize(p->head(p, out, key, ctx, err), ADCP_ENOT_FOUND, 0, p, err);
 }
 
-int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
-                     const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
-  int rc = check_provider(p, err);
-  if (rc) return rc;
+typedef int (*list_fn)(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
+                       const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
+
+/* The checks both listings share; fn NULL = the provider has that listing not. */
+static int list_checked(list_fn fn, const char *what, adcp_object_provider *p, adcp_object_list_page *out,
+                        const char *prefix, const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
+                        adcp_error *err) {
+  int rc = 0;
   memset(out, 0, sizeof *out);
-  if (!p->list) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider %s has no list", p->name);
+  if (!fn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object provider %s has no %s", p->name, what);
   if (page_size < 1 || page_size > 1000)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page size must be 1..1000");
   if ((rc = adcp_object_ctx_check(ctx, err))) return rc;
@@ -242,10 +246,29 @@ int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const 
     adcp_buf_free(&owned);
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
   }
-  rc = sanitize(p->list(p, out, prefix, page_token, page_size, ctx, err), 0, 0, p, err);
+  rc = sanitize(fn(p, out, prefix, page_token, page_size, ctx, err), 0, 0, p, err);
   adcp_buf_free(&owned);
   if (rc) adcp_object_list_page_free(out);
   return rc;
+}
+
+int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
+                     const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+  int rc = check_provider(p, err);
+  return rc ? rc : list_checked(p->list, "list", p, out, prefix, page_token, page_size, ctx, err);
+}
+
+int adcp_object_has_list_versions(const adcp_object_provider *p) {
+  return p && p->version >= 3 && p->version <= ADCP_OBJECT_PROVIDER_VERSION && p->list_versions;
+}
+
+int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
+                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
+                              adcp_error *err) {
+  int rc = check_provider(p, err);
+  if (rc) return rc;
+  return list_checked(adcp_object_has_list_versions(p) ? p->list_versions : NULL, "version listing", p, out, prefix,
+                      page_token, page_size, ctx, err);
 }
 
 void adcp_object_list_page_free(adcp_object_list_page *page) {

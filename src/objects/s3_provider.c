@@ -3,7 +3,8 @@
  * credentials/config files, profile by credential_ref), create-only PutObject
  * with If-None-Match: * and adoption, VersionId-pinned get/head/delete,
  * listing through ListObjectVersions (the only listing that carries version
- * IDs), and the probe (§9.3). Store answers are mapped onto port codes with
+ * IDs; the latest version of each key, or every version for the collector),
+ * and the probe (§9.3). Store answers are mapped onto port codes with
  * fixed messages; no response body or credential reaches an adcp_error. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -754,6 +755,107 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
   return rc;
 }
 
+/* Every live version, for the orphan collector (adcp_object_list_versions):
+ * ListObjectVersions pages as the store gives them (keys ascending, a key's
+ * versions newest first), delete markers left out. The token is KEY '!'
+ * VERSION of the first entry NOT returned ('!' is no key character): the
+ * caller may delete everything it was given before asking for the next page,
+ * so an "after this version" marker could name a version that is gone. A
+ * resume lists prefix=KEY (exactly KEY kept) from VERSION on (all of KEY if
+ * VERSION is gone meanwhile: seen again, never lost), then the keys after KEY
+ * (key-marker; radosgw also returns the marker key, dropped client-side). */
+static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
+                            const char *token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+  s3p *p = (s3p *)self;
+  char *rk = NULL, *rv = NULL; /* the resume point */
+  if (token) {
+    const char *bang = strchr(token, '!');
+    if (!bang || !adcp_object_key_is_valid(token, (size_t)(bang - token)) || !version_ok(bang + 1))
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
+    rk = strndup(token, (size_t)(bang - token)), rv = strdup(bang + 1);
+  }
+  out->entries = calloc(page_size, sizeof *out->entries);
+  if (!out->entries || (token && (!rk || !rv))) {
+    free(rk), free(rv);
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  }
+  char maxk[16];
+  snprintf(maxk, sizeof maxk, "%zu", page_size + 1 > 1000 ? (size_t)1000 : page_size + 1);
+  adcp_buf k, v, t;
+  adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
+  int rc = 0, phase_key = rk != NULL, found = 0, done = 0;
+  /* phase_key: the versions of rk (prefix=rk); then the keys after rk. */
+  char *kmark = NULL, *vmark = NULL;
+  for (int req = 0; !rc && !done && req < 10000; req++) {
+    adcp_http_response r;
+    if ((rc = versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
+    const char *x = (const char *)r.body.data;
+    size_t n = r.body.len, pos = 0, s, e;
+    int end_of_key = 0;
+    while (!rc && !done && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
+      size_t ip = s;
+      if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
+      ip = s;
+      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
+      int c = rk ? strcmp((char *)k.data, rk) : 1;
+      if (phase_key) {
+        if (c > 0) { end_of_key = 1; break; } /* keys after rk: phase two lists them */
+        if (c < 0) continue;
+        if (!found && strcmp((char *)v.data, rv)) continue; /* returned before */
+        found = 1;
+      } else if (c <= 0) {
+        continue;
+      }
+      if (out->n_entries == page_size) {
+        /* One entry past the page: the resume point. */
+        adcp_buf_reset(&t);
+        if (adcp_buf_printf(&t, "%s!%s", (char *)k.data, (char *)v.data) ||
+            !(out->next_token = strndup((char *)t.data, t.len)))
+          rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        done = 1;
+        break;
+      }
+      ip = s;
+      uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
+      ip = s;
+      int64_t lm = adcp_http_xml_text(&t, x, e, &ip, "LastModified") ? adcp_object_time_parse_ms((char *)t.data) : -1;
+      adcp_object_entry *en = &out->entries[out->n_entries++];
+      en->key = strdup((char *)k.data), en->native_version = strdup((char *)v.data);
+      en->size = size, en->last_modified = lm;
+      if (!en->key || !en->native_version) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+    size_t tp = 0;
+    int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
+    free(kmark), free(vmark);
+    kmark = vmark = NULL;
+    if (!rc && !done && truncated && !end_of_key) {
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
+      tp = 0;
+      if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
+      if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
+    } else if (!rc && !done && phase_key) {
+      if (!found) {
+        /* rv is gone: every version of rk again, from the newest. */
+        found = 1;
+      } else {
+        phase_key = 0; /* the keys after rk */
+        if (!(kmark = strdup(rk))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      }
+      if (!rc && phase_key) {
+        adcp_http_response_free(&r);
+        continue; /* this key again from its newest version, taking all */
+      }
+    } else if (!rc && !done) {
+      done = 1;
+    }
+    adcp_http_response_free(&r);
+  }
+  free(kmark), free(vmark), free(rk), free(rv);
+  adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
+  return rc;
+}
+
 /* ---- probe ---------------------------------------------------------------------------- */
 
 /* Does a lifecycle rule's prefix overlap the owned prefix + "/"? */
@@ -1007,6 +1109,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   p->base.delete_version = s3_delete;
   p->base.head = s3_head;
   p->base.list = s3_list;
+  p->base.list_versions = s3_list_versions;
   p->base.destroy = s3_destroy;
   p->prefix = strdup(o->prefix), p->bucket = strdup(o->bucket), p->region = strdup(o->region);
   p->base.prefix = p->prefix;
