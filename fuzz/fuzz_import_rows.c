@@ -58,7 +58,7 @@ static adcp_sql_param text_or(const fields *f, size_t i, const char *dflt) {
 
 static void check_safe(const char *raw) {
   char out[ADCP_LEDGER_ID_MAX];
-  int same = import_safe_text(out, sizeof out, raw);
+  int same = adcp_import__safe_text(out, sizeof out, raw);
   size_t n = strlen(out);
   CHECK(n >= 1 && n <= 255);
   if (same) {
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   adcp_import_source s = js ? ADCP_IMPORT_JS_INLINE : ADCP_IMPORT_PY_INLINE;
   import_candidate *v = NULL;
   size_t n = 0;
-  if (import_source_batch(&v, &n, c, s, NULL, NULL, NULL, 10, &err)) return 0; /* e.g. malformed JSON */
+  if (adcp_import__source_batch(&v, &n, c, s, NULL, NULL, NULL, 10, &err)) return 0; /* e.g. malformed JSON */
   CHECK(n <= 1);
   adcp_json_doc scratch;
   adcp_json_doc_init(&scratch);
@@ -121,24 +121,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_safe(v[i].revision_id), check_safe(v[i].account_id), check_safe(v[i].obligation_id);
     check_safe(v[i].recorded_at);
     import_rows it;
-    if (import_rows_open(&it, c, s, v[i].revision_id, &err)) continue;
+    if (adcp_import__rows_open(&it, c, s, v[i].revision_id, &err)) continue;
     const char *row;
     size_t len;
     int more;
-    while ((more = import_rows_next(&it, &row, &len, &err)) == 1) {
+    while ((more = adcp_import__rows_next(&it, &row, &len, &err)) == 1) {
       CHECK(row != NULL && len <= ADCP_IMPORT_ROW_MAX);
       int type = 0;
       (void)adcp_jcs_canonicalize(&canon, &type, &scratch, row, len, NULL, &err);
     }
-    import_rows_close(&it);
+    adcp_import__rows_close(&it);
     /* Paging after the only candidate finds nothing more. */
     import_candidate *w = NULL;
     size_t m = 0;
-    if (!import_source_batch(&w, &m, c, s, NULL, v[i].recorded_at, v[i].revision_id, 10, &err)) CHECK(m == 0);
-    import_candidates_free(w, m);
+    if (!adcp_import__source_batch(&w, &m, c, s, NULL, v[i].recorded_at, v[i].revision_id, 10, &err)) CHECK(m == 0);
+    adcp_import__candidates_free(w, m);
   }
   adcp_buf_free(&canon);
   adcp_json_doc_free(&scratch);
-  import_candidates_free(v, n);
+  adcp_import__candidates_free(v, n);
   return 0;
 }

@@ -26,7 +26,7 @@ static void key_id_of(char out[17], const uint8_t pub[32]) {
   uint8_t d[32];
   char hex[65];
   SHA256(pub, 32, d);
-  audit_to_hex(hex, d);
+  adcp_audit__to_hex(hex, d);
   memcpy(out, hex, 16);
   out[16] = 0;
 }
@@ -147,7 +147,7 @@ int adcp_audit_checkpoint_create(adcp_audit_checkpoint *out, adcp_sql_conn *conn
   int rc = adcp_audit_tree_head(&head, conn, account_id, err);
   if (rc) return rc;
   snprintf(out->account_id, sizeof out->account_id, "%s", account_id);
-  audit_account_key(out->account_key, account_id);
+  adcp_audit__account_key(out->account_key, account_id);
   out->tree_size = head.tree_size;
   memcpy(out->root_hash, head.root_hash, 65);
   memcpy(out->key_id, signer->key_id, 17);
@@ -228,7 +228,7 @@ int adcp_audit_checkpoint_parse(adcp_audit_checkpoint *out, const char *json, si
               !adcp_hex_is_sha256(out->account_key, strlen(out->account_key))))
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "checkpoint: root_hash and account_key must be 64 lowercase hex");
   char ak[65];
-  if (!rc) audit_account_key(ak, out->account_id);
+  if (!rc) adcp_audit__account_key(ak, out->account_id);
   if (!rc && strcmp(ak, out->account_key))
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "checkpoint: account_key does not match account_id");
   if (!rc) {

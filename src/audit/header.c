@@ -25,7 +25,7 @@ static const char COLS_PG[] =
     COLS(PG_TS("r.observed_at"), PG_TS("r.recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
 static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
-const char *audit_header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
+const char *adcp_audit__header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
 
 /* Member names are ASCII without escapes: written as they are. */
 static int key(adcp_buf *b, const char *k, int first) {
@@ -59,7 +59,7 @@ static int int_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   return adcp_buf_append(b, q, (size_t)(e - q));
 }
 
-int audit_header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc, adcp_error *err) {
+int adcp_audit__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc, adcp_error *err) {
   int rc = adcp_buf_append_byte(b, '{');
   /* Members in RFC 8785 order (UTF-16 code units; every key is ASCII). */
   if (!rc) rc = key(b, "account_id", 1) || str_or_null(b, r, c + 2);
@@ -102,10 +102,10 @@ int audit_header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc,
   return 0;
 }
 
-int audit_header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int col0, adcp_json_doc *doc,
+int adcp_audit__header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int col0, adcp_json_doc *doc,
                         adcp_error *err) {
   adcp_buf_reset(scratch);
-  int rc = audit_header_write(scratch, r, col0, doc, err);
+  int rc = adcp_audit__header_write(scratch, r, col0, doc, err);
   if (rc) return rc;
   uint8_t d[32];
   SHA256_CTX c;
@@ -121,7 +121,7 @@ static int load_one(adcp_buf *obj, char digest[65], adcp_sql_conn *conn, const c
   adcp_buf sql;
   adcp_buf_init(&sql);
   if (adcp_buf_printf(&sql, "SELECT %s FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM "WHERE r.revision_id = $1",
-                      audit_header_cols(d)) ||
+                      adcp_audit__header_cols(d)) ||
       adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -137,7 +137,7 @@ static int load_one(adcp_buf *obj, char digest[65], adcp_sql_conn *conn, const c
     adcp_json_doc doc;
     adcp_json_doc_init(&doc);
     adcp_buf_reset(obj);
-    rc = audit_header_write(obj, r, 0, &doc, err);
+    rc = adcp_audit__header_write(obj, r, 0, &doc, err);
     if (!rc && digest) rc = adcp_sha256_hex(digest, obj->data, obj->len, err);
     adcp_json_doc_free(&doc);
   }

@@ -15,14 +15,14 @@
 
 #define ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the ledger's (JS) key, spec 02 §7.1 */
 
-void audit_to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
+void adcp_audit__to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
 
 static int nibble(char c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 /* On the audit's per-leaf path: a table-free decoder without the generic one's checks. */
-int audit_hex32(uint8_t out[32], const char *hex, adcp_error *err) {
+int adcp_audit__hex32(uint8_t out[32], const char *hex, adcp_error *err) {
   if (!hex) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
   for (int i = 0; i < 32; i++) {
     int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
@@ -33,13 +33,13 @@ int audit_hex32(uint8_t out[32], const char *hex, adcp_error *err) {
   return 0;
 }
 
-void audit_account_key(char out[65], const char *account_id) {
+void adcp_audit__account_key(char out[65], const char *account_id) {
   uint8_t d[32];
   SHA256((const uint8_t *)account_id, strlen(account_id), d);
-  audit_to_hex(out, d);
+  adcp_audit__to_hex(out, d);
 }
 
-int audit_lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
+int adcp_audit__lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
   int rc = 0;
   if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
   adcp_buf key;
@@ -52,7 +52,7 @@ int audit_lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *
   return rc;
 }
 
-int audit_table_exists(int *exists, adcp_sql_conn *conn, const char *table, adcp_error *err) {
+int adcp_audit__table_exists(int *exists, adcp_sql_conn *conn, const char *table, adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(table);
   char one[8];
   *exists = 0;
@@ -78,7 +78,7 @@ static int stored_hash(uint8_t out[32], int *found, adcp_sql_conn *conn, const c
                                             "node_index = $2 AND level = $3",
                                             p, 3, err);
   if (rc || !*found) return rc;
-  if (audit_hex32(out, hex, err))
+  if (adcp_audit__hex32(out, hex, err))
     return adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "stored log hash at level %u index %" PRIu64 " is not a digest",
                           level, idx);
   return 0;
@@ -121,17 +121,17 @@ static const char APPEND_PG[] =
     "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) SELECT $1, level, idx, hash FROM chain "
     "WHERE level > 0";
 
-int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
+int adcp_audit__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
                       const char *entry_id, const char *obligation_id, const char *profile,
                       const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
   uint64_t i = (uint64_t)known_size;
   int rc = known_size < 0 ? log_size(&i, conn, account_id, err) : 0;
   if (rc) return rc;
   uint8_t digest[32], cur[32];
-  if ((rc = audit_hex32(digest, entry_sha256, err))) return rc;
+  if ((rc = adcp_audit__hex32(digest, entry_sha256, err))) return rc;
   adcp_merkle_leaf_hash(cur, digest, 32);
   char hex[65];
-  audit_to_hex(hex, cur);
+  adcp_audit__to_hex(hex, cur);
   adcp_sql_param p[8] = {adcp_sql_text(account_id),
                          adcp_sql_int64((int64_t)i),
                          adcp_sql_text(kind),
@@ -176,7 +176,7 @@ int audit_append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *acc
                             level, idx - 1);
     adcp_merkle_node_hash(node, left, cur);
     memcpy(cur, node, 32);
-    audit_to_hex(hex, cur);
+    adcp_audit__to_hex(hex, cur);
     adcp_sql_param q[4] = {adcp_sql_text(account_id), adcp_sql_int64((int64_t)level + 1),
                            adcp_sql_int64((int64_t)(idx >> 1)), adcp_sql_text(hex)};
     if ((rc = adcp_sql_exec(conn,
@@ -197,7 +197,7 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   /* The header and the log's size in one statement. */
   if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
                       "WHERE r.revision_id = $1",
-                      audit_header_cols(d)) ||
+                      adcp_audit__header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(revision_id);
@@ -212,7 +212,7 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   if (rc == 1) {
     adcp_json_doc doc;
     adcp_json_doc_init(&doc);
-    rc = audit_header_digest(digest, &obj, r, 0, &doc, err);
+    rc = adcp_audit__header_digest(digest, &obj, r, 0, &doc, err);
     adcp_json_doc_free(&doc);
     snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
     snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
@@ -224,7 +224,7 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
    * the logged period and recorded_at a retirement is judged by. */
   if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc)
-    rc = audit_append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
+    rc = adcp_audit__append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
                            digest, (const char *)obj.data, size, err);
   adcp_buf_free(&obj);
   return rc;
@@ -236,7 +236,7 @@ int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *
   uint8_t root[32];
   adcp_audit_log_source src = {conn, account_id};
   if (!rc) rc = adcp_merkle_root(root, out->tree_size, adcp_audit_log_subtree, &src, err);
-  if (!rc) audit_to_hex(out->root_hash, root);
+  if (!rc) adcp_audit__to_hex(out->root_hash, root);
   return rc;
 }
 
@@ -324,7 +324,7 @@ int adcp_audit_adopt(char ***adopted, size_t *count, adcp_sql_conn *conn, const 
   *adopted = NULL, *count = 0;
   int rc = adcp_sql_begin(conn, 1, err);
   if (rc) return rc;
-  if ((rc = audit_lock_account(conn, account_id, err))) goto out;
+  if ((rc = adcp_audit__lock_account(conn, account_id, err))) goto out;
   adcp_sql_param p = adcp_sql_text(account_id);
   adcp_sql_rows *r = NULL;
   char **ids = NULL;

@@ -141,7 +141,7 @@ int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, cons
   char digest[65];
   if (!rc) rc = adcp_sha256_hex(digest, b.data, b.len, err);
   if (!rc)
-    rc = audit_append_leaf(leaf_index, conn, rec->account_id, "retirement", rec->record_id, rec->obligation_id,
+    rc = adcp_audit__append_leaf(leaf_index, conn, rec->account_id, "retirement", rec->record_id, rec->obligation_id,
                            ADCP_AUDIT_RETIREMENT_PROFILE, digest, (const char *)b.data, -1, err);
   adcp_buf_free(&b);
   return rc;
@@ -153,7 +153,7 @@ static int bad_doc(adcp_error *err, const char *what) {
   return adcp_error_set(err, ADCP_EINVALID_INPUT, "retirement document: %s", what);
 }
 
-int audit_member_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k, int nonempty) {
+int adcp_audit__member_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k, int nonempty) {
   uint32_t n = adcp_json_get(d, obj, k);
   size_t len = 0;
   const char *s = n && adcp_json_at(d, n)->type == ADCP_JSON_STRING ? adcp_json_str(d, n, &len) : NULL;
@@ -164,7 +164,7 @@ int audit_member_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj
 }
 
 static int member_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k) {
-  return audit_member_str(dst, cap, d, obj, k, 1);
+  return adcp_audit__member_str(dst, cap, d, obj, k, 1);
 }
 
 static int only_members(const adcp_json_doc *d, uint32_t obj, const char *const *names, uint32_t n) {

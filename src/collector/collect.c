@@ -294,7 +294,7 @@ static int fence_check(run *r, col_fence *f, adcp_collector_binding_report *br, 
                        int *stop) {
   char cause[32] = "";
   adcp_error e = {0};
-  int rc = acquire ? col_fence_acquire(f, cause, r->l, id, &e) : col_fence_recheck(f, cause, r->l, &e);
+  int rc = acquire ? adcp_collector__fence_acquire(f, cause, r->l, id, &e) : adcp_collector__fence_recheck(f, cause, r->l, &e);
   if (rc) {
     note_failure(br, rc, &e);
     snprintf(br->status, sizeof br->status, "failed");
@@ -535,7 +535,7 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
                           : !strcmp(br->status, "failed")     ? "failed"
                                                               : "truncated";
     adcp_error se = {0};
-    int sr = col_state_save(r->l, b->id, r->ns, br->complete ? NULL : token, outcome,
+    int sr = adcp_collector__state_save(r->l, b->id, r->ns, br->complete ? NULL : token, outcome,
                             br->refusal[0] ? br->refusal : NULL, &se);
     if (sr) note_failure(br, sr, &se);
   }
@@ -544,7 +544,7 @@ out:
     note_failure(br, rc, &e);
     snprintf(br->status, sizeof br->status, "failed");
   }
-  col_fence_release(&f);
+  adcp_collector__fence_release(&f);
   free_ids(seen, nseen);
   free(token);
   free(cs);
@@ -655,7 +655,7 @@ int adcp_collector_collect_orphaned_row_objects(adcp_collector_report *out, adcp
   }
   if (!rc && !(out->bindings = calloc(ns + 1, sizeof *out->bindings))) rc = oom(err);
   for (size_t i = 0; !rc && i < ns; i++) {
-    if (!start[i] && r.o.use_stored_state && (rc = col_state_cursor(&start[i], l, sel[i].id, r.ns, err))) break;
+    if (!start[i] && r.o.use_stored_state && (rc = adcp_collector__state_cursor(&start[i], l, sel[i].id, r.ns, err))) break;
     adcp_collector_binding_report *br = &out->bindings[out->n_bindings++];
     collect_binding(&r, &sel[i], start[i], br);
     adcp_collector_counters *t = &out->totals;

@@ -15,7 +15,7 @@ static void set_cause(char cause[32], adcp_fence_cause c) {
   else snprintf(cause, 32, "%s", adcp_fence_cause_name(c));
 }
 
-int col_fence_acquire(col_fence *f, char cause[32], adcp_ledger *l, const char *binding_id, adcp_error *err) {
+int adcp_collector__fence_acquire(col_fence *f, char cause[32], adcp_ledger *l, const char *binding_id, adcp_error *err) {
   memset(f, 0, sizeof *f);
   cause[0] = 0;
   adcp_fence_claim *claim = calloc(1, sizeof *claim);
@@ -31,7 +31,7 @@ int col_fence_acquire(col_fence *f, char cause[32], adcp_ledger *l, const char *
   return 0;
 }
 
-int col_fence_recheck(col_fence *f, char cause[32], adcp_ledger *l, adcp_error *err) {
+int adcp_collector__fence_recheck(col_fence *f, char cause[32], adcp_ledger *l, adcp_error *err) {
   cause[0] = 0;
   if (!f->held || !f->impl) return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence not held");
   adcp_fence_cause c = ADCP_FENCE_OK;
@@ -46,7 +46,7 @@ int col_fence_recheck(col_fence *f, char cause[32], adcp_ledger *l, adcp_error *
   return 0;
 }
 
-void col_fence_release(col_fence *f) {
+void adcp_collector__fence_release(col_fence *f) {
   free(f->impl);
   memset(f, 0, sizeof *f);
 }

@@ -10,7 +10,7 @@
 #include "adcp/sql.h"
 #include "collector/internal.h"
 
-int col_state_cursor(char **out, adcp_ledger *l, const char *binding_id, const char *ns_key, adcp_error *err) {
+int adcp_collector__state_cursor(char **out, adcp_ledger *l, const char *binding_id, const char *ns_key, adcp_error *err) {
   *out = NULL;
   adcp_sql_param p[2] = {adcp_sql_text(binding_id), adcp_sql_text(ns_key)};
   adcp_sql_rows *r;
@@ -27,7 +27,7 @@ int col_state_cursor(char **out, adcp_ledger *l, const char *binding_id, const c
   return rc < 0 ? rc : 0;
 }
 
-int col_state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor, const char *outcome,
+int adcp_collector__state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor, const char *outcome,
                    const char *refusal, adcp_error *err) {
   adcp_sql_conn *c = adcp_ledger_conn(l);
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;

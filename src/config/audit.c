@@ -18,28 +18,28 @@
 
 #include "config/internal.h"
 
-int cfg_parse_audit(cfgp *p, uint32_t node) {
+int adcp_config__parse_audit(cfgp *p, uint32_t node) {
   if (!node) return 0;
   adcp_json_doc *d = p->d;
   adcp_config_audit *a = &p->c->audit;
-  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, node, "audit must be an object");
+  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, node, "audit must be an object");
   static const char *const keys[] = {"signing_key_file", "public_keys", "checkpoint_binding", NULL};
-  int rc = cfg_known_keys(p, node, "audit", keys);
+  int rc = adcp_config__known_keys(p, node, "audit", keys);
   const char *key = NULL;
-  if (!rc) rc = cfg_get_str(p, node, "signing_key_file", "audit", &key);
-  if (!rc) rc = cfg_get_str(p, node, "checkpoint_binding", "audit", &a->checkpoint_binding);
+  if (!rc) rc = adcp_config__get_str(p, node, "signing_key_file", "audit", &key);
+  if (!rc) rc = adcp_config__get_str(p, node, "checkpoint_binding", "audit", &a->checkpoint_binding);
   uint32_t pk = 0;
-  if (!rc) rc = cfg_get_typed(p, node, "public_keys", "audit", ADCP_JSON_ARRAY, &pk);
+  if (!rc) rc = adcp_config__get_typed(p, node, "public_keys", "audit", ADCP_JSON_ARRAY, &pk);
   size_t idx = 0;
   for (uint32_t e = pk && !rc ? adcp_json_first(d, pk) : 0; !rc && e; e = adcp_json_next(d, pk, e), idx++) {
     size_t n = 0;
     const char *s = adcp_json_at(d, e)->type == ADCP_JSON_STRING ? adcp_json_str(d, e, &n) : NULL;
     adcp_error e2 = {0};
     if (!s || adcp_audit_keyring_add(&a->keys, s, n, &e2))
-      rc = cfg_refuse(p, e, "audit.public_keys[%zu] must be an Ed25519 public key (base64 of the raw 32 bytes)", idx);
+      rc = adcp_config__refuse(p, e, "audit.public_keys[%zu] must be an Ed25519 public key (base64 of the raw 32 bytes)", idx);
   }
-  if (!rc && key && !(a->signing_key_file = cfg_resolve(p, key))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
-  if (!rc && a->signing_key_file) rc = cfg_add_file(p, a->signing_key_file, "audit.signing_key_file", 1);
+  if (!rc && key && !(a->signing_key_file = adcp_config__resolve(p, key))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+  if (!rc && a->signing_key_file) rc = adcp_config__add_file(p, a->signing_key_file, "audit.signing_key_file", 1);
   if (!rc) a->present = 1;
   return rc;
 }

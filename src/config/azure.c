@@ -49,12 +49,12 @@ static int azure_provider(adcp_object_provider **out, const char **bad_key, cons
   return rc;
 }
 
-int cfg_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
+int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
                       int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
   static const char *const lkeys[] = {"account", "container", "endpoint", NULL};
   const char *v[3] = {NULL, NULL, NULL}, *ca = NULL, *bad = NULL;
-  int rc = cfg_cloud_location(p, b, where, loc, lkeys, v, &ca, "azure bindings need location {account, container}");
+  int rc = adcp_config__cloud_location(p, b, where, loc, lkeys, v, &ca, "azure bindings need location {account, container}");
   if (rc) return rc;
   size_t i = c->n_bindings;
   if ((rc = azure_provider(&c->providers[i], &bad, v, prefix, cred, ca, p->err))) {
@@ -63,15 +63,15 @@ int cfg_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     uint32_t at = !strcmp(bad, "credentialRef") ? adcp_json_get(p->d, b, "credentialRef")
                   : !strcmp(bad, "location")    ? loc
                                                 : adcp_json_get(p->d, loc, bad);
-    if (rc == ADCP_EINVALID_INPUT) return cfg_refuse(p, at ? at : b, "%s: %s", where, msg);
+    if (rc == ADCP_EINVALID_INPUT) return adcp_config__refuse(p, at ? at : b, "%s: %s", where, msg);
     if (rc == ADCP_ENOMEM) return rc;
     return adcp_error_set(p->err, rc, "config %s: binding %s: %s", p->path, id, msg);
   }
   /* A connection string kept in a file is a secret: its mode is checked. */
-  if (cred && !strncmp(cred, "file:", 5) && cfg_add_file(p, cred + 5, "credentialRef file", 1))
+  if (cred && !strncmp(cred, "file:", 5) && adcp_config__add_file(p, cred + 5, "credentialRef file", 1))
     return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
-  size_t n = cfg_location_kv(c, i, lkeys, v);
+  size_t n = adcp_config__location_kv(c, i, lkeys, v);
   adcp_ledger_binding_config bc = {1, id, "azure", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
                                    c->providers[i]};
-  return cfg_add_binding(p, b, where, &bc);
+  return adcp_config__add_binding(p, b, where, &bc);
 }

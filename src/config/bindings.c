@@ -81,7 +81,7 @@ static int parse_mode(unsigned int *out, const char *s) {
   return 0;
 }
 
-int cfg_add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_binding_config *bc) {
+int adcp_config__add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_binding_config *bc) {
   adcp_config *c = p->c;
   size_t i = c->n_bindings;
   adcp_error e2 = {0};
@@ -90,7 +90,7 @@ int cfg_add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_bi
     c->providers[i] = NULL;
     uint32_t at = adcp_json_get(p->d, b, "keyTemplate");
     if (!strstr(e2.message, "template") || !at) at = adcp_json_get(p->d, b, "id");
-    cfg_refuse(p, at ? at : b, "%s: %s", where, e2.message);
+    adcp_config__refuse(p, at ? at : b, "%s: %s", where, e2.message);
     return p->err->code = e2.code; /* binding add's code (UNSAFE_BINDING for a template), at the key */
   }
   c->bindings[i] = *bc;
@@ -103,7 +103,7 @@ static int compression_of(cfgp *p, uint32_t b, const char *where, const char *co
   *out = ADCP_OBJECT_COMPRESSION_GZIP;
   adcp_error e2 = {0};
   if (comp && adcp_object_compression_parse(out, comp, &e2))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
   return 0;
 }
 
@@ -112,36 +112,36 @@ static int compression_of(cfgp *p, uint32_t b, const char *where, const char *co
 static int provider_failed(cfgp *p, uint32_t at, const char *where, const char *id, int rc) {
   char msg[ADCP_ERROR_MESSAGE_MAX];
   snprintf(msg, sizeof msg, "%s", p->err->message);
-  if (rc == ADCP_EINVALID_INPUT) return cfg_refuse(p, at, "%s: %s", where, msg);
+  if (rc == ADCP_EINVALID_INPUT) return adcp_config__refuse(p, at, "%s: %s", where, msg);
   if (rc == ADCP_ENOMEM) return rc;
   return adcp_error_set(p->err, rc, "config %s: binding %s: %s", p->path, id, msg);
 }
 
-int cfg_no_fs_keys(cfgp *p, uint32_t b, const char *where) {
+int adcp_config__no_fs_keys(cfgp *p, uint32_t b, const char *where) {
   static const char *const fs_only[] = {"root_dir", "file_mode", "dir_mode", NULL};
   for (size_t k = 0; fs_only[k]; k++)
     if (adcp_json_get(p->d, b, fs_only[k]))
-      return cfg_refuse(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only", where,
+      return adcp_config__refuse(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only", where,
                         fs_only[k]);
   return 0;
 }
 
-int cfg_cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
+int adcp_config__cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
                        const char **v, const char **ca, const char *needs) {
-  int rc = cfg_no_fs_keys(p, b, where);
+  int rc = adcp_config__no_fs_keys(p, b, where);
   if (rc) return rc;
-  if (!loc) return cfg_refuse(p, b, "%s: %s", where, needs);
+  if (!loc) return adcp_config__refuse(p, b, "%s: %s", where, needs);
   char lw[240];
   snprintf(lw, sizeof lw, "%s.location", where);
-  rc = cfg_known_keys(p, loc, lw, lkeys);
-  for (size_t k = 0; !rc && lkeys[k]; k++) rc = cfg_get_str(p, loc, lkeys[k], lw, &v[k]);
-  if (!rc) rc = cfg_get_str(p, b, "ca_file", where, ca);
-  if (!rc && *ca && (!(*ca = cfg_resolve(p, *ca)) || cfg_add_file(p, *ca, "ca_file", 0)))
+  rc = adcp_config__known_keys(p, loc, lw, lkeys);
+  for (size_t k = 0; !rc && lkeys[k]; k++) rc = adcp_config__get_str(p, loc, lkeys[k], lw, &v[k]);
+  if (!rc) rc = adcp_config__get_str(p, b, "ca_file", where, ca);
+  if (!rc && *ca && (!(*ca = adcp_config__resolve(p, *ca)) || adcp_config__add_file(p, *ca, "ca_file", 0)))
     rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   return rc;
 }
 
-size_t cfg_location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v) {
+size_t adcp_config__location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v) {
   size_t n = 0;
   adcp_object_kv *kv = &c->locs[i * CFG_LOC_MAX];
   for (size_t k = 0; lkeys[k] && k < CFG_LOC_MAX; k++)
@@ -158,16 +158,16 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   adcp_config *c = p->c;
   static const char *const lkeys[] = {"bucket", "region", "endpoint", "path_style", NULL};
   const char *v[4] = {NULL, NULL, NULL, NULL}, *ca = NULL, *create_only = NULL;
-  int rc = cfg_cloud_location(p, b, where, loc, lkeys, v, &ca, "s3 bindings need location {bucket, region}");
-  if (!rc) rc = cfg_get_str(p, b, "create_only", where, &create_only);
+  int rc = adcp_config__cloud_location(p, b, where, loc, lkeys, v, &ca, "s3 bindings need location {bucket, region}");
+  if (!rc) rc = adcp_config__get_str(p, b, "create_only", where, &create_only);
   if (rc) return rc;
   /* Host-only (not identity): how this host makes writes create-only (docs/providers.md). */
   if (create_only && strcmp(create_only, "conditional") && strcmp(create_only, "emulated"))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only must be \"conditional\" or \"emulated\"",
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only must be \"conditional\" or \"emulated\"",
                       where);
-  if (!v[0] || !v[1]) return cfg_refuse(p, loc, "%s.location needs bucket and region", where);
+  if (!v[0] || !v[1]) return adcp_config__refuse(p, loc, "%s.location needs bucket and region", where);
   if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
-    return cfg_refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.location.path_style must be \"true\" or \"false\"",
+    return adcp_config__refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.location.path_style must be \"true\" or \"false\"",
                       where);
   size_t i = c->n_bindings;
   adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
@@ -177,10 +177,10 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     c->providers[i] = NULL;
     return provider_failed(p, b, where, id, rc);
   }
-  size_t n = cfg_location_kv(c, i, lkeys, v);
+  size_t n = adcp_config__location_kv(c, i, lkeys, v);
   adcp_ledger_binding_config bc = {1, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
                                    c->providers[i]};
-  return cfg_add_binding(p, b, where, &bc);
+  return adcp_config__add_binding(p, b, where, &bc);
 }
 
 /* A "filesystem" binding: location {root}, root_dir, optional file and
@@ -189,25 +189,25 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
                       int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
   const char *rootdir = NULL, *root = NULL, *fmode = NULL, *dmode = NULL;
-  int rc = cfg_get_str(p, b, "root_dir", where, &rootdir);
-  if (!rc) rc = cfg_get_str(p, b, "file_mode", where, &fmode);
-  if (!rc) rc = cfg_get_str(p, b, "dir_mode", where, &dmode);
+  int rc = adcp_config__get_str(p, b, "root_dir", where, &rootdir);
+  if (!rc) rc = adcp_config__get_str(p, b, "file_mode", where, &fmode);
+  if (!rc) rc = adcp_config__get_str(p, b, "dir_mode", where, &dmode);
   if (rc) return rc;
   if (adcp_json_get(p->d, b, "ca_file"))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "ca_file"), "%s.ca_file applies to cloud providers only", where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "ca_file"), "%s.ca_file applies to cloud providers only", where);
   if (loc) {
     char lw[240];
     snprintf(lw, sizeof lw, "%s.location", where);
     static const char *const lkeys[] = {"root", NULL};
-    if ((rc = cfg_known_keys(p, loc, lw, lkeys)) || (rc = cfg_get_str(p, loc, "root", lw, &root))) return rc;
+    if ((rc = adcp_config__known_keys(p, loc, lw, lkeys)) || (rc = adcp_config__get_str(p, loc, "root", lw, &root))) return rc;
   }
-  if (!root || !rootdir) return cfg_refuse(p, b, "%s: filesystem bindings need location {root} and root_dir", where);
+  if (!root || !rootdir) return adcp_config__refuse(p, b, "%s: filesystem bindings need location {root} and root_dir", where);
   unsigned int file_mode = 0, dir_mode = 0; /* 0: owner-only (0600 / 0700) */
   if (fmode && parse_mode(&file_mode, fmode))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "file_mode"), "%s.file_mode must be an octal mode such as \"0640\"",
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "file_mode"), "%s.file_mode must be an octal mode such as \"0640\"",
                       where);
   if (dmode && parse_mode(&dir_mode, dmode))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "dir_mode"), "%s.dir_mode must be an octal mode such as \"0750\"",
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "dir_mode"), "%s.dir_mode must be an octal mode such as \"0750\"",
                       where);
   char abs[PATH_MAX];
   if (rootdir[0] == '/') snprintf(abs, sizeof abs, "%s", rootdir);
@@ -215,15 +215,15 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     char cwd[PATH_MAX];
     if (p->base[0] == '/') snprintf(abs, sizeof abs, "%.2000s/%.2000s", p->base, rootdir);
     else if (getcwd(cwd, sizeof cwd)) snprintf(abs, sizeof abs, "%.2000s/%.1000s/%.1000s", cwd, p->base, rootdir);
-    else return cfg_refuse(p, b, "%s: cannot resolve root_dir", where);
+    else return adcp_config__refuse(p, b, "%s: cannot resolve root_dir", where);
   }
   char real[PATH_MAX];
-  if (resolve_dir(real, abs)) return cfg_refuse(p, adcp_json_get(p->d, b, "root_dir"), "%s: cannot resolve root_dir", where);
+  if (resolve_dir(real, abs)) return adcp_config__refuse(p, adcp_json_get(p->d, b, "root_dir"), "%s: cannot resolve root_dir", where);
   /* Two bindings over one directory (however it is spelt: another root name,
    * a symlink, "..") would share objects the ledger tracks per binding. */
   for (size_t i = 0; i < c->n_bindings; i++)
     if (c->real_roots[i] && (dir_within(real, c->real_roots[i]) || dir_within(c->real_roots[i], real)))
-      return cfg_refuse(p, adcp_json_get(p->d, b, "root_dir"),
+      return adcp_config__refuse(p, adcp_json_get(p->d, b, "root_dir"),
                         "%s: root_dir of binding %s and of binding %s are the same directory (or one lies inside the "
                         "other); give each binding its own directory",
                         where, id, c->bindings[i].id);
@@ -240,7 +240,7 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   c->locs[i * CFG_LOC_MAX].key = "root", c->locs[i * CFG_LOC_MAX].value = root;
   adcp_ledger_binding_config bc = {1, id, "filesystem", &c->locs[i * CFG_LOC_MAX], 1, prefix, tmpl, compression, cred,
                                    c->providers[i]};
-  rc = cfg_add_binding(p, b, where, &bc);
+  rc = adcp_config__add_binding(p, b, where, &bc);
   if (rc) free(c->real_roots[i]), c->real_roots[i] = NULL;
   return rc;
 }
@@ -249,10 +249,10 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
   adcp_config *c = p->c;
   char where[200];
   snprintf(where, sizeof where, "bindings[%zu]", idx);
-  if (adcp_json_at(p->d, b)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, b, "%s must be an object", where);
+  if (adcp_json_at(p->d, b)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, b, "%s must be an object", where);
   const char *id = NULL, *kind = NULL, *prov = NULL, *prefix = NULL, *tmpl = NULL, *comp = NULL, *cred = NULL;
   /* The ID first, so every later message can name it. */
-  int rc = cfg_get_str(p, b, "id", where, &id);
+  int rc = adcp_config__get_str(p, b, "id", where, &id);
   if (rc) return rc;
   if (id) {
     char shown[ADCP_ERROR_MESSAGE_MAX / 4];
@@ -265,39 +265,39 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
                                      "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
                                      "dir_mode", "ca_file",   "create_only", NULL};
   uint32_t loc = 0;
-  rc = cfg_known_keys(p, b, where, keys);
-  if (!rc) rc = cfg_get_str(p, b, "kind", where, &kind);
-  if (!rc) rc = cfg_get_str(p, b, "provider", where, &prov);
-  if (!rc) rc = cfg_get_str(p, b, "prefix", where, &prefix);
-  if (!rc) rc = cfg_get_str(p, b, "keyTemplate", where, &tmpl);
-  if (!rc) rc = cfg_get_str(p, b, "compression", where, &comp);
-  if (!rc) rc = cfg_get_str(p, b, "credentialRef", where, &cred);
-  if (!rc) rc = cfg_get_typed(p, b, "location", where, ADCP_JSON_OBJECT, &loc);
+  rc = adcp_config__known_keys(p, b, where, keys);
+  if (!rc) rc = adcp_config__get_str(p, b, "kind", where, &kind);
+  if (!rc) rc = adcp_config__get_str(p, b, "provider", where, &prov);
+  if (!rc) rc = adcp_config__get_str(p, b, "prefix", where, &prefix);
+  if (!rc) rc = adcp_config__get_str(p, b, "keyTemplate", where, &tmpl);
+  if (!rc) rc = adcp_config__get_str(p, b, "compression", where, &comp);
+  if (!rc) rc = adcp_config__get_str(p, b, "credentialRef", where, &cred);
+  if (!rc) rc = adcp_config__get_typed(p, b, "location", where, ADCP_JSON_OBJECT, &loc);
   if (rc) return rc;
-  if (!id || !prov || !prefix) return cfg_refuse(p, b, "%s needs id, provider and prefix", where);
+  if (!id || !prov || !prefix) return adcp_config__refuse(p, b, "%s needs id, provider and prefix", where);
   if (kind && strcmp(kind, "object"))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "kind"),
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "kind"),
                       "%s.kind: only object bindings are configured here (postgres is implicit)", where);
   if (strcmp(prov, "s3") && adcp_json_get(p->d, b, "create_only"))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only", where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only", where);
   for (size_t i = 0; i < c->n_bindings; i++)
-    if (!strcmp(c->bindings[i].id, id)) return cfg_refuse(p, b, "%s: binding %s is configured twice", where, id);
+    if (!strcmp(c->bindings[i].id, id)) return adcp_config__refuse(p, b, "%s: binding %s is configured twice", where, id);
   int compression;
   if ((rc = compression_of(p, b, where, comp, &compression))) return rc;
-  if (!strcmp(prov, "azure")) return cfg_azure_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
-  if (!strcmp(prov, "gcs")) return cfg_gcs_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
+  if (!strcmp(prov, "azure")) return adcp_config__azure_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
+  if (!strcmp(prov, "gcs")) return adcp_config__gcs_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
   if (cred && !adcp_ledger_credential_ref_is_valid(cred))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "credentialRef"),
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "credentialRef"),
                       "%s.credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ (the name of a "
                       "host-injected client, never a secret)", where);
   if (!strcmp(prov, "s3")) return s3_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
   if (strcmp(prov, "filesystem"))
-    return cfg_refuse(p, adcp_json_get(p->d, b, "provider"),
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "provider"),
                       "%s.provider: this build has the filesystem, s3, azure and gcs providers", where);
   return fs_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
 }
 
-int cfg_parse_bindings(cfgp *p, uint32_t bs) {
+int adcp_config__parse_bindings(cfgp *p, uint32_t bs) {
   adcp_config *c = p->c;
   size_t nb = bs ? adcp_json_at(p->d, bs)->count : 0;
   if (!nb) return 0;
@@ -318,10 +318,10 @@ static int check_named(cfgp *p, const char *id, uint32_t node, const char *what)
   if (!id || !strcmp(id, ADCP_LEDGER_POSTGRES_BINDING)) return 0;
   for (size_t i = 0; i < p->c->n_bindings; i++)
     if (!strcmp(p->c->bindings[i].id, id)) return 0;
-  return cfg_refuse(p, node, "%s names binding %s, which is not configured in \"bindings\"", what, id);
+  return adcp_config__refuse(p, node, "%s names binding %s, which is not configured in \"bindings\"", what, id);
 }
 
-int cfg_parse_rules(cfgp *p, uint32_t rules) {
+int adcp_config__parse_rules(cfgp *p, uint32_t rules) {
   adcp_config *c = p->c;
   size_t n = rules ? adcp_json_at(p->d, rules)->count : 0;
   if (n && !(c->rules = calloc(n, sizeof *c->rules))) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
@@ -329,18 +329,18 @@ int cfg_parse_rules(cfgp *p, uint32_t rules) {
   for (uint32_t r = n ? adcp_json_first(p->d, rules) : 0; r; r = adcp_json_next(p->d, rules, r), idx++) {
     char where[32];
     snprintf(where, sizeof where, "rules[%zu]", idx);
-    if (adcp_json_at(p->d, r)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, r, "%s must be an object", where);
+    if (adcp_json_at(p->d, r)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, r, "%s must be an object", where);
     static const char *const keys[] = {"binding", "min_canonical_bytes", "min_rows", NULL};
     adcp_config_rule *x = &c->rules[c->n_rules++];
-    int rc = cfg_known_keys(p, r, where, keys);
-    if (!rc) rc = cfg_get_str(p, r, "binding", where, &x->binding);
-    if (!rc && !x->binding) rc = cfg_refuse(p, r, "%s needs a binding", where);
-    if (!rc) rc = cfg_get_u64(p, r, "min_canonical_bytes", where, &x->min_canonical_bytes);
-    if (!rc) rc = cfg_get_u64(p, r, "min_rows", where, &x->min_rows);
+    int rc = adcp_config__known_keys(p, r, where, keys);
+    if (!rc) rc = adcp_config__get_str(p, r, "binding", where, &x->binding);
+    if (!rc && !x->binding) rc = adcp_config__refuse(p, r, "%s needs a binding", where);
+    if (!rc) rc = adcp_config__get_u64(p, r, "min_canonical_bytes", where, &x->min_canonical_bytes);
+    if (!rc) rc = adcp_config__get_u64(p, r, "min_rows", where, &x->min_rows);
     if (!rc) rc = check_named(p, x->binding, adcp_json_get(p->d, r, "binding"), where);
     if (rc) return rc;
   }
   return 0;
 }
 
-int cfg_check_default(cfgp *p, uint32_t node) { return check_named(p, p->c->def, node, "default"); }
+int adcp_config__check_default(cfgp *p, uint32_t node) { return check_named(p, p->c->def, node, "default"); }

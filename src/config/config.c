@@ -32,8 +32,8 @@ void adcp_config_free(adcp_config *c) {
   for (size_t i = 0; i < c->n_strings; i++) free(c->strings[i]);
   free(c->strings);
   free(c->rules);
-  cfg_worker_free(&c->worker);
-  cfg_collector_free(&c->collector);
+  adcp_config__worker_free(&c->worker);
+  adcp_config__collector_free(&c->collector);
   for (size_t i = 0; i < c->n_files; i++) free(c->files[i].path);
   free(c->files);
   free(c->fence_owner);
@@ -57,10 +57,10 @@ static int parse_top(cfgp *p) {
   adcp_config *c = p->c;
   adcp_json_doc *d = p->d;
   if (p->len >= 3 && !memcmp(p->src, "\xef\xbb\xbf", 3))
-    return cfg_refuse_at_offset(p, 0, "not valid JSON: the file starts with a byte order mark (save it as UTF-8 "
+    return adcp_config__refuse_at_offset(p, 0, "not valid JSON: the file starts with a byte order mark (save it as UTF-8 "
                                       "without BOM)");
   if (adcp_json_parse(d, p->src, p->len, NULL, p->err)) return syntax_error(p);
-  if (adcp_json_at(d, 0)->type != ADCP_JSON_OBJECT) return cfg_refuse(p, 0, "must be a JSON object");
+  if (adcp_json_at(d, 0)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, 0, "must be a JSON object");
   static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
                                     "change_feed", "worker", "gcs_credentials", "retention", "audit", "fence",
                                     "collector", NULL};
@@ -68,34 +68,34 @@ static int parse_top(cfgp *p) {
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0, gc = 0;
   const char *sdef = NULL, *def = NULL;
   int feed_on = 1;
-  int rc = cfg_known_keys(p, 0, "the configuration", top);
-  if (!rc) rc = cfg_get_str(p, 0, "deployment_namespace", "config", (const char **)&c->ns);
+  int rc = adcp_config__known_keys(p, 0, "the configuration", top);
+  if (!rc) rc = adcp_config__get_str(p, 0, "deployment_namespace", "config", (const char **)&c->ns);
   if (!rc && c->ns && strlen(c->ns) > 256)
-    rc = cfg_refuse(p, adcp_json_get(d, 0, "deployment_namespace"), "deployment_namespace must be 1-256 characters");
-  if (!rc) rc = cfg_get_str(p, 0, "default", "config", &def);
-  if (!rc) rc = cfg_get_bool(p, 0, "change_feed", "config", &feed_on);
+    rc = adcp_config__refuse(p, adcp_json_get(d, 0, "deployment_namespace"), "deployment_namespace must be 1-256 characters");
+  if (!rc) rc = adcp_config__get_str(p, 0, "default", "config", &def);
+  if (!rc) rc = adcp_config__get_bool(p, 0, "change_feed", "config", &feed_on);
   if (!rc) c->feed_off = !feed_on;
-  if (!rc) rc = cfg_get_typed(p, 0, "selection", "config", ADCP_JSON_OBJECT, &sel);
-  if (!rc) rc = cfg_get_typed(p, 0, "rules", "config", ADCP_JSON_ARRAY, &rules);
-  if (!rc) rc = cfg_get_typed(p, 0, "bindings", "config", ADCP_JSON_ARRAY, &bs);
-  if (!rc) rc = cfg_get_typed(p, 0, "gcs_credentials", "config", ADCP_JSON_OBJECT, &gc);
-  if (!rc && sel) rc = cfg_known_keys(p, sel, "selection", selkeys);
-  if (!rc && sel) rc = cfg_get_typed(p, sel, "rules", "selection", ADCP_JSON_ARRAY, &srules);
-  if (!rc && sel) rc = cfg_get_str(p, sel, "default", "selection", &sdef);
+  if (!rc) rc = adcp_config__get_typed(p, 0, "selection", "config", ADCP_JSON_OBJECT, &sel);
+  if (!rc) rc = adcp_config__get_typed(p, 0, "rules", "config", ADCP_JSON_ARRAY, &rules);
+  if (!rc) rc = adcp_config__get_typed(p, 0, "bindings", "config", ADCP_JSON_ARRAY, &bs);
+  if (!rc) rc = adcp_config__get_typed(p, 0, "gcs_credentials", "config", ADCP_JSON_OBJECT, &gc);
+  if (!rc && sel) rc = adcp_config__known_keys(p, sel, "selection", selkeys);
+  if (!rc && sel) rc = adcp_config__get_typed(p, sel, "rules", "selection", ADCP_JSON_ARRAY, &srules);
+  if (!rc && sel) rc = adcp_config__get_str(p, sel, "default", "selection", &sdef);
   if (!rc && ((srules && rules) || (sdef && def)))
-    rc = cfg_refuse(p, sel, "rules and default are given both at the top level and under selection");
+    rc = adcp_config__refuse(p, sel, "rules and default are given both at the top level and under selection");
   c->def = (char *)(sdef ? sdef : def);
   if (srules) rules = srules;
-  if (!rc) rc = cfg_scan_gcs_credentials(p);
-  if (!rc) rc = cfg_parse_bindings(p, bs);
-  if (!rc) rc = cfg_parse_rules(p, rules);
+  if (!rc) rc = adcp_config__scan_gcs_credentials(p);
+  if (!rc) rc = adcp_config__parse_bindings(p, bs);
+  if (!rc) rc = adcp_config__parse_rules(p, rules);
   if (!rc && c->def)
-    rc = cfg_check_default(p, sdef ? adcp_json_get(d, sel, "default") : adcp_json_get(d, 0, "default"));
-  if (!rc) rc = cfg_parse_retention(p, adcp_json_get(d, 0, "retention"));
-  if (!rc) rc = cfg_parse_audit(p, adcp_json_get(d, 0, "audit"));
-  if (!rc) rc = cfg_parse_fence(p, adcp_json_get(d, 0, "fence"));
-  if (!rc) rc = cfg_parse_collector(p, adcp_json_get(d, 0, "collector"));
-  if (!rc) rc = cfg_parse_worker(p, adcp_json_get(d, 0, "worker"));
+    rc = adcp_config__check_default(p, sdef ? adcp_json_get(d, sel, "default") : adcp_json_get(d, 0, "default"));
+  if (!rc) rc = adcp_config__parse_retention(p, adcp_json_get(d, 0, "retention"));
+  if (!rc) rc = adcp_config__parse_audit(p, adcp_json_get(d, 0, "audit"));
+  if (!rc) rc = adcp_config__parse_fence(p, adcp_json_get(d, 0, "fence"));
+  if (!rc) rc = adcp_config__parse_collector(p, adcp_json_get(d, 0, "collector"));
+  if (!rc) rc = adcp_config__parse_worker(p, adcp_json_get(d, 0, "worker"));
   return rc;
 }
 

@@ -150,7 +150,7 @@ static int load_creds(gcs_creds *out, uint32_t *bad_node, const adcp_json_doc *d
   return 0;
 }
 
-int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id, const char *prefix,
+int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id, const char *prefix,
                     const char *tmpl, int compression, const char *cred, uint32_t loc) {
   adcp_config *cf = p->c;
   const adcp_json_doc *d = p->d;
@@ -161,13 +161,13 @@ int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id
   char *loc_values[2] = {NULL, NULL};
   uint32_t bad = binding, *bad_node = &bad;
   *out = NULL;
-  int rc = cfg_no_fs_keys(p, binding, where);
+  int rc = adcp_config__no_fs_keys(p, binding, where);
   if (rc) return rc;
-  if (!loc) return cfg_refuse(p, binding, "%s: gcs bindings need location {bucket}", where);
+  if (!loc) return adcp_config__refuse(p, binding, "%s: gcs bindings need location {bucket}", where);
   char lw[240];
   snprintf(lw, sizeof lw, "%s.location", where);
   static const char *const lkeys[] = {"bucket", "endpoint", NULL};
-  rc = cfg_known_keys(p, loc, lw, lkeys);
+  rc = adcp_config__known_keys(p, loc, lw, lkeys);
   if (rc) return rc;
   rc = str_member(&loc_values[0], bad_node, d, loc, "bucket", lw, err);
   if (!rc) rc = str_member(&loc_values[1], bad_node, d, loc, "endpoint", lw, err);
@@ -185,9 +185,9 @@ int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id
   char *cafull = !rc && ca ? resolve(ca, base_dir) : NULL;
   if (!rc && ca && !cafull) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   /* Files a run opens: key and token files are secrets, the CA bundle is not. */
-  if (!rc && c.sa) rc = cfg_add_file(p, c.sa, "gcs service_account_file", 1);
-  if (!rc && c.token_file) rc = cfg_add_file(p, c.token_file, "gcs token_file", 1);
-  if (!rc && cafull) rc = cfg_add_file(p, cafull, "ca_file", 0);
+  if (!rc && c.sa) rc = adcp_config__add_file(p, c.sa, "gcs service_account_file", 1);
+  if (!rc && c.token_file) rc = adcp_config__add_file(p, c.token_file, "gcs token_file", 1);
+  if (!rc && cafull) rc = adcp_config__add_file(p, cafull, "ca_file", 0);
   if (!rc) {
     adcp_gcs_provider_options o = {.bucket = loc_values[0], .endpoint = loc_values[1], .prefix = prefix,
                                    .service_account_file = c.sa, .token_file = c.token_file,
@@ -202,7 +202,7 @@ int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id
     *out = NULL;
     char msg[ADCP_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err->message);
-    if (rc == ADCP_EINVALID_INPUT) return cfg_refuse(p, bad ? bad : binding, "%s: %s", where, msg);
+    if (rc == ADCP_EINVALID_INPUT) return adcp_config__refuse(p, bad ? bad : binding, "%s: %s", where, msg);
     if (rc == ADCP_ENOMEM) return rc;
     return adcp_error_set(err, rc, "config %s: binding %s: %s", p->path, id, msg);
   }
@@ -210,7 +210,7 @@ int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id
   size_t n = 0;
   static const char *const names[] = {"bucket", "endpoint"};
   for (size_t k = 0; k < 2; k++) {
-    if (loc_values[k] && !rc && !(kv[n].value = cfg_keep(cf, loc_values[k], strlen(loc_values[k]))))
+    if (loc_values[k] && !rc && !(kv[n].value = adcp_config__keep(cf, loc_values[k], strlen(loc_values[k]))))
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     if (loc_values[k] && !rc) kv[n++].key = names[k];
     free(loc_values[k]);
@@ -221,12 +221,12 @@ int cfg_gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id
     return rc;
   }
   adcp_ledger_binding_config bc = {1, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
-  return cfg_add_binding(p, binding, where, &bc);
+  return adcp_config__add_binding(p, binding, where, &bc);
 }
 
 /* Checks every entry of "gcs_credentials" even when no binding names it, and
  * notes whether one names a command (the file's own mode is then checked). */
-int cfg_scan_gcs_credentials(cfgp *p) {
+int adcp_config__scan_gcs_credentials(cfgp *p) {
   uint32_t sec = adcp_json_get(p->d, 0, "gcs_credentials");
   for (uint32_t k = sec ? adcp_json_first(p->d, sec) : 0; k; k = adcp_json_next(p->d, sec, k + 1))
     if (adcp_json_at(p->d, k + 1)->type == ADCP_JSON_OBJECT && adcp_json_get(p->d, k + 1, "token_command"))

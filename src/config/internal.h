@@ -64,63 +64,63 @@ typedef struct cfgp {
 } cfgp;
 
 /* INVALID_INPUT "config PATH:LINE:COLUMN: message" at node. */
-int cfg_refuse(cfgp *p, uint32_t node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int adcp_config__refuse(cfgp *p, uint32_t node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same at a byte offset of the text. */
-int cfg_refuse_at_offset(cfgp *p, size_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int adcp_config__refuse_at_offset(cfgp *p, size_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A copy of s[0..n) owned by the configuration; NULL on ENOMEM. */
-char *cfg_keep(adcp_config *c, const char *s, size_t n);
+char *adcp_config__keep(adcp_config *c, const char *s, size_t n);
 /* Every member key of obj must be in allowed (NULL-terminated). */
-int cfg_known_keys(cfgp *p, uint32_t obj, const char *where, const char *const *allowed);
-const char *cfg_type_name(int type);
+int adcp_config__known_keys(cfgp *p, uint32_t obj, const char *where, const char *const *allowed);
+const char *adcp_config__type_name(int type);
 /* Member k of obj as a non-empty string without NUL (owned): *out NULL when absent. */
-int cfg_get_str(cfgp *p, uint32_t obj, const char *k, const char *where, const char **out);
+int adcp_config__get_str(cfgp *p, uint32_t obj, const char *k, const char *where, const char **out);
 /* Member k as a non-negative integer; untouched when absent. */
-int cfg_get_u64(cfgp *p, uint32_t obj, const char *k, const char *where, uint64_t *out);
+int adcp_config__get_u64(cfgp *p, uint32_t obj, const char *k, const char *where, uint64_t *out);
 /* Member k as an integer lo..hi; untouched when absent. */
-int cfg_get_range(cfgp *p, uint32_t obj, const char *k, const char *where, uint64_t lo, uint64_t hi, int64_t *out);
+int adcp_config__get_range(cfgp *p, uint32_t obj, const char *k, const char *where, uint64_t lo, uint64_t hi, int64_t *out);
 /* Member k as true/false into *out (untouched when absent). */
-int cfg_get_bool(cfgp *p, uint32_t obj, const char *k, const char *where, int *out);
+int adcp_config__get_bool(cfgp *p, uint32_t obj, const char *k, const char *where, int *out);
 /* Member k, checked to be of JSON type `type`: *out 0 when absent. */
-int cfg_get_typed(cfgp *p, uint32_t obj, const char *k, const char *where, int type, uint32_t *out);
+int adcp_config__get_typed(cfgp *p, uint32_t obj, const char *k, const char *where, int type, uint32_t *out);
 /* A path from the file resolved against its directory when relative (owned). */
-const char *cfg_resolve(cfgp *p, const char *path);
+const char *adcp_config__resolve(cfgp *p, const char *path);
 /* Records a file a run will open, for adcp_config_check_files. */
-int cfg_add_file(cfgp *p, const char *path, const char *what, int private_key);
+int adcp_config__add_file(cfgp *p, const char *path, const char *what, int private_key);
 
 /* Refuses the keys only filesystem bindings take on another binding. */
-int cfg_no_fs_keys(cfgp *p, uint32_t b, const char *where);
+int adcp_config__no_fs_keys(cfgp *p, uint32_t b, const char *where);
 
 /* A cloud binding's closed location (lkeys, NULL-terminated; values into v)
  * and its host-only ca_file (resolved, recorded for the file checks);
  * `needs` is the message when location is absent. */
-int cfg_cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
+int adcp_config__cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
                        const char **v, const char **ca, const char *needs);
 /* Fills binding i's location pairs from the non-NULL values; their count. */
-size_t cfg_location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v);
+size_t adcp_config__location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v);
 
 /* Section parsers (node 0 = absent). */
-int cfg_parse_bindings(cfgp *p, uint32_t bindings);
-int cfg_parse_rules(cfgp *p, uint32_t rules);
+int adcp_config__parse_bindings(cfgp *p, uint32_t bindings);
+int adcp_config__parse_rules(cfgp *p, uint32_t rules);
 /* The default (set in c->def) names a configured binding or postgres. */
-int cfg_check_default(cfgp *p, uint32_t node);
-int cfg_parse_audit(cfgp *p, uint32_t node);
-int cfg_parse_retention(cfgp *p, uint32_t node);
-int cfg_parse_collector(cfgp *p, uint32_t node);
-int cfg_parse_worker(cfgp *p, uint32_t node);
-int cfg_parse_fence(cfgp *p, uint32_t node);
+int adcp_config__check_default(cfgp *p, uint32_t node);
+int adcp_config__parse_audit(cfgp *p, uint32_t node);
+int adcp_config__parse_retention(cfgp *p, uint32_t node);
+int adcp_config__parse_collector(cfgp *p, uint32_t node);
+int adcp_config__parse_worker(cfgp *p, uint32_t node);
+int adcp_config__parse_fence(cfgp *p, uint32_t node);
 /* Builds binding i's provider for an "azure" / "gcs" binding (azure.c, gcs.c). */
-int cfg_azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
+int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
                       int compression, const char *cred, uint32_t loc);
-int cfg_gcs_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
+int adcp_config__gcs_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
                     int compression, const char *cred, uint32_t loc);
 /* Appends binding i (client already in providers[i]) after the library's own
  * binding checks (adcp_ledger_binding_config_check), refused at node b. */
-int cfg_add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_binding_config *bc);
+int adcp_config__add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_binding_config *bc);
 
 /* Notes a gcs_credentials entry naming token_command (gcs.c). */
-int cfg_scan_gcs_credentials(cfgp *p);
+int adcp_config__scan_gcs_credentials(cfgp *p);
 
-void cfg_worker_free(cfg_worker *w);
-void cfg_collector_free(adcp_config_collector *c);
+void adcp_config__worker_free(cfg_worker *w);
+void adcp_config__collector_free(adcp_config_collector *c);
 
 #endif

@@ -89,20 +89,20 @@ void adcp_change_page_free(adcp_change_page *p) {
 int adcp_change_write_json(adcp_buf *out, const adcp_change *ch, int deployment) {
   const char *k = adcp_feed_kind_name(ch->kind);
   int rc = adcp_buf_append_str(out, "{\"kind\":");
-  if (!rc) rc = feed_json_string(out, k ? k : "");
+  if (!rc) rc = adcp_feed__json_string(out, k ? k : "");
   if (!rc) rc = adcp_buf_append_str(out, ",\"record_id\":");
-  if (!rc) rc = feed_json_string(out, ch->record_id);
+  if (!rc) rc = adcp_feed__json_string(out, ch->record_id);
   if (!rc) rc = adcp_buf_append_str(out, ",\"reporting_obligation_id\":");
-  if (!rc) rc = feed_json_string(out, ch->obligation_id);
+  if (!rc) rc = adcp_feed__json_string(out, ch->obligation_id);
   if (!rc) rc = adcp_buf_append_str(out, ",\"account_id\":");
-  if (!rc) rc = feed_json_string(out, ch->account_id);
+  if (!rc) rc = adcp_feed__json_string(out, ch->account_id);
   if (!rc) rc = adcp_buf_printf(out, ",\"recorded_at\":\"%s\",\"seq\":\"%" PRId64 "\"", ch->recorded_at, ch->seq);
   if (!rc && deployment) rc = adcp_buf_printf(out, ",\"xid\":\"%" PRIu64 "\"", ch->xid);
   if (!rc) rc = adcp_buf_append_byte(out, '}');
   return rc ? ADCP_ENOMEM : 0;
 }
 
-int feed_read_horizon(adcp_feed_position *h, adcp_sql_conn *c, const char *account_id, adcp_error *err) {
+int adcp_feed__read_horizon(adcp_feed_position *h, adcp_sql_conn *c, const char *account_id, adcp_error *err) {
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
   memset(h, 0, sizeof *h);
   adcp_sql_rows *r;
@@ -129,7 +129,7 @@ int feed_read_horizon(adcp_feed_position *h, adcp_sql_conn *c, const char *accou
   return rc;
 }
 
-int feed_check_not_ahead(adcp_sql_conn *c, const adcp_feed_position *p, int deployment, adcp_error *err) {
+int adcp_feed__check_not_ahead(adcp_sql_conn *c, const adcp_feed_position *p, int deployment, adcp_error *err) {
   /* A cursor past the feed's head can only be forged or from another
    * database; accepting it would make a reader skip every change up to it. */
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
@@ -154,12 +154,12 @@ int feed_check_not_ahead(adcp_sql_conn *c, const adcp_feed_position *p, int depl
   return rc;
 }
 
-int feed_position_before(const adcp_feed_position *a, const adcp_feed_position *b, int deployment) {
+int adcp_feed__position_before(const adcp_feed_position *a, const adcp_feed_position *b, int deployment) {
   if (deployment && a->xid != b->xid) return a->xid < b->xid;
   return a->seq < b->seq;
 }
 
-int feed_check_name(const char *s, const char *what, size_t max, adcp_error *err) {
+int adcp_feed__check_name(const char *s, const char *what, size_t max, adcp_error *err) {
   size_t n = s ? strlen(s) : 0;
   if (n < 1 || n > max) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must be 1-%zu characters", what, max);
   for (size_t i = 0; i < n; i++) {
@@ -172,7 +172,7 @@ int feed_check_name(const char *s, const char *what, size_t max, adcp_error *err
   return 0;
 }
 
-int feed_check_account(const char *s, adcp_error *err) {
+int adcp_feed__check_account(const char *s, adcp_error *err) {
   size_t n = s ? strlen(s) : 0;
   if (n < 1 || n > 255) return adcp_error_set(err, ADCP_EINVALID_INPUT, "account_id must be 1-255 bytes");
   if (adcp_utf8_valid_prefix((const uint8_t *)s, n) != n)
@@ -268,7 +268,7 @@ int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be 1-%d", ADCP_FEED_MAX_LIMIT);
   if (q->kinds & ~(unsigned)ADCP_FEED_ALL_KINDS) return adcp_error_set(err, ADCP_EINVALID_INPUT, "unknown kind bits");
   int rc;
-  if (account && (rc = feed_check_account(account, err))) return rc;
+  if (account && (rc = adcp_feed__check_account(account, err))) return rc;
   adcp_feed_position pos, horizon;
   if (q->cursor && (rc = adcp_feed_cursor_decode(&pos, q->cursor, account, err))) return rc;
   int own_tx = !adcp_sql_in_transaction(c);
@@ -278,14 +278,14 @@ int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_
         (rc = adcp_sql_exec(c, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", NULL, 0, err)))
       goto out;
   }
-  if ((rc = feed_read_horizon(&horizon, c, account, err))) goto out;
-  if (q->cursor && feed_position_before(&pos, &horizon, !account)) {
+  if ((rc = adcp_feed__read_horizon(&horizon, c, account, err))) goto out;
+  if (q->cursor && adcp_feed__position_before(&pos, &horizon, !account)) {
     rc = adcp_error_set(err, ADCP_ECURSOR_EXPIRED,
                         "change cursor is older than the retained change history; resynchronize from current "
                         "revisions");
     goto out;
   }
-  if (q->cursor && (rc = feed_check_not_ahead(c, &pos, !account, err))) goto out;
+  if (q->cursor && (rc = adcp_feed__check_not_ahead(c, &pos, !account, err))) goto out;
   if (!q->cursor) pos = horizon;
   if ((rc = read_page(out, c, &pos, account, q->kinds, limit, err))) goto out;
   if (out->count) {
@@ -333,4 +333,4 @@ int adcp_feed_head(char **out, adcp_sql_conn *c, const char *account_id, adcp_er
   return 0;
 }
 
-int feed_json_string(adcp_buf *b, const char *s) { return adcp_jcs_write_string(b, s, strlen(s)); }
+int adcp_feed__json_string(adcp_buf *b, const char *s) { return adcp_jcs_write_string(b, s, strlen(s)); }

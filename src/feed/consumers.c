@@ -71,17 +71,17 @@ static int write_position(adcp_sql_conn *c, const char *name, const char *accoun
 int adcp_feed_consumer_register(adcp_sql_conn *c, const char *name, const char *account_id, const char *cursor,
                                 adcp_error *err) {
   if (account_id && !*account_id) account_id = NULL;
-  int rc = feed_check_name(name, "consumer name", 128, err);
-  if (!rc && account_id) rc = feed_check_account(account_id, err);
+  int rc = adcp_feed__check_name(name, "consumer name", 128, err);
+  if (!rc && account_id) rc = adcp_feed__check_account(account_id, err);
   adcp_feed_position p, h;
   memset(&p, 0, sizeof p);
   if (!rc && cursor) rc = adcp_feed_cursor_decode(&p, cursor, account_id, err);
   if (rc) return rc;
   if ((rc = adcp_sql_begin(c, 1, err))) return rc;
-  if (!(rc = feed_read_horizon(&h, c, account_id, err))) {
+  if (!(rc = adcp_feed__read_horizon(&h, c, account_id, err))) {
     if (!cursor) p = h;
-    if (feed_position_before(&p, &h, !account_id)) rc = expired(err);
-    else if (cursor) rc = feed_check_not_ahead(c, &p, !account_id, err);
+    if (adcp_feed__position_before(&p, &h, !account_id)) rc = expired(err);
+    else if (cursor) rc = adcp_feed__check_not_ahead(c, &p, !account_id, err);
   }
   if (!rc) rc = write_position(c, name, account_id, &p, 1, err);
   if (!rc) return adcp_sql_commit(c, err);
@@ -90,7 +90,7 @@ int adcp_feed_consumer_register(adcp_sql_conn *c, const char *name, const char *
 }
 
 int adcp_feed_consumer_advance(adcp_sql_conn *c, const char *name, const char *cursor, adcp_error *err) {
-  int rc = feed_check_name(name, "consumer name", 128, err);
+  int rc = adcp_feed__check_name(name, "consumer name", 128, err);
   if (!rc && !cursor) rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "advance needs a cursor");
   if (rc) return rc;
   if ((rc = adcp_sql_begin(c, 1, err))) return rc;
@@ -119,12 +119,12 @@ int adcp_feed_consumer_advance(adcp_sql_conn *c, const char *name, const char *c
   }
   const char *acc = account[0] ? account : NULL;
   if (!rc) rc = adcp_feed_cursor_decode(&p, cursor, acc, err);
-  if (!rc && feed_position_before(&p, &cur, !acc))
+  if (!rc && adcp_feed__position_before(&p, &cur, !acc))
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
                         "cursor is behind consumer %s's position; register it again to move it back", name);
-  if (!rc) rc = feed_read_horizon(&h, c, acc, err);
-  if (!rc && feed_position_before(&p, &h, !acc)) rc = expired(err);
-  if (!rc) rc = feed_check_not_ahead(c, &p, !acc, err);
+  if (!rc) rc = adcp_feed__read_horizon(&h, c, acc, err);
+  if (!rc && adcp_feed__position_before(&p, &h, !acc)) rc = expired(err);
+  if (!rc) rc = adcp_feed__check_not_ahead(c, &p, !acc, err);
   if (!rc) rc = write_position(c, name, acc, &p, 0, err);
   if (!rc) return adcp_sql_commit(c, err);
   adcp_sql_rollback(c, NULL);
@@ -202,7 +202,7 @@ int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_co
 }
 
 int adcp_feed_consumer_drop(adcp_sql_conn *c, const char *name, adcp_error *err) {
-  int rc = feed_check_name(name, "consumer name", 128, err);
+  int rc = adcp_feed__check_name(name, "consumer name", 128, err);
   if (rc) return rc;
   adcp_sql_param n = adcp_sql_text(name);
   int64_t changed = 0;

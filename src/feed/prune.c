@@ -98,9 +98,9 @@ static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_
     if (!rc) rc = adcp_sql_exec(c, "DELETE FROM temp.adcp_feed_prune_batch", NULL, 0, err);
     if (!rc) out->deleted = (uint64_t)n;
   }
-  if (!rc) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
+  if (!rc) rc = adcp_feed__read_horizon(&out->deployment_horizon, c, NULL, err);
   if (!rc && dry_run) { /* the same statements, undone: the count is exact for this instant */
-    if (!(rc = adcp_sql_rollback(c, err))) rc = feed_read_horizon(&out->deployment_horizon, c, NULL, err);
+    if (!(rc = adcp_sql_rollback(c, err))) rc = adcp_feed__read_horizon(&out->deployment_horizon, c, NULL, err);
     return rc;
   }
   if (!rc) return adcp_sql_commit(c, err);

@@ -16,7 +16,7 @@ int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_
   adcp_import_source chk;
   int rc = adcp_import_source_parse(&chk, adcp_import_source_name(s), err);
   if (rc) return rc;
-  if ((rc = import_source_probe(src, s, err))) return rc;
+  if ((rc = adcp_import__source_probe(src, s, err))) return rc;
   adcp_sql_conn *dst = adcp_ledger_conn(l);
   const char *pat = NULL, *pid = NULL;
   import_candidate *prev = NULL;
@@ -24,19 +24,19 @@ int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_
   for (;;) {
     import_candidate *v;
     size_t n;
-    rc = import_source_batch(&v, &n, src, s, NULL, pat, pid, 1000, err);
-    import_candidates_free(prev, nprev);
+    rc = adcp_import__source_batch(&v, &n, src, s, NULL, pat, pid, 1000, err);
+    adcp_import__candidates_free(prev, nprev);
     if (rc) return rc;
     for (size_t i = 0; !rc && i < n; i++) {
       char rev[ADCP_LEDGER_ID_MAX], acct[ADCP_LEDGER_ID_MAX];
-      import_safe_text(rev, sizeof rev, v[i].revision_id);
-      import_safe_text(acct, sizeof acct, v[i].account_id);
+      adcp_import__safe_text(rev, sizeof rev, v[i].revision_id);
+      adcp_import__safe_text(acct, sizeof acct, v[i].account_id);
       int present = 0, quar = 0, collision = 0;
-      rc = import_dst_state(&present, &quar, &collision, dst, acct, rev, err);
+      rc = adcp_import__dst_state(&present, &quar, &collision, dst, acct, rev, err);
       /* Another account's revision of this ID: this legacy revision was never
        * imported and never can be; quarantined with its reason, counted so. */
       if (!rc && collision && !quar && !dry_run) {
-        rc = import_quarantine_insert(dst, s, rev, acct, "header", IMPORT_COLLISION_MESSAGE, err);
+        rc = adcp_import__quarantine_insert(dst, s, rev, acct, "header", IMPORT_COLLISION_MESSAGE, err);
         quar = !rc;
       }
       if (collision && dry_run) quar = 1;
@@ -48,15 +48,15 @@ int adcp_import_finish(adcp_import_finish_result *out, adcp_ledger *l, adcp_sql_
     if (n) pat = v[n - 1].recorded_at, pid = v[n - 1].revision_id;
     if (rc || n < 1000) break;
   }
-  import_candidates_free(prev, nprev);
+  adcp_import__candidates_free(prev, nprev);
   if (rc) return rc;
   /* The walk pages by (recorded_at, revision_id): a revision it cannot
    * position (recorded_at NULL, or not text) is never walked. Every legacy
    * revision must have been seen before the table may go. */
   uint64_t total = 0;
-  if ((rc = import_source_count(&total, src, s, NULL, err))) return rc;
+  if ((rc = adcp_import__source_count(&total, src, s, NULL, err))) return rc;
   if (total > out->candidates) out->remaining += total - out->candidates;
-  const char *from = import_legacy_table(s);
+  const char *from = adcp_import__legacy_table(s);
   snprintf(out->renamed_from, sizeof out->renamed_from, "%s", from);
   snprintf(out->renamed_to, sizeof out->renamed_to, "%s_imported", from);
   if (out->remaining)

@@ -90,9 +90,9 @@ typedef struct safe_ids {
 
 static void safe_ids_of(safe_ids *s, const import_candidate *c) {
   char at[64];
-  s->cursor_ok = import_safe_text(s->rev, sizeof s->rev, c->revision_id) &&
-                 import_safe_text(at, sizeof at, c->recorded_at) && strlen(c->recorded_at) < 40;
-  import_safe_text(s->acct, sizeof s->acct, c->account_id);
+  s->cursor_ok = adcp_import__safe_text(s->rev, sizeof s->rev, c->revision_id) &&
+                 adcp_import__safe_text(at, sizeof at, c->recorded_at) && strlen(c->recorded_at) < 40;
+  adcp_import__safe_text(s->acct, sizeof s->acct, c->account_id);
 }
 
 /* Quarantine record and cursor advance in one transaction: a crash leaves
@@ -109,7 +109,7 @@ static int quarantine(run *x, const import_candidate *c, const safe_ids *ids, co
   }
   if (x->o->dry_run) return 0;
   int rc = adcp_sql_begin(x->dst, 1, err);
-  if (!rc) rc = import_quarantine_insert(x->dst, x->o->source, ids->rev, ids->acct, check, msg, err);
+  if (!rc) rc = adcp_import__quarantine_insert(x->dst, x->o->source, ids->rev, ids->acct, check, msg, err);
   if (!rc && ids->cursor_ok) rc = cursor_store(x, c, err);
   if (!rc) rc = adcp_sql_commit(x->dst, err);
   if (rc) adcp_sql_rollback(x->dst, NULL);
@@ -179,7 +179,7 @@ static int encode_check(int *failed, adcp_rows_result *res, run *x, const import
                         adcp_binding_algorithm alg, adcp_error *err) {
   *failed = 0;
   import_rows it;
-  int rc = import_rows_open(&it, x->src, x->o->source, c->revision_id, err);
+  int rc = adcp_import__rows_open(&it, x->src, x->o->source, c->revision_id, err);
   if (rc) return rc;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, c->revision_id, &h->totals, alg, NULL, NULL};
   adcp_rows_encoder *enc = NULL;
@@ -187,11 +187,11 @@ static int encode_check(int *failed, adcp_rows_result *res, run *x, const import
   const char *row;
   size_t len;
   int more;
-  while (!rc && (more = import_rows_next(&it, &row, &len, err)) == 1) rc = adcp_rows_encoder_add_json(enc, row, len, err);
+  while (!rc && (more = adcp_import__rows_next(&it, &row, &len, err)) == 1) rc = adcp_rows_encoder_add_json(enc, row, len, err);
   if (!rc && more < 0) rc = more;
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
-  import_rows_close(&it);
+  adcp_import__rows_close(&it);
   if (rc) return rc;
   if (res->row_count != h->rows) *failed = ADCP_LEDGER_EXPECT_ROW_COUNT;
   else if (res->canonical_byte_count != h->bytes) *failed = ADCP_LEDGER_EXPECT_BYTE_COUNT;
@@ -212,7 +212,7 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
     return rc;
   }
   import_rows it;
-  int rc = import_rows_open(&it, x->src, x->o->source, c->revision_id, err);
+  int rc = adcp_import__rows_open(&it, x->src, x->o->source, c->revision_id, err);
   if (rc) return rc;
   adcp_ledger_commit req = {
       .version = 1,
@@ -225,7 +225,7 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
       .configuration_id = c->configuration_id,
       .period_ordinal = c->period_ordinal,
       .totals = &h->totals,
-      .next_row = import_rows_next,
+      .next_row = adcp_import__rows_next,
       .row_ctx = &it,
       .binding_id = ADCP_LEDGER_POSTGRES_BINDING,
       .binding_algorithm = alg,
@@ -235,7 +235,7 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
   };
   rc = adcp_ledger_commit_revision(res, x->l, &req, err);
   *failed = res->expect_failed;
-  import_rows_close(&it);
+  adcp_import__rows_close(&it);
   return rc;
 }
 
@@ -246,7 +246,7 @@ static int one(run *x, const import_candidate *c, int *cursor_ok, adcp_error *er
   safe_ids_of(&ids, c);
   *cursor_ok = ids.cursor_ok;
   int present = 0, quar = 0, collision = 0;
-  int rc = import_dst_state(&present, &quar, &collision, x->dst, ids.acct, ids.rev, err);
+  int rc = adcp_import__dst_state(&present, &quar, &collision, x->dst, ids.acct, ids.rev, err);
   if (rc) return rc;
   if (quar) {
     rep->already_quarantined++;
@@ -323,13 +323,13 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
   if (o->account_id && (rc = adcp_ledger_check_identifier(o->account_id, "account", err))) return rc;
   run x = {.l = l, .dst = adcp_ledger_conn(l), .src = src, .o = o, .rep = out};
   if ((rc = cursor_key(&x, err))) return rc;
-  if ((rc = import_source_probe(src, o->source, err))) return rc;
+  if ((rc = adcp_import__source_probe(src, o->source, err))) return rc;
   double t0 = now_s();
   char at[40] = "", id[ADCP_LEDGER_ID_MAX] = "";
   int have = 0;
   if (o->resume && (rc = cursor_load(at, id, &have, &x, err))) return rc;
   out->resumed = have;
-  if ((rc = import_source_count(&out->candidates, src, o->source, o->account_id, err))) return rc;
+  if ((rc = adcp_import__source_count(&out->candidates, src, o->source, o->account_id, err))) return rc;
   /* The walk's position is the last candidate as the source returned it (a
    * hostile ID of any length pages exactly), kept until the next batch. */
   const char *pat = have ? at : NULL, *pid = have ? id : NULL;
@@ -341,8 +341,8 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
     size_t want = batch;
     if (o->max_candidates && o->max_candidates - out->examined < want) want = (size_t)(o->max_candidates - out->examined);
     if (!want) break;
-    rc = import_source_batch(&v, &n, src, o->source, o->account_id, pat, pid, want, err);
-    import_candidates_free(prev, nprev);
+    rc = adcp_import__source_batch(&v, &n, src, o->source, o->account_id, pat, pid, want, err);
+    adcp_import__candidates_free(prev, nprev);
     prev = NULL, nprev = 0;
     if (rc) return rc;
     out->batches += n > 0;
@@ -370,7 +370,7 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
     if (rc) break;
     if (n < want) break;
   }
-  import_candidates_free(prev, nprev);
+  adcp_import__candidates_free(prev, nprev);
   out->elapsed_s = now_s() - t0;
   return rc;
 }

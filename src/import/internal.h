@@ -17,16 +17,16 @@ typedef struct import_candidate {
   char *recorded_at;  /* cursor position, UTC text as the source orders it */
 } import_candidate;
 
-void import_candidate_free(import_candidate *c);
+void adcp_import__candidate_free(import_candidate *c);
 
 /* Checks src holds the source's tables (INVALID_INPUT naming them otherwise). */
-int import_source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *err);
+int adcp_import__source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *err);
 /* Candidates in scope (for the ETA). */
-int import_source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account, adcp_error *err);
+int adcp_import__source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account, adcp_error *err);
 /* Up to limit candidates after (at, id) (NULL: from the start), in order. */
-int import_source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
+int adcp_import__source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
                         const char *account, const char *at, const char *id, size_t limit, adcp_error *err);
-void import_candidates_free(import_candidate *v, size_t n);
+void adcp_import__candidates_free(import_candidate *v, size_t n);
 
 /* Row iterator over one candidate's rows, in ordinal order (an
  * adcp_ledger_row_fn). */
@@ -36,23 +36,23 @@ typedef struct import_rows {
   uint64_t ordinal; /* rows handed over so far */
   int chars;        /* the source measures in characters (SQLite's length()) */
 } import_rows;
-int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
+int adcp_import__rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
                      adcp_error *err);
-int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err);
-void import_rows_close(import_rows *it);
+int adcp_import__rows_next(void *ctx, const char **row, size_t *len, adcp_error *err);
+void adcp_import__rows_close(import_rows *it);
 
 /* The legacy table --finish renames. */
-const char *import_legacy_table(adcp_import_source s);
+const char *adcp_import__legacy_table(adcp_import_source s);
 
 /* present: revision_id is a revision of account_id in this ledger;
  * collision: it names another account's revision (never importable, and
  * never "migrated"); quarantined: recorded in the quarantine. Both IDs must
- * be import_safe_text forms (they travel as SQL parameters). */
-int import_dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
+ * be adcp_import__safe_text forms (they travel as SQL parameters). */
+int adcp_import__dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
                      const char *revision_id, adcp_error *err);
 
 /* Records a quarantine (idempotent) in the caller's transaction. */
-int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
+int adcp_import__quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
                              const char *account_id, const char *check, const char *message, adcp_error *err);
 
 /* out (cap >= 256) = raw when it is valid UTF-8 without control characters
@@ -60,7 +60,7 @@ int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const cha
  * every other byte as \xHH, cut to 255 bytes (returns 0). A hostile byte
  * never reaches SQL (PostgreSQL refuses invalid UTF-8: SQLSTATE 22021) or the
  * output (invalid JSON). */
-int import_safe_text(char *out, size_t cap, const char *raw);
+int adcp_import__safe_text(char *out, size_t cap, const char *raw);
 
 /* The message of a revision ID that names another account's revision. */
 #define IMPORT_COLLISION_MESSAGE \

@@ -71,11 +71,11 @@ static const char py_lite_select[] =
 static const char py_lite_after[] =
     "AND (h.recorded_at > $2 OR (h.recorded_at = $2 AND h.reporting_revision_id > $3)) ";
 
-const char *import_legacy_table(adcp_import_source s) {
+const char *adcp_import__legacy_table(adcp_import_source s) {
   return s == ADCP_IMPORT_PY_INLINE ? "reporting_revision_rows" : "adcp_reporting_revisions";
 }
 
-int import_source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *err) {
+int adcp_import__source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *err) {
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sql;
   if (s == ADCP_IMPORT_PY_INLINE)
@@ -105,7 +105,7 @@ int import_source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_error *er
                         "adcp_reporting_obligations are required (see docs/adopting.md)");
 }
 
-int import_source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account,
+int adcp_import__source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account,
                         adcp_error *err) {
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sql =
@@ -124,15 +124,15 @@ int import_source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s,
   return rc;
 }
 
-void import_candidate_free(import_candidate *c) {
+void adcp_import__candidate_free(import_candidate *c) {
   char **f[] = {&c->revision_id, &c->obligation_id, &c->account_id, &c->configuration_id, &c->period_start,
                 &c->period_end, &c->finality, &c->content_sha256, &c->byte_count, &c->row_count,
                 &c->algorithm, &c->totals_json, &c->rows_type, &c->recorded_at};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) free(*f[i]), *f[i] = NULL;
 }
 
-void import_candidates_free(import_candidate *v, size_t n) {
-  for (size_t i = 0; v && i < n; i++) import_candidate_free(&v[i]);
+void adcp_import__candidates_free(import_candidate *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) adcp_import__candidate_free(&v[i]);
   free(v);
 }
 
@@ -145,7 +145,7 @@ static char *dup_col(adcp_sql_rows *r, int col) {
   return d;
 }
 
-int import_source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
+int adcp_import__source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
                         const char *account, const char *at, const char *id, size_t limit, adcp_error *err) {
   *out = NULL, *n = 0;
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
@@ -198,14 +198,14 @@ int import_source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, a
   }
   adcp_sql_rows_free(r);
   if (rc < 0) {
-    import_candidates_free(v, k);
+    adcp_import__candidates_free(v, k);
     return rc;
   }
   *out = v, *n = k;
   return 0;
 }
 
-int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
+int adcp_import__rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
                      adcp_error *err) {
   memset(it, 0, sizeof *it);
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
@@ -237,7 +237,7 @@ int import_rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, 
   return adcp_sql_query(&it->r, src, sql, p, 2, err);
 }
 
-int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
+int adcp_import__rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
   import_rows *it = ctx;
   if (it->done) return 0;
   int rc = adcp_sql_next(it->r, err);
@@ -264,12 +264,12 @@ int import_rows_next(void *ctx, const char **row, size_t *len, adcp_error *err) 
   return 1;
 }
 
-void import_rows_close(import_rows *it) {
+void adcp_import__rows_close(import_rows *it) {
   adcp_sql_rows_free(it->r);
   it->r = NULL;
 }
 
-int import_safe_text(char *out, size_t cap, const char *raw) {
+int adcp_import__safe_text(char *out, size_t cap, const char *raw) {
   adcp_error e = {0};
   if (!raw) raw = "";
   if (*raw && !adcp_ledger_check_identifier(raw, "id", &e) && strlen(raw) < cap) {
@@ -291,7 +291,7 @@ int import_safe_text(char *out, size_t cap, const char *raw) {
   return 0;
 }
 
-int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
+int adcp_import__quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
                              const char *account_id, const char *check, const char *message, adcp_error *err) {
   char m[512];
   snprintf(m, sizeof m, "%s", message);
@@ -303,7 +303,7 @@ int import_quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const cha
                        p, 5, err);
 }
 
-int import_dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
+int adcp_import__dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
                      const char *revision_id, adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(revision_id);
   char owner[ADCP_LEDGER_ID_MAX] = "";

@@ -31,7 +31,7 @@ int adcp_issues_note_revision_verified(adcp_issue_result *res, adcp_issues *s, c
   if (res) memset(res, 0, sizeof *res);
   if (code && code != ADCP_EROWS_INTEGRITY_FAILED && code != ADCP_EROWS_UNAVAILABLE) return 0;
   char key[ADCP_ISSUE_KEY_MAX];
-  int rc = issues__check_text(revision_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "revision_id", err);
+  int rc = adcp_issues__check_text(revision_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "revision_id", err);
   if (!rc) rc = key_of(key, ADCP_ISSUE_KEY_REVISION_UNREADABLE, revision_id, NULL, err);
   return rc ? rc : open_or_retire(res, s, account_id, key, code != 0, err);
 }
@@ -40,8 +40,8 @@ int adcp_issues_note_retirement_stalled(adcp_issue_result *res, adcp_issues *s, 
                                         const char *obligation_id, int stalled, adcp_error *err) {
   if (res) memset(res, 0, sizeof *res);
   char key[ADCP_ISSUE_KEY_MAX];
-  int rc = issues__check_text(account_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "account_id", err);
-  if (!rc) rc = issues__check_text(obligation_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "obligation_id", err);
+  int rc = adcp_issues__check_text(account_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "account_id", err);
+  if (!rc) rc = adcp_issues__check_text(obligation_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "obligation_id", err);
   if (!rc) rc = key_of(key, ADCP_ISSUE_KEY_RETIREMENT_STALLED, account_id, obligation_id, err);
   return rc ? rc : open_or_retire(res, s, account_id, key, stalled, err);
 }
@@ -50,7 +50,7 @@ int adcp_issues_note_collector_fenced(adcp_issue_result *res, adcp_issues *s, co
                                       adcp_error *err) {
   if (res) memset(res, 0, sizeof *res);
   char key[ADCP_ISSUE_KEY_MAX];
-  int rc = issues__check_text(binding_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "binding_id", err);
+  int rc = adcp_issues__check_text(binding_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "binding_id", err);
   if (!rc) rc = key_of(key, ADCP_ISSUE_KEY_COLLECTOR_FENCED, binding_id, NULL, err);
   return rc ? rc : open_or_retire(res, s, ADCP_ISSUES_DEPLOYMENT_ACCOUNT, key, fenced, err);
 }
@@ -61,7 +61,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
   if (!out) out = &local;
   memset(out, 0, sizeof *out);
   if (threshold_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "threshold must not be negative");
-  int r = issues__ready(s, err);
+  int r = adcp_issues__ready(s, err);
   if (r <= 0) return r;
   adcp_intent_info *v = NULL;
   size_t n = 0;
@@ -69,7 +69,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
   if (rc) return rc;
   char now[32];
   int64_t now_us = 0;
-  if (!(rc = adcp_sql_now(s->conn, now, err)) && issues__parse_instant(&now_us, now))
+  if (!(rc = adcp_sql_now(s->conn, now, err)) && adcp_issues__parse_instant(&now_us, now))
     rc = adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   /* Keys of the conditions present now (an intent list is bounded by the
    * sweep; duplicates per (binding, account) collapse in ensure). */
@@ -78,7 +78,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
   if (!rc && !present) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < n; i++) {
     int64_t exp_us;
-    if (v[i].configured || issues__parse_instant(&exp_us, v[i].expires_at)) continue;
+    if (v[i].configured || adcp_issues__parse_instant(&exp_us, v[i].expires_at)) continue;
     if (now_us - exp_us < threshold_ms * 1000) continue;
     char key[ADCP_ISSUE_KEY_MAX];
     if (key_of(key, ADCP_ISSUE_KEY_INTENTS_UNCONFIGURED, v[i].row_binding_id, v[i].account_id, err)) continue;

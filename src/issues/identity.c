@@ -32,7 +32,7 @@ static int derive(char out[ADCP_ISSUE_ID_LEN + 1], const char *prefix, const adc
 }
 
 int adcp_issue_id(char out[ADCP_ISSUE_ID_LEN + 1], const char *issue_key, int64_t generation, adcp_error *err) {
-  int rc = issues__check_text(issue_key, ADCP_ISSUE_KEY_MAX, 0, "issue_key", err);
+  int rc = adcp_issues__check_text(issue_key, ADCP_ISSUE_KEY_MAX, 0, "issue_key", err);
   if (rc) return rc;
   if (generation < 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "generation must be at least 1");
   adcp_buf b;

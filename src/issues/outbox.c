@@ -12,7 +12,7 @@
 
 #define Q(name) char name[4096]
 
-int issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const char *kind, const char *state_after,
+int adcp_issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const char *kind, const char *state_after,
                    const char *occurred_at, adcp_error *err) {
   *recorded = 0;
   char event_id[ADCP_ISSUE_ID_LEN + 1];
@@ -39,7 +39,7 @@ int issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const cha
                         "($1, (SELECT coalesce(max(seq), 0) + 1 FROM reporting_issue_events), $2, $3, $4, $5, $6, $7, "
                         "$8, $9, adcp_now(), adcp_now()) ON CONFLICT (issue_id, kind) DO NOTHING";
   int64_t n = 0;
-  rc = adcp_sql_exec_changes(&n, s->conn, issues__sql(s, q, sizeof q, t), p, 9, err);
+  rc = adcp_sql_exec_changes(&n, s->conn, adcp_issues__sql(s, q, sizeof q, t), p, 9, err);
   if (!rc) *recorded = n == 1;
   return rc;
 }
@@ -54,24 +54,24 @@ int issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const cha
 
 static void read_event(adcp_issue_event *e, adcp_sql_rows *r) {
   memset(e, 0, sizeof *e);
-  issues__copy(e->event_id, sizeof e->event_id, adcp_sql_get_text(r, 0, NULL));
+  adcp_issues__copy(e->event_id, sizeof e->event_id, adcp_sql_get_text(r, 0, NULL));
   e->seq = adcp_sql_get_int64(r, 1);
-  issues__copy(e->account_id, sizeof e->account_id, adcp_sql_get_text(r, 2, NULL));
-  issues__copy(e->issue_id, sizeof e->issue_id, adcp_sql_get_text(r, 3, NULL));
-  issues__copy(e->issue_key, sizeof e->issue_key, adcp_sql_get_text(r, 4, NULL));
+  adcp_issues__copy(e->account_id, sizeof e->account_id, adcp_sql_get_text(r, 2, NULL));
+  adcp_issues__copy(e->issue_id, sizeof e->issue_id, adcp_sql_get_text(r, 3, NULL));
+  adcp_issues__copy(e->issue_key, sizeof e->issue_key, adcp_sql_get_text(r, 4, NULL));
   e->generation = adcp_sql_get_int64(r, 5);
-  issues__copy(e->consumer_id, sizeof e->consumer_id, adcp_sql_get_text(r, 6, NULL));
-  issues__copy(e->kind, sizeof e->kind, adcp_sql_get_text(r, 7, NULL));
-  issues__copy(e->issue_state, sizeof e->issue_state, adcp_sql_get_text(r, 8, NULL));
-  issues__copy(e->occurred_at, sizeof e->occurred_at, adcp_sql_get_text(r, 9, NULL));
-  issues__copy(e->recorded_at, sizeof e->recorded_at, adcp_sql_get_text(r, 10, NULL));
-  issues__copy(e->available_at, sizeof e->available_at, adcp_sql_get_text(r, 11, NULL));
-  issues__copy(e->lease_token, sizeof e->lease_token, adcp_sql_get_text(r, 12, NULL));
-  issues__copy(e->lease_expires_at, sizeof e->lease_expires_at, adcp_sql_get_text(r, 13, NULL));
+  adcp_issues__copy(e->consumer_id, sizeof e->consumer_id, adcp_sql_get_text(r, 6, NULL));
+  adcp_issues__copy(e->kind, sizeof e->kind, adcp_sql_get_text(r, 7, NULL));
+  adcp_issues__copy(e->issue_state, sizeof e->issue_state, adcp_sql_get_text(r, 8, NULL));
+  adcp_issues__copy(e->occurred_at, sizeof e->occurred_at, adcp_sql_get_text(r, 9, NULL));
+  adcp_issues__copy(e->recorded_at, sizeof e->recorded_at, adcp_sql_get_text(r, 10, NULL));
+  adcp_issues__copy(e->available_at, sizeof e->available_at, adcp_sql_get_text(r, 11, NULL));
+  adcp_issues__copy(e->lease_token, sizeof e->lease_token, adcp_sql_get_text(r, 12, NULL));
+  adcp_issues__copy(e->lease_expires_at, sizeof e->lease_expires_at, adcp_sql_get_text(r, 13, NULL));
   e->attempts = adcp_sql_get_int64(r, 14);
-  issues__copy(e->completed_at, sizeof e->completed_at, adcp_sql_get_text(r, 15, NULL));
-  issues__copy(e->dead_lettered_at, sizeof e->dead_lettered_at, adcp_sql_get_text(r, 16, NULL));
-  issues__copy(e->external_ref, sizeof e->external_ref, adcp_sql_get_text(r, 17, NULL));
+  adcp_issues__copy(e->completed_at, sizeof e->completed_at, adcp_sql_get_text(r, 15, NULL));
+  adcp_issues__copy(e->dead_lettered_at, sizeof e->dead_lettered_at, adcp_sql_get_text(r, 16, NULL));
+  adcp_issues__copy(e->external_ref, sizeof e->external_ref, adcp_sql_get_text(r, 17, NULL));
 }
 
 static int by_seq(const void *a, const void *b) {
@@ -97,15 +97,15 @@ int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues 
   if (limit < 1 || limit > 1000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "claim limit must be 1..1000");
   if (lease_ms <= 0 || lease_ms > 86400000LL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "lease must be more than 0 and at most 24 h");
-  int rc = issues__require_ready(s, err);
+  int rc = adcp_issues__require_ready(s, err);
   if (rc) return rc;
   char nonce[33], now[32] = "", expires[32] = "";
   int pg = s->dialect == ADCP_SQL_POSTGRES;
   if ((rc = random_hex(nonce, err))) return rc;
   /* PostgreSQL reads its clock in the statement (one round trip); SQLite's
    * clock is this host's, read through the connection. */
-  if (!pg && (rc = issues__now_plus(s, now, 0, err))) return rc;
-  if (!pg && issues__shift(expires, now, lease_ms))
+  if (!pg && (rc = adcp_issues__now_plus(s, now, 0, err))) return rc;
+  if (!pg && adcp_issues__shift(expires, now, lease_ms))
     return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   Q(q);
   /* Candidates in recording order from the pending index; an event whose
@@ -135,7 +135,7 @@ int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues 
                          adcp_sql_text(now), adcp_sql_int64((int64_t)limit)};
   if (pg) p[2] = adcp_sql_int64((int64_t)limit);
   adcp_sql_rows *r;
-  if ((rc = adcp_sql_query(&r, s->conn, issues__sql(s, q, sizeof q, t), p, pg ? 3 : 4, err))) return rc;
+  if ((rc = adcp_sql_query(&r, s->conn, adcp_issues__sql(s, q, sizeof q, t), p, pg ? 3 : 4, err))) return rc;
   adcp_issue_event *v = calloc(limit, sizeof *v);
   if (!v) {
     adcp_sql_rows_free(r);
@@ -162,7 +162,7 @@ static int settle(int *ok, adcp_issues *s, const char *event_id, const char *tok
   Q(q);
   adcp_sql_param p[3] = {adcp_sql_text(event_id), adcp_sql_text(token), adcp_sql_text(instant)};
   int64_t n = 0;
-  int rc = adcp_sql_exec_changes(&n, s->conn, issues__sql(s, q, sizeof q, tmpl), p, instant ? 3 : 2, err);
+  int rc = adcp_sql_exec_changes(&n, s->conn, adcp_issues__sql(s, q, sizeof q, tmpl), p, instant ? 3 : 2, err);
   if (!rc && ok) *ok = n == 1;
   return rc;
 }
@@ -185,7 +185,7 @@ int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, con
                                 size_t n, adcp_error *err) {
   if (completed) *completed = 0;
   if (ok && n) memset(ok, 0, n * sizeof *ok);
-  int rc = issues__require_ready(s, err);
+  int rc = adcp_issues__require_ready(s, err);
   if (rc) return rc;
   if (n > 1000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "at most 1000 events per complete");
   if (!n) return 0;
@@ -194,8 +194,8 @@ int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, con
   rc = adcp_buf_append_byte(&j, '[');
   for (size_t i = 0; !rc && i < n; i++) {
     const char *id = leases[i].event_id, *tok = leases[i].lease_token;
-    if (!id || !tok || !*id || !*tok || issues__check_text(id, ADCP_ISSUE_KEY_MAX, 0, "event_id", NULL) ||
-        issues__check_text(tok, ADCP_ISSUE_KEY_MAX, 0, "lease_token", NULL)) {
+    if (!id || !tok || !*id || !*tok || adcp_issues__check_text(id, ADCP_ISSUE_KEY_MAX, 0, "event_id", NULL) ||
+        adcp_issues__check_text(tok, ADCP_ISSUE_KEY_MAX, 0, "lease_token", NULL)) {
       adcp_buf_free(&j);
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "event_id and lease_token are required (valid text)");
     }
@@ -248,9 +248,9 @@ int adcp_issues_release_event(int *ok, adcp_issues *s, const char *event_id, con
   if (ok) *ok = 0;
   if (retry_after_ms < 0 || retry_after_ms > 30LL * 86400000)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retry_after must be 0..30 days");
-  int rc = issues__require_ready(s, err);
+  int rc = adcp_issues__require_ready(s, err);
   char at[32];
-  if (!rc) rc = issues__now_plus(s, at, retry_after_ms, err);
+  if (!rc) rc = adcp_issues__now_plus(s, at, retry_after_ms, err);
   if (rc) return rc;
   return settle(ok, s, event_id, lease_token,
                 "UPDATE reporting_issue_events SET available_at = @in(3), lease_token = NULL, lease_expires_at = NULL "
@@ -260,7 +260,7 @@ int adcp_issues_release_event(int *ok, adcp_issues *s, const char *event_id, con
 
 int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
                                   adcp_error *err) {
-  int rc = issues__require_ready(s, err);
+  int rc = adcp_issues__require_ready(s, err);
   if (rc) return rc;
   return settle(ok, s, event_id, lease_token,
                 "UPDATE reporting_issue_events SET dead_lettered_at = @now, lease_token = NULL, lease_expires_at = "
@@ -273,9 +273,9 @@ int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_tha
   if (deleted) *deleted = 0;
   if (older_than_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "older_than must not be negative");
   if (!limit) limit = 10000;
-  int rc = issues__require_ready(s, err);
+  int rc = adcp_issues__require_ready(s, err);
   char before[32];
-  if (!rc) rc = issues__now_plus(s, before, -older_than_ms, err);
+  if (!rc) rc = adcp_issues__now_plus(s, before, -older_than_ms, err);
   if (rc) return rc;
   Q(q);
   adcp_sql_param p[2] = {adcp_sql_text(before), adcp_sql_int64((int64_t)limit)};
@@ -283,7 +283,7 @@ int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_tha
   /* completed_at IS NOT NULL is the only way in: incomplete and dead-lettered
    * events are never deleted. */
   rc = adcp_sql_exec_changes(&n, s->conn,
-                             issues__sql(s, q, sizeof q,
+                             adcp_issues__sql(s, q, sizeof q,
                                          "DELETE FROM reporting_issue_events WHERE event_id IN (SELECT event_id FROM "
                                          "reporting_issue_events WHERE completed_at IS NOT NULL AND completed_at < "
                                          "@in(1) ORDER BY completed_at LIMIT $2)"),
@@ -294,13 +294,13 @@ int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_tha
 
 int adcp_issues_event_stats(adcp_issue_event_stats *out, adcp_issues *s, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  int r = issues__ready(s, err);
+  int r = adcp_issues__ready(s, err);
   if (r <= 0) return r;
   Q(q);
   adcp_sql_rows *rows;
   int rc = adcp_sql_query(
       &rows, s->conn,
-      issues__sql(s, q, sizeof q,
+      adcp_issues__sql(s, q, sizeof q,
                   "SELECT coalesce(sum(CASE WHEN completed_at IS NULL AND dead_lettered_at IS NULL THEN 1 ELSE 0 "
                   "END), 0), coalesce(sum(CASE WHEN completed_at IS NULL AND lease_expires_at > @now THEN 1 ELSE 0 "
                   "END), 0), coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0), "

@@ -25,7 +25,7 @@ int adcp_issues_open(adcp_issues **out, adcp_sql_conn *conn, adcp_error *err) {
 
 void adcp_issues_close(adcp_issues *s) { free(s); }
 
-void issues__copy(char *dst, size_t n, const char *src) {
+void adcp_issues__copy(char *dst, size_t n, const char *src) {
   size_t k = src ? strlen(src) : 0;
   if (k >= n) k = n - 1;
   if (k) memcpy(dst, src, k);
@@ -36,7 +36,7 @@ void issues__copy(char *dst, size_t n, const char *src) {
 
 #define PG_TS "to_char((%.*s) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
-const char *issues__sql(const adcp_issues *s, char *out, size_t n, const char *t) {
+const char *adcp_issues__sql(const adcp_issues *s, char *out, size_t n, const char *t) {
   int pg = s->dialect == ADCP_SQL_POSTGRES;
   size_t o = 0;
   out[0] = 0;
@@ -72,7 +72,7 @@ const char *issues__sql(const adcp_issues *s, char *out, size_t n, const char *t
 
 /* ---- instants ------------------------------------------------------------------ */
 
-int issues__parse_instant(int64_t *us, const char *t) {
+int adcp_issues__parse_instant(int64_t *us, const char *t) {
   struct tm tm = {0};
   int y, mo, d, h, mi, sec;
   long frac;
@@ -91,34 +91,34 @@ static void format_instant(char out[32], int64_t us) {
   gmtime_r(&secs, &tm);
   snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
            tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  issues__copy(out, 32, tmp);
+  adcp_issues__copy(out, 32, tmp);
 }
 
-int issues__shift(char out[32], const char *base, int64_t delta_ms) {
+int adcp_issues__shift(char out[32], const char *base, int64_t delta_ms) {
   int64_t us;
-  if (issues__parse_instant(&us, base)) return -1;
+  if (adcp_issues__parse_instant(&us, base)) return -1;
   format_instant(out, us + delta_ms * 1000);
   return 0;
 }
 
-int issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_error *err) {
+int adcp_issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_error *err) {
   char now[32];
   int rc = adcp_sql_now(s->conn, now, err);
   if (rc) return rc;
   int64_t us;
-  if (issues__parse_instant(&us, now)) return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
+  if (adcp_issues__parse_instant(&us, now)) return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   format_instant(out, us + delta_ms * 1000);
   return 0;
 }
 
-int issues__instant(adcp_issues *s, char out[32], const char *text, adcp_error *err) {
+int adcp_issues__instant(adcp_issues *s, char out[32], const char *text, adcp_error *err) {
   if (!text) return adcp_sql_now(s->conn, out, err);
   return adcp_ledger_normalize_instant(out, text, err);
 }
 
 /* ---- input ------------------------------------------------------------------------ */
 
-int issues__check_text(const char *v, size_t max, int allow_empty, const char *field, adcp_error *err) {
+int adcp_issues__check_text(const char *v, size_t max, int allow_empty, const char *field, adcp_error *err) {
   if (!v) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is required", field);
   size_t n = strlen(v);
   if (!n && allow_empty) return 0;
@@ -189,7 +189,7 @@ int adcp_issues_events_ready(int *ready, adcp_issues *s, adcp_error *err) {
   return rc < 0 ? rc : 0;
 }
 
-int issues__ready(adcp_issues *s, adcp_error *err) {
+int adcp_issues__ready(adcp_issues *s, adcp_error *err) {
   if (s->ready) return 1;
   int ready = 0;
   int rc = adcp_issues_events_ready(&ready, s, err);
@@ -198,8 +198,8 @@ int issues__ready(adcp_issues *s, adcp_error *err) {
   return ready;
 }
 
-int issues__require_ready(adcp_issues *s, adcp_error *err) {
-  int r = issues__ready(s, err);
+int adcp_issues__require_ready(adcp_issues *s, adcp_error *err) {
+  int r = adcp_issues__ready(s, err);
   if (r < 0) return r;
   if (!r)
     return adcp_error_set(err, ADCP_EREPORTING_SCHEMA_BEHIND,
@@ -209,31 +209,31 @@ int issues__require_ready(adcp_issues *s, adcp_error *err) {
 
 /* ---- the locked write transaction -------------------------------------------------- */
 
-int issues__abort(adcp_issues *s, int rc) {
+int adcp_issues__abort(adcp_issues *s, int rc) {
   adcp_sql_rollback(s->conn, NULL);
   return rc;
 }
 
-int issues__begin_locked(adcp_issues *s, const char *account_id, adcp_error *err) {
+int adcp_issues__begin_locked(adcp_issues *s, const char *account_id, adcp_error *err) {
   if (adcp_sql_in_transaction(s->conn))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "issues: the connection already has an open transaction");
   int rc = adcp_sql_begin(s->conn, 1, err);
   if (!rc) rc = adcp_ledger_lock_account(s->conn, account_id, err);
-  if (rc) return issues__abort(s, rc);
+  if (rc) return adcp_issues__abort(s, rc);
   return 0;
 }
 
-void issues__read_issue(adcp_issue *o, adcp_sql_rows *r, int c) {
+void adcp_issues__read_issue(adcp_issue *o, adcp_sql_rows *r, int c) {
   memset(o, 0, sizeof *o);
-  issues__copy(o->account_id, sizeof o->account_id, adcp_sql_get_text(r, c, NULL));
-  issues__copy(o->issue_key, sizeof o->issue_key, adcp_sql_get_text(r, c + 1, NULL));
+  adcp_issues__copy(o->account_id, sizeof o->account_id, adcp_sql_get_text(r, c, NULL));
+  adcp_issues__copy(o->issue_key, sizeof o->issue_key, adcp_sql_get_text(r, c + 1, NULL));
   o->generation = adcp_sql_get_int64(r, c + 2);
-  issues__copy(o->issue_id, sizeof o->issue_id, adcp_sql_get_text(r, c + 3, NULL));
-  issues__copy(o->consumer_id, sizeof o->consumer_id, adcp_sql_get_text(r, c + 4, NULL));
-  issues__copy(o->opened_at, sizeof o->opened_at, adcp_sql_get_text(r, c + 5, NULL));
-  issues__copy(o->state, sizeof o->state, adcp_sql_get_text(r, c + 6, NULL));
-  issues__copy(o->external_ref, sizeof o->external_ref, adcp_sql_get_text(r, c + 7, NULL));
-  issues__copy(o->retired_at, sizeof o->retired_at, adcp_sql_get_text(r, c + 8, NULL));
+  adcp_issues__copy(o->issue_id, sizeof o->issue_id, adcp_sql_get_text(r, c + 3, NULL));
+  adcp_issues__copy(o->consumer_id, sizeof o->consumer_id, adcp_sql_get_text(r, c + 4, NULL));
+  adcp_issues__copy(o->opened_at, sizeof o->opened_at, adcp_sql_get_text(r, c + 5, NULL));
+  adcp_issues__copy(o->state, sizeof o->state, adcp_sql_get_text(r, c + 6, NULL));
+  adcp_issues__copy(o->external_ref, sizeof o->external_ref, adcp_sql_get_text(r, c + 7, NULL));
+  adcp_issues__copy(o->retired_at, sizeof o->retired_at, adcp_sql_get_text(r, c + 8, NULL));
 }
 
 /* ---- JSON ------------------------------------------------------------------------------- */

@@ -18,7 +18,7 @@
 
 static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
 
-ledger_binding *ledger_binding_find(adcp_ledger *l, const char *id) {
+ledger_binding *adcp_ledger__binding_find(adcp_ledger *l, const char *id) {
   for (size_t i = 0; id && i < l->n_bindings; i++)
     if (!strcmp(l->bindings[i].id, id)) return &l->bindings[i];
   return NULL;
@@ -98,7 +98,7 @@ int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp
 int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_config *cfg, adcp_error *err) {
   int rc = adcp_ledger_binding_config_check(cfg, err);
   if (rc) return rc;
-  if (ledger_binding_find(l, cfg->id))
+  if (adcp_ledger__binding_find(l, cfg->id))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s is configured twice", cfg->id);
 
   /* Two bindings over one store and overlapping prefixes would let one
@@ -167,7 +167,7 @@ void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, 
 }
 
 /* Reads the stored row: *found, identity and namespace checks. */
-int ledger_binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
+int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(b->id);
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
@@ -197,14 +197,14 @@ int ledger_binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, c
 }
 
 int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err) {
-  int rc = ledger_register_binding(l, err); /* the implicit postgres binding + namespace key */
+  int rc = adcp_ledger__register_binding(l, err); /* the implicit postgres binding + namespace key */
   if (rc) return rc;
   if (id && !strcmp(id, ADCP_LEDGER_POSTGRES_BINDING)) return 0;
-  ledger_binding *b = ledger_binding_find(l, id);
+  ledger_binding *b = adcp_ledger__binding_find(l, id);
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id ? id : "");
   int found = 0;
   /* A stored row that is not ours is refused before we touch the store. */
-  if ((rc = ledger_binding_check_stored(l, b, &found, NULL, err))) return rc;
+  if ((rc = adcp_ledger__binding_check_stored(l, b, &found, NULL, err))) return rc;
   if (!found) {
     adcp_object_ctx ctx = {adcp_object_now_ms() + 30000, NULL};
     if ((rc = adcp_object_probe(b->client, &ctx, err))) return rc;
@@ -217,23 +217,23 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
                        "ON CONFLICT (row_binding_id) DO NOTHING",
                        p, 6, err);
     if (rc) return rc;
-    if ((rc = ledger_binding_check_stored(l, b, &found, NULL, err))) return rc;
+    if ((rc = adcp_ledger__binding_check_stored(l, b, &found, NULL, err))) return rc;
     if (!found) return adcp_error_set(err, ADCP_ESTORAGE, "binding %s could not be registered", b->id);
   }
   b->registered = 1;
   return 0;
 }
 
-int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err) {
+int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err) {
   *out = NULL;
-  ledger_binding *b = ledger_binding_find(l, id);
+  ledger_binding *b = adcp_ledger__binding_find(l, id);
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id);
   int rc = adcp_ledger_register_binding(l, id, err);
   if (rc) return rc;
   /* State is mutable: re-read it on every write. */
   char state[16] = "";
   int found = 0;
-  if ((rc = ledger_binding_check_stored(l, b, &found, state, err))) return rc;
+  if ((rc = adcp_ledger__binding_check_stored(l, b, &found, state, err))) return rc;
   if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s vanished", id);
   if (strcmp(state, "active"))
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is %s: new row sets go only to active bindings", id,
@@ -248,7 +248,7 @@ int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledge
   *out = NULL, *count = 0;
   /* Read-only: the namespace key is a SELECT; nothing is registered here
    * (a read-only database must list too). */
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, l->conn,
@@ -284,7 +284,7 @@ int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledge
       it->identity_matches = it->configured;
       it->namespace_matches = 1; /* the postgres kind does not depend on the namespace */
     } else {
-      ledger_binding *b = ledger_binding_find(l, it->id);
+      ledger_binding *b = adcp_ledger__binding_find(l, it->id);
       it->configured = b != NULL;
       it->identity_matches = b && !strcmp(b->identity_sha256, it->identity_sha256) && !strcmp(b->provider, it->provider);
     }

@@ -17,21 +17,21 @@ void adcp_ledger_collector_binding(adcp_ledger_object_binding *out, const adcp_l
 
 int adcp_ledger_collector_binding_check(char state[16], int *found, adcp_ledger *l, const char *id, adcp_error *err) {
   state[0] = 0, *found = 0;
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
-  ledger_binding *b = ledger_binding_find(l, id);
+  ledger_binding *b = adcp_ledger__binding_find(l, id);
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id);
-  return ledger_binding_check_stored(l, b, found, state, err);
+  return adcp_ledger__binding_check_stored(l, b, found, state, err);
 }
 
 int adcp_ledger_collector_namespace_key(char out[65], adcp_ledger *l, adcp_error *err) {
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (!rc) memcpy(out, l->ns_key, 65);
   return rc;
 }
 
 int adcp_ledger_collector_lock_key(adcp_buf *out, const char *binding, const char *key) {
-  return ledger_object_lock_key(out, binding, key);
+  return adcp_ledger__object_lock_key(out, binding, key);
 }
 
 int64_t adcp_ledger_collector_deadline_ms(const adcp_ledger *l) { return l->write_deadline_ms; }

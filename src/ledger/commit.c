@@ -28,20 +28,20 @@
 int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                                 adcp_error *err) {
   memset(out, 0, sizeof *out);
-  int rc = ledger_validate_commit(req, err);
+  int rc = adcp_ledger__validate_commit(req, err);
   if (rc) return rc;
   const char *bid = req->binding_id;
   if (bid && !*bid) bid = NULL;
   if ((bid && !strcmp(bid, ADCP_LEDGER_POSTGRES_BINDING)) || (!bid && !l->select_fn))
-    return ledger_commit_postgres(out, l, req, err);
+    return adcp_ledger__commit_postgres(out, l, req, err);
   /* Imports land in the postgres kind only (spec 02 §13.1). */
   if (req->expect_content_sha256)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "an import commit must target the postgres binding");
-  return ledger_commit_object(out, l, req, bid, err);
+  return adcp_ledger__commit_object(out, l, req, bid, err);
 }
 
 /* Feeds every row of the request's source to the encoder (both kinds). */
-int ledger_pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
+int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
   if (!req->next_row) return 0;
   for (;;) {
     const char *row;
@@ -54,7 +54,7 @@ int ledger_pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp
 }
 
 /* segments JSONB/JSON text in the wire field order. */
-int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
+int adcp_ledger__segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
   adcp_buf_reset(b);
   int rc = adcp_buf_append_byte(b, '[');
   for (uint32_t i = 0; !rc && i < m->segment_count; i++) {
@@ -68,7 +68,7 @@ int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m) {
   return rc;
 }
 
-int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err) {
+int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err) {
   adcp_control_totals none = {0};
   int rc = adcp_totals_write_jcs(b, t ? t : &none, ADCP_BINDING_RFC8785_JCS_V1);
   if (!rc) rc = adcp_buf_cstr(b);
@@ -79,11 +79,11 @@ int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *er
 /* Encodes without storing (replay comparison). */
 static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ledger_commit_algorithm(req), NULL, NULL};
+                                  adcp_ledger__commit_algorithm(req), NULL, NULL};
   adcp_rows_encoder *enc;
   int rc = adcp_rows_encoder_new(&enc, &eo, err);
   if (rc) return rc;
-  rc = ledger_pull_rows(enc, req, err);
+  rc = adcp_ledger__pull_rows(enc, req, err);
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
   return rc;
@@ -105,14 +105,14 @@ static int replay_header_diff(const adcp_revision_header *h, const ledger_rowset
     char g[32];
     int rc = adcp_ledger_normalize_instant(g, given[i], err);
     if (rc) return rc;
-    if (!stored[i][0] || ledger_instant_us(g) != ledger_instant_us(stored[i]))
+    if (!stored[i][0] || adcp_ledger__instant_us(g) != adcp_ledger__instant_us(stored[i]))
       return adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with %s %s; given %s", rid, names[i],
                             stored[i][0] ? stored[i] : "(none)", g);
   }
   if (req->totals) {
     adcp_buf t;
     adcp_buf_init(&t);
-    int rc = ledger_totals_text(&t, req->totals, err);
+    int rc = adcp_ledger__totals_text(&t, req->totals, err);
     if (!rc && strcmp((const char *)t.data, h->control_totals_json ? h->control_totals_json : "[]"))
       rc = adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with control totals %.200s; given %.200s", rid,
                           h->control_totals_json ? h->control_totals_json : "[]", (const char *)t.data);
@@ -127,13 +127,13 @@ static int replay_header_diff(const adcp_revision_header *h, const ledger_rowset
 
 /* Replay against the stored header. content/manifest NULL: encode the rows
  * (without storing them) to compare. */
-int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                           const char *content_sha256, const char *row_manifest_sha256, adcp_error *err) {
   adcp_revision_header h;
   ledger_rowset rs;
   memset(&rs, 0, sizeof rs);
   int found = 0;
-  int rc = ledger_load_header(&h, &rs, &found, l, 1, req->revision_id, NULL, err);
+  int rc = adcp_ledger__load_header(&h, &rs, &found, l, 1, req->revision_id, NULL, err);
   if (rc) return rc;
   if (!found) return adcp_error_set(err, ADCP_ECONFLICT, "revision %s vanished during the commit; retry", req->revision_id);
   /* Another account's or another obligation's ID: refuse without reading rows
@@ -144,7 +144,7 @@ int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_le
                           req->revision_id);
   }
   /* A period in retirement answers no replay either. */
-  if ((rc = ledger_check_not_retired(l, h.obligation_id, NULL, 0, err))) {
+  if ((rc = adcp_ledger__check_not_retired(l, h.obligation_id, NULL, 0, err))) {
     adcp_revision_header_free(&h);
     return rc;
   }
@@ -191,8 +191,8 @@ static int check_identity(const adcp_ledger_commit *req, adcp_sql_rows *r, adcp_
   if ((req->period_start && (rc = adcp_ledger_normalize_instant(ps, req->period_start, err))) ||
       (req->period_end && (rc = adcp_ledger_normalize_instant(pe, req->period_end, err))))
     return rc;
-  if ((req->period_start && ledger_instant_us(ps) != ledger_instant_us(sps)) ||
-      (req->period_end && ledger_instant_us(pe) != ledger_instant_us(spe)))
+  if ((req->period_start && adcp_ledger__instant_us(ps) != adcp_ledger__instant_us(sps)) ||
+      (req->period_end && adcp_ledger__instant_us(pe) != adcp_ledger__instant_us(spe)))
     return adcp_error_set(err, ADCP_ECONFLICT, "obligation %s exists with period %s .. %s; refusing a different period",
                           req->obligation_id, sps, spe);
   if ((req->configuration_id && strcmp(req->configuration_id, scfg)) ||
@@ -205,7 +205,7 @@ static int check_identity(const adcp_ledger_commit *req, adcp_sql_rows *r, adcp_
 }
 
 /* Loads or creates the obligation inside the locked transaction. */
-int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   *created = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
   adcp_sql_rows *r;
@@ -226,7 +226,7 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
              ? adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found")
              : 0;
     /* A period in retirement (tombstone `retiring`) takes no more writes. */
-    if (!rc) rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err);
+    if (!rc) rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err);
     if (!rc) rc = check_identity(req, r, err);
     adcp_sql_rows_free(r);
     return rc;
@@ -236,7 +236,7 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
   /* A retired period answers its conflict even when no period is given
    * (a replay names only the obligation; docs/retention.md). */
   if ((!req->period_start || !req->period_end) &&
-      (rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err)))
+      (rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err)))
     return rc;
   if (!req->period_start || !req->period_end)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
@@ -250,7 +250,7 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
   const char *cfg = req->configuration_id ? req->configuration_id : req->obligation_id;
   if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
   /* A retired period is never re-created (spec 03 §6.3), not even by a replay. */
-  if ((rc = ledger_check_not_retired(l, req->obligation_id, cfg, req->period_ordinal, err))) return rc;
+  if ((rc = adcp_ledger__check_not_retired(l, req->obligation_id, cfg, req->period_ordinal, err))) return rc;
   adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id), adcp_sql_text(cfg), adcp_sql_text(req->account_id),
                          adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps), adcp_sql_text(pe)};
   rc = adcp_sql_exec(l->conn,
@@ -262,13 +262,13 @@ int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
                           "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
                           req->period_ordinal);
   if (!rc) *created = 1;
-  if (!rc) rc = ledger_feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
+  if (!rc) rc = adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
   return rc;
 }
 
 /* The ledger decides when (obligation created, revision committed, never on
  * replay); the feed layer writes the row. */
-int ledger_feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
+int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
                        const char *obligation_id, adcp_error *err) {
   return l->feed_off ? 0 : adcp_feed_append(l->conn, account_id, kind, record_id, obligation_id, err);
 }
@@ -292,16 +292,16 @@ static int ledger_check_instant(char out[32], const char *text, const char *fiel
   return rc;
 }
 
-int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
+int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
   /* Every external identifier, once, before anything reaches SQL or a key. */
-  if ((rc = ledger_check_ident(req->account_id, "account_id", err)) ||
-      (rc = ledger_check_ident_pattern(req->obligation_id, "obligation_id", err)) ||
-      (rc = ledger_check_ident_pattern(req->revision_id, "revision_id", err)) ||
+  if ((rc = adcp_ledger__check_ident(req->account_id, "account_id", err)) ||
+      (rc = adcp_ledger__check_ident_pattern(req->obligation_id, "obligation_id", err)) ||
+      (rc = adcp_ledger__check_ident_pattern(req->revision_id, "revision_id", err)) ||
       (rc = LEDGER_CHECK_OPT(req->configuration_id, "configuration_id", err)) ||
       (rc = LEDGER_CHECK_OPT(req->lease_owner, "lease_owner", err)) ||
-      (req->binding_id && *req->binding_id && (rc = ledger_check_ident(req->binding_id, "binding_id", err))))
+      (req->binding_id && *req->binding_id && (rc = adcp_ledger__check_ident(req->binding_id, "binding_id", err))))
     return rc;
   if (req->finality != ADCP_FINALITY_SNAPSHOT && req->finality != ADCP_FINALITY_OFFICIAL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");
@@ -323,13 +323,13 @@ int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
   return 0;
 }
 
-adcp_binding_algorithm ledger_commit_algorithm(const adcp_ledger_commit *req) {
+adcp_binding_algorithm adcp_ledger__commit_algorithm(const adcp_ledger_commit *req) {
   return req->binding_algorithm ? req->binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1;
 }
 
 /* Import expectation (spec 02 §13.3): the rows reproduce the committed
  * binding, checked before anything is committed; the digest never changes. */
-int ledger_check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
+int adcp_ledger__check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
                              adcp_error *err) {
   if (!req->expect_content_sha256) return 0;
   if (res->row_count != req->expect_row_count) {
@@ -353,7 +353,7 @@ int ledger_check_expectation(adcp_commit_result *out, const adcp_ledger_commit *
   return 0;
 }
 
-int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
+int adcp_ledger__lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
   return adcp_ledger_lock_account(l->conn, account, err);
 }
 
@@ -376,7 +376,7 @@ int adcp_ledger_lock_account(adcp_sql_conn *conn, const char *account, adcp_erro
 
 /* The row set of a new revision (both kinds). A duplicate row_set_id is the
  * same revision ID with different content. */
-int ledger_insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                           const char *shared, const char *binding_id, adcp_error *err) {
   adcp_sql_param p[10] = {adcp_sql_text(req->revision_id),
                           adcp_sql_text(req->account_id),
@@ -402,14 +402,14 @@ int ledger_insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const a
 }
 
 /* Chunk records of a new row set, in order; loc NULL = postgres kind (no locators). */
-int ledger_insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
+int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
                                 size_t n, const ledger_locator *loc, adcp_error *err) {
   adcp_buf segs;
   adcp_buf_init(&segs);
   int rc = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     const adcp_chunk_manifest *m = &ms[i];
-    if (ledger_segments_json(&segs, m)) {
+    if (adcp_ledger__segments_json(&segs, m)) {
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       break;
     }

@@ -93,7 +93,7 @@ static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
                           why);
   }
   if (s->pipe) {
-    if ((rc = ledger_pipe_push(s->pipe, m, body, len, err))) return rc;
+    if ((rc = adcp_ledger__pipe_push(s->pipe, m, body, len, err))) return rc;
   } else if (fwrite(body, 1, len, s->f) != len) {
     return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
   }
@@ -151,7 +151,7 @@ static int stage_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
 }
 
 static void spool_free(spool *s) {
-  ledger_pipe_free(s->pipe);
+  adcp_ledger__pipe_free(s->pipe);
   for (size_t i = 0; i < s->sn; i++) adcp_object_stage_drop(s->b->client, s->sc[i].st);
   free(s->sc);
   free(s->likely);
@@ -167,7 +167,7 @@ static void spool_free(spool *s) {
 static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
   int rc;
   if (s->b) {
-    if ((rc = ledger_pipe_start(&s->pipe, stage_chunk, s, 2, err))) return rc;
+    if ((rc = adcp_ledger__pipe_start(&s->pipe, stage_chunk, s, 2, err))) return rc;
   } else if (!(s->f = tmpfile())) {
     return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
   }
@@ -176,11 +176,11 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
                                   ADCP_BINDING_RFC8785_JCS_V1, spool_chunk, s};
   adcp_rows_encoder *enc;
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) return rc;
-  rc = ledger_pull_rows(enc, req, err);
+  rc = adcp_ledger__pull_rows(enc, req, err);
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
   if (!rc && s->pipe) {
-    rc = ledger_pipe_finish(s->pipe, err);
+    rc = adcp_ledger__pipe_finish(s->pipe, err);
     s->pipe = NULL;
     if (!rc && s->sn != s->n) rc = adcp_error_set(err, ADCP_ESTORAGE,
                           "internal error: %zu of %zu chunks reached the staged writer; nothing was committed, retry",
@@ -246,7 +246,7 @@ static int objlock_take(adcp_ledger *l, objlock *ol, const char *binding, const 
   if (l->dialect != ADCP_SQL_POSTGRES) return 0;
   adcp_buf k;
   adcp_buf_init(&k);
-  if (ledger_object_lock_key(&k, binding, key)) {
+  if (adcp_ledger__object_lock_key(&k, binding, key)) {
     adcp_buf_free(&k);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
@@ -279,14 +279,14 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (rc) return rc;
-  if ((rc = ledger_lock_account(l, req->account_id, err))) goto out;
-  if ((rc = ledger_ensure_obligation(obligation_created, l, req, err))) goto out;
+  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
+  if ((rc = adcp_ledger__ensure_obligation(obligation_created, l, req, err))) goto out;
   char lease_exp[32];
   adcp_sql_param oid = adcp_sql_text(req->obligation_id);
   if (req->lease_owner) {
     /* The caller's lease: it must still be ours with enough budget left. */
     char need[32];
-    if ((rc = ledger_now_plus(l, need, l->write_deadline_ms + 5000, err))) goto out;
+    if ((rc = adcp_ledger__now_plus(l, need, l->write_deadline_ms + 5000, err))) goto out;
     adcp_sql_rows *r;
     if ((rc = adcp_sql_query(&r, l->conn,
                              pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(to_char(lease_expires_at "
@@ -302,7 +302,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
       snprintf(lease_exp, sizeof lease_exp, "%s", adcp_sql_get_text(r, 2, NULL));
       if (strcmp(adcp_sql_get_text(r, 0, NULL), req->lease_owner) || adcp_sql_get_int64(r, 1) != req->lease_generation)
         rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost (owner or generation changed)");
-      else if (!lease_exp[0] || ledger_instant_us(lease_exp) < ledger_instant_us(need))
+      else if (!lease_exp[0] || adcp_ledger__instant_us(lease_exp) < adcp_ledger__instant_us(need))
         rc = adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED,
                             "obligation lease has less than the write deadline + 5 s left; renew it first");
     } else if (rc == 0) {
@@ -315,7 +315,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     *self_lease = 0;
   } else {
     /* No host lease: take a short one (owner = our token) if it is free. */
-    if ((rc = ledger_now_plus(l, lease_exp, l->write_deadline_ms + 5000, err))) goto out;
+    if ((rc = adcp_ledger__now_plus(l, lease_exp, l->write_deadline_ms + 5000, err))) goto out;
     adcp_sql_param p[3] = {oid, adcp_sql_text(token), adcp_sql_text(lease_exp)};
     int64_t changed = 0;
     if ((rc = adcp_sql_exec_changes(&changed, l->conn,
@@ -346,7 +346,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   }
   /* Intent expiry: the lease expiry plus the write deadline (database clock). */
   char iexp[32];
-  ledger_instant_format(iexp, ledger_instant_us(lease_exp) + l->write_deadline_ms * 1000);
+  adcp_ledger__instant_format(iexp, adcp_ledger__instant_us(lease_exp) + l->write_deadline_ms * 1000);
   adcp_sql_param ip[6] = {adcp_sql_text(b->id), adcp_sql_text(req->account_id), adcp_sql_text(req->revision_id),
                           adcp_sql_text(res->content_sha256), adcp_sql_text(token), adcp_sql_text(iexp)};
   int64_t changed = 0;
@@ -368,7 +368,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
      * killed writer blocks its revision for at most its lease (docs/ledger.md).
      * The sweep still waits for expires_at; created_objects are kept. */
     char lease_gone[32];
-    if ((rc = ledger_now_plus(l, lease_gone, l->write_deadline_ms, err))) goto out;
+    if ((rc = adcp_ledger__now_plus(l, lease_gone, l->write_deadline_ms, err))) goto out;
     adcp_sql_param tp[6] = {ip[0], ip[2], ip[3], ip[4], ip[5], adcp_sql_text(lease_gone)};
     if ((rc = adcp_sql_exec_changes(&changed, l->conn,
                                     pg ? "UPDATE adcp_reporting_row_write_intents SET owner_token = $4, expires_at = "
@@ -439,14 +439,14 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   *replayed = 0;
   adcp_buf totals;
   adcp_buf_init(&totals);
-  int rc = ledger_totals_text(&totals, req->totals, err);
+  int rc = adcp_ledger__totals_text(&totals, req->totals, err);
   if (rc) return rc;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto out;
-  if ((rc = ledger_lock_account(l, req->account_id, err))) goto out;
+  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
   char one[8];
   int f = 0;
-  if ((rc = ledger_revision_exists(&f, l, req->revision_id, err))) goto out;
+  if ((rc = adcp_ledger__revision_exists(&f, l, req->revision_id, err))) goto out;
   if (f) {
     *replayed = 1;
     goto out;
@@ -465,15 +465,15 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
-  if (!shared[0] && (rc = ledger_check_not_retired(l, req->obligation_id, NULL, 0, err))) goto out;
+  if (!shared[0] && (rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err))) goto out;
   if (shared[0]) {
     /* Header-only skipped transaction A: the obligation's identity is checked here. */
     int created = 0;
-    if ((rc = ledger_ensure_obligation(&created, l, req, err))) goto out;
+    if ((rc = adcp_ledger__ensure_obligation(&created, l, req, err))) goto out;
   }
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
-  if ((rc = ledger_next_number(&number, prev_id, l, req->obligation_id, err))) goto out;
+  if ((rc = adcp_ledger__next_number(&number, prev_id, l, req->obligation_id, err))) goto out;
   if (shared[0]) {
     adcp_sql_param p = adcp_sql_text(shared);
     if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
@@ -500,7 +500,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
-  if ((rc = ledger_insert_row_set(l, req, res, shared, b->id, err))) goto out;
+  if ((rc = adcp_ledger__insert_row_set(l, req, res, shared, b->id, err))) goto out;
   if (shared[0]) {
     /* Header-only: copy the source's manifests and locators (same manifest digest). */
     adcp_sql_param p[2] = {rid, adcp_sql_text(shared)};
@@ -513,15 +513,15 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
                             "adcp_reporting_row_chunks WHERE row_set_id = $2",
                             p, 2, err)))
       goto out;
-  } else if ((rc = ledger_insert_chunk_records(l, req, s->ms, s->n, loc, err))) {
+  } else if ((rc = adcp_ledger__insert_chunk_records(l, req, s->ms, s->n, loc, err))) {
     goto out;
   }
   {
     char observed[32] = "";
     if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
-    if ((rc = ledger_insert_revision(l, req, res, number, prev_id, &totals, shared, observed, err))) goto out;
+    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, err))) goto out;
   }
-  if ((rc = ledger_feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
+  if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto out;
   if (self_lease) {
     /* Our short lease ends with the commit. */
@@ -540,7 +540,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   if (!rc) {
     out->shared = shared[0] != 0;
     int found = 0;
-    rc = ledger_load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
+    rc = adcp_ledger__load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
     if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
   }
 out:
@@ -637,14 +637,14 @@ static int upload_one(void *vctx, ledger_job *job, adcp_error *err) {
   return rc;
 }
 
-int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
+int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
                          adcp_error *err) {
-  int rc = ledger_register_binding(l, err);
+  int rc = adcp_ledger__register_binding(l, err);
   if (rc) return rc;
   /* Replay check first: an existing revision ID uploads nothing (spec 02 §8.3 step 1). */
   int exists = 0;
-  if ((rc = ledger_revision_exists(&exists, l, req->revision_id, err))) return rc;
-  if (exists) return ledger_replay_compare(out, l, req, NULL, NULL, err);
+  if ((rc = adcp_ledger__revision_exists(&exists, l, req->revision_id, err))) return rc;
+  if (exists) return adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
 
   spool s;
   memset(&s, 0, sizeof s);
@@ -659,7 +659,7 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   if (bid) {
     /* An explicit binding is checked before any row is read; if its provider
      * stages writes, chunks are staged while encoding (no spool file). */
-    if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
+    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, err))) goto done;
     if (adcp_object_stage_supported(b->client)) {
       s.b = b, s.stage_deadline_ms = l->write_deadline_ms;
       if ((rc = load_likely_chunks(&s, l, req, b, err))) goto done;
@@ -678,16 +678,16 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       adcp_buf_init(&rf.buf);
       adcp_ledger_commit r2 = *req;
       r2.next_row = refeed_next, r2.row_ctx = &rf, r2.binding_id = ADCP_LEDGER_POSTGRES_BINDING;
-      rc = ledger_commit_postgres(out, l, &r2, err);
+      rc = adcp_ledger__commit_postgres(out, l, &r2, err);
       adcp_buf_free(&rf.buf);
       goto done;
     }
-    if (!ledger_binding_find(l, chosen)) {
+    if (!adcp_ledger__binding_find(l, chosen)) {
       rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "selected binding %s is not configured", chosen);
       goto done;
     }
-    bid = ledger_binding_find(l, chosen)->id;
-    if ((rc = ledger_binding_for_write(&b, l, bid, err))) goto done;
+    bid = adcp_ledger__binding_find(l, chosen)->id;
+    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, err))) goto done;
   }
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
 
@@ -712,7 +712,7 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   char lease_owner[ADCP_LEDGER_ID_MAX] = "";
   int64_t lease_gen = 0;
   int self_lease = 0;
-  if ((rc = ledger_uuid(token, err))) goto done;
+  if ((rc = adcp_ledger__uuid(token, err))) goto done;
   if (!shared[0]) {
     if ((rc = tx_a(l, req, b, &res, token, lease_owner, &lease_gen, &self_lease, &out->obligation_created, err)))
       goto done;
@@ -762,7 +762,7 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
       freel[njobs] = &jobs[njobs];
     }
     upload_ctx uc = {b, &ctx, meta, &s};
-    if ((rc = ledger_pool_start(&pool, upload_one, &uc, width > 1 ? width : 0, err))) goto done;
+    if ((rc = adcp_ledger__pool_start(&pool, upload_one, &uc, width > 1 ? width : 0, err))) goto done;
     size_t next = 0, inflight = 0, nfree = width;
     while ((!rc && next < s.n) || inflight) {
       if (!rc && next < s.n && nfree) {
@@ -779,14 +779,14 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
         if (!rc) rc = objlock_take(l, &ol, b->id, (const char *)j->key.data, err);
         if (rc) {
           freel[nfree++] = j;
-          ledger_pool_cancel(pool);
+          adcp_ledger__pool_cancel(pool);
           continue;
         }
-        ledger_pool_submit(pool, &j->j);
+        adcp_ledger__pool_submit(pool, &j->j);
         inflight++;
         continue;
       }
-      upload_job *j = (upload_job *)ledger_pool_wait(pool);
+      upload_job *j = (upload_job *)adcp_ledger__pool_wait(pool);
       inflight--;
       freel[nfree++] = j;
       adcp_error je = j->j.err;
@@ -809,10 +809,10 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
         /* The first error is the commit's; puts not yet started are dropped. */
         rc = jr;
         if (err) *err = je;
-        ledger_pool_cancel(pool);
+        adcp_ledger__pool_cancel(pool);
       }
     }
-    ledger_pool_free(pool); /* drained: its context (uc, ctx, meta) ends with this block */
+    adcp_ledger__pool_free(pool); /* drained: its context (uc, ctx, meta) ends with this block */
     pool = NULL;
     if (rc) goto done;
     if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_UPLOADED)) {
@@ -826,9 +826,9 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
   /* Adopting bytes found at their keys advances the claim (acquire): a copied
    * database that adopts first fences the original before the original's
    * sweep could delete what it adopted. A header-only share rechecks. */
-  if ((rc = out->objects_adopted ? ledger_fence_guard_adopt(l, b, 1, err)
-            : shared[0]           ? ledger_fence_guard_adopt(l, b, 0, err)
-                                  : ledger_fence_commit_check(l, b, err)))
+  if ((rc = out->objects_adopted ? adcp_ledger__fence_guard_adopt(l, b, 1, err)
+            : shared[0]           ? adcp_ledger__fence_guard_adopt(l, b, 0, err)
+                                  : adcp_ledger__fence_commit_check(l, b, err)))
     goto done;
   int replayed = 0;
   rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);
@@ -836,11 +836,11 @@ int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_led
     /* Another writer committed this revision while we uploaded: a replay (or
      * CONTENT_CONFLICT). Our intent stays for the sweep. */
     uint64_t c = out->objects_created, a = out->objects_adopted, pb = out->physical_bytes;
-    rc = ledger_replay_compare(out, l, req, res.content_sha256, res.row_manifest_sha256, err);
+    rc = adcp_ledger__replay_compare(out, l, req, res.content_sha256, res.row_manifest_sha256, err);
     out->objects_created = c, out->objects_adopted = a, out->physical_bytes = pb;
   }
 done:
-  ledger_pool_free(pool); /* NULL unless a failure left it before its loop */
+  adcp_ledger__pool_free(pool); /* NULL unless a failure left it before its loop */
   for (size_t i = 0; i < njobs; i++) adcp_buf_free(&jobs[i].chunk), adcp_buf_free(&jobs[i].key);
   free(jobs);
   free(freel);

@@ -82,16 +82,16 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
                           why);
   }
-  return ledger_pipe_push(c->pipe, m, body, len, err);
+  return adcp_ledger__pipe_push(c->pipe, m, body, len, err);
 }
 
-int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   memset(out, 0, sizeof *out);
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", ADCP_LEDGER_POSTGRES_BINDING);
-  int rc = ledger_validate_commit(req, err);
+  int rc = adcp_ledger__validate_commit(req, err);
   char observed[32] = "";
   if (!rc && req->observed_at) rc = adcp_ledger_normalize_instant(observed, req->observed_at, err);
-  if (!rc) rc = ledger_register_binding(l, err);
+  if (!rc) rc = adcp_ledger__register_binding(l, err);
   if (rc) return rc;
 
   commit_ctx c = {.l = l, .account = req->account_id, .obligation = req->obligation_id};
@@ -101,37 +101,37 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   int in_tx = 0;
   adcp_rows_result res;
 
-  if ((rc = ledger_totals_text(&totals, req->totals, err))) goto done;
+  if ((rc = adcp_ledger__totals_text(&totals, req->totals, err))) goto done;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
   in_tx = 1;
-  if ((rc = ledger_lock_account(l, req->account_id, err))) goto done;
+  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto done;
 
   int exists = 0;
-  if ((rc = ledger_revision_exists(&exists, l, req->revision_id, err))) goto done;
+  if ((rc = adcp_ledger__revision_exists(&exists, l, req->revision_id, err))) goto done;
   if (exists) {
     adcp_sql_rollback(l->conn, NULL);
     in_tx = 0;
-    rc = ledger_replay_compare(out, l, req, NULL, NULL, err);
+    rc = adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
     goto done;
   }
-  if ((rc = ledger_ensure_obligation(&out->obligation_created, l, req, err))) goto done;
+  if ((rc = adcp_ledger__ensure_obligation(&out->obligation_created, l, req, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
-  if ((rc = ledger_next_number(&number, prev_id, l, req->obligation_id, err))) goto done;
+  if ((rc = adcp_ledger__next_number(&number, prev_id, l, req->obligation_id, err))) goto done;
 
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ledger_commit_algorithm(req), on_chunk, &c};
+                                  adcp_ledger__commit_algorithm(req), on_chunk, &c};
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
   /* Two queued chunks: enough to keep both threads busy, bounded memory. */
-  if ((rc = ledger_pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
-  if ((rc = ledger_pull_rows(enc, req, err))) goto done;
+  if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
+  if ((rc = adcp_ledger__pull_rows(enc, req, err))) goto done;
   if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
-  if ((rc = ledger_check_expectation(out, req, &res, err))) goto done;
-  rc = ledger_pipe_finish(c.pipe, err);
+  if ((rc = adcp_ledger__check_expectation(out, req, &res, err))) goto done;
+  rc = adcp_ledger__pipe_finish(c.pipe, err);
   c.pipe = NULL;
   if (rc) goto done;
   /* spec 01 §9.4 point 3: the stored chunks reproduce the binding we commit. */
@@ -167,11 +167,11 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   }
   out->shared = shared[0] != 0;
 
-  if ((rc = ledger_insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
-      (rc = ledger_insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
+  if ((rc = adcp_ledger__insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
+      (rc = adcp_ledger__insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
     goto done;
-  if ((rc = ledger_insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
-  if ((rc = ledger_feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
+  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
+  if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;
   if (req->step_hook && (rc = req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))) {
     rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
@@ -181,12 +181,12 @@ int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_l
   in_tx = 0;
   {
     int found = 0;
-    rc = ledger_load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
+    rc = adcp_ledger__load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
     if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
   }
 
 done:
-  ledger_pipe_free(c.pipe); /* joins the writer before the connection is used again */
+  adcp_ledger__pipe_free(c.pipe); /* joins the writer before the connection is used again */
   if (in_tx) adcp_sql_rollback(l->conn, NULL);
   adcp_manifest_checker_free(&c.mcheck);
   adcp_rows_encoder_free(enc);

@@ -15,9 +15,9 @@ int adcp_ledger_get_current_revision(adcp_revision_header *out, int *found, adcp
   *found = 0;
   memset(out, 0, sizeof *out);
   if (!account_id || !obligation_id) return 0;
-  int rc = ledger_check_read_ids(account_id, obligation_id, "obligation_id", err);
+  int rc = adcp_ledger__check_read_ids(account_id, obligation_id, "obligation_id", err);
   if (rc) return rc;
-  return ledger_load_header(out, NULL, found, l, 2, obligation_id, account_id, err);
+  return adcp_ledger__load_header(out, NULL, found, l, 2, obligation_id, account_id, err);
 }
 
 void adcp_revision_list_free(adcp_revision_list *list) {
@@ -82,7 +82,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
                                        adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!account_id) return adcp_error_set(err, ADCP_EINVALID_INPUT, "account ID is required");
-  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
+  int rc = adcp_ledger__check_read_ids(account_id, NULL, NULL, err);
   if (rc) return rc;
   if (limit == 0) limit = 100;
   if (limit > ADCP_LEDGER_LIST_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be at most 1000");
@@ -102,7 +102,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
       "WHERE x.obligation_id = o.obligation_id) ";
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (adcp_buf_append_str(&sql, ledger_header_select(l->dialect)) || adcp_buf_append_str(&sql, pg ? tail_pg : tail_sqlite) ||
+  if (adcp_buf_append_str(&sql, adcp_ledger__header_select(l->dialect)) || adcp_buf_append_str(&sql, pg ? tail_pg : tail_sqlite) ||
       (cursor && adcp_buf_append_str(&sql, pg ? "AND (o.period_start, o.obligation_id) > ($5::timestamptz, $6) "
                                               : "AND (o.period_start, o.obligation_id) > ($5, $6) ")) ||
       adcp_buf_append_str(&sql, "ORDER BY o.period_start, o.obligation_id LIMIT $4") || adcp_buf_cstr(&sql)) {
@@ -124,7 +124,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
       more = 1;
       break;
     }
-    if ((rc = ledger_header_from_row(&out->items[out->count], NULL, r, err))) break;
+    if ((rc = adcp_ledger__header_from_row(&out->items[out->count], NULL, r, err))) break;
     out->count++;
   }
   adcp_sql_rows_free(r);
@@ -148,7 +148,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
 int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
                                   adcp_error *err) {
   *out = NULL, *count = 0;
-  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
+  int rc = adcp_ledger__check_read_ids(account_id, NULL, NULL, err);
   if (rc) return rc;
   adcp_sql_param p = adcp_sql_text(account_id);
   adcp_sql_rows *r;

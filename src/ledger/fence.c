@@ -38,9 +38,9 @@ static adcp_object_ctx io_ctx(void) {
   return c;
 }
 
-int fence_token(char out[33], adcp_error *err) {
+int adcp_ledger__fence_token(char out[33], adcp_error *err) {
   char u[37];
-  int rc = ledger_uuid(u, err);
+  int rc = adcp_ledger__uuid(u, err);
   if (rc) return rc;
   size_t j = 0;
   for (size_t i = 0; u[i] && j < 32; i++)
@@ -49,7 +49,7 @@ int fence_token(char out[33], adcp_error *err) {
   return 0;
 }
 
-int fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err) {
+int adcp_ledger__fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err) {
   char got[8] = "";
   int f = 0;
   int rc = adcp_sql_query_text(got, sizeof got, &f, l->conn,
@@ -65,8 +65,8 @@ int fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err) {
 
 /* SQLite: the main file's device and inode (a copy is another file); PostgreSQL:
  * the cluster's system identifier when the role may read it, plus the database OID. */
-int fence_fingerprint(adcp_ledger *l, adcp_error *err) {
-  if (l->fence_fingerprint[0]) return 0;
+int adcp_ledger__fence_fingerprint(adcp_ledger *l, adcp_error *err) {
+  if (l->adcp_ledger__fence_fingerprint[0]) return 0;
   if (l->dialect == ADCP_SQL_SQLITE) {
     adcp_sql_rows *r;
     int rc = adcp_sql_query(&r, l->conn, "PRAGMA database_list", NULL, 0, err);
@@ -79,11 +79,11 @@ int fence_fingerprint(adcp_ledger *l, adcp_error *err) {
     adcp_sql_rows_free(r);
     if (rc < 0) return rc;
     struct stat st;
-    if (!path[0]) snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "sqlite:memory");
+    if (!path[0]) snprintf(l->adcp_ledger__fence_fingerprint, sizeof l->adcp_ledger__fence_fingerprint, "sqlite:memory");
     else if (stat(path, &st))
       return adcp_error_set(err, ADCP_EIO, "fence: the database file cannot be examined");
     else
-      snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "sqlite:dev=%ju:ino=%ju", (uintmax_t)st.st_dev,
+      snprintf(l->adcp_ledger__fence_fingerprint, sizeof l->adcp_ledger__fence_fingerprint, "sqlite:dev=%ju:ino=%ju", (uintmax_t)st.st_dev,
                (uintmax_t)st.st_ino);
     return 0;
   }
@@ -102,7 +102,7 @@ int fence_fingerprint(adcp_ledger *l, adcp_error *err) {
   int rc = adcp_sql_query_text(oid, sizeof oid, &f, l->conn,
                                "SELECT oid::text FROM pg_database WHERE datname = current_database()", NULL, 0, err);
   if (rc) return rc;
-  snprintf(l->fence_fingerprint, sizeof l->fence_fingerprint, "postgres:system=%s:db=%s", sys, f ? oid : "?");
+  snprintf(l->adcp_ledger__fence_fingerprint, sizeof l->adcp_ledger__fence_fingerprint, "postgres:system=%s:db=%s", sys, f ? oid : "?");
   return 0;
 }
 
@@ -129,7 +129,7 @@ static int fp_part_differs(const char *a, const char *b, const char *name, int u
   return na != nb || strncmp(pa, pb, na) != 0;
 }
 
-int fence_fingerprint_differs(const char *stored, const char *ours) {
+int adcp_ledger__fence_fingerprint_differs(const char *stored, const char *ours) {
   if (!strncmp(stored, "sqlite:", 7) && !strncmp(ours, "sqlite:", 7))
     return strcmp(stored, ours) && (fp_part_differs(stored, ours, "ino=", 0) || !strstr(ours, "ino="));
   if (!strncmp(stored, "postgres:", 9) && !strncmp(ours, "postgres:", 9))
@@ -138,18 +138,18 @@ int fence_fingerprint_differs(const char *stored, const char *ours) {
 }
 
 int adcp_fence_database_fingerprint(char *out, size_t cap, adcp_ledger *l, adcp_error *err) {
-  int rc = fence_fingerprint(l, err);
+  int rc = adcp_ledger__fence_fingerprint(l, err);
   if (rc) return rc;
-  if ((size_t)snprintf(out, cap, "%s", l->fence_fingerprint) >= cap)
+  if ((size_t)snprintf(out, cap, "%s", l->adcp_ledger__fence_fingerprint) >= cap)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "fingerprint does not fit");
   return 0;
 }
 
-int fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err) {
+int adcp_ledger__fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err) {
   *out = NULL;
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
-  ledger_binding *b = id ? ledger_binding_find(l, id) : NULL;
+  ledger_binding *b = id ? adcp_ledger__binding_find(l, id) : NULL;
   if (!b || !b->client)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not a configured object binding",
                           id ? id : "(null)");
@@ -158,11 +158,11 @@ int fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_r
   return 0;
 }
 
-int fence_scope(char out[65], adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
+int adcp_ledger__fence_scope(char out[65], adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
   return adcp_fence_scope_sha256(out, l->ns_key, b->id, b->identity_sha256, err);
 }
 
-int fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lock, adcp_error *err) {
+int adcp_ledger__fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lock, adcp_error *err) {
   memset(r, 0, sizeof *r);
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   adcp_sql_param p[2] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id)};
@@ -197,7 +197,7 @@ int fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lo
     ledger_copy_text(pat, sizeof pat, adcp_sql_get_text(q, 8, NULL));
     ledger_copy_text(r->fingerprint, sizeof r->fingerprint, adcp_sql_get_text(q, 9, NULL));
     ledger_copy_text(now, sizeof now, adcp_sql_get_text(q, 10, NULL));
-    int64_t nu = ledger_instant_us(now), pu = pat[0] ? ledger_instant_us(pat) : -1;
+    int64_t nu = adcp_ledger__instant_us(now), pu = pat[0] ? adcp_ledger__instant_us(pat) : -1;
     r->pending_age_ms = pu >= 0 && nu >= 0 ? (nu - pu) / 1000 : 0;
     rc = 0;
   }
@@ -205,13 +205,13 @@ int fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lo
   return rc < 0 ? rc : 0;
 }
 
-void fence_list_free(fence_list *fl) {
+void adcp_ledger__fence_list_free(fence_list *fl) {
   free(fl->v);
   memset(fl, 0, sizeof *fl);
 }
 
 /* Every well-formed fence object of b (others in the directory are ignored). */
-int fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
+int adcp_ledger__fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, adcp_error *err) {
   memset(out, 0, sizeof *out);
   char dir[ADCP_OBJECT_KEY_MAX + 1];
   int rc = snprintf(dir, sizeof dir, "%s/%s/" ADCP_FENCE_DIR "/", b->prefix, l->ns_key) >= (int)sizeof dir
@@ -258,18 +258,18 @@ int fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, ad
     rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
                         "fence: the fence directory lists more than %d pages; prune it before going on", FENCE_MAX_PAGES);
   free(token);
-  if (rc) fence_list_free(out);
+  if (rc) adcp_ledger__fence_list_free(out);
   return rc;
 }
 
-const fence_obj *fence_list_find(const fence_list *fl, uint64_t epoch) {
+const fence_obj *adcp_ledger__fence_list_find(const fence_list *fl, uint64_t epoch) {
   for (size_t i = 0; i < fl->n; i++)
     if (fl->v[i].epoch == epoch) return &fl->v[i];
   return NULL;
 }
 
 /* *state: 0 read (rec filled), 1 absent, 2 unreadable. */
-int fence_object_read(adcp_fence_record *rec, int *state, adcp_ledger *l, const ledger_binding *b, uint64_t epoch,
+int adcp_ledger__fence_object_read(adcp_fence_record *rec, int *state, adcp_ledger *l, const ledger_binding *b, uint64_t epoch,
                       const char *version, adcp_error *err) {
   memset(rec, 0, sizeof *rec);
   *state = 1;
@@ -396,7 +396,7 @@ static int finalize(int64_t *changed, adcp_ledger *l, const ledger_binding *b, c
                   p, 3, err);
 }
 
-int ledger_fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail) {
+int adcp_ledger__fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail) {
   const char *what = "";
   switch (cause) {
   case ADCP_FENCE_ADVANCED: what = "another database holds the claim"; break;
@@ -420,11 +420,11 @@ static int check_chain(adcp_fence_cause *cause, adcp_ledger *l, const ledger_bin
                        const fence_list *fl, adcp_error *err) {
   *cause = ADCP_FENCE_OK;
   if (fl->highest > r->epoch) return *cause = ADCP_FENCE_ADVANCED, 0;
-  const fence_obj *o = fence_list_find(fl, r->epoch);
+  const fence_obj *o = adcp_ledger__fence_list_find(fl, r->epoch);
   if (!o) return *cause = fl->highest ? ADCP_FENCE_REGRESSED : ADCP_FENCE_MISSING, 0;
   adcp_fence_record rec;
   int st = 0;
-  int rc = fence_object_read(&rec, &st, l, b, r->epoch, o->version, err);
+  int rc = adcp_ledger__fence_object_read(&rec, &st, l, b, r->epoch, o->version, err);
   if (rc) return rc;
   if (st == 1) *cause = ADCP_FENCE_MISSING;
   else if (st == 2) *cause = ADCP_FENCE_UNREADABLE;
@@ -437,13 +437,13 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
   memset(out, 0, sizeof *out);
   *out_cause = ADCP_FENCE_OK;
   ledger_binding *b;
-  int rc = fence_binding(&b, l, row_binding_id, 1, err);
+  int rc = adcp_ledger__fence_binding(&b, l, row_binding_id, 1, err);
   if (rc) return rc;
   int yes = 0;
-  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if ((rc = adcp_ledger__fence_table_exists(&yes, l, err))) return rc;
   if (!yes) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
   char scope[65];
-  if ((rc = fence_fingerprint(l, err)) || (rc = fence_scope(scope, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_fingerprint(l, err)) || (rc = adcp_ledger__fence_scope(scope, l, b, err))) return rc;
 
   uint64_t target = 0, prev = 0;
   char token[33] = "", prev_token[33] = "";
@@ -454,11 +454,11 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
       return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "fence of binding %s: an advance stays in flight", b->id);
     fence_row r;
     if ((rc = tx_begin(l, b, err))) return rc;
-    rc = fence_row_read(&r, l, b, 1, err);
+    rc = adcp_ledger__fence_row_read(&r, l, b, 1, err);
     if (!rc && !r.found) {
-      if (!(rc = fence_token(token, err))) {
+      if (!(rc = adcp_ledger__fence_token(token, err))) {
         adcp_sql_param p[6] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_text(scope),
-                               adcp_sql_text(l->fence_owner), adcp_sql_text(token), adcp_sql_text(l->fence_fingerprint)};
+                               adcp_sql_text(l->fence_owner), adcp_sql_text(token), adcp_sql_text(l->adcp_ledger__fence_fingerprint)};
         rc = exec_row(NULL, l,
                       "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
                       "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
@@ -472,7 +472,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
       target = 1, prev = 0;
       break;
     }
-    if (!rc && fence_fingerprint_differs(r.fingerprint, l->fence_fingerprint)) {
+    if (!rc && adcp_ledger__fence_fingerprint_differs(r.fingerprint, l->adcp_ledger__fence_fingerprint)) {
       tx_end(l, 0, NULL);
       return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
     }
@@ -481,7 +481,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
       return *out_cause = ADCP_FENCE_CLAIMED_ELSEWHERE, 0;
     }
     if (!rc && !r.pending_epoch) {
-      if (!(rc = fence_token(token, err))) {
+      if (!(rc = adcp_ledger__fence_token(token, err))) {
         adcp_sql_param p[4] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id), adcp_sql_int64((int64_t)r.epoch + 1),
                                adcp_sql_text(token)};
         rc = exec_row(NULL, l,
@@ -498,16 +498,16 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
     }
     if ((rc = tx_end(l, rc, err))) return rc;
     /* A mark is in flight (ours from a crash, or a sibling's): its object decides. */
-    if ((rc = fence_list_read(&fl, l, b, err))) return rc;
-    const fence_obj *o = fence_list_find(&fl, r.pending_epoch);
+    if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
+    const fence_obj *o = adcp_ledger__fence_list_find(&fl, r.pending_epoch);
     adcp_fence_record rec;
     int st = 1;
-    if (o && (rc = fence_object_read(&rec, &st, l, b, r.pending_epoch, o->version, err))) {
-      fence_list_free(&fl);
+    if (o && (rc = adcp_ledger__fence_object_read(&rec, &st, l, b, r.pending_epoch, o->version, err))) {
+      adcp_ledger__fence_list_free(&fl);
       return rc;
     }
     uint64_t highest = fl.highest;
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     if (st == 0 && !strcmp(rec.owner_token, r.pending_token)) {
       if ((rc = tx_begin(l, b, err))) return rc;
       rc = finalize(NULL, l, b, r.pending_token, err);
@@ -550,7 +550,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
     return adcp_error_set(err, ADCP_EABORTED, "fence claim aborted by the step hook (pending)");
 
   /* The chain must still end at the claim this database recorded. */
-  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
   adcp_fence_cause cause = ADCP_FENCE_OK;
   if (prev) {
     fence_row pr;
@@ -571,38 +571,38 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
       if (!r2) r2 = tx_end(l, clear_pending(l, b, token, err), err);
       if (r2) rc = r2;
     }
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     if (!rc) *out_cause = cause;
     return rc;
   }
   if (rc) {
-    fence_list_free(&fl); /* the mark stays: a later acquire finds out whether the write landed */
+    adcp_ledger__fence_list_free(&fl); /* the mark stays: a later acquire finds out whether the write landed */
     return rc;
   }
   if (hook(l, ADCP_FENCE_STEP_OBJECT_WRITTEN)) {
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     return adcp_error_set(err, ADCP_EABORTED, "fence claim aborted by the step hook (object written)");
   }
   /* Token read back: the object at our epoch is ours. */
   adcp_fence_record rec;
   int st = 0;
-  if ((rc = fence_object_read(&rec, &st, l, b, target, version, err))) {
-    fence_list_free(&fl);
+  if ((rc = adcp_ledger__fence_object_read(&rec, &st, l, b, target, version, err))) {
+    adcp_ledger__fence_list_free(&fl);
     return rc;
   }
   if (st || strcmp(rec.owner_token, token)) {
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     *out_cause = st == 1 ? ADCP_FENCE_MISSING : st == 2 ? ADCP_FENCE_UNREADABLE : ADCP_FENCE_TOKEN_MISMATCH;
     return 0;
   }
   int64_t changed = 0;
   if ((rc = tx_begin(l, b, err))) {
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     return rc;
   }
   rc = finalize(&changed, l, b, token, err);
   if ((rc = tx_end(l, rc, err))) {
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     return rc;
   }
   if (changed != 1) {
@@ -610,7 +610,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
      * for us (and may have advanced past it), or a takeover replaced it. Only
      * processes on this database write the row, so adopt it as any sibling
      * does; the recheck refuses a takeover in flight or a foreign chain. */
-    fence_list_free(&fl);
+    adcp_ledger__fence_list_free(&fl);
     adcp_fence_claim mine;
     memset(&mine, 0, sizeof mine);
     snprintf(mine.row_binding_id, sizeof mine.row_binding_id, "%s", b->id);
@@ -634,7 +634,7 @@ int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_
     }
     adcp_buf_free(&key);
   }
-  fence_list_free(&fl);
+  adcp_ledger__fence_list_free(&fl);
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
   snprintf(out->namespace_key, sizeof out->namespace_key, "%s", l->ns_key);
   snprintf(out->scope_sha256, sizeof out->scope_sha256, "%s", scope);
@@ -647,17 +647,17 @@ static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, ui
                         adcp_ledger *l, adcp_error *err) {
   *out_cause = ADCP_FENCE_OK;
   ledger_binding *b;
-  int rc = fence_binding(&b, l, claim->row_binding_id, 0, err);
+  int rc = adcp_ledger__fence_binding(&b, l, claim->row_binding_id, 0, err);
   if (rc) return rc;
   int yes = 0;
-  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if ((rc = adcp_ledger__fence_table_exists(&yes, l, err))) return rc;
   if (!yes) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
-  if ((rc = fence_fingerprint(l, err))) return rc;
+  if ((rc = adcp_ledger__fence_fingerprint(l, err))) return rc;
   fence_row r;
-  if ((rc = fence_row_read(&r, l, b, 0, err))) return rc;
+  if ((rc = adcp_ledger__fence_row_read(&r, l, b, 0, err))) return rc;
   if (!r.found) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
   *row_epoch = r.epoch * 2 + (r.pending_epoch != 0);
-  if (fence_fingerprint_differs(r.fingerprint, l->fence_fingerprint)) return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
+  if (adcp_ledger__fence_fingerprint_differs(r.fingerprint, l->adcp_ledger__fence_fingerprint)) return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;
   if (strcmp(r.scope, claim->scope_sha256) || strcmp(r.owner, l->fence_owner) ||
       strcmp(claim->namespace_key, l->ns_key))
     return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
@@ -665,15 +665,15 @@ static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, ui
   if (r.epoch == claim->epoch && strcmp(r.token, claim->owner_token)) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
   if (r.pending_epoch && r.pending_epoch == r.epoch) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0; /* takeover */
   fence_list fl;
-  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
   adcp_fence_cause cause = ADCP_FENCE_OK;
   if (fl.highest > r.epoch) {
     /* A sibling of this database mid-advance is fine; anything else is not. */
-    const fence_obj *o = fence_list_find(&fl, fl.highest);
+    const fence_obj *o = adcp_ledger__fence_list_find(&fl, fl.highest);
     adcp_fence_record rec;
     int st = 1;
     if (r.pending_epoch == fl.highest && o)
-      rc = fence_object_read(&rec, &st, l, b, fl.highest, o->version, err);
+      rc = adcp_ledger__fence_object_read(&rec, &st, l, b, fl.highest, o->version, err);
     if (!rc && !(st == 0 && !strcmp(rec.owner_token, r.pending_token))) cause = ADCP_FENCE_ADVANCED;
     if (!rc && !cause) {
       /* that epoch's predecessor (the row's) must still be ours too */
@@ -687,7 +687,7 @@ static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, ui
     rc = check_chain(&cause, l, b, &r, &fl, err);
     if (!rc && cause == ADCP_FENCE_MISSING && fl.highest && fl.highest < r.epoch) cause = ADCP_FENCE_REGRESSED;
   }
-  fence_list_free(&fl);
+  adcp_ledger__fence_list_free(&fl);
   if (rc) return rc;
   if (cause) return *out_cause = cause, 0;
   claim->epoch = r.epoch;
@@ -706,7 +706,7 @@ int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adc
        i++) {
     fence_row r;
     ledger_binding *b;
-    if ((rc = fence_binding(&b, l, claim->row_binding_id, 0, err)) || (rc = fence_row_read(&r, l, b, 0, err))) break;
+    if ((rc = adcp_ledger__fence_binding(&b, l, claim->row_binding_id, 0, err)) || (rc = adcp_ledger__fence_row_read(&r, l, b, 0, err))) break;
     again = r.epoch * 2 + (r.pending_epoch != 0);
     if (!r.found || again == seen) break; /* the row stood still: the answer stands */
     rc = recheck_once(claim, out_cause, &seen, l, err);
@@ -716,7 +716,7 @@ int adcp_fence_recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, adc
 
 int adcp_fence_key_prefix(char *out, size_t cap, adcp_ledger *l, const char *row_binding_id, adcp_error *err) {
   ledger_binding *b;
-  int rc = fence_binding(&b, l, row_binding_id, 0, err);
+  int rc = adcp_ledger__fence_binding(&b, l, row_binding_id, 0, err);
   if (rc) return rc;
   if ((size_t)snprintf(out, cap, "%s/%s/" ADCP_FENCE_DIR "/", b->prefix, l->ns_key) >= cap)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence key prefix does not fit");
@@ -730,21 +730,21 @@ int adcp_fence_take_over(adcp_fence_claim *out, adcp_ledger *l, const char *row_
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "fence take-over needs the acknowledgement that the previous owner is gone");
   ledger_binding *b;
-  int rc = fence_binding(&b, l, row_binding_id, 1, err);
+  int rc = adcp_ledger__fence_binding(&b, l, row_binding_id, 1, err);
   if (rc) return rc;
   int yes = 0;
-  if ((rc = fence_table_exists(&yes, l, err))) return rc;
+  if ((rc = adcp_ledger__fence_table_exists(&yes, l, err))) return rc;
   if (!yes) return adcp_error_set(err, ADCP_EREPORTING_SCHEMA_BEHIND, "the fence table is missing (run migrate)");
   char scope[65], token[33];
-  if ((rc = fence_fingerprint(l, err)) || (rc = fence_scope(scope, l, b, err)) || (rc = fence_token(token, err)))
+  if ((rc = adcp_ledger__fence_fingerprint(l, err)) || (rc = adcp_ledger__fence_scope(scope, l, b, err)) || (rc = adcp_ledger__fence_token(token, err)))
     return rc;
   fence_list fl;
-  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
   uint64_t highest = fl.highest;
-  fence_list_free(&fl);
+  adcp_ledger__fence_list_free(&fl);
   fence_row r;
   if ((rc = tx_begin(l, b, err))) return rc;
-  rc = fence_row_read(&r, l, b, 1, err);
+  rc = adcp_ledger__fence_row_read(&r, l, b, 1, err);
   uint64_t target = highest;
   if (!rc && r.epoch > target) target = r.epoch;
   if (!rc && r.pending_epoch > target) target = r.pending_epoch;
@@ -752,7 +752,7 @@ int adcp_fence_take_over(adcp_fence_claim *out, adcp_ledger *l, const char *row_
   if (!rc) {
     adcp_sql_param p[7] = {adcp_sql_text(l->ns_key), adcp_sql_text(b->id),    adcp_sql_text(scope),
                            adcp_sql_int64((int64_t)target), adcp_sql_text(l->fence_owner), adcp_sql_text(token),
-                           adcp_sql_text(l->fence_fingerprint)};
+                           adcp_sql_text(l->adcp_ledger__fence_fingerprint)};
     if (r.found)
       rc = exec_row(NULL, l,
                     "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = $3, epoch = $4, owner_id = $5, "
@@ -783,7 +783,7 @@ int adcp_fence_take_over(adcp_fence_claim *out, adcp_ledger *l, const char *row_
                           target);
   adcp_fence_record rec;
   int st = 0;
-  if ((rc = fence_object_read(&rec, &st, l, b, target, version, err))) return rc;
+  if ((rc = adcp_ledger__fence_object_read(&rec, &st, l, b, target, version, err))) return rc;
   if (st || strcmp(rec.owner_token, token))
     return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s: the new fence object did not read back", b->id);
   int64_t changed = 0;

@@ -20,21 +20,21 @@ static int evaluate(adcp_fence_cause *cause, adcp_ledger *l, const ledger_bindin
                     const fence_list *fl, int verify, adcp_error *err) {
   *cause = ADCP_FENCE_OK;
   if (fl->highest > r->epoch) {
-    const fence_obj *o = fence_list_find(fl, fl->highest);
+    const fence_obj *o = adcp_ledger__fence_list_find(fl, fl->highest);
     if (!r->pending_epoch || r->pending_epoch != fl->highest || !o) return *cause = ADCP_FENCE_ADVANCED, 0;
     adcp_fence_record rec;
     int st = 0;
-    int rc = fence_object_read(&rec, &st, l, b, fl->highest, o->version, err);
+    int rc = adcp_ledger__fence_object_read(&rec, &st, l, b, fl->highest, o->version, err);
     if (rc) return rc;
     if (st || strcmp(rec.owner_token, r->pending_token)) *cause = ADCP_FENCE_ADVANCED;
     return 0;
   }
-  const fence_obj *o = fence_list_find(fl, r->epoch);
+  const fence_obj *o = adcp_ledger__fence_list_find(fl, r->epoch);
   if (!o) return *cause = fl->highest ? ADCP_FENCE_REGRESSED : ADCP_FENCE_MISSING, 0;
   if (!verify) return 0;
   adcp_fence_record rec;
   int st = 0;
-  int rc = fence_object_read(&rec, &st, l, b, r->epoch, o->version, err);
+  int rc = adcp_ledger__fence_object_read(&rec, &st, l, b, r->epoch, o->version, err);
   if (rc) return rc;
   if (st == 1) *cause = ADCP_FENCE_MISSING;
   else if (st == 2) *cause = ADCP_FENCE_UNREADABLE;
@@ -52,46 +52,46 @@ static void remember(ledger_binding *b, const adcp_fence_claim *c, int64_t now, 
   b->fence_list_ms = 0;
 }
 
-int ledger_fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err) {
+int adcp_ledger__fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err) {
   int yes = 0;
-  int rc = fence_table_exists(&yes, l, err);
+  int rc = adcp_ledger__fence_table_exists(&yes, l, err);
   if (rc) return rc;
-  if (!yes) return ledger_fence_refusal(err, b->id, ADCP_FENCE_MIGRATION_REQUIRED, NULL);
-  if ((rc = ledger_namespace_key(l, err)) || (rc = fence_fingerprint(l, err))) return rc;
+  if (!yes) return adcp_ledger__fence_refusal(err, b->id, ADCP_FENCE_MIGRATION_REQUIRED, NULL);
+  if ((rc = adcp_ledger__namespace_key(l, err)) || (rc = adcp_ledger__fence_fingerprint(l, err))) return rc;
   fence_row r;
-  if ((rc = fence_row_read(&r, l, b, 0, err))) return rc;
+  if ((rc = adcp_ledger__fence_row_read(&r, l, b, 0, err))) return rc;
   if (!r.found || (r.pending_epoch && r.pending_epoch == r.epoch)) {
     /* Never claimed here (or a claim unconfirmed): claim it before adopting anything. */
     adcp_fence_claim c;
     adcp_fence_cause cause;
     if ((rc = adcp_fence_acquire(&c, &cause, l, b->id, err))) return rc;
-    if (cause) return ledger_fence_refusal(err, b->id, cause, NULL);
+    if (cause) return adcp_ledger__fence_refusal(err, b->id, cause, NULL);
     remember(b, &c, adcp_object_now_ms(), 1);
     return 0;
   }
-  if (fence_fingerprint_differs(r.fingerprint, l->fence_fingerprint))
-    return ledger_fence_refusal(err, b->id, ADCP_FENCE_DATABASE_COPIED, "take it over if this copy is the survivor");
+  if (adcp_ledger__fence_fingerprint_differs(r.fingerprint, l->adcp_ledger__fence_fingerprint))
+    return adcp_ledger__fence_refusal(err, b->id, ADCP_FENCE_DATABASE_COPIED, "take it over if this copy is the survivor");
   int64_t now = adcp_object_now_ms();
   if (l->fence_cache_ttl_ms >= 0 && b->fence_list_ms && now - b->fence_list_ms < l->fence_cache_ttl_ms &&
       b->fence_list_highest == r.epoch)
     return 0;
   fence_list fl;
-  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
   adcp_fence_cause cause;
   rc = evaluate(&cause, l, b, &r, &fl, 0, err);
   if (!rc && !cause && fl.highest == r.epoch) b->fence_list_ms = now, b->fence_list_highest = fl.highest;
-  fence_list_free(&fl);
+  adcp_ledger__fence_list_free(&fl);
   if (rc) return rc;
   if (cause) {
     b->fence_list_ms = 0;
     char d[96];
     snprintf(d, sizeof d, "this database recorded epoch %" PRIu64, r.epoch);
-    return ledger_fence_refusal(err, b->id, cause, d);
+    return adcp_ledger__fence_refusal(err, b->id, cause, d);
   }
   return 0;
 }
 
-int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out, adcp_error *err) {
+int adcp_ledger__fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out, adcp_error *err) {
   if (cause_out) *cause_out = 0;
   int64_t now = adcp_object_now_ms();
   adcp_fence_cause cause = ADCP_FENCE_OK;
@@ -107,7 +107,7 @@ int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out,
     snprintf(c.namespace_key, sizeof c.namespace_key, "%s", l->ns_key);
     c.epoch = b->fence_claim_epoch;
     snprintf(c.owner_token, sizeof c.owner_token, "%s", b->fence_claim_token);
-    if ((rc = fence_scope(c.scope_sha256, l, b, err))) return rc;
+    if ((rc = adcp_ledger__fence_scope(c.scope_sha256, l, b, err))) return rc;
     if ((rc = adcp_fence_recheck(&c, &cause, l, err))) return rc;
     if (!cause) remember(b, &c, now, 0);
   } else {
@@ -117,16 +117,16 @@ int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause_out,
   if (cause) {
     b->fence_held = 0;
     if (cause_out) *cause_out = (int)cause;
-    return ledger_fence_refusal(err, b->id, cause, NULL);
+    return adcp_ledger__fence_refusal(err, b->id, cause, NULL);
   }
   b->fence_deletes++;
   return 0;
 }
 
-int ledger_fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err) {
+int adcp_ledger__fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err) {
   b->fence_checked_ms = 0; /* never the unchecked fast path */
   if (advance) b->fence_held = 0; /* acquire: the adopting database fences every other one first */
-  return ledger_fence_guard_delete(l, b, NULL, err);
+  return adcp_ledger__fence_guard_delete(l, b, NULL, err);
 }
 
 void adcp_fence_pass_begin(adcp_ledger *l) {
@@ -142,10 +142,10 @@ static int status_one(adcp_fence_status_entry *e, adcp_ledger *l, ledger_binding
     return 0;
   }
   fence_row r;
-  int rc = fence_row_read(&r, l, b, 0, err);
+  int rc = adcp_ledger__fence_row_read(&r, l, b, 0, err);
   if (rc) return rc;
   fence_list fl;
-  if ((rc = fence_list_read(&fl, l, b, err))) return rc;
+  if ((rc = adcp_ledger__fence_list_read(&fl, l, b, err))) return rc;
   e->has_row = r.found;
   e->epoch = r.epoch;
   snprintf(e->owner_id, sizeof e->owner_id, "%s", r.owner);
@@ -153,11 +153,11 @@ static int status_one(adcp_fence_status_entry *e, adcp_ledger *l, ledger_binding
   snprintf(e->updated_at, sizeof e->updated_at, "%s", r.updated_at);
   e->pending_epoch = r.pending_epoch;
   e->highest_epoch = fl.highest;
-  const fence_obj *ho = fence_list_find(&fl, fl.highest);
+  const fence_obj *ho = adcp_ledger__fence_list_find(&fl, fl.highest);
   if (ho) {
     adcp_fence_record rec;
     int st = 0;
-    if ((rc = fence_object_read(&rec, &st, l, b, fl.highest, ho->version, err))) goto out;
+    if ((rc = adcp_ledger__fence_object_read(&rec, &st, l, b, fl.highest, ho->version, err))) goto out;
     if (!st) snprintf(e->highest_owner_id, sizeof e->highest_owner_id, "%s", rec.owner_id);
   }
   adcp_fence_cause cause = ADCP_FENCE_OK;
@@ -165,14 +165,14 @@ static int status_one(adcp_fence_status_entry *e, adcp_ledger *l, ledger_binding
     /* Nothing claimed here: the first use claims epoch 1 unless a chain exists already. */
     if (fl.highest) cause = ADCP_FENCE_ADVANCED;
     else snprintf(e->detail, sizeof e->detail, "never claimed; the first commit or sweep claims epoch 1");
-  } else if (fence_fingerprint_differs(r.fingerprint, l->fence_fingerprint)) {
+  } else if (adcp_ledger__fence_fingerprint_differs(r.fingerprint, l->adcp_ledger__fence_fingerprint)) {
     e->fingerprint_matches = 0;
     cause = ADCP_FENCE_DATABASE_COPIED;
   } else if (r.pending_epoch && r.pending_epoch == r.epoch) {
-    const fence_obj *o = fence_list_find(&fl, r.epoch);
+    const fence_obj *o = adcp_ledger__fence_list_find(&fl, r.epoch);
     adcp_fence_record rec;
     int st = 1;
-    if (o && (rc = fence_object_read(&rec, &st, l, b, r.epoch, o->version, err))) goto out;
+    if (o && (rc = adcp_ledger__fence_object_read(&rec, &st, l, b, r.epoch, o->version, err))) goto out;
     if (fl.highest > r.epoch) cause = ADCP_FENCE_ADVANCED;
     else if (st == 2) cause = ADCP_FENCE_UNREADABLE;
     else if (st == 0 && strcmp(rec.owner_token, r.pending_token)) cause = ADCP_FENCE_TOKEN_MISMATCH;
@@ -188,24 +188,24 @@ static int status_one(adcp_fence_status_entry *e, adcp_ledger *l, ledger_binding
   e->cause = cause;
   e->holds = cause == ADCP_FENCE_OK;
 out:
-  fence_list_free(&fl);
+  adcp_ledger__fence_list_free(&fl);
   return rc;
 }
 
 int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id,
                       adcp_error *err) {
   *out = NULL, *n = 0;
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
   if (binding_id) {
-    ledger_binding *b = ledger_binding_find(l, binding_id);
+    ledger_binding *b = adcp_ledger__binding_find(l, binding_id);
     if (!b || !b->client)
       return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "binding %s is not a configured object binding",
                             binding_id);
   }
   int yes = 0;
-  if ((rc = fence_table_exists(&yes, l, err))) return rc;
-  if (yes && (rc = fence_fingerprint(l, err))) return rc;
+  if ((rc = adcp_ledger__fence_table_exists(&yes, l, err))) return rc;
+  if (yes && (rc = adcp_ledger__fence_fingerprint(l, err))) return rc;
   adcp_fence_status_entry *v = calloc(l->n_bindings ? l->n_bindings : 1, sizeof *v);
   if (!v) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   size_t k = 0;
@@ -215,7 +215,7 @@ int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, 
     int found = 0;
     char state[16] = "";
     /* Identity and namespace must match the stored binding (never registers: read-only). */
-    if ((rc = ledger_binding_check_stored(l, b, &found, state, err))) break;
+    if ((rc = adcp_ledger__binding_check_stored(l, b, &found, state, err))) break;
     if ((rc = status_one(&v[k], l, b, yes, err))) break;
     k++;
   }

@@ -31,19 +31,19 @@ typedef struct fence_list {
   uint64_t highest; /* 0 = no fence object */
 } fence_list;
 
-int fence_token(char out[33], adcp_error *err);
-int fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err);
-int fence_fingerprint(adcp_ledger *l, adcp_error *err);
+int adcp_ledger__fence_token(char out[33], adcp_error *err);
+int adcp_ledger__fence_table_exists(int *yes, adcp_ledger *l, adcp_error *err);
+int adcp_ledger__fence_fingerprint(adcp_ledger *l, adcp_error *err);
 /* 1 when a stored fingerprint names another database than ours (only the
  * stable parts are compared: docs/fence.md). */
-int fence_fingerprint_differs(const char *stored, const char *ours);
-int fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err);
-int fence_scope(char out[65], adcp_ledger *l, const ledger_binding *b, adcp_error *err);
-int fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lock, adcp_error *err);
-int fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, adcp_error *err);
-void fence_list_free(fence_list *fl);
-const fence_obj *fence_list_find(const fence_list *fl, uint64_t epoch);
-int fence_object_read(adcp_fence_record *rec, int *state, adcp_ledger *l, const ledger_binding *b, uint64_t epoch,
+int adcp_ledger__fence_fingerprint_differs(const char *stored, const char *ours);
+int adcp_ledger__fence_binding(ledger_binding **out, adcp_ledger *l, const char *id, int do_register, adcp_error *err);
+int adcp_ledger__fence_scope(char out[65], adcp_ledger *l, const ledger_binding *b, adcp_error *err);
+int adcp_ledger__fence_row_read(fence_row *r, adcp_ledger *l, const ledger_binding *b, int lock, adcp_error *err);
+int adcp_ledger__fence_list_read(fence_list *out, adcp_ledger *l, const ledger_binding *b, adcp_error *err);
+void adcp_ledger__fence_list_free(fence_list *fl);
+const fence_obj *adcp_ledger__fence_list_find(const fence_list *fl, uint64_t epoch);
+int adcp_ledger__fence_object_read(adcp_fence_record *rec, int *state, adcp_ledger *l, const ledger_binding *b, uint64_t epoch,
                       const char *version, adcp_error *err);
 
 #endif

@@ -14,7 +14,7 @@ int adcp_ledger_list_obligation_revisions(adcp_revision_list *out, adcp_ledger *
     return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found");
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (adcp_buf_append_str(&sql, ledger_header_select(l->dialect)) ||
+  if (adcp_buf_append_str(&sql, adcp_ledger__header_select(l->dialect)) ||
       adcp_buf_append_str(&sql, "WHERE r.obligation_id = $1 AND r.account_id = $2 ORDER BY r.revision_number") ||
       adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
@@ -38,7 +38,7 @@ int adcp_ledger_list_obligation_revisions(adcp_revision_list *out, adcp_ledger *
       out->items = g, cap = nc;
     }
     memset(&out->items[out->count], 0, sizeof out->items[0]);
-    if ((rc = ledger_header_from_row(&out->items[out->count], NULL, r, err))) break;
+    if ((rc = adcp_ledger__header_from_row(&out->items[out->count], NULL, r, err))) break;
     out->count++;
   }
   adcp_sql_rows_free(r);

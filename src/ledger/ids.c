@@ -42,7 +42,7 @@ static size_t utf8_seq(const unsigned char *s, size_t left, uint32_t *cp) {
   return n;
 }
 
-int ledger_check_ident(const char *s, const char *field, adcp_error *err) {
+int adcp_ledger__check_ident(const char *s, const char *field, adcp_error *err) {
   if (!s || !*s) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: empty (1-255 bytes)", field);
   size_t n = strlen(s);
   if (n > 255) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: %zu bytes (at most 255)", field, n);
@@ -59,8 +59,8 @@ int ledger_check_ident(const char *s, const char *field, adcp_error *err) {
   return 0;
 }
 
-int ledger_check_ident_pattern(const char *s, const char *field, adcp_error *err) {
-  int rc = ledger_check_ident(s, field, err);
+int adcp_ledger__check_ident_pattern(const char *s, const char *field, adcp_error *err) {
+  int rc = adcp_ledger__check_ident(s, field, err);
   if (rc) return rc;
   for (size_t i = 0; s[i]; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -74,11 +74,11 @@ int ledger_check_ident_pattern(const char *s, const char *field, adcp_error *err
 }
 
 int adcp_ledger_check_identifier(const char *value, const char *field, adcp_error *err) {
-  return ledger_check_ident(value, field && *field ? field : "identifier", err);
+  return adcp_ledger__check_ident(value, field && *field ? field : "identifier", err);
 }
 
-int ledger_check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err) {
+int adcp_ledger__check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err) {
   int rc = LEDGER_CHECK_OPT(account_id, "account_id", err);
-  if (!rc && id_field) rc = ledger_check_ident_pattern(id, id_field, err);
+  if (!rc && id_field) rc = adcp_ledger__check_ident_pattern(id, id_field, err);
   return rc;
 }

@@ -21,7 +21,7 @@ int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger 
                       "ORDER BY expires_at, row_binding_id, row_set_id, content_sha256",
                       pg ? PG_TS("created_at") : "created_at", pg ? PG_TS("expires_at") : "expires_at",
                       pg ? "jsonb_array_length(created_objects)" : "json_array_length(created_objects)",
-                      ledger_now_sql(l)) ||
+                      adcp_ledger__now_sql(l)) ||
       adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -55,7 +55,7 @@ int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger 
     ledger_copy_text(e->expires_at, sizeof e->expires_at, adcp_sql_get_text(r, 6, NULL));
     e->created_objects = (uint64_t)adcp_sql_get_int64(r, 7);
     e->expired = adcp_sql_get_int64(r, 8) != 0;
-    e->configured = ledger_binding_find(l, e->row_binding_id) != NULL;
+    e->configured = adcp_ledger__binding_find(l, e->row_binding_id) != NULL;
     (*count)++;
   }
   adcp_sql_rows_free(r);

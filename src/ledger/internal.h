@@ -68,7 +68,7 @@ struct adcp_ledger {
   int64_t fence_advance_ms;     /* < 0 = always advance */
   int (*fence_hook)(void *ctx, int step);
   void *fence_hook_ctx;
-  char fence_fingerprint[160];  /* this database's fingerprint ("" until computed) */
+  char adcp_ledger__fence_fingerprint[160];  /* this database's fingerprint ("" until computed) */
   adcp_json_doc doc;  /* scratch for manifest and line parsing */
   adcp_buf scratch;
 };
@@ -89,77 +89,77 @@ typedef struct ledger_rowset {
 /* Loads a header; mode 0 = by revision ID + account, 1 = by revision ID (any
  * account), 2 = current revision of (obligation ID = a, account = b).
  * *found = 0 when nothing matched. rs may be NULL. */
-int ledger_load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
+int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
                        const char *a, const char *b, adcp_error *err);
 /* Reads the header columns of the current row (the column order of the header SELECTs). */
-int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err);
+int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err);
 /* The SELECT list + FROM of the header queries (for list queries). */
-const char *ledger_header_select(adcp_sql_dialect d);
+const char *adcp_ledger__header_select(adcp_sql_dialect d);
 
 /* Registers the implicit `postgres` binding once per handle (spec 02 §5.3). */
-int ledger_register_binding(adcp_ledger *l, adcp_error *err);
+int adcp_ledger__register_binding(adcp_ledger *l, adcp_error *err);
 
 /* namespace_key of this installation (spec 02 §4), cached in l->ns_key. */
-int ledger_namespace_key(adcp_ledger *l, adcp_error *err);
+int adcp_ledger__namespace_key(adcp_ledger *l, adcp_error *err);
 /* The allowlisted binding with this ID, or NULL. */
-ledger_binding *ledger_binding_find(adcp_ledger *l, const char *id);
+ledger_binding *adcp_ledger__binding_find(adcp_ledger *l, const char *id);
 /* A binding usable for new row sets: configured, registered (identity and
  * namespace checked against the DB row), state active. */
-int ledger_binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err);
+int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err);
 /* Reads binding b's stored row: *found, and UNSAFE_BINDING when its identity
  * or namespace_key is not this handle's; state (may be NULL) gets its state. */
-int ledger_binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);
+int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);
 /* Account lock inside an open transaction (JS key, 5 s bound). */
-int ledger_lock_account(adcp_ledger *l, const char *account, adcp_error *err);
+int adcp_ledger__lock_account(adcp_ledger *l, const char *account, adcp_error *err);
 /* SQL text for "now" on this dialect: clock_timestamp() / adcp_now(). */
-const char *ledger_now_sql(const adcp_ledger *l);
+const char *adcp_ledger__now_sql(const adcp_ledger *l);
 /* Database clock plus ms, as "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
-int ledger_now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err);
+int adcp_ledger__now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err);
 /* Microseconds since the epoch of a normalised UTC instant; -1 if unparseable. */
-int64_t ledger_instant_us(const char *t);
-void ledger_instant_format(char out[32], int64_t us);
+int64_t adcp_ledger__instant_us(const char *t);
+void adcp_ledger__instant_format(char out[32], int64_t us);
 /* Random lowercase UUID v4 text. */
-int ledger_uuid(char out[37], adcp_error *err);
+int adcp_ledger__uuid(char out[37], adcp_error *err);
 /* The object-kind commit (commit_object.c); called by adcp_ledger_commit_revision (commit.c). */
-int ledger_commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                          const char *binding_id, adcp_error *err);
 /* The postgres-kind commit (commit_postgres.c). */
-int ledger_commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Replay comparison against a stored header (commit.c). */
-int ledger_replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                           const char *content_sha256, const char *row_manifest_sha256, adcp_error *err);
 /* segments JSON of a manifest in wire field order (commit.c). */
-int ledger_segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
-int ledger_totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
+int adcp_ledger__segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
+int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
 /* Feeds every row of req's source to the encoder (commit.c; both kinds). */
-int ledger_pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
-int ledger_ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction
  * unless the feed is off for this handle (commit.c; SQL in src/feed). */
-int ledger_feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
+int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
                        const char *obligation_id, adcp_error *err);
 /* *exists = whether a revision with this ID is stored (any account). */
-int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);
+int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);
 /* Numbering and the official rule (under the account lock): *number = max + 1,
  * prev_id = the revision it supersedes ("" for the first); CONFLICT when the
  * obligation already has its official revision. Shared by both write paths. */
-int ledger_next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
+int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
                        adcp_error *err);
 /* Inserts the immutable revision header (row_set_id = revision_id). A unique
  * violation is the numbering race: CONFLICT naming the number. */
-int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
+int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err);
-int ledger_validate_commit(const adcp_ledger_commit *req, adcp_error *err);
+int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
-int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err);
+int adcp_ledger__not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err);
 /* Import support (src/import): the request's binding algorithm and its expectation check. */
-adcp_binding_algorithm ledger_commit_algorithm(const adcp_ledger_commit *req);
-int ledger_check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
+adcp_binding_algorithm adcp_ledger__commit_algorithm(const adcp_ledger_commit *req);
+int adcp_ledger__check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
                              adcp_error *err);
 /* Per-object lifetime lock key (spec 02 §7.3). */
-int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key);
+int adcp_ledger__object_lock_key(adcp_buf *out, const char *binding, const char *key);
 
 /* Chunk locator of an object-kind chunk record. */
 typedef struct ledger_locator {
@@ -173,39 +173,39 @@ typedef struct ledger_locator {
 /* Encoding-layer failures (MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED,
  * ENVELOPE_INTEGRITY_FAILED) become ROWS_INTEGRITY_FAILED keeping the precise
  * reason in the message. Returns the mapped code. */
-int ledger_map_read_error(int rc, adcp_error *err);
+int adcp_ledger__map_read_error(int rc, adcp_error *err);
 
 /* Verified manifests of a row set (from the cache or the chunk records),
  * checked against the header (spec 01 §9.2). The returned array is owned by
  * the cache when *owned == 0, else the caller frees it. */
-int ledger_load_manifests(adcp_chunk_manifest **ms, size_t *n, int *owned, adcp_ledger *l,
+int adcp_ledger__load_manifests(adcp_chunk_manifest **ms, size_t *n, int *owned, adcp_ledger *l,
                           const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
 
 /* Row-set state and header cross-checks before any read (spec 01 §9.1, 02 §10.1). */
-int ledger_check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
+int adcp_ledger__check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
 
 /* Copies s into a fixed buffer; INVALID_INPUT when it does not fit. */
-int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error *err);
+int adcp_ledger__copy(char *dst, size_t n, const char *s, const char *what, adcp_error *err);
 /* Identifier check ^[A-Za-z0-9_.:-]{1,255}$ (revision/obligation) or 1..255 chars (account). */
-int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err);
+int adcp_ledger__check_id(const char *s, int pattern, const char *what, adcp_error *err);
 /* External identifiers (ids.c): valid UTF-8, no C0/DEL/C1 control characters,
  * 1-255 bytes; INVALID_INPUT naming `field` and the byte, never the value.
  * _pattern also requires ^[A-Za-z0-9_.:-]{1,255}$. */
-int ledger_check_ident(const char *s, const char *field, adcp_error *err);
-int ledger_check_ident_pattern(const char *s, const char *field, adcp_error *err);
+int adcp_ledger__check_ident(const char *s, const char *field, adcp_error *err);
+int adcp_ledger__check_ident_pattern(const char *s, const char *field, adcp_error *err);
 /* The same, for an optional identifier (NULL passes). */
-#define LEDGER_CHECK_OPT(s, field, err) ((s) ? ledger_check_ident((s), (field), (err)) : 0)
+#define LEDGER_CHECK_OPT(s, field, err) ((s) ? adcp_ledger__check_ident((s), (field), (err)) : 0)
 /* Read entries: account_id (NULL = operator, passes) and, when id_field is
  * not NULL, the revision or obligation ID named by it. */
 /* Copies database text into a fixed field (NULL = ""), truncating to fit. */
 static inline void ledger_copy_text(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s ? s : ""); }
-int ledger_check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err);
+int adcp_ledger__check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err);
 
 /* Row set and chunk records of a new revision (commit.c; both kinds). A
  * duplicate row set is CONTENT_CONFLICT. loc NULL = postgres kind. */
-int ledger_insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                           const char *shared, const char *binding_id, adcp_error *err);
-int ledger_insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
+int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
                                 size_t n, const ledger_locator *loc, adcp_error *err);
 
 /* Chunk writer thread (pipe.c): encoding stays on the caller's thread while a
@@ -216,10 +216,10 @@ int ledger_insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, c
 typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,
                               adcp_error *err);
 typedef struct ledger_pipe ledger_pipe;
-int ledger_pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err);
-int ledger_pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
-int ledger_pipe_finish(ledger_pipe *p, adcp_error *err);
-void ledger_pipe_free(ledger_pipe *p);
+int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err);
+int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
+int adcp_ledger__pipe_finish(ledger_pipe *p, adcp_error *err);
+void adcp_ledger__pipe_free(ledger_pipe *p);
 
 /* Upload pool (pipe.c): `threads` workers run submitted jobs through `fn`
  * (threads 0 = run each job inline at submit). Jobs are caller-owned structs
@@ -233,21 +233,21 @@ typedef struct ledger_job {
 } ledger_job;
 typedef int (*ledger_job_fn)(void *ctx, ledger_job *job, adcp_error *err);
 typedef struct ledger_pool ledger_pool;
-int ledger_pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err);
-void ledger_pool_submit(ledger_pool *p, ledger_job *job);
-ledger_job *ledger_pool_wait(ledger_pool *p);
-void ledger_pool_cancel(ledger_pool *p);
-void ledger_pool_free(ledger_pool *p);
+int adcp_ledger__pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err);
+void adcp_ledger__pool_submit(ledger_pool *p, ledger_job *job);
+ledger_job *adcp_ledger__pool_wait(ledger_pool *p);
+void adcp_ledger__pool_cancel(ledger_pool *p);
+void adcp_ledger__pool_free(ledger_pool *p);
 
 /* Period retirement (retention_support.c): CONTENT_CONFLICT when the period
  * (by obligation ID, or by configuration + ordinal when cfg is non-NULL) has a
  * tombstone, so a retired period is never re-created or resurrected. */
-int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
+int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
                              adcp_error *err);
 /* A read that failed as missing or corrupt bytes: if the revision has vanished,
  * its rows expired or its period is tombstoned meanwhile, it raced retention
  * and answers ROWS_EXPIRED instead (never an integrity failure). */
-int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err);
+int adcp_ledger__read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err);
 
 /* Row sets read by their own columns (rowsets.c over read.c): h and rs are
  * built from the row-set row (h->revision_id = row_set_id); env says which
@@ -261,22 +261,22 @@ typedef struct ledger_direct {
   int env;
   const char *envelope_revision_id;
 } ledger_direct;
-int ledger_direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
-int ledger_direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
+int adcp_ledger__direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
+int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
                        adcp_error *err);
 /* ---- ownership fence (fence.c, fence_guard.c; docs/fence.md) -------------------- */
 /* Object-kind commit check before transaction B: UNSAFE_BINDING naming the
  * cause when this database does not hold binding b's fence claim; an
  * unclaimed binding is claimed (epoch 1) first. At most one cached listing. */
-int ledger_fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err);
+int adcp_ledger__fence_commit_check(adcp_ledger *l, ledger_binding *b, adcp_error *err);
 /* Before deleting an object through b: acquire (or, within the advance
  * interval / 25 deletes, recheck) this handle's claim. UNSAFE_BINDING naming
  * the cause when fenced; *cause (may be NULL) gets it. */
-int ledger_fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause, adcp_error *err);
+int adcp_ledger__fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *cause, adcp_error *err);
 /* Before committing adopted bytes: advance = 1 (objects found at their keys)
  * acquires, a new epoch, always; 0 (a header-only share) rechecks at least. */
-int ledger_fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err);
+int adcp_ledger__fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err);
 /* UNSAFE_BINDING "binding X is fenced: CAUSE — ..." */
-int ledger_fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail);
+int adcp_ledger__fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail);
 
 #endif

@@ -23,15 +23,15 @@ int adcp_finality_parse(adcp_finality *out, const char *name, adcp_error *err) {
   return adcp_error_set(err, ADCP_EINVALID_INPUT, "finality must be snapshot or official");
 }
 
-int ledger_copy(char *dst, size_t n, const char *s, const char *what, adcp_error *err) {
+int adcp_ledger__copy(char *dst, size_t n, const char *s, const char *what, adcp_error *err) {
   size_t len = s ? strlen(s) : 0;
   if (len >= n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is too long", what);
   memcpy(dst, s ? s : "", len + 1);
   return 0;
 }
 
-int ledger_check_id(const char *s, int pattern, const char *what, adcp_error *err) {
-  return pattern ? ledger_check_ident_pattern(s, what, err) : ledger_check_ident(s, what, err);
+int adcp_ledger__check_id(const char *s, int pattern, const char *what, adcp_error *err) {
+  return pattern ? adcp_ledger__check_ident_pattern(s, what, err) : adcp_ledger__check_ident(s, what, err);
 }
 
 /* ---- instants ------------------------------------------------------------------ */
@@ -97,7 +97,7 @@ bad:
 
 #define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
-/* Column order read by ledger_header_from_row. */
+/* Column order read by adcp_ledger__header_from_row. */
 #define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE)                                                                 \
   "SELECT r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, "                         \
   "coalesce(r.supersedes_revision_id, ''), r.binding_algorithm, r.revision_content_sha256, "                     \
@@ -117,7 +117,7 @@ static const char HEADER_PG[] =
     HEADER_COLS(PG_TS("r.observed_at"), PG_TS("r.recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
 static const char HEADER_SQLITE[] = HEADER_COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
-const char *ledger_header_select(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE; }
+const char *adcp_ledger__header_select(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE; }
 
 static char *concat(const char *a, const char *b) {
   size_t na = strlen(a), nb = strlen(b);
@@ -161,7 +161,7 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   int entries = opts ? opts->manifest_cache_entries : 0;
   l->cache_cap = entries < 0 ? 0 : entries == 0 ? 64 : (size_t)entries;
   if (l->cache_cap) l->cache = calloc(l->cache_cap, sizeof *l->cache);
-  const char *sel = ledger_header_select(l->dialect);
+  const char *sel = adcp_ledger__header_select(l->dialect);
   l->sql_header_by_id = concat(sel, "WHERE r.revision_id = $1 AND r.account_id = $2");
   l->sql_header_by_id_any = concat(sel, "WHERE r.revision_id = $1");
   l->sql_header_current = concat(sel, "WHERE r.obligation_id = $1 AND r.account_id = $2 "
@@ -214,7 +214,7 @@ static int jcs_strings_sha(char out[65], const char *const *s, size_t n, const c
   return rc;
 }
 
-int ledger_namespace_key(adcp_ledger *l, adcp_error *err) {
+int adcp_ledger__namespace_key(adcp_ledger *l, adcp_error *err) {
   if (l->ns_key[0]) return 0;
   char inst[64];
   int found = 0;
@@ -230,9 +230,9 @@ int ledger_namespace_key(adcp_ledger *l, adcp_error *err) {
   return jcs_strings_sha(l->ns_key, nsk, 3, NULL, err);
 }
 
-int ledger_register_binding(adcp_ledger *l, adcp_error *err) {
+int adcp_ledger__register_binding(adcp_ledger *l, adcp_error *err) {
   if (l->binding_registered) return 0;
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
   char identity[65];
   const char *ns_key = l->ns_key;
@@ -277,7 +277,7 @@ void adcp_revision_header_free(adcp_revision_header *h) {
   h->control_totals_json = NULL;
 }
 
-int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
+int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
   memset(h, 0, sizeof *h);
   ledger_copy_text(h->revision_id, sizeof h->revision_id, adcp_sql_get_text(r, 0, NULL));
   ledger_copy_text(h->obligation_id, sizeof h->obligation_id, adcp_sql_get_text(r, 1, NULL));
@@ -320,7 +320,7 @@ int ledger_header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_
   return 0;
 }
 
-int ledger_load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
+int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
                        const char *a, const char *b, adcp_error *err) {
   *found = 0;
   memset(h, 0, sizeof *h);
@@ -332,7 +332,7 @@ int ledger_load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, a
   rc = adcp_sql_next(r, err);
   if (rc == 1) {
     *found = 1;
-    rc = ledger_header_from_row(h, rs, r, err);
+    rc = adcp_ledger__header_from_row(h, rs, r, err);
   }
   adcp_sql_rows_free(r);
   return rc < 0 ? rc : 0;
@@ -342,10 +342,10 @@ int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const ch
                              const char *revision_id, adcp_error *err) {
   int found = 0;
   memset(out, 0, sizeof *out);
-  int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
+  int rc = adcp_ledger__check_read_ids(account_id, revision_id, "revision_id", err);
   if (rc) return rc;
-  rc = ledger_load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
-  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
+  rc = adcp_ledger__load_header(out, NULL, &found, l, account_id ? 0 : 1, revision_id, account_id, err);
+  if (!rc && !found) rc = adcp_ledger__not_found_or_quarantined(l, account_id, revision_id, err);
   if (rc) adcp_revision_header_free(out);
   return rc;
 }
@@ -385,7 +385,7 @@ int adcp_revision_header_write_json(adcp_buf *o, const adcp_revision_header *h) 
 
 /* ---- error mapping --------------------------------------------------------------------- */
 
-int ledger_map_read_error(int rc, adcp_error *err) {
+int adcp_ledger__map_read_error(int rc, adcp_error *err) {
   if (rc == ADCP_EMANIFEST_MISMATCH || rc == ADCP_ECHUNK_INTEGRITY_FAILED || rc == ADCP_EENVELOPE_INTEGRITY_FAILED) {
     char msg[ADCP_ERROR_MESSAGE_MAX];
     snprintf(msg, sizeof msg, "%s", err ? err->message : "");
@@ -418,7 +418,7 @@ int adcp_ledger_buyer_code(int code) {
 
 /* ---- row-set checks and manifests --------------------------------------------------------- */
 
-int ledger_check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
+int adcp_ledger__check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
   if (!rs->present) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "rows are not recorded for this revision");
   if (!strcmp(h->rows_state, "pruning") || !strcmp(h->rows_state, "pruned"))
     return adcp_error_set(err, ADCP_EROWS_EXPIRED, "revision rows have expired");
@@ -464,7 +464,7 @@ static int cache_put(adcp_ledger *l, const adcp_revision_header *h, adcp_chunk_m
   return 1;
 }
 
-int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, adcp_ledger *l,
+int adcp_ledger__load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, adcp_ledger *l,
                           const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
   *out = NULL, *n_out = 0, *owned = 0;
   manifest_cache_entry *e = cache_find(l, h);
@@ -522,7 +522,7 @@ int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, 
   adcp_manifest_checker_free(&chk);
   if (rc) {
     free(ms);
-    return ledger_map_read_error(rc, err);
+    return adcp_ledger__map_read_error(rc, err);
   }
   if (cache_put(l, h, ms, n)) {
     *out = ms, *n_out = n, *owned = 0;
@@ -534,11 +534,11 @@ int ledger_load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, 
 
 /* ---- clock and tokens ---------------------------------------------------------------------- */
 
-const char *ledger_now_sql(const adcp_ledger *l) {
+const char *adcp_ledger__now_sql(const adcp_ledger *l) {
   return l->dialect == ADCP_SQL_POSTGRES ? "clock_timestamp()" : "adcp_now()";
 }
 
-int64_t ledger_instant_us(const char *t) {
+int64_t adcp_ledger__instant_us(const char *t) {
   int Y, M, D, h, m, s, us = 0;
   if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &Y, &M, &D, &h, &m, &s) != 6) return -1;
   const char *p = strchr(t, '.');
@@ -553,7 +553,7 @@ int64_t ledger_instant_us(const char *t) {
   return (int64_t)timegm(&tm) * 1000000 + us;
 }
 
-void ledger_instant_format(char out[32], int64_t us) {
+void adcp_ledger__instant_format(char out[32], int64_t us) {
   time_t secs = (time_t)(us / 1000000);
   struct tm u;
   gmtime_r(&secs, &u);
@@ -562,17 +562,17 @@ void ledger_instant_format(char out[32], int64_t us) {
            (unsigned)u.tm_min % 100u, (unsigned)u.tm_sec % 100u, (unsigned)(us % 1000000));
 }
 
-int ledger_now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err) {
+int adcp_ledger__now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err) {
   char now[32];
   int rc = adcp_sql_now(l->conn, now, err);
   if (rc) return rc;
-  int64_t us = ledger_instant_us(now);
+  int64_t us = adcp_ledger__instant_us(now);
   if (us < 0) return adcp_error_set(err, ADCP_ESTORAGE, "database clock is unreadable");
-  ledger_instant_format(out, us + ms * 1000);
+  adcp_ledger__instant_format(out, us + ms * 1000);
   return 0;
 }
 
-int ledger_uuid(char out[37], adcp_error *err) {
+int adcp_ledger__uuid(char out[37], adcp_error *err) {
   uint8_t b[16];
   FILE *f = fopen("/dev/urandom", "rb");
   size_t n = f ? fread(b, 1, sizeof b, f) : 0;
@@ -585,7 +585,7 @@ int ledger_uuid(char out[37], adcp_error *err) {
   return 0;
 }
 
-int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key) {
+int adcp_ledger__object_lock_key(adcp_buf *out, const char *binding, const char *key) {
   adcp_buf_reset(out);
   if (adcp_buf_append_str(out, "adcp-reporting-object:") || adcp_buf_append_str(out, binding) ||
       adcp_buf_append_byte(out, ':') || adcp_buf_append_str(out, key) || adcp_buf_cstr(out))
@@ -593,7 +593,7 @@ int ledger_object_lock_key(adcp_buf *out, const char *binding, const char *key) 
   return 0;
 }
 
-int ledger_next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
+int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
                        adcp_error *err) {
   *number = 1;
   prev_id[0] = '\0';
@@ -644,18 +644,18 @@ static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_comm
   if (!adcp_sql_is_null(r, 1)) snprintf(acct, sizeof acct, "%s", adcp_sql_get_text(r, 1, NULL));
   if (!adcp_sql_is_null(r, 2)) snprintf(obl, sizeof obl, "%s", adcp_sql_get_text(r, 2, NULL));
   adcp_sql_rows_free(r);
-  int64_t t_now = ledger_instant_us(now);
-  if (acct[0] && ledger_instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
+  int64_t t_now = adcp_ledger__instant_us(now);
+  if (acct[0] && adcp_ledger__instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           "this writer's clock (%s) is %lld s behind the newest recorded instant of account %s (%s), "
                           "more than the %d s tolerance: fix the host clock",
-                          now, (long long)((ledger_instant_us(acct) - t_now) / 1000000), req->account_id, acct,
+                          now, (long long)((adcp_ledger__instant_us(acct) - t_now) / 1000000), req->account_id, acct,
                           ADCP_LEDGER_CLOCK_TOLERANCE_S);
-  snprintf(out, 40, "%s", obl[0] && ledger_instant_us(obl) > t_now ? obl : now);
+  snprintf(out, 40, "%s", obl[0] && adcp_ledger__instant_us(obl) > t_now ? obl : now);
   return 0;
 }
 
-int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
+int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err) {
   char recorded[40];
@@ -674,7 +674,7 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
                             adcp_sql_text(res->row_manifest_sha256),
                             shared_from && shared_from[0] ? adcp_sql_text(shared_from) : adcp_sql_null(),
                             observed_at && observed_at[0] ? adcp_sql_text(observed_at) : adcp_sql_null(),
-                            adcp_sql_text(adcp_binding_algorithm_name(ledger_commit_algorithm(req))),
+                            adcp_sql_text(adcp_binding_algorithm_name(adcp_ledger__commit_algorithm(req))),
                             adcp_sql_text(recorded)};
   rc = adcp_sql_exec(l->conn,
                      l->dialect == ADCP_SQL_POSTGRES
@@ -699,7 +699,7 @@ int ledger_insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const 
   return rc;
 }
 
-int ledger_revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err) {
+int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err) {
   adcp_sql_param rid = adcp_sql_text(revision_id);
   char one[8];
   *exists = 0;

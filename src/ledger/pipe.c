@@ -6,7 +6,7 @@
  * The queue holds at most `depth` chunk copies, so memory stays bounded by
  * depth + 1 chunks (spec 01: ≤ 8 MiB each, except a single oversized row).
  *
- * Contract for callers: between ledger_pipe_start and ledger_pipe_finish/free
+ * Contract for callers: between adcp_ledger__pipe_start and adcp_ledger__pipe_finish/free
  * only the writer thread may touch what the sink uses (the SQL connection, the
  * provider); the caller's thread only encodes and pushes. Chunks reach the
  * sink in push order. The first sink error stops the writer; later pushes and
@@ -68,7 +68,7 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int ledger_pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err) {
+int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err) {
   *out = NULL;
   if (depth < 1) depth = 1;
   ledger_pipe *p = calloc(1, sizeof *p);
@@ -96,7 +96,7 @@ static int copy_failure(ledger_pipe *p, adcp_error *err) {
   return p->failed;
 }
 
-int ledger_pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
   pthread_mutex_lock(&p->mu);
   while (p->count == p->depth && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
   if (p->failed) {
@@ -131,7 +131,7 @@ static void join_and_free(ledger_pipe *p) {
   free(p);
 }
 
-int ledger_pipe_finish(ledger_pipe *p, adcp_error *err) {
+int adcp_ledger__pipe_finish(ledger_pipe *p, adcp_error *err) {
   pthread_mutex_lock(&p->mu);
   p->closing = 1;
   pthread_cond_broadcast(&p->cv);
@@ -142,7 +142,7 @@ int ledger_pipe_finish(ledger_pipe *p, adcp_error *err) {
   return rc;
 }
 
-void ledger_pipe_free(ledger_pipe *p) {
+void adcp_ledger__pipe_free(ledger_pipe *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   p->abandon = 1;
@@ -204,7 +204,7 @@ static void *pool_main(void *arg) {
   return NULL;
 }
 
-int ledger_pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err) {
+int adcp_ledger__pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t threads, adcp_error *err) {
   *out = NULL;
   ledger_pool *p = calloc(1, sizeof *p);
   if (!p || (threads && !(p->threads = calloc(threads, sizeof *p->threads)))) {
@@ -217,14 +217,14 @@ int ledger_pool_start(ledger_pool **out, ledger_job_fn fn, void *ctx, size_t thr
   for (; p->n_threads < threads; p->n_threads++)
     if (pthread_create(&p->threads[p->n_threads], NULL, pool_main, p)) break;
   if (threads && !p->n_threads) {
-    ledger_pool_free(p);
+    adcp_ledger__pool_free(p);
     return adcp_error_set(err, ADCP_ENOMEM, "cannot start the upload threads");
   }
   *out = p; /* fewer threads than asked still works, with less overlap */
   return 0;
 }
 
-void ledger_pool_submit(ledger_pool *p, ledger_job *job) {
+void adcp_ledger__pool_submit(ledger_pool *p, ledger_job *job) {
   if (!p->n_threads) {
     run_job(p, job);
     fifo_push(&p->done_head, &p->done_tail, job);
@@ -237,7 +237,7 @@ void ledger_pool_submit(ledger_pool *p, ledger_job *job) {
 }
 
 /* Callers wait only for jobs they submitted and have not yet taken back. */
-ledger_job *ledger_pool_wait(ledger_pool *p) {
+ledger_job *adcp_ledger__pool_wait(ledger_pool *p) {
   pthread_mutex_lock(&p->mu);
   while (!p->done_head && p->n_threads) pthread_cond_wait(&p->cv, &p->mu);
   ledger_job *j = fifo_pop(&p->done_head, &p->done_tail);
@@ -245,7 +245,7 @@ ledger_job *ledger_pool_wait(ledger_pool *p) {
   return j;
 }
 
-void ledger_pool_cancel(ledger_pool *p) {
+void adcp_ledger__pool_cancel(ledger_pool *p) {
   pthread_mutex_lock(&p->mu);
   ledger_job *j;
   while ((j = fifo_pop(&p->pend_head, &p->pend_tail))) {
@@ -256,9 +256,9 @@ void ledger_pool_cancel(ledger_pool *p) {
   pthread_mutex_unlock(&p->mu);
 }
 
-void ledger_pool_free(ledger_pool *p) {
+void adcp_ledger__pool_free(ledger_pool *p) {
   if (!p) return;
-  ledger_pool_cancel(p);
+  adcp_ledger__pool_cancel(p);
   pthread_mutex_lock(&p->mu);
   p->stopping = 1;
   pthread_cond_broadcast(&p->cv);

@@ -69,7 +69,7 @@ static void opened_free(opened *o) {
 /* Object kind (spec 02 §10.2): the binding must be configured here with the
  * recorded identity; then the chunk locators, in chunk order. */
 static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
-  ledger_binding *b = ledger_binding_find(l, o->rs.row_binding_id);
+  ledger_binding *b = adcp_ledger__binding_find(l, o->rs.row_binding_id);
   if (!b || strcmp(b->identity_sha256, o->rs.binding_identity))
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           b ? "binding %s: configured identity differs from the recorded one"
@@ -120,7 +120,7 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
 
 /* A legacy revision the import quarantined (docs/adopting.md) is never in the
  * ledger: its reads fail closed as an integrity failure, not as unknown. */
-int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
+int adcp_ledger__not_found_or_quarantined(adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
   adcp_sql_param p[2] = {adcp_sql_text(revision), adcp_sql_text(account ? account : "")};
   char why[64];
   int found = 0;
@@ -139,13 +139,13 @@ int ledger_not_found_or_quarantined(adcp_ledger *l, const char *account, const c
 
 static int open_rowset(opened *o, adcp_ledger *l, const char *account, const char *revision, adcp_error *err) {
   memset(o, 0, sizeof *o);
-  int rc = ledger_check_read_ids(account, revision, "revision_id", err);
+  int rc = adcp_ledger__check_read_ids(account, revision, "revision_id", err);
   if (rc) return rc;
   int found = 0;
-  rc = ledger_load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
-  if (!rc && !found) rc = ledger_not_found_or_quarantined(l, account, revision, err);
-  if (!rc) rc = ledger_check_rowset(&o->h, &o->rs, err);
-  if (!rc) rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
+  rc = adcp_ledger__load_header(&o->h, &o->rs, &found, l, account ? 0 : 1, revision, account, err);
+  if (!rc && !found) rc = adcp_ledger__not_found_or_quarantined(l, account, revision, err);
+  if (!rc) rc = adcp_ledger__check_rowset(&o->h, &o->rs, err);
+  if (!rc) rc = adcp_ledger__load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
   if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
   if (rc) opened_free(o);
   return rc;
@@ -212,7 +212,7 @@ static int rows_missing(adcp_ledger *l, opened *o, size_t ci, adcp_error *err) {
   ledger_rowset rs;
   int found = 0;
   adcp_error e2 = {0};
-  int rc = ledger_load_header(&h, &rs, &found, l, 1, o->h.revision_id, NULL, &e2);
+  int rc = adcp_ledger__load_header(&h, &rs, &found, l, 1, o->h.revision_id, NULL, &e2);
   if (rc) return adcp_error_set(err, rc, "%s", e2.message);
   int expired = !found || !rs.present || !strcmp(h.rows_state, "pruning") || !strcmp(h.rows_state, "pruned");
   int moved = found && rs.present &&
@@ -356,24 +356,24 @@ static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, voi
   adcp_rows_hasher_free(&h);
   adcp_buf_free(&body);
   adcp_totals_free(&totals);
-  return ledger_map_read_error(rc, err);
+  return adcp_ledger__map_read_error(rc, err);
 }
 
 int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const char *revision_id,
                                 adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
   /* Header invariants first (verify_header.c): one SELECT, before any byte. */
   int hrc = adcp_ledger_verify_revision_header(l, account_id, revision_id, err);
-  if (hrc == ADCP_EREFERENCE_NOT_FOUND) hrc = ledger_not_found_or_quarantined(l, account_id, revision_id, err);
-  if (hrc) return ledger_read_failure_recheck(l, revision_id, hrc, err);
+  if (hrc == ADCP_EREFERENCE_NOT_FOUND) hrc = adcp_ledger__not_found_or_quarantined(l, account_id, revision_id, err);
+  if (hrc) return adcp_ledger__read_failure_recheck(l, revision_id, hrc, err);
   for (int attempt = 0;; attempt++) {
     opened o;
     int rc = open_rowset(&o, l, account_id, revision_id, err);
-    if (rc) return ledger_read_failure_recheck(l, revision_id, rc, err);
+    if (rc) return adcp_ledger__read_failure_recheck(l, revision_id, rc, err);
     rc = verify_opened(l, &o, fn, ctx, err);
     int moved = o.moved;
     opened_free(&o);
     /* Retry a moved row set once, unless chunks were already handed out. */
-    if (!(rc && moved && attempt == 0 && !fn)) return rc ? ledger_read_failure_recheck(l, revision_id, rc, err) : 0;
+    if (!(rc && moved && attempt == 0 && !fn)) return rc ? adcp_ledger__read_failure_recheck(l, revision_id, rc, err) : 0;
   }
 }
 
@@ -398,7 +398,7 @@ int adcp_ledger_read_revision_rows(adcp_ledger_page *out, adcp_ledger *l, const 
   int moved = 0;
   int rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
   if (rc && moved) rc = read_rows_once(out, l, account_id, revision_id, offset, limit, &moved, err);
-  if (rc) rc = ledger_read_failure_recheck(l, revision_id, rc, err);
+  if (rc) rc = adcp_ledger__read_failure_recheck(l, revision_id, rc, err);
   return rc;
 }
 
@@ -485,7 +485,7 @@ static int read_page_opened(adcp_ledger_page *out, adcp_ledger *l, opened *op, u
     out->total_rows = total;
     if (rc == ADCP_ENOMEM) adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
-  return ledger_map_read_error(rc, err);
+  return adcp_ledger__map_read_error(rc, err);
 }
 
 /* ---- row sets without a revision header (rowsets.c) ------------------------------ */
@@ -499,13 +499,13 @@ static int open_direct(opened *o, adcp_ledger *l, const ledger_direct *d, adcp_e
   o->env = d->env;
   o->env_revision_id = d->envelope_revision_id;
   o->direct = 1;
-  int rc = ledger_load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
+  int rc = adcp_ledger__load_manifests(&o->ms, &o->n, &o->owned, l, &o->h, &o->rs, err);
   if (!rc && !strcmp(o->rs.row_binding_kind, "object")) rc = open_locators(o, l, err);
   if (rc) opened_free(o);
   return rc;
 }
 
-int ledger_direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
+int adcp_ledger__direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err) {
   for (int attempt = 0;; attempt++) {
     opened o;
     int rc = open_direct(&o, l, d, err);
@@ -517,7 +517,7 @@ int ledger_direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chu
   }
 }
 
-int ledger_direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
+int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
                        adcp_error *err) {
   page_reset(out);
   for (int attempt = 0;; attempt++) {

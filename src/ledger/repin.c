@@ -109,11 +109,11 @@ static int record(int *changed, adcp_ledger *l, ledger_binding *b, const char *r
   *changed = 0;
   adcp_buf lk;
   adcp_buf_init(&lk);
-  if (ledger_object_lock_key(&lk, b->id, c->key)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (adcp_ledger__object_lock_key(&lk, b->id, c->key)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (!rc && l->dialect == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(l->conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
   if (!rc) rc = adcp_sql_advisory_xact_lock(l->conn, (const char *)lk.data, err);
-  if (!rc) rc = ledger_lock_account(l, account, err);
+  if (!rc) rc = adcp_ledger__lock_account(l, account, err);
   adcp_object_info info;
   int present = 0;
   if (!rc) {
@@ -160,7 +160,7 @@ static int repin_row_set(adcp_repin_report *out, adcp_ledger *l, ledger_binding 
   adcp_revision_header h;
   ledger_rowset rs;
   int found = 0;
-  int rc = ledger_load_header(&h, &rs, &found, l, 1, row_set_id, NULL, err);
+  int rc = adcp_ledger__load_header(&h, &rs, &found, l, 1, row_set_id, NULL, err);
   if (rc) return rc;
   if (!found || !rs.present || !strcmp(h.rows_state, "pruning") || !strcmp(h.rows_state, "pruned")) {
     out->skipped_row_sets++; /* expired rows (or an adjustment row set): nothing to read back */
@@ -172,12 +172,12 @@ static int repin_row_set(adcp_repin_report *out, adcp_ledger *l, ledger_binding 
   char state[16];
   memcpy(state, h.rows_state, sizeof state);
   snprintf(h.rows_state, sizeof h.rows_state, "live");
-  rc = ledger_check_rowset(&h, &rs, err);
+  rc = adcp_ledger__check_rowset(&h, &rs, err);
   memcpy(h.rows_state, state, sizeof state);
   adcp_chunk_manifest *ms = NULL;
   size_t n = 0;
   int owned = 0;
-  if (!rc) rc = ledger_load_manifests(&ms, &n, &owned, l, &h, &rs, err);
+  if (!rc) rc = adcp_ledger__load_manifests(&ms, &n, &owned, l, &h, &rs, err);
   repin_loc *locs = NULL;
   size_t nl = 0;
   if (!rc) rc = load_locs(&locs, &nl, l, row_set_id, n, err);
@@ -255,22 +255,22 @@ int adcp_ledger_repin_binding(adcp_repin_report *out, adcp_ledger *l, const char
   memset(out, 0, sizeof *out);
   if (binding_id && !strcmp(binding_id, ADCP_LEDGER_POSTGRES_BINDING))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "the postgres binding holds no objects to re-pin");
-  ledger_binding *b = ledger_binding_find(l, binding_id);
+  ledger_binding *b = adcp_ledger__binding_find(l, binding_id);
   if (!b)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process",
                           binding_id ? binding_id : "");
   if (!b->client->head)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding %s: its provider cannot report current versions (no head)",
                           b->id);
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   int found = 0;
   /* Identity and namespace as for a write: the records are changed. Any state
    * is fine: reads work in every state. */
-  if (!rc) rc = ledger_binding_check_stored(l, b, &found, NULL, err);
+  if (!rc) rc = adcp_ledger__binding_check_stored(l, b, &found, NULL, err);
   if (!rc && !found) rc = adcp_error_set(err, ADCP_ENOT_FOUND, "binding %s is not registered", b->id);
   /* Re-pinning records the version found at a key: adoption by another name,
    * so only the holder of the binding's fence claim may do it (docs/fence.md). */
-  if (!rc && !dry_run) rc = ledger_fence_guard_adopt(l, b, 1, err);
+  if (!rc && !dry_run) rc = adcp_ledger__fence_guard_adopt(l, b, 1, err);
   char last[ADCP_LEDGER_ID_MAX] = "";
   char (*ids)[ADCP_LEDGER_ID_MAX] = NULL;
   while (!rc) {

@@ -12,7 +12,7 @@
 
 int adcp_ledger_append_change(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
                               const char *obligation_id, adcp_error *err) {
-  return ledger_feed_append(l, kind, account_id, record_id, obligation_id, err);
+  return adcp_ledger__feed_append(l, kind, account_id, record_id, obligation_id, err);
 }
 
 int adcp_ledger_usable_bindings(char ***out, size_t *count, adcp_ledger *l, adcp_error *err) {
@@ -45,9 +45,9 @@ static void unlock_object(adcp_ledger *l, const char *lock_key) {
 int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *binding_id, const char *object_key,
                                       const char *native_version, int unreferenced_only, adcp_error *err) {
   *outcome = 0;
-  int rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
-  ledger_binding *b = ledger_binding_find(l, binding_id);
+  ledger_binding *b = adcp_ledger__binding_find(l, binding_id);
   if (!b || !b->client)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", binding_id);
   /* Registered once per handle (identity and namespace checked then). */
@@ -55,12 +55,12 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
   if ((rc = adcp_object_key_check_owned(object_key, b->prefix, l->ns_key, err))) return rc;
   /* Never through a fenced binding: a clone's retirement or pruning must not
    * delete the bytes of revisions only the claim holder knows (docs/fence.md). */
-  if ((rc = ledger_fence_guard_delete(l, b, NULL, err))) return rc;
+  if ((rc = adcp_ledger__fence_guard_delete(l, b, NULL, err))) return rc;
   adcp_buf lk;
   adcp_buf_init(&lk);
   int locked = 0;
   if (l->dialect == ADCP_SQL_POSTGRES) {
-    if (ledger_object_lock_key(&lk, b->id, object_key) || adcp_buf_cstr(&lk)) {
+    if (adcp_ledger__object_lock_key(&lk, b->id, object_key) || adcp_buf_cstr(&lk)) {
       adcp_buf_free(&lk);
       return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     }
@@ -101,7 +101,7 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
   return rc;
 }
 
-int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
+int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
                              adcp_error *err) {
   adcp_sql_param p[3] = {adcp_sql_text(obligation_id), cfg ? adcp_sql_text(cfg) : adcp_sql_null(),
                          adcp_sql_int64(ordinal)};
@@ -119,13 +119,13 @@ int ledger_check_not_retired(adcp_ledger *l, const char *obligation_id, const ch
   return 0;
 }
 
-int ledger_read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err) {
+int adcp_ledger__read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err) {
   if (rc != ADCP_EROWS_INTEGRITY_FAILED && rc != ADCP_EROWS_UNAVAILABLE && rc != ADCP_ESTATE_UNAVAILABLE) return rc;
   adcp_revision_header h;
   ledger_rowset rs;
   int found = 0;
   adcp_error e2 = {0};
-  if (ledger_load_header(&h, &rs, &found, l, 1, revision_id, NULL, &e2)) return rc; /* keep the first answer */
+  if (adcp_ledger__load_header(&h, &rs, &found, l, 1, revision_id, NULL, &e2)) return rc; /* keep the first answer */
   if (!found) {
     /* A revision the legacy import quarantined never had rows here: it fails
      * closed as an integrity failure, not as expired (docs/adopting.md). */

@@ -69,7 +69,7 @@ static int load(adcp_rowset_info *o, ledger_rowset *rs, int *found, adcp_ledger 
 }
 
 int adcp_ledger_get_rowset(adcp_rowset_info *out, int *found, adcp_ledger *l, const char *row_set_id, adcp_error *err) {
-  int rc = ledger_check_ident(row_set_id, "row_set_id", err);
+  int rc = adcp_ledger__check_ident(row_set_id, "row_set_id", err);
   if (rc) return rc;
   return load(out, NULL, found, l, row_set_id, err);
 }
@@ -140,7 +140,7 @@ static void prepared_free(prepared *p) {
 
 static int prepare(prepared *p, adcp_ledger *l, const char *id, const adcp_rowset_envelope *env, adcp_error *err) {
   memset(p, 0, sizeof *p);
-  int rc = ledger_check_ident(id, "row_set_id", err);
+  int rc = adcp_ledger__check_ident(id, "row_set_id", err);
   if (rc) return rc;
   adcp_rowset_info info;
   int found = 0;
@@ -179,7 +179,7 @@ static int prepare(prepared *p, adcp_ledger *l, const char *id, const adcp_rowse
   adcp_buf t;
   adcp_buf_init(&t);
   if (env) {
-    if (env->revision_id && (rc = ledger_check_ident_pattern(env->revision_id, "revision_id", err))) return rc;
+    if (env->revision_id && (rc = adcp_ledger__check_ident_pattern(env->revision_id, "revision_id", err))) return rc;
     if (env->totals && adcp_totals_write_jcs(&t, env->totals, ADCP_BINDING_RFC8785_JCS_V1)) {
       adcp_buf_free(&t);
       return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -192,8 +192,8 @@ static int prepare(prepared *p, adcp_ledger *l, const char *id, const adcp_rowse
     ledger_rowset rrs;
     int f = 0;
     p->have_rev = 1; /* freed by prepared_free whatever happens next */
-    if ((rc = ledger_load_header(&p->rev, &rrs, &f, l, 1, info.row_set_id, NULL, err))) return rc;
-    if (f && (rc = ledger_check_rowset(&p->rev, &rrs, err))) return rc;
+    if ((rc = adcp_ledger__load_header(&p->rev, &rrs, &f, l, 1, info.row_set_id, NULL, err))) return rc;
+    if (f && (rc = adcp_ledger__check_rowset(&p->rev, &rrs, err))) return rc;
     if (f) {
       if (adcp_buf_append_str(&t, p->rev.control_totals_json ? p->rev.control_totals_json : "[]")) {
         adcp_buf_free(&t);
@@ -214,10 +214,10 @@ int adcp_ledger_verify_rowset(int *content, adcp_ledger *l, const char *row_set_
   if (content) *content = ADCP_ROWSET_CONTENT_UNCHECKED;
   prepared p;
   int rc = prepare(&p, l, row_set_id, env, err);
-  if (!rc) rc = ledger_direct_verify(l, &p.d, fn, ctx, err);
+  if (!rc) rc = adcp_ledger__direct_verify(l, &p.d, fn, ctx, err);
   if (!rc && content) *content = p.d.env == LEDGER_ENV_NONE ? ADCP_ROWSET_CONTENT_UNCHECKED : ADCP_ROWSET_CONTENT_VERIFIED;
   prepared_free(&p);
-  return rc ? ledger_map_read_error(rc, err) : 0;
+  return rc ? adcp_ledger__map_read_error(rc, err) : 0;
 }
 
 int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const char *row_set_id,
@@ -225,7 +225,7 @@ int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const ch
   prepared p;
   int rc = prepare(&p, l, row_set_id, env, err);
   if (rc) out->data.len = 0, out->count = 0, out->total_rows = 0, out->envelope_verified = 0;
-  if (!rc) rc = ledger_direct_page(out, l, &p.d, offset, limit, err);
+  if (!rc) rc = adcp_ledger__direct_page(out, l, &p.d, offset, limit, err);
   prepared_free(&p);
-  return rc ? ledger_map_read_error(rc, err) : 0;
+  return rc ? adcp_ledger__map_read_error(rc, err) : 0;
 }

@@ -61,12 +61,12 @@ static int backoff(adcp_ledger *l, const cand *c, adcp_error *err) {
   char now[32];
   int rc = adcp_sql_now(l->conn, now, err);
   if (rc) return rc;
-  int64_t age = ledger_instant_us(now) - ledger_instant_us(c->created_at);
+  int64_t age = adcp_ledger__instant_us(now) - adcp_ledger__instant_us(c->created_at);
   int64_t d = age / 4;
   if (d < 60 * 1000000LL) d = 60 * 1000000LL;
   if (d > 3600 * 1000000LL) d = 3600 * 1000000LL;
   char until[32];
-  ledger_instant_format(until, ledger_instant_us(now) + d);
+  adcp_ledger__instant_format(until, adcp_ledger__instant_us(now) + d);
   adcp_sql_param p[4] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content),
                          adcp_sql_text(until)};
   return adcp_sql_exec(l->conn,
@@ -84,13 +84,13 @@ static int claim(adcp_ledger *l, const cand *c, int *claimed, adcp_buf *objs, ad
   *claimed = 0;
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (rc) return rc;
-  if ((rc = ledger_lock_account(l, c->account, err))) goto out;
+  if ((rc = adcp_ledger__lock_account(l, c->account, err))) goto out;
   /* The claim also moves expires_at forward by SWEEP_CLAIM_LEASE_S: another
    * sweeper (another worker on this database) cannot claim it again while
    * this one resolves it; a sweeper that dies leaves it retried after that. */
   char now[32], until[32];
   if ((rc = adcp_sql_now(l->conn, now, err))) goto out;
-  ledger_instant_format(until, ledger_instant_us(now) + SWEEP_CLAIM_LEASE_S * 1000000LL);
+  adcp_ledger__instant_format(until, adcp_ledger__instant_us(now) + SWEEP_CLAIM_LEASE_S * 1000000LL);
   adcp_sql_param p[4] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content),
                          adcp_sql_text(until)};
   int64_t changed = 0;
@@ -188,7 +188,7 @@ static int resolve(adcp_ledger *l, ledger_binding *b, const adcp_buf *objs, adcp
     if (!rc) rc = adcp_object_key_check_owned(key, b->prefix, l->ns_key, err);
     int locked = 0;
     if (!rc && l->dialect == ADCP_SQL_POSTGRES) {
-      if (ledger_object_lock_key(&lk, b->id, key)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      if (adcp_ledger__object_lock_key(&lk, b->id, key)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       char got[8] = "";
       int f = 0;
       adcp_sql_param p = adcp_sql_text((const char *)lk.data);
@@ -207,7 +207,7 @@ static int resolve(adcp_ledger *l, ledger_binding *b, const adcp_buf *objs, adcp
     int named = 0;
     if (!rc) rc = still_named(&named, l, key, ver, err);
     if (!rc && named) out->objects_kept++;
-    if (!rc && !named) rc = ledger_fence_guard_delete(l, b, NULL, err);
+    if (!rc && !named) rc = adcp_ledger__fence_guard_delete(l, b, NULL, err);
     if (!rc && !named) {
       adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
       int outcome = 0;
@@ -232,8 +232,8 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
                               adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!limit) limit = 100;
-  int rc = ledger_check_read_ids(account_id, NULL, NULL, err);
-  if (!rc) rc = ledger_namespace_key(l, err);
+  int rc = adcp_ledger__check_read_ids(account_id, NULL, NULL, err);
+  if (!rc) rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
   char **ids;
   size_t nb;
@@ -250,7 +250,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   for (size_t i = 0; i < nl;) {
     adcp_error e = {0};
     int cause = 0;
-    ledger_fence_guard_delete(l, ledger_binding_find(l, ids[i]), &cause, &e);
+    adcp_ledger__fence_guard_delete(l, adcp_ledger__binding_find(l, ids[i]), &cause, &e);
     if (!cause) {
       i++;
       continue;
@@ -275,7 +275,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   }
   p[0] = account_id ? adcp_sql_text(account_id) : adcp_sql_null();
   for (size_t i = 0; i < nb; i++) p[i + 1] = adcp_sql_text(ids[i]);
-  const char *now = ledger_now_sql(l);
+  const char *now = adcp_ledger__now_sql(l);
 
   /* Skipped: eligible intents whose binding is not usable here. */
   adcp_buf_reset(&sql);
@@ -296,7 +296,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
       if (out->skipped_unconfigured && *oldest) {
         char nowt[32];
         if (!adcp_sql_now(l->conn, nowt, NULL))
-          out->oldest_unconfigured_expired_s = (ledger_instant_us(nowt) - ledger_instant_us(oldest)) / 1000000;
+          out->oldest_unconfigured_expired_s = (adcp_ledger__instant_us(nowt) - adcp_ledger__instant_us(oldest)) / 1000000;
       }
     }
     adcp_sql_rows_free(r);
@@ -394,7 +394,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   }
   for (size_t i = 0; i < nc; i++) {
     cand *c = &cs[i];
-    ledger_binding *b = ledger_binding_find(l, c->binding);
+    ledger_binding *b = adcp_ledger__binding_find(l, c->binding);
     adcp_error e = {0};
     int claimed = 0, complete = 1;
     int r = claim(l, c, &claimed, &objs, &e);

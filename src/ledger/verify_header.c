@@ -173,7 +173,7 @@ static void check_row(problems *p, adcp_sql_rows *r, const char *revision_id) {
 int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id,
                                        adcp_error *err) {
   /* The boundary rule of every read (ids.c): a malformed ID is INVALID_INPUT. */
-  int rc = ledger_check_read_ids(account_id, revision_id, "revision_id", err);
+  int rc = adcp_ledger__check_read_ids(account_id, revision_id, "revision_id", err);
   if (rc) return rc;
   adcp_sql_param prm[2] = {adcp_sql_text(revision_id), adcp_sql_text(account_id)};
   adcp_sql_rows *r;

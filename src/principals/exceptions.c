@@ -25,12 +25,12 @@ void adcp_exception_list_free(adcp_exception_list *l) {
 
 static int read_row(adcp_subscription_exception *e, adcp_sql_rows *r, adcp_error *err) {
   memset(e, 0, sizeof *e);
-  pr_copy(e->subject, sizeof e->subject, adcp_sql_get_text(r, 0, NULL));
-  pr_copy(e->state, sizeof e->state, adcp_sql_get_text(r, 1, NULL));
-  e->reason = pr_dup(adcp_sql_get_text(r, 2, NULL));
+  adcp_principals__copy(e->subject, sizeof e->subject, adcp_sql_get_text(r, 0, NULL));
+  adcp_principals__copy(e->state, sizeof e->state, adcp_sql_get_text(r, 1, NULL));
+  e->reason = adcp_principals__dup(adcp_sql_get_text(r, 2, NULL));
   e->version = adcp_sql_get_int64(r, 3);
-  pr_copy(e->opened_at, sizeof e->opened_at, adcp_sql_get_text(r, 4, NULL));
-  pr_copy(e->updated_at, sizeof e->updated_at, adcp_sql_get_text(r, 5, NULL));
+  adcp_principals__copy(e->opened_at, sizeof e->opened_at, adcp_sql_get_text(r, 4, NULL));
+  adcp_principals__copy(e->updated_at, sizeof e->updated_at, adcp_sql_get_text(r, 5, NULL));
   return e->reason ? 0 : adcp_error_set(err, ADCP_ENOMEM, "out of memory");
 }
 
@@ -39,8 +39,8 @@ int adcp_subscription_exception_put(adcp_subscription_exception *out, adcp_subsc
                                     const char *reason, int64_t expected_version, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "exception put: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err);
-  if (!rc) rc = pr_check_id(subject, "subject", err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
+  if (!rc) rc = adcp_principals__check_id(subject, "subject", err);
   if (rc) return rc;
   if (!state || (strcmp(state, "open") && strcmp(state, "cleared")))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "state: must be open or cleared");
@@ -79,12 +79,12 @@ int adcp_subscription_exception_put(adcp_subscription_exception *out, adcp_subsc
   if (!rc && s < 0) rc = s;
   int fk = rc && adcp_sql_last_failure(st->c) == ADCP_SQL_FAIL_FOREIGN_KEY;
   adcp_sql_rows_free(r);
-  if (fk) return pr_no_principal(err);
+  if (fk) return adcp_principals__no_principal(err);
   if (rc || got) return rc;
   /* Nothing written: tell a missing principal or exception from a stale version. */
   int found = 0;
-  if ((rc = pr_principal_exists(&found, st->c, principal_id, err))) return rc;
-  if (!found) return pr_no_principal(err);
+  if ((rc = adcp_principals__principal_exists(&found, st->c, principal_id, err))) return rc;
+  if (!found) return adcp_principals__no_principal(err);
   if (expected_version == 0)
     return adcp_error_set(err, ADCP_ECONFLICT, "exception already exists: put it with its current version");
   char v[32];
@@ -102,14 +102,14 @@ int adcp_subscription_exceptions(adcp_exception_list *out, adcp_subscription_sto
   if (out) memset(out, 0, sizeof *out);
   if (!out || !st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "exceptions: bad arguments");
   size_t n;
-  int rc = pr_check_id(principal_id, "principal_id", err);
-  if (!rc) rc = pr_limit(&n, limit, err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
+  if (!rc) rc = adcp_principals__limit(&n, limit, err);
   char after[ADCP_PRINCIPAL_ID_MAX] = "";
   int first = !cursor || !*cursor;
-  if (!rc && !first) rc = pr_cursor_decode(after, 'e', cursor, err);
+  if (!rc && !first) rc = adcp_principals__cursor_decode(after, 'e', cursor, err);
   int found = 0;
-  if (!rc) rc = pr_principal_exists(&found, st->c, principal_id, err);
-  if (!rc && !found) rc = pr_no_principal(err);
+  if (!rc) rc = adcp_principals__principal_exists(&found, st->c, principal_id, err);
+  if (!rc && !found) rc = adcp_principals__no_principal(err);
   if (rc) return rc;
   /* An empty string sorts before every subject (subjects are 1+ bytes). */
   adcp_sql_param p[] = {adcp_sql_text(principal_id), adcp_sql_text(after), adcp_sql_int64((int64_t)n + 1)};
@@ -132,7 +132,7 @@ int adcp_subscription_exceptions(adcp_exception_list *out, adcp_subscription_sto
   }
   if (!rc && s < 0) rc = s;
   adcp_sql_rows_free(r);
-  if (!rc && more && pr_cursor_encode(&out->next_cursor, 'e', out->items[out->count - 1].subject))
+  if (!rc && more && adcp_principals__cursor_encode(&out->next_cursor, 'e', out->items[out->count - 1].subject))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (rc) adcp_exception_list_free(out);
   return rc;

@@ -49,9 +49,9 @@ int adcp_subscription_append(adcp_grant_entry *out, adcp_subscription_store *st,
                              adcp_grant_action action, const char *subject, const char *scope, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "journal append: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err);
-  if (!rc) rc = pr_check_id(subject, "subject", err);
-  if (!rc) rc = pr_check_id(scope, "scope", err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
+  if (!rc) rc = adcp_principals__check_id(subject, "subject", err);
+  if (!rc) rc = adcp_principals__check_id(scope, "scope", err);
   if (!rc && action != ADCP_GRANT && action != ADCP_REVOKE)
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "action: must be grant or revoke");
   if (rc) return rc;
@@ -77,9 +77,9 @@ int adcp_subscription_append(adcp_grant_entry *out, adcp_subscription_store *st,
   if (!rc && (s = adcp_sql_next(r, err)) == 1 && out) {
     out->seq = adcp_sql_get_int64(r, 0);
     out->action = action;
-    pr_copy(out->subject, sizeof out->subject, subject);
-    pr_copy(out->scope, sizeof out->scope, scope);
-    pr_copy(out->recorded_at, sizeof out->recorded_at, adcp_sql_get_text(r, 1, NULL));
+    adcp_principals__copy(out->subject, sizeof out->subject, subject);
+    adcp_principals__copy(out->scope, sizeof out->scope, scope);
+    adcp_principals__copy(out->recorded_at, sizeof out->recorded_at, adcp_sql_get_text(r, 1, NULL));
   }
   while (!rc && s == 1) s = adcp_sql_next(r, err);
   if (!rc && s < 0) rc = s;
@@ -89,7 +89,7 @@ int adcp_subscription_append(adcp_grant_entry *out, adcp_subscription_store *st,
   if (rc) {
     fk = fk || adcp_sql_last_failure(st->c) == ADCP_SQL_FAIL_FOREIGN_KEY;
     adcp_sql_rollback(st->c, NULL);
-    if (fk) rc = pr_no_principal(err);
+    if (fk) rc = adcp_principals__no_principal(err);
   }
   return rc;
 }
@@ -99,8 +99,8 @@ int adcp_subscription_journal(adcp_grant_page *out, adcp_subscription_store *st,
   if (out) memset(out, 0, sizeof *out);
   if (!out || !st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "journal read: bad arguments");
   size_t n;
-  int rc = pr_check_id(principal_id, "principal_id", err);
-  if (!rc) rc = pr_limit(&n, limit, err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
+  if (!rc) rc = adcp_principals__limit(&n, limit, err);
   if (!rc && after_seq < 0) rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "after: must be >= 0");
   if (rc) return rc;
   adcp_sql_param p[] = {adcp_sql_text(principal_id), adcp_sql_int64(after_seq), adcp_sql_int64((int64_t)n)};
@@ -117,7 +117,7 @@ int adcp_subscription_journal(adcp_grant_page *out, adcp_subscription_store *st,
   if (!rc) out->head = s == 1 ? adcp_sql_get_int64(r, 1) : 0;
   adcp_sql_rows_free(r);
   r = NULL;
-  if (!rc && !exists) rc = pr_no_principal(err);
+  if (!rc && !exists) rc = adcp_principals__no_principal(err);
   adcp_sql_param q[] = {p[0], p[1], p[2], adcp_sql_int64(out->head)};
   if (!rc)
     rc = adcp_sql_query(&r, st->c,
@@ -132,9 +132,9 @@ int adcp_subscription_journal(adcp_grant_page *out, adcp_subscription_store *st,
     adcp_grant_entry *e = &out->items[out->count++];
     e->seq = adcp_sql_get_int64(r, 0);
     e->action = !strcmp(adcp_sql_get_text(r, 1, NULL), "grant") ? ADCP_GRANT : ADCP_REVOKE;
-    pr_copy(e->subject, sizeof e->subject, adcp_sql_get_text(r, 2, NULL));
-    pr_copy(e->scope, sizeof e->scope, adcp_sql_get_text(r, 3, NULL));
-    pr_copy(e->recorded_at, sizeof e->recorded_at, adcp_sql_get_text(r, 4, NULL));
+    adcp_principals__copy(e->subject, sizeof e->subject, adcp_sql_get_text(r, 2, NULL));
+    adcp_principals__copy(e->scope, sizeof e->scope, adcp_sql_get_text(r, 3, NULL));
+    adcp_principals__copy(e->recorded_at, sizeof e->recorded_at, adcp_sql_get_text(r, 4, NULL));
   }
   if (!rc && s < 0) rc = s;
   adcp_sql_rows_free(r);

@@ -66,14 +66,14 @@ int adcp_principal_write_json(adcp_buf *out, const adcp_principal *p) {
 /* Copies the current row (COLS order) into out. */
 static int read_row(adcp_principal *out, adcp_sql_rows *r, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  pr_copy(out->principal_id, sizeof out->principal_id, adcp_sql_get_text(r, 0, NULL));
-  pr_copy(out->account_scope, sizeof out->account_scope, adcp_sql_get_text(r, 1, NULL));
-  out->display_name = pr_dup(adcp_sql_get_text(r, 2, NULL));
-  pr_copy(out->status, sizeof out->status, adcp_sql_get_text(r, 3, NULL));
-  out->attributes_json = pr_dup(adcp_sql_get_text(r, 4, NULL));
+  adcp_principals__copy(out->principal_id, sizeof out->principal_id, adcp_sql_get_text(r, 0, NULL));
+  adcp_principals__copy(out->account_scope, sizeof out->account_scope, adcp_sql_get_text(r, 1, NULL));
+  out->display_name = adcp_principals__dup(adcp_sql_get_text(r, 2, NULL));
+  adcp_principals__copy(out->status, sizeof out->status, adcp_sql_get_text(r, 3, NULL));
+  out->attributes_json = adcp_principals__dup(adcp_sql_get_text(r, 4, NULL));
   out->version = adcp_sql_get_int64(r, 5);
-  pr_copy(out->created_at, sizeof out->created_at, adcp_sql_get_text(r, 6, NULL));
-  pr_copy(out->updated_at, sizeof out->updated_at, adcp_sql_get_text(r, 7, NULL));
+  adcp_principals__copy(out->created_at, sizeof out->created_at, adcp_sql_get_text(r, 6, NULL));
+  adcp_principals__copy(out->updated_at, sizeof out->updated_at, adcp_sql_get_text(r, 7, NULL));
   if (!out->display_name || !out->attributes_json) {
     adcp_principal_clear(out);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -111,7 +111,7 @@ static int cas_refusal(adcp_principal_store *ps, const char *id, int64_t expecte
   int rc = adcp_sql_query_text(v, sizeof v, &found, ps->c, "SELECT version FROM adcp_principals WHERE principal_id = $1",
                                p, 1, err);
   if (rc) return rc;
-  if (!found) return pr_no_principal(err);
+  if (!found) return adcp_principals__no_principal(err);
   return adcp_error_set(err, ADCP_ECONFLICT, "principal is at version %s, not %lld: re-read and retry", v,
                         (long long)expected);
 }
@@ -120,8 +120,8 @@ int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const a
                           adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!ps || !in || in->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal put: bad arguments");
-  int rc = pr_check_id(in->principal_id, "principal_id", err);
-  if (!rc) rc = pr_check_id(in->account_scope, "account_scope", err);
+  int rc = adcp_principals__check_id(in->principal_id, "principal_id", err);
+  if (!rc) rc = adcp_principals__check_id(in->account_scope, "account_scope", err);
   if (rc) return rc;
   const char *name = in->display_name ? in->display_name : "";
   size_t nl = strlen(name);
@@ -132,7 +132,7 @@ int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const a
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "status: must be active or disabled");
   if (in->expected_version < 0)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "expected_version: 0 (create) or the current version");
-  rc = pr_canon_object(&ps->canon, &ps->scratch, in->attributes_json, ADCP_PRINCIPAL_ATTRIBUTES_MAX, "attributes",
+  rc = adcp_principals__canon_object(&ps->canon, &ps->scratch, in->attributes_json, ADCP_PRINCIPAL_ATTRIBUTES_MAX, "attributes",
                        err);
   if (rc) return rc;
   const char *attrs = (const char *)ps->canon.data;
@@ -168,7 +168,7 @@ int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const a
 int adcp_principal_get(adcp_principal *out, adcp_principal_store *ps, const char *principal_id, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!out || !ps) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal get: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
   if (rc) return rc;
   adcp_sql_param p[] = {adcp_sql_text(principal_id)};
   int got = 0;
@@ -176,7 +176,7 @@ int adcp_principal_get(adcp_principal *out, adcp_principal_store *ps, const char
                ps->pg ? "SELECT " COLS_PG " FROM adcp_principals WHERE principal_id = $1"
                       : "SELECT " COLS_SQLITE " FROM adcp_principals WHERE principal_id = $1",
                p, 1, err);
-  if (!rc && !got) rc = pr_no_principal(err);
+  if (!rc && !got) rc = adcp_principals__no_principal(err);
   return rc;
 }
 
@@ -185,11 +185,11 @@ int adcp_principal_list(adcp_principal_page *out, adcp_principal_store *ps, size
   if (out) memset(out, 0, sizeof *out);
   if (!out || !ps) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal list: bad arguments");
   size_t n;
-  int rc = pr_limit(&n, limit, err);
+  int rc = adcp_principals__limit(&n, limit, err);
   if (rc) return rc;
   char after[ADCP_PRINCIPAL_ID_MAX];
   int first = !cursor || !*cursor;
-  if (!first && (rc = pr_cursor_decode(after, 'p', cursor, err))) return rc;
+  if (!first && (rc = adcp_principals__cursor_decode(after, 'p', cursor, err))) return rc;
   /* One row more than the page tells whether another page follows. */
   adcp_sql_param p[] = {adcp_sql_int64((int64_t)n + 1), adcp_sql_text(after)};
   const char *sql =
@@ -212,7 +212,7 @@ int adcp_principal_list(adcp_principal_page *out, adcp_principal_store *ps, size
   }
   if (!rc && s < 0) rc = s;
   adcp_sql_rows_free(r);
-  if (!rc && more && pr_cursor_encode(&out->next_cursor, 'p', out->items[out->count - 1].principal_id))
+  if (!rc && more && adcp_principals__cursor_encode(&out->next_cursor, 'p', out->items[out->count - 1].principal_id))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (rc) adcp_principal_page_free(out);
   return rc;
@@ -222,7 +222,7 @@ int adcp_principal_disable(adcp_principal *out, adcp_principal_store *ps, const 
                            int64_t expected_version, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!ps) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal disable: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
   if (rc) return rc;
   if (expected_version < 0)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "expected_version: 0 (any) or the current version");

@@ -18,8 +18,8 @@ static int read_row(adcp_subscription_snapshot *o, adcp_sql_rows *r, adcp_error 
   memset(o, 0, sizeof *o);
   o->version = adcp_sql_get_int64(r, 0);
   o->journal_seq = adcp_sql_get_int64(r, 1);
-  o->state_json = pr_dup(adcp_sql_get_text(r, 2, NULL));
-  pr_copy(o->updated_at, sizeof o->updated_at, adcp_sql_get_text(r, 3, NULL));
+  o->state_json = adcp_principals__dup(adcp_sql_get_text(r, 2, NULL));
+  adcp_principals__copy(o->updated_at, sizeof o->updated_at, adcp_sql_get_text(r, 3, NULL));
   return o->state_json ? 0 : adcp_error_set(err, ADCP_ENOMEM, "out of memory");
 }
 
@@ -44,9 +44,9 @@ int adcp_subscription_snapshot_get(adcp_subscription_snapshot *out, int *found, 
   if (out) memset(out, 0, sizeof *out);
   if (found) *found = 0;
   if (!out || !found || !st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "snapshot get: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err), exists = 0;
-  if (!rc) rc = pr_principal_exists(&exists, st->c, principal_id, err);
-  if (!rc && !exists) rc = pr_no_principal(err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err), exists = 0;
+  if (!rc) rc = adcp_principals__principal_exists(&exists, st->c, principal_id, err);
+  if (!rc && !exists) rc = adcp_principals__no_principal(err);
   if (rc) return rc;
   adcp_sql_param p[] = {adcp_sql_text(principal_id)};
   return one(out, found, st->c,
@@ -62,12 +62,12 @@ int adcp_subscription_snapshot_put(adcp_subscription_snapshot *out, adcp_subscri
                                    const char *state_json, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!st) return adcp_error_set(err, ADCP_EINVALID_INPUT, "snapshot put: bad arguments");
-  int rc = pr_check_id(principal_id, "principal_id", err);
+  int rc = adcp_principals__check_id(principal_id, "principal_id", err);
   if (rc) return rc;
   if (expected_version < 0)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "expected_version: 0 (first snapshot) or the current version");
   if (journal_seq < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "journal_seq: must be >= 0");
-  rc = pr_canon_object(&st->canon, &st->scratch, state_json, ADCP_SUBSCRIPTION_STATE_MAX, "state", err);
+  rc = adcp_principals__canon_object(&st->canon, &st->scratch, state_json, ADCP_SUBSCRIPTION_STATE_MAX, "state", err);
   if (rc) return rc;
   adcp_subscription_snapshot tmp;
   if (!out) out = &tmp;
@@ -86,7 +86,7 @@ int adcp_subscription_snapshot_put(adcp_subscription_snapshot *out, adcp_subscri
   if (!rc && s < 0) rc = s;
   int64_t exists = !rc && s == 1 ? adcp_sql_get_int64(r, 0) : 0, head = !rc && s == 1 ? adcp_sql_get_int64(r, 1) : 0;
   adcp_sql_rows_free(r);
-  if (!rc && !exists) rc = pr_no_principal(err);
+  if (!rc && !exists) rc = adcp_principals__no_principal(err);
   if (!rc && journal_seq > head)
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "journal_seq %lld is beyond the journal head %lld",
                         (long long)journal_seq, (long long)head);

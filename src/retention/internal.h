@@ -28,17 +28,17 @@ typedef struct rpass {
 } rpass;
 
 /* Checks the policy and account, reads the clock (or as_of, which must not
- * be after it), loads the usable bindings. rpass_end frees. */
-int rpass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, const char *account_id,
+ * be after it), loads the usable bindings. adcp_retention__pass_end frees. */
+int adcp_retention__pass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, const char *account_id,
                 const char *as_of, adcp_error *err);
-void rpass_end(rpass *rp);
+void adcp_retention__pass_end(rpass *rp);
 /* Re-reads the database clock (not with as_of) and recomputes the cutoffs. */
-int rpass_refresh(rpass *rp, adcp_error *err);
+int adcp_retention__pass_refresh(rpass *rp, adcp_error *err);
 
 /* Expands a SQL template: "@TS" -> "::timestamptz" on PostgreSQL (nothing on
  * SQLite), "@NOW" -> the dialect's clock call, "@UNUSABLE" -> a predicate on
  * s.row_binding_id true when it is not one of the usable bindings. */
-int rsql(adcp_buf *out, const rpass *rp, const char *tmpl);
+int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *tmpl);
 
 /* Eligibility fragments over an obligation aliased `o` (spec 03 §6.2). */
 #define RET_AGE                                                                                                  \
@@ -82,17 +82,17 @@ typedef struct ret_classes {
   char oldest_id[6][ADCP_LEDGER_ID_MAX];
   char oldest_at[6][32];
 } ret_classes;
-int ret_classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err);
+int adcp_retention__classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err);
 
 /* A read-only snapshot (PostgreSQL: REPEATABLE READ) for the counts and the
  * candidate list of one pass; the caller rolls it back. */
-int ret_snapshot_begin(rpass *rp, adcp_error *err);
+int adcp_retention__snapshot_begin(rpass *rp, adcp_error *err);
 
 /* Records a failed attempt (backoff 1 min doubling to 1 h from the database
  * clock) and the failure in the counters. Never fails the pass. */
-void ret_record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,
+void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,
                         const char *account_id, int code, const char *message);
 /* Drops the attempt row after a success. */
-void ret_clear_attempts(rpass *rp, const char *operation, const char *obligation_id);
+void adcp_retention__clear_attempts(rpass *rp, const char *operation, const char *obligation_id);
 
 #endif

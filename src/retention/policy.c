@@ -78,14 +78,14 @@ static void cutoffs(rpass *rp) {
   inst_fmt(rp->hold_cutoff, now - rp->pol.max_feed_hold_days * DAY_US);
 }
 
-int rpass_refresh(rpass *rp, adcp_error *err) {
+int adcp_retention__pass_refresh(rpass *rp, adcp_error *err) {
   if (rp->fixed_clock) return 0;
   int rc = adcp_sql_now(rp->c, rp->now, err);
   if (!rc) cutoffs(rp);
   return rc;
 }
 
-int rpass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, const char *account_id,
+int adcp_retention__pass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, const char *account_id,
                 const char *as_of, adcp_error *err) {
   memset(rp, 0, sizeof *rp);
   rp->l = l;
@@ -119,13 +119,13 @@ int rpass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, 
   return 0;
 }
 
-void rpass_end(rpass *rp) {
+void adcp_retention__pass_end(rpass *rp) {
   adcp_ledger_ids_free(rp->ids, rp->nids);
   free(rp->p);
   memset(rp, 0, sizeof *rp);
 }
 
-int rsql(adcp_buf *out, const rpass *rp, const char *t) {
+int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *t) {
   adcp_buf_reset(out);
   /* Every parameter is named once up front, so PostgreSQL can type the ones
    * a given statement does not use (text parameters are sent untyped). */
@@ -164,7 +164,7 @@ int rsql(adcp_buf *out, const rpass *rp, const char *t) {
   return rc ? ADCP_ENOMEM : 0;
 }
 
-void ret_record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,
+void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,
                         const char *account_id, int code, const char *message) {
   out->failed++;
   if (out->n_failures < ADCP_RETENTION_FAILURES_MAX) {
@@ -212,14 +212,14 @@ void ret_record_failure(rpass *rp, adcp_retention_counters *out, const char *ope
                 p, 6, &e);
 }
 
-void ret_clear_attempts(rpass *rp, const char *operation, const char *obligation_id) {
+void adcp_retention__clear_attempts(rpass *rp, const char *operation, const char *obligation_id) {
   adcp_sql_param p[2] = {adcp_sql_text(obligation_id), adcp_sql_text(operation)};
   adcp_error e = {0};
   adcp_sql_exec(rp->c, "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1 AND operation = $2", p,
                 2, &e);
 }
 
-int ret_snapshot_begin(rpass *rp, adcp_error *err) {
+int adcp_retention__snapshot_begin(rpass *rp, adcp_error *err) {
   int rc = adcp_sql_begin(rp->c, 0, err);
   if (!rc && rp->pg) rc = adcp_sql_exec(rp->c, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", NULL, 0, err);
   if (rc) adcp_sql_rollback(rp->c, NULL);

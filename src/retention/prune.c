@@ -42,7 +42,7 @@ static int run(adcp_sql_rows **r, rpass *rp, const char *tmpl, const adcp_sql_pa
                adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (rsql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (adcp_retention__sql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param *p = calloc(rp->np + nextra, sizeof *p);
   int rc;
   if (!p) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -74,7 +74,7 @@ static int mark(rpass *rp, rset *s, int *gone, adcp_error *err) {
   *gone = 0;
   int rc = adcp_sql_begin(rp->c, 1, err);
   if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), s->account, err);
-  if (!rc) rc = rpass_refresh(rp, err);
+  if (!rc) rc = adcp_retention__pass_refresh(rp, err);
   adcp_sql_rows *r = NULL;
   adcp_sql_param x = adcp_sql_text(s->id);
   if (!rc) rc = run(&r, rp, "SELECT " PRUNE_CASE ", s.rows_state " PRUNE_BASE " AND s.row_set_id = $X1", &x, 1, err);
@@ -213,10 +213,10 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
   adcp_fence_pass_begin(l); /* object deletes recheck the fence claim this pass (docs/fence.md) */
   rpass rp;
-  int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
+  int rc = adcp_retention__pass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
   adcp_sql_rows *r = NULL;
   uint64_t eligible = 0;
-  if (!rc) rc = ret_snapshot_begin(&rp, err);
+  if (!rc) rc = adcp_retention__snapshot_begin(&rp, err);
   if (!rc) rc = run(&r, &rp, "SELECT cls, count(*) FROM (SELECT " PRUNE_CASE " AS cls " PRUNE_BASE ") q GROUP BY cls", NULL, 0, err);
   while (r && (rc = adcp_sql_next(r, err)) == 1) {
     int64_t cls = adcp_sql_get_int64(r, 0), n = adcp_sql_get_int64(r, 1);
@@ -259,7 +259,7 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
   if (rc) {
     free(cs);
-    rpass_end(&rp);
+    adcp_retention__pass_end(&rp);
     return rc;
   }
   out->pending = eligible > nc ? eligible - nc : 0;
@@ -285,20 +285,20 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
                                                                  : free_bodies(&rp, o, s, out, &e);
     if (x == ADCP_EABORTED && o->step_hook) {
       free(cs);
-      rpass_end(&rp);
+      adcp_retention__pass_end(&rp);
       return adcp_error_set(err, ADCP_EABORTED, "%s", e.message);
     }
     if (x) {
-      ret_record_failure(&rp, out, "row_pruning", s->obligation, s->account, x, e.message);
+      adcp_retention__record_failure(&rp, out, "row_pruning", s->obligation, s->account, x, e.message);
       continue;
     }
     if (held) out->held++;
     else {
       out->done++;
-      ret_clear_attempts(&rp, "row_pruning", s->obligation);
+      adcp_retention__clear_attempts(&rp, "row_pruning", s->obligation);
     }
   }
   free(cs);
-  rpass_end(&rp);
+  adcp_retention__pass_end(&rp);
   return 0;
 }

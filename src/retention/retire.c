@@ -25,7 +25,7 @@
 static int run_classes(ret_classes *out, rpass *rp, const char *tmpl, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
-  int rc = rsql(&sql, rp, tmpl);
+  int rc = adcp_retention__sql(&sql, rp, tmpl);
   if (rc) return adcp_error_set(err, rc, "out of memory");
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, rp->c, (const char *)sql.data, rp->p, rp->np, err);
@@ -46,7 +46,7 @@ static int run_classes(ret_classes *out, rpass *rp, const char *tmpl, adcp_error
   return rc < 0 ? rc : 0;
 }
 
-int ret_classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err) {
+int adcp_retention__classify(ret_classes *out, rpass *rp, int retiring, adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (retiring)
     return run_classes(out, rp,
@@ -71,7 +71,7 @@ typedef struct cand {
 static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, size_t limit, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
-  int rc = rsql(&sql, rp, tmpl);
+  int rc = adcp_retention__sql(&sql, rp, tmpl);
   if (!rc && (rc = adcp_buf_printf(&sql, " LIMIT %zu", limit) ? ADCP_ENOMEM : 0) == 0)
     rc = adcp_buf_cstr(&sql) ? ADCP_ENOMEM : 0;
   if (rc) {
@@ -102,7 +102,7 @@ static int load_candidates(cand **cs, size_t *n, rpass *rp, const char *tmpl, si
 static int query1(adcp_sql_rows **r, rpass *rp, const char *tmpl, const char *id, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (rsql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (adcp_retention__sql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param *p = calloc(rp->np + 1, sizeof *p);
   if (!p) {
     adcp_buf_free(&sql);
@@ -139,7 +139,7 @@ static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
   *verdict = 0;
   int rc = adcp_sql_begin(rp->c, 1, err);
   if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
-  if (!rc) rc = rpass_refresh(rp, err);
+  if (!rc) rc = adcp_retention__pass_refresh(rp, err);
   adcp_sql_rows *r = NULL;
   if (!rc)
     rc = query1(&r, rp,
@@ -393,12 +393,12 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
   size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
   adcp_fence_pass_begin(l); /* object deletes recheck the fence claim this pass (docs/fence.md) */
   rpass rp;
-  int rc = rpass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
+  int rc = adcp_retention__pass_begin(&rp, l, o->policy, o->account_id, o->as_of, err);
   ret_classes fresh, resume;
   /* Counts and candidates from one snapshot, so they agree with each other. */
-  if (!rc) rc = ret_snapshot_begin(&rp, err);
-  if (!rc) rc = ret_classify(&fresh, &rp, 0, err);
-  if (!rc) rc = ret_classify(&resume, &rp, 1, err);
+  if (!rc) rc = adcp_retention__snapshot_begin(&rp, err);
+  if (!rc) rc = adcp_retention__classify(&fresh, &rp, 0, err);
+  if (!rc) rc = adcp_retention__classify(&resume, &rp, 1, err);
   cand *cs = NULL;
   size_t nc = 0;
   /* One fair queue (issue 30): periods that never failed first, then by
@@ -419,7 +419,7 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
   if (rp.c && adcp_sql_in_transaction(rp.c)) adcp_sql_rollback(rp.c, NULL);
   if (rc) {
     free(cs);
-    rpass_end(&rp);
+    adcp_retention__pass_end(&rp);
     return rc;
   }
   out->protected_ = fresh.n[RET_PROTECTED];
@@ -454,11 +454,11 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
     if (r == ADCP_EABORTED && o->step_hook) {
       /* Test hook stop: the pass ends here, as a crash would. */
       free(cs);
-      rpass_end(&rp);
+      adcp_retention__pass_end(&rp);
       return adcp_error_set(err, ADCP_EABORTED, "%s", e.message);
     }
     if (r) {
-      ret_record_failure(&rp, out, "retirement", c->id, c->account, r, e.message);
+      adcp_retention__record_failure(&rp, out, "retirement", c->id, c->account, r, e.message);
       continue;
     }
     if (verdict == RET_PROTECTED || verdict == -1) out->protected_++;
@@ -470,6 +470,6 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
     }
   }
   free(cs);
-  rpass_end(&rp);
+  adcp_retention__pass_end(&rp);
   return 0;
 }

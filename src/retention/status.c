@@ -51,7 +51,7 @@ static void plus_days(char out[32], const char *anchor, int64_t days) {
 static int next_eligible(adcp_retention_status *out, const rpass *rp, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
-  int rc = rsql(&sql, rp,
+  int rc = adcp_retention__sql(&sql, rp,
                 rp->pg ? "SELECT (SELECT count(*) FROM adcp_reporting_obligations o WHERE " RET_NO_TOMB " AND " RET_ACCOUNT
                          "), (SELECT o.obligation_id || ' ' || " RET_PG_TS(ANCHOR_PG) " FROM adcp_reporting_obligations o "
                          "WHERE " RET_NO_TOMB " AND " RET_ACCOUNT " AND NOT (" RET_AGE ") ORDER BY " ANCHOR_PG
@@ -82,10 +82,10 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
                               const char *account_id, const char *as_of, adcp_error *err) {
   memset(out, 0, sizeof *out);
   rpass rp;
-  int rc = rpass_begin(&rp, l, policy, account_id, as_of, err);
+  int rc = adcp_retention__pass_begin(&rp, l, policy, account_id, as_of, err);
   ret_classes fresh, resume;
-  if (!rc) rc = ret_classify(&fresh, &rp, 0, err);
-  if (!rc) rc = ret_classify(&resume, &rp, 1, err);
+  if (!rc) rc = adcp_retention__classify(&fresh, &rp, 0, err);
+  if (!rc) rc = adcp_retention__classify(&resume, &rp, 1, err);
   if (!rc) {
     memcpy(out->now, rp.now, sizeof out->now);
     memcpy(out->cutoff, rp.cutoff, sizeof out->cutoff);
@@ -102,7 +102,7 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
   }
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (!rc && rsql(&sql, &rp,
+  if (!rc && adcp_retention__sql(&sql, &rp,
                   "SELECT (SELECT count(*) FROM adcp_reporting_obligation_tombstones o WHERE o.state = 'retired' AND "
                   RET_ACCOUNT "), (SELECT count(*) FROM adcp_reporting_retention_holds o WHERE " RET_ACCOUNT
                   " AND (o.expires_at IS NULL OR o.expires_at > $1@TS)) FROM (SELECT $2@TS AS c, $3@TS AS d) z"))
@@ -118,7 +118,7 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
   }
   adcp_buf_free(&sql);
   if (!rc) rc = next_eligible(out, &rp, err);
-  rpass_end(&rp);
+  adcp_retention__pass_end(&rp);
   return rc < 0 ? rc : 0;
 }
 

@@ -94,7 +94,7 @@ static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, uint8_t *own, size
   }
   adcp_sha256_update(&e->chunk_sha, p, n);
   /* A slot copy (own) is the hasher's to overwrite: commas in place, last. */
-  if (own) return rows_hasher_update_inplace(&e->content, own, n, err);
+  if (own) return adcp_rows__hasher_update_inplace(&e->content, own, n, err);
   return adcp_rows_hasher_update(&e->content, p, n, NULL, err);
 }
 

@@ -120,7 +120,7 @@ int adcp_rows_hasher_update(adcp_rows_hasher *h, const uint8_t *p, size_t n, uin
   return hasher_update(h, NULL, p, n, newlines, err);
 }
 
-int rows_hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err) {
+int adcp_rows__hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err) {
   return hasher_update(h, p, p, n, NULL, err);
 }
 

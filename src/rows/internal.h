@@ -7,6 +7,6 @@
 /* adcp_rows_hasher_update over bytes the caller owns and no longer needs:
  * newlines become commas in p itself (the encoder's hasher thread feeds its
  * segment copies this way, saving the staging copy). */
-int rows_hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err);
+int adcp_rows__hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err);
 
 #endif

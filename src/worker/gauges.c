@@ -15,7 +15,7 @@
 #include "adcp/import.h"
 #include "adcp/sql.h"
 
-void worker_gauges_free(worker_gauges *g) {
+void adcp_worker__gauges_free(worker_gauges *g) {
   free(g->consumers);
   g->consumers = NULL, g->n_consumers = 0;
 }
@@ -72,12 +72,12 @@ static int read_all(worker_gauges *g, adcp_sql_conn *c, adcp_error *err) {
   return rc;
 }
 
-int worker_gauges_collect(adcp_worker *w, adcp_error *err) {
+int adcp_worker__gauges_collect(adcp_worker *w, adcp_error *err) {
   worker_gauges g;
   memset(&g, 0, sizeof g);
   int rc = read_all(&g, w->gauge_conn, err);
   if (rc) {
-    worker_gauges_free(&g);
+    adcp_worker__gauges_free(&g);
     return rc;
   }
   g.have = 1;
@@ -85,6 +85,6 @@ int worker_gauges_collect(adcp_worker *w, adcp_error *err) {
   worker_gauges old = w->gauges;
   w->gauges = g;
   pthread_mutex_unlock(&w->mu);
-  worker_gauges_free(&old);
+  adcp_worker__gauges_free(&old);
   return 0;
 }

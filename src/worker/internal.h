@@ -10,7 +10,7 @@
 #define WORKER_ERROR_CODES_MAX 8
 /* Upper bounds (seconds) of the task-duration histogram buckets; +Inf follows. */
 #define WORKER_BUCKETS 14
-extern const double worker_bucket_bounds[WORKER_BUCKETS];
+extern const double adcp_worker__bucket_bounds[WORKER_BUCKETS];
 
 typedef struct worker_total {
   const char *name; /* the task's static counter name */
@@ -67,10 +67,10 @@ struct adcp_worker {
   worker_gauges gauges;             /* guarded by mu */
 };
 
-int64_t worker_mono_us(void);
+int64_t adcp_worker__mono_us(void);
 /* Reads the database gauges into w->gauges (gauges.c); a failure keeps the
  * previous figures and is returned. */
-int worker_gauges_collect(adcp_worker *w, adcp_error *err);
-void worker_gauges_free(worker_gauges *g);
+int adcp_worker__gauges_collect(adcp_worker *w, adcp_error *err);
+void adcp_worker__gauges_free(worker_gauges *g);
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const double worker_bucket_bounds[WORKER_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+const double adcp_worker__bucket_bounds[WORKER_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                      1,     2.5,  5,     10,   30,  60,   300};
 
 /* Task counters that describe a state seen by the latest run (a gauge of its
@@ -76,7 +76,7 @@ static int durations(adcp_buf *b, const adcp_worker *w) {
     for (size_t k = 0; !rc && k < WORKER_BUCKETS; k++) {
       cum += s->buckets[k];
       rc = adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"%g\"} %" PRIu64 "\n",
-                           s->name, worker_bucket_bounds[k], cum);
+                           s->name, adcp_worker__bucket_bounds[k], cum);
     }
     rc = rc || adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"+Inf\"} %" PRIu64 "\n",
                                s->name, s->runs) ||

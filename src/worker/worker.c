@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-int64_t worker_mono_us(void) {
+int64_t adcp_worker__mono_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -45,7 +45,7 @@ void adcp_worker_free(adcp_worker *w) {
   for (size_t i = 0; i < w->n; i++) free(w->slots[i].name);
   free(w->slots);
   free(w->results);
-  worker_gauges_free(&w->gauges);
+  adcp_worker__gauges_free(&w->gauges);
   pthread_mutex_destroy(&w->mu);
   free(w);
 }
@@ -88,7 +88,7 @@ int adcp_worker_register(adcp_worker *w, const adcp_worker_task *task, adcp_erro
 
 int64_t adcp_worker_next_due_ms(const adcp_worker *w) {
   if (!w || !w->n) return 0;
-  int64_t now = worker_mono_us(), best = INT64_MAX;
+  int64_t now = adcp_worker__mono_us(), best = INT64_MAX;
   for (size_t i = 0; i < w->n; i++) {
     const worker_slot *s = &w->slots[i];
     int64_t wait = s->runs ? s->next_due_us - now : 0;
@@ -103,7 +103,7 @@ static void account(worker_slot *s, const adcp_worker_task_result *r) {
   if (r->status == ADCP_WORKER_FAILED) s->failures++;
   s->duration_sum_us += r->duration_us;
   size_t b = 0;
-  while (b < WORKER_BUCKETS && (double)r->duration_us > worker_bucket_bounds[b] * 1e6) b++;
+  while (b < WORKER_BUCKETS && (double)r->duration_us > adcp_worker__bucket_bounds[b] * 1e6) b++;
   if (b < WORKER_BUCKETS) s->buckets[b]++; /* above every bound: only +Inf (= runs) */
   if (r->status == ADCP_WORKER_RAN) {
     struct timespec ts;
@@ -162,13 +162,13 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
   p->dry_run = dry_run;
   p->count = w->n;
   p->tasks = w->results;
-  int64_t t0 = worker_mono_us();
+  int64_t t0 = adcp_worker__mono_us();
   for (size_t i = 0; i < w->n; i++) {
     worker_slot *s = &w->slots[i];
     adcp_worker_task_result *r = &w->results[i];
     memset(r, 0, sizeof *r);
     r->name = s->name;
-    int64_t now = worker_mono_us();
+    int64_t now = adcp_worker__mono_us();
     if (stop && atomic_load(stop)) {
       r->status = ADCP_WORKER_SKIPPED, r->skip_reason = "stopping", p->stopped = 1, p->skipped++;
       continue;
@@ -180,7 +180,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
     adcp_worker_pass pass = {1, s->task.limit, dry_run, stop};
     adcp_error te = {0};
     int rc = s->task.run(s->task.ctx, &pass, &r->report, &te);
-    int64_t end = worker_mono_us();
+    int64_t end = adcp_worker__mono_us();
     r->duration_us = end - now;
     if (rc < 0) {
       r->status = ADCP_WORKER_FAILED, r->code = rc, p->failed++;
@@ -196,7 +196,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
     pthread_mutex_unlock(&w->mu);
     log_run(w, r, dry_run);
   }
-  p->duration_us = worker_mono_us() - t0;
+  p->duration_us = adcp_worker__mono_us() - t0;
   if (p->ran || p->failed) {
     pthread_mutex_lock(&w->mu);
     w->passes++;
@@ -206,7 +206,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
   }
   /* The database gauges: a failure to read them never fails the pass. */
   adcp_error ge = {0};
-  if (w->gauge_conn && worker_gauges_collect(w, &ge)) {
+  if (w->gauge_conn && adcp_worker__gauges_collect(w, &ge)) {
     adcp_log_field g[1] = {ADCP_LOG_STR("code", adcp_error_code_name(ge.code))};
     adcp_log(w->log, ADCP_LOG_WARN, "worker.gauges", "could not read the database gauges for the metrics", g, 1);
   }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/install/abi.sh SOURCE_DIR SHARED_LIB STATIC_LIB SONAME — the ABI surface
 # (docs/abi.md): the SONAME; only adcp_* symbols exported, each declared in a
-# public header; internal functions hidden; every include/adcp/*.h wraps its
+# public header; internal functions hidden; every global of the static archive
+# is adcp_* too (internals: adcp_<room>__NAME); every include/adcp/*.h wraps its
 # declarations in ADCP_BEGIN_DECLS / ADCP_END_DECLS (a new header without them
 # would export nothing and lose C++ linkage), with no extern "C" of its own.
 set -eu
@@ -23,6 +24,10 @@ while read -r sym; do
   grep -qw -- "$sym" "$tmp/headers" || fail "exported symbol $sym is declared in no public header (internal: declare it in src/, it stays hidden)"
 done <"$tmp/exported"
 nm -g --defined-only "$ar" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/archive"
+# The static archive too: an embedder links every global of it, hidden or not,
+# so an internal global is adcp_<room>__NAME, never a bare name that can collide.
+bad_ar=$(grep -v '^adcp_' "$tmp/archive" || true)
+[ -z "$bad_ar" ] || fail "globals outside adcp_* in the static archive: $(echo $bad_ar)"
 hidden=$(comm -23 "$tmp/archive" "$tmp/exported" | wc -l)
 [ "$hidden" -gt 0 ] || fail "no internal symbol is hidden: is the library built with -fvisibility=hidden?"
 
