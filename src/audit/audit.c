@@ -103,7 +103,7 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
     cps[nt++] = cps[i];
   }
   verified = 1;
-  qsort(cps, nt, sizeof *cps, cmp_cp);
+  if (nt) qsort(cps, nt, sizeof *cps, cmp_cp); /* cps may be NULL when nothing verified */
   x->rep->checkpoints += nt;
   for (size_t i = 0; i < nt; i++) {
     int64_t at = 0;

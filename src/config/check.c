@@ -69,12 +69,14 @@ int adcp_config_audit_signer(adcp_audit_signer **out, const adcp_config *c, adcp
     int pinned = 0;
     for (size_t i = 0; i < a->keys.count && !pinned; i++) pinned = !strcmp(a->keys.key_id[i], kid);
     if (!pinned) {
+      /* kid lives in the signer: set the message before freeing it. */
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "audit.signing_key_file %s: its public key (key ID %s) is not among audit.public_keys: "
+                          "audit would reject every checkpoint it signs (pin it)",
+                          a->signing_key_file, kid);
       adcp_audit_signer_free(*out);
       *out = NULL;
-      return adcp_error_set(err, ADCP_EINVALID_INPUT,
-                            "audit.signing_key_file %s: its public key (key ID %s) is not among audit.public_keys: "
-                            "audit would reject every checkpoint it signs (pin it)",
-                            a->signing_key_file, kid);
+      return rc;
     }
   }
   return 0;

@@ -65,6 +65,14 @@ static long run_rss(const char *const *args, int *st) {
   return ru.ru_maxrss;
 }
 
+/* A sanitizer build carries shadow memory and redzones: the bounds double
+ * there (the figures in docs/cli.md are from a plain build). */
+#ifdef ADCP_SANITIZED_BUILD
+#define RSS_SLACK 2
+#else
+#define RSS_SLACK 1
+#endif
+
 static void canonicalize_document_at_cap(void **state) {
   (void)state;
   char path[600];
@@ -75,7 +83,7 @@ static void canonicalize_document_at_cap(void **state) {
   long kib = run_rss(args, &st);
   print_message("canonicalize, 64 MiB document of short keys: %ld MiB peak\n", kib / 1024);
   assert_int_equal(st, 0);
-  assert_true(kib < 512L * 1024); /* documented 429 MiB; was 886 MiB */
+  assert_true(kib < RSS_SLACK * 512L * 1024); /* documented 429 MiB; was 886 MiB */
   unlink(path);
 }
 
@@ -89,7 +97,7 @@ static void encode_row_at_cap(void **state) {
   long kib = run_rss(args, &st);
   print_message("encode, one 16 MiB row of short keys: %ld MiB peak\n", kib / 1024);
   assert_int_equal(st, 0);
-  assert_true(kib < 176L * 1024); /* documented 133 MiB; was 248 MiB */
+  assert_true(kib < RSS_SLACK * 176L * 1024); /* documented 133 MiB; was 248 MiB */
   unlink(path);
 }
 
