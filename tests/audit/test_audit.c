@@ -393,17 +393,21 @@ static void forge_leaf(env *e, const char *account, const char *kind, const char
   rebuild_nodes(e, account);
 }
 
-/* Recomputes leaf `idx` from the (edited) header and rebuilds every node:
- * the log is then consistent with the forged header. */
-static void rewrite_log(env *e, const char *rev, int idx) {
+/* The digest and leaf hash a forger writes for rev's current header. */
+static void forged_leaf(env *e, const char *rev, char d[65], char lhx[65]) {
   adcp_error err = {0};
-  char d[65], sql[1024];
   uint8_t raw[32], lh[32];
   OK(adcp_audit_header_sha256(d, e->c, rev, &err));
   OK(adcp_hex_decode(raw, d, 32, &err));
   adcp_merkle_leaf_hash(lh, raw, 32);
-  char lhx[65];
   adcp_hex_encode(lhx, lh, 32);
+}
+
+/* Recomputes leaf `idx` from the (edited) header and rebuilds every node:
+ * the log is then consistent with the forged header. */
+static void rewrite_log(env *e, const char *rev, int idx) {
+  char d[65], lhx[65], sql[1024];
+  forged_leaf(e, rev, d, lhx);
   snprintf(sql, sizeof sql,
            "UPDATE adcp_audit_log_leaves SET entry_sha256 = '%s', leaf_hash = '%s' WHERE account_id = 'acct' AND "
            "leaf_index = %d",
@@ -1155,14 +1159,8 @@ static void nth(env *e, char *out, size_t cap, const char *sql, const char *a, u
 
 /* Rewrites leaf idx of account to the current digest of rev, nodes rebuilt. */
 static void relog(env *e, const char *account, const char *rev) {
-  adcp_error err = {0};
-  char d[65], sql[1024];
-  uint8_t raw[32], lh[32];
-  OK(adcp_audit_header_sha256(d, e->c, rev, &err));
-  OK(adcp_hex_decode(raw, d, 32, &err));
-  adcp_merkle_leaf_hash(lh, raw, 32);
-  char lhx[65];
-  adcp_hex_encode(lhx, lh, 32);
+  char d[65], lhx[65], sql[1024];
+  forged_leaf(e, rev, d, lhx);
   snprintf(sql, sizeof sql,
            "UPDATE adcp_audit_log_leaves SET entry_sha256 = '%s', leaf_hash = '%s' WHERE account_id = '%s' AND "
            "entry_id = '%s'",
