@@ -88,9 +88,6 @@ int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_seal(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
-/* cmd_principal.c and cmd_subscription.c: principal records and subscription-engine state. */
-int adcp_cli_principal(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv);
 
 /* cmd_maintain.c: the maintenance worker (docs/worker.md). */
 int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv);

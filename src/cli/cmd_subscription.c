@@ -1,76 +1,15 @@
-/* cli/cmd_subscription.c — `adcp-ledger subscription-state …`: the
+/* cli/cmd_subscription.c — room cli: `adcp-ledger subscription-state …`, the
  * subscription engine's state per principal (docs/principals.md): read the
  * grant journal, the exceptions and the snapshot; append grants and revokes,
- * put exceptions and snapshots with compare-and-set. Every success prints
- * one JSON document; --json makes a failure print one too. */
+ * put exceptions and snapshots with compare-and-set. One option table per
+ * subcommand; every success prints one JSON document; --json makes a failure
+ * print one too. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "adcp/principals.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-static const char sub_help[] =
-    "usage: adcp-ledger [--db URL] subscription-state journal PRINCIPAL [--after SEQ] [--limit N] [--json]\n"
-    "       adcp-ledger [--db URL] subscription-state exceptions PRINCIPAL [--limit N] [--cursor C] [--json]\n"
-    "       adcp-ledger [--db URL] subscription-state snapshot PRINCIPAL [--json]\n"
-    "       adcp-ledger [--db URL] subscription-state grant|revoke PRINCIPAL --subject S --scope SCOPE [--json]\n"
-    "       adcp-ledger [--db URL] subscription-state exception-put PRINCIPAL --subject S --state open|cleared\n"
-    "                   [--reason TEXT] [--expected-version V] [--json]\n"
-    "       adcp-ledger [--db URL] subscription-state snapshot-put PRINCIPAL --state-file FILE --journal-seq N\n"
-    "                   [--expected-version V] [--json]\n\n"
-    "journal: the principal's append-only, gapless grant journal after SEQ (default 0), with its\n"
-    "head: {\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}.\n"
-    "grant / revoke append one entry at head + 1 and print it.\n"
-    "exceptions: open and cleared exceptions in subject order ({\"exceptions\":[…],\"next_cursor\"}).\n"
-    "exception-put: create (V omitted or 0) or replace the exception at version V (else CONFLICT).\n"
-    "snapshot: the latest materialized state ({\"found\":false} when none was written).\n"
-    "snapshot-put: write FILE (a JSON object, at most 1 MiB) as the state reflecting the journal up to\n"
-    "N, replacing version V (0 or omitted: the first snapshot); a stale V or an N below the stored\n"
-    "one is CONFLICT, an N beyond the head INVALID_INPUT. See docs/principals.md.\n\n"
-    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
-    "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n";
-
-typedef struct args {
-  const char *after, *limit, *cursor, *subject, *scope, *state, *reason, *expected, *state_file, *journal_seq;
-  const char *pos[3];
-  int npos, json, help;
-} args;
-
-static int parse(args *a, int argc, char **argv) {
-  memset(a, 0, sizeof *a);
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i];
-    const char **slot = !strcmp(s, "--after")            ? &a->after
-                        : !strcmp(s, "--limit")          ? &a->limit
-                        : !strcmp(s, "--cursor")         ? &a->cursor
-                        : !strcmp(s, "--subject")        ? &a->subject
-                        : !strcmp(s, "--scope")          ? &a->scope
-                        : !strcmp(s, "--state")          ? &a->state
-                        : !strcmp(s, "--reason")         ? &a->reason
-                        : !strcmp(s, "--expected-version") ? &a->expected
-                        : !strcmp(s, "--state-file")     ? &a->state_file
-                        : !strcmp(s, "--journal-seq")    ? &a->journal_seq
-                                                         : NULL;
-    if (slot) {
-      if (i + 1 >= argc) return adcp_cli_usage_error("subscription-state", "%s needs a value", s);
-      *slot = argv[++i];
-    } else if (!strcmp(s, "--json")) a->json = 1;
-    else if (adcp_cli_is_help(s)) a->help = 1;
-    else if (s[0] == '-' && s[1]) return adcp_cli_usage_error("subscription-state", "unknown option %s", s);
-    else if (a->npos == 3) return adcp_cli_usage_error("subscription-state", "too many arguments");
-    else a->pos[a->npos++] = s;
-  }
-  return 0;
-}
-
-static int number(int64_t *out, const char *s, const char *what, adcp_error *err) {
-  uint64_t v = 0;
-  if (s && (adcp_cli_parse_u64(&v, s) || v > INT64_MAX))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: must be a non-negative integer", what);
-  *out = (int64_t)v;
-  return 0;
-}
 
 static void jstr(adcp_buf *b, const char *s) { adcp_cli_json_str(b, s); }
 
@@ -104,67 +43,36 @@ static void snapshot_json(adcp_buf *b, const char *principal, int found, const a
                   (long long)s->version, (long long)s->journal_seq, s->state_json, s->updated_at);
 }
 
-int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv) {
-  args a;
-  int u = parse(&a, argc - 1, argv + 1);
-  if (u) return u;
-  if (a.help) return fputs(sub_help, stdout), ADCP_CLI_EXIT_OK;
-  if (a.json) adcp_cli_set_json_errors(1);
-  const char *sub = a.npos ? a.pos[0] : "";
-  static const char *const subs[] = {"journal", "exceptions", "snapshot", "grant", "revoke", "exception-put",
-                                     "snapshot-put", NULL};
+/* The subcommands, in the order of subs below (the index picks the call). */
+enum { JOURNAL, EXCEPTIONS, SNAPSHOT, GRANT, REVOKE, EXCEPTION_PUT, SNAPSHOT_PUT };
+static const adcp_cli_spec *const subs[8];
+
+static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int k = 0;
-  while (subs[k] && strcmp(subs[k], sub)) k++;
-  if (!subs[k])
-    return adcp_cli_usage_error("subscription-state",
-                                "needs journal, exceptions, snapshot, grant, revoke, exception-put or snapshot-put");
-  if (a.npos != 2) return adcp_cli_usage_error("subscription-state", "%s needs exactly one PRINCIPAL", sub);
-  int reads = k <= 2;
-  /* Each subcommand takes only its own options. */
-  const char *allowed[7][10] = {{"after", "limit"}, {"limit", "cursor"}, {0}, {"subject", "scope"},
-                                {"subject", "scope"}, {"subject", "state", "reason", "expected"},
-                                {"state_file", "journal_seq", "expected"}};
-  struct { const char *name, *value; } given[] = {
-      {"after", a.after}, {"limit", a.limit}, {"cursor", a.cursor}, {"subject", a.subject}, {"scope", a.scope},
-      {"state", a.state}, {"reason", a.reason}, {"expected", a.expected}, {"state_file", a.state_file},
-      {"journal_seq", a.journal_seq}};
-  for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
-    if (!given[i].value) continue;
-    int ok = 0;
-    for (int j = 0; j < 10 && allowed[k][j]; j++) ok |= !strcmp(allowed[k][j], given[i].name);
-    if (!ok) return adcp_cli_usage_error("subscription-state", "option not valid for subscription-state %s", sub);
-  }
-  if ((k == 3 || k == 4) && (!a.subject || !a.scope))
-    return adcp_cli_usage_error("subscription-state", "%s needs --subject and --scope", sub);
-  if (k == 5 && (!a.subject || !a.state))
-    return adcp_cli_usage_error("subscription-state", "exception-put needs --subject and --state");
-  if (k == 6 && (!a.state_file || !a.journal_seq))
-    return adcp_cli_usage_error("subscription-state", "snapshot-put needs --state-file and --journal-seq");
-  const char *who = a.pos[1];
+  while (subs[k] != a->spec) k++;
+  const char *who = a->pos[0];
   adcp_error err = {0};
-  int64_t after = 0, limit = 0, expected = 0, seq = 0;
-  int rc = number(&after, a.after, "--after", &err);
-  if (!rc) rc = number(&limit, a.limit, "--limit", &err);
-  if (!rc) rc = number(&expected, a.expected, "--expected-version", &err);
-  if (!rc) rc = number(&seq, a.journal_seq, "--journal-seq", &err);
+  int rc = 0;
   adcp_buf in;
   adcp_buf_init(&in);
-  if (!rc && k == 6) {
-    rc = adcp_cli_read_file(&in, a.state_file, 8u * ADCP_SUBSCRIPTION_STATE_MAX, "state file", &err);
+  if (k == SNAPSHOT_PUT) {
+    rc = adcp_cli_read_file(&in, adcp_cli_arg_str(a, "--state-file"), 8u * ADCP_SUBSCRIPTION_STATE_MAX, "state file",
+                            &err);
     if (!rc) rc = adcp_buf_cstr(&in);
     if (!rc && strlen((const char *)in.data) != in.len)
       rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "state file: contains a NUL byte");
   }
   adcp_storage *s = NULL;
   adcp_subscription_store *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only || reads, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = 1, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
   if (!rc) rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_subscriptions(&st, s, &err);
   adcp_buf b;
   adcp_buf_init(&b);
-  if (!rc && k == 0) {
+  if (!rc && k == JOURNAL) {
     adcp_grant_page pg;
-    rc = adcp_subscription_journal(&pg, st, who, after, (size_t)limit, &err);
+    rc = adcp_subscription_journal(&pg, st, who, adcp_cli_arg_int(a, "--after", 0),
+                                   (size_t)adcp_cli_arg_int(a, "--limit", 0), &err);
     if (!rc) {
       adcp_buf_append_str(&b, "{\"principal_id\":");
       jstr(&b, who);
@@ -176,9 +84,10 @@ int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv
       adcp_buf_append_str(&b, "]}");
       adcp_grant_page_free(&pg);
     }
-  } else if (!rc && k == 1) {
+  } else if (!rc && k == EXCEPTIONS) {
     adcp_exception_list l;
-    rc = adcp_subscription_exceptions(&l, st, who, (size_t)limit, a.cursor, &err);
+    rc = adcp_subscription_exceptions(&l, st, who, (size_t)adcp_cli_arg_int(a, "--limit", 0),
+                                      adcp_cli_arg_str(a, "--cursor"), &err);
     if (!rc) {
       adcp_buf_append_str(&b, "{\"principal_id\":");
       jstr(&b, who);
@@ -192,20 +101,25 @@ int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv
       adcp_buf_append_str(&b, "}");
       adcp_exception_list_free(&l);
     }
-  } else if (!rc && (k == 2 || k == 6)) {
+  } else if (!rc && (k == SNAPSHOT || k == SNAPSHOT_PUT)) {
     adcp_subscription_snapshot snap;
     int found = 1;
-    rc = k == 2 ? adcp_subscription_snapshot_get(&snap, &found, st, who, &err)
-                : adcp_subscription_snapshot_put(&snap, st, who, expected, seq, (const char *)in.data, &err);
+    rc = k == SNAPSHOT ? adcp_subscription_snapshot_get(&snap, &found, st, who, &err)
+                       : adcp_subscription_snapshot_put(&snap, st, who, adcp_cli_arg_int(a, "--expected-version", 0),
+                                                        adcp_cli_arg_int(a, "--journal-seq", 0),
+                                                        (const char *)in.data, &err);
     if (!rc) snapshot_json(&b, who, found, &snap);
     adcp_subscription_snapshot_clear(&snap);
-  } else if (!rc && (k == 3 || k == 4)) {
+  } else if (!rc && (k == GRANT || k == REVOKE)) {
     adcp_grant_entry e;
-    rc = adcp_subscription_append(&e, st, who, k == 3 ? ADCP_GRANT : ADCP_REVOKE, a.subject, a.scope, &err);
+    rc = adcp_subscription_append(&e, st, who, k == GRANT ? ADCP_GRANT : ADCP_REVOKE, adcp_cli_arg_str(a, "--subject"),
+                                  adcp_cli_arg_str(a, "--scope"), &err);
     if (!rc) entry_json(&b, &e);
-  } else if (!rc && k == 5) {
+  } else if (!rc && k == EXCEPTION_PUT) {
     adcp_subscription_exception e;
-    rc = adcp_subscription_exception_put(&e, st, who, a.subject, a.state, a.reason, expected, &err);
+    rc = adcp_subscription_exception_put(&e, st, who, adcp_cli_arg_str(a, "--subject"), adcp_cli_arg_str(a, "--state"),
+                                         adcp_cli_arg_str(a, "--reason"), adcp_cli_arg_int(a, "--expected-version", 0),
+                                         &err);
     if (!rc) exception_json(&b, &e);
     adcp_subscription_exception_clear(&e);
   }
@@ -214,21 +128,58 @@ int adcp_cli_subscription_state(const adcp_cli_globals *g, int argc, char **argv
   if (!rc) {
     adcp_buf_append_str(&b, "\n");
     fwrite(b.data, 1, b.len, stdout);
-    fflush(stdout);
     adcp_cli_json_printed();
   }
   adcp_buf_free(&b);
   return rc ? adcp_cli_fail("subscription-state", &err) : ADCP_CLI_EXIT_OK;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
-static const adcp_cli_optdef subscription_opts[] = {
-    ADCP_OPT_INT("--after", "SEQ", 0, INT64_MAX, "journal after SEQ"),
-    ADCP_OPT_INT("--limit", "N", 1, 1000, "page size"), ADCP_OPT_STR("--cursor", "C", "next page"),
-    ADCP_OPT_STR("--subject", "S", "subject"), ADCP_OPT_STR("--scope", "SCOPE", "scope"),
-    ADCP_OPT_ENUM("--state", "S", "open|cleared", "exception state"), ADCP_OPT_STR("--reason", "TEXT", "reason"),
-    ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, "compare-and-set version"),
-    ADCP_OPT_FILE("--state-file", "FILE", "snapshot state"),
-    ADCP_OPT_INT("--journal-seq", "N", 0, INT64_MAX, "snapshot journal position"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_subscription_spec, "subscription-state", subscription_opts, 2, 0);
+#define REQ_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
+#define EXPECTED(h) ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, h)
+static const adcp_cli_optdef journal_opts[] = {
+    ADCP_OPT_INT("--after", "SEQ", 0, INT64_MAX, "entries after SEQ (default 0)"),
+    ADCP_OPT_INT("--limit", "N", 1, ADCP_PRINCIPAL_LIST_MAX, "page size"), ADCP_OPT_END};
+static const adcp_cli_optdef exceptions_opts[] = {
+    ADCP_OPT_INT("--limit", "N", 1, ADCP_PRINCIPAL_LIST_MAX, "page size"),
+    ADCP_OPT_STR("--cursor", "C", "the next_cursor of the previous page"), ADCP_OPT_END};
+static const adcp_cli_optdef grant_opts[] = {REQ_STR("--subject", "S", "what is granted (e.g. a report or feed)"),
+                                             REQ_STR("--scope", "SCOPE", "where it applies (e.g. an account)"),
+                                             ADCP_OPT_END};
+static const adcp_cli_optdef exception_put_opts[] = {
+    REQ_STR("--subject", "S", "the subject of the exception"),
+    {"--state", ADCP_CLI_OPT_ENUM, ADCP_CLI_OPT_REQUIRED, "S", 0, 0, "open|cleared", "the exception's state"},
+    ADCP_OPT_STR("--reason", "TEXT", "why (at most 1024 bytes)"),
+    EXPECTED("replace the exception at version V (omitted or 0: create)"), ADCP_OPT_END};
+static const adcp_cli_optdef snapshot_put_opts[] = {
+    {"--state-file", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "a JSON object, at most 1 MiB"},
+    {"--journal-seq", ADCP_CLI_OPT_INT, ADCP_CLI_OPT_REQUIRED, "N", 0, INT64_MAX, NULL,
+     "the journal position the state reflects (beyond the head: INVALID_INPUT;\nbelow the stored one: CONFLICT)"},
+    EXPECTED("replace version V (omitted or 0: the first snapshot)"), ADCP_OPT_END};
+
+#define SUB(var, nm, summary, opts)                                                                          \
+  static const adcp_cli_spec var = {1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", \
+                                    NULL, NULL, NULL, 0, 0, cmd_subscription}
+SUB(sub_journal, "journal",
+    "the append-only, gapless grant journal after SEQ, with its head:\n"
+    "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
+    journal_opts);
+SUB(sub_exceptions, "exceptions", "open and cleared exceptions in subject order ({\"exceptions\":[...],\"next_cursor\"})",
+    exceptions_opts);
+SUB(sub_snapshot, "snapshot", "the latest materialized state ({\"found\":false} when none was written)", NULL);
+SUB(sub_grant, "grant", "appends a grant at head + 1 and prints it", grant_opts);
+SUB(sub_revoke, "revoke", "appends a revoke at head + 1 and prints it", grant_opts);
+SUB(sub_exception_put, "exception-put", "creates or replaces (compare-and-set, else CONFLICT) an exception",
+    exception_put_opts);
+SUB(sub_snapshot_put, "snapshot-put", "writes FILE as the state reflecting the journal up to N", snapshot_put_opts);
+static const adcp_cli_spec *const subs[8] = {&sub_journal, &sub_exceptions,    &sub_snapshot,     &sub_grant,
+                                            &sub_revoke,  &sub_exception_put, &sub_snapshot_put, NULL};
+const adcp_cli_spec adcp_cli_subscription_spec = {
+    1, "subscription-state", NULL,
+    "The subscription engine's state of a principal: its grant journal, exceptions and\n"
+    "snapshot. Every success prints one JSON document. See docs/principals.md.",
+    NULL, 0, 0, NULL, NULL,
+    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
+    "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
+    subs, 0, 0, NULL};

@@ -66,9 +66,9 @@ static const command_entry commands[] = {
     {"staged", "read a staged inline object's verified bytes (staged read)", adcp_cli_staged, CMD_READ_ONLY, &adcp_cli_staged_spec},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", adcp_cli_seal, 0, &adcp_cli_seal_spec},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", adcp_cli_check_ready, 0, &adcp_cli_check_ready_spec},
-    {"principal", "put, get, list or disable principal records (JSON)", adcp_cli_principal, 0, &adcp_cli_principal_spec},
+    {"principal", "put, get, list or disable principal records (JSON)", NULL, 0, &adcp_cli_principal_spec},
     {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
-     adcp_cli_subscription_state, 0, &adcp_cli_subscription_spec},
+     NULL, 0, &adcp_cli_subscription_spec},
     {"config", "validate the host configuration file and the bindings it names (config check [--probe])", adcp_cli_config_cmd, CMD_NO_DB, &adcp_cli_config_spec},
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
      adcp_cli_maintain, 0, &adcp_cli_maintain_spec},
@@ -196,7 +196,7 @@ static int run_table(adcp_cli_globals *g, const command_entry *cmd, int argc, ch
     char *h[3] = {name, "--help", NULL};
     return cmd->run(g, 2, h);
   }
-  if (a.help) return adcp_cli_spec_help(stdout, cmd->spec), ADCP_CLI_EXIT_OK;
+  if (a.help) return adcp_cli_spec_help_sub(stdout, cmd->spec, sp), ADCP_CLI_EXIT_OK; /* SUB --help: its own */
   if (!sp->run && !cmd->run) return adcp_cli_usage_error(cmd->name, "needs a subcommand");
   g->read_only = (cmd->flags & CMD_READ_ONLY) != 0;
   if (adcp_cli_log_setup(g)) return ADCP_CLI_EXIT_USAGE;

@@ -297,6 +297,13 @@ void adcp_cli_spec_help(FILE *f, const adcp_cli_spec *s) {
   if (s->text) fprintf(f, "\n%s", s->text);
 }
 
+void adcp_cli_spec_help_sub(FILE *f, const adcp_cli_spec *parent, const adcp_cli_spec *sub) {
+  if (sub == parent || sub->text) return adcp_cli_spec_help(f, sub);
+  adcp_cli_spec s = *sub;
+  s.text = parent->text; /* the parent's prose (exit statuses) holds for each subcommand */
+  adcp_cli_spec_help(f, &s);
+}
+
 static void options_of(FILE *f, const adcp_cli_spec *s) {
   static const char *const kinds[] = {"", "flag", "value", "file", "binding", "value", "value", "enum", "enum"};
   for (int k = 0; s->opts && s->opts[k].name; k++) {

@@ -116,6 +116,9 @@ const char *adcp_cli_arg_next(const adcp_cli_args *a, const char *name, int *it)
 int adcp_cli_instant_check(const char *s);
 /* The help of spec (usage lines, summary, options, text). */
 void adcp_cli_spec_help(FILE *f, const adcp_cli_spec *spec);
+/* The help of subcommand sub of parent (`COMMAND SUB --help`): sub's own
+ * table, with parent's text when sub has none; spec_help when sub is parent. */
+void adcp_cli_spec_help_sub(FILE *f, const adcp_cli_spec *parent, const adcp_cli_spec *sub);
 /* One line per option of spec and its subcommands, for the completions:
  * "COMMAND<TAB>OPTION<TAB>KIND<TAB>VALUES" with KIND flag, value, file,
  * binding or enum (VALUES: space-separated), and "COMMAND<TAB><TAB>sub<TAB>NAME"
