@@ -83,11 +83,6 @@ extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_sp
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
  * as option tables (cli/opt.h). */
 extern const struct adcp_cli_spec adcp_cli_changes_spec, adcp_cli_consumer_spec;
-/* cmd_inline.c: inline staging and seal stores (spec 06). */
-int adcp_cli_stage(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_staged(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_seal(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_check_ready(const adcp_cli_globals *g, int argc, char **argv);
 
 /* cmd_maintain.c: the maintenance worker (docs/worker.md). */
 int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv);

@@ -104,8 +104,9 @@ static void cli_inline_commands(void **state) {
   assert_non_null(strstr(ERR(r), "is not a regular file"));
   assert_int_equal(run(&r, f, "stage --account account-1 --key short --ordinal 0 '%s'", path), 2);
   assert_non_null(strstr(ERR(r), "adcp-ledger stage: INVALID_INPUT: inline storage input is invalid"));
-  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 100000 '%s'", path), 2);
   /* Option values are checked by the option table first: a usage error (exit 1). */
+  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 100000 '%s'", path), 1);
+  assert_non_null(strstr(ERR(r), "--ordinal must be an integer 0-99999, not '100000'"));
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal x '%s'", path), 1);
   assert_non_null(strstr(ERR(r), "--ordinal must be an integer"));
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal ' 5' '%s'", path), 1);
