@@ -1,5 +1,5 @@
-/* cli/cmd_migrate.c — `adcp-ledger migrate [--status | --dry-run | --additive-only]`
- * and `adcp-ledger init`. Output lines follow spec 05 §7: one record per line,
+/* cli/cmd_migrate.c — room cli: `adcp-ledger migrate [--status | --dry-run |
+ * --additive-only]` and `adcp-ledger init`, one option table each. Output lines follow spec 05 §7: one record per line,
  * space separated, stable for scripts. The database URL comes from --db, then
  * ADCP_DATABASE_URL, DATABASE_URL, then sqlite:./adcp-ledger.db. */
 #include <stdio.h>
@@ -29,32 +29,6 @@ static void json_step(adcp_buf *b, const char *version, const char *name, const 
   adcp_buf_append_str(b, ",\"class\":");
   adcp_cli_json_str(b, cls);
   adcp_buf_append_byte(b, '}');
-}
-
-static void migrate_usage(FILE *f) {
-  fprintf(f,
-          "usage: adcp-ledger [--db URL] migrate [--status | --dry-run | --additive-only] [--json]\n\n"
-          "Applies the migrations embedded in this build, in version order, each in its own\n"
-          "transaction under the schema lock (concurrent runners never double-apply).\n\n"
-          "  (no option)      apply every pending migration; prints 'applying V NAME CLASS' and\n"
-          "                   'done V' per step (stop writers first if a step is stopped-worker)\n"
-          "  --status         read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
-          "                   'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
-          "                   stopped-worker steps; with nothing pending the catalog audit runs\n"
-          "                   and each drifted object prints 'drift PROBLEM OBJECT' (exit 4)\n"
-          "                   instead of 'up to date'\n"
-          "  --dry-run        read-only: 'would-apply V NAME CLASS' per pending migration\n"
-          "  --additive-only  apply only pending additive migrations (safe while workers run)\n"
-          "  --json           one JSON document instead: {\"ok\",\"migrations\":[...],\"pending\"}\n"
-          "                   (--status), {\"ok\",\"would_apply\":[...]} (--dry-run) or\n"
-          "                   {\"ok\",\"applied\":[...],\"skipped\":[...]} (apply; also on failure,\n"
-          "                   with \"code\" and \"message\")\n\n"
-          "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
-          "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
-          "exit status: 0 success (pending migrations under --status are not an error),\n"
-          "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
-          "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
-          "             --status: SCHEMA_UNREADY)\n");
 }
 
 typedef struct progress_ctx {
@@ -202,30 +176,8 @@ static void print_apply_json(const adcp_buf *applied, const adcp_buf *skipped, i
   adcp_buf_free(&b);
 }
 
-int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
-  int status = 0, dry = 0, additive = 0, json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      migrate_usage(stdout);
-      return ADCP_CLI_EXIT_OK;
-    } else if (!strcmp(argv[i], "--status")) {
-      status = 1;
-    } else if (!strcmp(argv[i], "--dry-run")) {
-      dry = 1;
-    } else if (!strcmp(argv[i], "--additive-only")) {
-      additive = 1;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else {
-      fprintf(stderr, "adcp-ledger migrate: unknown argument '%s'\n", argv[i]);
-      migrate_usage(stderr);
-      return ADCP_CLI_EXIT_USAGE;
-    }
-  }
-  if (status + dry + additive > 1) {
-    fprintf(stderr, "adcp-ledger migrate: --status, --dry-run and --additive-only are mutually exclusive\n");
-    return ADCP_CLI_EXIT_USAGE;
-  }
+static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  int status = adcp_cli_arg_has(a, "--status"), dry = adcp_cli_arg_has(a, "--dry-run"), json = a->json;
   adcp_error err = {0};
   adcp_storage *s;
   /* migrate is the one command that opens a database which is behind. */
@@ -239,7 +191,7 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
     adcp_buf_init(&ja), adcp_buf_init(&js);
     adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
     progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
-    adcp_migrate_options mo = {.version = 1, .additive_only = additive, .progress = on_progress, .progress_ctx = &p};
+    adcp_migrate_options mo = {.version = 1, .additive_only = adcp_cli_arg_has(a, "--additive-only"), .progress = on_progress, .progress_ctx = &p};
     size_t applied = 0;
     rc = adcp_storage_migrate(&applied, s, &mo, &err);
     if (json) print_apply_json(&ja, &js, rc, &err, NULL);
@@ -250,33 +202,9 @@ int adcp_cli_migrate(const adcp_cli_globals *g, int argc, char **argv) {
   return rc ? fail("migrate", &err) : ADCP_CLI_EXIT_OK;
 }
 
-static void init_usage(FILE *f) {
-  fprintf(f,
-          "usage: adcp-ledger [--db sqlite:PATH] init [--json] [PATH]\n\n"
-          "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
-          "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
-          "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
-          "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.\n\n"
-          "exit status: 0 success, 1 usage error, 4 database or migration failure\n");
-}
-
-int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      init_usage(stdout);
-      return ADCP_CLI_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if ((argv[i][0] == '-' && argv[i][1]) || path) {
-      fprintf(stderr, "adcp-ledger init: unexpected argument '%s'\n", argv[i]);
-      init_usage(stderr);
-      return ADCP_CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
-    }
-  }
+static int cmd_init(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *path = a->npos ? a->pos[0] : NULL;
+  int json = a->json;
   char url[4200];
   if (path) {
     snprintf(url, sizeof url, "sqlite:%s", path);
@@ -328,12 +256,40 @@ int adcp_cli_init(const adcp_cli_globals *g, int argc, char **argv) {
   return rc ? fail("init", &err) : ADCP_CLI_EXIT_OK;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
 static const adcp_cli_optdef migrate_opts[] = {
-    ADCP_OPT_FLAG("--status", "list applied and pending migrations (read-only)"),
-    ADCP_OPT_FLAG("--dry-run", "list what would be applied (read-only)"),
-    ADCP_OPT_FLAG("--additive-only", "apply only pending additive migrations"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_migrate_spec, "migrate", migrate_opts, 0, 0);
-static const adcp_cli_optdef init_opts[] = {ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_init_spec, "init", init_opts, 1, 0);
+    ADCP_OPT_FLAG("--status", "read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
+                              "'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
+                              "stopped-worker steps; with nothing pending the catalog audit runs\n"
+                              "and each drifted object prints 'drift PROBLEM OBJECT' (exit 4)\n"
+                              "instead of 'up to date'"),
+    ADCP_OPT_FLAG("--dry-run", "read-only: 'would-apply V NAME CLASS' per pending migration"),
+    ADCP_OPT_FLAG("--additive-only", "apply only pending additive migrations (safe while workers run)"), ADCP_OPT_END};
+static const char *const migrate_excl[] = {"--status",  "--dry-run",       "--status", "--additive-only",
+                                           "--dry-run", "--additive-only", NULL};
+const adcp_cli_spec adcp_cli_migrate_spec = {
+    1, "migrate", "[--db URL]",
+    "Applies the migrations embedded in this build, in version order, each in its own\n"
+    "transaction under the schema lock (concurrent runners never double-apply). Without an\n"
+    "option: applies every pending migration, printing 'applying V NAME CLASS' and 'done V'\n"
+    "per step (stop writers first if a step is stopped-worker).",
+    migrate_opts, 0, 0, NULL, migrate_excl,
+    "--json prints one document instead: {\"ok\",\"migrations\":[...],\"pending\"} (--status),\n"
+    "{\"ok\",\"would_apply\":[...]} (--dry-run) or {\"ok\",\"applied\":[...],\"skipped\":[...]}\n"
+    "(apply; also on failure, with \"code\" and \"message\").\n\n"
+    "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
+    "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
+    "exit status: 0 success (pending migrations under --status are not an error),\n"
+    "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
+    "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
+    "             --status: SCHEMA_UNREADY)\n",
+    NULL, 0, 0, cmd_migrate};
+const adcp_cli_spec adcp_cli_init_spec = {
+    1, "init", "[--db sqlite:PATH]",
+    "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
+    "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
+    "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
+    "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
+    NULL, 0, 1, "[PATH]", NULL, "exit status: 0 success, 1 usage error, 4 database or migration failure\n", NULL, 0,
+    0, cmd_init};

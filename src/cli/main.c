@@ -44,8 +44,8 @@ static const command_entry commands[] = {
     {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize, CMD_NO_DB, &adcp_cli_canonicalize_spec},
     {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode, CMD_NO_DB, &adcp_cli_encode_spec},
     {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks, CMD_NO_DB, &adcp_cli_verify_chunks_spec},
-    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", adcp_cli_migrate, CMD_CREATES, &adcp_cli_migrate_spec},
-    {"init", "create a SQLite ledger file and apply every migration", adcp_cli_init, CMD_CREATES, &adcp_cli_init_spec},
+    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", NULL, CMD_CREATES, &adcp_cli_migrate_spec},
+    {"init", "create a SQLite ledger file and apply every migration", NULL, CMD_CREATES, &adcp_cli_init_spec},
     {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", adcp_cli_commit, 0, &adcp_cli_commit_spec},
     {"read", "print a revision's verified rows as JSONL (optionally one page)", adcp_cli_read, CMD_READ_ONLY, &adcp_cli_read_spec},
     {"show", "print one revision header", adcp_cli_show, CMD_READ_ONLY, &adcp_cli_show_spec},
@@ -202,15 +202,15 @@ static int run_table(adcp_cli_globals *g, const command_entry *cmd, int argc, ch
   if (adcp_cli_log_setup(g)) return ADCP_CLI_EXIT_USAGE;
   /* Streaming commands (JSONL) print their own error line, if any. */
   if (a.json && !sp->json_stream) adcp_cli_set_json_errors(1);
+  int creates = (cmd->flags & CMD_CREATES) && !(find_flag(&a, "--status") || find_flag(&a, "--dry-run"));
   if (!cmd->run) {
-    int rc = prepare_storage(g, cmd, 0);
+    int rc = prepare_storage(g, cmd, creates);
     return rc ? rc : run_logged(g, cmd, 0, NULL, &a);
   }
   /* The body still reads argv: hand it the checked words. */
   char **words = malloc(sizeof(char *) * (size_t)(2 * argc + 3));
   if (!words) return ADCP_CLI_EXIT_USAGE;
   int n = adcp_cli_args_words(words, &a, name, used ? argv[0] : NULL);
-  int creates = (cmd->flags & CMD_CREATES) && !(find_flag(&a, "--status") || find_flag(&a, "--dry-run"));
   int rc = prepare_storage(g, cmd, creates);
   if (!rc) rc = run_logged(g, cmd, n, words, NULL);
   free(words);
