@@ -56,8 +56,6 @@ typedef struct adcp_cli_command {
   int (*run)(const adcp_cli_globals *g, int argc, char **argv);
 } adcp_cli_command;
 
-/* config check [--probe] [--json] (cmd_config.c). */
-int adcp_cli_config_cmd(const adcp_cli_globals *g, int argc, char **argv);
 /* --version [--json] (cmd_version.c). */
 int adcp_cli_version(int json);
 int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv);

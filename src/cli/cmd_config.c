@@ -1,4 +1,5 @@
-/* cli/cmd_config.c — `adcp-ledger config check [--probe] [--json]`: loads the
+/* cli/cmd_config.c — room cli: `adcp-ledger config check [--probe] [--json]`
+ * (an option table per subcommand): loads the
  * host configuration exactly as every other command does (the library's
  * config room: one search, one parser, FILE:LINE:COLUMN refusals), runs the
  * file checks a run would (adcp_config_check_files) and prints every section
@@ -12,34 +13,6 @@
 #include "adcp/json.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-static const char config_help[] =
-    "usage: adcp-ledger [--config FILE] config check [--probe] [--json]\n\n"
-    "Finds the host configuration and validates it exactly as every command reads it.\n"
-    "The file is the first of: --config FILE; $ADCP_LEDGER_CONFIG;\n"
-    "$XDG_CONFIG_HOME/adcp-ledger/config ($XDG_CONFIG_HOME defaults to ~/.config);\n"
-    "/etc/adcp-ledger/config (the first two must exist, the others are used when they do;\n"
-    "--config '' is refused). An unknown key, a value of the wrong type, a file that is\n"
-    "not JSON, a binding configured twice, a binding ID or keyTemplate 'binding add'\n"
-    "refuses, or a rule naming an unconfigured binding is refused as\n"
-    "'config FILE:LINE:COLUMN: ...' (exit 2). Every binding it names is built (provider\n"
-    "options checked, a filesystem root_dir resolved, cloud credentials located; a\n"
-    "binding-level refusal names the binding ID). Then what a run would open: every key,\n"
-    "credential and CA file named exists and is readable, no key file is group/world-\n"
-    "writable, no private key group/world-readable, a file naming a token_command is not\n"
-    "group/world-writable (exit 4 naming the path and mode), the signing key loads and\n"
-    "its public key is among audit.public_keys (exit 2). --probe also runs each binding's\n"
-    "store probe, as 'binding probe ID' does (a refusal exits 4). Never opens the\n"
-    "database. Prints the file used and every section it holds (never a secret); with no\n"
-    "file at all, says so and exits 0 (built-in defaults apply).\n"
-    "--json prints one document {\"ok\":B,\"path\":STR|null,\"source\":S,\n"
-    "\"deployment_namespace\":STR|null,\"default\":STR|null,\"rules\":N,\"change_feed\":B,\n"
-    "\"bindings\":[{\"id\":ID,\"provider\":P,\"probe\":{...}|null}],\"fence\":{\"owner_id\"},\n"
-    "\"audit\":{...}|null,\"retention\":{...}|null,\"collector\":{...}|null,\n"
-    "\"worker\":{\"interval_s\",\"tasks\":[{\"name\",\"enabled\",\"interval_s\",\"limit\",\n"
-    "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
-    "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
-    "a credential a binding cannot use, or a probe refused.\n";
 
 /* One output, text or JSON, built section by section. */
 typedef struct out {
@@ -199,20 +172,8 @@ static int put_bindings(out *o, const adcp_config *cfg, int probe, adcp_error *p
   return probe_rc;
 }
 
-int adcp_cli_config_cmd(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || adcp_cli_is_help(argv[1])) {
-    fputs(config_help, argc < 2 ? stderr : stdout);
-    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
-  }
-  if (strcmp(argv[1], "check")) return adcp_cli_usage_error("config", "unknown subcommand '%s'", argv[1]);
-  int json = 0, probe = 0;
-  for (int i = 2; i < argc; i++) {
-    if (adcp_cli_is_help(argv[i])) return fputs(config_help, stdout), 0;
-    int *flag = !strcmp(argv[i], "--json") ? &json : !strcmp(argv[i], "--probe") ? &probe : NULL;
-    if (!flag) return adcp_cli_usage_error("config", "check: unknown option or argument '%s'", argv[i]);
-    if (*flag) return adcp_cli_usage_error("config", "%s given twice", argv[i]);
-    *flag = 1;
-  }
+static int cmd_config_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  int json = a->json, probe = adcp_cli_arg_has(a, "--probe");
   adcp_error err = {0};
   adcp_config *cfg = NULL;
   int rc = adcp_cli_config_load(&cfg, g, &err);
@@ -276,7 +237,39 @@ int adcp_cli_config_cmd(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
-static const adcp_cli_optdef config_opts[] = {ADCP_OPT_FLAG("--probe", "also probe each binding's store"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_config_spec, "config", config_opts, 1, 0);
+static const adcp_cli_optdef check_opts[] = {
+    ADCP_OPT_FLAG("--probe", "also run each binding's store probe, as 'binding probe ID' does\n(a refusal exits 4)"),
+    ADCP_OPT_END};
+static const adcp_cli_spec config_check = {
+    1, "config check", "[--config FILE]",
+    "Finds the host configuration and validates it exactly as every command reads it.\n"
+    "The file is the first of: --config FILE; $ADCP_LEDGER_CONFIG;\n"
+    "$XDG_CONFIG_HOME/adcp-ledger/config ($XDG_CONFIG_HOME defaults to ~/.config);\n"
+    "/etc/adcp-ledger/config (the first two must exist, the others are used when they do;\n"
+    "--config '' is refused). An unknown key, a value of the wrong type, a file that is\n"
+    "not JSON, a binding configured twice, a binding ID or keyTemplate 'binding add'\n"
+    "refuses, or a rule naming an unconfigured binding is refused as\n"
+    "'config FILE:LINE:COLUMN: ...' (exit 2). Every binding it names is built (provider\n"
+    "options checked, a filesystem root_dir resolved, cloud credentials located; a\n"
+    "binding-level refusal names the binding ID). Then what a run would open: every key,\n"
+    "credential and CA file named exists and is readable, no key file is group/world-\n"
+    "writable, no private key group/world-readable, a file naming a token_command is not\n"
+    "group/world-writable (exit 4 naming the path and mode), the signing key loads and\n"
+    "its public key is among audit.public_keys (exit 2). Never opens the database.\n"
+    "Prints the file used and every section it holds (never a secret); with no file at\n"
+    "all, says so and exits 0 (built-in defaults apply).",
+    check_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_config_check};
+static const adcp_cli_spec *const config_subs[] = {&config_check, NULL};
+const adcp_cli_spec adcp_cli_config_spec = {
+    1, "config", NULL, "The host configuration (docs/config.md).", NULL, 0, 0, NULL, NULL,
+    "--json prints one document {\"ok\":B,\"path\":STR|null,\"source\":S,\n"
+    "\"deployment_namespace\":STR|null,\"default\":STR|null,\"rules\":N,\"change_feed\":B,\n"
+    "\"bindings\":[{\"id\":ID,\"provider\":P,\"probe\":{...}|null}],\"fence\":{\"owner_id\"},\n"
+    "\"audit\":{...}|null,\"retention\":{...}|null,\"collector\":{...}|null,\n"
+    "\"worker\":{\"interval_s\",\"tasks\":[{\"name\",\"enabled\",\"interval_s\",\"limit\",\n"
+    "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
+    "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
+    "a credential a binding cannot use, or a probe refused.\n",
+    config_subs, 0, 0, NULL};

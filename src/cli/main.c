@@ -69,7 +69,7 @@ static const command_entry commands[] = {
     {"principal", "put, get, list or disable principal records (JSON)", NULL, 0, &adcp_cli_principal_spec},
     {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
      NULL, 0, &adcp_cli_subscription_spec},
-    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", adcp_cli_config_cmd, CMD_NO_DB, &adcp_cli_config_spec},
+    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", NULL, CMD_NO_DB, &adcp_cli_config_spec},
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
      adcp_cli_maintain, 0, &adcp_cli_maintain_spec},
     {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
