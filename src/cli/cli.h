@@ -146,8 +146,6 @@ typedef struct adcp_cli_audit_config {
 int adcp_cli_audit_config_load(adcp_cli_audit_config *out, const adcp_cli_globals *g, adcp_error *err);
 void adcp_cli_audit_config_free(adcp_cli_audit_config *c);
 
-/* cmd_import.c: import-legacy (docs/adopting.md). */
-int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv);
 /* cmd_quarantine.c: import-legacy --quarantined (one document with --json). */
 int adcp_cli_quarantine_list(const adcp_cli_globals *g, const char *account, int json);
 /* verify: reports each quarantined revision (of account; NULL = all) to fn as

@@ -1,6 +1,6 @@
-/* cli/cmd_import.c — `adcp-ledger import-legacy` (docs/adopting.md): argv,
- * the progress bar and the report of the legacy inline import; the library
- * (src/import, include/adcp/import.h) decides everything. */
+/* cli/cmd_import.c — room cli: `adcp-ledger import-legacy` (docs/adopting.md):
+ * its option table, the progress bar and the report of the legacy inline
+ * import; the library (src/import, include/adcp/import.h) decides everything. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,44 +10,6 @@
 #include "adcp/import.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-static const char import_help[] =
-    "usage: adcp-ledger [--db URL] import-legacy --from URL --source py-inline|js-inline\n"
-    "         [--account A] [--batch N] [--resume] [--dry-run] [--json] [--quiet]\n"
-    "       adcp-ledger [--db URL] import-legacy --from URL --source S --finish [--dry-run] [--json]\n"
-    "       adcp-ledger [--db URL] import-legacy --from URL --source S --retry R [--json] [--quiet]\n"
-    "       adcp-ledger [--db URL] import-legacy --quarantined [--account A] [--json]\n\n"
-    "Moves legacy inline rows into this ledger as verified chunks, keeping every\n"
-    "committed digest (docs/adopting.md). --from names the legacy database (a SQLite\n"
-    "path, sqlite:PATH or a PostgreSQL URL); it is only read. py-inline reads\n"
-    "reporting_revisions + reporting_revision_rows (Python SDK); js-inline reads\n"
-    "adcp_reporting_revisions whose data document still has `rows` (JS SDK).\n\n"
-    "Each revision's rows are re-canonicalized and must reproduce its committed row\n"
-    "count, byte count and digest (rfc8785_jcs_v1, or legacy_py_core_pairs_v0 for\n"
-    "Python pair-hashed totals) before it is committed, one revision per transaction.\n"
-    "A revision that does not reproduce is quarantined: reported as\n"
-    "ROWS_INTEGRITY_FAILED with the failed check (digest, byte_count, row_count,\n"
-    "unparsable_row, header), recorded so reads of it fail closed, never rewritten.\n\n"
-    "  --account A  only this account's revisions\n"
-    "  --batch N    candidates per source query, 1..10000 (default 100)\n"
-    "  --resume     continue after the durable cursor of an earlier run (safe after a crash)\n"
-    "  --dry-run    check everything, change nothing anywhere (the ledger is opened read-only)\n"
-    "  --finish     when every legacy revision is migrated or quarantined, rename the legacy\n"
-    "               table to NAME_imported (never truncated or dropped) so older binaries\n"
-    "               fail closed; refused (CONFLICT) while candidates remain\n"
-    "  --retry R    after repairing quarantined revision R's legacy row: take R out of the\n"
-    "               quarantine and import R's account again from the start (imported revisions\n"
-    "               replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
-    "               (exit 5) when R is not quarantined\n"
-    "  --quarantined  list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
-    "               QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
-    "               \"account_id\",\"source\",\"code\",\"check\",\"message\",\"quarantined_at\"}]});\n"
-    "               needs no --from; opens the ledger read-only\n"
-    "  --json       one JSON document on stdout\n"
-    "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
-    "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
-    "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
-    "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n";
 
 typedef struct progress {
   int on, json;
@@ -148,48 +110,20 @@ static int finish_cmd(const adcp_cli_globals *g, adcp_sql_conn *src, adcp_import
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *from = NULL, *source_name = NULL, *account = NULL, *batch_s = NULL, *retry = NULL;
-  int resume = 0, dry = 0, finish = 0, json = 0, quiet = 0, quarantined = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int v = i + 1 < argc;
-    if (adcp_cli_is_help(a)) {
-      fputs(import_help, stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--from") && v) from = argv[++i];
-    else if (!strcmp(a, "--source") && v) source_name = argv[++i];
-    else if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--batch") && v) batch_s = argv[++i];
-    else if (!strcmp(a, "--resume")) resume = 1;
-    else if (!strcmp(a, "--dry-run")) dry = 1;
-    else if (!strcmp(a, "--finish")) finish = 1;
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--quiet")) quiet = 1;
-    else if (!strcmp(a, "--retry") && v) retry = argv[++i];
-    else if (!strcmp(a, "--quarantined")) quarantined = 1;
-    else return adcp_cli_usage_error("import-legacy", "unknown option or missing value: '%s'", a);
-  }
-  if (json) adcp_cli_set_json_errors(1);
-  if (quarantined) {
-    if (from || source_name || resume || dry || finish || batch_s || retry || quiet)
-      return adcp_cli_usage_error("import-legacy", "--quarantined takes only --account and --json");
-    return adcp_cli_quarantine_list(g, account, json);
-  }
-  if (retry && (account || resume || dry || finish))
-    return adcp_cli_usage_error("import-legacy",
-                                "--retry takes no --account, --resume, --dry-run or --finish (it re-runs R's account)");
-  if (!from || !*from) return adcp_cli_usage_error("import-legacy", "--from URL is required");
-  if (!source_name) return adcp_cli_usage_error("import-legacy", "--source py-inline|js-inline is required");
-  if (finish && (account || resume || batch_s))
-    return adcp_cli_usage_error("import-legacy", "--finish takes no --account, --resume or --batch (it covers every revision)");
-  uint64_t batch = 0;
-  if (batch_s && (adcp_cli_parse_u64(&batch, batch_s) || batch < 1 || batch > ADCP_IMPORT_BATCH_MAX))
-    return adcp_cli_usage_error("import-legacy", "--batch must be 1..%d", ADCP_IMPORT_BATCH_MAX);
+static int cmd_import(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *from = adcp_cli_arg_str(a, "--from"), *account = adcp_cli_arg_str(a, "--account"),
+             *retry = adcp_cli_arg_str(a, "--retry");
+  int resume = adcp_cli_arg_has(a, "--resume"), dry = adcp_cli_arg_has(a, "--dry-run"),
+      finish = adcp_cli_arg_has(a, "--finish"), json = a->json;
+  if (adcp_cli_arg_has(a, "--quarantined")) return adcp_cli_quarantine_list(g, account, json);
+  /* Every mode but --quarantined reads a legacy database (the table excludes the rest). */
+  if (!from || !adcp_cli_arg_has(a, "--source"))
+    return adcp_cli_usage_error("import-legacy", "needs --from URL and --source S (or --quarantined)");
+  uint64_t batch = (uint64_t)adcp_cli_arg_int(a, "--batch", 0);
   adcp_error err = {0};
   adcp_import_source source;
-  if (adcp_import_source_parse(&source, source_name, &err)) return adcp_cli_fail("import-legacy", &err);
+  if (adcp_import_source_parse(&source, adcp_cli_arg_str(a, "--source"), &err))
+    return adcp_cli_fail("import-legacy", &err);
   char *url = NULL;
   if (source_url(&url, from)) {
     adcp_error_set(&err, ADCP_ENOMEM, "out of memory");
@@ -234,7 +168,7 @@ int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
   if (retry) account = retry_account;
   const char *term = getenv("TERM");
   progress p = {.json = json};
-  p.on = isatty(2) && !json && !quiet && !(term && !strcmp(term, "dumb"));
+  p.on = isatty(2) && !json && !adcp_cli_arg_has(a, "--quiet") && !(term && !strcmp(term, "dumb"));
   p.last = -1;
   adcp_buf_init(&p.items);
   adcp_import_options o = {.version = 1,
@@ -295,16 +229,52 @@ int adcp_cli_import_legacy(const adcp_cli_globals *g, int argc, char **argv) {
   return 0;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option table (cli/opt.h) ---- */
 
 static const adcp_cli_optdef import_opts[] = {
-    ADCP_OPT_STR("--from", "URL", "the legacy database"),
-    ADCP_OPT_ENUM("--source", "S", "py-inline|js-inline", "the legacy layout"),
-    ADCP_OPT_STR("--account", "A", "only this account"),
-    ADCP_OPT_INT("--batch", "N", 1, ADCP_IMPORT_BATCH_MAX, "candidates per source query"),
-    ADCP_OPT_FLAG("--resume", "continue after the durable cursor"), ADCP_OPT_FLAG("--dry-run", "change nothing"),
-    ADCP_OPT_FLAG("--finish", "rename the legacy table when done"), ADCP_OPT_FLAG("--quiet", "no progress"),
-    ADCP_OPT_STR("--retry", "R", "after repairing R's legacy row: out of the quarantine, import its account again"),
-    ADCP_OPT_FLAG("--quarantined", "list the quarantined revisions (no --from needed)"),
+    ADCP_OPT_STR("--from", "URL", "the legacy database (a SQLite path, sqlite:PATH or a PostgreSQL URL); only read"),
+    ADCP_OPT_ENUM("--source", "S", "py-inline|js-inline",
+                  "py-inline: reporting_revisions + reporting_revision_rows (Python SDK);\n"
+                  "js-inline: adcp_reporting_revisions whose data still has `rows` (JS SDK)"),
+    ADCP_OPT_STR("--account", "A", "only this account's revisions"),
+    ADCP_OPT_INT("--batch", "N", 1, ADCP_IMPORT_BATCH_MAX, "candidates per source query (default 100)"),
+    ADCP_OPT_FLAG("--resume", "continue after the durable cursor of an earlier run (safe after a crash)"),
+    ADCP_OPT_FLAG("--dry-run", "check everything, change nothing anywhere (the ledger is opened read-only)"),
+    ADCP_OPT_FLAG("--finish", "when every legacy revision is migrated or quarantined, rename the legacy\n"
+                              "table to NAME_imported (never truncated or dropped) so older binaries\n"
+                              "fail closed; refused (CONFLICT) while candidates remain"),
+    ADCP_OPT_FLAG("--quiet", "no progress bar"),
+    ADCP_OPT_STR("--retry", "R", "after repairing quarantined revision R's legacy row: take R out of the\n"
+                             "quarantine and import R's account again from the start (imported revisions\n"
+                             "replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
+                             "(exit 5) when R is not quarantined"),
+    ADCP_OPT_FLAG("--quarantined", "list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
+                                   "QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
+                                   "\"account_id\",\"source\",\"code\",\"check\",\"message\",\"quarantined_at\"}]});\n"
+                                   "needs no --from; opens the ledger read-only; takes only --account"),
     ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_import_spec, "import-legacy", import_opts, 0, 0);
+/* --quarantined only reads this ledger; --retry re-runs R's account; --finish covers every revision. */
+static const char *const import_excl[] = {
+    "--quarantined", "--from",    "--quarantined", "--source", "--quarantined", "--resume",
+    "--quarantined", "--dry-run", "--quarantined", "--finish", "--quarantined", "--batch",
+    "--quarantined", "--retry",   "--quarantined", "--quiet",  "--retry",       "--account",
+    "--retry",       "--resume",  "--retry",       "--dry-run", "--retry",      "--finish",
+    "--finish",      "--account", "--finish",      "--resume", "--finish",      "--batch",
+    NULL};
+const adcp_cli_spec adcp_cli_import_spec = {
+    1, "import-legacy", "[--db URL]",
+    "Moves legacy inline rows into this ledger as verified chunks, keeping every committed\n"
+    "digest (docs/adopting.md): --from URL --source S for an import, with --finish to rename\n"
+    "the legacy table, or --retry R after a repair; --quarantined to list the quarantine.\n"
+    "Each revision's rows are re-canonicalized and must reproduce its committed row count,\n"
+    "byte count and digest (rfc8785_jcs_v1, or legacy_py_core_pairs_v0 for Python\n"
+    "pair-hashed totals) before it is committed, one revision per transaction. A revision\n"
+    "that does not reproduce is quarantined: reported as ROWS_INTEGRITY_FAILED with the\n"
+    "failed check (digest, byte_count, row_count, unparsable_row, header), recorded so reads\n"
+    "of it fail closed, never rewritten.",
+    import_opts, 0, 0, NULL, import_excl,
+    "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
+    "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
+    "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
+    "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n",
+    NULL, 0, 0, cmd_import};

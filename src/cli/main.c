@@ -87,7 +87,7 @@ static const command_entry commands[] = {
     {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
      adcp_cli_verify_proof, CMD_NO_DB, &adcp_cli_verify_proof_spec},
     {"import-legacy", "import legacy inline rows (Python or JS SDK) as verified chunks, keeping their digests",
-     adcp_cli_import_legacy, 0, &adcp_cli_import_spec},
+     NULL, 0, &adcp_cli_import_spec},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -98,6 +98,7 @@ static const row T[] = {
     {"verify-proof", "in.json --public-key in.json", "--rows", NULL, "in.json --public-key in.json --json", 0},
     {"import-legacy", "--from sqlite:legacy.db --source py-inline", "--account", "--batch",
      "--from sqlite:missing.db --source py-inline --json", 0},
+    {"import-legacy", "--quarantined", "--account", NULL, "--quarantined --json", 0},
 };
 #define N_ROWS (sizeof T / sizeof T[0])
 

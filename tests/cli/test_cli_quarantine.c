@@ -90,7 +90,7 @@ static void list_quarantined(void **state) {
   assert_non_null(strstr(out_of(&x), "\"count\":0,\"quarantined\":[]"));
   /* Refusals (exit 1): --quarantined combined with import options. */
   assert_int_equal(run(&x, "import-legacy --quarantined --from '%s'", x.path), 1);
-  assert_non_null(strstr(err_of(&x), "--quarantined takes only --account and --json"));
+  assert_non_null(strstr(err_of(&x), "--quarantined and --from exclude each other"));
   assert_int_equal(run(&x, "import-legacy --quarantined --finish"), 1);
   cx_close(&x);
 }
