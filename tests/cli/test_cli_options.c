@@ -185,6 +185,81 @@ static void option_errors(void **state) {
   if (bad) fail_msg("%d option checks failed", bad);
 }
 
+/* Issue 26: the commands converted from hand-written argv loops; each refusal
+ * is the table's one line (exit 1), found before any input or store. */
+static void converted_command_refusals(void **state) {
+  (void)state;
+  static const struct {
+    const char *line, *want;
+  } R[] = {
+      {"principal put p1", "needs --account A"},
+      {"principal put p1 --account A --attributes {} --attributes-file in.json",
+       "--attributes and --attributes-file exclude each other"},
+      {"principal get", "needs ID"},
+      {"principal frob", "unknown subcommand 'frob'"},
+      {"principal get p1 --account A", "unknown option '--account'"},
+      {"subscription-state snapshot p1 --limit 3", "unknown option '--limit'"},
+      {"subscription-state exception-put p1 --subject s", "needs --state S"},
+      {"subscription-state snapshot-put p1 --state-file in.json", "needs --journal-seq N"},
+      {"stage --account A --key k in.json", "needs --ordinal N"},
+      {"stage --account A --key exec-key:1 --ordinal 100000 in.json", "--ordinal must be an integer 0-99999"},
+      {"staged read ref gen", "needs --account A"},
+      {"staged read --account A ref", "needs OBJECT_REF GENERATION"},
+      {"seal put --account A --key k in.json", "needs --ref REF"},
+      {"seal get --account A --key k a b", "unexpected argument 'b'"},
+      {"check-ready x", "unexpected argument 'x'"},
+      {"migrate --dry-run --additive-only", "--dry-run and --additive-only exclude each other"},
+      {"init a b", "unexpected argument 'b'"},
+      {"config check --probe x", "unexpected argument 'x'"},
+      {"config", "needs a subcommand"},
+      {"import-legacy --from sqlite:legacy.db --source py-inline --retry r --resume",
+       "--retry and --resume exclude each other"},
+      {"import-legacy --from sqlite:legacy.db", "needs --from URL and --source S"},
+      {"import-legacy --quarantined --quiet", "--quarantined and --quiet exclude each other"},
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
+  if (bad) fail_msg("%d refusals failed", bad);
+}
+
+/* `COMMAND SUB --help` (and `help COMMAND SUB`) prints that subcommand's own
+ * table, not its siblings', with the command's exit statuses. */
+static void subcommand_help_is_its_own(void **state) {
+  (void)state;
+  static const char *const subs[] = {"principal put", "principal get", "principal list", "principal disable",
+                                     "subscription-state journal", "subscription-state exceptions",
+                                     "subscription-state snapshot", "subscription-state grant",
+                                     "subscription-state revoke", "subscription-state exception-put",
+                                     "subscription-state snapshot-put", "staged read", "seal get", "seal put",
+                                     "config check", NULL};
+  int bad = 0;
+  for (size_t i = 0; subs[i]; i++) {
+    for (int via_help = 0; via_help < 2; via_help++) {
+      int st = cli("", via_help ? "help %s" : "%s --help", subs[i]);
+      const char *o = txt(&out);
+      char own[128];
+      snprintf(own, sizeof own, " %s ", subs[i]);
+      const char *nl = strchr(o, '\n');
+      int ok = st == 0 && !errb.len && !strncmp(o, "usage: adcp-ledger ", 19) && nl && strstr(o, own) &&
+               strstr(o, own) < nl && strstr(o, "exit status");
+      for (size_t j = 0; ok && subs[j]; j++) { /* no sibling's usage or options */
+        size_t pl = (size_t)(strchr(subs[i], ' ') - subs[i]);
+        char other[128];
+        snprintf(other, sizeof other, " %s ", subs[j]);
+        if (j != i && !strncmp(subs[j], subs[i], pl) && subs[j][pl] == ' ' && strstr(o, other)) ok = 0;
+        snprintf(other, sizeof other, "%s:", subs[j]);
+        if (j != i && strstr(o, other)) ok = 0;
+      }
+      if (!ok) {
+        fprintf(stderr, "FAIL '%s%s%s': exit %d, stdout: %s\nstderr: %s\n", via_help ? "help " : "", subs[i],
+                via_help ? "" : " --help", st, o, txt(&errb));
+        bad++;
+      }
+    }
+  }
+  if (bad) fail_msg("%d subcommand helps failed", bad);
+}
+
 /* stdout of a --json run: one document, or JSON lines. */
 static int json_ok(int stream) {
   adcp_error err = {0};
@@ -297,6 +372,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_command_in_the_table),
       cmocka_unit_test(option_errors),
+      cmocka_unit_test(converted_command_refusals),
+      cmocka_unit_test(subcommand_help_is_its_own),
       cmocka_unit_test(json_and_failed_writes),
       cmocka_unit_test(options_checked_before_input),
   };
