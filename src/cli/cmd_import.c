@@ -248,10 +248,11 @@ static const adcp_cli_optdef import_opts[] = {
                              "quarantine and import R's account again from the start (imported revisions\n"
                              "replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
                              "(exit 5) when R is not quarantined"),
-    ADCP_OPT_FLAG("--quarantined", "list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
-                                   "QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
-                                   "\"account_id\",\"source\",\"code\",\"check\",\"message\",\"quarantined_at\"}]});\n"
-                                   "needs no --from; opens the ledger read-only; takes only --account"),
+    ADCP_OPT_FLAG("--quarantined",
+                  "list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
+                  "QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
+                  "\"account_id\",\"source\",\"code\",\"check\",\"message\",\"quarantined_at\"}]});\n"
+                  "needs no --from; opens the ledger read-only; takes only --account"),
     ADCP_OPT_END};
 /* --quarantined only reads this ledger; --retry re-runs R's account; --finish covers every revision. */
 static const char *const import_excl[] = {

@@ -7,11 +7,8 @@
 #include <string.h>
 
 #include "adcp/inline.h"
-#include "adcp/json.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-static void jstr(adcp_buf *b, const char *s) { adcp_jcs_write_string(b, s, strlen(s)); }
 
 /* A regular file of at most cap bytes (FIFOs and devices refused before any read). */
 static int read_capped(adcp_buf *out, const char *path, size_t cap, adcp_error *err) {
@@ -151,7 +148,7 @@ static int cmd_check_ready(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_printf(&b, "{\"ok\":%s,\"drift\":[", rc ? "false" : "true");
     for (size_t i = 0; i < r->count; i++) {
       adcp_buf_append_str(&b, i ? ",{\"object\":" : "{\"object\":");
-      jstr(&b, r->drift[i].key);
+      adcp_cli_json_str(&b, r->drift[i].key);
       adcp_buf_printf(&b, ",\"problem\":\"%s\"}", r->drift[i].problem);
     }
     adcp_buf_append_str(&b, "]}\n");
@@ -201,7 +198,9 @@ const adcp_cli_spec adcp_cli_staged_spec = {
     1, "staged", NULL,
     "Reads a staged inline object. A reference minted for another account is NOT_FOUND,\n"
     "exactly like a missing object.",
-    NULL, 0, 0, NULL, NULL, "exit status: 0 ok; 1 usage; 2 INVALID_INPUT; 3 INTEGRITY_FAILED; 4 storage; 5 NOT_FOUND.\n",
+    NULL, 0, 0, NULL, NULL,
+    "exit status: 0 ok; 1 usage; 2 INVALID_INPUT; 3 INTEGRITY_FAILED; 4 storage;\n"
+    "             5 NOT_FOUND.\n",
     staged_subs, 0, 0, NULL};
 
 static const adcp_cli_optdef seal_get_opts[] = {ACCOUNT, KEY, ADCP_OPT_END};

@@ -1,6 +1,7 @@
 /* cli/cmd_migrate.c — room cli: `adcp-ledger migrate [--status | --dry-run |
- * --additive-only]` and `adcp-ledger init`, one option table each. Output lines follow spec 05 §7: one record per line,
- * space separated, stable for scripts. The database URL comes from --db, then
+ * --additive-only]` and `adcp-ledger init`, one option table each. Output
+ * lines follow spec 05 §7: one record per line, space separated, stable for
+ * scripts. The database URL comes from --db, then
  * ADCP_DATABASE_URL, DATABASE_URL, then sqlite:./adcp-ledger.db. */
 #include <stdio.h>
 #include <string.h>
@@ -191,7 +192,8 @@ static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_init(&ja), adcp_buf_init(&js);
     adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
     progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
-    adcp_migrate_options mo = {.version = 1, .additive_only = adcp_cli_arg_has(a, "--additive-only"), .progress = on_progress, .progress_ctx = &p};
+    adcp_migrate_options mo = {.version = 1, .additive_only = adcp_cli_arg_has(a, "--additive-only"),
+                               .progress = on_progress, .progress_ctx = &p};
     size_t applied = 0;
     rc = adcp_storage_migrate(&applied, s, &mo, &err);
     if (json) print_apply_json(&ja, &js, rc, &err, NULL);

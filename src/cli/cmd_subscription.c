@@ -11,29 +11,27 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-static void jstr(adcp_buf *b, const char *s) { adcp_cli_json_str(b, s); }
-
 static void entry_json(adcp_buf *b, const adcp_grant_entry *e) {
   adcp_buf_printf(b, "{\"seq\":%lld,\"action\":\"%s\",\"subject\":", (long long)e->seq,
                   adcp_grant_action_name(e->action));
-  jstr(b, e->subject);
+  adcp_cli_json_str(b, e->subject);
   adcp_buf_append_str(b, ",\"scope\":");
-  jstr(b, e->scope);
+  adcp_cli_json_str(b, e->scope);
   adcp_buf_printf(b, ",\"recorded_at\":\"%s\"}", e->recorded_at);
 }
 
 static void exception_json(adcp_buf *b, const adcp_subscription_exception *e) {
   adcp_buf_append_str(b, "{\"subject\":");
-  jstr(b, e->subject);
+  adcp_cli_json_str(b, e->subject);
   adcp_buf_printf(b, ",\"state\":\"%s\",\"reason\":", e->state);
-  jstr(b, e->reason ? e->reason : "");
+  adcp_cli_json_str(b, e->reason ? e->reason : "");
   adcp_buf_printf(b, ",\"version\":%lld,\"opened_at\":\"%s\",\"updated_at\":\"%s\"}", (long long)e->version,
                   e->opened_at, e->updated_at);
 }
 
 static void snapshot_json(adcp_buf *b, const char *principal, int found, const adcp_subscription_snapshot *s) {
   adcp_buf_append_str(b, "{\"principal_id\":");
-  jstr(b, principal);
+  adcp_cli_json_str(b, principal);
   if (!found) {
     adcp_buf_append_str(b, ",\"found\":false}");
     return;
@@ -75,7 +73,7 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
                                    (size_t)adcp_cli_arg_int(a, "--limit", 0), &err);
     if (!rc) {
       adcp_buf_append_str(&b, "{\"principal_id\":");
-      jstr(&b, who);
+      adcp_cli_json_str(&b, who);
       adcp_buf_printf(&b, ",\"head\":%lld,\"entries\":[", (long long)pg.head);
       for (size_t i = 0; i < pg.count; i++) {
         if (i) adcp_buf_append_str(&b, ",");
@@ -90,14 +88,14 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
                                       adcp_cli_arg_str(a, "--cursor"), &err);
     if (!rc) {
       adcp_buf_append_str(&b, "{\"principal_id\":");
-      jstr(&b, who);
+      adcp_cli_json_str(&b, who);
       adcp_buf_append_str(&b, ",\"exceptions\":[");
       for (size_t i = 0; i < l.count; i++) {
         if (i) adcp_buf_append_str(&b, ",");
         exception_json(&b, &l.items[i]);
       }
       adcp_buf_append_str(&b, "],\"next_cursor\":");
-      jstr(&b, l.next_cursor);
+      adcp_cli_json_str(&b, l.next_cursor);
       adcp_buf_append_str(&b, "}");
       adcp_exception_list_free(&l);
     }
@@ -165,8 +163,8 @@ SUB(sub_journal, "journal",
     "the append-only, gapless grant journal after SEQ, with its head:\n"
     "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
     journal_opts);
-SUB(sub_exceptions, "exceptions", "open and cleared exceptions in subject order ({\"exceptions\":[...],\"next_cursor\"})",
-    exceptions_opts);
+SUB(sub_exceptions, "exceptions",
+    "open and cleared exceptions in subject order ({\"exceptions\":[...],\"next_cursor\"})", exceptions_opts);
 SUB(sub_snapshot, "snapshot", "the latest materialized state ({\"found\":false} when none was written)", NULL);
 SUB(sub_grant, "grant", "appends a grant at head + 1 and prints it", grant_opts);
 SUB(sub_revoke, "revoke", "appends a revoke at head + 1 and prints it", grant_opts);
