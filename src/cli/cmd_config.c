@@ -1,11 +1,11 @@
 /* cli/cmd_config.c — room cli: `adcp-ledger config check [--probe] [--json]`
- * (an option table per subcommand): loads the
- * host configuration exactly as every other command does (the library's
- * config room: one search, one parser, FILE:LINE:COLUMN refusals), runs the
- * file checks a run would (adcp_config_check_files) and prints every section
- * it found, never a secret; --probe runs the store probe of each binding
- * through the `binding probe` code path (adcp_cli_probe_binding). Never
- * opens the database. docs/config.md. */
+ * (an option table per subcommand): loads the host configuration exactly as
+ * every other command does (the library's config room: one search, one
+ * parser, FILE:LINE:COLUMN refusals), runs the file checks a run would
+ * (adcp_config_check_files) and prints every section it found, never a
+ * secret; --probe runs the store probe of each binding through the `binding
+ * probe` code path (adcp_cli_probe_binding). Never opens the database.
+ * docs/config.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
