@@ -58,9 +58,6 @@ typedef struct adcp_cli_command {
 
 /* --version [--json] (cmd_version.c). */
 int adcp_cli_version(int json);
-int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
 int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */

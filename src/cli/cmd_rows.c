@@ -21,29 +21,10 @@ static int blank(const char *s, size_t n) {
 
 /* ---- canonicalize ----------------------------------------------------------- */
 
-static const char canon_help[] =
-    "usage: adcp-ledger canonicalize [--lines] [--json] [FILE]\n\n"
-    "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\n"
-    "form plus a newline. With --lines the input is JSONL: each non-blank line is\n"
-    "canonicalized on its own (output is JSONL). Input is parsed strictly: duplicate\n"
-    "keys, lone surrogates, invalid UTF-8, numbers beyond +-(2^53-1) and nesting\n"
-    "deeper than 1000 are refused. Limits: a document 64 MiB, a line 16 MiB\n"
-    "(docs/cli.md). --json is accepted (the output is JSON either way).\n\n"
-    "exit status: 0 ok; 2 refused (stderr names INVALID_INPUT or INVALID_ROW and\n"
-    "where); 1 usage or I/O error.\n";
-
-int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
+static int run_canonicalize(const adcp_cli_globals *g, const adcp_cli_args *a) {
   (void)g;
-  const char *path = NULL;
-  int lines = 0;
-  for (int i = 1; i < argc; i++) {
-    if (adcp_cli_is_help(argv[i])) return fputs(canon_help, stdout), 0;
-    if (!strcmp(argv[i], "--lines")) lines = 1;
-    else if (!strcmp(argv[i], "--json")) continue;
-    else if (argv[i][0] == '-' && argv[i][1]) return adcp_cli_usage_error("canonicalize", "unknown option '%s'", argv[i]);
-    else if (path) return adcp_cli_usage_error("canonicalize", "only one FILE may be given");
-    else path = argv[i];
-  }
+  const char *path = a->npos ? a->pos[0] : NULL;
+  int lines = adcp_cli_arg_has(a, "--lines");
   adcp_error err = {0};
   adcp_json_doc doc;
   adcp_json_doc_init(&doc);
@@ -87,28 +68,6 @@ int adcp_cli_canonicalize(const adcp_cli_globals *g, int argc, char **argv) {
 }
 
 /* ---- encode ------------------------------------------------------------------ */
-
-static const char encode_help[] =
-    "usage: adcp-ledger encode --revision-id ID [--totals FILE]\n"
-    "                          [--profile revision_envelope_v1|rows_v1]\n"
-    "                          [--chunks-dir DIR [--gzip]] [--json] [ROWS.jsonl]\n\n"
-    "Reads rows as JSONL (stdin by default; any JSON formatting per line, blank\n"
-    "lines ignored), encodes them as adcp_canonical_jsonl_v1 and prints one JSON\n"
-    "object: manifests, row_manifest_sha256, revision_content_sha256,\n"
-    "canonical_byte_count and row_count. Memory stays bounded by one chunk.\n\n"
-    "  --revision-id ID   reporting_revision_id bound by the envelope (required for\n"
-    "                     revision_envelope_v1)\n"
-    "  --totals FILE      JSON array of typed control totals, in stored order\n"
-    "  --profile P        digest profile (default revision_envelope_v1)\n"
-    "  --chunks-dir DIR   also write each chunk as DIR/000000.jsonl, 000001.jsonl ...\n"
-    "  --gzip             write DIR/NNNNNN.jsonl.gz instead and add physical_sha256\n"
-    "                     and physical_byte_count to each manifest in the output\n"
-    "  --json             output is JSON (the default; accepted for symmetry)\n\n"
-    "--revision-id and --totals apply to revision_envelope_v1 only. Limits: --totals\n"
-    "1 MiB, one row line 16 MiB (docs/cli.md). On failure nothing is printed on\n"
-    "stdout (chunk files already written stay).\n\n"
-    "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
-    "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n";
 
 typedef struct encode_ctx {
   const char *dir;
@@ -161,27 +120,15 @@ static int load_totals(adcp_control_totals *t, const char *path, adcp_error *err
   return rc;
 }
 
-int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
+static int run_encode(const adcp_cli_globals *g, const adcp_cli_args *a) {
   (void)g;
-  const char *rid = NULL, *totals_path = NULL, *dir = NULL, *path = NULL;
+  const char *rid = adcp_cli_arg_str(a, "--revision-id"), *totals_path = adcp_cli_arg_str(a, "--totals");
+  const char *dir = adcp_cli_arg_str(a, "--chunks-dir"), *path = a->npos ? a->pos[0] : NULL;
+  const char *pname = adcp_cli_arg_str(a, "--profile");
   adcp_digest_profile profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
-  int gzip = 0;
+  int gzip = adcp_cli_arg_has(a, "--gzip");
   adcp_error err = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(encode_help, stdout), 0;
-    int has_val = i + 1 < argc;
-    if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i];
-    else if (!strcmp(a, "--totals") && has_val) totals_path = argv[++i];
-    else if (!strcmp(a, "--chunks-dir") && has_val) dir = argv[++i];
-    else if (!strcmp(a, "--profile") && has_val) {
-      if (adcp_digest_profile_parse(&profile, argv[++i], &err)) return adcp_cli_usage_error("encode", "%s", err.message);
-    } else if (!strcmp(a, "--gzip")) gzip = 1;
-    else if (!strcmp(a, "--json")) continue;
-    else if (a[0] == '-' && a[1]) return adcp_cli_usage_error("encode", "unknown option or missing value: '%s'", a);
-    else if (path) return adcp_cli_usage_error("encode", "only one ROWS file may be given");
-    else path = a;
-  }
+  if (pname) adcp_digest_profile_parse(&profile, pname, &err); /* the table took only known names */
   if (profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid)
     return adcp_cli_usage_error("encode", "--revision-id is required for revision_envelope_v1");
   if (gzip && !dir) return adcp_cli_usage_error("encode", "--gzip needs --chunks-dir");
@@ -239,25 +186,6 @@ int adcp_cli_encode(const adcp_cli_globals *g, int argc, char **argv) {
 
 /* ---- verify-chunks -------------------------------------------------------------- */
 
-static const char verify_help[] =
-    "usage: adcp-ledger verify-chunks --manifest FILE --chunks-dir DIR\n"
-    "         [--manifest-sha256 HEX] [--revision-id ID --totals FILE --row-count N\n"
-    "          --content-sha256 HEX [--canonical-byte-count N]]\n"
-    "         [--profile revision_envelope_v1|rows_v1] [--json]\n\n"
-    "Verifies chunk files DIR/NNNNNN.jsonl (or .jsonl.gz, read with the manifest's\n"
-    "physical_sha256/physical_byte_count) against a manifest: the manifest digest,\n"
-    "contiguity, every chunk and segment digest and line count, and, when\n"
-    "--content-sha256 is given, the full revision envelope. FILE is either the output\n"
-    "of 'adcp-ledger encode' or a bare JSON array of chunk manifests. Expected values\n"
-    "given as options take precedence over those found in FILE. Chunk files must be\n"
-    "regular files (symbolic links, FIFOs and devices are refused) no longer than\n"
-    "their manifest says. Limits: the manifest file 64 MiB, --totals 1 MiB\n"
-    "(docs/cli.md).\n\n"
-    "exit status: 0 verified; 3 integrity failure (the precise code is printed:\n"
-    "MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED, ENVELOPE_INTEGRITY_FAILED,\n"
-    "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 2 a refused manifest or totals file\n"
-    "(INVALID_INPUT); 1 usage or I/O error.\n";
-
 static const char *doc_string(const adcp_json_doc *doc, uint32_t obj, const char *key, adcp_buf *keep) {
   uint32_t v = adcp_json_get(doc, obj, key);
   if (!v || adcp_json_at(doc, v)->type != ADCP_JSON_STRING) return NULL;
@@ -291,37 +219,19 @@ static int read_chunk_file(adcp_buf *out, const char *path, uint64_t index, uint
   return 0;
 }
 
-int adcp_cli_verify_chunks(const adcp_cli_globals *g, int argc, char **argv) {
+static int run_verify_chunks(const adcp_cli_globals *g, const adcp_cli_args *a) {
   (void)g;
-  const char *mpath = NULL, *dir = NULL, *rid = NULL, *totals_path = NULL, *content = NULL, *msha = NULL;
-  uint64_t row_count = 0, cbc = 0;
-  int have_rows = 0, have_cbc = 0, cbc_opt = 0, rid_opt = 0, json = 0;
+  const char *mpath = adcp_cli_arg_str(a, "--manifest"), *dir = adcp_cli_arg_str(a, "--chunks-dir");
+  const char *rid = adcp_cli_arg_str(a, "--revision-id"), *totals_path = adcp_cli_arg_str(a, "--totals");
+  const char *content = adcp_cli_arg_str(a, "--content-sha256"), *msha = adcp_cli_arg_str(a, "--manifest-sha256");
+  const char *pname = adcp_cli_arg_str(a, "--profile");
+  int have_rows = adcp_cli_arg_has(a, "--row-count"), have_cbc = adcp_cli_arg_has(a, "--canonical-byte-count");
+  int cbc_opt = have_cbc, rid_opt = rid != NULL, json = a->json;
+  uint64_t row_count = (uint64_t)adcp_cli_arg_int(a, "--row-count", 0);
+  uint64_t cbc = (uint64_t)adcp_cli_arg_int(a, "--canonical-byte-count", 0);
   adcp_digest_profile profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
   adcp_error err = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(verify_help, stdout), 0;
-    int has_val = i + 1 < argc;
-    if (!strcmp(a, "--manifest") && has_val) mpath = argv[++i];
-    else if (!strcmp(a, "--chunks-dir") && has_val) dir = argv[++i];
-    else if (!strcmp(a, "--revision-id") && has_val) rid = argv[++i], rid_opt = 1;
-    else if (!strcmp(a, "--totals") && has_val) totals_path = argv[++i];
-    else if (!strcmp(a, "--content-sha256") && has_val) content = argv[++i];
-    else if (!strcmp(a, "--manifest-sha256") && has_val) msha = argv[++i];
-    else if (!strcmp(a, "--row-count") && has_val) {
-      if (adcp_cli_parse_u64(&row_count, argv[++i])) return adcp_cli_usage_error("verify-chunks", "--row-count needs a number");
-      have_rows = 1;
-    } else if (!strcmp(a, "--canonical-byte-count") && has_val) {
-      if (adcp_cli_parse_u64(&cbc, argv[++i]))
-        return adcp_cli_usage_error("verify-chunks", "--canonical-byte-count needs a number");
-      have_cbc = cbc_opt = 1;
-    } else if (!strcmp(a, "--profile") && has_val) {
-      if (adcp_digest_profile_parse(&profile, argv[++i], &err))
-        return adcp_cli_usage_error("verify-chunks", "%s", err.message);
-    } else if (!strcmp(a, "--json")) json = 1;
-    else return adcp_cli_usage_error("verify-chunks", "unknown option or missing value: '%s'", a);
-  }
-  if (!mpath || !dir) return adcp_cli_usage_error("verify-chunks", "--manifest and --chunks-dir are required");
+  if (pname) adcp_digest_profile_parse(&profile, pname, &err); /* the table took only known names */
   if (profile == ADCP_PROFILE_ROWS_V1 && (rid_opt || totals_path))
     return adcp_cli_usage_error("verify-chunks", "--revision-id and --totals apply to revision_envelope_v1 only");
 
@@ -483,24 +393,70 @@ done:
   return 0;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
 static const adcp_cli_optdef canonicalize_opts[] = {
-    ADCP_OPT_FLAG("--lines", "the input is JSONL: one canonical line per line"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_canonicalize_spec, "canonicalize", canonicalize_opts, 1, 0);
+    ADCP_OPT_FLAG("--lines", "the input is JSONL: each non-blank line is canonicalized on its own"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_canonicalize_spec = {
+    .version = 1, .name = "canonicalize", .summary = "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\nform plus a newline.",
+    .opts = canonicalize_opts, .max_pos = 1, .pos_usage = "[FILE]",
+    .text = "Input is parsed strictly: duplicate keys, lone surrogates, invalid UTF-8,\n"
+            "numbers beyond +-(2^53-1) and nesting deeper than 1000 are refused. Limits: a\n"
+            "document 64 MiB, a line 16 MiB (docs/cli.md). --json is accepted (the output is\n"
+            "JSON either way).\n\n"
+            "exit status: 0 ok; 2 refused (stderr names INVALID_INPUT or INVALID_ROW and\n"
+            "where); 1 usage or I/O error.\n",
+    .run = run_canonicalize};
+
 static const adcp_cli_optdef encode_opts[] = {
-    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id bound by the envelope"),
-    ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals"),
-    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile"),
-    ADCP_OPT_FILE("--chunks-dir", "DIR", "also write each chunk into DIR"),
-    ADCP_OPT_FLAG("--gzip", "write gzip chunk files"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_encode_spec, "encode", encode_opts, 1, 0);
+    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id bound by the envelope (required for\nrevision_envelope_v1)"),
+    ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals, in stored order"),
+    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile (default revision_envelope_v1)"),
+    ADCP_OPT_FILE("--chunks-dir", "DIR", "also write each chunk as DIR/000000.jsonl, 000001.jsonl ..."),
+    ADCP_OPT_FLAG("--gzip", "write DIR/NNNNNN.jsonl.gz instead and add physical_sha256\nand "
+                            "physical_byte_count to each manifest in the output"),
+    ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_encode_spec = {
+    .version = 1, .name = "encode",
+    .summary = "Reads rows as JSONL (stdin by default; any JSON formatting per line, blank\n"
+               "lines ignored), encodes them as adcp_canonical_jsonl_v1 and prints one JSON\n"
+               "object: manifests, row_manifest_sha256, revision_content_sha256,\n"
+               "canonical_byte_count and row_count. Memory stays bounded by one chunk.",
+    .opts = encode_opts, .max_pos = 1, .pos_usage = "[ROWS.jsonl]",
+    .text = "--revision-id and --totals apply to revision_envelope_v1 only; --gzip needs\n"
+            "--chunks-dir. The output is JSON with or without --json. Limits: --totals 1 MiB,\n"
+            "one row line 16 MiB (docs/cli.md). On failure nothing is printed on stdout\n"
+            "(chunk files already written stay).\n\n"
+            "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
+            "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n",
+    .run = run_encode};
+
 static const adcp_cli_optdef verify_chunks_opts[] = {
-    ADCP_OPT_FILE("--manifest", "FILE", "the manifests"), ADCP_OPT_FILE("--chunks-dir", "DIR", "the chunk files"),
+    {"--manifest", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL,
+     "the output of 'adcp-ledger encode' or a bare JSON array of chunk manifests"},
+    {"--chunks-dir", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "DIR", 0, 0, NULL,
+     "the chunk files DIR/NNNNNN.jsonl (or .jsonl.gz)"},
     ADCP_OPT_STR("--manifest-sha256", "HEX", "expected row_manifest_sha256"),
-    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id"), ADCP_OPT_FILE("--totals", "FILE", "control totals"),
+    ADCP_OPT_STR("--revision-id", "ID", "reporting_revision_id of the envelope"),
+    ADCP_OPT_FILE("--totals", "FILE", "control totals of the envelope"),
     ADCP_OPT_INT("--row-count", "N", 0, INT64_MAX, "expected row count"),
-    ADCP_OPT_STR("--content-sha256", "HEX", "expected revision_content_sha256"),
+    ADCP_OPT_STR("--content-sha256", "HEX", "expected revision_content_sha256: checks the full envelope"),
     ADCP_OPT_INT("--canonical-byte-count", "N", 0, INT64_MAX, "expected canonical byte count"),
-    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_chunks_spec, "verify-chunks", verify_chunks_opts, 0, 0);
+    ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile (default revision_envelope_v1)"),
+    ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_verify_chunks_spec = {
+    .version = 1, .name = "verify-chunks",
+    .summary = "Verifies chunk files DIR/NNNNNN.jsonl (or .jsonl.gz, read with the manifest's\n"
+               "physical_sha256/physical_byte_count) against a manifest: the manifest digest,\n"
+               "contiguity, every chunk and segment digest and line count, and, when\n"
+               "--content-sha256 is given, the full revision envelope.",
+    .opts = verify_chunks_opts,
+    .text = "Expected values given as options take precedence over those found in FILE.\n"
+            "Chunk files must be regular files (symbolic links, FIFOs and devices are\n"
+            "refused) no longer than their manifest says. Limits: the manifest file 64 MiB,\n"
+            "--totals 1 MiB (docs/cli.md).\n\n"
+            "exit status: 0 verified; 3 integrity failure (the precise code is printed:\n"
+            "MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED, ENVELOPE_INTEGRITY_FAILED,\n"
+            "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 2 a refused manifest or totals file\n"
+            "(INVALID_INPUT); 1 usage or I/O error.\n",
+    .run = run_verify_chunks};

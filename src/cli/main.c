@@ -41,9 +41,9 @@ typedef struct command_entry {
 } command_entry;
 
 static const command_entry commands[] = {
-    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", adcp_cli_canonicalize, CMD_NO_DB, &adcp_cli_canonicalize_spec},
-    {"encode", "encode JSONL rows into chunks, manifests and digests", adcp_cli_encode, CMD_NO_DB, &adcp_cli_encode_spec},
-    {"verify-chunks", "verify chunk files against a manifest (and envelope)", adcp_cli_verify_chunks, CMD_NO_DB, &adcp_cli_verify_chunks_spec},
+    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", NULL, CMD_NO_DB, &adcp_cli_canonicalize_spec},
+    {"encode", "encode JSONL rows into chunks, manifests and digests", NULL, CMD_NO_DB, &adcp_cli_encode_spec},
+    {"verify-chunks", "verify chunk files against a manifest (and envelope)", NULL, CMD_NO_DB, &adcp_cli_verify_chunks_spec},
     {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", NULL, CMD_CREATES, &adcp_cli_migrate_spec},
     {"init", "create a SQLite ledger file and apply every migration", NULL, CMD_CREATES, &adcp_cli_init_spec},
     {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", adcp_cli_commit, 0, &adcp_cli_commit_spec},
