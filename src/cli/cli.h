@@ -58,17 +58,12 @@ typedef struct adcp_cli_command {
 
 /* --version [--json] (cmd_version.c). */
 int adcp_cli_version(int json);
-int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv); /* show and current */
-int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv);
-/* cmd_rowsets.c: verify --row-sets and read --row-set (called from cmd_ledger.c). */
-int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_read_rowset(const adcp_cli_globals *g, int argc, char **argv);
-
-int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_rowsets.c: the modes verify --row-sets and read --row-set (subs of cmd_ledger.c's tables). */
+extern const struct adcp_cli_spec adcp_cli_verify_rowsets_spec, adcp_cli_read_rowset_spec;
+/* cmd_rows.c: *t from the --totals file at path (1 MiB at most; all zero
+ * when path is NULL); and a chunk callback writing verified rows to stdout. */
+int adcp_cli_load_totals(adcp_control_totals *t, const char *path, adcp_error *err);
+int adcp_cli_write_stdout(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err);
 
 int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 /* The option tables of the commands that still read argv themselves (cli/opt.h). */

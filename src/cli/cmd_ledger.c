@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,23 +15,6 @@
 #include "adcp/storage.h"
 #include "cli/cli.h"
 #include "cli/opt.h"
-
-/* Every command opens the ledger with the host configuration (object bindings).
- * A read-only command never creates a SQLite file: a missing one is refused
- * here before anything opens it. */
-typedef adcp_cli_session session;
-static int open_session(session *x, const adcp_cli_globals *g, adcp_error *err) {
-  memset(x, 0, sizeof *x);
-  const char *url = adcp_storage_resolve_url(g->db_url);
-  if (g->read_only && adcp_sql_url_dialect(url) == ADCP_SQL_SQLITE && strcmp(url, "sqlite::memory:")) {
-    struct stat st;
-    if (stat(url + strlen("sqlite:"), &st) != 0)
-      return adcp_error_set(err, ADCP_ESTORAGE,
-                            "database file does not exist (run `adcp-ledger init` or `adcp-ledger migrate` first)");
-  }
-  return adcp_cli_session_open(x, g, err);
-}
-static void close_session(session *x) { adcp_cli_session_close(x); }
 
 #ifdef ADCP_CLI_TEST_HOOKS
 /* Test hook (adcp-ledger-testhooks only; the shipped binary has none):
@@ -111,29 +93,6 @@ static int print_list_json(const adcp_revision_list *list, int with_cursor) {
 
 /* ---- commit ------------------------------------------------------------------------ */
 
-static const char commit_help[] =
-    "usage: adcp-ledger [--db URL] commit --account A --obligation O --revision R\n"
-    "                   --finality snapshot|official [--period-start T --period-end T]\n"
-    "                   [--configuration C] [--period-ordinal N] [--observed-at T]\n"
-    "                   [--totals FILE] [--binding ID [--lease-owner O --lease-generation N]]\n"
-    "                   [--allow-empty] [--json] [ROWS.jsonl]\n\n"
-    "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
-    "encoded and stored with the header in one transaction under the account lock.\n"
-    "The obligation is created on first use (then --period-start/--period-end are\n"
-    "required). Committing the same revision ID with the same content again is a\n"
-    "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
-    "whose rows equal a live revision of the same obligation shares its bytes.\n"
-    "Input with no rows is refused unless --allow-empty is given (a zero-row\n"
-    "revision is valid and becomes current like any other).\n"
-    "--binding ID writes the rows to a configured object binding (--config); without\n"
-    "it the configuration's rules choose (default: postgres). Object writes record an\n"
-    "intent, upload create-only, then write the header (docs/objects.md). A caller\n"
-    "holding the obligation lease passes --lease-owner and --lease-generation\n"
-    "together, with --binding. Limits: --totals 1 MiB, one row line 16 MiB (docs/cli.md).\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
-    "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
-    "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n";
-
 typedef struct line_src {
   adcp_cli_lines r;
   const char *pending; /* first row, read ahead to refuse empty input */
@@ -181,43 +140,19 @@ static int commit_json(const adcp_commit_result *res) {
   return rc;
 }
 
-int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
+static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_ledger_commit req = {.version = 1};
-  const char *totals_path = NULL, *path = NULL, *fin = NULL;
-  int json = 0, allow_empty = 0, have_gen = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(commit_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) req.account_id = argv[++i];
-    else if (!strcmp(a, "--obligation") && v) req.obligation_id = argv[++i];
-    else if (!strcmp(a, "--revision") && v) req.revision_id = argv[++i];
-    else if (!strcmp(a, "--finality") && v) fin = argv[++i];
-    else if (!strcmp(a, "--period-start") && v) req.period_start = argv[++i];
-    else if (!strcmp(a, "--period-end") && v) req.period_end = argv[++i];
-    else if (!strcmp(a, "--configuration") && v) req.configuration_id = argv[++i];
-    else if (!strcmp(a, "--period-ordinal") && v) {
-      uint64_t n;
-      if (adcp_cli_parse_u64(&n, argv[++i]) || n > INT64_MAX)
-        return adcp_cli_usage_error("commit", "--period-ordinal needs a number from 0 to 2^63-1");
-      req.period_ordinal = (int64_t)n;
-    } else if (!strcmp(a, "--observed-at") && v) req.observed_at = argv[++i];
-    else if (!strcmp(a, "--totals") && v) totals_path = argv[++i];
-    else if (!strcmp(a, "--binding") && v) req.binding_id = argv[++i];
-    else if (!strcmp(a, "--lease-owner") && v) req.lease_owner = argv[++i];
-    else if (!strcmp(a, "--lease-generation") && v) {
-      uint64_t n;
-      if (adcp_cli_parse_u64(&n, argv[++i]) || n > INT64_MAX)
-        return adcp_cli_usage_error("commit", "--lease-generation needs a number from 0 to 2^63-1");
-      req.lease_generation = (int64_t)n, have_gen = 1;
-    } else if (!strcmp(a, "--allow-empty")) allow_empty = 1;
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (a[0] == '-' && a[1]) return adcp_cli_usage_error("commit", "unknown option or missing value: '%s'", a);
-    else if (path) return adcp_cli_usage_error("commit", "only one ROWS file may be given");
-    else path = a;
-  }
-  if (!req.account_id || !req.obligation_id || !req.revision_id || !fin)
-    return adcp_cli_usage_error("commit", "--account, --obligation, --revision and --finality are required");
+  req.account_id = adcp_cli_arg_str(a, "--account"), req.obligation_id = adcp_cli_arg_str(a, "--obligation");
+  req.revision_id = adcp_cli_arg_str(a, "--revision");
+  req.period_start = adcp_cli_arg_str(a, "--period-start"), req.period_end = adcp_cli_arg_str(a, "--period-end");
+  req.configuration_id = adcp_cli_arg_str(a, "--configuration");
+  req.period_ordinal = adcp_cli_arg_int(a, "--period-ordinal", 0);
+  req.observed_at = adcp_cli_arg_str(a, "--observed-at"), req.binding_id = adcp_cli_arg_str(a, "--binding");
+  req.lease_owner = adcp_cli_arg_str(a, "--lease-owner");
+  req.lease_generation = adcp_cli_arg_int(a, "--lease-generation", 0);
+  const char *totals_path = adcp_cli_arg_str(a, "--totals"), *path = a->npos ? a->pos[0] : NULL;
+  int json = a->json, allow_empty = adcp_cli_arg_has(a, "--allow-empty");
+  int have_gen = adcp_cli_arg_has(a, "--lease-generation");
   if (have_gen && !req.lease_owner) return adcp_cli_usage_error("commit", "--lease-generation needs --lease-owner");
   if (req.lease_owner && !have_gen) return adcp_cli_usage_error("commit", "--lease-owner needs --lease-generation");
   if (req.lease_owner && (!req.binding_id || !strcmp(req.binding_id, ADCP_LEDGER_POSTGRES_BINDING)))
@@ -225,17 +160,10 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   if (!!req.period_start != !!req.period_end)
     return adcp_cli_usage_error("commit", "--period-start and --period-end go together");
   adcp_error err = {0};
-  if (adcp_finality_parse(&req.finality, fin, &err)) return adcp_cli_usage_error("commit", "%s", err.message);
+  adcp_finality_parse(&req.finality, adcp_cli_arg_str(a, "--finality"), &err); /* the table took only known names */
   adcp_control_totals totals = {0};
-  if (totals_path) {
-    adcp_buf in;
-    adcp_buf_init(&in);
-    int rc = adcp_cli_read_file(&in, totals_path, ADCP_CLI_MAX_TOTALS_BYTES, "--totals file", &err);
-    if (!rc) rc = adcp_totals_parse(&totals, in.data ? (const char *)in.data : "", in.len, &err);
-    adcp_buf_free(&in);
-    if (rc) return adcp_cli_fail("commit", &err);
-    req.totals = &totals;
-  }
+  if (adcp_cli_load_totals(&totals, totals_path, &err)) return adcp_cli_fail("commit", &err);
+  if (totals_path) req.totals = &totals;
   line_src src = {0};
   int rc = adcp_cli_lines_open(&src.r, path, &err);
   if (!rc) {
@@ -255,12 +183,12 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
   const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD");
   if (pause && *pause) req.step_hook = pause_hook, req.step_ctx = (void *)(intptr_t)atol(pause);
 #endif
-  session x;
+  adcp_cli_session x;
   adcp_commit_result res;
-  rc = open_session(&x, g, &err);
+  rc = adcp_cli_session_open(&x, g, &err);
   if (!rc) {
     rc = adcp_ledger_commit_revision(&res, x.l, &req, &err);
-    close_session(&x);
+    adcp_cli_session_close(&x);
   }
   /* Only a refused row is the line's fault; a refused request (say, a new
    * obligation without its period) names no line. */
@@ -293,53 +221,16 @@ int adcp_cli_commit(const adcp_cli_globals *g, int argc, char **argv) {
 
 /* ---- read -------------------------------------------------------------------------- */
 
-static const char read_help[] =
-    "usage: adcp-ledger [--db URL] read --account A --revision R [--offset N] [--limit N]\n\n"
-    "Writes the revision's verified canonical rows as JSONL to stdout (one row per\n"
-    "line; --json is accepted and changes nothing). With --offset or --limit only the\n"
-    "segments the range needs are read and verified; without them every chunk is\n"
-    "verified and the envelope digest is checked at the end (rows of a chunk are\n"
-    "written once that chunk verified). Opens the database read-only.\n\n"
-    "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE /\n"
-    "ROWS_INTEGRITY_FAILED / ROWS_EXPIRED; 4 storage or binding (STATE_UNAVAILABLE:\n"
-    "the row set's binding is not configured).\n"
-    "One row set by ID, whoever wrote it: read --row-set ID --help.\n";
-
-static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
-  (void)ctx, (void)rows;
-  if (fwrite(bytes, 1, len, stdout) != len) return adcp_error_set(err, ADCP_EIO, "write to stdout failed");
-  return 0;
-}
-
-int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++) /* one row set by its own columns: cmd_rowsets.c */
-    if (!strcmp(argv[i], "--row-set")) return adcp_cli_read_rowset(g, argc, argv);
-  const char *account = NULL, *rev = NULL;
-  uint64_t offset = 0, limit = 0;
-  int ranged = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(read_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--revision") && v) rev = argv[++i];
-    else if (!strcmp(a, "--offset") && v) {
-      if (adcp_cli_parse_u64(&offset, argv[++i])) return adcp_cli_usage_error("read", "--offset needs a number");
-      ranged = 1;
-    } else if (!strcmp(a, "--limit") && v) {
-      if (adcp_cli_parse_u64(&limit, argv[++i]) || !limit)
-        return adcp_cli_usage_error("read", "--limit needs a number of at least 1");
-      ranged = 1;
-    } else if (!strcmp(a, "--json")) continue; /* output is JSONL either way */
-    else return adcp_cli_usage_error("read", "unknown option or missing value: '%s'", a);
-  }
-  if (!account || !rev) return adcp_cli_usage_error("read", "--account and --revision are required");
+static int run_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *rev = adcp_cli_arg_str(a, "--revision");
+  uint64_t offset = (uint64_t)adcp_cli_arg_int(a, "--offset", 0), limit = (uint64_t)adcp_cli_arg_int(a, "--limit", 0);
+  int ranged = adcp_cli_arg_has(a, "--offset") || adcp_cli_arg_has(a, "--limit");
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("read", &err);
   if (!ranged) {
-    rc = adcp_ledger_verify_revision(x.l, account, rev, write_chunk, NULL, &err);
+    rc = adcp_ledger_verify_revision(x.l, account, rev, adcp_cli_write_stdout, NULL, &err);
   } else {
     adcp_ledger_page page;
     adcp_ledger_page_init(&page);
@@ -359,90 +250,49 @@ int adcp_cli_read(const adcp_cli_globals *g, int argc, char **argv) {
     char *one[1] = {(char *)rev};
     adcp_cli_issues_note_verified(g, x.l, account, one, &rc, 1, "read");
   }
-  close_session(&x);
+  adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail("read", &err);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
 /* ---- show / current / history / list -------------------------------------------------- */
 
-static const char show_help[] =
-    "usage: adcp-ledger [--db URL] show --account A --revision R [--json]\n\n"
-    "Prints one revision header (no rows). Opens the database read-only.\n\n"
-    "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 4 storage.\n";
-static const char current_help[] =
-    "usage: adcp-ledger [--db URL] current --account A --obligation O [--json]\n\n"
-    "Prints the obligation's current revision: its official revision, else its\n"
-    "highest-numbered snapshot. Opens the database read-only.\n\n"
-    "exit status: 0 ok; 5 no revision for that obligation and account\n"
-    "(REFERENCE_NOT_FOUND); 4 storage.\n";
-static const char history_help[] =
-    "usage: adcp-ledger [--db URL] history --account A --obligation O [--json]\n\n"
-    "Lists every revision of the obligation in revision_number order (the current\n"
-    "one is the last). --json prints {\"revisions\":[header, ...]}. Opens the\n"
-    "database read-only.\n\n"
-    "exit status: 0 ok; 5 no revision for that obligation and account\n"
-    "(REFERENCE_NOT_FOUND); 4 storage.\n";
-static const char list_help[] =
-    "usage: adcp-ledger [--db URL] list --account A [--from T] [--to T] [--limit N] [--cursor C] [--json]\n\n"
-    "Current revisions of the account's obligations whose period starts in\n"
-    "[from, to), ordered by period start; prints a next cursor when more exist\n"
-    "(--limit 1..1000, default 100). Opens the database read-only.\n\n"
-    "exit status: 0 ok (also when none match); 2 bad --from/--to/--cursor; 4 storage.\n";
-
-int adcp_cli_show(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *rev = NULL, *obl = NULL;
-  int json = 0, current = !strcmp(argv[0], "current");
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(current ? current_help : show_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!current && !strcmp(a, "--revision") && v) rev = argv[++i];
-    else if (current && !strcmp(a, "--obligation") && v) obl = argv[++i];
-    else if (!strcmp(a, "--json")) json = 1;
-    else return adcp_cli_usage_error(argv[0], "unknown option or missing value: '%s'", a);
-  }
-  if (!account || (current ? !obl : !rev))
-    return adcp_cli_usage_error(argv[0], current ? "--account and --obligation are required"
-                                                 : "--account and --revision are required");
+/* show and current: one header, by revision or the obligation's current one. */
+static int print_one(const adcp_cli_globals *g, const adcp_cli_args *a, const char *cmd, int current) {
+  const char *account = adcp_cli_arg_str(a, "--account");
+  const char *rev = current ? NULL : adcp_cli_arg_str(a, "--revision");
+  const char *obl = current ? adcp_cli_arg_str(a, "--obligation") : NULL;
+  int json = a->json;
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
-  if (rc) return adcp_cli_fail(argv[0], &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
+  if (rc) return adcp_cli_fail(cmd, &err);
   adcp_revision_header h;
   int found = 1;
   if (current) rc = adcp_ledger_get_current_revision(&h, &found, x.l, account, obl, &err);
   else rc = adcp_ledger_get_revision(&h, x.l, account, rev, &err);
-  close_session(&x);
+  adcp_cli_session_close(&x);
   if (!rc && !found) rc = adcp_error_set(&err, ADCP_EREFERENCE_NOT_FOUND, "no current revision for that obligation");
-  if (rc) return adcp_cli_fail(argv[0], &err);
+  if (rc) return adcp_cli_fail(cmd, &err);
   if (json) print_header_json(&h);
   else print_header_text(&h);
   adcp_revision_header_free(&h);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *obl = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(history_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--obligation") && v) obl = argv[++i];
-    else if (!strcmp(a, "--json")) json = 1;
-    else return adcp_cli_usage_error("history", "unknown option or missing value: '%s'", a);
-  }
-  if (!account || !obl) return adcp_cli_usage_error("history", "--account and --obligation are required");
+static int run_show(const adcp_cli_globals *g, const adcp_cli_args *a) { return print_one(g, a, "show", 0); }
+static int run_current(const adcp_cli_globals *g, const adcp_cli_args *a) { return print_one(g, a, "current", 1); }
+
+static int run_history(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *obl = adcp_cli_arg_str(a, "--obligation");
+  int json = a->json;
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("history", &err);
   adcp_revision_list list;
   rc = adcp_ledger_list_obligation_revisions(&list, x.l, account, obl, &err);
-  close_session(&x);
+  adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail("history", &err);
   if (json) {
     print_list_json(&list, 0);
@@ -453,32 +303,18 @@ int adcp_cli_history(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *from = NULL, *to = NULL, *cursor = NULL;
-  uint64_t limit = 0;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(list_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--from") && v) from = argv[++i];
-    else if (!strcmp(a, "--to") && v) to = argv[++i];
-    else if (!strcmp(a, "--cursor") && v) cursor = argv[++i];
-    else if (!strcmp(a, "--limit") && v) {
-      if (adcp_cli_parse_u64(&limit, argv[++i]) || !limit || limit > ADCP_LEDGER_LIST_MAX)
-        return adcp_cli_usage_error("list", "--limit needs a number from 1 to %d", ADCP_LEDGER_LIST_MAX);
-    } else if (!strcmp(a, "--json")) json = 1;
-    else return adcp_cli_usage_error("list", "unknown option or missing value: '%s'", a);
-  }
-  if (!account) return adcp_cli_usage_error("list", "--account is required");
+static int run_list(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *from = adcp_cli_arg_str(a, "--from");
+  const char *to = adcp_cli_arg_str(a, "--to"), *cursor = adcp_cli_arg_str(a, "--cursor");
+  uint64_t limit = (uint64_t)adcp_cli_arg_int(a, "--limit", 0);
+  int json = a->json;
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("list", &err);
   adcp_revision_list list;
   rc = adcp_ledger_list_current_revisions(&list, x.l, account, from, to, (size_t)limit, cursor, &err);
-  close_session(&x);
+  adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail("list", &err);
   if (json) {
     print_list_json(&list, 1);
@@ -493,26 +329,6 @@ int adcp_cli_list(const adcp_cli_globals *g, int argc, char **argv) {
 }
 
 /* ---- verify --------------------------------------------------------------------------- */
-
-static const char verify_help[] =
-    "usage: adcp-ledger [--db URL] verify [--account A] [--revision R | --all] [--quiet] [--json]\n\n"
-    "Re-verifies stored bytes: manifests against the header, every chunk and\n"
-    "segment digest, the envelope digest and the header invariants (numbering,\n"
-    "supersedes chain, one official, shared rows). Without --revision every revision\n"
-    "(of the account, if given) is checked, and each revision the legacy import\n"
-    "quarantined counts as failed with its reason (import-legacy --quarantined).\n"
-    "The catalog audit runs first and prints\n"
-    "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
-    "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
-    "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
-    "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
-    "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
-    "and bytes verified, rate and ETA; --quiet or --json turn it off. Opens the\n"
-    "database read-only. What verify does and does not detect: README.\n\n"
-    "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
-    "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
-    "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n"
-    "Every row set in the shared tables, whoever wrote it: verify --row-sets --help.\n";
 
 typedef struct vprogress {
   int on;
@@ -564,26 +380,12 @@ static void vfail_note(void *ctx, const char *id, int r, const adcp_error *e) {
   }
 }
 
-int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++) /* every row set, whoever wrote it: cmd_rowsets.c */
-    if (!strcmp(argv[i], "--row-sets")) return adcp_cli_verify_rowsets(g, argc, argv);
-  const char *account = NULL, *rev = NULL;
-  int all = 0, json = 0, quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(verify_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--revision") && v) rev = argv[++i];
-    else if (!strcmp(a, "--all")) all = 1;
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--quiet")) quiet = 1;
-    else return adcp_cli_usage_error("verify", "unknown option or missing value: '%s'", a);
-  }
-  if (rev && all) return adcp_cli_usage_error("verify", "give --revision or --all, not both");
+static int run_verify(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *rev = adcp_cli_arg_str(a, "--revision");
+  int json = a->json, quiet = adcp_cli_arg_has(a, "--quiet");
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("verify", &err);
   /* Schema drift first: a disabled immutability trigger or a dropped CHECK
    * makes later edits undetectable even when every byte verifies today. */
@@ -596,7 +398,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   char *one[1] = {(char *)rev};
   if (rev) ids = one, n = 1;
   else if ((rc = adcp_ledger_list_revision_ids(&ids, &n, x.l, account, &err))) {
-    close_session(&x);
+    adcp_cli_session_close(&x);
     adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
     return adcp_cli_fail("verify", &err);
   }
@@ -636,7 +438,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
     free(codes);
     adcp_buf_free(&failures), adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
     adcp_ledger_ids_free(ids, n);
-    close_session(&x);
+    adcp_cli_session_close(&x);
     return adcp_cli_fail("verify", &err);
   }
   size_t failed = vf.failed;
@@ -655,7 +457,7 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
   adcp_buf_free(&failures);
   adcp_buf_free(&drift_text), adcp_buf_free(&drift_json);
   if (!rev) adcp_ledger_ids_free(ids, n);
-  close_session(&x);
+  adcp_cli_session_close(&x);
   fflush(stdout);
   if (drift == 1)
     fputs("adcp-ledger verify: SCHEMA_UNREADY: the schema has drifted (listed on stdout; see docs/operations.md)\n",
@@ -666,16 +468,6 @@ int adcp_cli_verify(const adcp_cli_globals *g, int argc, char **argv) {
 }
 
 /* ---- intents list --------------------------------------------------------------------- */
-
-static const char intents_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] intents list [--binding ID] [--json]\n\n"
-    "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"
-    "upload in progress or abandoned; swept once expires_at has passed) and\n"
-    "'sweeping' (claimed by a sweep that failed; retried after its backoff, which\n"
-    "ends at expires_at). Marks intents whose binding is not configured here (the\n"
-    "sweep skips those). --json prints {\"intents\":[...]}. Opens the database\n"
-    "read-only. See docs/objects.md.\n\n"
-    "exit status: 0 ok (also when there are none); 4 storage.\n";
 
 static int intents_json(const adcp_intent_info *v, size_t n) {
   adcp_buf b;
@@ -707,39 +499,26 @@ static int intents_json(const adcp_intent_info *v, size_t n) {
   return rc;
 }
 
-int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || adcp_cli_is_help(argv[1])) {
-    if (argc >= 2) return fputs(intents_help, stdout), 0;
-    return adcp_cli_usage_error("intents", "missing subcommand (list)");
-  }
-  if (strcmp(argv[1], "list")) return adcp_cli_usage_error("intents", "unknown subcommand '%s' (list)", argv[1]);
-  const char *binding = NULL;
-  int json = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(intents_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--binding") && v) binding = argv[++i];
-    else if (!strcmp(a, "--json")) json = 1;
-    else return adcp_cli_usage_error("intents", "unknown option or missing value: '%s'", a);
-  }
+static int run_intents_list(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *binding = adcp_cli_arg_str(a, "--binding");
+  int json = a->json;
   adcp_error err = {0};
-  session x;
-  int rc = open_session(&x, g, &err);
+  adcp_cli_session x;
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("intents", &err);
   adcp_intent_info *v = NULL;
   size_t n = 0;
   rc = adcp_ledger_list_intents(&v, &n, x.l, binding, &err);
-  close_session(&x);
+  adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail("intents", &err);
   if (json) {
     intents_json(v, n);
   } else {
     for (size_t i = 0; i < n; i++) {
       const adcp_intent_info *e = &v[i];
-      char b[ADCP_CLI_ESC_ID], a[ADCP_CLI_ESC_ID], r[ADCP_CLI_ESC_ID];
+      char b[ADCP_CLI_ESC_ID], acc[ADCP_CLI_ESC_ID], r[ADCP_CLI_ESC_ID];
       printf("%s binding %s account %s row_set %s content %.12s objects %" PRIu64 " expires_at %s%s%s\n",
-             !strcmp(e->state, "sweeping") ? "sweeping" : "open", ESC(b, e->row_binding_id), ESC(a, e->account_id),
+             !strcmp(e->state, "sweeping") ? "sweeping" : "open", ESC(b, e->row_binding_id), ESC(acc, e->account_id),
              ESC(r, e->row_set_id), e->content_sha256, e->created_objects, e->expires_at,
              e->expired ? " (expired: the next sweep takes it)"
                         : !strcmp(e->state, "sweeping") ? " (backoff)" : " (not yet expired)",
@@ -751,47 +530,137 @@ int adcp_cli_intents(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
+
+#define REQ_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
+#define READ_ONLY_NOTE "Opens the database read-only.\n\n"
 
 static const adcp_cli_optdef commit_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--obligation", "O", "obligation"),
-    ADCP_OPT_STR("--revision", "R", "revision"),
-    ADCP_OPT_ENUM("--finality", "F", "snapshot|official", "finality"),
-    ADCP_OPT_TIME("--period-start", "period start"), ADCP_OPT_TIME("--period-end", "period end"),
-    ADCP_OPT_STR("--configuration", "C", "configuration"),
+    REQ_STR("--account", "A", "account"), REQ_STR("--obligation", "O", "obligation (created on first use)"),
+    REQ_STR("--revision", "R", "revision ID"),
+    {"--finality", ADCP_CLI_OPT_ENUM, ADCP_CLI_OPT_REQUIRED, "F", 0, 0, "snapshot|official", "finality"},
+    ADCP_OPT_TIME("--period-start", "period start (with --period-end; required for a new obligation)"),
+    ADCP_OPT_TIME("--period-end", "period end (with --period-start)"),
+    ADCP_OPT_STR("--configuration", "C", "configuration ID"),
     ADCP_OPT_INT("--period-ordinal", "N", 0, INT64_MAX, "period ordinal"),
-    ADCP_OPT_TIME("--observed-at", "observation instant"), ADCP_OPT_FILE("--totals", "FILE", "control totals"),
-    ADCP_OPT_BINDING("--binding", 0, "write the rows to this object binding"),
-    ADCP_OPT_STR("--lease-owner", "O", "obligation lease owner"),
-    ADCP_OPT_INT("--lease-generation", "N", 0, INT64_MAX, "obligation lease generation"),
-    ADCP_OPT_FLAG("--allow-empty", "accept input with no rows"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_commit_spec, "commit", commit_opts, 1, 0);
-/* read and read --row-set (cmd_rowsets.c) */
+    ADCP_OPT_TIME("--observed-at", "observation instant"),
+    ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals (1 MiB at most)"),
+    ADCP_OPT_BINDING("--binding", 0, "write the rows to this configured object binding\n(default: the configuration's rules, else postgres)"),
+    ADCP_OPT_STR("--lease-owner", "O", "obligation lease owner (with --lease-generation and --binding)"),
+    ADCP_OPT_INT("--lease-generation", "N", 0, INT64_MAX, "obligation lease generation (with --lease-owner)"),
+    ADCP_OPT_FLAG("--allow-empty", "accept input with no rows (a zero-row revision)"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_commit_spec = {
+    .version = 1, .name = "commit", .globals = "[--db URL] [--config FILE]",
+    .summary = "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
+               "encoded and stored with the header in one transaction under the account lock.",
+    .opts = commit_opts, .max_pos = 1, .pos_usage = "[ROWS.jsonl]",
+    .text = "The obligation is created on first use (then --period-start/--period-end are\n"
+            "required). Committing the same revision ID with the same content again is a\n"
+            "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
+            "whose rows equal a live revision of the same obligation shares its bytes.\n"
+            "Input with no rows is refused unless --allow-empty is given (a zero-row\n"
+            "revision is valid and becomes current like any other). Object writes record an\n"
+            "intent, upload create-only, then write the header (docs/objects.md). Limits:\n"
+            "--totals 1 MiB, one row line 16 MiB (docs/cli.md).\n\n"
+            "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
+            "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
+            "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n",
+    .run = run_commit};
+
 static const adcp_cli_optdef read_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
+    REQ_STR("--account", "A", "account"), REQ_STR("--revision", "R", "revision"),
     ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"), ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
-    ADCP_OPT_STR("--row-set", "ID", "one row set by ID"), ADCP_OPT_STR("--revision-id", "ID", "its revision"),
-    ADCP_OPT_FILE("--totals", "FILE", "its control totals"),
-    ADCP_OPT_STR("--binding-algorithm", "ALG", "its binding algorithm"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_read_spec, "read", read_opts, 0, 1);
-static const adcp_cli_optdef show_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_show_spec, "show", show_opts, 0, 0);
-static const adcp_cli_optdef current_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--obligation", "O", "obligation"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_current_spec, "current", current_opts, 0, 0);
-ADCP_CLI_LEGACY_SPEC(adcp_cli_history_spec, "history", current_opts, 0, 0);
+    ADCP_OPT_END};
+static const adcp_cli_spec *const read_subs[] = {&adcp_cli_read_rowset_spec, NULL};
+const adcp_cli_spec adcp_cli_read_spec = {
+    .version = 1, .name = "read", .globals = "[--db URL] [--config FILE]",
+    .summary = "Writes the revision's verified canonical rows as JSONL to stdout (one row per\n"
+               "line; --json is accepted and changes nothing).",
+    .opts = read_opts,
+    .text = "With --offset or --limit only the segments the range needs are read and\n"
+            "verified; without them every chunk is verified and the envelope digest is\n"
+            "checked at the end (rows of a chunk are written once that chunk verified).\n"
+            "read --row-set takes one row set by ID, whoever wrote it (docs/adopting.md).\n" READ_ONLY_NOTE
+            "exit status: 0 ok; 1 usage; 2 --totals refused (--row-set); 5 not found\n"
+            "(REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE / ROWS_INTEGRITY_FAILED / ROWS_EXPIRED;\n"
+            "4 storage or binding (STATE_UNAVAILABLE: the row set's binding is not configured).\n",
+    .subs = read_subs, .sub_optional = 1, .json_stream = 1, .run = run_read};
+
+static const adcp_cli_optdef show_opts[] = {REQ_STR("--account", "A", "account"),
+                                            REQ_STR("--revision", "R", "revision"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_show_spec = {
+    .version = 1, .name = "show", .globals = "[--db URL]", .summary = "Prints one revision header (no rows).",
+    .opts = show_opts, .text = READ_ONLY_NOTE "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 4 storage.\n",
+    .run = run_show};
+
+#define NO_REVISION_EXIT                                                                                        \
+  "exit status: 0 ok; 5 no revision for that obligation and account\n(REFERENCE_NOT_FOUND); 4 storage.\n"
+static const adcp_cli_optdef obligation_opts[] = {REQ_STR("--account", "A", "account"),
+                                                  REQ_STR("--obligation", "O", "obligation"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_current_spec = {
+    .version = 1, .name = "current", .globals = "[--db URL]",
+    .summary = "Prints the obligation's current revision: its official revision, else its\n"
+               "highest-numbered snapshot.",
+    .opts = obligation_opts, .text = READ_ONLY_NOTE NO_REVISION_EXIT, .run = run_current};
+const adcp_cli_spec adcp_cli_history_spec = {
+    .version = 1, .name = "history", .globals = "[--db URL]",
+    .summary = "Lists every revision of the obligation in revision_number order (the current\n"
+               "one is the last). --json prints {\"revisions\":[header, ...]}.",
+    .opts = obligation_opts, .text = READ_ONLY_NOTE NO_REVISION_EXIT, .run = run_history};
+
 static const adcp_cli_optdef list_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_TIME("--from", "periods from"),
-    ADCP_OPT_TIME("--to", "periods to"), ADCP_OPT_INT("--limit", "N", 1, ADCP_LEDGER_LIST_MAX, "page size"),
-    ADCP_OPT_STR("--cursor", "C", "next page"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_list_spec, "list", list_opts, 0, 0);
-/* verify and verify --row-sets (cmd_rowsets.c) */
+    REQ_STR("--account", "A", "account"), ADCP_OPT_TIME("--from", "periods starting at or after"),
+    ADCP_OPT_TIME("--to", "periods starting before"),
+    ADCP_OPT_INT("--limit", "N", 1, ADCP_LEDGER_LIST_MAX, "page size (default 100)"),
+    ADCP_OPT_STR("--cursor", "C", "the next page (printed by the previous one)"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_list_spec = {
+    .version = 1, .name = "list", .globals = "[--db URL]",
+    .summary = "Current revisions of the account's obligations whose period starts in\n"
+               "[from, to), ordered by period start; prints a next cursor when more exist.",
+    .opts = list_opts, .text = READ_ONLY_NOTE "exit status: 0 ok (also when none match); 2 bad --cursor; 4 storage.\n",
+    .run = run_list};
+
 static const adcp_cli_optdef verify_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
-    ADCP_OPT_FLAG("--all", "every revision"), ADCP_OPT_FLAG("--quiet", "no progress line"),
-    ADCP_OPT_FLAG("--row-sets", "every row set in the shared tables"),
-    ADCP_OPT_BINDING("--binding", 0, "only this binding's row sets"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_spec, "verify", verify_opts, 0, 0);
-static const adcp_cli_optdef intents_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_intents_spec, "intents", intents_opts, 1, 0);
+    ADCP_OPT_STR("--account", "A", "only this account's revisions"),
+    ADCP_OPT_STR("--revision", "R", "only this revision"), ADCP_OPT_FLAG("--all", "every revision (the default)"),
+    ADCP_OPT_FLAG("--quiet", "no progress line"), ADCP_OPT_END};
+static const char *const verify_excl[] = {"--revision", "--all", NULL};
+static const adcp_cli_spec *const verify_subs[] = {&adcp_cli_verify_rowsets_spec, NULL};
+const adcp_cli_spec adcp_cli_verify_spec = {
+    .version = 1, .name = "verify", .globals = "[--db URL] [--config FILE]",
+    .summary = "Re-verifies stored bytes: manifests against the header, every chunk and\n"
+               "segment digest, the envelope digest and the header invariants (numbering,\n"
+               "supersedes chain, one official, shared rows).",
+    .opts = verify_opts, .excl = verify_excl,
+    .text = "Without --revision every revision (of the account, if given) is checked, and\n"
+            "each revision the legacy import quarantined counts as failed with its reason\n"
+            "(import-legacy --quarantined). The catalog audit runs first and prints\n"
+            "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
+            "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
+            "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
+            "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
+            "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
+            "and bytes verified, rate and ETA; --quiet or --json turn it off. What verify\n"
+            "does and does not detect: README. " READ_ONLY_NOTE
+            "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
+            "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
+            "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n",
+    .subs = verify_subs, .sub_optional = 1, .run = run_verify};
+
+static const adcp_cli_optdef intents_list_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"),
+                                                    ADCP_OPT_END};
+static const adcp_cli_spec intents_list = {
+    .version = 1, .name = "intents list", .globals = "[--db URL] [--config FILE]",
+    .summary = "the object-write intents the sweep works on, expiry first",
+    .opts = intents_list_opts, .run = run_intents_list};
+static const adcp_cli_spec *const intents_subs[] = {&intents_list, NULL};
+const adcp_cli_spec adcp_cli_intents_spec = {
+    .version = 1, .name = "intents",
+    .summary = "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"
+               "upload in progress or abandoned; swept once expires_at has passed) and\n"
+               "'sweeping' (claimed by a sweep that failed; retried after its backoff, which\n"
+               "ends at expires_at).",
+    .text = "Marks intents whose binding is not configured here (the sweep skips those).\n"
+            "--json prints {\"intents\":[...]}. See docs/objects.md. " READ_ONLY_NOTE
+            "exit status: 0 ok (also when there are none); 1 usage; 4 storage.\n",
+    .subs = intents_subs};

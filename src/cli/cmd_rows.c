@@ -109,7 +109,13 @@ out:
   return rc;
 }
 
-static int load_totals(adcp_control_totals *t, const char *path, adcp_error *err) {
+int adcp_cli_write_stdout(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
+  (void)ctx, (void)rows;
+  if (fwrite(bytes, 1, len, stdout) != len) return adcp_error_set(err, ADCP_EIO, "write to stdout failed");
+  return 0;
+}
+
+int adcp_cli_load_totals(adcp_control_totals *t, const char *path, adcp_error *err) {
   memset(t, 0, sizeof *t);
   if (!path) return 0;
   adcp_buf in;
@@ -140,7 +146,7 @@ static int run_encode(const adcp_cli_globals *g, const adcp_cli_args *a) {
       return adcp_cli_usage_error("encode", "cannot create chunks directory: %s", strerror(errno));
   }
   adcp_control_totals totals;
-  if (load_totals(&totals, totals_path, &err)) return adcp_cli_fail("encode", &err);
+  if (adcp_cli_load_totals(&totals, totals_path, &err)) return adcp_cli_fail("encode", &err);
   adcp_buf manifests;
   adcp_buf_init(&manifests);
   encode_ctx ctx = {dir, gzip, {0}, {0}, &manifests};
@@ -283,7 +289,7 @@ static int run_verify_chunks(const adcp_cli_globals *g, const adcp_cli_args *a) 
     rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "verifying the envelope needs --revision-id");
     goto done;
   }
-  if ((rc = load_totals(&totals, totals_path, &err))) goto done;
+  if ((rc = adcp_cli_load_totals(&totals, totals_path, &err))) goto done;
   uint64_t expect_rows = have_rows ? row_count : 0;
   if (!have_rows)
     for (uint32_t e = adcp_json_first(&doc, list); e; e = adcp_json_next(&doc, list, e)) {

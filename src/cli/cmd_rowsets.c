@@ -6,62 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "adcp/ledger.h"
 #include "adcp/storage.h"
 #include "cli/cli.h"
+#include "cli/opt.h"
 
 #define ESC(buf, s) adcp_cli_escape(buf, sizeof buf, s)
 #define PAGE_ROWSETS 200
-
-static const char verify_rowsets_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] verify --row-sets [--binding ID] [--quiet] [--json]\n\n"
-    "Verifies every row set in the shared row-storage tables, whoever wrote it (this\n"
-    "ledger, the JS SDK, another process), by the row set's own columns: rows_state,\n"
-    "manifests against row_manifest_sha256, every chunk (postgres body or object at\n"
-    "its pinned version, gzip or not) and segment digest, every line a JSON object,\n"
-    "then the content digest: always for rows_v1 row sets; for revision row sets\n"
-    "when this ledger holds the revision header (its totals), else reported as\n"
-    "'content unchecked' (check one with read --row-set ID --revision-id R --totals F).\n"
-    "--binding limits the run to one binding. Prints one line per row set and\n"
-    "'checked N row sets: V verified (U content unchecked), F failed'. --json prints\n"
-    "{\"ok\",\"checked\",\"verified\",\"content_unchecked\",\"failed\",\"row_sets\":[{\"row_set_id\",\n"
-    "\"row_set_kind\",\"row_binding_id\",\"binding_kind\",\"has_revision\",\"rows\",\"status\",\n"
-    "\"content\",\"code\",\"message\"}]}. On a terminal progress is drawn on stderr. Memory\n"
-    "stays bounded (row sets are listed in pages, chunks verified one at a time).\n"
-    "Object row sets need their bindings configured here (--config). Read-only.\n\n"
-    "exit status: 0 all verified; 3 an integrity failure (ROWS_INTEGRITY_FAILED,\n"
-    "ROWS_UNAVAILABLE, ROWS_EXPIRED); 4 storage or binding (STATE_UNAVAILABLE).\n"
-    "With several failures the first of 4, 3 wins.\n";
-
-static const char read_rowset_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] read --row-set ID [--account A]\n"
-    "       [--offset N] [--limit N] [--revision-id R --totals FILE [--binding-algorithm ALG]]\n\n"
-    "Writes one row set's verified canonical rows as JSONL to stdout, whoever wrote\n"
-    "it. Without --offset/--limit every chunk is verified (rows of a chunk are\n"
-    "written once it verified) and then the content digest: rows_v1 always; a\n"
-    "revision row set's envelope from --revision-id (default: the row set ID) and\n"
-    "--totals (the revision's control totals JSON array; ALG rfc8785_jcs_v1 or\n"
-    "legacy_py_core_pairs_v0), else from this ledger's header of that revision, else\n"
-    "it is not checked and a note says so on stderr. --account refuses a row set of\n"
-    "another account as not found. --json is accepted and changes nothing. Read-only.\n\n"
-    "exit status: 0 ok; 1 usage; 2 --totals refused; 3 ROWS_INTEGRITY_FAILED /\n"
-    "ROWS_UNAVAILABLE / ROWS_EXPIRED; 4 storage or binding; 5 not found.\n";
-
-static int open_ro(adcp_cli_session *x, const adcp_cli_globals *g, adcp_error *err) {
-  memset(x, 0, sizeof *x);
-  const char *url = adcp_storage_resolve_url(g->db_url);
-  if (adcp_sql_url_dialect(url) == ADCP_SQL_SQLITE && strcmp(url, "sqlite::memory:")) {
-    struct stat st;
-    if (stat(url + strlen("sqlite:"), &st) != 0)
-      return adcp_error_set(err, ADCP_ESTORAGE,
-                            "database file does not exist (run `adcp-ledger init` or `adcp-ledger migrate` first)");
-  }
-  return adcp_cli_session_open(x, g, err);
-}
 
 typedef struct rprogress {
   int on;
@@ -106,20 +60,9 @@ static void json_item(adcp_buf *b, const adcp_rowset_info *r, int rc, int conten
   adcp_buf_append_byte(b, '}');
 }
 
-int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *binding = NULL;
-  int json = 0, quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(verify_rowsets_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--row-sets")) continue;
-    else if (!strcmp(a, "--binding") && v) binding = argv[++i];
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--quiet")) quiet = 1;
-    else return adcp_cli_usage_error("verify", "unknown option or missing value with --row-sets: '%s'", a);
-  }
-  adcp_cli_set_json_errors(json);
+static int run_verify_rowsets(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *binding = adcp_cli_arg_str(a, "--binding");
+  int json = a->json, quiet = adcp_cli_arg_has(a, "--quiet");
   adcp_error err = {0};
   /* Binding IDs follow ^[A-Za-z0-9_.:-]{1,128}$ (spec 02 §1). */
   if (binding && (!*binding || strlen(binding) > 128 ||
@@ -128,7 +71,7 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
     return adcp_cli_fail("verify", &err);
   }
   adcp_cli_session x;
-  int rc = open_ro(&x, g, &err);
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail("verify", &err);
   uint64_t total = 0, bytes = 0;
   if ((rc = adcp_ledger_count_rowsets(&total, &bytes, x.l, binding, &err))) {
@@ -168,13 +111,13 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
         if (checked > 1) fputc(',', stdout);
         fwrite(item.data, 1, item.len, stdout);
       } else {
-        char a[ADCP_CLI_ESC_ID], b[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
+        char id[ADCP_CLI_ESC_ID], b[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
         if (pr.on) fputs("\r\033[K", stderr);
         if (r)
-          printf("FAILED %s (%s, binding %s): %s: %s\n", ESC(a, v[i].row_set_id), v[i].row_set_kind,
+          printf("FAILED %s (%s, binding %s): %s: %s\n", ESC(id, v[i].row_set_id), v[i].row_set_kind,
                  ESC(b, v[i].row_binding_id), adcp_error_code_name(r), ESC(m, e.message));
         else
-          printf("verified %s (%s, binding %s, %" PRIu64 " rows, content %s%s)\n", ESC(a, v[i].row_set_id),
+          printf("verified %s (%s, binding %s, %" PRIu64 " rows, content %s%s)\n", ESC(id, v[i].row_set_id),
                  v[i].row_set_kind, ESC(b, v[i].row_binding_id), v[i].row_count,
                  content == ADCP_ROWSET_CONTENT_VERIFIED ? "verified" : "unchecked",
                  content == ADCP_ROWSET_CONTENT_VERIFIED ? "" : ": no revision totals here");
@@ -212,52 +155,21 @@ int adcp_cli_verify_rowsets(const adcp_cli_globals *g, int argc, char **argv) {
   return adcp_cli_exit_for(worst_code);
 }
 
-static int write_chunk(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err) {
-  (void)ctx, (void)rows;
-  if (fwrite(bytes, 1, len, stdout) != len) return adcp_error_set(err, ADCP_EIO, "write to stdout failed");
-  return 0;
-}
-
-int adcp_cli_read_rowset(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *id = NULL, *account = NULL, *rev = NULL, *totals_path = NULL, *alg = NULL;
-  uint64_t offset = 0, limit = 0;
-  int ranged = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(read_rowset_help, stdout), 0;
-    int v = i + 1 < argc;
-    if (!strcmp(a, "--row-set") && v) id = argv[++i];
-    else if (!strcmp(a, "--account") && v) account = argv[++i];
-    else if (!strcmp(a, "--revision-id") && v) rev = argv[++i];
-    else if (!strcmp(a, "--totals") && v) totals_path = argv[++i];
-    else if (!strcmp(a, "--binding-algorithm") && v) alg = argv[++i];
-    else if (!strcmp(a, "--offset") && v) {
-      if (adcp_cli_parse_u64(&offset, argv[++i])) return adcp_cli_usage_error("read", "--offset needs a number");
-      ranged = 1;
-    } else if (!strcmp(a, "--limit") && v) {
-      if (adcp_cli_parse_u64(&limit, argv[++i]) || !limit)
-        return adcp_cli_usage_error("read", "--limit needs a number of at least 1");
-      ranged = 1;
-    } else if (!strcmp(a, "--json")) continue;
-    else return adcp_cli_usage_error("read", "unknown option or missing value with --row-set: '%s'", a);
-  }
-  if (!id) return adcp_cli_usage_error("read", "--row-set needs a row set ID");
+static int run_read_rowset(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *id = adcp_cli_arg_str(a, "--row-set"), *account = adcp_cli_arg_str(a, "--account");
+  const char *rev = adcp_cli_arg_str(a, "--revision-id"), *totals_path = adcp_cli_arg_str(a, "--totals");
+  const char *alg = adcp_cli_arg_str(a, "--binding-algorithm");
+  int ranged = adcp_cli_arg_has(a, "--offset") || adcp_cli_arg_has(a, "--limit");
+  uint64_t offset = (uint64_t)adcp_cli_arg_int(a, "--offset", 0), limit = (uint64_t)adcp_cli_arg_int(a, "--limit", 0);
   if ((rev || alg) && !totals_path) return adcp_cli_usage_error("read", "--revision-id and --binding-algorithm need --totals");
   adcp_error err = {0};
   adcp_control_totals totals = {0};
   adcp_rowset_envelope env = {rev, NULL, 0};
-  if (alg && adcp_binding_algorithm_parse(&env.algorithm, alg, &err)) return adcp_cli_usage_error("read", "%s", err.message);
-  if (totals_path) {
-    adcp_buf in;
-    adcp_buf_init(&in);
-    int rc = adcp_cli_read_file(&in, totals_path, ADCP_CLI_MAX_TOTALS_BYTES, "--totals file", &err);
-    if (!rc) rc = adcp_totals_parse(&totals, in.data ? (const char *)in.data : "", in.len, &err);
-    adcp_buf_free(&in);
-    if (rc) return adcp_cli_fail("read", &err);
-    env.totals = &totals;
-  }
+  if (alg) adcp_binding_algorithm_parse(&env.algorithm, alg, &err); /* the table took only known names */
+  if (adcp_cli_load_totals(&totals, totals_path, &err)) return adcp_cli_fail("read", &err);
+  if (totals_path) env.totals = &totals;
   adcp_cli_session x;
-  int rc = open_ro(&x, g, &err);
+  int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) {
     adcp_totals_free(&totals);
     return adcp_cli_fail("read", &err);
@@ -272,7 +184,7 @@ int adcp_cli_read_rowset(const adcp_cli_globals *g, int argc, char **argv) {
   int content = 0;
   const adcp_rowset_envelope *envp = totals_path ? &env : NULL;
   if (!rc && !ranged) {
-    rc = adcp_ledger_verify_rowset(&content, x.l, id, envp, write_chunk, NULL, &err);
+    rc = adcp_ledger_verify_rowset(&content, x.l, id, envp, adcp_cli_write_stdout, NULL, &err);
   } else if (!rc) {
     adcp_ledger_page page;
     adcp_ledger_page_init(&page);
@@ -296,3 +208,48 @@ int adcp_cli_read_rowset(const adcp_cli_globals *g, int argc, char **argv) {
           stderr);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
+
+/* ---- the option tables (cli/opt.h): modes of verify and read (cmd_ledger.c) ---- */
+
+static const adcp_cli_optdef verify_rowsets_opts[] = {
+    {"--row-sets", ADCP_CLI_OPT_FLAG, ADCP_CLI_OPT_REQUIRED, NULL, 0, 0, NULL, "every row set, whoever wrote it"},
+    ADCP_OPT_BINDING("--binding", 0, "only this binding's row sets"), ADCP_OPT_FLAG("--quiet", "no progress line"),
+    ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_verify_rowsets_spec = {
+    .version = 1, .name = "verify --row-sets", .globals = "[--db URL] [--config FILE]",
+    .summary = "every row set in the shared tables, whoever wrote it\n"
+               "Verifies each row set by its own columns: rows_state,\n"
+               "manifests, every chunk (postgres body or object at its pinned version, gzip or\n"
+               "not) and segment digest, every line a JSON object, then the content digest:\n"
+               "always for rows_v1 row sets; for revision row sets when this ledger holds the\n"
+               "revision header (its totals), else reported as 'content unchecked' (check one\n"
+               "with read --row-set ID --revision-id R --totals F). One line per row set and\n"
+               "'checked N row sets: V verified (U content unchecked), F failed'. --json:\n"
+               "{\"ok\",\"checked\",\"verified\",\"content_unchecked\",\"failed\",\"row_sets\":[{\"row_set_id\",\n"
+               "\"row_set_kind\",\"row_binding_id\",\"binding_kind\",\"has_revision\",\"rows\",\"status\",\n"
+               "\"content\",\"code\",\"message\"}]}. Memory stays bounded (row sets are listed in\n"
+               "pages, chunks verified one at a time). Object row sets need their bindings\n"
+               "configured here (--config). Exit 0 all verified; 3 an integrity failure; 4\n"
+               "storage or binding (STATE_UNAVAILABLE); with several failures the first of 4, 3 wins.",
+    .opts = verify_rowsets_opts, .run = run_verify_rowsets};
+
+static const adcp_cli_optdef read_rowset_opts[] = {
+    {"--row-set", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, "ID", 0, 0, NULL, "the row set"},
+    ADCP_OPT_STR("--account", "A", "refuse a row set of another account as not found"),
+    ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"), ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
+    ADCP_OPT_STR("--revision-id", "R", "the envelope's revision (default: the row set ID); needs --totals"),
+    ADCP_OPT_FILE("--totals", "FILE", "the revision's control totals (JSON array)"),
+    ADCP_OPT_ENUM("--binding-algorithm", "ALG", "rfc8785_jcs_v1|legacy_py_core_pairs_v0",
+                  "the envelope's binding algorithm; needs --totals"),
+    ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_read_rowset_spec = {
+    .version = 1, .name = "read --row-set", .globals = "[--db URL] [--config FILE]",
+    .summary = "one row set by ID, whoever wrote it\n"
+               "Writes the row set's verified canonical rows as JSONL. Without\n"
+               "--offset/--limit every chunk is verified (rows of a chunk are written once it\n"
+               "verified) and then the content digest: rows_v1 always; a revision row set's\n"
+               "envelope from --revision-id and --totals, else from this ledger's header of that\n"
+               "revision, else it is not checked and a note says so on stderr. Exit 0 ok; 1\n"
+               "usage; 2 --totals refused; 3 ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE /\n"
+               "ROWS_EXPIRED; 4 storage or binding; 5 not found.",
+    .opts = read_rowset_opts, .json_stream = 1, .run = run_read_rowset};

@@ -16,9 +16,22 @@ static const char *esc(char buf[ADCP_CLI_ESC_ID], const char *s) { return adcp_c
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
+/* The option that names a mode ("--row-set" of "read --row-set"), or NULL. */
+static const char *mode_of(const adcp_cli_spec *s) {
+  const char *w = strrchr(s->name, ' ');
+  return w && w[1] == '-' ? w + 1 : NULL;
+}
+
 int adcp_cli_spec_resolve(const adcp_cli_spec **out, int *used, const adcp_cli_spec *spec, int argc, char **argv) {
   *out = spec, *used = 0;
   if (!spec->subs) return 0;
+  /* A mode is a subcommand chosen by one of its own options, wherever it stands. */
+  for (size_t i = 0; spec->subs[i]; i++) {
+    const char *m = mode_of(spec->subs[i]);
+    size_t ml = m ? strlen(m) : 0;
+    for (int k = 0; m && k < argc && strcmp(argv[k], "--"); k++)
+      if (!strncmp(argv[k], m, ml) && (!argv[k][ml] || argv[k][ml] == '=')) return *out = spec->subs[i], 0;
+  }
   if (argc < 1 || argv[0][0] == '-') {
     if (spec->sub_optional || (argc >= 1 && is_help(argv[0]))) return 0;
     adcp_cli_usage_error(spec->name, "needs a subcommand");
@@ -253,7 +266,9 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
 }
 
 static void usage_line(FILE *f, const adcp_cli_spec *s, const char *lead) {
-  fprintf(f, "%s adcp-ledger %s%s%s", lead, s->globals ? s->globals : "", s->globals ? " " : "", s->name);
+  const char *m = mode_of(s); /* a mode's option leads its own list */
+  fprintf(f, "%s adcp-ledger %s%s%.*s", lead, s->globals ? s->globals : "", s->globals ? " " : "",
+          (int)(m ? (size_t)(m - 1 - s->name) : strlen(s->name)), s->name);
   for (int k = 0; s->opts && s->opts[k].name; k++) {
     const adcp_cli_optdef *o = &s->opts[k];
     int req = (o->flags & ADCP_CLI_OPT_REQUIRED) != 0;
@@ -318,7 +333,7 @@ static void options_of(FILE *f, const adcp_cli_spec *s) {
 void adcp_cli_spec_options(FILE *f, const adcp_cli_spec *s) {
   options_of(f, s);
   for (size_t i = 0; s->subs && s->subs[i]; i++) {
-    fprintf(f, "%s\t\tsub\t%s\n", s->name, strrchr(s->subs[i]->name, ' ') + 1);
+    if (!mode_of(s->subs[i])) fprintf(f, "%s\t\tsub\t%s\n", s->name, strrchr(s->subs[i]->name, ' ') + 1);
     options_of(f, s->subs[i]);
   }
 }
