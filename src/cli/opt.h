@@ -62,10 +62,9 @@ struct adcp_cli_spec {
   const char *pos_usage;   /* "NAME", "[ROWS.jsonl]" */
   const char *const *excl; /* pairs of options that exclude each other; NULL ends */
   const char *text;        /* prose after the option list */
-  /* subcommands (NULL-terminated); the parent's opts are not theirs. A sub
-   * named "CMD --opt" is a mode: chosen when argv holds --opt anywhere (its
-   * table declares --opt), e.g. "read --row-set". */
-  const adcp_cli_spec *const *subs;
+  /* A sub named "CMD --opt" is a mode: chosen when argv holds --opt anywhere
+   * (its table declares --opt), e.g. "read --row-set". */
+  const adcp_cli_spec *const *subs; /* subcommands (NULL-terminated); the parent's opts are not theirs */
   int sub_optional;        /* with subs: no subcommand word runs this spec itself */
   int json_stream;         /* --json keeps JSONL output (no one-document error) */
   /* Runs the command once argv has passed the table (NULL for a parent with subs). */
