@@ -188,7 +188,7 @@ int adcp_feed__check_account(const char *s, adcp_error *err) {
 
 static const char SEL_PG[] =
     "SELECT c.seq, c.xid::text AS xid_text, c.account_id, c.record_kind, c.record_id, c.obligation_id, "
-    "to_char(c.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM adcp_reporting_changes c ";
+    ADCP_SQL_PG_INSTANT("c.recorded_at") " FROM adcp_reporting_changes c ";
 static const char SEL_SQ[] =
     "SELECT c.seq, c.xid, c.account_id, c.record_kind, c.record_id, c.obligation_id, c.recorded_at "
     "FROM adcp_reporting_changes c ";

@@ -242,7 +242,7 @@ int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const c
   return 0;
 }
 
-#define PG_TS(x) "coalesce(to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '')"
+#define PG_TS(x) "coalesce(" ADCP_SQL_PG_INSTANT(x) ", '')"
 
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err) {
   *out = NULL, *count = 0;

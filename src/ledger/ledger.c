@@ -95,7 +95,7 @@ bad:
 
 /* ---- handle ---------------------------------------------------------------------- */
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 /* Column order read by adcp_ledger__header_from_row. */
 #define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE)                                                                 \

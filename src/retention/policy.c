@@ -145,7 +145,7 @@ int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *t) {
       const char *e = strchr(t, '}');
       if (!e) return ADCP_EINTERNAL;
       int n = (int)(e - t - 5);
-      rc = rp->pg ? adcp_buf_printf(out, "to_char(%.*s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", n, t + 5)
+      rc = rp->pg ? adcp_buf_printf(out, ADCP_SQL_PG_INSTANT("%.*s"), n, t + 5)
                   : adcp_buf_printf(out, "%.*s", n, t + 5);
       t = e + 1;
     } else if (!strncmp(t, "@UNUSABLE", 9)) {

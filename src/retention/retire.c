@@ -280,9 +280,9 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
   adcp_sql_param p[1] = {adcp_sql_text(c->id)};
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, rp->c,
-                          rp->pg ? "SELECT to_char(period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
-                                   "to_char(period_end AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
-                                   "to_char(retired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+                          rp->pg ? "SELECT " ADCP_SQL_PG_INSTANT("period_start") ", "
+                                   ADCP_SQL_PG_INSTANT("period_end") ", "
+                                   ADCP_SQL_PG_INSTANT("retired_at") " "
                                    "FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1"
                                  : "SELECT period_start, period_end, retired_at FROM adcp_reporting_obligation_tombstones "
                                    "WHERE obligation_id = $1",
