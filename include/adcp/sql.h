@@ -307,6 +307,12 @@ typedef struct adcp_migrate_options {
   void *progress_ctx;
   const char *applied_by;           /* recorded in history; default "adcp-c/<version>" */
 } adcp_migrate_options;
+#define ADCP_MIGRATE_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_MIGRATE_OPTIONS_INIT {.version = ADCP_MIGRATE_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_MIGRATE_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_migrate_options_init(adcp_migrate_options *out, unsigned version);
 
 /* Applies pending migrations in version order, each in its own transaction
  * under the schema lock (PostgreSQL: pg_advisory_xact_lock(hashtext(

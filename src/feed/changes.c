@@ -261,7 +261,7 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
 
 int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_changes_query *q, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!q || q->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
+  if (!q || q->version != ADCP_CHANGES_QUERY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
   const char *account = q->account_id && *q->account_id ? q->account_id : NULL;
   size_t limit = q->limit ? q->limit : ADCP_FEED_DEFAULT_LIMIT;
   if (limit > ADCP_FEED_MAX_LIMIT)

@@ -292,7 +292,7 @@ static int ledger_check_instant(char out[32], const char *text, const char *fiel
 }
 
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
-  if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
+  if (!req || req->version != ADCP_LEDGER_COMMIT_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
   /* Every external identifier, once, before anything reaches SQL or a key. */
   if ((rc = adcp_ledger__check_ident(req->account_id, "account_id", err)) ||

@@ -13,7 +13,7 @@
 #define DAY_US (86400LL * 1000000LL)
 
 int adcp_retention_policy_check(adcp_retention_policy *out, const adcp_retention_policy *p, adcp_error *err) {
-  if (!p || p->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
+  if (!p || p->version != ADCP_RETENTION_POLICY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
   adcp_retention_policy q = *p;
   if (q.status_retention_days <= 0 || q.status_retention_days > ADCP_RETENTION_MAX_DAYS)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,

@@ -125,7 +125,7 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
   *out = NULL;
   adcp_storage_options o = {.version = 1};
   if (opts) {
-    if (opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
+    if (opts->version != ADCP_STORAGE_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
     o = *opts;
   }
   const char *resolved = adcp_storage_resolve_url(url);
