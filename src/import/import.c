@@ -215,7 +215,7 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
   int rc = adcp_import__rows_open(&it, x->src, x->o->source, c->revision_id, err);
   if (rc) return rc;
   adcp_ledger_commit req = {
-      .version = 1,
+      .version = ADCP_LEDGER_COMMIT_VERSION,
       .account_id = c->account_id,
       .obligation_id = c->obligation_id,
       .revision_id = c->revision_id,

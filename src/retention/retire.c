@@ -289,7 +289,7 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
                           p, 1, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) == 1) {
-    adcp_audit_retirement rec = {2, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
+    adcp_audit_retirement rec = {ADCP_AUDIT_RETIREMENT_VERSION, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
                                  adcp_sql_get_text(r, 2, NULL), (const char *const *)ids, n,
                                  adcp_retention_window_days(&rp->pol)};
     uint64_t leaf = 0;
