@@ -76,7 +76,7 @@ static double commit_one(adcp_ledger *l, const char *account, const char *ob, co
                          uint64_t salt) {
   adcp_error err = {0};
   gen g = {rows, 0, salt, ""};
-  adcp_ledger_commit req = {.version = 1, .account_id = account, .obligation_id = ob, .revision_id = rev,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = account, .obligation_id = ob, .revision_id = rev,
                             .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                             .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
   adcp_commit_result res;
@@ -160,12 +160,12 @@ int main(int argc, char **argv) {
   int nheaders = argc > 4 ? atoi(argv[4]) : 5000;
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, url, &so, &err) || adcp_storage_migrate(NULL, s, NULL, &err)) die("open", &err);
   adcp_sql_conn *c = adcp_storage_sql(s);
   const char *engine = adcp_storage_dialect(s) == ADCP_SQL_POSTGRES ? "postgres" : "sqlite";
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &lo, &err)) die("ledger", &err);
   uint64_t salt = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
    * adds its signature check, a root and a consistency proof. */
   adcp_audit_report rep;
   for (int outside = 0; outside <= 1; outside++) {
-    adcp_audit_options ao = {2,      hacct, &keys, outside ? &hcp : NULL, (size_t)outside, 0, NULL, NULL, 30,
+    adcp_audit_options ao = {ADCP_AUDIT_OPTIONS_VERSION,      hacct, &keys, outside ? &hcp : NULL, (size_t)outside, 0, NULL, NULL, 30,
                              NULL, 0};
     double abest = 1e9, acpu = 1e9;
     for (int r = 0; r < 3; r++) {

@@ -96,17 +96,17 @@ int main(int argc, char **argv) {
   snprintf(url, sizeof url, "sqlite:%s/collector.db", dir);
   snprintf(root, sizeof root, "%s/bucket", dir);
   adcp_storage *s;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, url, &so, &err) || adcp_storage_migrate(NULL, s, NULL, &err)) die("open", &err);
   adcp_sql_conn *c = adcp_storage_sql(s);
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 30000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 30000};
   if (adcp_ledger_open(&l, c, &lo, &err)) die("ledger", &err);
   adcp_object_provider *p;
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&p, root, &po, &err)) die("provider", &err);
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
   if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, "fs1", &err)) die("binding", &err);
   char ns[65];
   if (adcp_ledger_collector_namespace_key(ns, l, &err)) die("namespace", &err);
@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
   }
   /* One real commit: the obligation and a row set the bulk rows copy. */
   int given = 0;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob", .revision_id = "seed",
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct", .obligation_id = "ob", .revision_id = "seed",
                             .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                             .period_end = "2026-10-02T00:00:00Z", .binding_id = "fs1",
                             .next_row = one_row, .row_ctx = &given};

@@ -162,14 +162,14 @@ static int select_binding(void *ctx, const adcp_ledger_select_input *in, const c
 static void session_open(session *x, cfg *c, int with_ledger) {
   adcp_error err = {0};
   memset(x, 0, sizeof *x);
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&x->s, c->url, &so, &err)) die("storage", &err);
   if (!with_ledger) return;
   if (adcp_ledger_open(&x->l, adcp_storage_sql(x->s), NULL, &err)) die("ledger", &err);
   adcp_fs_provider_options po = {"bench", c->prefix, 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&x->p, c->root, &po, &err)) die("fs provider", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {1, c->bid, "filesystem", loc, 1, c->prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, c->bid, "filesystem", loc, 1, c->prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
                                    NULL, x->p};
   if (adcp_ledger_configure_binding(x->l, &bc, &err)) die("binding", &err);
   adcp_ledger_set_binding_selector(x->l, select_binding, c);
@@ -228,7 +228,7 @@ static void run_writer(cfg *c, int w) {
       char acct[32], ob[64], rev[96];
       names(c, o, acct, ob);
       snprintf(rev, sizeof rev, "rev_day_%s_%03d_%02d", c->run, o, p);
-      adcp_ledger_commit req = {.version = 1, .account_id = acct, .obligation_id = ob, .revision_id = rev,
+      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = ob, .revision_id = rev,
                                 .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
                                 .period_end = "2026-10-02", .next_row = next_row, .row_ctx = &r};
       if (c->route_rows)
@@ -291,7 +291,7 @@ static void run_follower(cfg *c, char *cursor) {
   uint64_t changes = 0, polls = 0, empty = 0;
   wait_for_start();
   for (int finishing = 0;;) {
-    adcp_changes_query q = {1, cursor, NULL, 0, 1000};
+    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, NULL, 0, 1000};
     adcp_change_page pg = {0};
     if (adcp_feed_changes_after(&pg, conn, &q, &err)) die("changes", &err);
     polls++;

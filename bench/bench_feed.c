@@ -73,7 +73,7 @@ static double read_all(adcp_sql_conn *c, const char *account, size_t limit, uint
   double t = now();
   for (;;) {
     adcp_change_page p;
-    adcp_changes_query q = {1, cursor, account, 0, limit};
+    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, account, 0, limit};
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("changes_after", &err);
     free(cursor);
     cursor = p.cursor;
@@ -102,7 +102,7 @@ static void page_latency(adcp_sql_conn *c, const char *engine, const char *accou
     adcp_buf_init(&b);
     if (adcp_feed_cursor_encode(&b, &pos) || adcp_buf_cstr(&b)) exit(1);
     adcp_change_page p;
-    adcp_changes_query q = {1, (const char *)b.data, account, 0, 500};
+    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, (const char *)b.data, account, 0, 500};
     double t = now();
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("page", &err);
     ms[i] = (now() - t) * 1000;
@@ -143,7 +143,7 @@ static int gen_row(void *ctx, const char **row, size_t *len, adcp_error *err) {
 static void commit_cost(adcp_sql_conn *c, const char *engine, int new_obligations) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &lo, &err)) die("ledger", &err);
   enum { N = 100, WARM = 10 };
   double on[N], off[N];
@@ -155,7 +155,7 @@ static void commit_cost(adcp_sql_conn *c, const char *engine, int new_obligation
     else snprintf(obl, sizeof obl, "obl_steady_%d", i % 10);
     snprintf(rev, sizeof rev, "rev_%s_%d", new_obligations ? "new" : "steady", i);
     gen g = {.n = 1000, .salt = i};
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct_commit", .obligation_id = obl, .revision_id = rev,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_commit", .obligation_id = obl, .revision_id = rev,
                               .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                               .period_end = "2026-10-02T00:00:00Z", .next_row = gen_row, .row_ctx = &g};
     adcp_commit_result r;
@@ -177,7 +177,7 @@ static void commit_cost(adcp_sql_conn *c, const char *engine, int new_obligation
 static void run(const char *url, const char *engine, int64_t rows) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, url, &o, &err)) die("open", &err);
   if (adcp_storage_migrate(NULL, s, NULL, &err)) die("migrate", &err);
   adcp_sql_conn *c = adcp_storage_sql(s);
@@ -201,7 +201,7 @@ static void run(const char *url, const char *engine, int64_t rows) {
   uint64_t xid0 = 0;
   {
     adcp_change_page p;
-    adcp_changes_query q = {1, NULL, NULL, 0, 1};
+    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, NULL, NULL, 0, 1};
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("first", &err);
     xid0 = p.count ? p.items[0].xid : 0;
     adcp_change_page_free(&p);

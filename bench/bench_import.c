@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   if (!rows || !per) return 1;
   adcp_error err = {0};
   adcp_storage *st;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&st, url, &so, &err)) die("open", &err);
   size_t applied;
   if (adcp_storage_migrate(&applied, st, NULL, &err)) die("migrate", &err);
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
     snprintf(ps, sizeof ps, "2027-%02d-%02dT00:00:00Z", (int)(1 + (o / 28) % 12), (int)(1 + o % 28));
     snprintf(pe, sizeof pe, "2027-%02d-%02dT23:59:59Z", (int)(1 + (o / 28) % 12), (int)(1 + o % 28));
     x.i = i, x.j = 0;
-    adcp_ledger_commit req = {.version = 1, .account_id = acct, .obligation_id = obl, .revision_id = rev,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = obl, .revision_id = rev,
                               .finality = ADCP_FINALITY_SNAPSHOT, .period_start = ps, .period_end = pe,
                               .configuration_id = obl, .totals = &totals, .next_row = next_row, .row_ctx = &x,
                               .binding_id = ADCP_LEDGER_POSTGRES_BINDING};
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   /* (b) The import of the legacy table, from a second connection. */
   adcp_sql_conn *srcc;
   if (adcp_storage_connect(&srcc, st, &err)) die("connect", &err);
-  adcp_import_options o = {.version = 1, .source = ADCP_IMPORT_PY_INLINE, .batch = 100, .source_ref = "bench"};
+  adcp_import_options o = {.version = ADCP_IMPORT_OPTIONS_VERSION, .source = ADCP_IMPORT_PY_INLINE, .batch = 100, .source_ref = "bench"};
   adcp_import_report r;
   t = now_s();
   if (adcp_import_run(&r, l, srcc, &o, &err)) die("import", &err);

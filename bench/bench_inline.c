@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   int n4 = argc > 2 ? atoi(argv[2]) : 2000, n1 = argc > 3 ? atoi(argv[3]) : 200;
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, argv[1], &o, &err)) die("open", &err);
   if (adcp_storage_migrate(NULL, s, NULL, &err)) die("migrate", &err);
   adcp_inline_store *st;

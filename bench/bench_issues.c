@@ -139,7 +139,7 @@ static double claim_ms(adcp_sql_conn *c, adcp_issues *s, int64_t pending) {
 static void run(const char *url, const char *engine, int64_t n, int max_workers) {
   adcp_error err = {0};
   adcp_storage *st;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&st, url, &o, &err)) die("open", &err);
   if (adcp_storage_migrate(NULL, st, NULL, &err)) die("migrate", &err);
   adcp_sql_conn *c = adcp_storage_sql(st);

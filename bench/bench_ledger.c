@@ -111,7 +111,7 @@ static void cloud_commit(cloud_run *out, adcp_ledger *l, lines *L, const char *b
   snprintf(ob, sizeof ob, "ob_%s_%d", bid, round);
   snprintf(rev, sizeof rev, "rev_%s_%d", bid, round);
   L->pos = 0, L->end = L->n;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
                             .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
                             .period_end = "2026-10-02", .next_row = next_row, .row_ctx = L, .binding_id = bid};
   adcp_commit_result res;
@@ -182,7 +182,7 @@ static void bench_s3(const char *engine, adcp_ledger *l, lines *L, const char *r
     providers[n_providers++] = p;
     adcp_object_kv loc[4] = {{"bucket", bucket}, {"endpoint", ep}, {"path_style", "true"}, {"region", "us-east-1"}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
-    adcp_ledger_binding_config bc = {1, bids[v], "s3", loc, 4, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE, "env", p};
+    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "s3", loc, 4, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE, "env", p};
     if (adcp_ledger_configure_binding(l, &bc, &err)) die("s3 binding", &err);
     /* register_binding probes the store: report a refusal and go on. */
     if (adcp_ledger_register_binding(l, bids[v], &err))
@@ -221,7 +221,7 @@ static void bench_azure(const char *engine, adcp_ledger *l, lines *L, const char
     providers[n_providers++] = p;
     adcp_object_kv loc[3] = {{"account", acct}, {"container", cont}, {"endpoint", ep}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
-    adcp_ledger_binding_config bc = {1, bids[v], "azure", loc, 3, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
+    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "azure", loc, 3, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
                                      "env:ADCP_BENCH_AZURE_CONN", p};
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bids[v], &err))
       die("azure binding", &err);
@@ -248,12 +248,12 @@ static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const ch
     adcp_object_kv loc[1] = {{"root", "bench"}};
     char bid[96];
     snprintf(bid, sizeof bid, "%s_%s_%s", id, engine, run);
-    adcp_ledger_binding_config bc = {1, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
+    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bid, &err)) die("binding", &err);
     snprintf(ob, sizeof ob, "ob_%s_%s", id, run);
     snprintf(rev, sizeof rev, "rev_%s_%s", id, run);
     L->pos = 0, L->end = L->n;
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
                               .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
                               .period_end = "2026-10-02", .next_row = next_row, .row_ctx = L, .binding_id = bid};
     adcp_commit_result res;
@@ -370,7 +370,7 @@ static void *par_main(void *vp) {
   par_arg *a = vp;
   adcp_storage *s = NULL;
   adcp_ledger *l = NULL;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, a->url, &so, &a->err) || adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &a->err))
     a->failed = 1;
   pthread_barrier_wait(a->ready);
@@ -381,7 +381,7 @@ static void *par_main(void *vp) {
   for (int k = a->t; !a->failed && k < 100; k += PAR_CONNS) {
     snprintf(rev, sizeof rev, "rev_par_%s_%03d", a->run, k);
     a->L.pos = (size_t)k * per, a->L.end = a->L.pos + per;
-    adcp_ledger_commit req = {.version = 1, .account_id = acct, .obligation_id = ob, .revision_id = rev,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = ob, .revision_id = rev,
                               .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
                               .period_end = "2026-10-02", .next_row = next_row, .row_ctx = &a->L};
     adcp_commit_result res;
@@ -444,7 +444,7 @@ static double drain_checkpoint(adcp_storage *s) {
 static void bench_engine(const char *engine, const char *url, lines *L, double enc_s, uint64_t enc_bytes) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, url, &so, &err) || adcp_storage_migrate(NULL, s, NULL, &err)) die("storage", &err);
   adcp_ledger *l;
   if (adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &err)) die("ledger", &err);
@@ -456,7 +456,7 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
   snprintf(ob, sizeof ob, "ob_one_%s", run);
   snprintf(rev, sizeof rev, "rev_one_%s", run);
   L->pos = 0, L->end = L->n;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
                             .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01", .period_end = "2026-10-02",
                             .next_row = next_row, .row_ctx = L};
   adcp_commit_result res;
@@ -483,7 +483,7 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
    * cache) and a handle without the cache (manifest re-derived every read). */
   for (int cached = 1; cached >= 0; cached--) {
     adcp_ledger *rl;
-    adcp_ledger_options lo = {.version = 1, .manifest_cache_entries = cached ? 0 : -1};
+    adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .manifest_cache_entries = cached ? 0 : -1};
     if (adcp_ledger_open(&rl, adcp_storage_sql(s), &lo, &err)) die("ledger", &err);
     enum { N = 2000 };
     static double lat[N];

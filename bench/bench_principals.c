@@ -43,14 +43,14 @@ static char url[1024];
 static adcp_storage *open_s(void) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (adcp_storage_open(&s, url, &o, &err)) die("open", &err);
   return s;
 }
 
 static void create(adcp_principal_store *ps, const char *id) {
   adcp_error err = {0};
-  adcp_principal_put in = {.version = 1, .principal_id = id, .account_scope = "acct_bench",
+  adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = "acct_bench",
                            .attributes_json = "{\"tier\":\"gold\"}"};
   if (adcp_principal_upsert(NULL, ps, &in, &err)) die("create", &err);
 }
@@ -86,7 +86,7 @@ static void *work(void *p) {
       continue;
     }
     for (;;) {
-      adcp_principal_put in = {.version = 1, .principal_id = id, .account_scope = "acct_bench",
+      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = "acct_bench",
                                .attributes_json = "{\"tier\":\"gold\"}", .expected_version = v};
       adcp_principal got;
       int rc = adcp_principal_upsert(&got, ps, &in, &err);
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
   }
   {
     adcp_storage *s;
-    adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+    adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
     if (adcp_storage_open(&s, url, &o, &err) || adcp_storage_migrate(NULL, s, NULL, &err)) die("migrate", &err);
     adcp_storage_close(s);
   }
@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
     t_raw += now() - t0;
     t0 = now();
     for (int i = 0; i < n_cas / 4; i++) {
-      adcp_principal_put in = {.version = 1, .principal_id = "w7", .account_scope = "acct_bench",
+      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = "w7", .account_scope = "acct_bench",
                                .attributes_json = "{\"tier\":\"gold\"}", .expected_version = v};
       adcp_principal got;
       if (adcp_principal_upsert(&got, ps, &in, &err)) die("cas", &err);

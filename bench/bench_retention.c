@@ -73,10 +73,10 @@ static adcp_object_provider *fs_provider(const char *root) {
 static adcp_ledger *open_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1};
+  adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &o, &err)) die("ledger", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {1, "fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, "fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
   if (adcp_ledger_configure_binding(l, &bc, &err)) die("binding", &err);
   return l;
 }
@@ -142,7 +142,7 @@ static void backdate_all(adcp_sql_conn *c, int pg) {
 static void run(const char *url, const char *engine, const char *dir, int object_kind, int periods) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, url, &so, &err)) die("open", &err);
   if (adcp_storage_migrate(NULL, s, NULL, &err)) die("migrate", &err);
   adcp_sql_conn *c = adcp_storage_sql(s);
@@ -154,7 +154,7 @@ static void run(const char *url, const char *engine, const char *dir, int object
   const char *binding = object_kind ? "fs" : NULL;
   gen g = {1000, 0, 1, ""};
   /* The live revision the concurrent reader pages through. */
-  adcp_ledger_commit lr = {.version = 1, .account_id = "live", .obligation_id = "live_obl", .revision_id = "live_rev",
+  adcp_ledger_commit lr = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "live", .obligation_id = "live_obl", .revision_id = "live_rev",
                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_row, .row_ctx = &g,
                            .binding_id = binding};
@@ -167,7 +167,7 @@ static void run(const char *url, const char *engine, const char *dir, int object
     char obl[32], rev[32];
     snprintf(obl, sizeof obl, "obl_%06d", i), snprintf(rev, sizeof rev, "rev_%06d", i);
     gen gi = {1000, 0, (uint64_t)i * 1000 + 7, ""};
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = obl, .revision_id = rev,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct", .obligation_id = obl, .revision_id = rev,
                               .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
                               .period_end = "2026-10-02T00:00:00Z", .configuration_id = "cfg", .period_ordinal = i,
                               .next_row = gen_row, .row_ctx = &gi, .binding_id = binding};
@@ -185,8 +185,8 @@ static void run(const char *url, const char *engine, const char *dir, int object
   atomic_store(&r.stop, 0);
   pthread_t t;
   pthread_create(&t, NULL, read_loop, &r);
-  adcp_retention_policy pol = {1, 1, 0, 0, 0};
-  adcp_retention_options o = {.version = 1, .policy = &pol, .limit = 100};
+  adcp_retention_policy pol = {ADCP_RETENTION_POLICY_VERSION, 1, 0, 0, 0};
+  adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &pol, .limit = 100};
   uint64_t retired = 0, freed = 0;
   double t1 = now();
   for (;;) {

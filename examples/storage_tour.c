@@ -34,7 +34,7 @@ static int next_row(void *ctx, const char **row, size_t *len, adcp_error *err) {
 
 static int commit(adcp_ledger *l, const char *revision_id, int n, adcp_error *err) {
   rows r = {.n = n};
-  adcp_ledger_commit c = {.version = 1, .account_id = "acct_tour", .obligation_id = "obl_tour_2026_11",
+  adcp_ledger_commit c = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_tour", .obligation_id = "obl_tour_2026_11",
                           .revision_id = revision_id, .finality = ADCP_FINALITY_SNAPSHOT,
                           .period_start = "2026-11-01", .period_end = "2026-12-01", .next_row = next_row,
                           .row_ctx = &r};
@@ -51,7 +51,7 @@ static int commit(adcp_ledger *l, const char *revision_id, int n, adcp_error *er
 
 /* Prints the changes after *cursor and moves *cursor past them. */
 static int follow(adcp_sql_conn *c, char **cursor, adcp_error *err) {
-  adcp_changes_query q = {.version = 1, .cursor = *cursor, .account_id = "acct_tour"};
+  adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = *cursor, .account_id = "acct_tour"};
   adcp_change_page pg;
   memset(&pg, 0, sizeof pg);
   int rc = adcp_feed_changes_after(&pg, c, &q, err);
@@ -82,7 +82,7 @@ int main(void) {
   adcp_principal_store *ps = NULL;
   adcp_principal p;
   memset(&p, 0, sizeof p);
-  adcp_principal_put in = {.version = 1, .principal_id = "tour-buyer", .account_scope = "acct_tour",
+  adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = "tour-buyer", .account_scope = "acct_tour",
                            .display_name = "Tour Buyer", .attributes_json = "{\"tier\":\"gold\"}"};
   rc = adcp_storage_principals(&ps, s, &err);
   if (!rc && (rc = adcp_principal_upsert(&p, ps, &in, &err)) == ADCP_ECONFLICT &&

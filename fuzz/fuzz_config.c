@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < n; i++) (void)adcp_config_worker_task_enabled(c, &cat[i]);
   for (size_t i = 0; i < adcp_config_worker_task_count(c); i++)
     CHECK(adcp_worker_catalog_find(adcp_config_worker_task_at(c, i)->name) != NULL);
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   adcp_config_ledger_options(&lo, c);
   int frc = adcp_config_check_files(c, &err);
   CHECK(frc == 0 || err.message[0]);

@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
   if (rc) return 1;
 
   adcp_storage *s = NULL;
-  adcp_storage_options so = {.version = 1, .allow_non_durable = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .allow_non_durable = 1};
   rc = adcp_storage_open(&s, "sqlite::memory:", &so, &err);
   if (rc) {
     fprintf(stderr, "example: %s: %s\n", adcp_error_code_name(rc), err.message);

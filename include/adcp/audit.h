@@ -125,6 +125,12 @@ typedef struct adcp_audit_retirement {
   size_t n_revisions;
   int64_t retention_days;          /* the window retention applied (informational: the audit uses its own) */
 } adcp_audit_retirement;
+#define ADCP_AUDIT_RETIREMENT_VERSION 2
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_AUDIT_RETIREMENT_INIT {.version = ADCP_AUDIT_RETIREMENT_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_AUDIT_RETIREMENT_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_audit_retirement_init(adcp_audit_retirement *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (the record), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
                                  adcp_error *err);
@@ -309,6 +315,12 @@ typedef struct adcp_audit_options {
   const adcp_audit_fetch_problem *problems; /* outside checkpoint objects that did not read: checkpoint_unreadable */
   size_t n_problems;
 } adcp_audit_options;
+#define ADCP_AUDIT_OPTIONS_VERSION 2
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_AUDIT_OPTIONS_INIT {.version = ADCP_AUDIT_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_AUDIT_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_audit_options_init(adcp_audit_options *out, unsigned version);
 
 /* Which evidence the run had (docs/trust.md, "What each mode detects"). */
 enum adcp_audit_mode {

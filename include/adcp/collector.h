@@ -86,6 +86,11 @@ typedef struct adcp_collector_options {
    * unchanged. The CLI sets it from ADCP_COLLECTOR_TESTING_CLOCK_OFFSET_SECONDS. */
   int64_t testing_clock_offset_seconds;
 } adcp_collector_options;
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_COLLECTOR_OPTIONS_INIT {.version = ADCP_COLLECTOR_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_COLLECTOR_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_collector_options_init(adcp_collector_options *out, unsigned version);
 
 typedef struct adcp_collector_counters {
   uint64_t listed, pages, candidates, deleted, absent;

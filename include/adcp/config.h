@@ -49,6 +49,12 @@ typedef struct adcp_config_search {
   const char *explicit_path; /* NULL = not given; "" is refused (INVALID_INPUT) */
   const char *system_path;   /* NULL = ADCP_CONFIG_SYSTEM_PATH (tests point it elsewhere) */
 } adcp_config_search;
+#define ADCP_CONFIG_SEARCH_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_CONFIG_SEARCH_INIT {.version = ADCP_CONFIG_SEARCH_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_CONFIG_SEARCH_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_config_search_init(adcp_config_search *out, unsigned version);
 
 /* Writes the path that applies into out (cap bytes; "" when none) and, when
  * source is non-NULL, where it came from: "--config", "ADCP_LEDGER_CONFIG",
@@ -205,6 +211,12 @@ typedef struct adcp_config_apply_options {
   adcp_config_notice_fn notice; /* may be NULL */
   void *notice_ctx;
 } adcp_config_apply_options;
+#define ADCP_CONFIG_APPLY_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_CONFIG_APPLY_OPTIONS_INIT {.version = ADCP_CONFIG_APPLY_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_CONFIG_APPLY_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_config_apply_options_init(adcp_config_apply_options *out, unsigned version);
 
 /* Applies c to l (opened with adcp_config_ledger_options): configures every
  * binding (adcp_ledger_configure_binding: refusals name the binding), turns

@@ -99,6 +99,12 @@ typedef struct adcp_changes_query {
   unsigned kinds;         /* adcp_feed_kind bits; 0 = all */
   size_t limit;           /* 0 = ADCP_FEED_DEFAULT_LIMIT; > ADCP_FEED_MAX_LIMIT is INVALID_INPUT */
 } adcp_changes_query;
+#define ADCP_CHANGES_QUERY_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_CHANGES_QUERY_INIT {.version = ADCP_CHANGES_QUERY_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_CHANGES_QUERY_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_changes_query_init(adcp_changes_query *out, unsigned version);
 
 /* One page of changes after the cursor, read in one snapshot. Account feed:
  * ordered by seq. Deployment feed: ordered by (xid, seq), only rows whose xid
@@ -169,6 +175,12 @@ typedef struct adcp_feed_prune_options {
   int64_t hold_days;        /* 0 = 7; consumers silent longer hold nothing */
   size_t limit;             /* 0 = 10 000 rows per call */
 } adcp_feed_prune_options;
+#define ADCP_FEED_PRUNE_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_FEED_PRUNE_OPTIONS_INIT {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_FEED_PRUNE_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_feed_prune_options_init(adcp_feed_prune_options *out, unsigned version);
 
 typedef struct adcp_feed_prune_result {
   uint64_t deleted;

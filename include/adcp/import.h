@@ -92,6 +92,12 @@ typedef struct adcp_import_options {
   void (*on_progress)(void *ctx, const adcp_import_report *r); /* after each candidate; may be NULL */
   void *ctx;
 } adcp_import_options;
+#define ADCP_IMPORT_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_IMPORT_OPTIONS_INIT {.version = ADCP_IMPORT_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_IMPORT_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_import_options_init(adcp_import_options *out, unsigned version);
 
 /* Runs the import from src (a connection to the legacy database; only read)
  * into l. Returns 0 when every candidate in scope was examined (quarantines

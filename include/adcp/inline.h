@@ -53,6 +53,12 @@ typedef struct adcp_inline_options {
   adcp_inline_fault_fn fault;  /* testing only */
   void *fault_ctx;
 } adcp_inline_options;
+#define ADCP_INLINE_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_INLINE_OPTIONS_INIT {.version = ADCP_INLINE_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_INLINE_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_inline_options_init(adcp_inline_options *out, unsigned version);
 
 /* Opens a store over a borrowed connection (SQLite or PostgreSQL). opts may
  * be NULL. Touches no table: a bad cap is INVALID_INPUT before any database

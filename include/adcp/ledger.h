@@ -96,6 +96,12 @@ typedef struct adcp_ledger_options {
   int (*fence_step_hook)(void *ctx, int step);
   void *fence_step_ctx;
 } adcp_ledger_options;
+#define ADCP_LEDGER_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_LEDGER_OPTIONS_INIT {.version = ADCP_LEDGER_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_LEDGER_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_ledger_options_init(adcp_ledger_options *out, unsigned version);
 
 /* Opens a ledger on a migrated connection (borrowed: the caller keeps it open
  * until adcp_ledger_close and closes it afterwards). opts may be NULL.
@@ -180,6 +186,12 @@ typedef struct adcp_ledger_commit {
   uint64_t expect_canonical_byte_count;
   uint64_t expect_row_count;
 } adcp_ledger_commit;
+#define ADCP_LEDGER_COMMIT_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_LEDGER_COMMIT_INIT {.version = ADCP_LEDGER_COMMIT_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_LEDGER_COMMIT_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_ledger_commit_init(adcp_ledger_commit *out, unsigned version);
 
 enum adcp_ledger_expect_check {
   ADCP_LEDGER_EXPECT_ROW_COUNT = 1,
@@ -379,6 +391,12 @@ typedef struct adcp_ledger_binding_config {
   const char *credential_ref;       /* NULL = default client; operational only */
   adcp_object_provider *client;
 } adcp_ledger_binding_config;
+#define ADCP_LEDGER_BINDING_CONFIG_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_LEDGER_BINDING_CONFIG_INIT {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_LEDGER_BINDING_CONFIG_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_ledger_binding_config_init(adcp_ledger_binding_config *out, unsigned version);
 
 /* Adds a binding to this handle's allowlist (copied; nothing is written).
  * INVALID_INPUT for a bad ID or location; UNSAFE_BINDING for a prefix or key

@@ -186,6 +186,11 @@ struct adcp_object_provider {
   int (*list_versions)(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
                        const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 };
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_OBJECT_PROVIDER_INIT {.version = ADCP_OBJECT_PROVIDER_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_OBJECT_PROVIDER_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_object_provider_init(adcp_object_provider *out, unsigned version);
 
 /* Frees a provider (NULL is fine). */
 void adcp_object_provider_free(adcp_object_provider *p);

@@ -76,6 +76,12 @@ typedef struct adcp_principal_put {
    * principal is REFERENCE_NOT_FOUND). */
   int64_t expected_version;
 } adcp_principal_put;
+#define ADCP_PRINCIPAL_PUT_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_PRINCIPAL_PUT_INIT {.version = ADCP_PRINCIPAL_PUT_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_PRINCIPAL_PUT_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_principal_put_init(adcp_principal_put *out, unsigned version);
 
 /* Creates or replaces a principal with compare-and-set on version; *out
  * (may be NULL) receives the stored record. One statement: exactly one row

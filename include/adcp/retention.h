@@ -43,6 +43,12 @@ typedef struct adcp_retention_policy {
   int64_t change_retention_days;        /* 0 = 30 (change pruning) */
   int64_t max_feed_hold_days;           /* 0 = 7: cap on feed-consumer holds */
 } adcp_retention_policy;
+#define ADCP_RETENTION_POLICY_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_RETENTION_POLICY_INIT {.version = ADCP_RETENTION_POLICY_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_RETENTION_POLICY_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_retention_policy_init(adcp_retention_policy *out, unsigned version);
 
 /* Validates p and writes it with defaults filled into *out (may equal p).
  * INVALID_INPUT naming the rule broken (status missing, record shorter, …). */
@@ -75,6 +81,12 @@ typedef struct adcp_retention_options {
   int (*step_hook)(void *ctx, int step); /* test hook; non-zero return aborts the pass there */
   void *step_ctx;
 } adcp_retention_options;
+#define ADCP_RETENTION_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_RETENTION_OPTIONS_INIT {.version = ADCP_RETENTION_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_RETENTION_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_retention_options_init(adcp_retention_options *out, unsigned version);
 
 typedef struct adcp_retention_failure {
   char obligation_id[ADCP_LEDGER_ID_MAX];

@@ -189,6 +189,13 @@ int adcp_sql_advisory_xact_lock(adcp_sql_conn *conn, const char *key_text, adcp_
  * Errors: ADCP_ESTORAGE, ADCP_ECONFLICT, ADCP_EINTERNAL (the clock text is unreadable). */
 int adcp_sql_now(adcp_sql_conn *conn, char out[32], adcp_error *err);
 
+/* PostgreSQL SQL text reading the timestamptz expression expr (a string
+ * literal, or "%.*s" for a printf format) back as "YYYY-MM-DDTHH:MM:SS.ffffffZ",
+ * the form adcp_sql_now gives and SQLite stores: one spelling for every
+ * statement. Both expand to string literals, so they fit in static SQL. */
+#define ADCP_SQL_PG_INSTANT_FORMAT "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"
+#define ADCP_SQL_PG_INSTANT(expr) "to_char(" expr " AT TIME ZONE 'UTC', " ADCP_SQL_PG_INSTANT_FORMAT ")"
+
 /* ---- failure classification ------------------------------------------------ */
 
 typedef enum adcp_sql_failure {
@@ -300,6 +307,12 @@ typedef struct adcp_migrate_options {
   void *progress_ctx;
   const char *applied_by;           /* recorded in history; default "adcp-c/<version>" */
 } adcp_migrate_options;
+#define ADCP_MIGRATE_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_MIGRATE_OPTIONS_INIT {.version = ADCP_MIGRATE_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_MIGRATE_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_migrate_options_init(adcp_migrate_options *out, unsigned version);
 
 /* Applies pending migrations in version order, each in its own transaction
  * under the schema lock (PostgreSQL: pg_advisory_xact_lock(hashtext(

@@ -40,6 +40,12 @@ typedef struct adcp_storage_options {
    * STORAGE_ERROR and is not created (everything but init and migrate). */
   int must_exist;
 } adcp_storage_options;
+#define ADCP_STORAGE_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_STORAGE_OPTIONS_INIT {.version = ADCP_STORAGE_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_STORAGE_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_storage_options_init(adcp_storage_options *out, unsigned version);
 
 /* Resolves the database URL: explicit (if non-NULL and non-empty), else
  * $ADCP_DATABASE_URL, else $DATABASE_URL, else ADCP_STORAGE_DEFAULT_URL.

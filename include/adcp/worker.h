@@ -56,6 +56,12 @@ typedef struct adcp_worker_pass {
   int dry_run;            /* report what would be done; change nothing */
   const atomic_int *stop; /* non-zero: finish the current bounded step and return */
 } adcp_worker_pass;
+#define ADCP_WORKER_PASS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_PASS_INIT {.version = ADCP_WORKER_PASS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_PASS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_pass_init(adcp_worker_pass *out, unsigned version);
 
 /* A task: returns 0 when it ran (partial failures are counted in `failed`
  * with causes), or a negative code when it could not run at all. */
@@ -70,6 +76,12 @@ typedef struct adcp_worker_task {
   int64_t interval_ms;   /* at most one run per interval */
   int64_t limit;         /* handed to the task as pass->limit */
 } adcp_worker_task;
+#define ADCP_WORKER_TASK_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_TASK_INIT {.version = ADCP_WORKER_TASK_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_TASK_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_task_init(adcp_worker_task *out, unsigned version);
 
 /* ---- the worker: registration, passes, the loop ---------------------------------- */
 
@@ -84,6 +96,12 @@ typedef struct adcp_worker_options {
    * the pass's thread. NULL: the metrics carry the worker's figures only. */
   struct adcp_sql_conn *gauges;
 } adcp_worker_options;
+#define ADCP_WORKER_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_OPTIONS_INIT {.version = ADCP_WORKER_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_options_init(adcp_worker_options *out, unsigned version);
 
 /* A new worker with no task. opts may be NULL. ADCP_ENOMEM. */
 int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_error *err);
@@ -154,6 +172,12 @@ typedef struct adcp_worker_run_options {
   void *ctx;
   int64_t poll_ms;        /* how often the stop flag is checked while idle; 0 = 100 */
 } adcp_worker_run_options;
+#define ADCP_WORKER_RUN_OPTIONS_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_RUN_OPTIONS_INIT {.version = ADCP_WORKER_RUN_OPTIONS_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_RUN_OPTIONS_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_run_options_init(adcp_worker_run_options *out, unsigned version);
 
 /* The loop: passes of due tasks until *stop is set, sleeping until the next
  * task is due. Never stops on a task's failure. Returns 0 after a stop.
@@ -214,6 +238,12 @@ typedef struct adcp_worker_sweep_ctx {
   const char *account_id;      /* NULL = every account */
   int64_t interval_ms;         /* the task's interval, for the staleness warning */
 } adcp_worker_sweep_ctx;
+#define ADCP_WORKER_SWEEP_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_SWEEP_CTX_INIT {.version = ADCP_WORKER_SWEEP_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_SWEEP_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_sweep_ctx_init(adcp_worker_sweep_ctx *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_ledger_sweep_intents returns before its first step. */
 int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
@@ -226,6 +256,12 @@ typedef struct adcp_worker_prune_ctx {
   int64_t retention_days;      /* 0 = 30 */
   int64_t hold_days;           /* 0 = 7 */
 } adcp_worker_prune_ctx;
+#define ADCP_WORKER_PRUNE_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_PRUNE_CTX_INIT {.version = ADCP_WORKER_PRUNE_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_PRUNE_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_prune_ctx_init(adcp_worker_prune_ctx *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_feed_prune returns. */
 int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                     adcp_error *err);
@@ -251,6 +287,12 @@ typedef struct adcp_worker_issues_ctx {
   struct adcp_ledger *ledger;
   int64_t unconfigured_intent_threshold_ms;
 } adcp_worker_issues_ctx;
+#define ADCP_WORKER_ISSUES_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_ISSUES_CTX_INIT {.version = ADCP_WORKER_ISSUES_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_ISSUES_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_issues_ctx_init(adcp_worker_issues_ctx *out, unsigned version);
 
 /* One escalation sweep (pass->limit candidates; dry_run counts only).
  * Counters: escalated, resolved, failed, skipped, pending, plus
@@ -270,6 +312,12 @@ typedef struct adcp_worker_stalled_ctx {
   struct adcp_issues *issues;  /* borrowed, on the same connection */
   int64_t threshold_s;         /* stalled at least this long; 0 = 21600 (6 h) */
 } adcp_worker_stalled_ctx;
+#define ADCP_WORKER_STALLED_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_STALLED_CTX_INIT {.version = ADCP_WORKER_STALLED_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_STALLED_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_stalled_ctx_init(adcp_worker_stalled_ctx *out, unsigned version);
 /* Opens retirement_stalled:<account>:<obligation> for each period in
  * retention backoff longer than the threshold and resolves live ones whose
  * period is no longer stalled. Counters: opened (dry run: would_open),
@@ -295,6 +343,12 @@ typedef struct adcp_worker_audit_ctx {
   const struct adcp_audit_signer *signer;   /* NULL: skipped_unconfigured */
   struct adcp_object_provider *publish;     /* NULL: database copy only */
 } adcp_worker_audit_ctx;
+#define ADCP_WORKER_AUDIT_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_AUDIT_CTX_INIT {.version = ADCP_WORKER_AUDIT_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_AUDIT_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_audit_ctx_init(adcp_worker_audit_ctx *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM; a publish failure is counted. */
 int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err);
@@ -308,6 +362,12 @@ typedef struct adcp_retention_task_ctx {
   const adcp_retention_policy *policy; /* checked by the task on every run */
   const char *account_id;              /* NULL = every account */
 } adcp_retention_task_ctx;
+#define ADCP_RETENTION_TASK_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_RETENTION_TASK_CTX_INIT {.version = ADCP_RETENTION_TASK_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_RETENTION_TASK_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_retention_task_ctx_init(adcp_retention_task_ctx *out, unsigned version);
 
 /* "period_retirement": one adcp_retention_retire pass with pass->limit,
  * pass->dry_run and pass->stop. Reports retired, failed, held, protected,
@@ -340,6 +400,12 @@ typedef struct adcp_worker_collector_ctx {
   int64_t interval_s;             /* 0 = 86400; at least 3600 */
   int64_t retry_s;                /* 0 = 3600 */
 } adcp_worker_collector_ctx;
+#define ADCP_WORKER_COLLECTOR_CTX_VERSION 1
+/* Static initializer: the version set, every other field zero. */
+#define ADCP_WORKER_COLLECTOR_CTX_INIT {.version = ADCP_WORKER_COLLECTOR_CTX_VERSION}
+/* Zeroes *out and sets its version (1..ADCP_WORKER_COLLECTOR_CTX_VERSION), for filling one at run
+ * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
+int adcp_worker_collector_ctx_init(adcp_worker_collector_ctx *out, unsigned version);
 /* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
  * returns. */
 int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,

@@ -755,7 +755,7 @@ static int checkpoint_accounts(char ***out, size_t *count, adcp_sql_conn *conn, 
 
 int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit_options *o, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || (o->version != 1 && o->version != 2))
+  if (!o || (o->version < 1 || o->version > ADCP_AUDIT_OPTIONS_VERSION))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit: unknown options version");
   char **accounts = NULL, **only_cp = NULL;
   size_t na = 0, nc = 0;

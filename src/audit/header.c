@@ -14,7 +14,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see audit/merkle.c */
 #include <openssl/sha.h>
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 #define COLS(OBS, REC, PS, PE)                                                                                   \
   "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, "     \
   "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, "     \

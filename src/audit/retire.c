@@ -107,7 +107,7 @@ static int put_entry(adcp_buf *b, int *logged, adcp_sql_conn *conn, const adcp_a
 
 int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
                                  adcp_error *err) {
-  if (!rec || rec->version != 2 || !rec->account_id || !*rec->account_id || !rec->record_id || !*rec->record_id ||
+  if (!rec || rec->version != ADCP_AUDIT_RETIREMENT_VERSION || !rec->account_id || !*rec->account_id || !rec->record_id || !*rec->record_id ||
       !rec->obligation_id || !*rec->obligation_id || !rec->period_start || !rec->period_end || !rec->retired_at ||
       rec->retention_days < 0 || (rec->n_revisions && !rec->revision_ids) ||
       rec->n_revisions > ADCP_AUDIT_RETIREMENT_MAX)

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 
 void adcp_cli_config_search(adcp_config_search *out, const adcp_cli_globals *g) {
-  *out = (adcp_config_search){1, g->config_path, NULL};
+  *out = (adcp_config_search){ADCP_CONFIG_SEARCH_VERSION, g->config_path, NULL};
 #ifdef ADCP_CLI_TEST_HOOKS
   /* Tests put the system location in a scratch directory; never in the shipped binary. */
   const char *t = getenv("ADCP_LEDGER_TEST_SYSTEM_CONFIG");
@@ -52,12 +52,12 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   memset(x, 0, sizeof *x);
   int rc = adcp_cli_config_load(&x->cfg, g, err);
   if (rc) return rc;
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   adcp_config_ledger_options(&lo, x->cfg);
-  adcp_storage_options so = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
   rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);
-  adcp_config_apply_options ao = {1, g->read_only, notice, NULL};
+  adcp_config_apply_options ao = {ADCP_CONFIG_APPLY_OPTIONS_VERSION, g->read_only, notice, NULL};
   if (!rc) rc = adcp_config_apply(x->cfg, x->l, &ao, err);
   if (rc) adcp_cli_session_close(x);
   return rc;

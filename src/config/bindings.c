@@ -178,7 +178,7 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     return provider_failed(p, b, where, id, rc);
   }
   size_t n = adcp_config__location_kv(c, i, lkeys, v);
-  adcp_ledger_binding_config bc = {1, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
                                    c->providers[i]};
   return adcp_config__add_binding(p, b, where, &bc);
 }
@@ -238,7 +238,7 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     return provider_failed(p, b, where, id, rc);
   }
   c->locs[i * CFG_LOC_MAX].key = "root", c->locs[i * CFG_LOC_MAX].value = root;
-  adcp_ledger_binding_config bc = {1, id, "filesystem", &c->locs[i * CFG_LOC_MAX], 1, prefix, tmpl, compression, cred,
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "filesystem", &c->locs[i * CFG_LOC_MAX], 1, prefix, tmpl, compression, cred,
                                    c->providers[i]};
   rc = adcp_config__add_binding(p, b, where, &bc);
   if (rc) free(c->real_roots[i]), c->real_roots[i] = NULL;

@@ -220,7 +220,7 @@ int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const
     *out = NULL;
     return rc;
   }
-  adcp_ledger_binding_config bc = {1, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
   return adcp_config__add_binding(p, binding, where, &bc);
 }
 

@@ -188,7 +188,7 @@ int adcp_feed__check_account(const char *s, adcp_error *err) {
 
 static const char SEL_PG[] =
     "SELECT c.seq, c.xid::text AS xid_text, c.account_id, c.record_kind, c.record_id, c.obligation_id, "
-    "to_char(c.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM adcp_reporting_changes c ";
+    ADCP_SQL_PG_INSTANT("c.recorded_at") " FROM adcp_reporting_changes c ";
 static const char SEL_SQ[] =
     "SELECT c.seq, c.xid, c.account_id, c.record_kind, c.record_id, c.obligation_id, c.recorded_at "
     "FROM adcp_reporting_changes c ";
@@ -261,7 +261,7 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
 
 int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_changes_query *q, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!q || q->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
+  if (!q || q->version != ADCP_CHANGES_QUERY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
   const char *account = q->account_id && *q->account_id ? q->account_id : NULL;
   size_t limit = q->limit ? q->limit : ADCP_FEED_DEFAULT_LIMIT;
   if (limit > ADCP_FEED_MAX_LIMIT)
@@ -316,7 +316,7 @@ int adcp_feed_head(char **out, adcp_sql_conn *c, const char *account_id, adcp_er
   char *cursor = NULL;
   for (;;) {
     adcp_change_page page;
-    adcp_changes_query q = {1, cursor, account_id, 0, ADCP_FEED_MAX_LIMIT};
+    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, account_id, 0, ADCP_FEED_MAX_LIMIT};
     int rc = adcp_feed_changes_after(&page, c, &q, err);
     if (rc) {
       free(cursor);

@@ -144,8 +144,8 @@ int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_co
   adcp_sql_param d = adcp_sql_int64(hold_days);
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, c,
-                      pg(c) ? "SELECT consumer_name, account_id, cursor_xid::text, cursor_seq, to_char(updated_at AT "
-                              "TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), (" PG_LIVE "), l.n, "
+                      pg(c) ? "SELECT consumer_name, account_id, cursor_xid::text, cursor_seq, " ADCP_SQL_PG_INSTANT("updated_at")
+                              ", (" PG_LIVE "), l.n, "
                               "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - l.oldest), 0)::float8::text, "
                               "EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::float8::text FROM "
                               "adcp_reporting_feed_consumers f CROSS JOIN LATERAL (" PG_LAG ") l ORDER BY consumer_name"

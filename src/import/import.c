@@ -215,7 +215,7 @@ static int attempt(int *failed, adcp_commit_result *res, run *x, const import_ca
   int rc = adcp_import__rows_open(&it, x->src, x->o->source, c->revision_id, err);
   if (rc) return rc;
   adcp_ledger_commit req = {
-      .version = 1,
+      .version = ADCP_LEDGER_COMMIT_VERSION,
       .account_id = c->account_id,
       .obligation_id = c->obligation_id,
       .revision_id = c->revision_id,
@@ -313,7 +313,7 @@ static int one(run *x, const import_candidate *c, int *cursor_ok, adcp_error *er
 int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src, const adcp_import_options *o,
                     adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || o->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "import: unknown options version");
+  if (!o || o->version != ADCP_IMPORT_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "import: unknown options version");
   adcp_import_source chk;
   if (adcp_import_source_parse(&chk, adcp_import_source_name(o->source), err)) return ADCP_EINVALID_INPUT;
   size_t batch = o->batch ? o->batch : ADCP_IMPORT_BATCH_DEFAULT;

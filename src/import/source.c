@@ -20,7 +20,7 @@
 
 #include "import/internal.h"
 
-#define PG_UTC(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_UTC(col) ADCP_SQL_PG_INSTANT(col)
 
 static const char js_pg_select[] =
     "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, " PG_UTC(

@@ -25,7 +25,7 @@ int adcp_inline_open(adcp_inline_store **out, adcp_sql_conn *conn, const adcp_in
                      adcp_error *err) {
   if (!out) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   *out = NULL;
-  if (!conn || (opts && opts->version != 1)) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
+  if (!conn || (opts && opts->version != ADCP_INLINE_OPTIONS_VERSION)) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   size_t cap = opts && opts->max_payload_bytes ? opts->max_payload_bytes : ADCP_INLINE_MAX_PAYLOAD_BYTES;
   if (cap > ADCP_INLINE_MAX_PAYLOAD_BYTES) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   adcp_inline_store *st = calloc(1, sizeof *st);

@@ -34,7 +34,7 @@ void adcp_issues__copy(char *dst, size_t n, const char *src) {
 
 /* ---- dialect templates ------------------------------------------------------ */
 
-#define PG_TS "to_char((%.*s) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS ADCP_SQL_PG_INSTANT("(%.*s)")
 
 const char *adcp_issues__sql(const adcp_issues *s, char *out, size_t n, const char *t) {
   int pg = s->dialect == ADCP_SQL_POSTGRES;

@@ -72,7 +72,7 @@ static int prefixes_overlap(const char *a, const char *b) {
 /* The checks of one binding that need no handle: the configuration room runs
  * them at load so `config check` refuses exactly what configuring refuses. */
 int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp_error *err) {
-  if (!cfg || cfg->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
+  if (!cfg || cfg->version != ADCP_LEDGER_BINDING_CONFIG_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
   int rc = check_binding_id(cfg->id, err);
   if (rc) return rc;
   if (!strcmp(cfg->id, ADCP_LEDGER_POSTGRES_BINDING))
@@ -242,7 +242,7 @@ int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const c
   return 0;
 }
 
-#define PG_TS(x) "coalesce(to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '')"
+#define PG_TS(x) "coalesce(" ADCP_SQL_PG_INSTANT(x) ", '')"
 
 int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledger *l, adcp_error *err) {
   *out = NULL, *count = 0;

@@ -211,9 +211,8 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
                           l->dialect == ADCP_SQL_POSTGRES
-                              ? "SELECT account_id, to_char(period_start AT TIME ZONE 'UTC', "
-                                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), to_char(period_end AT TIME ZONE 'UTC', "
-                                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), configuration_id, period_ordinal "
+                              ? "SELECT account_id, " ADCP_SQL_PG_INSTANT("period_start") ", " ADCP_SQL_PG_INSTANT("period_end")
+                                ", configuration_id, period_ordinal "
                                 "FROM adcp_reporting_obligations WHERE obligation_id = $1"
                               : "SELECT account_id, period_start, period_end, configuration_id, period_ordinal "
                                 "FROM adcp_reporting_obligations WHERE obligation_id = $1",
@@ -293,7 +292,7 @@ static int ledger_check_instant(char out[32], const char *text, const char *fiel
 }
 
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
-  if (!req || req->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
+  if (!req || req->version != ADCP_LEDGER_COMMIT_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
   /* Every external identifier, once, before anything reaches SQL or a key. */
   if ((rc = adcp_ledger__check_ident(req->account_id, "account_id", err)) ||

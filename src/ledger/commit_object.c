@@ -289,8 +289,8 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     if ((rc = adcp_ledger__now_plus(l, need, l->write_deadline_ms + 5000, err))) goto out;
     adcp_sql_rows *r;
     if ((rc = adcp_sql_query(&r, l->conn,
-                             pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(to_char(lease_expires_at "
-                                  "AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '') FROM "
+                             pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(" ADCP_SQL_PG_INSTANT("lease_expires_at")
+                                  ", '') FROM "
                                   "adcp_reporting_obligations WHERE obligation_id = $1 FOR UPDATE"
                                 : "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(lease_expires_at, '') "
                                   "FROM adcp_reporting_obligations WHERE obligation_id = $1",

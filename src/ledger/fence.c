@@ -24,7 +24,7 @@
 #define FENCE_IO_DEADLINE_MS 10000 /* below the lease: a late write cannot outlive its mark */
 #define FENCE_MAX_PAGES 64
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};

@@ -6,7 +6,7 @@
 
 #include "ledger/internal.h"
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err) {

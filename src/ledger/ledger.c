@@ -95,7 +95,7 @@ bad:
 
 /* ---- handle ---------------------------------------------------------------------- */
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 /* Column order read by adcp_ledger__header_from_row. */
 #define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE)                                                                 \
@@ -129,7 +129,7 @@ static char *concat(const char *a, const char *b) {
 int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_options *opts, adcp_error *err) {
   *out = NULL;
   if (!conn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: connection is NULL");
-  if (opts && opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: unknown options version");
+  if (opts && opts->version != ADCP_LEDGER_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: unknown options version");
   adcp_ledger *l = calloc(1, sizeof *l);
   if (!l) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   l->conn = conn;

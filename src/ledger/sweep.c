@@ -23,7 +23,7 @@
 /* How long a claimed intent is this sweeper's before another may retry it. */
 #define SWEEP_CLAIM_LEASE_S 600
 
-#define PG_TS(x) "to_char(" x " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 typedef struct cand {
   char binding[129];

@@ -22,7 +22,7 @@ struct adcp_subscription_store {
 };
 
 /* An instant column as the ledger renders it: UTC, microseconds, "Z". */
-#define PR_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define PR_TS(col) ADCP_SQL_PG_INSTANT(col)
 /* The database clock in that form. */
 #define PR_NOW_PG "clock_timestamp()"
 #define PR_NOW_SQLITE "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')"

@@ -119,7 +119,7 @@ static int cas_refusal(adcp_principal_store *ps, const char *id, int64_t expecte
 int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in,
                           adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
-  if (!ps || !in || in->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal put: bad arguments");
+  if (!ps || !in || in->version != ADCP_PRINCIPAL_PUT_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal put: bad arguments");
   int rc = adcp_principals__check_id(in->principal_id, "principal_id", err);
   if (!rc) rc = adcp_principals__check_id(in->account_scope, "account_scope", err);
   if (rc) return rc;

@@ -13,7 +13,7 @@
 #define DAY_US (86400LL * 1000000LL)
 
 int adcp_retention_policy_check(adcp_retention_policy *out, const adcp_retention_policy *p, adcp_error *err) {
-  if (!p || p->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
+  if (!p || p->version != ADCP_RETENTION_POLICY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
   adcp_retention_policy q = *p;
   if (q.status_retention_days <= 0 || q.status_retention_days > ADCP_RETENTION_MAX_DAYS)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
@@ -145,7 +145,7 @@ int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *t) {
       const char *e = strchr(t, '}');
       if (!e) return ADCP_EINTERNAL;
       int n = (int)(e - t - 5);
-      rc = rp->pg ? adcp_buf_printf(out, "to_char(%.*s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", n, t + 5)
+      rc = rp->pg ? adcp_buf_printf(out, ADCP_SQL_PG_INSTANT("%.*s"), n, t + 5)
                   : adcp_buf_printf(out, "%.*s", n, t + 5);
       t = e + 1;
     } else if (!strncmp(t, "@UNUSABLE", 9)) {

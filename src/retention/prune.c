@@ -208,7 +208,7 @@ static int free_objects(rpass *rp, const adcp_retention_options *o, const rset *
 int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o,
                               adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || o->version != 1 || !o->policy)
+  if (!o || o->version != ADCP_RETENTION_OPTIONS_VERSION || !o->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention options: unknown version or no policy");
   size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
   adcp_fence_pass_begin(l); /* object deletes recheck the fence claim this pass (docs/fence.md) */

@@ -280,16 +280,16 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
   adcp_sql_param p[1] = {adcp_sql_text(c->id)};
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, rp->c,
-                          rp->pg ? "SELECT to_char(period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
-                                   "to_char(period_end AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
-                                   "to_char(retired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+                          rp->pg ? "SELECT " ADCP_SQL_PG_INSTANT("period_start") ", "
+                                   ADCP_SQL_PG_INSTANT("period_end") ", "
+                                   ADCP_SQL_PG_INSTANT("retired_at") " "
                                    "FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1"
                                  : "SELECT period_start, period_end, retired_at FROM adcp_reporting_obligation_tombstones "
                                    "WHERE obligation_id = $1",
                           p, 1, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) == 1) {
-    adcp_audit_retirement rec = {2, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
+    adcp_audit_retirement rec = {ADCP_AUDIT_RETIREMENT_VERSION, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
                                  adcp_sql_get_text(r, 2, NULL), (const char *const *)ids, n,
                                  adcp_retention_window_days(&rp->pol)};
     uint64_t leaf = 0;
@@ -388,7 +388,7 @@ static int period_lock(rpass *rp, const char *id, int take, int *got, adcp_error
 int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o,
                           adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || o->version != 1 || !o->policy)
+  if (!o || o->version != ADCP_RETENTION_OPTIONS_VERSION || !o->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention options: unknown version or no policy");
   size_t limit = o->limit ? o->limit : ADCP_RETENTION_DEFAULT_LIMIT;
   adcp_fence_pass_begin(l); /* object deletes recheck the fence claim this pass (docs/fence.md) */

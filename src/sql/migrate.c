@@ -241,8 +241,7 @@ static int history_read(history_row **out, size_t *n, adcp_sql_conn *c, adcp_err
   int rc = history_exists(&exists, c, err);
   if (rc || !exists) return rc;
   const char *sql = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                        ? "SELECT version, name, upgrade, checksum, to_char(applied_at AT TIME ZONE 'UTC', "
-                          "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM adcp_schema_migrations ORDER BY version"
+                        ? "SELECT version, name, upgrade, checksum, " ADCP_SQL_PG_INSTANT("applied_at") " FROM adcp_schema_migrations ORDER BY version"
                         : "SELECT version, name, upgrade, checksum, applied_at FROM adcp_schema_migrations "
                           "ORDER BY version";
   adcp_sql_rows *r;

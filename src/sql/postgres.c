@@ -635,7 +635,9 @@ static int append_value(adcp_buf *b, const char *v) {
   return rc;
 }
 
-int adcp_sql__pg_redact(char *out, size_t n, const char *url) {
+/* Rebuilds a URI or conninfo string as keyword=value pairs with every password
+ * masked (through PQconninfoParse). -1 when libpq cannot parse it. */
+static int pg_redact_url(char *out, size_t n, const char *url) {
   char *msg = NULL;
   PQconninfoOption *opts = PQconninfoParse(url, &msg);
   if (msg) PQfreemem(msg);
@@ -666,7 +668,7 @@ int adcp_sql__pg_redact(char *out, size_t n, const char *url) {
 }
 
 const adcp_sql_backend adcp_sql_postgres_backend = {
-    .version = 1,
+    .version = ADCP_SQL_BACKEND_VERSION,
     .dialect = ADCP_SQL_POSTGRES,
     .connect = pg_connect,
     .close = pg_close,
@@ -684,4 +686,5 @@ const adcp_sql_backend adcp_sql_postgres_backend = {
     .holds_write_lock = pg_holds_write_lock,
     .txn_failed = pg_txn_failed,
     .commit = pg_commit,
+    .redact_url = pg_redact_url,
 };

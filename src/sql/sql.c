@@ -40,6 +40,12 @@ static void copy_out(char *out, size_t n, const char *a, size_t alen, const char
   out[o] = '\0';
 }
 
+/* The backend's own redaction, through its vtable; -1 when it has none. */
+static int backend_redact(const adcp_sql_backend *be, char *out, size_t n, const char *url) {
+  if (be->version < 2 || !be->redact_url) return -1;
+  return be->redact_url(out, n, url);
+}
+
 void adcp_sql_redact_url(char *out, size_t n, const char *url) {
   if (!out || n == 0) return;
   out[0] = '\0';
@@ -55,12 +61,12 @@ void adcp_sql_redact_url(char *out, size_t n, const char *url) {
      * when an '@' follows one of those, mask everything after the scheme. */
     const char *rest = scheme + 3;
     const char *at = strrchr(rest, '@');
-    if (!(at && strcspn(rest, "/?#") < (size_t)(at - rest)) && adcp_sql__pg_redact(out, n, url) == 0) return;
+    if (!(at && strcspn(rest, "/?#") < (size_t)(at - rest)) && backend_redact(&adcp_sql_postgres_backend, out, n, url) == 0) return;
     copy_out(out, n, url, (size_t)(rest - url), "***");
     return;
   }
   if (is_conninfo(url)) {
-    if (adcp_sql__pg_redact(out, n, url) == 0) return;
+    if (backend_redact(&adcp_sql_postgres_backend, out, n, url) == 0) return;
     copy_out(out, n, "", 0, "***");
     return;
   }
@@ -364,8 +370,7 @@ int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *e
 int adcp_sql_now(adcp_sql_conn *c, char out[32], adcp_error *err) {
   const char *sql = c->be->dialect == ADCP_SQL_SQLITE
                         ? "SELECT adcp_now()"
-                        : "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', "
-                          "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+                        : "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()");
   int found = 0;
   int rc = adcp_sql_query_text(out, 32, &found, c, sql, NULL, 0, err);
   if (!rc && (!found || strlen(out) != 27)) rc = adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");

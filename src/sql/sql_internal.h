@@ -6,8 +6,11 @@
 
 #include "adcp/sql.h"
 
+/* 2 added redact_url. A slot past what a backend's version has is never read. */
+#define ADCP_SQL_BACKEND_VERSION 2
+
 typedef struct adcp_sql_backend {
-  int version; /* 1; lets the vtable grow without breaking backends */
+  int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
   adcp_sql_dialect dialect;
   /* target: the URL with the scheme handled (SQLite path, or the libpq string). */
   int (*connect)(adcp_sql_conn *c, const char *target, adcp_error *err);
@@ -33,6 +36,10 @@ typedef struct adcp_sql_backend {
   /* COMMIT: 0 only when the server really committed (PostgreSQL answers a
    * COMMIT of a failed transaction with the command tag "ROLLBACK"). */
   int (*commit)(adcp_sql_conn *c, adcp_error *err);
+  /* Version 2, optional (NULL: the port masks everything after the scheme):
+   * rebuilds a URL of this backend with every password masked. 0, or -1 when
+   * the backend cannot parse it. */
+  int (*redact_url)(char *out, size_t n, const char *url);
 } adcp_sql_backend;
 
 struct adcp_sql_conn {
@@ -65,10 +72,6 @@ int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
                    const char *constraint, const char *what, adcp_error *err);
 /* BEGIN with a dialect-specific statement (e.g. an isolation level). */
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err);
-/* PostgreSQL: rebuilds a URI or conninfo string as keyword=value pairs with
- * every password masked (postgres.c, through PQconninfoParse). -1 when libpq
- * cannot parse it (the caller masks everything then). */
-int adcp_sql__pg_redact(char *out, size_t n, const char *url);
 /* Clears the failure state after a successful call. */
 void adcp_sql__ok(adcp_sql_conn *c);
 /* Generic phrase for a failure class. */

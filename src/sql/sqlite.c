@@ -638,7 +638,7 @@ static int sq_txn_failed(const adcp_sql_conn *c) {
 static int sq_commit(adcp_sql_conn *c, adcp_error *err) { return sq_exec_script(c, "COMMIT", err); }
 
 const adcp_sql_backend adcp_sql_sqlite_backend = {
-    .version = 1,
+    .version = ADCP_SQL_BACKEND_VERSION,
     .dialect = ADCP_SQL_SQLITE,
     .connect = sq_connect,
     .close = sq_close,

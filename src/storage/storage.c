@@ -123,9 +123,9 @@ static int refuse_non_durable(const adcp_storage *s, adcp_error *err) {
 int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_options *opts, adcp_error *err) {
   if (!out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: out is NULL");
   *out = NULL;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (opts) {
-    if (opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
+    if (opts->version != ADCP_STORAGE_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
     o = *opts;
   }
   const char *resolved = adcp_storage_resolve_url(url);

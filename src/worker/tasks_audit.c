@@ -30,7 +30,7 @@ int adcp_worker_task_audit_checkpoint(void *vctx, const adcp_worker_pass *pass, 
   static const char *const names[] = {"checkpointed", "unchanged", "published", "failed", "pending",
                                       "skipped_unconfigured", "held", "protected", "stalled"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) adcp_worker_report_add(out, names[i], 0);
-  if (!c || c->version != 1 || !c->conn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit task: bad context");
+  if (!c || c->version != ADCP_WORKER_AUDIT_CTX_VERSION || !c->conn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit task: bad context");
   if (!c->signer) {
     adcp_worker_report_add(out, "skipped_unconfigured", 1);
     return 0;

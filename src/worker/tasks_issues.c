@@ -12,7 +12,7 @@
 int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err) {
   adcp_worker_issues_ctx *c = ctx;
-  if (!c || c->version != 1 || !c->store || !pass || !out)
+  if (!c || c->version != ADCP_WORKER_ISSUES_CTX_VERSION || !c->store || !pass || !out)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "issue_escalation: bad task context");
   static const char *const names[] = {"escalated", "resolved", "failed", "skipped", "pending",
                                       "events_pending", "events_dead_lettered"};

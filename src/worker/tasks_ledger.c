@@ -61,7 +61,7 @@ static int sweep_preview(adcp_worker_sweep_ctx *x, const adcp_worker_pass *pass,
 
 int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_sweep_ctx *x = ctx;
-  if (!x || x->version != 1 || !x->ledger || !pass)
+  if (!x || x->version != ADCP_WORKER_SWEEP_CTX_VERSION || !x->ledger || !pass)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "intent_sweep: needs a version-1 context with a ledger");
   sweep_zeros(out, pass->dry_run);
   if (pass->dry_run) return sweep_preview(x, pass, out, err);
@@ -108,13 +108,13 @@ int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_
 int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                     adcp_error *err) {
   adcp_worker_prune_ctx *x = ctx;
-  if (!x || x->version != 1 || !x->conn || !pass)
+  if (!x || x->version != ADCP_WORKER_PRUNE_CTX_VERSION || !x->conn || !pass)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "change_pruning: needs a version-1 context with a connection");
   adcp_worker_report_add(out, pass->dry_run ? "would_delete" : "deleted", 0);
   adcp_worker_report_add(out, "failed", 0);
   adcp_worker_report_add(out, "pending", 0);
   size_t limit = pass->limit > 0 ? (size_t)pass->limit : ADCP_FEED_DEFAULT_PRUNE_LIMIT;
-  adcp_feed_prune_options po = {1, x->retention_days, x->hold_days, limit};
+  adcp_feed_prune_options po = {ADCP_FEED_PRUNE_OPTIONS_VERSION, x->retention_days, x->hold_days, limit};
   adcp_feed_prune_result r;
   int rc = pass->dry_run ? adcp_feed_prune_preview(&r, x->conn, &po, err) : adcp_feed_prune(&r, x->conn, &po, err);
   if (rc) {

@@ -11,10 +11,10 @@
 
 static int run(int retire, void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   const adcp_retention_task_ctx *ctx = vctx;
-  if (!ctx || ctx->version != 1 || !ctx->ledger || !ctx->policy)
+  if (!ctx || ctx->version != ADCP_RETENTION_TASK_CTX_VERSION || !ctx->ledger || !ctx->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad context");
-  if (!pass || pass->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad pass");
-  adcp_retention_options o = {.version = 1,
+  if (!pass || pass->version != ADCP_WORKER_PASS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad pass");
+  adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION,
                               .policy = ctx->policy,
                               .account_id = ctx->account_id,
                               .limit = pass->limit > 0 ? (size_t)pass->limit : 0,

@@ -80,7 +80,7 @@ static int still_stalled(const adcp_retention_stalled *st, size_t n, const adcp_
 int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
                                       adcp_error *err) {
   adcp_worker_stalled_ctx *c = ctx;
-  if (!c || c->version != 1 || !c->ledger || !c->issues)
+  if (!c || c->version != ADCP_WORKER_STALLED_CTX_VERSION || !c->ledger || !c->issues)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention_issues: bad context");
   adcp_retention_stalled *st = NULL;
   size_t n = 0;

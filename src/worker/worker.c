@@ -27,7 +27,7 @@ const char *adcp_worker_status_name(adcp_worker_status s) {
 
 int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_error *err) {
   *out = NULL;
-  if (opts && opts->version != 1) return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown options version");
+  if (opts && opts->version != ADCP_WORKER_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown options version");
   adcp_worker *w = calloc(1, sizeof *w);
   if (!w) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (pthread_mutex_init(&w->mu, NULL)) {
@@ -57,7 +57,7 @@ static int name_ok(const char *s) {
 }
 
 int adcp_worker_register(adcp_worker *w, const adcp_worker_task *task, adcp_error *err) {
-  if (!w || !task || task->version != 1 || !task->run)
+  if (!w || !task || task->version != ADCP_WORKER_TASK_VERSION || !task->run)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: a task needs version 1 and a function");
   if (!name_ok(task->name))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: task names are 1-64 characters of [a-z0-9_]");
@@ -177,7 +177,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
       r->status = ADCP_WORKER_SKIPPED, r->skip_reason = "not_due", p->skipped++;
       continue;
     }
-    adcp_worker_pass pass = {1, s->task.limit, dry_run, stop};
+    adcp_worker_pass pass = {ADCP_WORKER_PASS_VERSION, s->task.limit, dry_run, stop};
     adcp_error te = {0};
     int rc = s->task.run(s->task.ctx, &pass, &r->report, &te);
     int64_t end = adcp_worker__mono_us();
@@ -215,7 +215,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
 }
 
 int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error *err) {
-  if (!o || o->version != 1 || !o->stop)
+  if (!o || o->version != ADCP_WORKER_RUN_OPTIONS_VERSION || !o->stop)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: run needs version 1 options with a stop flag");
   if (!w || !w->n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: no task is registered");
   int64_t poll = o->poll_ms > 0 ? o->poll_ms : 100;

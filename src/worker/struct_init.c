@@ -1,0 +1,16 @@
+/* worker/struct_init.c — room worker: the _init functions of its versioned structs
+ * (docs/abi.md "Versioned structs"). */
+#include "adcp/worker.h"
+#include "core/struct_init.h"
+
+ADCP__STRUCT_INIT(adcp_worker_pass, adcp_worker_pass_init, ADCP_WORKER_PASS_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_task, adcp_worker_task_init, ADCP_WORKER_TASK_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_options, adcp_worker_options_init, ADCP_WORKER_OPTIONS_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_run_options, adcp_worker_run_options_init, ADCP_WORKER_RUN_OPTIONS_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_sweep_ctx, adcp_worker_sweep_ctx_init, ADCP_WORKER_SWEEP_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_prune_ctx, adcp_worker_prune_ctx_init, ADCP_WORKER_PRUNE_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_issues_ctx, adcp_worker_issues_ctx_init, ADCP_WORKER_ISSUES_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_stalled_ctx, adcp_worker_stalled_ctx_init, ADCP_WORKER_STALLED_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_audit_ctx, adcp_worker_audit_ctx_init, ADCP_WORKER_AUDIT_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_retention_task_ctx, adcp_retention_task_ctx_init, ADCP_RETENTION_TASK_CTX_VERSION)
+ADCP__STRUCT_INIT(adcp_worker_collector_ctx, adcp_worker_collector_ctx_init, ADCP_WORKER_COLLECTOR_CTX_VERSION)
