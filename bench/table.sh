@@ -18,7 +18,8 @@ for a in "$@"; do
 done
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-python3 - "$root/$build" "$json" <<'PY'
+case "$build" in /*) dir=$build ;; *) dir=$root/$build ;; esac
+python3 - "$dir" "$json" <<'PY'
 import json, os, sys
 b, as_json = sys.argv[1], sys.argv[2] == "1"
 
@@ -101,13 +102,13 @@ if o: row("PostgreSQL 100 x 10,000: 4 connections vs 1", "ledger", o["ratio_to_o
           f"{o['ratio_to_one_connection']:.2f}x", ">= 1.5x", o["ratio_to_one_connection"] >= 1.5)
 else: missing("PostgreSQL 100 x 10,000: 4 connections vs 1", "ledger", ">= 1.5x")
 
-s = one(day, measure="day_summary")
-if s:
+s, pg = one(day, measure="day"), one(day, role="pages")
+if s and pg:
     row("a tenth of the spec's day (PostgreSQL, 4 writers + feed + pages)", "day", s["x_real_time"],
         f"{s['x_real_time']:.0f}x real time ({s['client_cpu_s']:.0f} s client + {s['server_cpu_s']:.0f} s server CPU)",
         ">= 150x", s["x_real_time"] >= 150)
-    row("day: verified page p99 during the load", "day", s["page_p99_ms"], f"{s['page_p99_ms']:.1f} ms", "<= 10 ms",
-        s["page_p99_ms"] <= 10)
+    row("day: verified page p99 during the load", "day", pg["p99_ms"], f"{pg['p99_ms']:.1f} ms", "<= 10 ms",
+        pg["p99_ms"] <= 10)
 else:
     missing("a tenth of the spec's day (PostgreSQL, 4 writers + feed + pages)", "day", ">= 150x")
     missing("day: verified page p99 during the load", "day", "<= 10 ms")
