@@ -41,13 +41,12 @@ void adcp_audit__account_key(char out[65], const char *account_id) {
 
 int adcp_audit__lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
   int rc = 0;
-  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
   adcp_buf key;
   adcp_buf_init(&key);
   if (!rc && (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) ||
               adcp_buf_cstr(&key)))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc) rc = adcp_sql_advisory_xact_lock(conn, (const char *)key.data, err);
+  if (!rc) rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err);
   adcp_buf_free(&key);
   return rc;
 }
