@@ -362,12 +362,6 @@ static void concurrent_writers_gapless_one_official(void **state) {
 /* PostgreSQL: a commit waits at most 5 s for its account lock, then answers
  * CONFLICT naming the lock; the lock timeout is set in the lock's own
  * statement now (issue 32), so this holds the bound in place. */
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void account_lock_wait_is_bounded(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
