@@ -14,6 +14,13 @@ if [ ! -s "$data" ]; then
   echo "bench: generating $rows rows ..." >&2
   python3 "$shared/bench/gen-rows.py" "$rows" > "$data.tmp" && mv "$data.tmp" "$data"
 fi
+# The load average as each section starts: bench/table.sh prints it beside the
+# section's figures (the machine may be shared; every target is a same-run ratio).
+loadlog="$root/$build/bench-load.txt"
+: > "$loadlog"
+load_mark() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg)" >> "$loadlog"; }
+rm -f "$root/$build"/bench-{ours,ledger,day,retention,audit-sqlite,audit-postgres}.jsonl "$root/$build/bench-peer.json"
+load_mark rows
 # One core, as the targets are stated per core.
 pin=""; command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
 echo "== rows layer (in-process, best of 3) =="
@@ -48,6 +55,7 @@ PY
 # the pure encode measured in the same process, and verified 500-row page
 # reads. PostgreSQL comes from ADCP_BENCH_PG_URL, else a throwaway cluster.
 echo "== ledger commit and verified page reads (bench_ledger) =="
+load_mark ledger
 if [ -z "${ADCP_BENCH_PG_URL:-}" ] && [ -x "$root/scripts/pg-cluster.sh" ]; then
   # Benchmarks run PostgreSQL durably (fsync on), like the SQLite file; tests use fsync=off.
   eval "$(ADCP_PG_FSYNC=on "$root/scripts/pg-cluster.sh" start)"
@@ -146,6 +154,7 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 # Peak memory of commit, read and verify --all (bench/run_mem.sh, reuses the cluster).
 "$here/run_mem.sh" "$build"
 # A tenth of the spec's day (bench/day.sh, reuses the cluster; ADCP_BENCH_DAY_SCALE).
+load_mark day
 "$here/day.sh" "$build"
 # Change feed (bench/run_feed.sh reuses the cluster started above).
 "$here/run_feed.sh" "$build"
@@ -156,12 +165,16 @@ rm -rf "$root/$build/bench-ledger.db" "$root/$build/bench-ledger.db-wal" "$root/
 # Issue-event outbox (bench/run_issues.sh reuses the cluster started above).
 "$here/run_issues.sh" "$build"
 # Retention (bench/run_retention.sh reuses the cluster started above).
+load_mark retention
 "$here/run_retention.sh" "$build"
 # Orphan collector over a filesystem binding (SQLite).
 "$here/run_collector.sh" "$build"
 # Tamper-evident history (bench/run_audit.sh reuses the cluster started above).
+load_mark audit
 "$here/run_audit.sh" "$build"
 # Reader line check (validator vs the canonicalizer it replaced).
 "$here/run_lines.sh" "$build"
 # Legacy import (bench/run_import.sh reuses the cluster started above).
 "$here/run_import.sh" "$build"
+# Issue 32's table: every row from the figures above, with its target and load.
+"$here/table.sh" "$build"

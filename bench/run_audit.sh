@@ -53,6 +53,9 @@ for f in sys.argv[1:]:
             print(f"{e:8} proof document (tree of {o['tree_size']}): {o['bytes']} bytes, verified offline "
                   f"(signature included) in {o['verify_us']:.0f} us")
 PY
+# Kept for bench/table.sh (issue 32's summary at the end of make bench).
+cp "$tmp/sqlite.jsonl" "$root/$build/bench-audit-sqlite.jsonl"
+cp "$tmp/pg.jsonl" "$root/$build/bench-audit-postgres.jsonl"
 if [ -n "${ADCP_BENCH_AUDIT_SOAK:-}" ]; then
   echo "== forgery property soak: ${ADCP_BENCH_AUDIT_SOAK} runs per engine =="
   ADCP_TEST_PG_URL="${ADCP_TEST_PG_URL:-$ADCP_BENCH_PG_URL}" ADCP_AUDIT_PROPERTY_RUNS="$ADCP_BENCH_AUDIT_SOAK" \

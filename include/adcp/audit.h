@@ -105,6 +105,16 @@ int adcp_audit_header_sha256(char out[65], adcp_sql_conn *conn, const char *revi
  * Errors: ADCP_EREFERENCE_NOT_FOUND (no such revision), ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err);
 
+/* The RETURNING list (after the word RETURNING) for an INSERT INTO
+ * adcp_reporting_revisions: the header columns exactly as the audit reads
+ * them back, and the log's next leaf index. The committing INSERT then hands
+ * the leaf its digest without a second read of the header. Static storage. */
+const char *adcp_audit_header_returning(adcp_sql_dialect d);
+/* adcp_audit_append_revision for a header row that statement returned
+ * (positioned on its row by adcp_sql_next); same transaction and lock rules.
+ * Errors: ADCP_EINTEGRITY_FAILED, ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
+int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, adcp_sql_rows *header, adcp_error *err);
+
 /* A retirement record (period retirement, phase 3): what was retired, and
  * when. Appended as a leaf of profile adcp-retirement-v1 (docs/trust.md)
  * whose document lists every logged revision of the obligation as

@@ -182,6 +182,12 @@ int adcp_sql_rollback_to(adcp_sql_conn *conn, const char *name, adcp_error *err)
  * writer lock, which the transaction must already hold (begin(immediate)),
  * else ADCP_EINVALID_INPUT. Needs an open transaction. */
 int adcp_sql_advisory_xact_lock(adcp_sql_conn *conn, const char *key_text, adcp_error *err);
+/* The same lock waiting at most timeout_ms (PostgreSQL: lock_timeout set for
+ * the rest of the transaction in the lock's own statement, one round trip;
+ * SQLite: as adcp_sql_advisory_xact_lock, the writer lock is already held).
+ * Errors: ADCP_ECONFLICT when the wait timed out, ADCP_EINVALID_INPUT,
+ * ADCP_ESTORAGE. */
+int adcp_sql_advisory_xact_lock_wait(adcp_sql_conn *conn, const char *key_text, int64_t timeout_ms, adcp_error *err);
 
 /* The database clock in UTC as "YYYY-MM-DDTHH:MM:SS.ffffffZ" (27 chars + NUL).
  * PostgreSQL: clock_timestamp(); SQLite: adcp_now(), the host clock with

@@ -27,6 +27,26 @@ static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.peri
 
 const char *adcp_audit__header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
 
+/* The same 20 columns from an INSERT's RETURNING (the new row is named by its
+ * table; obligations and row sets by subqueries), then the log's next leaf:
+ * the values the audit will read back, as the engine stored them. */
+#define RV "adcp_reporting_revisions."
+#define OB(col) "(SELECT " col " FROM adcp_reporting_obligations o WHERE o.obligation_id = " RV "obligation_id)"
+#define RCOLS(OBS, REC, PS, PE)                                                                                  \
+  RV "revision_id, " RV "obligation_id, " RV "account_id, " RV "revision_number, " RV "finality, "              \
+  RV "supersedes_revision_id, " RV "binding_algorithm, " RV "revision_content_sha256, " RV "canonical_byte_count, " \
+  RV "row_count, " RV "control_totals, " RV "row_manifest_sha256, " RV "rows_shared_from_revision_id, " OBS ", "  \
+  REC ", " OB(PS) ", " OB(PE) ", " OB("o.configuration_id") ", " OB("o.period_ordinal") ", "                     \
+  "coalesce((SELECT s.chunk_count FROM adcp_reporting_row_sets s WHERE s.row_set_id = " RV "row_set_id), CASE "  \
+  "WHEN " RV "row_set_id IS NULL THEN (SELECT s2.chunk_count FROM adcp_reporting_row_sets s2 WHERE "             \
+  "s2.row_set_id = " RV "revision_id) END), " AUDIT_NEXT_LEAF(RV "account_id")
+
+static const char RET_PG[] =
+    RCOLS(PG_TS(RV "observed_at"), PG_TS(RV "recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
+static const char RET_SQLITE[] = RCOLS(RV "observed_at", RV "recorded_at", "o.period_start", "o.period_end");
+
+const char *adcp_audit_header_returning(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? RET_PG : RET_SQLITE; }
+
 /* Member names are ASCII without escapes: written as they are. */
 static int key(adcp_buf *b, const char *k, int first) {
   size_t n = strlen(k);

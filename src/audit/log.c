@@ -41,13 +41,12 @@ void adcp_audit__account_key(char out[65], const char *account_id) {
 
 int adcp_audit__lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
   int rc = 0;
-  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
   adcp_buf key;
   adcp_buf_init(&key);
   if (!rc && (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) ||
               adcp_buf_cstr(&key)))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc) rc = adcp_sql_advisory_xact_lock(conn, (const char *)key.data, err);
+  if (!rc) rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err);
   adcp_buf_free(&key);
   return rc;
 }
@@ -190,9 +189,8 @@ int adcp_audit__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const cha
 
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
   adcp_sql_dialect d = adcp_sql_dialect_of(conn);
-  adcp_buf sql, obj;
+  adcp_buf sql;
   adcp_buf_init(&sql);
-  adcp_buf_init(&obj);
   int rc = 0;
   /* The header and the log's size in one statement. */
   if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
@@ -202,29 +200,34 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(revision_id);
   adcp_sql_rows *r = NULL;
-  int64_t size = -1;
   if (!rc) rc = adcp_sql_query(&r, conn, (const char *)sql.data, &p, 1, err);
   if (!rc) {
     rc = adcp_sql_next(r, err);
     if (rc == 0) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found for the audit log");
   }
-  char digest[65], account[256], obligation[256];
-  if (rc == 1) {
-    adcp_json_doc doc;
-    adcp_json_doc_init(&doc);
-    rc = adcp_audit__header_digest(digest, &obj, r, 0, &doc, err);
-    adcp_json_doc_free(&doc);
-    snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
-    snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
-    size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
-  }
+  if (rc == 1) rc = adcp_audit_append_revision_row(leaf_index, conn, r, err);
   adcp_sql_rows_free(r);
   adcp_buf_free(&sql);
+  return rc;
+}
+
+int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, adcp_sql_rows *r, adcp_error *err) {
+  adcp_buf obj;
+  adcp_buf_init(&obj);
+  char digest[65], account[256], obligation[256], revision[256];
+  adcp_json_doc doc;
+  adcp_json_doc_init(&doc);
+  int rc = adcp_audit__header_digest(digest, &obj, r, 0, &doc, err);
+  adcp_json_doc_free(&doc);
+  snprintf(revision, sizeof revision, "%s", adcp_sql_get_text(r, 0, NULL));
+  snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
+  snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
+  int64_t size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
   /* The header object itself is the leaf's document: the log then holds
    * the logged period and recorded_at a retirement is judged by. */
   if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc)
-    rc = adcp_audit__append_leaf(leaf_index, conn, account, "revision", revision_id, obligation, ADCP_AUDIT_HEADER_PROFILE,
+    rc = adcp_audit__append_leaf(leaf_index, conn, account, "revision", revision, obligation, ADCP_AUDIT_HEADER_PROFILE,
                            digest, (const char *)obj.data, size, err);
   adcp_buf_free(&obj);
   return rc;

@@ -655,6 +655,11 @@ static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_comm
   return 0;
 }
 
+static void number_taken(int64_t number, const adcp_ledger_commit *req, adcp_error *err) {
+  adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
+                 number, req->obligation_id);
+}
+
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
                            const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
                            const char *observed_at, adcp_error *err) {
@@ -676,26 +681,41 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
                             observed_at && observed_at[0] ? adcp_sql_text(observed_at) : adcp_sql_null(),
                             adcp_sql_text(adcp_binding_algorithm_name(adcp_ledger__commit_algorithm(req))),
                             adcp_sql_text(recorded)};
-  rc = adcp_sql_exec(l->conn,
-                     l->dialect == ADCP_SQL_POSTGRES
-                         ? "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-                           "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
-                           "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
-                           "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
-                           "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15::timestamptz)"
-                         : "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-                           "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
-                           "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
-                           "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
-                           "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15)",
-                     all, 15, err);
-  if (rc == ADCP_ECONFLICT)
-    adcp_error_set(err, ADCP_ECONFLICT, "revision number %" PRId64 " of obligation %s was taken by another writer; retry",
-                   number, req->obligation_id);
-  /* Tamper-evident history (docs/trust.md): the header digest becomes the
-   * next leaf of the account's log in this transaction, under the account
-   * lock, for both binding kinds (both insert the header here). */
-  if (!rc && !l->audit_off) rc = adcp_audit_append_revision(NULL, l->conn, req->revision_id, err);
+  static const char INS_PG[] =
+      "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+      "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+      "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+      "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
+      "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15::timestamptz)";
+  static const char INS_SQLITE[] =
+      "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+      "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+      "canonical_byte_count, row_count, control_totals, row_manifest_sha256, "
+      "rows_shared_from_revision_id, row_set_id, observed_at, recorded_at) VALUES ($1, $2, $3, $4, "
+      "$5, $6, $14, $7, $8, $9, $10, $11, $12, $1, $13, $15)";
+  const char *ins = l->dialect == ADCP_SQL_POSTGRES ? INS_PG : INS_SQLITE;
+  if (l->audit_off) {
+    rc = adcp_sql_exec(l->conn, ins, all, 15, err);
+    if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
+  } else {
+    /* Tamper-evident history (docs/trust.md): the header digest becomes the
+     * next leaf of the account's log in this transaction, under the account
+     * lock, for both binding kinds (both insert the header here). The insert
+     * returns the header as the engine stored it and the log's size, so the
+     * leaf needs no second read of the header (issue 32). */
+    adcp_buf sql;
+    adcp_buf_init(&sql);
+    adcp_sql_rows *r = NULL;
+    rc = adcp_buf_printf(&sql, "%s RETURNING %s", ins, adcp_audit_header_returning(l->dialect)) || adcp_buf_cstr(&sql)
+             ? adcp_error_set(err, ADCP_ENOMEM, "out of memory")
+             : adcp_sql_query(&r, l->conn, (const char *)sql.data, all, 15, err);
+    if (!rc && (rc = adcp_sql_next(r, err)) == 0) rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
+    if (rc == ADCP_ECONFLICT) number_taken(number, req, err); /* the insert's own conflict, not the leaf's */
+    if (rc == 1) rc = adcp_audit_append_revision_row(NULL, l->conn, r, err);
+    if (!rc && (rc = adcp_sql_next(r, err)) == 1) rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned two rows");
+    adcp_sql_rows_free(r);
+    adcp_buf_free(&sql);
+  }
   return rc;
 }
 

@@ -351,7 +351,8 @@ int adcp_sql_rollback_to(adcp_sql_conn *c, const char *name, adcp_error *err) {
   return c->be->exec_script(c, sql, err);
 }
 
-int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *err) {
+/* timeout_ms < 0: no timeout of its own (the session's lock_timeout). */
+static int advisory_lock(adcp_sql_conn *c, const char *key, int64_t timeout_ms, adcp_error *err) {
   if (!key) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: key is NULL");
   if (!c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: needs an open transaction");
@@ -363,8 +364,23 @@ int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *e
                             "advisory lock on SQLite needs a transaction begun with immediate=1");
     return 0;
   }
-  adcp_sql_param p = adcp_sql_text(key);
-  return adcp_sql_exec(c, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &p, 1, err);
+  adcp_sql_param p[2] = {adcp_sql_text(key), adcp_sql_int64(timeout_ms)};
+  if (timeout_ms < 0) return adcp_sql_exec(c, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", p, 1, err);
+  /* The subquery sets the timeout before the lock is requested: a volatile
+   * subquery is never pulled up into the outer projection. */
+  return adcp_sql_exec(c,
+                       "SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) FROM (SELECT "
+                       "set_config('lock_timeout', $2::bigint::text || 'ms', true)) t",
+                       p, 2, err);
+}
+
+int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *err) {
+  return advisory_lock(c, key, -1, err);
+}
+
+int adcp_sql_advisory_xact_lock_wait(adcp_sql_conn *c, const char *key, int64_t timeout_ms, adcp_error *err) {
+  if (timeout_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: negative timeout");
+  return advisory_lock(c, key, timeout_ms, err);
 }
 
 int adcp_sql_now(adcp_sql_conn *c, char out[32], adcp_error *err) {

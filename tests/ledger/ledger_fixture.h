@@ -165,6 +165,13 @@ static inline int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char
   return adcp_ledger_commit_revision(res, l, &req, err);
 }
 
+/* Monotonic seconds, for tests that bound how long something waits. */
+static inline double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 #define BOTH(fn) {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, {"postgres/" #fn, fn, setup, teardown, &POSTGRES}
 
 #endif

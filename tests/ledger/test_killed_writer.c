@@ -71,12 +71,6 @@ static int park(void *ctx, int step) {
   for (;;) pause();
 }
 
-static double mono_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void blocked_at_most_the_lease(void **state) {
   fixture *f = *state;
   char *dir = tu_mkdtemp();

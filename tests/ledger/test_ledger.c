@@ -359,6 +359,39 @@ static void concurrent_writers_gapless_one_official(void **state) {
   adcp_storage_close(s);
 }
 
+/* PostgreSQL: a commit waits at most 5 s for its account lock, then answers
+ * CONFLICT naming the lock; the lock timeout is set in the lock's own
+ * statement now (issue 32), so this holds the bound in place. */
+static void account_lock_wait_is_bounded(void **state) {
+  fixture *f = *state;
+  adcp_error err = {0};
+  adcp_storage *s = open_migrated(f);
+  adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
+  adcp_commit_result res;
+  OK(commit_gen(&res, l, "acct_lk", "ob_lk", "lk_1", ADCP_FINALITY_SNAPSHOT, NULL, &err));
+  adcp_commit_result_free(&res);
+  adcp_sql_conn *holder;
+  OK(adcp_storage_connect(&holder, s, &err));
+  OK(adcp_sql_begin(holder, 1, &err));
+  OK(adcp_ledger_lock_account(holder, "acct_lk", &err));
+  double t = mono_s();
+  int rc = commit_gen(&res, l, "acct_lk", "ob_lk", "lk_2", ADCP_FINALITY_SNAPSHOT, NULL, &err);
+  t = mono_s() - t;
+  assert_int_equal(rc, ADCP_ECONFLICT);
+  assert_non_null(strstr(err.message, "account lock not acquired within 5 s"));
+  if (t < 4.5 || t > 60) fail_msg("the lock wait took %.2f s, not about 5 s", t);
+  /* Another account is not held up by it. */
+  OK(commit_gen(&res, l, "acct_lk2", "ob_lk2", "lk_3", ADCP_FINALITY_SNAPSHOT, NULL, &err));
+  adcp_commit_result_free(&res);
+  OK(adcp_sql_rollback(holder, &err));
+  OK(commit_gen(&res, l, "acct_lk", "ob_lk", "lk_2", ADCP_FINALITY_SNAPSHOT, NULL, &err));
+  assert_int_equal(res.header.revision_number, 2);
+  adcp_commit_result_free(&res);
+  adcp_sql_close(holder);
+  adcp_ledger_close(l);
+  adcp_storage_close(s);
+}
+
 /* ---- header-only sharing ------------------------------------------------------------------ */
 
 static int64_t scalar(adcp_sql_conn *c, const char *sql) {
@@ -923,6 +956,7 @@ int main(void) {
       BOTH(writer_failure_rolls_back),
       BOTH(encoder_failure_rolls_back),
       {"sqlite/sqlite_background_checkpoint", sqlite_background_checkpoint, setup, teardown, &SQLITE},
+      {"postgres/account_lock_wait_is_bounded", account_lock_wait_is_bounded, setup, teardown, &POSTGRES},
   };
   return cmocka_run_group_tests_name("ledger (SQLite + PostgreSQL)", tests, NULL, NULL);
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/table.sh — room: bench. The summary table of issue 32 at the end of
+# `make bench`: every row a ratio of two figures measured in the same run,
+# read from the JSON lines the bench programs left in the build folder
+# (bench_rows, the Node peer, bench_ledger, bench_day, bench_retention,
+# bench_audit), with its target, whether it is met, and the load average the
+# machine had when that section ran (bench/run.sh records it in
+# bench-load.txt). A figure whose section did not run prints "not run".
+#   bench/table.sh [BUILD_DIR]        (--json: one JSON document instead)
+set -euo pipefail
+build=build json=0
+for a in "$@"; do
+  case "$a" in
+    --json) json=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) build=$a ;;
+  esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+case "$build" in /*) dir=$build ;; *) dir=$root/$build ;; esac
+python3 - "$dir" "$json" <<'PY'
+import json, os, sys
+b, as_json = sys.argv[1], sys.argv[2] == "1"
+
+def lines(name):
+    p = os.path.join(b, name)
+    if not os.path.exists(p):
+        return []
+    out = []
+    for l in open(p):
+        l = l.strip()
+        if l.startswith("{"):
+            try: out.append(json.loads(l))
+            except ValueError: pass
+    return out
+
+def one(objs, **kw):
+    for o in objs:
+        if all(o.get(k) == v for k, v in kw.items()):
+            return o
+    return None
+
+load = {}
+p = os.path.join(b, "bench-load.txt")
+if os.path.exists(p):
+    for l in open(p):
+        f = l.split()
+        if len(f) >= 4: load[f[0]] = " ".join(f[1:4])
+
+rows_ = lines("bench-ours.jsonl")
+peer = None
+pp = os.path.join(b, "bench-peer.json")
+if os.path.exists(pp):
+    try: peer = json.load(open(pp))
+    except ValueError: peer = None
+led = lines("bench-ledger.jsonl")
+day = lines("bench-day.jsonl")
+ret = lines("bench-retention.jsonl")
+aud = lines("bench-audit-postgres.jsonl")
+aud_sq = lines("bench-audit-sqlite.jsonl")
+
+table = []
+def row(measure, section, value, shown, target, met):
+    table.append({"measure": measure, "value": value, "shown": shown, "target": target,
+                  "met": met, "load_1_5_15": load.get(section, "?")})
+
+def missing(measure, section, target):
+    row(measure, section, None, "not run", target, None)
+
+enc = one(rows_, measure="encode"); cpu = one(rows_, measure="encode_cpu")
+if enc and peer:
+    pm = peer["canonical_byte_count"] / peer["seconds"] / 1e6
+    r = enc["mb_per_s"] / pm
+    row("encode, one core, vs the Node peer", "rows", round(r, 2), f"{enc['mb_per_s']:.1f} / {pm:.1f} MB/s = {r:.2f}x", ">= 12x", r >= 12)
+else: missing("encode, one core, vs the Node peer", "rows", ">= 12x")
+if cpu:
+    row("encode, one core, vs the three-pass SHA-256 bound", "rows", cpu["ratio"],
+        f"{cpu['cpu_mb_per_s']:.0f} of {cpu['three_sha_pass_cpu_mb_per_s']:.0f} MB/s CPU = {cpu['ratio']*100:.0f}%", ">= 50%", cpu["ratio"] >= 0.5)
+else: missing("encode, one core, vs the three-pass SHA-256 bound", "rows", ">= 50%")
+t2 = one(rows_, measure="encode_2threads")
+if t2: row("encode with the hasher thread, vs one core", "rows", t2["ratio_to_one_core"], f"{t2['ratio_to_one_core']:.2f}x", ">= 1.9x", t2["ratio_to_one_core"] >= 1.9)
+else: missing("encode with the hasher thread, vs one core", "rows", ">= 1.9x")
+bw, av = one(rows_, measure="canonicalize_bytewise"), one(rows_, measure="canonicalize_avx2")
+if bw and av:
+    r = av["cpu_mb_per_s"] / bw["cpu_mb_per_s"]
+    row("canonicalize only: AVX2 scanner vs byte-wise", "rows", round(r, 2),
+        f"{av['cpu_mb_per_s']:.0f} vs {bw['cpu_mb_per_s']:.0f} MB/s = {r:.2f}x", ">= 1.5x (or removed)", r >= 1.5)
+else: missing("canonicalize only: AVX2 scanner vs byte-wise", "rows", ">= 1.5x (or removed)")
+
+def commit_row(engine, measure, label, target, thr):
+    o = one(led, engine=engine, measure=measure)
+    if not o: return missing(label, "ledger", target)
+    r = o.get("ratio_to_encode", o.get("ratio_to_bound"))
+    row(label, "ledger", r, f"{o['mb_per_s']:.1f} MB/s = {r*100:.0f}%", target, r >= thr)
+commit_row("sqlite", "commit_1x1000000", "SQLite commit 1 x 1,000,000 vs encode", ">= 80%", 0.8)
+commit_row("sqlite", "commit_100x10000_vs_bound", "SQLite commit 100 x 10,000 vs 1/(1/encode + 1/storage floor)", ">= 90%", 0.9)
+commit_row("postgres", "commit_1x1000000", "PostgreSQL commit 1 x 1,000,000 vs encode", ">= 60%", 0.6)
+commit_row("postgres", "commit_100x10000_vs_bound", "PostgreSQL 100 x 10,000 vs the bound", ">= 90%", 0.9)
+o = one(led, engine="postgres", measure="commit_100x10000_4conn")
+if o: row("PostgreSQL 100 x 10,000: 4 connections vs 1", "ledger", o["ratio_to_one_connection"],
+          f"{o['ratio_to_one_connection']:.2f}x", ">= 1.5x", o["ratio_to_one_connection"] >= 1.5)
+else: missing("PostgreSQL 100 x 10,000: 4 connections vs 1", "ledger", ">= 1.5x")
+
+s, pg = one(day, measure="day"), one(day, role="pages")
+if s and pg:
+    row("a tenth of the spec's day (PostgreSQL, 4 writers + feed + pages)", "day", s["x_real_time"],
+        f"{s['x_real_time']:.0f}x real time ({s['client_cpu_s']:.0f} s client + {s['server_cpu_s']:.0f} s server CPU)",
+        ">= 150x", s["x_real_time"] >= 150)
+    row("day: verified page p99 during the load", "day", pg["p99_ms"], f"{pg['p99_ms']:.1f} ms", "<= 10 ms",
+        pg["p99_ms"] <= 10)
+else:
+    missing("a tenth of the spec's day (PostgreSQL, 4 writers + feed + pages)", "day", ">= 150x")
+    missing("day: verified page p99 during the load", "day", "<= 10 ms")
+
+c = one(aud, measure="commit_log")
+if c:
+    row("audit log's added work per 1,000-row commit, PostgreSQL", "audit", c["added_median"],
+        f"{c['added_median']*100:+.1f}% wall (append alone {c['append_share_of_commit']*100:.1f}%, client CPU {c['added_cpu_median']*100:+.1f}%)",
+        "<= 3%", c["added_median"] <= 0.03)
+else: missing("audit log's added work per 1,000-row commit, PostgreSQL", "audit", "<= 3%")
+for label, objs, tgt in (("audit throughput, PostgreSQL", aud, 100000), ("audit throughput, SQLite (must not regress)", aud_sq, None)):
+    a = one(objs, measure="audit", outside_checkpoints=0)
+    if a:
+        row(label, "audit", a["headers_per_s"], f"{a['headers_per_s']:,.0f} headers/s ({a['headers_per_cpu_s']:,.0f} per client CPU s)",
+            ">= 100,000/s" if tgt else "no regression", a["headers_per_s"] >= tgt if tgt else None)
+    else: missing(label, "audit", ">= 100,000/s" if tgt else "no regression")
+
+sq = [o for o in ret if o.get("engine") == "sqlite"]
+if sq:
+    worst = max(sq, key=lambda o: o["p99_ratio"])
+    detail = ", ".join(f"{o['kind']} {o['page_p99_during_ms']:.2f} / {o['page_p99_idle_ms']:.2f} ms = {o['p99_ratio']:.2f}x" for o in sq)
+    row("page-read p99 during SQLite retirement vs idle", "retention", worst["p99_ratio"], detail, "<= 2x", worst["p99_ratio"] <= 2)
+else: missing("page-read p99 during SQLite retirement vs idle", "retention", "<= 2x")
+
+if as_json:
+    print(json.dumps({"table": table, "load_when_printed": open("/proc/loadavg").read().split()[:3]}))
+    sys.exit(0)
+print("== issue 32 table (same run; load = 1/5/15-minute load average when the section started) ==")
+w = max(len(t["measure"]) for t in table)
+for t in table:
+    met = {True: "met", False: "MISSED", None: "-"}[t["met"]]
+    print(f"{t['measure']:{w}}  {t['shown']:60}  target {t['target']:22} {met:6}  load {t['load_1_5_15']}")
+print("load now:", " ".join(open("/proc/loadavg").read().split()[:3]), f"on {os.cpu_count()} cores")
+PY
