@@ -131,8 +131,9 @@ typedef int (*adcp_jcs_sink_fn)(void *ctx, const uint8_t *data, size_t len);
  * about 64 KiB instead of one buffer, so a large document costs its source
  * and 4 bytes per key of its largest open objects, not a copy of its output
  * (docs/cli.md). The whole text is checked before the first piece: on a
- * refusal sink is never called. Errors: as adcp_jcs_canonicalize, and the
- * sink's own code. */
+ * refusal sink is never called. Errors: ADCP_EINVALID_INPUT, ADCP_EINVALID_ROW,
+ * ADCP_ENOMEM (as adcp_jcs_canonicalize), and the sink's own code (ADCP_EIO
+ * from a writer). */
 int adcp_jcs_canonicalize_to(adcp_jcs_sink_fn sink, void *sink_ctx, int *root_type, adcp_json_doc *scratch,
                              const char *src, size_t len, const adcp_json_options *opts, adcp_error *err);
 
