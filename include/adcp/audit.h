@@ -382,5 +382,17 @@ typedef struct adcp_audit_proof_info {
 int adcp_audit_verify_proof(adcp_audit_proof_info *out, const char *proof, size_t len, const adcp_audit_keyring *keys,
                             const char *rows, size_t rows_len, adcp_error *err);
 
+/* Gives the next JSONL line of the rows: 1 with *line and *len set (valid until
+ * the next call; a trailing '\r' is dropped), 0 at the end, or a negative
+ * ADCP_E* code with err set. */
+typedef int (*adcp_audit_rows_fn)(void *ctx, const char **line, size_t *len, adcp_error *err);
+
+/* As adcp_audit_verify_proof, with the rows read one line at a time from next
+ * (NULL: no rows), so memory is one row's encoder state and one chunk whatever
+ * the revision's size. Errors: ADCP_EINVALID_INPUT, ADCP_EINTEGRITY_FAILED, an
+ * INVALID_ROW row (as adcp_audit_verify_proof), and next's own (ADCP_EIO). */
+int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, size_t len,
+                                 const adcp_audit_keyring *keys, adcp_audit_rows_fn next, void *ctx, adcp_error *err);
+
 ADCP_END_DECLS
 #endif

@@ -123,6 +123,20 @@ int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_
 int adcp_jcs_canonicalize(adcp_buf *out, int *root_type, adcp_json_doc *scratch, const char *src, size_t len,
                           const adcp_json_options *opts, adcp_error *err);
 
+/* Receives canonical text in pieces; a non-zero return (an ADCP_E* code) stops
+ * the canonicalization, which then returns that code. */
+typedef int (*adcp_jcs_sink_fn)(void *ctx, const uint8_t *data, size_t len);
+
+/* As adcp_jcs_canonicalize, but the canonical text goes to sink in pieces of
+ * about 64 KiB instead of one buffer, so a large document costs its source
+ * and 4 bytes per key of its largest open objects, not a copy of its output
+ * (docs/cli.md). The whole text is checked before the first piece: on a
+ * refusal sink is never called. Errors: ADCP_EINVALID_INPUT, ADCP_EINVALID_ROW,
+ * ADCP_ENOMEM (as adcp_jcs_canonicalize), and the sink's own code (ADCP_EIO
+ * from a writer). */
+int adcp_jcs_canonicalize_to(adcp_jcs_sink_fn sink, void *sink_ctx, int *root_type, adcp_json_doc *scratch,
+                             const char *src, size_t len, const adcp_json_options *opts, adcp_error *err);
+
 /* Appends the RFC 8785 canonical form of the subtree at node to out. Errors: ADCP_ENOMEM. */
 int adcp_jcs_write(adcp_buf *out, const adcp_json_doc *doc, uint32_t node);
 /* Appends a JCS string literal for UTF-8 text s (already valid UTF-8). Errors: ADCP_ENOMEM. */

@@ -128,7 +128,7 @@ static int hdr_u64(uint64_t *v, const adcp_json_doc *d, uint32_t obj, const char
 }
 
 /* The rows, re-encoded, reproduce the header's digests and counts. */
-static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, const char *rows, size_t len,
+static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, adcp_audit_rows_fn next, void *ctx,
                       adcp_error *err) {
   char alg[40], content[65], manifest[65];
   uint64_t nrows = 0, bytes = 0, chunks = 0;
@@ -144,14 +144,12 @@ static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, const
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, rev, &totals, ba, NULL, NULL};
   adcp_rows_encoder *enc = NULL;
   if (!rc) rc = adcp_rows_encoder_new(&enc, &eo, err);
-  size_t pos = 0;
-  while (!rc && pos < len) {
-    const char *nl = memchr(rows + pos, '\n', len - pos);
-    size_t end = nl ? (size_t)(nl - rows) : len;
-    size_t l = end - pos;
-    if (l && rows[pos + l - 1] == '\r') l--;
-    if (l) rc = adcp_rows_encoder_add_json(enc, rows + pos, l, err);
-    pos = end + 1;
+  const char *line;
+  size_t l;
+  while (!rc && (rc = next(ctx, &line, &l, err)) == 1) {
+    rc = 0;
+    if (l && line[l - 1] == '\r') l--;
+    if (l) rc = adcp_rows_encoder_add_json(enc, line, l, err);
   }
   adcp_rows_result res;
   if (!rc) rc = adcp_rows_encoder_finish(enc, &res, err);
@@ -167,8 +165,31 @@ static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, const
   return 0;
 }
 
+/* Lines of a JSONL text in memory, for adcp_audit_verify_proof. */
+typedef struct mem_lines {
+  const char *p;
+  size_t len, pos;
+} mem_lines;
+
+static int mem_next(void *ctx, const char **line, size_t *len, adcp_error *err) {
+  (void)err;
+  mem_lines *m = ctx;
+  if (m->pos >= m->len) return 0;
+  const char *nl = memchr(m->p + m->pos, '\n', m->len - m->pos);
+  size_t end = nl ? (size_t)(nl - m->p) : m->len;
+  *line = m->p + m->pos, *len = end - m->pos;
+  m->pos = end + 1;
+  return 1;
+}
+
 int adcp_audit_verify_proof(adcp_audit_proof_info *out, const char *proof, size_t len, const adcp_audit_keyring *keys,
                             const char *rows, size_t rows_len, adcp_error *err) {
+  mem_lines m = {rows, rows_len, 0};
+  return adcp_audit_verify_proof_rows(out, proof, len, keys, rows ? mem_next : NULL, &m, err);
+}
+
+int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, size_t len,
+                                 const adcp_audit_keyring *keys, adcp_audit_rows_fn next, void *ctx, adcp_error *err) {
   memset(out, 0, sizeof *out);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
@@ -241,7 +262,7 @@ int adcp_audit_verify_proof(adcp_audit_proof_info *out, const char *proof, size_
     snprintf(out->key_id, sizeof out->key_id, "%s", cp.key_id);
     snprintf(out->timestamp, sizeof out->timestamp, "%s", cp.timestamp);
   }
-  if (!rc && rows) rc = check_rows(&d, h, out->revision_id, rows, rows_len, err);
+  if (!rc && next) rc = check_rows(&d, h, out->revision_id, next, ctx, err);
   adcp_audit_checkpoint_free(&cp);
   adcp_buf_free(&hb);
   adcp_buf_free(&cb);

@@ -13,7 +13,6 @@
 #include "cli/opt.h"
 
 #define PROOF_MAX (1u << 20)      /* a proof or checkpoint file: 1 MiB */
-#define ROWS_MAX (256u << 20)     /* verify-proof --rows: 256 MiB */
 
 static int fail(const char *cmd, adcp_error *err, adcp_cli_session *x, adcp_cli_audit_config *ac) {
   if (x && x->l) adcp_cli_session_close(x);
@@ -469,6 +468,10 @@ static const char verify_proof_help[] =
     "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
     "document or a bad key; 3 the proof (or the rows) refused.\n";
 
+static int rows_next(void *r, const char **line, size_t *len, adcp_error *err) {
+  return adcp_cli_lines_next(r, line, len, err);
+}
+
 int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv) {
   (void)g;
   const char *proof = NULL, *keyfile = NULL, *rows = NULL;
@@ -484,18 +487,20 @@ int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv) {
   }
   if (!proof || !keyfile) return adcp_cli_usage_error("verify-proof", "give PROOF and --public-key FILE");
   adcp_error err = {0};
-  adcp_buf pb, kb, rb;
-  adcp_buf_init(&pb), adcp_buf_init(&kb), adcp_buf_init(&rb);
+  adcp_buf pb, kb;
+  adcp_buf_init(&pb), adcp_buf_init(&kb);
   adcp_audit_keyring keys = {0};
   int rc = adcp_cli_read_file(&pb, proof, PROOF_MAX, "proof", &err);
   if (!rc) rc = adcp_cli_read_file(&kb, keyfile, 65536, "public key", &err);
   if (!rc) rc = adcp_audit_keyring_add(&keys, kb.data ? (const char *)kb.data : "", kb.len, &err);
-  if (!rc && rows) rc = adcp_cli_read_file(&rb, rows, ROWS_MAX, "rows", &err);
+  adcp_cli_lines rl = {0}; /* rows stream line by line (16 MiB a line), never read whole */
+  if (!rc && rows) rc = adcp_cli_lines_open(&rl, rows, &err);
   adcp_audit_proof_info info;
   if (!rc)
-    rc = adcp_audit_verify_proof(&info, pb.data ? (const char *)pb.data : "", pb.len, &keys,
-                                 rows ? (rb.data ? (const char *)rb.data : "") : NULL, rb.len, &err);
-  adcp_buf_free(&pb), adcp_buf_free(&kb), adcp_buf_free(&rb);
+    rc = adcp_audit_verify_proof_rows(&info, pb.data ? (const char *)pb.data : "", pb.len, &keys,
+                                      rows ? rows_next : NULL, &rl, &err);
+  if (rows) adcp_cli_lines_close(&rl);
+  adcp_buf_free(&pb), adcp_buf_free(&kb);
   if (rc) return adcp_cli_fail("verify-proof", &err);
   if (json) {
     adcp_buf b;

@@ -21,6 +21,12 @@ static int blank(const char *s, size_t n) {
 
 /* ---- canonicalize ----------------------------------------------------------- */
 
+/* Streams canonical text out, so the document is never held twice (docs/cli.md). */
+static int write_stdout(void *ctx, const uint8_t *p, size_t n) {
+  (void)ctx;
+  return fwrite(p, 1, n, stdout) == n ? 0 : ADCP_EIO;
+}
+
 static int run_canonicalize(const adcp_cli_globals *g, const adcp_cli_args *a) {
   (void)g;
   const char *path = a->npos ? a->pos[0] : NULL;
@@ -35,9 +41,9 @@ static int run_canonicalize(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf in;
     adcp_buf_init(&in);
     if (!(rc = adcp_cli_read_file(&in, path, ADCP_CLI_MAX_DOCUMENT_BYTES, "input document", &err)) &&
-        !(rc = adcp_jcs_canonicalize(&out, NULL, &doc, in.data ? (const char *)in.data : "", in.len, NULL, &err)) &&
-        !(rc = adcp_buf_append_byte(&out, '\n')))
-      fwrite(out.data, 1, out.len, stdout);
+        !(rc = adcp_jcs_canonicalize_to(write_stdout, NULL, NULL, &doc, in.data ? (const char *)in.data : "", in.len,
+                                        NULL, &err)))
+      fputc('\n', stdout);
     adcp_buf_free(&in);
   } else {
     adcp_cli_lines r;

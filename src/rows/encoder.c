@@ -255,8 +255,11 @@ static int close_segment(adcp_rows_encoder *e, uint64_t end, adcp_error *err) {
   e->seg_start = end;
   e->seg_rows = 0;
   if (e->threads > 1 && !e->ht) hasher_start(e);
-  if (e->ht) return hasher_queue(e, p, n, idx, err);
-  return hash_bytes(e, p, NULL, n, s, 0, err);
+  if (e->ht && n <= ADCP_ROWS_CHUNK_MAX_BYTES) return hasher_queue(e, p, n, idx, err);
+  /* An oversized row (up to the 16 MiB line cap) is hashed here after a
+   * drain: a slot copy of it would add its whole size to peak memory. */
+  int rc = hasher_drain(e, err);
+  return rc ? rc : hash_bytes(e, p, NULL, n, s, 0, err);
 }
 
 static int close_chunk(adcp_rows_encoder *e, uint64_t len, adcp_error *err) {

@@ -2,8 +2,9 @@
  * input caps on adversarial input of short keys (issue 27 item 8; the
  * figures are in docs/cli.md "CLI limits"). Each case runs the real binary on
  * a generated file and reads the child's maximum resident set size from
- * wait4(); the bounds are the documented multiples with some headroom, well
- * under what the code did before (886 MiB and 248 MiB). */
+ * wait4(); the bounds are the issue's targets (at most 4x the cap and at most
+ * 128 MiB), well under what the code did before (430 MiB for the document,
+ * 137 MiB for arrays of tiny objects, 133 MiB and 115 MiB for one row). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,17 +74,48 @@ static long run_rss(const char *const *args, int *st) {
 #define RSS_SLACK 1
 #endif
 
+/* Writes [{"a":0},{"a":1},...]: millions of tiny objects, at most cap bytes. */
+static void write_tiny_objects(const char *path, size_t cap) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputc('[', f);
+  size_t size = 2;
+  for (unsigned v = 0;; v++) {
+    size_t add = 7 + (v ? 1 : 0);
+    if (size + add > cap) break;
+    fprintf(f, "%s{\"a\":%u}", v ? "," : "", v % 10);
+    size += add;
+  }
+  fputc(']', f);
+  fclose(f);
+}
+
+/* Runs args on a generated file and checks exit 0 and a peak under bound_mib. */
+static void peak_under(const char *what, const char *const *args, long bound_mib) {
+  int st;
+  long kib = run_rss(args, &st);
+  print_message("%s: %ld MiB peak (bound %ld MiB)\n", what, kib / 1024, RSS_SLACK * bound_mib);
+  assert_int_equal(st, 0);
+  assert_true(kib < RSS_SLACK * bound_mib * 1024);
+}
+
 static void canonicalize_document_at_cap(void **state) {
   (void)state;
   char path[600];
   snprintf(path, sizeof path, "%s/keys.json", dir);
   write_keys(path, 64u << 20, "");
   const char *args[] = {"canonicalize", path, NULL};
-  int st;
-  long kib = run_rss(args, &st);
-  print_message("canonicalize, 64 MiB document of short keys: %ld MiB peak\n", kib / 1024);
-  assert_int_equal(st, 0);
-  assert_true(kib < RSS_SLACK * 512L * 1024); /* documented 429 MiB; was 886 MiB */
+  peak_under("canonicalize, 64 MiB document of short keys", args, 128); /* 102 MiB; was 430 MiB */
+  unlink(path);
+}
+
+static void canonicalize_tiny_objects_at_cap(void **state) {
+  (void)state;
+  char path[600];
+  snprintf(path, sizeof path, "%s/tiny.json", dir);
+  write_tiny_objects(path, 64u << 20);
+  const char *args[] = {"canonicalize", path, NULL};
+  peak_under("canonicalize, 64 MiB array of tiny objects", args, 128); /* 73 MiB; was 137 MiB */
   unlink(path);
 }
 
@@ -92,12 +124,10 @@ static void encode_row_at_cap(void **state) {
   char path[600];
   snprintf(path, sizeof path, "%s/row.jsonl", dir);
   write_keys(path, (16u << 20) - 1, "\n");
-  const char *args[] = {"encode", "--revision-id", "r1", path, NULL};
-  int st;
-  long kib = run_rss(args, &st);
-  print_message("encode, one 16 MiB row of short keys: %ld MiB peak\n", kib / 1024);
-  assert_int_equal(st, 0);
-  assert_true(kib < RSS_SLACK * 176L * 1024); /* documented 133 MiB; was 248 MiB */
+  const char *enc[] = {"encode", "--revision-id", "r1", path, NULL};
+  peak_under("encode, one 16 MiB row of short keys", enc, 64); /* 51 MiB; was 133 MiB */
+  const char *lines[] = {"canonicalize", "--lines", path, NULL};
+  peak_under("canonicalize --lines, one 16 MiB row of short keys", lines, 64); /* 49 MiB; was 115 MiB */
   unlink(path);
 }
 
@@ -143,6 +173,7 @@ int main(void) {
   dir = tu_mkdtemp();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(canonicalize_document_at_cap),
+      cmocka_unit_test(canonicalize_tiny_objects_at_cap),
       cmocka_unit_test(encode_row_at_cap),
       cmocka_unit_test(big_object_order),
   };
