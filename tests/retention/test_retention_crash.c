@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "retention_fixture.h"
+#include "support/support_config.h"
 
 static int nfiles;
 static int count_file(const char *p, const struct stat *sb, int flag, struct FTW *f) {
@@ -26,13 +27,11 @@ static int files_under(const char *dir) {
 
 static void write_config(const renv *e, char *path, size_t n) {
   snprintf(path, n, "%s/config.json", e->dir);
-  char text[2048];
-  snprintf(text, sizeof text,
+  tu_write_config(path,
            "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
            "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}],\n"
            " \"retention\": {\"enabled\": true, \"status_retention_days\": 1}}\n",
            e->root_b);
-  tu_write_file(path, text, strlen(text));
 }
 
 /* Starts the testhooks binary paused at `step`; returns once it said so, then kills it. */

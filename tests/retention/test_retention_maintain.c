@@ -6,15 +6,14 @@
  * once the period moves on. Both engines, through the shipped CLI. */
 #define _XOPEN_SOURCE 700
 #include "retention_fixture.h"
+#include "support/support_config.h"
 
 static void write_cfg(const renv *e, const char *name, const char *extra, char *path, size_t n) {
   snprintf(path, n, "%s/%s", e->dir, name);
-  char text[2048];
-  snprintf(text, sizeof text,
+  tu_write_config(path,
            "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
            "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s}\n",
            e->root_b, extra);
-  tu_write_file(path, text, strlen(text));
 }
 
 static int cli(const fixture *f, const char *cfg, const char *args, adcp_buf *out) {
