@@ -1,4 +1,4 @@
-/* tests/feed/test_cli_feed.c — the real adcp-ledger binary's feed commands
+/* tests/feed/test_feed_cli.c — the real adcp-ledger binary's feed commands
  * on both engines: `changes` JSONL and its cursor line, --consumer,
  * `changes --follow` seeing a commit and stopping cleanly on SIGINT and
  * SIGTERM, `consumer register|advance|list|drop` (--json one document),

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_collect.c — `adcp-ledger collect-orphans` and the
+/* tests/collector/test_collector_cli.c — `adcp-ledger collect-orphans` and the
  * `orphan_collection` maintenance task of the real binary, on SQLite and
  * PostgreSQL: --help, a test per usage refusal (exit 1) and per input
  * refusal (exit 2, with one JSON document under --json), a dry run that

@@ -1,4 +1,4 @@
-/* tests/inline/test_cli_inline.c — `stage`, `staged read`, `seal get|put`
+/* tests/inline/test_inline_cli.c — `stage`, `staged read`, `seal get|put`
  * and `check-ready` through the real binary on a fresh SQLite file and a
  * fresh PostgreSQL database: outputs, --help, --json and one test per
  * refusal with its exit status. */

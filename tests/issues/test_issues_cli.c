@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_issues.c — `adcp-ledger issue` and `issue-events` on
+/* tests/issues/test_issues_cli.c — `adcp-ledger issue` and `issue-events` on
  * SQLite and PostgreSQL through the real binary: the lifecycle commands and
  * each refusal, claim/complete/release/prune with a stale lease, `deliver
  * --exec` with a command that fails twice then succeeds and with one that

@@ -1,4 +1,4 @@
-/* tests/audit/test_cli_audit.c — the audit commands end to end on SQLite and
+/* tests/audit/test_audit_cli.c — the audit commands end to end on SQLite and
  * PostgreSQL: checkpoint (stored, published create-only under _checkpoints/
  * of a filesystem binding, printed), audit (clean, then an edited header found
  * against the stored, the file and the binding checkpoints; exit 3), verify

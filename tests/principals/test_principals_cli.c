@@ -1,4 +1,4 @@
-/* tests/principals/test_cli_principals.c — `principal …` and
+/* tests/principals/test_principals_cli.c — `principal …` and
  * `subscription-state …` through the real binary on a fresh SQLite file and
  * a fresh PostgreSQL database: JSON outputs, --help, --json failure
  * documents and one check per refusal with its exit status. */

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_ledger.c — the ledger commands of the real adcp-ledger
+/* tests/ledger/test_ledger_cli.c — the ledger commands of the real adcp-ledger
  * binary on an embedded SQLite file: commit (new, replay, conflict, official,
  * nothing after the official), read of a page and of the whole revision,
  * show --json, not found without disclosure (exit 5), and `verify --all`
