@@ -2,6 +2,8 @@
  * compiled once into the test library. */
 #include "import_fixture.h"
 
+#include "support/support_cli.h"
+
 int setup2(void **state) {
   const backend *b = *state;
   int rc = setup(state);
@@ -36,15 +38,11 @@ int teardown2(void **state) {
 }
 
 int cli(const two *t, adcp_buf *out, adcp_buf *eout, const char *fmt, ...) {
-  char args[4096], full[6000];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int st = tu_cli_dbv(t->dst->dir, t->dst->url, NULL, NULL, out, eout, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", t->dst->url, args);
-  if (out) adcp_buf_reset(out);
-  if (eout) adcp_buf_reset(eout);
-  return tu_cli(t->dst->dir, full, NULL, out, eout);
+  return st;
 }
 
 const char *txt(adcp_buf *b) {
