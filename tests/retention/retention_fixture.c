@@ -132,3 +132,10 @@ const char *tomb_state(renv *e, const char *obl, char out[16]) {
   if (!f) out[0] = 0;
   return out;
 }
+
+int rcli(const fixture *f, const char *cfg, const char *args, adcp_buf *out) {
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' %s 2>/dev/null", ADCP_CLI_PATH, f->url, cfg, args);
+  if (out) adcp_buf_reset(out);
+  return tu_run(cmd, NULL, 0, out);
+}

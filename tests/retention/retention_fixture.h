@@ -46,6 +46,9 @@ adcp_retention_options ropts(size_t limit);
 int64_t retirement_changes(renv *e, const char *obl);
 const char *tomb_state(renv *e, const char *obl, char out[16]);
 
+/* adcp-ledger --db URL --config cfg ARGS, stderr discarded; stdout into out (may be NULL). */
+int rcli(const fixture *f, const char *cfg, const char *args, adcp_buf *out);
+
 #define OLD "2021-01-01T00:00:00.000000Z"
 
 #endif
