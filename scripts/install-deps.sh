@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       ceph-mon ceph-osd radosgw curl openssl) # radosgw: the real S3 of the tests (scripts/radosgw.sh, which uses curl; ~32 s); openssl: the TLS test CA
 pkgs+=(libisal-dev) # ISA-L igzip: the gzip writer of object commits (src/rows/gzip.c)
 pkgs+=(zsh) # the generated zsh completion is syntax-checked (tests/install/manual.sh)
-pkgs+=(prometheus) # promtool lints the worker's metrics text (tests/worker, tests/cli/test_cli_maintain.c)
+pkgs+=(prometheus) # promtool lints the worker's metrics text (tests/worker, tests/worker/test_worker_cli.c)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

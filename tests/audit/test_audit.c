@@ -151,16 +151,6 @@ static adcp_audit_report audit(env *e, findings *fs, const adcp_audit_keyring *k
   return rep;
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 /* ---- the log ------------------------------------------------------------------------- */
 
 static void header_profile_golden(void **state) {
@@ -255,7 +245,7 @@ static void log_order_and_head(void **state) {
   adcp_merkle_mem_free(&t);
   /* Replays add no leaf. */
   commit_one(e.l, "ob", "r4", 20, 4, NULL);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves"), 5);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves"), 5);
   findings fs;
   adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
   dump(&fs);
@@ -285,7 +275,7 @@ static void log_is_immutable(void **state) {
     adcp_error err = {0};
     assert_int_not_equal(adcp_sql_exec(e.c, "TRUNCATE adcp_audit_log_leaves", NULL, 0, &err), 0);
   }
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves"), 5);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves"), 5);
   env_close(&e);
 }
 
@@ -328,7 +318,7 @@ static void rebuild_nodes(env *e, const char *account) {
   snprintf(sql, sizeof sql, "DELETE FROM adcp_audit_log_nodes WHERE account_id = '%s'", account);
   tamper(e, sql);
   snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = '%s'", account);
-  int64_t n = scalar(e->c, sql);
+  int64_t n = tu_scalar(e->c, sql);
   if (!n) return;
   adcp_hash32 *leaves = calloc((size_t)n, sizeof *leaves);
   adcp_sql_rows *r;
@@ -369,7 +359,7 @@ static void forge_leaf(env *e, const char *account, const char *kind, const char
   char lhx[65], sql[512];
   adcp_hex_encode(lhx, lh, 32);
   snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = '%s'", account);
-  int64_t n = scalar(e->c, sql);
+  int64_t n = tu_scalar(e->c, sql);
   adcp_buf b;
   adcp_buf_init(&b);
   adcp_buf_printf(&b,
@@ -539,7 +529,7 @@ static void retirement_and_unlogged(void **state) {
   dump(&fs);
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.retired, 4);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r1'"), 2);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r1'"), 2);
   tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob9';\n"
              "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob9';\n"
              "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob9';\n"
@@ -748,8 +738,8 @@ static void concurrent_commits(void **state) {
     assert_int_equal(w[i].failures, 0);
   }
   adcp_sql_conn *c = adcp_storage_sql(s);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves"), T * 20);
-  assert_int_equal(scalar(c, "SELECT max(leaf_index) FROM adcp_audit_log_leaves"), T * 20 - 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves"), T * 20);
+  assert_int_equal(tu_scalar(c, "SELECT max(leaf_index) FROM adcp_audit_log_leaves"), T * 20 - 1);
   findings fs;
   memset(&fs, 0, sizeof fs);
   adcp_error err = {0};
@@ -760,7 +750,7 @@ static void concurrent_commits(void **state) {
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.headers, T * 20);
   /* Per obligation, leaf order is revision order. */
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves a JOIN adcp_audit_log_leaves b ON "
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves a JOIN adcp_audit_log_leaves b ON "
                              "a.obligation_id = b.obligation_id AND a.leaf_index < b.leaf_index JOIN "
                              "adcp_reporting_revisions ra ON ra.revision_id = a.entry_id JOIN adcp_reporting_revisions "
                              "rb ON rb.revision_id = b.entry_id WHERE ra.revision_number > rb.revision_number"),
@@ -814,8 +804,8 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
     assert_true(WIFSIGNALED(status));
     adcp_storage *s = open_migrated(f);
     adcp_sql_conn *c = adcp_storage_sql(s);
-    int64_t revs = scalar(c, "SELECT count(*) FROM adcp_reporting_revisions");
-    int64_t leaves = scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves");
+    int64_t revs = tu_scalar(c, "SELECT count(*) FROM adcp_reporting_revisions");
+    int64_t leaves = tu_scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves");
     if (revs != leaves) fail_msg("run %d: %lld revisions, %lld leaves", run, (long long)revs, (long long)leaves);
     findings fs;
     memset(&fs, 0, sizeof fs);
@@ -914,7 +904,7 @@ static void backdated_period_retired_early(void **state) {
   adcp_retention_counters rc;
   OK(adcp_retention_retire(&rc, e.l, &ro, &err));
   assert_int_equal(rc.done, 1);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE obligation_id = 'ob'"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE obligation_id = 'ob'"), 0);
   findings fs;
   adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
   dump(&fs);
@@ -941,8 +931,8 @@ static void insertion_with_copied_leaf(void **state) {
   char d[65];
   leaf_digest(&e, "acct", 3, d);
   forge_leaf(&e, "acct", "revision", "r4", "ob", "adcp-header-v1", d, NULL);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE account_id = 'acct'"),
-                   scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = 'acct'"));
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE account_id = 'acct'"),
+                   tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE account_id = 'acct'"));
   findings fs;
   adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
   dump(&fs);
@@ -1002,7 +992,7 @@ static void three_retirements_clean(void **state) {
   adcp_retention_counters rc;
   OK(adcp_retention_retire(&rc, e.l, &ro, &err));
   assert_int_equal(rc.done, 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement'"), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement'"), 3);
   findings fs;
   adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
   dump(&fs);
@@ -1088,7 +1078,7 @@ static void adoption_and_vanished_account(void **state) {
   assert_non_null(strstr(err.message, "r5"));
   assert_int_equal(adcp_audit_adopt(&ids, &n, e.c, "acct", 0, &err), ADCP_EINTEGRITY_FAILED);
   assert_int_equal(n, 0);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r5'"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r5'"), 0);
   drop_revision(&e, "r5");
   /* A retirement whose instant is later than a checkpoint that covers it. */
   OK(adcp_sql_begin(e.c, 1, &err));

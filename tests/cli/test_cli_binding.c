@@ -13,6 +13,7 @@
 
 #include "adcp/json.h"
 #include "ledger/ledger_fixture.h"
+#include "support/support_cli.h"
 
 typedef struct cenv {
   const fixture *f;
@@ -59,12 +60,7 @@ static void write_rows(cenv *e, uint64_t n, uint64_t salt) {
 
 /* adcp-ledger [--db URL] [--config CFG] ARGS; with_cfg 0 = no --config. */
 static int run(cenv *e, int with_cfg, const char *args) {
-  char full[6000];
-  int n = 0;
-  if (e->f) n = snprintf(full, sizeof full, "--db '%s' ", e->f->url);
-  if (with_cfg) n += snprintf(full + n, sizeof full - (size_t)n, "--config '%s' ", e->cfg);
-  snprintf(full + n, sizeof full - (size_t)n, "%s", args);
-  return tu_cli(e->dir, full, NULL, &e->out, &e->err);
+  return tu_cli_db(e->dir, e->f ? e->f->url : NULL, with_cfg ? e->cfg : NULL, NULL, &e->out, &e->err, "%s", args);
 }
 
 #define EXPECT(e, with_cfg, args, code)                                                                         \

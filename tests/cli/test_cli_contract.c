@@ -24,6 +24,7 @@
 #include "adcp/json.h"
 #include "adcp/sql.h"
 #include "testutil.h"
+#include "support/support_cli.h"
 
 static char *dir;     /* scratch: stderr capture, configs, rows */
 static char *dbdir;   /* the database lives alone here */
@@ -54,12 +55,11 @@ static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->da
 /* adcp-ledger ARGS (no --db added) with stdin `in`. */
 static int raw(const char *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int raw(const char *in, const char *fmt, ...) {
-  char args[8192];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int st = tu_cli_dbv(dir, NULL, NULL, in, &out, &errb, fmt, ap);
   va_end(ap);
-  return tu_cli(dir, args, in, &out, &errb);
+  return st;
 }
 #define CLI(in, fmt, ...) raw(in, "--db '%s' " fmt, db, ##__VA_ARGS__)
 

@@ -12,6 +12,7 @@
 
 #include "adcp/json.h"
 #include "testutil.h"
+#include "support/support_cli.h"
 
 static char *dir;
 static char db[4300];
@@ -21,14 +22,10 @@ static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->da
 
 static int cli(const char *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int cli(const char *in, const char *fmt, ...) {
-  char args[4096], full[8600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int st = tu_cli_dbv(dir, db, NULL, in, &out, &errb, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", db, args);
-  int st = tu_cli(dir, full, in, &out, &errb);
-  adcp_buf_cstr(&out);
   return st;
 }
 

@@ -62,11 +62,7 @@ static void exec_as(const char *url, const char *sql) {
 static int run_as(cx *x, const char *role, const char *suffix, const char *args) {
   char url[700];
   as_role(url, sizeof url, x->f, role, suffix);
-  char full[5000];
-  snprintf(full, sizeof full, "--db '%s' %s", url, args);
-  int st = tu_cli(x->dir, full, NULL, &x->out, &x->err);
-  adcp_buf_cstr(&x->out);
-  return st;
+  return tu_cli_db(x->dir, url, NULL, NULL, &x->out, &x->err, "%s", args);
 }
 
 static void each_class_under_its_role(void **state) {

@@ -6,6 +6,7 @@
  * binding not configured (exit 4), and each refusal. */
 #include "ledger/ledger_fixture.h"
 #include "ledger/js_fixture.h"
+#include "support/support_cli.h"
 
 #define OK2(expr, e)                                                 \
   do {                                                               \
@@ -46,11 +47,8 @@ static void cenv_close(cenv *e) {
 }
 
 static int run(cenv *e, int with_cfg, const char *args, adcp_buf *out, adcp_buf *err) {
-  char full[6000];
-  snprintf(full, sizeof full, "--db '%s' %s%s%s %s", e->f->url, with_cfg ? "--config '" : "", with_cfg ? e->cfg : "",
-           with_cfg ? "'" : "", args);
   adcp_buf_reset(out), adcp_buf_reset(err);
-  return tu_cli(e->dir, full, NULL, out, err);
+  return tu_cli_db(e->dir, e->f->url, with_cfg ? e->cfg : NULL, NULL, out, err, "%s", args);
 }
 
 static int64_t json_int(const adcp_buf *b, const char *key) {

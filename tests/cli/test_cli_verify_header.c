@@ -8,6 +8,7 @@
 
 #include "adcp/sql.h"
 #include "testutil.h"
+#include "support/support_cli.h"
 
 static char *dir;
 static char db[4300];
@@ -27,9 +28,7 @@ static int teardown(void **state) {
 }
 
 static int cli(const char *args, const char *in, adcp_buf *out, adcp_buf *err_out) {
-  char full[8192];
-  snprintf(full, sizeof full, "--db '%s' %s", db, args);
-  return tu_cli(dir, full, in, out, err_out);
+  return tu_cli_db(dir, db, NULL, in, out, err_out, "%s", args);
 }
 
 static const char *both(adcp_buf *out, adcp_buf *err_b, const char *needle) {

@@ -72,16 +72,6 @@ static void exec_sql(adcp_sql_conn *c, const char *sql) {
   OK(adcp_sql_exec_script(c, sql, &err));
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 /* Sets the mtime of every file under dir to `age_s` seconds ago. */
 static void age_tree(const char *dir, int64_t age_s) {
   char cmd[1400];
@@ -226,7 +216,7 @@ static void classify_and_collect(void **state) {
   assert_true(file_exists(&e, foreign2));
   assert_int_equal(rep.bindings[0].c.skipped_foreign, 2);
   assert_true(rep.bindings[0].fence_epoch >= 1);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
   adcp_collector_report_free(&rep);
   /* the committed object is still there: listed again, referenced */
   run_ok(&rep, &e, &o);
@@ -686,7 +676,7 @@ static void other_binding_same_store(void **state) {
   assert_int_equal(rep.bindings[0].c.deleted, 0);
   assert_int_equal(rep.fenced, 1);
   assert_true(file_exists(&e, (const char *)k.data));
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
   adcp_collector_report_free(&rep);
   adcp_ledger_close(l2);
   adcp_buf_free(&k);
@@ -773,7 +763,7 @@ static void kill_mid_pass_then_resume(void **state) {
   assert_false(cs.has_cursor);
   assert_true(cs.since_complete_s >= 0);
   for (int i = 0; i < 8; i++) assert_false(file_exists(&e, (const char *)k[i].data));
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 1);
   for (int i = 0; i < 8; i++) adcp_buf_free(&k[i]);
   free(g.line.data);
   env_close(&e);
@@ -893,7 +883,7 @@ static void clone_deletes_nothing(void **state) {
   gen_init(&g2, 40, 8, 7);
   OK(commit_obj(&e, "ob2", "after-copy", &g2, 0));
   age_tree(e.root, 8 * 86400);
-  int64_t objects = scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL");
+  int64_t objects = tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL");
   assert_int_equal(objects, 2);
   peer q;
   peer_open(&q, url, e.root);

@@ -7,16 +7,6 @@
 #include "adcp/inline.h"
 #include "ledger/ledger_fixture.h"
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 static void script(adcp_sql_conn *c, const char *sql) {
   adcp_error err = {0};
   OK(adcp_sql_exec_script(c, sql, &err));
@@ -188,7 +178,7 @@ static void stage_read_dedupe_and_worked_example(void **state) {
   assert_string_equal(c2.generation, a.generation);
   assert_string_not_equal(c2.object_ref, a.object_ref);
   adcp_sql_conn *c = adcp_storage_sql(s);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM reporting_inline_objects"), 2);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM reporting_inline_objects"), 2);
   adcp_buf out;
   adcp_buf_init(&out);
   OK(adcp_inline_read(&out, st, a.object_ref, a.generation, "account-1", &err));
@@ -478,7 +468,7 @@ static void retry_discovers_unknown_outcome(void **state) {
   assert_int_equal(adcp_inline_stage(&a, st, "acct", KEY, 3, "payload", 7, &err), ADCP_ESTATE_UNAVAILABLE);
   assert_string_equal(err.message, "inline storage operation did not confirm an outcome; resume the same identity");
   OK(adcp_inline_stage(&a, st, "acct", KEY, 3, "payload", 7, &err));
-  assert_int_equal(scalar(adcp_storage_sql(s), "SELECT count(*) FROM reporting_inline_objects"), 1);
+  assert_int_equal(tu_scalar(adcp_storage_sql(s), "SELECT count(*) FROM reporting_inline_objects"), 1);
   char *m = manifest("acct", KEY, 128);
   adcp_inline_sealed c = candidate("inline.pub-9", m, 128), w;
   int won;
@@ -559,8 +549,8 @@ static void concurrent_stagers_and_sealers(void **state) {
     if (round) assert_int_equal(winners, 1);
   }
   adcp_sql_conn *c = adcp_storage_sql(s);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM reporting_inline_objects"), 1);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM reporting_inline_seals"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM reporting_inline_objects"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM reporting_inline_seals"), 1);
   free(p);
   adcp_storage_close(s);
 }

@@ -24,6 +24,7 @@
 #include "adcp/json.h"
 #include "adcp/objects.h"
 #include "ledger_fixture.h"
+#include "support/support_crash.h"
 
 #define AK "AKCRASHTEST"
 #define SK "crash/Secret+Key=55"
@@ -119,27 +120,8 @@ static size_t objects(const cenv *e, adcp_buf *out) {
 }
 
 static pid_t spawn(const fixture *f, const cenv *e, const char *rev, const char *obligation, int pause_ms, int *errfd) {
-  int pfd[2] = {-1, -1};
-  if (errfd && pipe(pfd)) fail_msg("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(errfd ? pfd[1] : devnull, 2);
-    if (errfd) close(pfd[0]);
-    char pause[24];
-    snprintf(pause, sizeof pause, "%d", pause_ms);
-    if (pause_ms) setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", pause, 1);
-    execl(ADCP_CLI_TESTHOOKS_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
-          "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "cloud1",
-          "--period-start", "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", e->rows, (char *)NULL);
-    _exit(127);
-  }
-  if (errfd) {
-    close(pfd[1]);
-    *errfd = pfd[0];
-  }
-  return pid;
+  tu_commit_child c = {ADCP_CLI_TESTHOOKS_PATH, f->url, e->cfg, "cloud1", obligation, rev, e->rows, pause_ms};
+  return tu_crash_spawn_commit(&c, errfd);
 }
 
 static int run_cli(const fixture *f, const cenv *e, const char *args, adcp_buf *out) {
@@ -155,16 +137,6 @@ static int commit_cli(const fixture *f, const cenv *e, const char *ob, const cha
            "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
            ob, rev, e->rows);
   return run_cli(f, e, args, NULL);
-}
-
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
 }
 
 /* The chunk records' objects as "key version" lines in key order. */
@@ -240,24 +212,12 @@ static void killed_after_upload(void **state) {
   assert_string_equal((char *)rec.data, (char *)keep.data);
   int errfd;
   pid_t pid = spawn(f, &e, "crash1", "ob1", 20000, &errfd);
-  char buf[256];
-  size_t got = 0;
-  while (got < sizeof buf - 1) {
-    ssize_t n = read(errfd, buf + got, sizeof buf - 1 - got);
-    if (n <= 0) break;
-    got += (size_t)n;
-    buf[got] = 0;
-    if (strstr(buf, "uploaded")) break;
-  }
-  buf[got] = 0;
-  assert_non_null(strstr(buf, "uploaded"));
-  kill(pid, SIGKILL);
-  int st;
-  waitpid(pid, &st, 0);
+  tu_crash_await(errfd, "uploaded");
+  int st = tu_crash_kill(pid);
   close(errfd);
   assert_true(WIFSIGNALED(st));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'crash1'"), 0);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'crash1'"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
   size_t crashed = objects(&e, &now) - kept;
   assert_int_equal(crashed, kept); /* same rows, same chunk count */
   /* not expired: the sweep keeps it */
@@ -274,7 +234,7 @@ static void killed_after_upload(void **state) {
   /* exactly the recorded objects went: the committed revision's keys and versions are untouched */
   assert_int_equal(objects(&e, &now), kept);
   assert_string_equal((char *)now.data, (char *)keep.data);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   assert_int_equal(run_cli(f, &e, "verify --all", NULL), 0);
   /* the same commit now goes through */
   assert_int_equal(commit_cli(f, &e, "ob1", "crash1"), 0);
@@ -319,8 +279,7 @@ static void killed_at_random(void **state) {
       nanosleep(&ts, NULL);
     }
     if (!exited) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
+      st = tu_crash_kill(pid);
       killed += WIFSIGNALED(st);
     }
   }
@@ -339,7 +298,7 @@ static void killed_at_random(void **state) {
   char want[48];
   snprintf(want, sizeof want, "\"objects_deleted\":%zu,", n_intent);
   if (!strstr((const char *)out.data, want)) fail_msg("sweep: %s (intents named %zu)", out.data, n_intent);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   /* The sweep removed exactly the intents' recorded objects (at their versions) and nothing else. */
   objects(&e, &now);
   size_t removed = 0, orphans = 0;

@@ -15,6 +15,7 @@
 #include "adcp/objects.h"
 #include "adcp/retention.h"
 #include "ledger_fixture.h"
+#include "support/support_fs.h"
 
 #define FIXTURES ADCP_SOURCE_DIR "/tests/ledger/fixtures/"
 
@@ -82,16 +83,6 @@ static void fenv_close(fenv *e) {
 static void exec(adcp_sql_conn *c, const char *sql) {
   adcp_error err = {0};
   OK(adcp_sql_exec_script(c, sql, &err));
-}
-
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
 }
 
 /* Fence objects in the bucket directory of the ledger's namespace, as a bitmask of epochs 1..63. */
@@ -256,8 +247,8 @@ static void test_acquire_advances_and_prunes(void **state) {
   assert_int_equal(acquire(&e, &c3), ADCP_FENCE_OK);
   assert_int_equal(c3.epoch, 3);
   assert_int_equal(fence_epochs(&e), (1ULL << 2) | (1ULL << 3)); /* the newest two */
-  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
+  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
                                "IS NOT NULL"),
                    0);
   adcp_fence_cause cause = 99;
@@ -284,7 +275,7 @@ static void test_acquire_advances_and_prunes(void **state) {
   /* the epoch never decreases (trigger) */
   adcp_error e2 = {0};
   assert_int_not_equal(adcp_sql_exec_script(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET epoch = 1", &e2), 0);
-  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 3);
   fenv_close(&e);
 }
 
@@ -411,24 +402,6 @@ static void verifies(fenv *e, const char *rev) {
   assert_int_equal(rows, 1500);
 }
 
-static int row_files_in(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-    char p[2048];
-    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-    struct stat st;
-    if (lstat(p, &st)) continue;
-    if (S_ISDIR(st.st_mode)) n += row_files_in(p);
-    else if (strstr(de->d_name, ".jsonl")) n++;
-  }
-  closedir(d);
-  return n;
-}
-
 static void expire_intents(adcp_sql_conn *c) {
   exec(c, "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z'");
   exec(c, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
@@ -544,7 +517,7 @@ static void test_clone_cannot_adopt_or_delete(void **state) {
   backdate_period(&a, "ob_old", 0);
   assert_int_equal(fcommit(&a, "ob2", "crash1", 3, abort_uploaded, &err), ADCP_EABORTED);
   expire_intents(a.c);
-  int files_all = row_files_in(a.root);
+  int files_all = tu_count_jsonl(a.root);
   assert_true(files_all >= 3);
   char curl[800], cname[96], cdir[800];
   clone_db(&a, f, curl, sizeof curl, cname, sizeof cname, cdir, sizeof cdir);
@@ -567,7 +540,7 @@ static void test_clone_cannot_adopt_or_delete(void **state) {
   adcp_retention_counters rc = retire(&b);
   assert_int_equal(rc.done, 0);
   assert_int_equal(rc.objects_deleted, 0);
-  int files_now = row_files_in(a.root);
+  int files_now = tu_count_jsonl(a.root);
   assert_true(files_now >= files_all);
 
   /* the original holds the claim: its sweep removes what it abandoned, then it commits */
@@ -848,9 +821,9 @@ static void test_first_use_claims(void **state) {
   hook_opts h = {NULL, NULL, NULL, -1, 0};
   fenv_open_url(&e, f->url, NULL, &h);
   adcp_error err = {0};
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences"), 0);
   OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
-  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
   assert_int_equal(fence_epochs(&e), 1ULL << 1);
   OK(fcommit(&e, "ob2", "r2", 2, NULL, &err)); /* the claim is held: no new fence object */
   assert_int_equal(fence_epochs(&e), 1ULL << 1);
@@ -868,7 +841,7 @@ static void test_first_use_claims(void **state) {
   assert_int_equal(fcommit(&e, "ob3", "r3", 3, abort_uploaded, &err), ADCP_EABORTED);
   expire_intents(e.c);
   OK(fcommit(&e, "ob3", "r3", 3, NULL, &err));
-  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 2);
+  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 2);
   verifies(&e, "r1"), verifies(&e, "r2"), verifies(&e, "r3");
   fenv_close(&e);
 }
@@ -905,8 +878,8 @@ static void test_kill_mid_claim(void **state) {
   assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK); /* epoch 1 */
   /* killed between the fence object write and the table update */
   killed_child(f, e.dir, ADCP_FENCE_STEP_OBJECT_WRITTEN);
-  assert_int_equal(scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 2);
-  assert_int_equal(scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 2);
+  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
   assert_true(fence_epochs(&e) & (1ULL << 2));
   /* commits still work meanwhile (the in-flight advance is this database's) */
   adcp_error err = {0};
@@ -915,12 +888,12 @@ static void test_kill_mid_claim(void **state) {
   adcp_fence_claim c2;
   assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
   assert_int_equal(c2.epoch, 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
                                "IS NOT NULL"),
                    0);
   /* killed after the mark, before any object: once the mark is stale, the next acquire takes over */
   killed_child(f, e.dir, ADCP_FENCE_STEP_PENDING);
-  assert_int_equal(scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 4);
+  assert_int_equal(tu_scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 4);
   assert_false(fence_epochs(&e) & (1ULL << 4));
   exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET pending_at = '2001-01-01T00:00:00.000000Z'");
   assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);

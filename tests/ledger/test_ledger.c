@@ -394,16 +394,6 @@ static void account_lock_wait_is_bounded(void **state) {
 
 /* ---- header-only sharing ------------------------------------------------------------------ */
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 static void header_only_shares_bytes(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
@@ -424,7 +414,7 @@ static void header_only_shares_bytes(void **state) {
   assert_string_equal(a.header.row_manifest_sha256, b.header.row_manifest_sha256);
   assert_string_not_equal(a.header.content_sha256, b.header.content_sha256); /* own envelope digest */
   assert_int_equal(b.header.revision_number, 2);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies"), 2);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies"), 2);
   /* The official repeat is header-only too, and shares from the newest (h2). */
   OK(commit_gen(&d, l, "acct", "ob1", "h3", ADCP_FINALITY_OFFICIAL, &g, &err));
   assert_string_equal(d.header.rows_shared_from, "h2");
@@ -441,7 +431,7 @@ static void header_only_shares_bytes(void **state) {
    * removing a revision's own chunk records never removes the shared bodies. */
   assert_int_not_equal(adcp_sql_exec(c, "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = 'h1'", NULL, 0, &err), 0);
   OK(adcp_sql_exec(c, "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'h1'", NULL, 0, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = 'ob1'"), 2);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = 'ob1'"), 2);
   OK(adcp_ledger_verify_revision(l, "acct", "h2", NULL, NULL, &err));
   assert_int_equal(adcp_ledger_verify_revision(l, "acct", "h1", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
   adcp_commit_result_free(&a);
@@ -689,11 +679,11 @@ static void expect_nothing_of(adcp_sql_conn *c, const char *ob, const char *rev)
            "adcp_reporting_row_sets WHERE row_set_id = '%s') + (SELECT count(*) FROM adcp_reporting_row_chunks WHERE "
            "row_set_id = '%s')",
            rev, rev, rev);
-  assert_int_equal(scalar(c, sql), 0);
+  assert_int_equal(tu_scalar(c, sql), 0);
   snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = '%s'", ob);
-  assert_int_equal(scalar(c, sql), 0);
+  assert_int_equal(tu_scalar(c, sql), 0);
   snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_reporting_obligations WHERE obligation_id = '%s'", ob);
-  assert_int_equal(scalar(c, sql), 0); /* created in the same transaction */
+  assert_int_equal(tu_scalar(c, sql), 0); /* created in the same transaction */
   assert_false(adcp_sql_in_transaction(c));
 }
 
@@ -780,7 +770,7 @@ static void writer_failure_rolls_back(void **state) {
   read_page(l, "acct", "wfail", &w.g, 25000, 0, 0);
   read_page(l, "acct", "wfail", &w.g, 25000, 19990, 20);
   read_page(l, "acct", "keep", &keep, 1200, 0, 0);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = 'ob_w'"), 3);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_chunk_bodies WHERE obligation_id = 'ob_w'"), 3);
   adcp_buf_free(&w.g.line);
   adcp_buf_free(&longer.g.line);
   adcp_buf_free(&keep.line);
@@ -798,7 +788,7 @@ typedef struct body_wait {
 } body_wait;
 
 static int64_t body_seq(adcp_sql_conn *c) {
-  return scalar(c, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM t_body_seq");
+  return tu_scalar(c, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM t_body_seq");
 }
 
 static void wait_for_body(void *ctx) {

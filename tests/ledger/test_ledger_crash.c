@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ledger_fixture.h"
+#include "support/support_crash.h"
 
 #define RUNS 25
 
@@ -21,26 +22,8 @@ static double now_s(void) {
 }
 
 static pid_t spawn_commit(const fixture *f, const char *rows, const char *rev) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", 1);
-    if (devnull >= 0) dup2(devnull, 1), dup2(devnull, 2);
-    execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "commit", "--account", "acct", "--obligation", "ob_crash",
-          "--revision", rev, "--finality", "snapshot", "--period-start", "2026-10-01T00:00:00Z", "--period-end",
-          "2026-10-02T00:00:00Z", rows, (char *)NULL);
-    _exit(127);
-  }
-  return pid;
-}
-
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
+  tu_commit_child c = {ADCP_CLI_PATH, f->url, NULL, NULL, "ob_crash", rev, rows, 0};
+  return tu_crash_spawn_commit(&c, NULL);
 }
 
 static void check_invariants(const fixture *f, int run) {
@@ -67,7 +50,7 @@ static void check_invariants(const fixture *f, int run) {
        "AND c.sha256 = b.sha256)"},
   };
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-    int64_t n = scalar(c, checks[i][1]);
+    int64_t n = tu_scalar(c, checks[i][1]);
     if (n) fail_msg("run %d: %lld × %s", run, (long long)n, checks[i][0]);
   }
   adcp_ledger *l = ledger_on(c, -1);
@@ -115,8 +98,7 @@ static void kill9_during_commit(void **state) {
     pid = spawn_commit(f, rows, rev);
     struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
     nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    status = tu_crash_kill(pid);
     if (WIFSIGNALED(status)) killed_before_commit++;
     check_invariants(f, run);
   }

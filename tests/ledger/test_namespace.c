@@ -16,16 +16,6 @@ static adcp_ledger *open_ns(adcp_sql_conn *c, const char *ns) {
   return l;
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 static int commit_pg(adcp_ledger *l, const char *rev, gen *g, adcp_error *err) {
   adcp_commit_result res;
   int rc = commit_gen(&res, l, "acct", "ob1", rev, ADCP_FINALITY_SNAPSHOT, g, err);
@@ -162,7 +152,7 @@ static void list_read_only(void **state) {
   /* the connection really refuses writes: registration fails there */
   assert_int_not_equal(adcp_ledger_register_binding(l, "postgres", &err), 0);
   adcp_ledger_close(l);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_bindings"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_bindings"), 0);
   adcp_storage_close(s);
 }
 

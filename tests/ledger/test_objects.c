@@ -13,6 +13,7 @@
 
 #include "adcp/objects.h"
 #include "ledger_fixture.h"
+#include "support/support_fs.h"
 
 typedef struct objenv {
   adcp_storage *s;
@@ -59,34 +60,6 @@ static void env_close(objenv *e) {
   adcp_storage_close(e->s);
   tu_rmtree(e->dir);
   free(e->dir);
-}
-
-static int count_files(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-    struct stat st;
-    if (lstat(p, &st)) continue;
-    if (S_ISDIR(st.st_mode)) n += count_files(p);
-    else if (strstr(de->d_name, ".jsonl")) n++;
-  }
-  closedir(d);
-  return n;
-}
-
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
 }
 
 static void exec(adcp_sql_conn *c, const char *sql) {
@@ -174,16 +147,16 @@ static void round_trip(void **state, int compression) {
   assert_int_equal(res.objects_created, 3);
   assert_int_equal(res.objects_adopted, 0);
   adcp_commit_result_free(&res);
-  assert_int_equal(count_files(e.root), 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_chunk_bodies"), 0);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 3);
-  assert_int_equal(scalar(e.c, compression ? "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'gzip' "
+  assert_int_equal(tu_count_jsonl(e.root), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_chunk_bodies"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 3);
+  assert_int_equal(tu_scalar(e.c, compression ? "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'gzip' "
                                              "AND physical_byte_count < byte_count"
                                            : "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'none' "
                                              "AND physical_sha256 = sha256"),
                    3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NULL"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NULL"), 1);
   check_reads(e.l, "rev1", &g);
   /* replay: nothing uploaded */
   OK(commit_obj(&res, e.l, "rev1", &g, "fs1", NULL, NULL, &err));
@@ -194,7 +167,7 @@ static void round_trip(void **state, int compression) {
   assert_int_equal(res.shared, 1);
   assert_int_equal(res.objects_created, 0);
   adcp_commit_result_free(&res);
-  assert_int_equal(count_files(e.root), 3);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
   check_reads(e.l, "rev2", &g);
   /* zero rows through the object binding */
   gen z;
@@ -236,16 +209,16 @@ static void abandoned_upload_swept(void **state) {
   adcp_commit_result res;
   OK(commit_obj(&res, e.l, "kept", &keep, "fs1", NULL, NULL, &err));
   adcp_commit_result_free(&res);
-  assert_int_equal(count_files(e.root), 2);
+  assert_int_equal(tu_count_jsonl(e.root), 2);
   assert_int_equal(commit_obj(&res, e.l, "lost", &lost, "fs1", abort_after_upload, NULL, &err), ADCP_EABORTED);
-  assert_int_equal(count_files(e.root), 4);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'lost'"), 0);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
+  assert_int_equal(tu_count_jsonl(e.root), 4);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'lost'"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
   /* not expired yet: the sweep leaves it alone */
   adcp_sweep_counters sc;
   OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
   assert_int_equal(sc.swept, 0);
-  assert_int_equal(count_files(e.root), 4);
+  assert_int_equal(tu_count_jsonl(e.root), 4);
   /* the lease blocks another writer of the obligation until it expires */
   gen other;
   gen_init(&other, 10, 3, 5);
@@ -255,8 +228,8 @@ static void abandoned_upload_swept(void **state) {
   assert_int_equal(sc.swept, 1);
   assert_int_equal(sc.objects_deleted, 2);
   assert_int_equal(sc.failed, 0);
-  assert_int_equal(count_files(e.root), 2);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 2);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   check_reads(e.l, "kept", &keep);
   /* a sweep does not delete objects named by a header: a stale intent that
    * lists the committed objects is dropped, its objects kept */
@@ -274,7 +247,7 @@ static void abandoned_upload_swept(void **state) {
   assert_int_equal(sc.swept, 1);
   assert_int_equal(sc.objects_deleted, 0);
   assert_int_equal(sc.objects_kept, 2);
-  assert_int_equal(count_files(e.root), 2);
+  assert_int_equal(tu_count_jsonl(e.root), 2);
   check_reads(e.l, "kept", &keep);
   /* now the obligation is free again */
   OK(commit_obj(&res, e.l, "after", &other, "fs1", NULL, NULL, &err));
@@ -294,7 +267,7 @@ static void takeover_adopts(void **state) {
   gen_init(&g, 21000, 8, 7);
   adcp_commit_result res;
   assert_int_equal(commit_obj(&res, e.l, "r", &g, "fs1", abort_after_upload, NULL, &err), ADCP_EABORTED);
-  assert_int_equal(count_files(e.root), 3);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
   /* unexpired: a second writer is refused */
   assert_int_equal(commit_obj(&res, e.l, "r", &g, "fs1", NULL, NULL, &err), ADCP_ESTATE_UNAVAILABLE);
   expire_all(e.c);
@@ -302,8 +275,8 @@ static void takeover_adopts(void **state) {
   assert_int_equal(res.objects_created, 0);
   assert_int_equal(res.objects_adopted, 3);
   adcp_commit_result_free(&res);
-  assert_int_equal(count_files(e.root), 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   adcp_sweep_counters sc;
   OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
   assert_int_equal(sc.swept + sc.objects_deleted, 0);
@@ -356,10 +329,10 @@ static void late_writer_after_sweep(void **state) {
   adcp_commit_result res;
   late_ctx lc = {&e, f, 0};
   assert_int_equal(commit_obj(&res, e.l, "late", &g, "fs1", sweep_in_between, &lc, &err), ADCP_ESTATE_UNAVAILABLE);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
   if (f->dialect == ADCP_SQL_POSTGRES) {
     assert_int_equal(lc.swept, 0);
-    assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'sweeping'"), 1);
+    assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'sweeping'"), 1);
     /* after the backoff the resumed sweep deletes them */
     exec(e.c, "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z'");
     adcp_sweep_counters sc0;
@@ -369,8 +342,8 @@ static void late_writer_after_sweep(void **state) {
   } else {
     assert_int_equal(lc.swept, 1);
   }
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_sets"), 0);
-  assert_int_equal(count_files(e.root), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_sets"), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 0);
   /* an intent in 'sweeping' (a sweep in progress) cannot be taken over */
   exec(e.c, "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = NULL");
   assert_int_equal(commit_obj(&res, e.l, "late", &g, "fs1", abort_after_upload, NULL, &err), ADCP_EABORTED);
@@ -381,7 +354,7 @@ static void late_writer_after_sweep(void **state) {
   adcp_sweep_counters sc;
   OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
   assert_int_equal(sc.swept, 1);
-  assert_int_equal(count_files(e.root), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 0);
   exec(e.c, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z'");
   OK(commit_obj(&res, e.l, "late", &g, "fs1", NULL, NULL, &err));
   adcp_commit_result_free(&res);
@@ -446,7 +419,7 @@ static void bindings_rules(void **state) {
   assert_int_equal(sc.swept, 0);
   assert_int_equal(sc.skipped_unconfigured, 1);
   assert_true(sc.oldest_unconfigured_expired_s > 3600);
-  assert_int_equal(count_files(e.root), 2);
+  assert_int_equal(tu_count_jsonl(e.root), 2);
   adcp_ledger_close(foreign);
   /* same ID, different identity (compression is operational; the template is not) */
   adcp_ledger *changed = ledger_with(e.c, e.p, 1, NULL, "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", &err, &rc);
@@ -455,7 +428,7 @@ static void bindings_rules(void **state) {
   adcp_ledger_close(changed);
   OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
   assert_int_equal(sc.swept, 1);
-  assert_int_equal(count_files(e.root), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 0);
   /* selector: small → postgres, large → fs1 */
   adcp_ledger_set_binding_selector(e.l, select_by_size, NULL);
   gen small;
@@ -486,7 +459,7 @@ static void bindings_rules(void **state) {
   }
   OK(adcp_ledger_set_binding_state(e.l, "fs1", "retired", &err));
   assert_int_equal(adcp_ledger_set_binding_state(e.l, "fs1", "active", &err), ADCP_EINVALID_INPUT);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_bindings WHERE retired_at IS NOT NULL"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_bindings WHERE retired_at IS NOT NULL"), 1);
   adcp_binding_info *bi;
   size_t nbi;
   OK(adcp_ledger_list_bindings(&bi, &nbi, e.l, &err));
@@ -775,7 +748,7 @@ static void racing_writers(void **state) {
       assert_int_equal(b.rc, 0);
       assert_int_equal(a.replay + b.replay, 1);
       assert_int_equal(a.created + b.created, 2);
-      assert_int_equal(count_files(e.root), 2);
+      assert_int_equal(tu_count_jsonl(e.root), 2);
       gen g;
       gen_init(&g, 15000, 10, 1);
       check_reads(e.l, "race", &g);
@@ -869,11 +842,11 @@ static void staged_commit(void **state, int compression) {
     if (fs.staged_seen < 1 || fs.files_seen < 1)
       fail_msg("chunk 0 was not staged when the source failed (staged %d, files %d)", fs.staged_seen, fs.files_seen);
     assert_int_equal(staging_entries(&e), 0);
-    assert_int_equal(count_files(e.root), 0);
-    assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
-    assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_sets"), 0);
-    assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
-    assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NOT NULL"), 0);
+    assert_int_equal(tu_count_jsonl(e.root), 0);
+    assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
+    assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_sets"), 0);
+    assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+    assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NOT NULL"), 0);
     adcp_buf_free(&fs.g.line);
   }
   /* Success: every chunk went through a staged write (3 chunks, 3 staged),
@@ -887,8 +860,8 @@ static void staged_commit(void **state, int compression) {
   adcp_commit_result_free(&res);
   assert_int_equal(__atomic_load_n(&staged, __ATOMIC_SEQ_CST), 3);
   assert_int_equal(staging_entries(&e), 0);
-  assert_int_equal(count_files(e.root), 3);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   check_reads(e.l, "rev1", &g);
   /* An object already at a key (same bytes): the staged bytes are adopted, not linked, and dropped. */
   exec(e.c, "DELETE FROM adcp_reporting_revisions; DELETE FROM adcp_reporting_row_chunks; "
@@ -900,7 +873,7 @@ static void staged_commit(void **state, int compression) {
   adcp_commit_result_free(&res);
   assert_int_equal(__atomic_load_n(&staged, __ATOMIC_SEQ_CST), 3);
   assert_int_equal(staging_entries(&e), 0);
-  assert_int_equal(count_files(e.root), 3);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
   check_reads(e.l, "rev1", &g);
   /* A header-only repeat stages nothing: each chunk equals the same chunk of
    * the newest row set in the binding, so it is kept local until sharing is
@@ -912,7 +885,7 @@ static void staged_commit(void **state, int compression) {
   adcp_commit_result_free(&res);
   assert_int_equal(__atomic_load_n(&staged, __ATOMIC_SEQ_CST), 0);
   assert_int_equal(staging_entries(&e), 0);
-  assert_int_equal(count_files(e.root), 3);
+  assert_int_equal(tu_count_jsonl(e.root), 3);
   check_reads(e.l, "rev2", &g);
   /* First chunk equal, the rest different: chunk 0 goes the spool way (a
    * plain create-only put at the new revision's key), chunks 1 and 2 are
@@ -930,7 +903,7 @@ static void staged_commit(void **state, int compression) {
   adcp_commit_result_free(&res);
   assert_int_equal(__atomic_load_n(&staged, __ATOMIC_SEQ_CST), 2);
   assert_int_equal(staging_entries(&e), 0);
-  assert_int_equal(count_files(e.root), 6);
+  assert_int_equal(tu_count_jsonl(e.root), 6);
   adcp_buf got;
   adcp_buf_init(&got);
   OK(adcp_ledger_verify_revision(e.l, "acct", "rev3", collect, &got, &err));

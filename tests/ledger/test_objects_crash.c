@@ -24,6 +24,8 @@
 
 #include "adcp/objects.h"
 #include "ledger_fixture.h"
+#include "support/support_config.h"
+#include "support/support_crash.h"
 
 typedef struct cenv {
   char *dir;
@@ -35,12 +37,10 @@ static void cenv_init(cenv *e, uint64_t nrows) {
   snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
   snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
   snprintf(e->root, sizeof e->root, "%s/bucket", e->dir);
-  char cfg[1400];
-  snprintf(cfg, sizeof cfg,
+  tu_write_config(e->cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
            "\"b\"},\"root_dir\":\"%s\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}",
            e->root);
-  tu_write_file(e->cfg, cfg, strlen(cfg));
   gen g;
   gen_init(&g, nrows, 30, 1);
   adcp_buf all;
@@ -80,43 +80,14 @@ static int count_files(const char *dir) {
 
 /* Starts `adcp-ledger commit`; stderr goes to a pipe when errfd != NULL. */
 static pid_t spawn(const fixture *f, const cenv *e, const char *rev, const char *obligation, int pause_ms, int *errfd) {
-  int pfd[2] = {-1, -1};
-  if (errfd && pipe(pfd)) fail_msg("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(errfd ? pfd[1] : devnull, 2);
-    if (errfd) close(pfd[0]);
-    char pause[24];
-    snprintf(pause, sizeof pause, "%d", pause_ms);
-    if (pause_ms) setenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD", pause, 1);
-    execl(ADCP_CLI_TESTHOOKS_PATH, "adcp-ledger", "--db", f->url, "--config", e->cfg, "commit", "--account", "acct",
-          "--obligation", obligation, "--revision", rev, "--finality", "snapshot", "--binding", "fs1",
-          "--period-start", "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", e->rows, (char *)NULL);
-    _exit(127);
-  }
-  if (errfd) {
-    close(pfd[1]);
-    *errfd = pfd[0];
-  }
-  return pid;
+  tu_commit_child c = {ADCP_CLI_TESTHOOKS_PATH, f->url, e->cfg, "fs1", obligation, rev, e->rows, pause_ms};
+  return tu_crash_spawn_commit(&c, errfd);
 }
 
 static int run_cli(const fixture *f, const cenv *e, const char *args, adcp_buf *out) {
   char cmd[3000];
   snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' %s", ADCP_CLI_PATH, f->url, e->cfg, args);
   return tu_run(cmd, NULL, 0, out);
-}
-
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
 }
 
 static void expire_all(adcp_sql_conn *c) {
@@ -148,25 +119,13 @@ static void killed_after_upload(void **state) {
   assert_int_equal(count_files(e.root), 3);
   int errfd;
   pid_t pid = spawn(f, &e, "crash1", "ob1", 20000, &errfd);
-  char buf[256];
-  size_t got = 0;
-  while (got < sizeof buf - 1) {
-    ssize_t n = read(errfd, buf + got, sizeof buf - 1 - got);
-    if (n <= 0) break;
-    got += (size_t)n;
-    buf[got] = 0;
-    if (strstr(buf, "uploaded")) break;
-  }
-  buf[got] = 0;
-  assert_non_null(strstr(buf, "uploaded"));
-  kill(pid, SIGKILL);
-  int st;
-  waitpid(pid, &st, 0);
+  tu_crash_await(errfd, "uploaded");
+  int st = tu_crash_kill(pid);
   close(errfd);
   assert_true(WIFSIGNALED(st));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'crash1'"), 0);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE row_set_id = 'crash1'"), 0);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'crash1'"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE row_set_id = 'crash1'"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 1);
   assert_int_equal(count_files(e.root), 6);
   /* not expired: the sweep keeps it */
   assert_int_equal(run_cli(f, &e, "sweep --json", &out), 0);
@@ -206,9 +165,7 @@ static void killed_at_random(void **state) {
     pid_t pid = spawn(f, &e, rev, ob, 0, NULL);
     struct timespec ts = {0, (long)(tu_rand(&seed) % 250) * 1000000L};
     nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
-    int st;
-    waitpid(pid, &st, 0);
+    tu_crash_kill(pid);
   }
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
@@ -219,10 +176,10 @@ static void killed_at_random(void **state) {
   assert_int_equal(run_cli(f, &e, "sweep --json", &out), 0);
   adcp_buf_cstr(&out);
   assert_non_null(strstr((const char *)out.data, "\"failed\":0"));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   /* exactly the objects the chunk records name remain */
   assert_int_equal(count_files(e.root),
-                   scalar(c, "SELECT count(DISTINCT object_key) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"));
+                   tu_scalar(c, "SELECT count(DISTINCT object_key) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"));
   adcp_buf_free(&out);
   adcp_storage_close(s);
   cenv_free(&e);
@@ -357,10 +314,10 @@ static void killed_while_staging(void **state) {
     snprintf(sql, sizeof sql,
              "SELECT (SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = '%s') + (SELECT count(*) "
              "FROM adcp_reporting_row_sets WHERE row_set_id = '%s')", rev, rev);
-    assert_int_equal(scalar(c, sql), 0);
+    assert_int_equal(tu_scalar(c, sql), 0);
     /* Staging precedes transaction A: no intent, no lease, no object. */
-    assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
-    assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NOT NULL"), 0);
+    assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+    assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NOT NULL"), 0);
     adcp_storage_close(s);
     assert_int_equal(count_files(e.root), 0);
     assert_true(staging_files(&e) >= run + 1); /* each kill left at least its current file */

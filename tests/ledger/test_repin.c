@@ -70,16 +70,6 @@ static int commit_to(adcp_ledger *l, const char *obligation, const char *rev, ge
   return rc;
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 /* Concatenated pinned versions of every chunk record, to prove "unchanged". */
 static char *versions(adcp_sql_conn *c) {
   adcp_error err = {0};
@@ -146,7 +136,7 @@ static void restored(void **state, int compression) {
   OK(commit_to(e.l, "ob1", "rA2", &big, &err)); /* header-only: shares rA's locators */
   OK(commit_to(e.l, "ob2", "rB", &small_b, &err));
   OK(commit_to(e.l, "ob3", "rC", &small_c, &err));
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 8);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 8);
   OK(adcp_ledger_verify_revision(e.l, "acct", "rA", NULL, NULL, &err));
 
   /* nothing restored yet: everything ok, nothing changes */
@@ -192,7 +182,7 @@ static void restored(void **state, int compression) {
   char *after_dry = versions(e.c);
   assert_string_equal(before, after_dry);
   free(after_dry);
-  assert_int_equal(scalar(e.c, "SELECT max(row_location_version) FROM adcp_reporting_row_sets"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT max(row_location_version) FROM adcp_reporting_row_sets"), 1);
   assert_int_equal(adcp_ledger_verify_revision(e.l, "acct", "rA", NULL, NULL, &err), ADCP_EROWS_UNAVAILABLE);
 
   /* the repin: verified objects get their new versions, the rest stays */
@@ -219,8 +209,8 @@ static void restored(void **state, int compression) {
   assert_non_null(pb);
   assert_non_null(pa);
   assert_memory_equal(pb, pa, 5 + 36);
-  assert_int_equal(scalar(e.c, "SELECT row_location_version FROM adcp_reporting_row_sets WHERE row_set_id = 'rB'"), 1);
-  assert_true(scalar(e.c, "SELECT row_location_version FROM adcp_reporting_row_sets WHERE row_set_id = 'rA'") > 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT row_location_version FROM adcp_reporting_row_sets WHERE row_set_id = 'rB'"), 1);
+  assert_true(tu_scalar(e.c, "SELECT row_location_version FROM adcp_reporting_row_sets WHERE row_set_id = 'rA'") > 1);
   free(after);
 
   /* a second run: the fixed ones are ok now */

@@ -13,6 +13,7 @@
 
 #include "adcp/json.h"
 #include "ledger_fixture.h"
+#include "support/support_cli.h"
 
 typedef struct ctx {
   fixture *f;
@@ -21,9 +22,7 @@ typedef struct ctx {
 } ctx;
 
 static int cli_check(ctx *x, const char *extra) {
-  char args[1200];
-  snprintf(args, sizeof args, "--db '%s' check %s", x->f->url, extra);
-  return tu_cli(x->scratch, args, NULL, &x->out, &x->err);
+  return tu_cli_db(x->scratch, x->f->url, NULL, NULL, &x->out, &x->err, "check %s", extra);
 }
 
 static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->data : ""; }

@@ -15,16 +15,6 @@ static adcp_sql_conn *connect_raw(const fixture *f) {
   return c;
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 /* ---- the port ------------------------------------------------------------------ */
 
 static void port_parameters_rows_and_blobs(void **state) {
@@ -93,11 +83,11 @@ static void port_transactions_locks_clock(void **state) {
   OK(adcp_sql_exec(c, "INSERT INTO t (k) VALUES ($1)", &p, 1, &err));
   OK(adcp_sql_rollback(c, &err));
   assert_false(adcp_sql_in_transaction(c));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM t"), 0);
   OK(adcp_sql_begin(c, 0, &err));
   OK(adcp_sql_exec(c, "INSERT INTO t (k) VALUES ($1)", &p, 1, &err));
   OK(adcp_sql_commit(c, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM t"), 1);
   if (f->dialect == ADCP_SQL_SQLITE) {
     /* A deferred transaction does not hold SQLite's writer lock. */
     OK(adcp_sql_begin(c, 0, &err));
@@ -109,7 +99,7 @@ static void port_transactions_locks_clock(void **state) {
     OK(adcp_sql_begin(c, 0, &err));
     OK(adcp_sql_advisory_xact_lock(c, "adcp-test-key", &err));
     adcp_sql_param k = adcp_sql_text("adcp-test-key");
-    assert_int_equal(scalar(c2, "SELECT 1"), 1);
+    assert_int_equal(tu_scalar(c2, "SELECT 1"), 1);
     adcp_sql_rows *r;
     OK(adcp_sql_query(&r, c2, "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", &k, 1, &err));
     assert_int_equal(adcp_sql_next(r, &err), 1);
@@ -150,7 +140,7 @@ static void failed_statement_dooms_commit(void **state) {
   assert_string_equal(adcp_sql_last_sqlstate(c), "23505");
   assert_non_null(strstr(err.message, "23505"));
   assert_false(adcp_sql_in_transaction(c));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM t"), 0);
   /* A CHECK-class failure keeps its class too. */
   OK(adcp_sql_exec_script(c, "CREATE TABLE u (n BIGINT CHECK (n > 0))", &err));
   adcp_sql_param neg = adcp_sql_int64(-1);
@@ -172,7 +162,7 @@ static void failed_statement_dooms_commit(void **state) {
   OK(adcp_sql_exec(c, ins, &b, 1, &err));
   OK(adcp_sql_release(c, "sp_dup", &err));
   OK(adcp_sql_commit(c, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 2);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM t"), 2);
   assert_int_equal(adcp_sql_savepoint(c, "sp", &err), ADCP_EINVALID_INPUT); /* no transaction */
   OK(adcp_sql_begin(c, 1, &err));
   assert_int_equal(adcp_sql_savepoint(c, "bad name; DROP TABLE t", &err), ADCP_EINVALID_INPUT);
@@ -182,7 +172,7 @@ static void failed_statement_dooms_commit(void **state) {
   adcp_sql_param d = adcp_sql_text("d");
   OK(adcp_sql_exec(c, ins, &d, 1, &err));
   OK(adcp_sql_commit(c, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM t"), 3);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM t"), 3);
   adcp_sql_close(c);
 }
 
@@ -350,7 +340,7 @@ static void statement_cache_is_robust(void **state) {
   assert_true(b[0] == 0 && b[1] == 0xff);
   assert_int_equal(adcp_sql_get_int64(r, 1), 5);
   adcp_sql_rows_free(r);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM pg_prepared_statements"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM pg_prepared_statements"), 0);
   adcp_sql_close(c);
 }
 
@@ -373,7 +363,7 @@ static void migrate_from_empty_is_idempotent(void **state) {
   const char *probe = f->dialect == ADCP_SQL_POSTGRES
                           ? "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'adcp%' AND schemaname = current_schema()"
                           : "SELECT count(*) FROM sqlite_master WHERE name LIKE 'adcp%'";
-  assert_int_equal(scalar(c, probe), 0);
+  assert_int_equal(tu_scalar(c, probe), 0);
   size_t applied = 0;
   OK(adcp_storage_migrate(&applied, s, NULL, &err));
   assert_int_equal(applied, total);
@@ -386,11 +376,11 @@ static void migrate_from_empty_is_idempotent(void **state) {
     assert_int_equal(strlen(st->entries[i].applied_at), 27);
   }
   adcp_migration_status_free(st);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
   /* Re-running the DDL itself is harmless (every object is "if not exists"). */
   const adcp_migration_set *set = adcp_storage_migrations(s);
   for (size_t i = 0; i < set->count; i++) OK(adcp_sql_exec_script(c, set->items[i].text, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_persistence_installation"), 1);
   OK(adcp_storage_check_ready(NULL, s, &err));
   adcp_storage_close(s);
 }
@@ -408,7 +398,7 @@ static void schema_behind_until_migrated(void **state) {
   const char *probe = f->dialect == ADCP_SQL_POSTGRES
                           ? "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'adcp%' AND schemaname = current_schema()"
                           : "SELECT count(*) FROM sqlite_master WHERE name LIKE 'adcp%'";
-  assert_int_equal(scalar(c, probe), 0);
+  assert_int_equal(tu_scalar(c, probe), 0);
   adcp_sql_close(c);
   adcp_storage_close(open_migrated(f));
   OK(adcp_storage_open(&s, f->url, NULL, &err));
@@ -474,7 +464,7 @@ static void additive_applies_while_stopped_worker_pending(void **state) {
   OK(adcp_migrate_apply(&applied, c, set, NULL, &err));
   assert_int_equal(applied, 1);
   OK(adcp_migrate_check(c, set, &err));
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_t_shared"), 0);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_t_shared"), 0);
   /* An older binary (without 0004) still runs next to a newer additive step... */
   adcp_migration_set *newer = custom_series(f->dialect, 1);
   OK(adcp_migrate_apply(&applied, c, newer, NULL, &err));
@@ -526,7 +516,7 @@ static void run_concurrent_migrate(const fixture *f) {
   }
   if (strstr(text, "adcp-ledger migrate:")) fail_msg("a runner failed:\n%s", text);
   adcp_sql_conn *c = connect_raw(f);
-  assert_int_equal(scalar(c, "SELECT count(*) FROM adcp_schema_migrations"), (int64_t)set->count);
+  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_schema_migrations"), (int64_t)set->count);
   adcp_sql_close(c);
   adcp_migrations_free(set);
   adcp_buf_free(&out);
@@ -654,7 +644,7 @@ static void catalog_drift_is_reported_precisely(void **state) {
     assert_true(disabled && column && table);
     adcp_catalog_report_free(r);
     /* The audit never left its scratch schema behind. */
-    assert_int_equal(scalar(c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'adcp_probe_%'"), 0);
+    assert_int_equal(tu_scalar(c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'adcp_probe_%'"), 0);
   }
   adcp_storage_close(s);
 }

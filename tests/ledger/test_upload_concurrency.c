@@ -76,16 +76,6 @@ static long stat_of(const char *name) {
   return strtol(p + strlen(pat), NULL, 10);
 }
 
-static int64_t scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
-
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -174,7 +164,7 @@ static double timed_commit(const fixture *f, int width, long want_inflight) {
           DELAY_MS, inflight);
   if (inflight != want_inflight) fail_msg("width %d: %ld PUTs in flight at most, want %ld", width, inflight, want_inflight);
   assert_int_equal(bucket_objects(&e), 8);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   check_verifies(&e, "rev1", &g);
   adcp_buf_free(&g.line);
   env_close(&e);
@@ -205,10 +195,10 @@ static void failure_midway(void **state) {
   if (!rc) fail_msg("the commit succeeded although a PUT was refused");
   fprintf(stderr, "# failed commit: %d %s\n", rc, err.message);
   assert_true(inflight > 1);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
-  assert_int_equal(scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 1);
   /* Every object the failed commit created is recorded in its intent. */
-  int64_t recorded = scalar(e.c, f->dialect == ADCP_SQL_POSTGRES
+  int64_t recorded = tu_scalar(e.c, f->dialect == ADCP_SQL_POSTGRES
                                      ? "SELECT jsonb_array_length(created_objects) FROM adcp_reporting_row_write_intents"
                                      : "SELECT json_array_length(created_objects) FROM adcp_reporting_row_write_intents");
   size_t stored = bucket_objects(&e);

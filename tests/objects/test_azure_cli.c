@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fake_server.h"
+#include "support/support_config.h"
 
 #define ACCOUNT "adcpcli"
 
@@ -26,10 +27,9 @@ static char key64[64];
 static char rows_path[600];
 
 static void write_config(const char *name, const char *binding_json) {
-  char path[600], text[4096];
+  char path[600];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(text, sizeof text, "{\"deployment_namespace\":\"default\",\"bindings\":[%s]}", binding_json);
-  tu_write_file(path, text, strlen(text));
+  tu_write_config(path, "{\"deployment_namespace\":\"default\",\"bindings\":[%s]}", binding_json);
 }
 
 static void no_secret_in(const adcp_buf *b) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fake_server.h"
+#include "support/support_config.h"
 
 #define EMAIL "adcp-cli@adcp-test.iam.gserviceaccount.com"
 #define STATIC_TOKEN "cli-static-Bearer.token"
@@ -40,11 +41,10 @@ static const char CREDS[] =
     "\"cmd\":{\"token_command\":[\"cat\",\"%s/token\"]}}";
 
 static void write_config(const char *name, const char *binding_json) {
-  char path[600], text[8192], creds[1024];
+  char path[600], creds[1024];
   snprintf(creds, sizeof creds, CREDS, dir);
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(text, sizeof text, "{\"deployment_namespace\":\"default\",%s,\"bindings\":[%s]}", creds, binding_json);
-  tu_write_file(path, text, strlen(text));
+  tu_write_config(path, "{\"deployment_namespace\":\"default\",%s,\"bindings\":[%s]}", creds, binding_json);
 }
 
 static void gcs_binding(char *buf, size_t n, const char *id, const char *bucket, const char *cred, const char *prefix) {
@@ -188,13 +188,12 @@ static void t_config_refusals(void **state) {
       "[]",
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
-    char path[600], text[2048];
+    char path[600];
     snprintf(path, sizeof path, "%s/sec.json", dir);
-    snprintf(text, sizeof text,
+    tu_write_config(path,
              "{\"gcs_credentials\":%s,\"bindings\":[{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\","
              "\"credentialRef\":\"x\",\"location\":{\"bucket\":\"cli-good\",\"endpoint\":\"%s\"}}]}",
              sections[i], ep);
-    tu_write_file(path, text, strlen(text));
     snprintf(args, sizeof args, "--config %s/sec.json binding probe gx", dir);
     int st = run(args, &out, &errb);
     if (st != 2 || !strstr((char *)errb.data, "gcs_credentials")) fail_msg("section %zu: exit %d: %s", i, st, (char *)errb.data);

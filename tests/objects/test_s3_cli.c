@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fake_server.h"
+#include "support/support_config.h"
 
 #define AK "AKFAKECLI"
 #define SK "cli/Secret+Key=987"
@@ -15,10 +16,9 @@ static fake_server fake;
 static char *dir;
 
 static void write_config(const char *name, const char *binding_json) {
-  char path[600], text[4096];
+  char path[600];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(text, sizeof text, "{\"deployment_namespace\":\"default\",\"bindings\":[%s]}", binding_json);
-  tu_write_file(path, text, strlen(text));
+  tu_write_config(path, "{\"deployment_namespace\":\"default\",\"bindings\":[%s]}", binding_json);
 }
 
 static int run(const char *args, adcp_buf *out, adcp_buf *errb) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "adcp/objects.h"
+#include "support/support_config.h"
 
 static char *dir;
 static const char *ep, *bucket, *secret;
@@ -45,15 +46,14 @@ static int run(const char *args, adcp_buf *out, adcp_buf *errb) {
  * "rgw" under the owned prefix <run prefix>/NAME (compression comp, extra
  * top-level members), registered (probe included). */
 static void ledger_setup_with(char db[600], char cfg[600], const char *name, const char *extra, const char *comp) {
-  char text[2048], args[2048];
+  char args[2048];
   snprintf(cfg, 600, "%s/%s.json", dir, name);
   snprintf(db, 600, "%s/%s.db", dir, name);
-  snprintf(text, sizeof text,
+  tu_write_config(cfg,
            "{\"deployment_namespace\":\"default\"%s,\"bindings\":[{\"id\":\"rgw\",\"kind\":\"object\",\"provider\":\"s3\","
            "\"prefix\":\"%s/%s\",\"credentialRef\":\"env\",\"create_only\":\"emulated\",\"compression\":\"%s\","
            "\"location\":{\"bucket\":\"%s\",\"region\":\"us-east-1\",\"endpoint\":\"%s\",\"path_style\":\"true\"}}]}",
            extra, prefix, name, comp, bucket, ep);
-  tu_write_file(cfg, text, strlen(text));
   adcp_buf out, errb;
   adcp_buf_init(&out), adcp_buf_init(&errb);
   snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "retention_fixture.h"
+#include "support/support_config.h"
 
 static int nfiles;
 static int count_file(const char *p, const struct stat *sb, int flag, struct FTW *f) {
@@ -26,13 +27,11 @@ static int files_under(const char *dir) {
 
 static void write_config(const renv *e, char *path, size_t n) {
   snprintf(path, n, "%s/config.json", e->dir);
-  char text[2048];
-  snprintf(text, sizeof text,
+  tu_write_config(path,
            "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
            "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}],\n"
            " \"retention\": {\"enabled\": true, \"status_retention_days\": 1}}\n",
            e->root_b);
-  tu_write_file(path, text, strlen(text));
 }
 
 /* Starts the testhooks binary paused at `step`; returns once it said so, then kills it. */
@@ -72,13 +71,6 @@ static void kill_at(const fixture *f, const char *cfg, const char *sub, const ch
   if (!paused) fail_msg("never paused at %s", step);
 }
 
-static int cli(const fixture *f, const char *cfg, const char *args, adcp_buf *out) {
-  char cmd[3000];
-  snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' %s 2>/dev/null", ADCP_CLI_PATH, f->url, cfg, args);
-  if (out) adcp_buf_reset(out);
-  return tu_run(cmd, NULL, 0, out);
-}
-
 static void crash_in_phase(const fixture *f, const char *step) {
   renv e;
   renv_open(&e, f);
@@ -107,9 +99,9 @@ static void crash_in_phase(const fixture *f, const char *step) {
   adcp_ledger_page_free(&pg);
   adcp_buf out;
   adcp_buf_init(&out);
-  assert_int_equal(cli(f, cfg, "retention status --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention status --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"retiring\":{\"count\":1"));
-  assert_int_equal(cli(f, cfg, "retention retire --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention retire --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"retired\":2"));
   assert_non_null(strstr((const char *)out.data, "\"resumed\":1"));
   assert_string_equal(tomb_state(&e, "old1", st), "retired");
@@ -122,7 +114,7 @@ static void crash_in_phase(const fixture *f, const char *step) {
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_chunk_bodies", NULL), 0);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_obligations", NULL), 1);
   OK(adcp_ledger_verify_revision(e.l, "acct", "k1", NULL, NULL, &err));
-  assert_int_equal(cli(f, cfg, "retention retire --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention retire --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"retired\":0"));
   assert_int_equal(retirement_changes(&e, "old1"), 1);
   adcp_buf_free(&out);
@@ -152,7 +144,7 @@ static void crash_in_pruning(const fixture *f, const char *step, const char *bin
   assert_int_equal(adcp_ledger_read_revision_rows(&pg, e.l, "acct", "v1", 0, 10, &err), ADCP_EROWS_EXPIRED);
   adcp_buf out;
   adcp_buf_init(&out);
-  assert_int_equal(cli(f, cfg, "retention prune-rows --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention prune-rows --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"pruned\":1"));
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE rows_state = 'pruned'", NULL), 1);
   assert_int_equal(adcp_ledger_read_revision_rows(&pg, e.l, "acct", "v1", 0, 10, &err), ADCP_EROWS_EXPIRED);
@@ -184,46 +176,46 @@ static void cli_contract(void **state) {
   OK(rcommit(e.l, "acct", "ob", 1, "v1", &g, NULL, &err));
   adcp_buf out;
   adcp_buf_init(&out);
-  assert_int_equal(cli(f, cfg, "retention --help", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention --help", &out), 0);
   assert_non_null(strstr((const char *)out.data, "prune-rows"));
-  assert_int_equal(cli(f, cfg, "hold --help", &out), 0);
-  assert_int_equal(cli(f, cfg, "retention bogus", NULL), 1);
-  assert_int_equal(cli(f, cfg, "retention retire --limit 0", NULL), 1);
-  assert_int_equal(cli(f, cfg, "retention retire --limit x --json", &out), 1);
-  assert_int_equal(cli(f, cfg, "retention status --as-of 2999-01-01T00:00:00Z --json", &out), 2);
+  assert_int_equal(rcli(f, cfg, "hold --help", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention bogus", NULL), 1);
+  assert_int_equal(rcli(f, cfg, "retention retire --limit 0", NULL), 1);
+  assert_int_equal(rcli(f, cfg, "retention retire --limit x --json", &out), 1);
+  assert_int_equal(rcli(f, cfg, "retention status --as-of 2999-01-01T00:00:00Z --json", &out), 2);
   assert_non_null(strstr((const char *)out.data, "\"ok\":false"));
-  assert_int_equal(cli(f, cfg, "hold add --id h1 --json", &out), 1);
-  assert_int_equal(cli(f, cfg, "hold add --id h1 --account acct --obligation ob --reason audit --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "hold add --id h1 --json", &out), 1);
+  assert_int_equal(rcli(f, cfg, "hold add --id h1 --account acct --obligation ob --reason audit --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"added\":\"h1\""));
-  assert_int_equal(cli(f, cfg, "hold add --id h1 --account acct --json", &out), 2);
-  assert_int_equal(cli(f, cfg, "hold add --id 'bad id' --account acct", NULL), 2);
-  assert_int_equal(cli(f, cfg, "hold add --id h2 --account acct --obligation nope", NULL), 5);
-  assert_int_equal(cli(f, cfg, "hold list --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "hold add --id h1 --account acct --json", &out), 2);
+  assert_int_equal(rcli(f, cfg, "hold add --id 'bad id' --account acct", NULL), 2);
+  assert_int_equal(rcli(f, cfg, "hold add --id h2 --account acct --obligation nope", NULL), 5);
+  assert_int_equal(rcli(f, cfg, "hold list --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"reason\":\"audit\""));
   backdate(&e, "ob", OLD);
-  assert_int_equal(cli(f, cfg, "retention status --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention status --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"held\":{\"count\":1,\"oldest_obligation_id\":\"ob\""));
-  assert_int_equal(cli(f, cfg, "retention retire --dry-run --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention retire --dry-run --json", &out), 0);
   assert_non_null(strstr((const char *)out.data, "\"retired\":0,\"failed\":0,\"held\":1"));
-  assert_int_equal(cli(f, cfg, "hold remove --id h1 --json", &out), 0);
-  assert_int_equal(cli(f, cfg, "hold remove --id h1 --json", &out), 5);
-  assert_int_equal(cli(f, cfg, "retention retire --dry-run", &out), 0);
+  assert_int_equal(rcli(f, cfg, "hold remove --id h1 --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "hold remove --id h1 --json", &out), 5);
+  assert_int_equal(rcli(f, cfg, "retention retire --dry-run", &out), 0);
   assert_non_null(strstr((const char *)out.data, "would have retired 1"));
   assert_string_equal(tomb_state(&e, "ob", (char[16]){0}), "");
-  assert_int_equal(cli(f, cfg, "retention stalled --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "retention stalled --json", &out), 0);
   assert_string_equal((const char *)out.data, "{\"ok\":true,\"stalled\":[]}\n");
   /* Retention is opt-in: a disabled section refuses retire but answers status. */
   char off[700];
   snprintf(off, sizeof off, "%s/off.json", e.dir);
   tu_write_file(off, "{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}", strlen("{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}"));
-  assert_int_equal(cli(f, off, "retention retire --json", &out), 2);
+  assert_int_equal(rcli(f, off, "retention retire --json", &out), 2);
   assert_non_null(strstr((const char *)out.data, "not enabled"));
-  assert_int_equal(cli(f, off, "retention status", &out), 0);
+  assert_int_equal(rcli(f, off, "retention status", &out), 0);
   tu_write_file(off, "{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}", strlen("{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}"));
-  assert_int_equal(cli(f, off, "retention status", NULL), 2);
+  assert_int_equal(rcli(f, off, "retention status", NULL), 2);
   tu_write_file(off, "{\"retention\": {\"enabled\": true, \"status_days\": 5}}", strlen("{\"retention\": {\"enabled\": true, \"status_days\": 5}}"));
-  assert_int_equal(cli(f, off, "retention status", NULL), 2);
-  assert_int_equal(cli(f, cfg, "retention retire", &out), 0);
+  assert_int_equal(rcli(f, off, "retention status", NULL), 2);
+  assert_int_equal(rcli(f, cfg, "retention retire", &out), 0);
   assert_string_equal(tomb_state(&e, "ob", (char[16]){0}), "retired");
   adcp_buf_free(&out);
   adcp_buf_free(&g.line);

@@ -6,22 +6,14 @@
  * once the period moves on. Both engines, through the shipped CLI. */
 #define _XOPEN_SOURCE 700
 #include "retention_fixture.h"
+#include "support/support_config.h"
 
 static void write_cfg(const renv *e, const char *name, const char *extra, char *path, size_t n) {
   snprintf(path, n, "%s/%s", e->dir, name);
-  char text[2048];
-  snprintf(text, sizeof text,
+  tu_write_config(path,
            "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
            "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s}\n",
            e->root_b, extra);
-  tu_write_file(path, text, strlen(text));
-}
-
-static int cli(const fixture *f, const char *cfg, const char *args, adcp_buf *out) {
-  char cmd[3000];
-  snprintf(cmd, sizeof cmd, "'%s' --db '%s' --config '%s' %s 2>/dev/null", ADCP_CLI_PATH, f->url, cfg, args);
-  if (out) adcp_buf_reset(out);
-  return tu_run(cmd, NULL, 0, out);
 }
 
 static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->data : ""; }
@@ -62,25 +54,25 @@ static void retention_tasks_follow_config(void **state) {
   adcp_buf_init(&out);
   char t[4096];
   /* No retention section: the retention tasks are not registered at all. */
-  assert_int_equal(cli(f, off, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, off, "maintain --once --json", &out), 0);
   assert_null(task_of(&out, "period_retirement", t, sizeof t));
   assert_null(task_of(&out, "row_pruning", t, sizeof t));
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   /* Enabling a retention task while retention is off is refused (exit 2). */
-  assert_int_equal(cli(f, forced, "maintain --once --json", &out), 2);
+  assert_int_equal(rcli(f, forced, "maintain --once --json", &out), 2);
   assert_non_null(strstr(txt(&out), "retention is not"));
   char st[16];
   assert_string_equal(tomb_state(&e, "old1", st), "");
   /* A dry run reports the work and changes nothing. */
-  assert_int_equal(cli(f, on, "maintain --once --dry-run --json", &out), 0);
+  assert_int_equal(rcli(f, on, "maintain --once --dry-run --json", &out), 0);
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
   assert_string_equal(tomb_state(&e, "old1", st), "");
   /* Two revision_unreadable issues: one for a revision retirement will take,
    * one for a revision that stays. */
-  assert_int_equal(cli(f, on, "issue open --account acct --key revision_unreadable:a2", &out), 0);
-  assert_int_equal(cli(f, on, "issue open --account acct --key revision_unreadable:k1", &out), 0);
+  assert_int_equal(rcli(f, on, "issue open --account acct --key revision_unreadable:a2", &out), 0);
+  assert_int_equal(rcli(f, on, "issue open --account acct --key revision_unreadable:k1", &out), 0);
   /* Enabled: exactly the expired period is retired, with every counter. */
-  assert_int_equal(cli(f, on, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, on, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   assert_non_null(strstr(t, "\"retired_revisions_resolved\":1"));
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
@@ -108,7 +100,7 @@ static void retention_tasks_follow_config(void **state) {
                             "account_id = $1",
                        "acct"),
                    3);
-  assert_int_equal(cli(f, on, "audit --json", &out), 3);
+  assert_int_equal(rcli(f, on, "audit --json", &out), 3);
   print_message("%s\n", txt(&out));
   /* The test backdated the period in the database only: the log still holds
    * today's recorded_at, so the audit proves the retirement was not due
@@ -118,11 +110,11 @@ static void retention_tasks_follow_config(void **state) {
   print_message("%s\n", txt(&out));
   /* The retired revision's issue resolved (it could never verify clean again);
    * the live revision's issue stays open. */
-  assert_int_equal(cli(f, on, "issue list --json", &out), 0);
+  assert_int_equal(rcli(f, on, "issue list --json", &out), 0);
   assert_null(strstr(txt(&out), "revision_unreadable:a2"));
   assert_non_null(strstr(txt(&out), "revision_unreadable:k1"));
   /* A second pass has nothing left to retire. */
-  assert_int_equal(cli(f, on, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, on, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "period_retirement", t, sizeof t));
   assert_non_null(strstr(t, "\"retired\":0"));
   assert_int_equal(retirement_changes(&e, "old1"), 1);
@@ -157,14 +149,14 @@ static void stalled_period_becomes_issue(void **state) {
   adcp_buf out;
   adcp_buf_init(&out);
   char t[4096];
-  assert_int_equal(cli(f, cfg, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   assert_non_null(strstr(t, "\"opened\":1"));
   assert_non_null(strstr(t, "\"stalled\":1"));
-  assert_int_equal(cli(f, cfg, "issue list --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "issue list --json", &out), 0);
   assert_non_null(strstr(txt(&out), "retirement_stalled:acct:stuck"));
   /* Still stalled: nothing new (one live occurrence, one opened event). */
-  assert_int_equal(cli(f, cfg, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   assert_non_null(strstr(t, "\"opened\":0"));
   assert_int_equal(q64(e.c, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND account_id = $1",
@@ -173,10 +165,10 @@ static void stalled_period_becomes_issue(void **state) {
   /* The period moved on: the issue resolves. */
   rexec(&e, "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1",
         "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1", "stuck", NULL);
-  assert_int_equal(cli(f, cfg, "maintain --once --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   assert_non_null(strstr(t, "\"resolved\":1"));
-  assert_int_equal(cli(f, cfg, "issue list --json", &out), 0);
+  assert_int_equal(rcli(f, cfg, "issue list --json", &out), 0);
   assert_null(strstr(txt(&out), "retirement_stalled:acct:stuck"));
   adcp_buf_free(&out);
   adcp_buf_free(&g.line);

@@ -21,129 +21,23 @@ typedef struct wenv {
   char root[700]; /* DIR/b */
 } wenv;
 
-static inline void wenv_open(wenv *e, const fixture *f, const char *dir) {
-  adcp_error err = {0};
-  memset(e, 0, sizeof *e);
-  e->s = open_migrated(f);
-  e->c = adcp_storage_sql(e->s);
-  snprintf(e->root, sizeof e->root, "%s/b", dir);
-  mkdir(e->root, 0700);
-  adcp_fs_provider_options po = {"b", "rows", 1, 0, NULL, NULL};
-  OK(adcp_fs_provider_new(&e->p, e->root, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
-  OK(adcp_ledger_open(&e->l, e->c, &o, &err));
-  adcp_object_kv loc[1] = {{"root", "b"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, e->p};
-  OK(adcp_ledger_configure_binding(e->l, &bc, &err));
-}
-
-static inline void wenv_close(wenv *e) {
-  adcp_ledger_close(e->l);
-  adcp_object_provider_free(e->p);
-  adcp_storage_close(e->s);
-}
+void wenv_open(wenv *e, const fixture *f, const char *dir);
+void wenv_close(wenv *e);
 
 /* The CLI configuration naming the same binding (plus extra top-level text). */
-static inline void wenv_config(char *out, size_t n, const char *dir, const char *extra) {
-  snprintf(out, n,
-           "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
-           "\"%s/b\",\"prefix\":\"rows\"}]%s%s}",
-           dir, extra && *extra ? "," : "", extra ? extra : "");
-}
-
-static inline int wenv_abort_after_upload(void *ctx, int step) {
-  (void)ctx;
-  return step == ADCP_LEDGER_STEP_UPLOADED;
-}
+void wenv_config(char *out, size_t n, const char *dir, const char *extra);
+int wenv_abort_after_upload(void *ctx, int step);
 
 /* One abandoned upload through binding fs2 (DIR/c), which e's ledger (and
  * the CLI configuration) does not configure: the sweep must skip it. */
-static inline void wenv_abandon_unconfigured(wenv *e, const char *dir) {
-  adcp_error err = {0};
-  char root[800];
-  snprintf(root, sizeof root, "%s/c", dir);
-  mkdir(root, 0700);
-  adcp_object_provider *p;
-  adcp_fs_provider_options po = {"c", "rows", 1, 0, NULL, NULL};
-  OK(adcp_fs_provider_new(&p, root, &po, &err));
-  adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
-  OK(adcp_ledger_open(&l, e->c, &o, &err));
-  adcp_object_kv loc[1] = {{"root", "c"}};
-  adcp_ledger_binding_config bc = {1, "fs2", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, p};
-  OK(adcp_ledger_configure_binding(l, &bc, &err));
-  gen g;
-  gen_init(&g, 10, 8, 99);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "elsewhere", .revision_id = "x1",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
-                            .binding_id = "fs2", .step_hook = wenv_abort_after_upload};
-  adcp_commit_result res;
-  assert_int_equal(adcp_ledger_commit_revision(&res, l, &req, &err), ADCP_EABORTED);
-  free(g.line.data);
-  adcp_ledger_close(l);
-  adcp_object_provider_free(p);
-}
+void wenv_abandon_unconfigured(wenv *e, const char *dir);
 
 /* n abandoned uploads on obligations obN (one object each), then every intent
  * and lease expired. */
-static inline void wenv_abandon(wenv *e, int first, int n) {
-  adcp_error err = {0};
-  for (int i = first; i < first + n; i++) {
-    gen g;
-    gen_init(&g, 10, 8, (uint64_t)i);
-    char ob[32], rev[32];
-    snprintf(ob, sizeof ob, "ob%d", i);
-    snprintf(rev, sizeof rev, "r%d", i);
-    adcp_ledger_commit req = {.version = 1,
-                              .account_id = "acct",
-                              .obligation_id = ob,
-                              .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT,
-                              .period_start = "2026-10-01T00:00:00Z",
-                              .period_end = "2026-10-02T00:00:00Z",
-                              .next_row = gen_next,
-                              .row_ctx = &g,
-                              .binding_id = "fs1",
-                              .step_hook = wenv_abort_after_upload};
-    adcp_commit_result res;
-    assert_int_equal(adcp_ledger_commit_revision(&res, e->l, &req, &err), ADCP_EABORTED);
-    free(g.line.data);
-  }
-  OK(adcp_sql_exec_script(e->c,
-                          "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
-                          "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-                          "WHERE lease_owner IS NOT NULL;",
-                          &err));
-}
-
-static inline int64_t wenv_scalar(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, c, sql, NULL, 0, &err));
-  assert_int_equal(adcp_sql_next(r, &err), 1);
-  int64_t v = adcp_sql_get_int64(r, 0);
-  adcp_sql_rows_free(r);
-  return v;
-}
+void wenv_abandon(wenv *e, int first, int n);
+int64_t wenv_scalar(adcp_sql_conn *c, const char *sql);
 
 /* Object files (.jsonl, any depth) under dir. */
-static inline int wenv_count_files(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-    char p[4096];
-    snprintf(p, sizeof p, "%.2000s/%.255s", dir, de->d_name);
-    struct stat st;
-    if (lstat(p, &st)) continue;
-    if (S_ISDIR(st.st_mode)) n += wenv_count_files(p);
-    else if (strstr(de->d_name, ".jsonl")) n++;
-  }
-  closedir(d);
-  return n;
-}
+int wenv_count_files(const char *dir);
 
 #endif

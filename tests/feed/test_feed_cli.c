@@ -1,4 +1,4 @@
-/* tests/feed/test_cli_feed.c — the real adcp-ledger binary's feed commands
+/* tests/feed/test_feed_cli.c — the real adcp-ledger binary's feed commands
  * on both engines: `changes` JSONL and its cursor line, --consumer,
  * `changes --follow` seeing a commit and stopping cleanly on SIGINT and
  * SIGTERM, `consumer register|advance|list|drop` (--json one document),
@@ -13,6 +13,7 @@
 
 #include "adcp/feed.h"
 #include "adcp/json.h"
+#include "support/support_cli.h"
 
 extern char **environ;
 
@@ -38,14 +39,10 @@ static void env_close(clienv *e) {
 
 static int cli(clienv *e, const char *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int cli(clienv *e, const char *in, const char *fmt, ...) {
-  char args[6000], full[8192];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int st = tu_cli_dbv(e->dir, e->f->url, NULL, in, &e->out, &e->err, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", e->f->url, args);
-  int st = tu_cli(e->dir, full, in, &e->out, &e->err);
-  adcp_buf_cstr(&e->out);
   return st;
 }
 

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_config.c — `adcp-ledger config check` and the search path
+/* tests/config/test_config_cli.c — `adcp-ledger config check` and the search path
  * of the host configuration (docs/config.md), on the real binaries: refusals
  * with file:line:column (unknown key at the top and inside a binding, wrong
  * type, duplicate binding, a rule naming an unconfigured binding, bad JSON, a

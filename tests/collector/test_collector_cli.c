@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_collect.c — `adcp-ledger collect-orphans` and the
+/* tests/collector/test_collector_cli.c — `adcp-ledger collect-orphans` and the
  * `orphan_collection` maintenance task of the real binary, on SQLite and
  * PostgreSQL: --help, a test per usage refusal (exit 1) and per input
  * refusal (exit 2, with one JSON document under --json), a dry run that
@@ -13,6 +13,8 @@
 #include "adcp/json.h"
 #include "adcp/objects.h"
 #include "ledger/ledger_fixture.h"
+#include "support/support_cli.h"
+#include "support/support_config.h"
 
 typedef struct cenv {
   const fixture *f;
@@ -40,21 +42,14 @@ static void cenv_close(cenv *e) {
 }
 
 static void write_cfg(cenv *e, const char *extra) {
-  char text[2000];
-  snprintf(text, sizeof text,
+  tu_write_config(e->cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
            "\"bk\",\"prefix\":\"rows\"}],\"default\":\"fs1\"%s}",
            extra);
-  tu_write_file(e->cfg, text, strlen(text));
 }
 
 static int run(cenv *e, const char *args) {
-  char full[6000];
-  int n = 0;
-  if (e->f) n = snprintf(full, sizeof full, "--db '%s' ", e->f->url);
-  n += snprintf(full + n, sizeof full - (size_t)n, "--config '%s' ", e->cfg);
-  snprintf(full + n, sizeof full - (size_t)n, "%s", args);
-  return tu_cli(e->dir, full, NULL, &e->out, &e->err);
+  return tu_cli_db(e->dir, e->f ? e->f->url : NULL, e->cfg, NULL, &e->out, &e->err, "%s", args);
 }
 
 #define EXPECT(e, args, code)                                                                                  \

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_issues.c — `adcp-ledger issue` and `issue-events` on
+/* tests/issues/test_issues_cli.c — `adcp-ledger issue` and `issue-events` on
  * SQLite and PostgreSQL through the real binary: the lifecycle commands and
  * each refusal, claim/complete/release/prune with a stale lease, `deliver
  * --exec` with a command that fails twice then succeeds and with one that
@@ -12,6 +12,7 @@
 
 #include "../ledger/ledger_fixture.h"
 #include "adcp/issues.h"
+#include "support/support_cli.h"
 
 typedef struct cx {
   fixture *f;
@@ -20,14 +21,10 @@ typedef struct cx {
 
 static int run(cx *x, adcp_buf *out, adcp_buf *err_b, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int run(cx *x, adcp_buf *out, adcp_buf *err_b, const char *fmt, ...) {
-  char args[6000], full[8192];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int rc = tu_cli_dbv(x->dir, x->f->url, NULL, NULL, out, err_b, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", x->f->url, args);
-  int rc = tu_cli(x->dir, full, NULL, out, err_b);
-  adcp_buf_cstr(out);
   return rc;
 }
 

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_maintain.c — `adcp-ledger maintain` and the global
+/* tests/worker/test_worker_cli.c — `adcp-ledger maintain` and the global
  * logging options of the real binary, on SQLite and PostgreSQL: --help and a
  * test per refusal (options, the "worker" configuration section with
  * file:line:column, log options); --once --json printing exactly one

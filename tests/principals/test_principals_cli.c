@@ -1,10 +1,11 @@
-/* tests/principals/test_cli_principals.c — `principal …` and
+/* tests/principals/test_principals_cli.c — `principal …` and
  * `subscription-state …` through the real binary on a fresh SQLite file and
  * a fresh PostgreSQL database: JSON outputs, --help, --json failure
  * documents and one check per refusal with its exit status. */
 #include <sys/stat.h>
 
 #include "ledger/ledger_fixture.h"
+#include "support/support_cli.h"
 
 typedef struct cli_run {
   adcp_buf out, err;
@@ -13,17 +14,10 @@ typedef struct cli_run {
 
 static int run(cli_run *r, const fixture *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int run(cli_run *r, const fixture *f, const char *fmt, ...) {
-  char args[4096], full[8800];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  r->rc = tu_cli_dbv(f->dir, f->url, NULL, NULL, &r->out, &r->err, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' %s", f->url, args);
-  adcp_buf_reset(&r->out);
-  adcp_buf_reset(&r->err);
-  r->rc = tu_cli(f->dir, full, NULL, &r->out, &r->err);
-  adcp_buf_cstr(&r->out);
-  adcp_buf_cstr(&r->err);
   return r->rc;
 }
 #define OUT(r) ((const char *)(r).out.data)

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_quarantine.c — room tests/cli: the legacy import's
+/* tests/import/test_import_cli.c — room tests/import: the legacy import's
  * quarantine as a first-class state (issue 29 item 3, docs/adopting.md), on
  * SQLite and PostgreSQL ledgers from a py-inline legacy SQLite file with two
  * tampered revisions: verify --all counts each quarantined revision as failed

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_rows.c — the encoding commands of the real adcp-ledger
+/* tests/rows/test_rows_cli.c — the encoding commands of the real adcp-ledger
  * binary: the golden vectors through `encode` (output and chunk files byte for
  * byte), `verify-chunks` on good and tampered directories (plain and gzip),
  * `canonicalize` output and refusals, exit codes and --help. */

@@ -1,4 +1,4 @@
-/* tests/audit/test_cli_audit.c — the audit commands end to end on SQLite and
+/* tests/audit/test_audit_cli.c — the audit commands end to end on SQLite and
  * PostgreSQL: checkpoint (stored, published create-only under _checkpoints/
  * of a filesystem binding, printed), audit (clean, then an edited header found
  * against the stored, the file and the binding checkpoints; exit 3), verify
@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "ledger/ledger_fixture.h"
+#include "support/support_cli.h"
+#include "support/support_config.h"
 
 typedef struct cx {
   fixture *f;
@@ -19,14 +21,10 @@ typedef struct cx {
 
 static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int run(cx *x, const char *fmt, ...) {
-  char args[8192], full[20000];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  int st = tu_cli_dbv(x->dir, x->f->url, x->cfg, NULL, &x->out, &x->err, fmt, ap);
   va_end(ap);
-  snprintf(full, sizeof full, "--db '%s' --config '%s' %s", x->f->url, x->cfg, args);
-  int st = tu_cli(x->dir, full, NULL, &x->out, &x->err);
-  adcp_buf_cstr(&x->out);
   return st;
 }
 
@@ -60,13 +58,11 @@ static void cx_open(cx *x, void **state, int with_keys) {
   adcp_buf_init(&b64);
   assert_int_equal(tu_run(pubtxt, NULL, 0, &b64), 0);
   adcp_buf_cstr(&b64);
-  char cfg[8192];
-  snprintf(cfg, sizeof cfg,
+  tu_write_config(x->cfg,
            "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
            "\"demo\"},\"root_dir\":\"./bucket\",\"prefix\":\"rows\"}],\n"
            "\"audit\":{\"signing_key_file\":\"k.pem\"%s%s%s,\"checkpoint_binding\":\"fs1\"}}\n",
            with_keys ? ",\"public_keys\":[\"" : "", with_keys ? (const char *)b64.data : "", with_keys ? "\"]" : "");
-  tu_write_file(x->cfg, cfg, strlen(cfg));
   adcp_buf_free(&b64);
   assert_int_equal(run(x, "migrate"), 0);
   for (int i = 1; i <= 3; i++) {

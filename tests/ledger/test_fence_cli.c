@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_fence.c — `adcp-ledger fence status|take-over` through the
+/* tests/ledger/test_fence_cli.c — `adcp-ledger fence status|take-over` through the
  * real binary, on SQLite and PostgreSQL with a filesystem binding: status
  * before and after the first commit (--json and text), a copied database is
  * refused with its cause (exit 4) and its sweep deletes nothing, take-over is
@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "ledger/ledger_fixture.h"
+#include "support/support_cli.h"
+#include "support/support_config.h"
 
 typedef struct cenv {
   char *scratch;
@@ -16,21 +18,15 @@ typedef struct cenv {
 } cenv;
 
 static void write_cfg(const char *path, const char *root, const char *owner) {
-  char text[2048];
-  snprintf(text, sizeof text,
+  tu_write_config(path,
            "{\"bindings\": [{\"id\": \"fs1\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
            "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s%s%s}\n",
            root, owner ? ", \"fence\": {\"owner_id\": \"" : "", owner ? owner : "", owner ? "\"}" : "");
-  tu_write_file(path, text, strlen(text));
 }
 
 static int run(cenv *e, const char *url, const char *cfg, const char *args, const char *in, adcp_buf *out,
                adcp_buf *errb) {
-  char full[4096];
-  snprintf(full, sizeof full, "--db '%s' --config '%s' %s", url, cfg, args);
-  int rc = tu_cli(e->scratch, full, in, out, errb);
-  adcp_buf_cstr(out), adcp_buf_cstr(errb);
-  return rc;
+  return tu_cli_db(e->scratch, url, cfg, in, out, errb, "%s", args);
 }
 
 static void rows(adcp_buf *b, int n, int salt) {

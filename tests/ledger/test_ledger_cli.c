@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_ledger.c — the ledger commands of the real adcp-ledger
+/* tests/ledger/test_ledger_cli.c — the ledger commands of the real adcp-ledger
  * binary on an embedded SQLite file: commit (new, replay, conflict, official,
  * nothing after the official), read of a page and of the whole revision,
  * show --json, not found without disclosure (exit 5), and `verify --all`
@@ -9,6 +9,7 @@
 #include "adcp/json.h"
 #include "adcp/sql.h"
 #include "testutil.h"
+#include "support/support_cli.h"
 
 static char *dir;
 static char db[4300];
@@ -29,9 +30,7 @@ static int teardown(void **state) {
 
 /* Runs `adcp-ledger --db DB args`; stdout into out, stderr into err_out. */
 static int cli(const char *args, const char *in, adcp_buf *out, adcp_buf *err_out) {
-  char full[8192];
-  snprintf(full, sizeof full, "--db '%s' %s", db, args);
-  return tu_cli(dir, full, in, out, err_out);
+  return tu_cli_db(dir, db, NULL, in, out, err_out, "%s", args);
 }
 
 static void rows_text(adcp_buf *b, int n, int salt) {
