@@ -203,6 +203,9 @@ enum adcp_ledger_step {
   ADCP_LEDGER_STEP_INTENT_OPEN = 1, /* after transaction A committed */
   ADCP_LEDGER_STEP_UPLOADED = 2,    /* every chunk uploaded or adopted; before transaction B */
   ADCP_LEDGER_STEP_BEFORE_COMMIT = 3, /* both kinds: revision and change row written, COMMIT next */
+  /* A provider that decides after writing (S3 create_only "emulated") reported
+   * a written version and it is recorded in the intent; its decision is next. */
+  ADCP_LEDGER_STEP_OBJECT_WRITTEN = 4,
 };
 
 typedef struct adcp_commit_result {

@@ -60,9 +60,9 @@ int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err);
 /* ---- the provider port ---------------------------------------------------- */
 
 /* Version 2 added the optional staged writes (stage_put/stage_link/stage_drop);
- * version 3 the optional list_versions. Versions 1 and 2 are still accepted
- * and simply have none of what came later. */
-#define ADCP_OBJECT_PROVIDER_VERSION 3
+ * version 3 the optional list_versions; version 4 the optional put_observed.
+ * Versions 1 to 3 are still accepted and simply have none of what came later. */
+#define ADCP_OBJECT_PROVIDER_VERSION 4
 
 /* A string pair: location entries (closed, provider-validated schema) and object metadata. */
 typedef struct adcp_object_kv {
@@ -95,6 +95,10 @@ typedef struct adcp_object_put_result {
   int outcome;                                  /* enum adcp_object_put_outcome */
   char native_version[ADCP_OBJECT_VERSION_MAX + 1];
 } adcp_object_put_result;
+
+/* Told a version the put wrote before deciding whether it is the object
+ * (see adcp_object_put_observed). Non-zero (with err set) stops the put. */
+typedef int (*adcp_object_written_fn)(void *ctx, const char *key, const char *native_version, adcp_error *err);
 
 typedef struct adcp_object_get_input {
   const char *key;
@@ -185,6 +189,11 @@ struct adcp_object_provider {
    * (see adcp_object_list_versions). */
   int (*list_versions)(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix,
                        const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
+  /* Version >= 4, optional (NULL): put_create_only that reports what it
+   * wrote before deciding (see adcp_object_put_observed). */
+  int (*put_observed)(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+                      adcp_object_written_fn on_written, void *on_written_ctx, const adcp_object_ctx *ctx,
+                      adcp_error *err);
 };
 /* Static initializer: the version set, every other field zero. */
 #define ADCP_OBJECT_PROVIDER_INIT {.version = ADCP_OBJECT_PROVIDER_VERSION}
@@ -215,6 +224,20 @@ int adcp_object_probe(adcp_object_provider *p, const adcp_object_ctx *ctx, adcp_
  * A failure or timeout never means nothing was written (see the top comment). */
 int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
                     const adcp_object_ctx *ctx, adcp_error *err);
+
+/* adcp_object_put, and on_written learns every version the put writes before
+ * it decides whether that version is the object (a provider that writes
+ * first and decides afterwards: S3 create_only "emulated"), as soon as the
+ * store acknowledged it, so the caller can record it durably: a crash between
+ * the write and the decision then leaves no unrecorded version. Called on the
+ * put's thread, at most once per put; it may block. Its non-zero return stops
+ * the put: the provider deletes that version at its pinned ID (best effort)
+ * and this returns the callback's code and error unchanged. Providers that
+ * write create-only in one step (or of port version < 4, or without
+ * put_observed) never call it; then this is adcp_object_put. */
+int adcp_object_put_observed(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                             adcp_object_written_fn on_written, void *on_written_ctx, const adcp_object_ctx *ctx,
+                             adcp_error *err);
 
 /* Staged create-only writes: the bytes go to the store before their key is
  * known (object keys contain the row set's content digest, known only after

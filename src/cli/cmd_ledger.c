@@ -17,15 +17,27 @@
 #include "cli/opt.h"
 
 #ifdef ADCP_CLI_TEST_HOOKS
-/* Test hook (adcp-ledger-testhooks only; the shipped binary has none):
+/* Test hooks (adcp-ledger-testhooks only; the shipped binary has none):
  * ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=MS pauses an object commit after its
- * uploads, before transaction B (crash tests kill it there). */
+ * uploads, before transaction B; ADCP_LEDGER_TEST_PAUSE_AFTER_PUT=MS after
+ * the first version a provider wrote before its decision is recorded in the
+ * intent, before that decision (crash tests kill it there). */
+typedef struct pause_at {
+  long upload_ms, put_ms;
+  int put_seen;
+} pause_at;
+
 static int pause_hook(void *ctx, int step) {
-  long ms = (long)(intptr_t)ctx;
-  if (step == ADCP_LEDGER_STEP_UPLOADED) {
+  pause_at *p = ctx;
+  if (step == ADCP_LEDGER_STEP_UPLOADED && p->upload_ms > 0) {
     fputs("adcp-ledger commit: uploaded\n", stderr);
     fflush(stderr);
-    usleep((useconds_t)(ms * 1000));
+    usleep((useconds_t)(p->upload_ms * 1000));
+  }
+  if (step == ADCP_LEDGER_STEP_OBJECT_WRITTEN && p->put_ms > 0 && !p->put_seen++) {
+    fputs("adcp-ledger commit: put returned\n", stderr);
+    fflush(stderr);
+    usleep((useconds_t)(p->put_ms * 1000));
   }
   return 0;
 }
@@ -180,8 +192,9 @@ static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   }
   req.next_row = next_line, req.row_ctx = &src;
 #ifdef ADCP_CLI_TEST_HOOKS
-  const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD");
-  if (pause && *pause) req.step_hook = pause_hook, req.step_ctx = (void *)(intptr_t)atol(pause);
+  const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD"), *pause_put = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_PUT");
+  pause_at pa = {pause ? atol(pause) : 0, pause_put ? atol(pause_put) : 0, 0};
+  if (pa.upload_ms > 0 || pa.put_ms > 0) req.step_hook = pause_hook, req.step_ctx = &pa;
 #endif
   adcp_cli_session x;
   adcp_commit_result res;

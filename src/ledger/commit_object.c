@@ -593,7 +593,40 @@ typedef struct upload_job {
   adcp_buf chunk, key;
   adcp_object_put_result pr;
   ledger_locator *loc;
+  ledger_pool *pool;
+  /* The version the provider reported written before its decision
+   * (adcp_object_put_input.on_written), and whether the intent records it. */
+  char written[ADCP_OBJECT_VERSION_MAX + 1];
+  int recorded;
 } upload_job;
+
+/* The caller's side of an on_written ask: records the version in the intent
+ * on the thread that holds the SQL connection, before the provider decides. */
+typedef struct record_ctx {
+  adcp_ledger *l;
+  const ledger_binding *b;
+  const adcp_ledger_commit *req;
+  const adcp_rows_result *res;
+  const char *token;
+} record_ctx;
+
+static int record_written(void *vctx, ledger_job *job, adcp_error *err) {
+  const record_ctx *r = vctx;
+  upload_job *j = (upload_job *)job;
+  int rc = append_created(r->l, r->b, r->req, r->res, r->token, (const char *)j->key.data, j->written, err);
+  if (!rc) j->recorded = 1;
+  if (!rc && r->req->step_hook && r->req->step_hook(r->req->step_ctx, ADCP_LEDGER_STEP_OBJECT_WRITTEN))
+    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook after an object was written");
+  return rc;
+}
+
+/* on_written, on the put's thread: hand the version to the committing thread and wait. */
+static int job_written(void *ctx, const char *key, const char *native_version, adcp_error *err) {
+  upload_job *j = ctx;
+  (void)key;
+  snprintf(j->written, sizeof j->written, "%s", native_version);
+  return adcp_ledger__pool_ask(j->pool, &j->j, err);
+}
 
 typedef struct upload_ctx {
   const ledger_binding *b;
@@ -622,7 +655,7 @@ static int upload_one(void *vctx, ledger_job *job, adcp_error *err) {
   if (!rc) {
     adcp_object_put_input pi = {key, ph.data, ph.len, adcp_object_content_type(b->compression), u->meta, 2};
     rc = j->st ? adcp_object_stage_link(b->client, &j->pr, j->st, &pi, u->octx, err)
-               : adcp_object_put(b->client, &j->pr, &pi, u->octx, err);
+               : adcp_object_put_observed(b->client, &j->pr, &pi, job_written, j, u->octx, err);
   }
   j->loc->compression = b->compression;
   if (!rc) {
@@ -762,7 +795,9 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
       freel[njobs] = &jobs[njobs];
     }
     upload_ctx uc = {b, &ctx, meta, &s};
+    record_ctx rcx = {l, b, req, &res, token};
     if ((rc = adcp_ledger__pool_start(&pool, upload_one, &uc, width > 1 ? width : 0, err))) goto done;
+    adcp_ledger__pool_on_ask(pool, record_written, &rcx);
     size_t next = 0, inflight = 0, nfree = width;
     while ((!rc && next < s.n) || inflight) {
       if (!rc && next < s.n && nfree) {
@@ -770,6 +805,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
         size_t i = next++;
         const adcp_chunk_manifest *m = &s.ms[i];
         j->i = i, j->m = m, j->loc = &loc[i], j->st = s.sc ? s.sc[i].st : NULL;
+        j->pool = pool, j->written[0] = 0, j->recorded = 0;
         if (!j->st)
           rc = s.sc ? spool_read_at(&j->chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&j->chunk, &s, i, err);
         adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
@@ -792,8 +828,10 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
       adcp_error je = j->j.err;
       int jr = j->j.rc;
       if (!jr && j->pr.outcome == ADCP_OBJECT_CREATED) {
-        /* Recorded even after another chunk failed: whatever was created is swept. */
-        jr = append_created(l, b, req, &res, token, (const char *)j->key.data, j->pr.native_version, &je);
+        /* Recorded even after another chunk failed: whatever was created is
+         * swept. A version recorded before the decision is not added twice. */
+        if (!j->recorded || strcmp(j->written, j->pr.native_version))
+          jr = append_created(l, b, req, &res, token, (const char *)j->key.data, j->pr.native_version, &je);
         if (!jr) out->objects_created++;
       } else if (!jr) {
         out->objects_adopted++;

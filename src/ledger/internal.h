@@ -230,6 +230,9 @@ typedef struct ledger_job {
   struct ledger_job *next;
   int rc;
   adcp_error err;
+  struct ledger_job *ask_next; /* pool_ask bookkeeping */
+  int asking, ask_rc;
+  adcp_error ask_err;
 } ledger_job;
 typedef int (*ledger_job_fn)(void *ctx, ledger_job *job, adcp_error *err);
 typedef struct ledger_pool ledger_pool;
@@ -238,6 +241,13 @@ void adcp_ledger__pool_submit(ledger_pool *p, ledger_job *job);
 ledger_job *adcp_ledger__pool_wait(ledger_pool *p);
 void adcp_ledger__pool_cancel(ledger_pool *p);
 void adcp_ledger__pool_free(ledger_pool *p);
+/* Asks from a running job to the caller's thread (which alone holds the SQL
+ * connection): the job blocks in pool_ask until `fn` (set with pool_on_ask)
+ * ran for it on the thread in pool_wait or pool_free, and gets its result.
+ * Inline pools (threads 0) run fn at once. Without fn, asks return 0. */
+typedef int (*ledger_ask_fn)(void *ctx, ledger_job *job, adcp_error *err);
+void adcp_ledger__pool_on_ask(ledger_pool *p, ledger_ask_fn fn, void *ctx);
+int adcp_ledger__pool_ask(ledger_pool *p, ledger_job *job, adcp_error *err);
 
 /* Period retirement (retention_support.c): CONTENT_CONFLICT when the period
  * (by obligation ID, or by configuration + ordinal when cfg is non-NULL) has a

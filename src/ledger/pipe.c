@@ -165,6 +165,10 @@ struct ledger_pool {
   ledger_job_fn fn;
   void *ctx;
   ledger_job *pend_head, *pend_tail, *done_head, *done_tail;
+  ledger_job *asks; /* jobs blocked in pool_ask (LIFO: order does not matter) */
+  ledger_ask_fn ask_fn;
+  void *ask_ctx;
+  size_t running;   /* jobs inside fn */
   int stopping;
 };
 
@@ -194,9 +198,11 @@ static void *pool_main(void *arg) {
     while (!p->pend_head && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
     ledger_job *j = fifo_pop(&p->pend_head, &p->pend_tail);
     if (!j) break; /* stopping and nothing pending */
+    p->running++;
     pthread_mutex_unlock(&p->mu);
     run_job(p, j);
     pthread_mutex_lock(&p->mu);
+    p->running--;
     fifo_push(&p->done_head, &p->done_tail, j);
     pthread_cond_broadcast(&p->cv);
   }
@@ -236,10 +242,51 @@ void adcp_ledger__pool_submit(ledger_pool *p, ledger_job *job) {
   pthread_mutex_unlock(&p->mu);
 }
 
+void adcp_ledger__pool_on_ask(ledger_pool *p, ledger_ask_fn fn, void *ctx) {
+  pthread_mutex_lock(&p->mu);
+  p->ask_fn = fn, p->ask_ctx = ctx;
+  pthread_mutex_unlock(&p->mu);
+}
+
+int adcp_ledger__pool_ask(ledger_pool *p, ledger_job *job, adcp_error *err) {
+  if (!p->n_threads) return p->ask_fn ? p->ask_fn(p->ask_ctx, job, err) : 0;
+  pthread_mutex_lock(&p->mu);
+  if (!p->ask_fn) {
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+  }
+  job->asking = 1;
+  job->ask_next = p->asks, p->asks = job;
+  pthread_cond_broadcast(&p->cv);
+  while (job->asking) pthread_cond_wait(&p->cv, &p->mu);
+  int rc = job->ask_rc;
+  if (rc && err) *err = job->ask_err;
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
+/* With the lock held: answers every pending ask on this (the caller's) thread. */
+static void answer_asks(ledger_pool *p) {
+  ledger_job *j;
+  while ((j = p->asks)) {
+    p->asks = j->ask_next;
+    pthread_mutex_unlock(&p->mu);
+    adcp_error_clear(&j->ask_err);
+    int rc = p->ask_fn(p->ask_ctx, j, &j->ask_err);
+    pthread_mutex_lock(&p->mu);
+    j->ask_rc = rc, j->asking = 0;
+    pthread_cond_broadcast(&p->cv);
+  }
+}
+
 /* Callers wait only for jobs they submitted and have not yet taken back. */
 ledger_job *adcp_ledger__pool_wait(ledger_pool *p) {
   pthread_mutex_lock(&p->mu);
-  while (!p->done_head && p->n_threads) pthread_cond_wait(&p->cv, &p->mu);
+  for (;;) {
+    answer_asks(p);
+    if (p->done_head || !p->n_threads) break;
+    pthread_cond_wait(&p->cv, &p->mu);
+  }
   ledger_job *j = fifo_pop(&p->done_head, &p->done_tail);
   pthread_mutex_unlock(&p->mu);
   return j;
@@ -262,6 +309,12 @@ void adcp_ledger__pool_free(ledger_pool *p) {
   pthread_mutex_lock(&p->mu);
   p->stopping = 1;
   pthread_cond_broadcast(&p->cv);
+  /* Jobs still running may ask before they finish: answer until none runs. */
+  for (;;) {
+    answer_asks(p);
+    if (!p->running) break;
+    pthread_cond_wait(&p->cv, &p->mu);
+  }
   pthread_mutex_unlock(&p->mu);
   for (size_t i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL); /* waits for puts in progress */
   free(p->threads);

@@ -108,15 +108,51 @@ static int check_put_result(const adcp_object_provider *p, int rc, const adcp_ob
   return rc;
 }
 
-int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
-                    const adcp_object_ctx *ctx, adcp_error *err) {
+/* The caller's on_written runs behind this one, so its failure comes back
+ * with its own code and message, not as a sanitized provider failure. */
+typedef struct written_relay {
+  adcp_object_written_fn fn;
+  void *ctx;
+  int calls, rc;
+  adcp_error err;
+} written_relay;
+
+static int relay_written(void *ctx, const char *key, const char *native_version, adcp_error *err) {
+  written_relay *w = ctx;
+  if (w->calls++)
+    w->rc = adcp_error_set(&w->err, ADCP_EPROVIDER_UNAVAILABLE, "object provider reported a second written version");
+  else if (!native_version || !*native_version || strlen(native_version) > ADCP_OBJECT_VERSION_MAX)
+    w->rc = adcp_error_set(&w->err, ADCP_EPROVIDER_UNAVAILABLE, "object provider reported a malformed written version");
+  else
+    w->rc = w->fn(w->ctx, key, native_version, &w->err);
+  if (w->rc && err) *err = w->err;
+  return w->rc;
+}
+
+int adcp_object_put_observed(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                             adcp_object_written_fn on_written, void *on_written_ctx, const adcp_object_ctx *ctx,
+                             adcp_error *err) {
   int rc = check_provider(p, err);
   if (rc) return rc;
   memset(out, 0, sizeof *out);
   if ((rc = check_put_input(p, in, ctx, err))) return rc;
   if (!in->bytes && in->len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put bytes are missing");
-  rc = sanitize(p->put_create_only(p, out, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err);
-  return check_put_result(p, rc, out, err);
+  if (!on_written || p->version < 4 || !p->put_observed)
+    return check_put_result(p, sanitize(p->put_create_only(p, out, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err),
+                            out, err);
+  written_relay w = {on_written, on_written_ctx, 0, 0, {0}};
+  rc = p->put_observed(p, out, in, relay_written, &w, ctx, err);
+  if (w.rc) {
+    if (err) *err = w.err;
+    memset(out, 0, sizeof *out);
+    return w.rc;
+  }
+  return check_put_result(p, sanitize(rc, ADCP_ECONTENT_CONFLICT, 0, p, err), out, err);
+}
+
+int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                    const adcp_object_ctx *ctx, adcp_error *err) {
+  return adcp_object_put_observed(p, out, in, NULL, NULL, ctx, err);
 }
 
 int adcp_object_stage_supported(const adcp_object_provider *p) {

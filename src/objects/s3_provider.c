@@ -497,8 +497,9 @@ static int emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_objec
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
 }
 
-static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
-                  const adcp_object_ctx *ctx, adcp_error *err) {
+static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+                           adcp_object_written_fn on_written, void *on_written_ctx, const adcp_object_ctx *ctx,
+                           adcp_error *err) {
   s3p *p = (s3p *)self;
   char ct[80];
   snprintf(ct, sizeof ct, "Content-Type: %s", in->content_type);
@@ -536,7 +537,16 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
       adcp_http_response_free(&r);
       if (!v) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
       /* The emulated decision's listing shows our version and its size; it is the check. */
-      if (p->emulated) return emulated_decide(p, out, in, mine, ctx, err);
+      if (p->emulated) {
+        /* Our version exists now, whatever the decision: the caller records
+         * it first, so a crash before the decision leaves nothing unnamed. */
+        if (on_written && (rc = on_written(on_written_ctx, in->key, mine, err))) {
+          adcp_error ignored;
+          delete_version_at(p, in->key, mine, ctx, &ignored);
+          return rc;
+        }
+        return emulated_decide(p, out, in, mine, ctx, err);
+      }
       if (!p->skip_verify && (rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
       snprintf(out->native_version, sizeof out->native_version, "%s", mine);
       out->outcome = ADCP_OBJECT_CREATED;
@@ -568,6 +578,11 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
     return rc;
   }
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
+}
+
+static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
+                  const adcp_object_ctx *ctx, adcp_error *err) {
+  return s3_put_observed(self, out, in, NULL, NULL, ctx, err);
 }
 
 static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_get_input *in,
@@ -1110,6 +1125,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   p->base.head = s3_head;
   p->base.list = s3_list;
   p->base.list_versions = s3_list_versions;
+  p->base.put_observed = s3_put_observed;
   p->base.destroy = s3_destroy;
   p->prefix = strdup(o->prefix), p->bucket = strdup(o->bucket), p->region = strdup(o->region);
   p->base.prefix = p->prefix;

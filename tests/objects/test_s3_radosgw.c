@@ -5,7 +5,8 @@
  *
  * Covered: binding add (the emulated probe on the store), a 100,000-row
  * commit, verified full and paged reads, the replay of the same commit,
- * SIGKILL after the uploads then `sweep`, two writers racing on one revision;
+ * SIGKILL after the uploads then `sweep`, SIGKILL between a PUT and its
+ * emulated decision then `sweep`, two writers racing on one revision;
  * after each, every listed object's version is the one the ledger pinned
  * (the emulated decision names the oldest version, so "latest == pinned"
  * means no second version is left behind); the orphan collector deleting an
@@ -65,11 +66,16 @@ static void ledger_setup_with(char db[600], char cfg[600], const char *name, con
 
 static void ledger_setup(char db[600], char cfg[600], const char *name) { ledger_setup_with(db, cfg, name, "", "none"); }
 
-static void commit_args(char *buf, size_t n, const char *db, const char *cfg, const char *ob, const char *rev) {
+static void commit_args_from(char *buf, size_t n, const char *db, const char *cfg, const char *ob, const char *rev,
+                             const char *path) {
   snprintf(buf, n,
            "--db 'sqlite:%s' --config '%s' commit --account acct --obligation %s --revision %s --finality snapshot "
            "--binding rgw --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
-           db, cfg, ob, rev, rows_path);
+           db, cfg, ob, rev, path);
+}
+
+static void commit_args(char *buf, size_t n, const char *db, const char *cfg, const char *ob, const char *rev) {
+  commit_args_from(buf, n, db, cfg, ob, rev, rows_path);
 }
 
 /* The version the ledger pinned for key ("" when no chunk names it). */
@@ -434,6 +440,153 @@ static size_t listed_versions(const char *name, const char *want_key, size_t *at
   return n;
 }
 
+/* The versions at exactly `key` (newest first, as S3 lists them) into vers[max]. */
+static size_t versions_at(const char *name, const char *key, char vers[][ADCP_OBJECT_VERSION_MAX + 1], size_t max) {
+  adcp_object_provider *p = rgw_provider(name, "emulated");
+  adcp_error err;
+  char *token = NULL;
+  size_t n = 0;
+  do {
+    adcp_object_list_page pg;
+    if (adcp_object_list_versions(p, &pg, key, token, 100, NULL, &err)) fail_msg("list versions: %s", err.message);
+    for (size_t i = 0; i < pg.n_entries; i++)
+      if (!strcmp(pg.entries[i].key, key) && n < max)
+        snprintf(vers[n++], ADCP_OBJECT_VERSION_MAX + 1, "%s", pg.entries[i].native_version);
+    free(token);
+    token = pg.next_token ? strdup(pg.next_token) : NULL;
+    adcp_object_list_page_free(&pg);
+  } while (token);
+  adcp_object_provider_free(p);
+  return n;
+}
+
+/* The test-hooks CLI committing REV from `path`, paused once the first
+ * version it wrote is recorded in the intent, before the emulated decision;
+ * returns once it said so. */
+static pid_t start_put_paused_commit(const char *db, const char *cfg, const char *ob, const char *rev,
+                                     const char *path) {
+  char url[700];
+  snprintf(url, sizeof url, "sqlite:%s", db);
+  char *argv[] = {"adcp-ledger", "--db", url, "--config", (char *)cfg, "commit", "--account", "acct", "--obligation",
+                  (char *)ob, "--revision", (char *)rev, "--finality", "snapshot", "--binding", "rgw", "--period-start",
+                  "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", (char *)path, NULL};
+  const char *env[] = {"ADCP_LEDGER_TEST_PAUSE_AFTER_PUT=30000", NULL};
+  return tu_spawn_until(ADCP_CLI_TESTHOOKS_PATH, argv, env, "put returned");
+}
+
+/* The one open intent's single recorded object (fails unless there is exactly one). */
+static void intent_object(const char *db, char key[700], char ver[ADCP_OBJECT_VERSION_MAX + 1]) {
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h,
+                                      "SELECT json_array_length(created_objects), json_extract(created_objects, "
+                                      "'$[0].objectKey'), json_extract(created_objects, '$[0].nativeVersion') FROM "
+                                      "adcp_reporting_row_write_intents",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  if (sqlite3_column_int(st, 0) != 1) fail_msg("the intent records %d objects, not 1", sqlite3_column_int(st, 0));
+  snprintf(key, 700, "%s", sqlite3_column_text(st, 1));
+  snprintf(ver, ADCP_OBJECT_VERSION_MAX + 1, "%s", sqlite3_column_text(st, 2));
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE); /* one intent */
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+}
+
+static void expire_and_sweep(const char *db, const char *cfg, const char *want) {
+  char args[2048];
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' sweep --json", db, cfg);
+  assert_int_equal(run(args, &out, &errb), 0);
+  if (!strstr((char *)out.data, "\"swept\":0")) fail_msg("sweep before expiry: %s", (char *)out.data);
+  tu_sqlite_exec(db,
+           "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
+           "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+           "WHERE lease_owner IS NOT NULL;");
+  assert_int_equal(run(args, &out, &errb), 0);
+  if (!strstr((char *)out.data, want)) fail_msg("sweep: %s (wanted %s)", (char *)out.data, want);
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
+/* Issue 28, a crash between the emulated PUT and its decision: the writer
+ * records its VersionId in the intent as soon as the PUT returned, so after
+ * kill -9 there `sweep` deletes exactly that version — never a racing
+ * writer's version at the same key, never the older version a decision would
+ * adopt, never another revision's objects — and no orphan collector runs. */
+static void t_kill_after_put_then_sweep(void **state) {
+  (void)state;
+  char db[600], cfg[600], args[2048], small[600];
+  ledger_setup(db, cfg, "putkill");
+  /* One chunk: exactly one PUT is in flight when the writer stops. */
+  snprintf(small, sizeof small, "%s/small.jsonl", dir);
+  const char *nl = (const char *)rows.data;
+  for (int i = 0; i < 300; i++) nl = strchr(nl, '\n') + 1;
+  tu_write_file(small, rows.data, (size_t)(nl - (const char *)rows.data));
+  adcp_buf out, errb;
+  adcp_buf_init(&out), adcp_buf_init(&errb);
+  commit_args_from(args, sizeof args, db, cfg, "keep", "keep1", small);
+  if (run(args, &out, &errb)) fail_msg("commit keep1: %s", (char *)errb.data);
+  size_t at, kept = listed_versions("putkill", NULL, &at);
+  assert_int_equal(kept, 1);
+
+  /* Writer 1 stops right after its PUT returned; killed there. */
+  pid_t pid = start_put_paused_commit(db, cfg, "ob1", "crash1", small);
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFSIGNALED(st));
+  char key[700], mine[ADCP_OBJECT_VERSION_MAX + 1], vers[4][ADCP_OBJECT_VERSION_MAX + 1];
+  intent_object(db, key, mine); /* recorded before the decision */
+  assert_int_equal(versions_at("putkill", key, vers, 4), 1);
+  assert_string_equal(vers[0], mine);
+  /* A racing writer (not this database's) writes a second version at that key. */
+  adcp_object_provider *raw = rgw_provider("putkill", "conditional");
+  adcp_error err;
+  adcp_buf body;
+  adcp_buf_init(&body);
+  adcp_object_get_input gi = {key, mine, 0, 0, 0, 1u << 24};
+  if (adcp_object_get(raw, &body, &gi, NULL, &err)) fail_msg("get: %s", err.message);
+  adcp_object_put_input in = {key, body.data, body.len, "application/x-ndjson", NULL, 0};
+  adcp_object_put_result racer;
+  if (adcp_object_put(raw, &racer, &in, NULL, &err)) fail_msg("racing version: %s", err.message);
+  assert_int_equal(racer.outcome, ADCP_OBJECT_CREATED); /* radosgw ignored If-None-Match */
+  adcp_object_provider_free(raw);
+  adcp_buf_free(&body);
+  assert_int_equal(versions_at("putkill", key, vers, 4), 2);
+
+  expire_and_sweep(db, cfg, "\"swept\":1,\"objects_deleted\":1,");
+  assert_int_equal(versions_at("putkill", key, vers, 4), 1);
+  assert_string_equal(vers[0], racer.native_version); /* the racing writer's version stays */
+  assert_int_equal(listed_versions("putkill", NULL, &at), kept + 1);
+
+  /* Writer 2: the racer's version is now the oldest, which its decision
+   * would adopt; killed before deciding, its own newer version is swept. */
+  pid = start_put_paused_commit(db, cfg, "ob1", "crash1", small);
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  assert_true(WIFSIGNALED(st));
+  char key2[700], mine2[ADCP_OBJECT_VERSION_MAX + 1];
+  intent_object(db, key2, mine2);
+  assert_string_equal(key2, key);
+  assert_string_not_equal(mine2, racer.native_version);
+  assert_int_equal(versions_at("putkill", key, vers, 4), 2);
+  expire_and_sweep(db, cfg, "\"swept\":1,\"objects_deleted\":1,");
+  assert_int_equal(versions_at("putkill", key, vers, 4), 1);
+  assert_string_equal(vers[0], racer.native_version); /* the adoptable oldest version stays */
+  assert_int_equal(listed_versions("putkill", NULL, &at), kept + 1);
+
+  /* The commit then adopts that oldest version and removes its own. */
+  commit_args_from(args, sizeof args, db, cfg, "ob1", "crash1", small);
+  if (run(args, &out, &errb)) fail_msg("commit again: %s", (char *)errb.data);
+  if (!strstr((char *)out.data, "0 objects created, 1 adopted")) fail_msg("commit again: %s", (char *)out.data);
+  assert_int_equal(listed_objects("putkill", db), kept + 1); /* latest == pinned everywhere */
+  assert_int_equal(listed_versions("putkill", NULL, &at), kept + 1);
+  verify_all(db, cfg, "checked 2: 2 verified, 0 failed");
+  adcp_buf_free(&out), adcp_buf_free(&errb);
+}
+
 /* Issue 28: the orphan collector on the emulated bucket sees non-current
  * versions no row set names. An extra version at a pinned key (what a crash
  * between the emulated PUT and its decision leaves; radosgw ignores
@@ -532,6 +685,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_commit_read_replay),
       cmocka_unit_test(t_kill_after_upload_then_sweep),
+      cmocka_unit_test(t_kill_after_put_then_sweep),
       cmocka_unit_test(t_two_writers_race),
       cmocka_unit_test(t_retention_deletes_pinned_versions),
       cmocka_unit_test(t_repin_after_restore),
