@@ -109,6 +109,75 @@ static void c_create_adopt_conflict(void **state) {
   }
 }
 
+/* adcp_object_put_observed: a provider that reports a written version
+ * before deciding reports it once, and whatever it decides, a reported
+ * version that is not the result is gone; a failing callback stops the put
+ * with the callback's own code and leaves nothing at the key. */
+typedef struct seen_written {
+  int calls, fail;
+  char version[ADCP_OBJECT_VERSION_MAX + 1];
+} seen_written;
+
+static int on_written(void *ctx, const char *key, const char *native_version, adcp_error *err) {
+  seen_written *w = ctx;
+  (void)key;
+  w->calls++;
+  snprintf(w->version, sizeof w->version, "%s", native_version);
+  return w->fail ? adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "recording refused") : 0;
+}
+
+static int put_observed(conf_state *s, adcp_object_put_result *r, seen_written *w, const char *key, const void *b,
+                        size_t n, adcp_error *err) {
+  adcp_object_put_input in = {key, b, n, "application/x-ndjson", NULL, 0};
+  memset(w->version, 0, sizeof w->version), w->calls = 0;
+  return adcp_object_put_observed(s->p, r, &in, on_written, w, NULL, err);
+}
+
+static void expect_gone(conf_state *s, const char *key, const char *ver) {
+  adcp_buf out;
+  adcp_buf_init(&out);
+  adcp_error err;
+  assert_int_equal(get(s, &out, key, ver, 1 << 20, &err), ADCP_ENOT_FOUND);
+  adcp_buf_free(&out);
+}
+
+static void c_put_observed(void **state) {
+  conf_state *s = *state;
+  char key[512], key2[512];
+  key_of(s, key, sizeof key, "observed/object.jsonl");
+  key_of(s, key2, sizeof key2, "observed/refused.jsonl");
+  adcp_object_put_result r1, r2;
+  seen_written w = {0};
+  adcp_error err;
+  assert_int_equal(put_observed(s, &r1, &w, key, FIRST, 16, &err), 0);
+  assert_int_equal(r1.outcome, ADCP_OBJECT_CREATED);
+  assert_true(w.calls <= 1);
+  if (w.calls) assert_string_equal(w.version, r1.native_version);
+  int reports = w.calls;
+  /* identical bytes: adopted; a reported version of ours was removed */
+  assert_int_equal(put_observed(s, &r2, &w, key, FIRST, 16, &err), 0);
+  assert_int_equal(r2.outcome, ADCP_OBJECT_ADOPTED_IDENTICAL);
+  assert_string_equal(r2.native_version, r1.native_version);
+  assert_int_equal(w.calls, reports);
+  if (w.calls) assert_string_not_equal(w.version, r1.native_version), expect_gone(s, key, w.version);
+  /* different bytes: conflict, ours removed, the object untouched */
+  assert_int_equal(put_observed(s, &r2, &w, key, "{\"a\":1}\n{\"b\":3}\n", 16, &err), ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(w.calls, reports);
+  if (w.calls) expect_gone(s, key, w.version);
+  expect_bytes(s, key, r1.native_version, FIRST, 16);
+  /* the caller cannot record it: its code and message, nothing left */
+  w.fail = 1;
+  int rc = put_observed(s, &r2, &w, key2, FIRST, 16, &err);
+  assert_int_equal(w.calls, reports);
+  if (!w.calls) {
+    assert_int_equal(rc, 0);
+    return;
+  }
+  assert_int_equal(rc, ADCP_ESTATE_UNAVAILABLE);
+  assert_string_equal(err.message, "recording refused");
+  expect_gone(s, key2, w.version);
+}
+
 typedef struct racer {
   conf_state *s;
   pthread_barrier_t *bar;
@@ -784,7 +853,7 @@ int conformance_run(const conformance_target *t) {
       CASE(c_deadline_and_cancel), CASE(c_keys_outside_prefix), CASE(c_probe_refusals),
       CASE(c_stage_create_adopt_conflict), CASE(c_stage_outside_prefix), CASE(c_stage_not_listed),
       CASE(c_stage_drop_keeps_object), CASE(c_stage_concurrent_identical), CASE(c_stage_zero_length),
-      CASE(c_stage_deadline_and_cancel),
+      CASE(c_stage_deadline_and_cancel), CASE(c_put_observed),
   };
 #undef CASE
   return _cmocka_run_group_tests(t->name, tests, sizeof tests / sizeof tests[0], NULL, NULL);

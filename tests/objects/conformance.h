@@ -11,7 +11,7 @@
  * creators (identical and different bytes), max_bytes, ranged reads, pinned
  * deletes, write-unique versions, list paging and token stability, deadlines
  * and cancellation, keys outside the prefix, provider-specific probe
- * refusals, and the optional staged writes (create/adopt/conflict through
+ * refusals, the written-version report of adcp_object_put_observed, and the optional staged writes (create/adopt/conflict through
  * stage_link, 8 concurrent stagers, never listed, zero length; without them
  * stage_put must be refused with INVALID_INPUT). */
 #ifndef ADCP_TESTS_CONFORMANCE_H
