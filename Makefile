@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: docs/packaging.md
 PREFIX ?= /usr/local
 
-.PHONY: all deps build run test test-fast sanitize tsan bench fuzz clean install
+.PHONY: all deps build run test test-fast sanitize tsan bench fuzz format format-check clean install
 
 all: build
 
@@ -57,6 +57,13 @@ fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADCP_FUZZ=ON -DADCP_TESTS=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# clang-format (.clang-format) over the C sources, in place; format-check only lists what differs.
+format: deps
+	@find src include tests bench fuzz -type f \( -name '*.c' -o -name '*.h' \) -print0 | xargs -0 clang-format --style=file -i
+
+format-check: deps
+	@scripts/format-check.sh
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -8,6 +8,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       postgresql nodejs python3
       ceph-mon ceph-osd radosgw curl openssl) # radosgw: the real S3 of the tests (scripts/radosgw.sh, which uses curl; ~32 s); openssl: the TLS test CA
 pkgs+=(libisal-dev) # ISA-L igzip: the gzip writer of object commits (src/rows/gzip.c)
+pkgs+=(clang-format) # make format / make format-check (scripts/format-check.sh)
 pkgs+=(zsh) # the generated zsh completion is syntax-checked (tests/install/manual.sh)
 pkgs+=(prometheus) # promtool lints the worker's metrics text (tests/worker, tests/worker/test_worker_cli.c)
 missing=()
