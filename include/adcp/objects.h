@@ -234,7 +234,10 @@ int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const 
  * the put: the provider deletes that version at its pinned ID (best effort)
  * and this returns the callback's code and error unchanged. Providers that
  * write create-only in one step (or of port version < 4, or without
- * put_observed) never call it; then this is adcp_object_put. */
+ * put_observed) never call it; then this is adcp_object_put.
+ * Errors: adcp_object_put's (ADCP_ECONTENT_CONFLICT, ADCP_EPROVIDER_UNAVAILABLE,
+ * ADCP_EDEADLINE_EXCEEDED, ADCP_EABORTED, ADCP_EUNSAFE_BINDING, ADCP_EINVALID_INPUT),
+ * or the code the callback returned. */
 int adcp_object_put_observed(adcp_object_provider *p, adcp_object_put_result *out, const adcp_object_put_input *in,
                              adcp_object_written_fn on_written, void *on_written_ctx, const adcp_object_ctx *ctx,
                              adcp_error *err);
