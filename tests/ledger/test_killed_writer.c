@@ -122,8 +122,13 @@ static void blocked_at_most_the_lease(void **state) {
                 lease_s, refused);
   assert_true(done > 0);
   assert_true(refused > 0);
-  /* At most the lease (plus one retry interval and the commit itself). */
+  /* At most the lease (plus one retry interval and the commit itself, which
+   * the sanitizers slow down: make sanitize measured 10.4-14.2 s here). */
+#ifdef ADCP_SANITIZED_BUILD
+  assert_true(done <= lease_s + 6.0);
+#else
   assert_true(done <= lease_s + 1.5);
+#endif
   OK(adcp_ledger_verify_revision(e.l, "acct", "rrev_killed", NULL, NULL, &err));
   adcp_intent_info *v = NULL;
   size_t n = 0;
