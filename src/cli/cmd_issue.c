@@ -12,54 +12,6 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-static const char issue_help[] =
-    "usage: adcp-ledger [--db URL] issue open --account A --key K [--consumer C] [--observed-at T] [--json]\n"
-    "       adcp-ledger [--db URL] issue ack|waive --account A --key K [--external-ref R] [--at T] [--json]\n"
-    "       adcp-ledger [--db URL] issue resolve --account A --key K [--at T] [--json]\n"
-    "       adcp-ledger [--db URL] issue list [--account A] [--prefix P] [--all] [--limit N] [--json]\n"
-    "       adcp-ledger [--db URL] issue show --account A (--key K | --issue-id ID) [--json]\n\n"
-    "The issue lifecycle (spec 07): an occurrence of a condition (account + issue_key)\n"
-    "is open, acknowledged, waived or resolved; each transition records one event in the\n"
-    "outbox (`adcp-ledger issue-events`). open is idempotent while an occurrence is live;\n"
-    "ack and waive are the operator's states (re-asking records nothing; --external-ref\n"
-    "only updates the tracker reference); resolve says the condition cleared (a waived\n"
-    "issue is not resolved). list prints live occurrences (--all: retired too) with their\n"
-    "pending and dead-lettered events; list and show open the database read-only.\n"
-    "--json prints one document: {\"ok\":true,\"changed\":B,\"recorded\":B,\"issue\":{...}}\n"
-    "for writes, {\"issues\":[...],\"events\":{...}} for list, {\"issue\":{...}} for show.\n"
-    "Key schemes the ledger raises itself: docs/issues.md.\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
-    "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
-    "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n";
-
-typedef struct iargs {
-  const char *account, *key, *consumer, *at, *ref, *issue_id, *prefix, *limit;
-  int json, all;
-} iargs;
-
-static int parse(iargs *a, const char *sub, int argc, char **argv) {
-  memset(a, 0, sizeof *a);
-  for (int i = 2; i < argc; i++) {
-    const char *s = argv[i];
-    int v = i + 1 < argc;
-    const char **slot = !strcmp(s, "--account")        ? &a->account
-                        : !strcmp(s, "--key")          ? &a->key
-                        : !strcmp(s, "--consumer")     ? &a->consumer
-                        : !strcmp(s, "--observed-at")  ? &a->at
-                        : !strcmp(s, "--at")           ? &a->at
-                        : !strcmp(s, "--external-ref") ? &a->ref
-                        : !strcmp(s, "--issue-id")     ? &a->issue_id
-                        : !strcmp(s, "--prefix")       ? &a->prefix
-                        : !strcmp(s, "--limit")        ? &a->limit
-                                                       : NULL;
-    if (slot && v) *slot = argv[++i];
-    else if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--all")) a->all = 1;
-    else return adcp_cli_usage_error("issue", "%s: unknown option or missing value: '%s'", sub, s);
-  }
-  return 0;
-}
-
 static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, int read_only, adcp_error *err) {
   adcp_storage_options o = {.version = 1, .read_only = read_only, .must_exist = 1};
   int rc = adcp_storage_open(st, g->db_url, &o, err);
@@ -83,23 +35,23 @@ static int not_ready(adcp_error *err) {
                         "issue lifecycle tables are not ready (migration 0008); run `adcp-ledger migrate`");
 }
 
-static int write_cmd(const adcp_cli_globals *g, const char *sub, const iargs *a) {
-  if (!a->account || !a->key) return adcp_cli_usage_error("issue", "%s: --account and --key are required", sub);
-  if (strcmp(sub, "open") && a->consumer)
-    return adcp_cli_usage_error("issue", "%s: --consumer is for open only", sub);
-  if (strcmp(sub, "ack") && strcmp(sub, "waive") && a->ref)
-    return adcp_cli_usage_error("issue", "%s: --external-ref is for ack and waive only", sub);
+/* open, ack, waive, resolve: each table holds only the options its subcommand takes. */
+static int write_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *sub = strrchr(a->spec->name, ' ') + 1;
+  int open = !strcmp(sub, "open"), settable = !strcmp(sub, "ack") || !strcmp(sub, "waive");
+  const char *account = adcp_cli_arg_str(a, "--account"), *key = adcp_cli_arg_str(a, "--key");
+  const char *at = adcp_cli_arg_str(a, open ? "--observed-at" : "--at");
   adcp_error err = {0};
   adcp_storage *st;
   adcp_issues *s;
   int rc = open_store(&st, &s, g, 0, &err);
   if (rc) return adcp_cli_fail("issue", &err);
   adcp_issue_result r;
-  if (!strcmp(sub, "open")) rc = adcp_issues_ensure_opened(&r, s, a->account, a->key, a->consumer, a->at, &err);
-  else if (!strcmp(sub, "resolve")) rc = adcp_issues_retire(&r, s, a->account, a->key, a->at, &err);
+  if (open) rc = adcp_issues_ensure_opened(&r, s, account, key, adcp_cli_arg_str(a, "--consumer"), at, &err);
+  else if (!settable) rc = adcp_issues_retire(&r, s, account, key, at, &err);
   else
-    rc = adcp_issues_set_state(&r, s, a->account, a->key, !strcmp(sub, "ack") ? "acknowledged" : "waived", a->at,
-                               a->ref, &err);
+    rc = adcp_issues_set_state(&r, s, account, key, !strcmp(sub, "ack") ? "acknowledged" : "waived", at,
+                               adcp_cli_arg_str(a, "--external-ref"), &err);
   if (!rc && !r.ready) rc = not_ready(&err);
   adcp_issues_close(s);
   adcp_storage_close(st);
@@ -124,10 +76,7 @@ static int write_cmd(const adcp_cli_globals *g, const char *sub, const iargs *a)
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-static int list_cmd(const adcp_cli_globals *g, const iargs *a) {
-  uint64_t limit = 100;
-  if (a->limit && (adcp_cli_parse_u64(&limit, a->limit) || !limit || limit > 1000))
-    return adcp_cli_usage_error("issue", "list: --limit needs a number 1..1000");
+static int list_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_error err = {0};
   adcp_storage *st;
   adcp_issues *s;
@@ -138,8 +87,10 @@ static int list_cmd(const adcp_cli_globals *g, const iargs *a) {
   if (!rc && !ready) rc = not_ready(&err);
   adcp_issue *v = NULL;
   size_t n = 0;
-  adcp_issue_filter f = {.account_id = a->account, .key_prefix = a->prefix, .include_retired = a->all,
-                         .limit = (size_t)limit};
+  adcp_issue_filter f = {.account_id = adcp_cli_arg_str(a, "--account"),
+                         .key_prefix = adcp_cli_arg_str(a, "--prefix"),
+                         .include_retired = adcp_cli_arg_has(a, "--all"),
+                         .limit = (size_t)adcp_cli_arg_int(a, "--limit", 100)};
   if (!rc) rc = adcp_issues_list(&v, &n, s, &f, &err);
   adcp_issue_event_stats es = {0};
   if (!rc) rc = adcp_issues_event_stats(&es, s, &err);
@@ -174,9 +125,9 @@ static int list_cmd(const adcp_cli_globals *g, const iargs *a) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-static int show_cmd(const adcp_cli_globals *g, const iargs *a) {
-  if (!a->account || (!a->key == !a->issue_id))
-    return adcp_cli_usage_error("issue", "show: --account and one of --key or --issue-id are required");
+static int show_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *key = adcp_cli_arg_str(a, "--key"), *issue_id = adcp_cli_arg_str(a, "--issue-id");
+  if (!key && !issue_id) return adcp_cli_usage_error("issue show", "needs --key K or --issue-id ID");
   adcp_error err = {0};
   adcp_storage *st;
   adcp_issues *s;
@@ -186,7 +137,7 @@ static int show_cmd(const adcp_cli_globals *g, const iargs *a) {
   rc = adcp_issues_events_ready(&ready, s, &err);
   if (!rc && !ready) rc = not_ready(&err);
   adcp_issue i;
-  if (!rc) rc = adcp_issues_get(&i, &found, s, a->account, a->key, a->issue_id, &err);
+  if (!rc) rc = adcp_issues_get(&i, &found, s, adcp_cli_arg_str(a, "--account"), key, issue_id, &err);
   if (!rc && !found) rc = adcp_error_set(&err, ADCP_EREFERENCE_NOT_FOUND, "no such issue for this account");
   adcp_issues_close(s);
   adcp_storage_close(st);
@@ -204,23 +155,6 @@ static int show_cmd(const adcp_cli_globals *g, const iargs *a) {
     print_issue_line(&i);
   }
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
-}
-
-int adcp_cli_issue(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (adcp_cli_is_help(argv[i])) return fputs(issue_help, stdout), 0;
-    if (!strcmp(argv[i], "--json")) adcp_cli_set_json_errors(1);
-  }
-  if (argc < 2) return adcp_cli_usage_error("issue", "missing subcommand (open|ack|waive|resolve|list|show)");
-  const char *sub = argv[1];
-  iargs a;
-  int rc = parse(&a, sub, argc, argv);
-  if (rc) return rc;
-  if (!strcmp(sub, "open") || !strcmp(sub, "ack") || !strcmp(sub, "waive") || !strcmp(sub, "resolve"))
-    return write_cmd(g, sub, &a);
-  if (!strcmp(sub, "list")) return list_cmd(g, &a);
-  if (!strcmp(sub, "show")) return show_cmd(g, &a);
-  return adcp_cli_usage_error("issue", "unknown subcommand '%s' (open|ack|waive|resolve|list|show)", sub);
 }
 
 /* ---- the ledger's own issues from verify and read ------------------------------------- */
@@ -289,12 +223,52 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
   return rc;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
-static const adcp_cli_optdef issue_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--key", "K", "issue key"),
-    ADCP_OPT_STR("--consumer", "C", "consumer"), ADCP_OPT_TIME("--observed-at", "observation instant"),
-    ADCP_OPT_STR("--external-ref", "R", "external reference"), ADCP_OPT_TIME("--at", "transition instant"),
-    ADCP_OPT_STR("--prefix", "P", "key prefix"), ADCP_OPT_FLAG("--all", "retired too"),
-    ADCP_OPT_INT("--limit", "N", 1, 1000, "page size"), ADCP_OPT_STR("--issue-id", "ID", "issue id"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_issue_spec, "issue", issue_opts, 1, 0);
+#define ISSUE_KEY \
+  ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--key", "K", "issue key (account + key: one condition)")
+static const adcp_cli_optdef open_opts[] = {
+    ISSUE_KEY, ADCP_OPT_STR("--consumer", "C", "the consumer the condition concerns"),
+    ADCP_OPT_TIME("--observed-at", "when the condition was observed (default: the database clock)"), ADCP_OPT_END};
+static const adcp_cli_optdef settable_opts[] = {
+    ISSUE_KEY, ADCP_OPT_STR("--external-ref", "R", "tracker reference (alone: only updates it)"),
+    ADCP_OPT_TIME("--at", "transition instant (default: the database clock)"), ADCP_OPT_END};
+static const adcp_cli_optdef resolve_opts[] = {
+    ISSUE_KEY, ADCP_OPT_TIME("--at", "transition instant (default: the database clock)"), ADCP_OPT_END};
+static const adcp_cli_optdef list_opts[] = {
+    ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_STR("--prefix", "P", "only keys starting with P"),
+    ADCP_OPT_FLAG("--all", "retired occurrences too"), ADCP_OPT_INT("--limit", "N", 1, 1000, "at most N (default 100)"),
+    ADCP_OPT_END};
+static const adcp_cli_optdef show_opts[] = {
+    ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR("--key", "K", "the live (else latest) occurrence of K"),
+    ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
+static const char *const show_excl[] = {"--key", "--issue-id", NULL};
+#define ISSUE_SUB(var, name, summary, opts, excl, run) \
+  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run}
+ISSUE_SUB(issue_open, "open", "record an occurrence (idempotent while one is live)", open_opts, NULL, write_cmd);
+ISSUE_SUB(issue_ack, "ack", "acknowledge the live occurrence", settable_opts, NULL, write_cmd);
+ISSUE_SUB(issue_waive, "waive", "waive the live occurrence (the operator accepts it)", settable_opts, NULL, write_cmd);
+ISSUE_SUB(issue_resolve, "resolve", "the condition cleared (a waived issue is not resolved)", resolve_opts, NULL,
+          write_cmd);
+ISSUE_SUB(issue_list, "list", "live occurrences with their pending and dead-lettered events; read-only", list_opts,
+          NULL, list_cmd);
+ISSUE_SUB(issue_show, "show", "one occurrence (--key or --issue-id); read-only", show_opts, show_excl, show_cmd);
+static const adcp_cli_spec *const issue_subs[] = {&issue_open, &issue_ack, &issue_waive, &issue_resolve,
+                                                  &issue_list, &issue_show, NULL};
+const adcp_cli_spec adcp_cli_issue_spec = {
+    1, "issue", "[--db URL]",
+    "The issue lifecycle (spec 07): an occurrence of a condition (account + issue_key)\n"
+    "is open, acknowledged, waived or resolved; each transition records one event in the\n"
+    "outbox (`adcp-ledger issue-events`). open is idempotent while an occurrence is live;\n"
+    "ack and waive are the operator's states (re-asking records nothing; --external-ref\n"
+    "only updates the tracker reference); resolve says the condition cleared (a waived\n"
+    "issue is not resolved). list prints live occurrences (--all: retired too) with their\n"
+    "pending and dead-lettered events; list and show open the database read-only.",
+    NULL, 0, 0, NULL, NULL,
+    "--json prints one document: {\"ok\":true,\"changed\":B,\"recorded\":B,\"issue\":{...}}\n"
+    "for writes, {\"issues\":[...],\"events\":{...}} for list, {\"issue\":{...}} for show.\n"
+    "Key schemes the ledger raises itself: docs/issues.md.\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
+    "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
+    "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
+    issue_subs, 0, 0, NULL};

@@ -73,7 +73,7 @@ static const command_entry commands[] = {
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
      adcp_cli_maintain, 0, &adcp_cli_maintain_spec},
     {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
-     adcp_cli_issue, 0, &adcp_cli_issue_spec},
+     NULL, 0, &adcp_cli_issue_spec},
     {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
      adcp_cli_issue_events, 0, &adcp_cli_issue_events_spec},
     {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", adcp_cli_retention, 0, &adcp_cli_retention_spec},

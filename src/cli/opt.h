@@ -45,6 +45,8 @@ typedef struct adcp_cli_optdef {
 #define ADCP_OPT_INT(n, m, lo, hi, h) {n, ADCP_CLI_OPT_INT, 0, m, lo, hi, NULL, h}
 #define ADCP_OPT_TIME(n, h) {n, ADCP_CLI_OPT_INSTANT, 0, "T", 0, 0, NULL, h}
 #define ADCP_OPT_ENUM(n, m, v, h) {n, ADCP_CLI_OPT_ENUM, 0, m, 0, 0, v, h}
+/* A string option that must be given. */
+#define ADCP_OPT_STR_REQ(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
 #define ADCP_OPT_END {NULL, 0, 0, NULL, 0, 0, NULL, NULL}
 /* A command whose body still reads argv (and prints its own help): the table
  * checks every option first; positional words (subcommands included) up to max. */

@@ -86,7 +86,12 @@ static const row T[] = {
      "--expected-version", "p1 --state-file in.json --journal-seq 0 --json", 0},
     {"config check", "", "--config", NULL, "--json", 0},
     {"maintain", "--once", "--interval", NULL, "--once --json", 0},
+    {"issue open", "--account A --key k", "--consumer", NULL, "--account A --key k --json", 0},
+    {"issue ack", "--account A --key k", "--external-ref", NULL, "--account A --key k --json", 0},
+    {"issue waive", "--account A --key k", "--at", NULL, "--account A --key k --json", 0},
+    {"issue resolve", "--account A --key k", "--at", NULL, "--account A --key k --json", 0},
     {"issue list", "", "--account", "--limit", "--json", 0},
+    {"issue show", "--account A --key k", "--issue-id", NULL, "--account A --key k --json", 0},
     {"issue-events claim", "", "--lease", "--limit", "--json", 0},
     {"retention status", "", "--account", NULL, "--json", 0},
     {"hold list", "", "--account", NULL, "--json", 0},
@@ -230,7 +235,8 @@ static void subcommand_help_is_its_own(void **state) {
                                      "subscription-state snapshot", "subscription-state grant",
                                      "subscription-state revoke", "subscription-state exception-put",
                                      "subscription-state snapshot-put", "staged read", "seal get", "seal put",
-                                     "config check", NULL};
+                                     "config check", "issue open", "issue ack", "issue waive", "issue resolve",
+                                     "issue list", "issue show", NULL};
   int bad = 0;
   for (size_t i = 0; subs[i]; i++) {
     for (int via_help = 0; via_help < 2; via_help++) {
