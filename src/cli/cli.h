@@ -95,9 +95,6 @@ int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
  * never changing the command's exit status). */
 int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, const char *account,
                                   char *const *revision_ids, const int *codes, size_t n, const char *cmd);
-/* cmd_retention.c: retention status|retire|prune-rows|stalled and hold add|remove|list. */
-int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv);
 
 /* Host configuration (the library's config room, adcp/config.h): the file
  * the search finds for these globals (--config, then $ADCP_LEDGER_CONFIG,

@@ -15,69 +15,6 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-typedef struct opt {
-  const char *name;
-  int takes_value;
-  const char *value;
-  int seen;
-} opt;
-
-static int parse(const char *cmd, int argc, char **argv, opt *o, size_t n) {
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    opt *m = NULL;
-    for (size_t k = 0; k < n; k++)
-      if (!strcmp(o[k].name, a)) m = &o[k];
-    if (!m) return adcp_cli_usage_error(cmd, "unknown argument '%.64s'", a);
-    if (m->seen) return adcp_cli_usage_error(cmd, "option %s given twice", m->name);
-    m->seen = 1;
-    if (m->takes_value) {
-      if (i + 1 >= argc) return adcp_cli_usage_error(cmd, "option %s needs a value", m->name);
-      m->value = argv[++i];
-    }
-  }
-  return 0;
-}
-
-static const char retention_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] retention status [--account A] [--as-of T] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] retention retire [--limit N] [--account A] [--dry-run] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] retention prune-rows [--limit N] [--account A] [--dry-run] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] retention stalled [--min-seconds S] [--json]\n\n"
-    "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
-    "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.\n\n"
-    "status      the live periods (no tombstone), when the next one becomes age-eligible (its newest\n"
-    "            anchor + the window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null),\n"
-    "            counts and the oldest period of each class: eligible (a retire pass would take\n"
-    "            it), retiring, held (explicit hold or live feed consumer), protected (lease),\n"
-    "            stalled (in backoff after failures), skipped (binding not configured here);\n"
-    "            --as-of T evaluates at an earlier instant (never later than the database clock)\n"
-    "retire      one bounded period-retirement pass (default limit 100): tombstone, external\n"
-    "            objects at their pinned versions, records; prints the counters. CANNOT BE UNDONE:\n"
-    "            refused unless retention.enabled is true. --dry-run counts without changing anything\n"
-    "prune-rows  one bounded row-only pruning pass: frees row bytes past the window (superseded\n"
-    "            revisions, periods retirement cannot take) while the records stay\n"
-    "stalled     periods whose retirement or pruning keeps failing (first failure at least S\n"
-    "            seconds ago, default 0), with the last secret-free cause\n\n"
-    "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
-    "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
-    "on stderr) and backs off; the pass still exits 0.\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
-    "             --as-of); 4 database, schema or binding problem\n";
-
-static const char hold_help[] =
-    "usage: adcp-ledger [--db URL] hold add --id H --account A [--obligation O] [--reason TEXT] [--until T] [--json]\n"
-    "       adcp-ledger [--db URL] hold remove --id H [--json]\n"
-    "       adcp-ledger [--db URL] hold list [--account A] [--json]\n\n"
-    "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
-    "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
-    "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
-    "ledger does not hold for the account, or to an account with no obligation here (it\n"
-    "would hold nothing: REFERENCE_NOT_FOUND, exit 5).\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
-    "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
-    "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n";
-
 static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled,
                       adcp_error *err) {
   const adcp_config_retention *rc = adcp_config_retention_section(x->cfg);
@@ -129,15 +66,10 @@ static void counters_json(adcp_buf *b, const char *op, int retire, int dry, cons
   adcp_buf_append_str(b, "]}\n");
 }
 
-static int cmd_pass(const adcp_cli_globals *g, int retire, int argc, char **argv) {
-  const char *cmd = retire ? "retention retire" : "retention prune-rows";
-  opt o[] = {{"--limit", 1, 0, 0}, {"--account", 1, 0, 0}, {"--dry-run", 0, 0, 0}, {"--json", 0, 0, 0}};
-  int u = parse(cmd, argc, argv, o, 4);
-  if (u) return u;
-  uint64_t limit = 0;
-  if (o[0].seen && (adcp_cli_parse_u64(&limit, o[0].value) || limit < 1 || limit > 100000))
-    return adcp_cli_usage_error(cmd, "--limit must be an integer 1-100000");
-  int json = o[3].seen;
+/* retire and prune-rows: one bounded pass. */
+static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *cmd = a->spec->name;
+  int retire = !strcmp(cmd, "retention retire"), dry = adcp_cli_arg_has(a, "--dry-run");
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
@@ -146,8 +78,8 @@ static int cmd_pass(const adcp_cli_globals *g, int retire, int argc, char **argv
   adcp_retention_counters c;
   rc = policy_for(&pol, &x, 1, &err);
   if (!rc) {
-    adcp_retention_options opts = {.version = 1, .policy = pol, .account_id = o[1].value, .limit = (size_t)limit,
-                                   .dry_run = o[2].seen};
+    adcp_retention_options opts = {.version = 1, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
+                                   .limit = (size_t)adcp_cli_arg_int(a, "--limit", 0), .dry_run = dry};
 #ifdef ADCP_CLI_TEST_HOOKS
     const char *pause = getenv("ADCP_RETENTION_TEST_PAUSE");
     if (pause && *pause) opts.step_hook = pause_hook, opts.step_ctx = (void *)pause;
@@ -161,10 +93,10 @@ static int cmd_pass(const adcp_cli_globals *g, int retire, int argc, char **argv
     fprintf(stderr, "adcp-ledger %s: failed %s: %s: %s\n", cmd, adcp_cli_escape(id, sizeof id, c.failures[i].obligation_id),
             adcp_error_code_name(c.failures[i].code), adcp_cli_escape(m, sizeof m, c.failures[i].message));
   }
-  if (json) {
+  if (a->json) {
     adcp_buf b;
     adcp_buf_init(&b);
-    counters_json(&b, retire ? "period_retirement" : "row_pruning", retire, o[2].seen, &c);
+    counters_json(&b, retire ? "period_retirement" : "row_pruning", retire, dry, &c);
     fwrite(b.data, 1, b.len, stdout);
     adcp_buf_free(&b);
     adcp_cli_json_printed();
@@ -172,7 +104,7 @@ static int cmd_pass(const adcp_cli_globals *g, int retire, int argc, char **argv
     printf("%s%s %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64 ", protected %" PRIu64 ", stalled %" PRIu64
            ", pending %" PRIu64 ", skipped_unconfigured %" PRIu64 "; objects deleted %" PRIu64 ", bodies deleted %" PRIu64
            ", bytes freed %" PRIu64 "\n",
-           o[2].seen ? "dry run: would have " : "", retire ? "retired" : "pruned", c.done, c.failed, c.held,
+           dry ? "dry run: would have " : "", retire ? "retired" : "pruned", c.done, c.failed, c.held,
            c.protected_, c.stalled, c.pending, c.skipped_unconfigured, c.objects_deleted, c.bodies_deleted,
            c.bytes_freed);
   }
@@ -195,11 +127,8 @@ static void bucket_text(const char *name, const adcp_retention_bucket *k) {
   else printf("  %-21s 0\n", name);
 }
 
-static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "retention status";
-  opt o[] = {{"--account", 1, 0, 0}, {"--as-of", 1, 0, 0}, {"--json", 0, 0, 0}};
-  int u = parse(cmd, argc, argv, o, 3);
-  if (u) return u;
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
@@ -207,13 +136,14 @@ static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
   const adcp_retention_policy *pol = NULL;
   adcp_retention_status st;
   rc = policy_for(&pol, &x, 0, &err);
-  if (!rc) rc = adcp_retention_get_status(&st, x.l, pol, o[0].value, o[1].value, &err);
+  if (!rc) rc = adcp_retention_get_status(&st, x.l, pol, adcp_cli_arg_str(a, "--account"), adcp_cli_arg_str(a, "--as-of"),
+                                       &err);
   const adcp_config_retention *rcfg = adcp_config_retention_section(x.cfg);
   int enabled = rcfg && rcfg->enabled;
   int64_t w = rc ? 0 : adcp_retention_window_days(pol);
   adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail(cmd, &err);
-  if (o[2].seen) {
+  if (a->json) {
     adcp_buf b;
     adcp_buf_init(&b);
     adcp_buf_printf(&b, "{\"ok\":true,\"enabled\":%s,\"window_days\":%" PRId64 ",\"now\":\"%s\",\"cutoff\":\"%s\"",
@@ -257,28 +187,23 @@ static int cmd_status(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-static int cmd_stalled(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_stalled(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "retention stalled";
-  opt o[] = {{"--min-seconds", 1, 0, 0}, {"--json", 0, 0, 0}};
-  int u = parse(cmd, argc, argv, o, 2);
-  if (u) return u;
-  uint64_t min = 0;
-  if (o[0].seen && (adcp_cli_parse_u64(&min, o[0].value) || min > 100LL * 365 * 86400))
-    return adcp_cli_usage_error(cmd, "--min-seconds must be a non-negative integer");
+  int json = a->json;
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
   adcp_retention_stalled *items = NULL;
   size_t n = 0;
-  if (!rc) rc = adcp_retention_list_stalled(&items, &n, x.l, (int64_t)min, &err);
+  if (!rc) rc = adcp_retention_list_stalled(&items, &n, x.l, adcp_cli_arg_int(a, "--min-seconds", 0), &err);
   adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail(cmd, &err);
   adcp_buf b;
   adcp_buf_init(&b);
-  if (o[1].seen) adcp_buf_append_str(&b, "{\"ok\":true,\"stalled\":[");
+  if (json) adcp_buf_append_str(&b, "{\"ok\":true,\"stalled\":[");
   for (size_t i = 0; i < n; i++) {
     const adcp_retention_stalled *s = &items[i];
-    if (o[1].seen) {
+    if (json) {
       adcp_buf_printf(&b, "%s{\"obligation_id\":", i ? "," : "");
       adcp_cli_json_str(&b, s->obligation_id);
       adcp_buf_append_str(&b, ",\"account_id\":");
@@ -295,7 +220,7 @@ static int cmd_stalled(const adcp_cli_globals *g, int argc, char **argv) {
              adcp_cli_escape(c, sizeof c, s->last_cause));
     }
   }
-  if (o[1].seen) {
+  if (json) {
     adcp_buf_append_str(&b, "]}\n");
     fwrite(b.data, 1, b.len, stdout);
     adcp_cli_json_printed();
@@ -307,63 +232,37 @@ static int cmd_stalled(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-int adcp_cli_retention(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || adcp_cli_is_help(argv[1])) {
-    fputs(retention_help, argc < 2 ? stderr : stdout);
-    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
-  }
-  const char *sub = argv[1];
-  if (!strcmp(sub, "status")) return cmd_status(g, argc - 2, argv + 2);
-  if (!strcmp(sub, "retire")) return cmd_pass(g, 1, argc - 2, argv + 2);
-  if (!strcmp(sub, "prune-rows")) return cmd_pass(g, 0, argc - 2, argv + 2);
-  if (!strcmp(sub, "stalled")) return cmd_stalled(g, argc - 2, argv + 2);
-  return adcp_cli_usage_error("retention", "unknown subcommand '%.64s' (status, retire, prune-rows, stalled)", sub);
-}
-
-int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || adcp_cli_is_help(argv[1])) {
-    fputs(hold_help, argc < 2 ? stderr : stdout);
-    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
-  }
-  const char *sub = argv[1];
-  int add = !strcmp(sub, "add"), rem = !strcmp(sub, "remove"), list = !strcmp(sub, "list");
-  if (!add && !rem && !list) return adcp_cli_usage_error("hold", "unknown subcommand '%.64s' (add, remove, list)", sub);
-  const char *cmd = add ? "hold add" : rem ? "hold remove" : "hold list";
-  opt o[] = {{"--id", 1, 0, 0},    {"--account", 1, 0, 0}, {"--obligation", 1, 0, 0},
-             {"--reason", 1, 0, 0}, {"--until", 1, 0, 0},  {"--json", 0, 0, 0}};
-  int u = parse(cmd, argc - 2, argv + 2, o, 6);
-  if (u) return u;
-  if ((add || rem) && !o[0].seen) return adcp_cli_usage_error(cmd, "--id is required");
-  if (add && !o[1].seen) return adcp_cli_usage_error(cmd, "--account is required");
-  if (rem && (o[1].seen || o[2].seen || o[3].seen || o[4].seen))
-    return adcp_cli_usage_error(cmd, "hold remove takes only --id");
-  if (list && (o[0].seen || o[2].seen || o[3].seen || o[4].seen))
-    return adcp_cli_usage_error(cmd, "hold list takes only --account");
-  int json = o[5].seen;
+/* hold add|remove|list: each table holds only its subcommand's options. */
+static int cmd_hold(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *cmd = a->spec->name;
+  int add = !strcmp(cmd, "hold add"), list = !strcmp(cmd, "hold list"), json = a->json;
+  const char *id = list ? NULL : adcp_cli_arg_str(a, "--id"), *account = add || list ? adcp_cli_arg_str(a, "--account") : NULL;
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
   if (rc) return adcp_cli_fail(cmd, &err);
   adcp_retention_hold *items = NULL;
   size_t n = 0;
-  if (add) rc = adcp_retention_hold_add(x.l, o[0].value, o[1].value, o[2].value, o[3].value, o[4].value, &err);
-  else if (rem) rc = adcp_retention_hold_remove(x.l, o[0].value, &err);
-  else rc = adcp_retention_hold_list(&items, &n, x.l, o[1].value, &err);
+  if (add)
+    rc = adcp_retention_hold_add(x.l, id, account, adcp_cli_arg_str(a, "--obligation"), adcp_cli_arg_str(a, "--reason"),
+                                 adcp_cli_arg_str(a, "--until"), &err);
+  else if (!list) rc = adcp_retention_hold_remove(x.l, id, &err);
+  else rc = adcp_retention_hold_list(&items, &n, x.l, account, &err);
   adcp_cli_session_close(&x);
   if (rc) return adcp_cli_fail(cmd, &err);
-  char id[ADCP_CLI_ESC_ID];
+  char esc[ADCP_CLI_ESC_ID];
   if (!list) {
     if (json) {
       adcp_buf b;
       adcp_buf_init(&b);
       adcp_buf_printf(&b, "{\"ok\":true,\"%s\":", add ? "added" : "removed");
-      adcp_cli_json_str(&b, o[0].value);
+      adcp_cli_json_str(&b, id);
       adcp_buf_append_str(&b, "}\n");
       fwrite(b.data, 1, b.len, stdout);
       adcp_buf_free(&b);
       adcp_cli_json_printed();
     } else {
-      printf("hold %s %s\n", adcp_cli_escape(id, sizeof id, o[0].value), add ? "added" : "removed");
+      printf("hold %s %s\n", adcp_cli_escape(esc, sizeof esc, id), add ? "added" : "removed");
     }
     return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
   }
@@ -385,9 +284,9 @@ int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv) {
       adcp_cli_json_str(&b, h->expires_at[0] ? h->expires_at : NULL);
       adcp_buf_printf(&b, ",\"active\":%s}", h->active ? "true" : "false");
     } else {
-      char a[ADCP_CLI_ESC_ID], ob[ADCP_CLI_ESC_ID], r[2100];
-      printf("%s account %s %s%s%s since %s%s%s%s\n", adcp_cli_escape(id, sizeof id, h->hold_id),
-             adcp_cli_escape(a, sizeof a, h->account_id), h->obligation_id[0] ? "obligation " : "(every period)",
+      char acc[ADCP_CLI_ESC_ID], ob[ADCP_CLI_ESC_ID], r[2100];
+      printf("%s account %s %s%s%s since %s%s%s%s\n", adcp_cli_escape(esc, sizeof esc, h->hold_id),
+             adcp_cli_escape(acc, sizeof acc, h->account_id), h->obligation_id[0] ? "obligation " : "(every period)",
              adcp_cli_escape(ob, sizeof ob, h->obligation_id), h->active ? "" : " (expired)", h->created_at,
              h->expires_at[0] ? " until " : "", h->expires_at, h->reason[0] ? "" : "");
       if (h->reason[0]) printf("  reason: %s\n", adcp_cli_escape(r, sizeof r, h->reason));
@@ -405,15 +304,76 @@ int adcp_cli_hold(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
-static const adcp_cli_optdef retention_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_TIME("--as-of", "evaluate at this instant"),
-    ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N"), ADCP_OPT_FLAG("--dry-run", "count only"),
-    ADCP_OPT_INT("--min-seconds", "S", 0, 100LL * 365 * 86400, "stalled for at least S seconds"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_retention_spec, "retention", retention_opts, 1, 0);
-static const adcp_cli_optdef hold_opts[] = {
-    ADCP_OPT_STR("--id", "H", "hold id"), ADCP_OPT_STR("--account", "A", "account"),
-    ADCP_OPT_STR("--obligation", "O", "obligation"), ADCP_OPT_STR("--reason", "TEXT", "reason"),
-    ADCP_OPT_TIME("--until", "hold until"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_hold_spec, "hold", hold_opts, 1, 0);
+#define PASS_OPTS(what)                                                                                     \
+  ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N periods (default 100)"),                              \
+      ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_FLAG("--dry-run", "count only: " what), \
+      ADCP_OPT_END
+static const adcp_cli_optdef status_opts[] = {
+    ADCP_OPT_STR("--account", "A", "only this account"),
+    ADCP_OPT_TIME("--as-of", "evaluate at this earlier instant (never later than the database clock)"), ADCP_OPT_END};
+static const adcp_cli_optdef retire_opts[] = {PASS_OPTS("nothing is retired")};
+static const adcp_cli_optdef prune_opts[] = {PASS_OPTS("nothing is pruned")};
+static const adcp_cli_optdef stalled_opts[] = {
+    ADCP_OPT_INT("--min-seconds", "S", 0, 100LL * 365 * 86400, "first failure at least S seconds ago (default 0)"),
+    ADCP_OPT_END};
+#define SUB(var, name, summary, opts, run)                                                                     \
+  static const adcp_cli_spec var = {1,    name, "[--db URL] [--config FILE]", summary, opts, 0, 0, NULL, NULL, \
+                                    NULL, NULL, 0, 0, run}
+SUB(r_status, "retention status",
+    "the live periods, when the next one becomes age-eligible (its newest anchor + the\n"
+    "window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null), counts and the\n"
+    "oldest period of each class: eligible (a retire pass would take it), retiring, held\n"
+    "(explicit hold or live feed consumer), protected (lease), stalled (in backoff after\n"
+    "failures), skipped (binding not configured here)",
+    status_opts, cmd_status);
+SUB(r_retire, "retention retire",
+    "one bounded period-retirement pass: tombstone, external objects at their pinned\n"
+    "versions, records; prints the counters. CANNOT BE UNDONE: refused unless\n"
+    "retention.enabled is true",
+    retire_opts, cmd_pass);
+SUB(r_prune, "retention prune-rows",
+    "one bounded row-only pruning pass: frees row bytes past the window (superseded\n"
+    "revisions, periods retirement cannot take) while the records stay",
+    prune_opts, cmd_pass);
+SUB(r_stalled, "retention stalled",
+    "periods whose retirement or pruning keeps failing, with the last secret-free cause", stalled_opts, cmd_stalled);
+static const adcp_cli_spec *const retention_subs[] = {&r_status, &r_retire, &r_prune, &r_stalled, NULL};
+const adcp_cli_spec adcp_cli_retention_spec = {
+    1, "retention", NULL,
+    "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
+    "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.",
+    NULL, 0, 0, NULL, NULL,
+    "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
+    "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
+    "on stderr) and backs off; the pass still exits 0.\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
+    "             --as-of); 4 database, schema or binding problem\n",
+    retention_subs, 0, 0, NULL};
+
+static const adcp_cli_optdef hold_add_opts[] = {
+    ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_STR_REQ("--account", "A", "account"),
+    ADCP_OPT_STR("--obligation", "O", "hold this period only (default: every period of the account)"),
+    ADCP_OPT_STR("--reason", "TEXT", "why (shown by hold list)"), ADCP_OPT_TIME("--until", "the hold ends then"),
+    ADCP_OPT_END};
+static const adcp_cli_optdef hold_remove_opts[] = {ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_END};
+static const adcp_cli_optdef hold_list_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_END};
+#define HOLD(var, name, summary, opts) \
+  static const adcp_cli_spec var = {1, name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_hold}
+HOLD(h_add, "hold add", "hold a period (or every period of an account)", hold_add_opts);
+HOLD(h_remove, "hold remove", "remove a hold", hold_remove_opts);
+HOLD(h_list, "hold list", "the holds, in force and expired", hold_list_opts);
+static const adcp_cli_spec *const hold_subs[] = {&h_add, &h_remove, &h_list, NULL};
+const adcp_cli_spec adcp_cli_hold_spec = {
+    1, "hold", NULL,
+    "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
+    "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
+    "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
+    "ledger does not hold for the account, or to an account with no obligation here (it\n"
+    "would hold nothing: REFERENCE_NOT_FOUND, exit 5).",
+    NULL, 0, 0, NULL, NULL,
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
+    "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
+    "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n",
+    hold_subs, 0, 0, NULL};

@@ -94,6 +94,11 @@ static const row T[] = {
     {"issue show", "--account A --key k", "--issue-id", NULL, "--account A --key k --json", 0},
     {"issue-events claim", "", "--lease", "--limit", "--json", 0},
     {"retention status", "", "--account", NULL, "--json", 0},
+    {"retention retire", "--dry-run", "--account", "--limit", "--dry-run --json", 0},
+    {"retention prune-rows", "--dry-run", "--account", "--limit", "--dry-run --json", 0},
+    {"retention stalled", "", "--min-seconds", "--min-seconds", "--json", 0},
+    {"hold add", "--id h1 --account A", "--until", NULL, "--id h1 --account A --json", 0},
+    {"hold remove", "--id h2", "--db", NULL, "--id h1 --json", 0},
     {"hold list", "", "--account", NULL, "--json", 0},
     {"fence status", "", "--binding", NULL, "--json", 0},
     {"checkpoint", "--all", "--binding", NULL, "--all --json", 0},
@@ -236,7 +241,9 @@ static void subcommand_help_is_its_own(void **state) {
                                      "subscription-state revoke", "subscription-state exception-put",
                                      "subscription-state snapshot-put", "staged read", "seal get", "seal put",
                                      "config check", "issue open", "issue ack", "issue waive", "issue resolve",
-                                     "issue list", "issue show", NULL};
+                                     "issue list", "issue show", "retention status", "retention retire",
+                                     "retention prune-rows", "retention stalled", "hold add", "hold remove",
+                                     "hold list", NULL};
   int bad = 0;
   for (size_t i = 0; subs[i]; i++) {
     for (int via_help = 0; via_help < 2; via_help++) {
