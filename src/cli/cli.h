@@ -87,8 +87,7 @@ void adcp_cli_log_refusal(const char *cmd, const char *code, const char *message
  * none): the cli.done record names it (util.c). */
 const char *adcp_cli_last_error_code(void);
 
-/* cmd_issue.c / cmd_issue_events.c: the issue lifecycle and its outbox (spec 07). */
-int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv);
+/* cmd_issue.c: the issue lifecycle (spec 07). */
 /* After verify/read: ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE in codes[i]
  * opens revision_unreadable:<revision_ids[i]>, 0 resolves a live one, on a
  * separate writable connection; a failure is a warning on stderr (returned,

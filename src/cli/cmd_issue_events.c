@@ -25,45 +25,7 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-static const char events_help[] =
-    "usage: adcp-ledger [--db URL] issue-events claim [--limit N] [--lease S] [--json]\n"
-    "       adcp-ledger [--db URL] issue-events complete --event E --token T [--json]\n"
-    "       adcp-ledger [--db URL] issue-events release --event E --token T [--retry-after S] [--json]\n"
-    "       adcp-ledger [--db URL] issue-events prune --older-than S [--limit N] [--json]\n"
-    "       adcp-ledger [--db URL] issue-events deliver --exec CMD [--lease S] [--max-attempts N]\n"
-    "                   [--backoff S] [--pass-env NAME]... [--once] [--json]\n\n"
-    "The outbox of issue transitions (spec 07 §8). claim leases up to N (1..1000, default\n"
-    "10) events for S seconds (default 30): at most one per occurrence, each occurrence's\n"
-    "events in recording order; it prints each event with its lease_token. complete and\n"
-    "release need the token of a lease that still holds (a stale one is CONFLICT);\n"
-    "release makes the event claimable again after --retry-after S (default 0). prune\n"
-    "deletes completed events older than S seconds (never incomplete ones).\n"
-    "deliver claims events one at a time and runs CMD with /bin/sh -c, the event as one\n"
-    "JSON object on stdin (its stdout goes to stderr). Its environment is an allowlist:\n"
-    "PATH, HOME, LANG, LC_*, TZ, TMPDIR, the names given with --pass-env NAME (repeatable;\n"
-    "[A-Za-z_][A-Za-z0-9_]*, at most 64), and ADCP_ISSUE_EVENT_ID, ADCP_ISSUE_EVENT_KIND,\n"
-    "ADCP_ISSUE_EVENT_ATTEMPT; nothing else of the caller's. It runs in its own process\n"
-    "group; whatever it leaves running (forked, even setsid) is killed when it ends. Exit 0\n"
-    "completes the event; anything else (or still running at 90% of the lease: killed)\n"
-    "releases it after --backoff S (default 1) doubled per attempt (at most 300 s), and\n"
-    "the --max-attempts'th failure (default 5) dead-letters it: it is never claimed again\n"
-    "and shows in `issue list`. Without --once deliver runs until SIGINT/SIGTERM; with\n"
-    "--once it stops when no pending event is left. A SIGINT/SIGTERM while a command runs\n"
-    "sends SIGTERM to everything it started, SIGKILL 2 s later, releases the event for an\n"
-    "immediate retry and exits 0 (\"interrupted\":true). Seconds may have 3 decimals.\n"
-    "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
-    "lease is delivered again).\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
-    "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n";
-
 #define PASS_ENV_MAX 64
-
-typedef struct eargs {
-  const char *limit, *lease, *event, *token, *retry, *older, *exec, *max_attempts, *backoff;
-  const char *pass_env[PASS_ENV_MAX];
-  int n_pass_env;
-  int json, once;
-} eargs;
 
 /* An environment variable name the hook may be given: [A-Za-z_][A-Za-z0-9_]*. */
 static int env_name_ok(const char *n) {
@@ -71,36 +33,6 @@ static int env_name_ok(const char *n) {
   for (const char *c = n; *c; c++)
     if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) return 0;
   return 1;
-}
-
-static int parse(eargs *a, const char *sub, int argc, char **argv) {
-  memset(a, 0, sizeof *a);
-  for (int i = 2; i < argc; i++) {
-    const char *s = argv[i];
-    int v = i + 1 < argc;
-    const char **slot = !strcmp(s, "--limit")          ? &a->limit
-                        : !strcmp(s, "--lease")        ? &a->lease
-                        : !strcmp(s, "--event")        ? &a->event
-                        : !strcmp(s, "--token")        ? &a->token
-                        : !strcmp(s, "--retry-after")  ? &a->retry
-                        : !strcmp(s, "--older-than")   ? &a->older
-                        : !strcmp(s, "--exec")         ? &a->exec
-                        : !strcmp(s, "--max-attempts") ? &a->max_attempts
-                        : !strcmp(s, "--backoff")      ? &a->backoff
-                                                       : NULL;
-    if (slot && v) *slot = argv[++i];
-    else if (!strcmp(s, "--pass-env") && v) {
-      const char *n = argv[++i];
-      if (!env_name_ok(n))
-        return adcp_cli_usage_error("issue-events", "%s: --pass-env needs a variable name ([A-Za-z_][A-Za-z0-9_]*)", sub);
-      if (a->n_pass_env == PASS_ENV_MAX)
-        return adcp_cli_usage_error("issue-events", "%s: --pass-env is accepted at most %d times", sub, PASS_ENV_MAX);
-      a->pass_env[a->n_pass_env++] = n;
-    } else if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--once")) a->once = 1;
-    else return adcp_cli_usage_error("issue-events", "%s: unknown option or missing value: '%s'", sub, s);
-  }
-  return 0;
 }
 
 /* Seconds with up to 3 decimals into milliseconds, 0 .. max_s. */
@@ -138,16 +70,10 @@ static void done_json(adcp_buf *b) {
 
 /* ---- claim / complete / release / prune ---------------------------------------------- */
 
-static int claim_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
-  uint64_t limit = 10;
-  int64_t lease = 30000;
-  if (a->limit && (adcp_cli_parse_u64(&limit, a->limit) || !limit || limit > 1000))
-    return adcp_cli_usage_error("issue-events", "claim: --limit needs a number 1..1000");
-  if (a->lease && (parse_seconds(&lease, a->lease, 86400) || !lease))
-    return adcp_cli_usage_error("issue-events", "claim: --lease needs seconds, more than 0 and at most 86400");
+static int claim_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err) {
   adcp_issue_event *v;
   size_t n;
-  int rc = adcp_issues_claim_events(&v, &n, s, (size_t)limit, lease, err);
+  int rc = adcp_issues_claim_events(&v, &n, s, (size_t)adcp_cli_arg_int(a, "--limit", 10), secs[0], err);
   if (rc) return rc;
   if (a->json) {
     adcp_buf b;
@@ -171,18 +97,12 @@ static int claim_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
   return 0;
 }
 
-static int settle_cmd(adcp_issues *s, const char *sub, const eargs *a, adcp_error *err) {
-  if (!a->event || !a->token) return adcp_cli_usage_error("issue-events", "%s: --event and --token are required", sub);
+static int settle_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err) {
+  const char *sub = strrchr(a->spec->name, ' ') + 1;
+  const char *event = adcp_cli_arg_str(a, "--event"), *token = adcp_cli_arg_str(a, "--token");
   int ok = 0, rc;
-  if (!strcmp(sub, "complete")) {
-    if (a->retry) return adcp_cli_usage_error("issue-events", "complete: --retry-after is for release");
-    rc = adcp_issues_complete_event(&ok, s, a->event, a->token, err);
-  } else {
-    int64_t retry = 0;
-    if (a->retry && parse_seconds(&retry, a->retry, 30 * 86400))
-      return adcp_cli_usage_error("issue-events", "release: --retry-after needs seconds 0..2592000");
-    rc = adcp_issues_release_event(&ok, s, a->event, a->token, retry, err);
-  }
+  if (!strcmp(sub, "complete")) rc = adcp_issues_complete_event(&ok, s, event, token, err);
+  else rc = adcp_issues_release_event(&ok, s, event, token, secs[0], err);
   if (rc) return rc;
   if (!ok)
     return adcp_error_set(err, ADCP_ECONFLICT,
@@ -198,15 +118,9 @@ static int settle_cmd(adcp_issues *s, const char *sub, const eargs *a, adcp_erro
   return 0;
 }
 
-static int prune_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
-  int64_t older = 0;
-  uint64_t limit = 10000;
-  if (!a->older || parse_seconds(&older, a->older, 100LL * 365 * 86400))
-    return adcp_cli_usage_error("issue-events", "prune: --older-than needs seconds");
-  if (a->limit && (adcp_cli_parse_u64(&limit, a->limit) || !limit || limit > 1000000))
-    return adcp_cli_usage_error("issue-events", "prune: --limit needs a number 1..1000000");
+static int prune_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err) {
   int64_t deleted = 0;
-  int rc = adcp_issues_prune_events(&deleted, s, older, (size_t)limit, err);
+  int rc = adcp_issues_prune_events(&deleted, s, secs[0], (size_t)adcp_cli_arg_int(a, "--limit", 10000), err);
   if (rc) return rc;
   if (a->json) {
     adcp_buf b;
@@ -241,7 +155,7 @@ extern char **environ;
 /* The hook's environment, built before fork: an allowlist of the caller's
  * (never "everything minus a list": a new secret variable would leak), the
  * --pass-env names, and the event's three variables. NULL when out of memory. */
-static char **hook_env(const eargs *a, const adcp_issue_event *e) {
+static char **hook_env(const adcp_cli_args *a, const adcp_issue_event *e) {
   size_t n = 0;
   for (char **v = environ; *v; v++) n++;
   char **env = calloc(n + 4, sizeof *env);
@@ -254,7 +168,8 @@ static char **hook_env(const eargs *a, const adcp_issue_event *e) {
     size_t nl = (size_t)(eq - *v);
     int ok = nl > 3 && !strncmp(*v, "LC_", 3);
     for (size_t i = 0; !ok && keep[i]; i++) ok = strlen(keep[i]) == nl && !strncmp(*v, keep[i], nl);
-    for (int i = 0; !ok && i < a->n_pass_env; i++) ok = strlen(a->pass_env[i]) == nl && !strncmp(*v, a->pass_env[i], nl);
+    int it = 0;
+    for (const char *p; !ok && (p = adcp_cli_arg_next(a, "--pass-env", &it));) ok = strlen(p) == nl && !strncmp(*v, p, nl);
     if (ok && nl >= 16 && !strncmp(*v, "ADCP_ISSUE_EVENT", 16)) ok = 0; /* ours below */
     if (ok) env[k++] = *v;
   }
@@ -340,7 +255,7 @@ static void end_hook_tree(pid_t pgid, int term) {
 /* Runs cmd with the event on stdin. 0 = exit 0; 1 = failed; 2 = killed at
  * the deadline; 3 = interrupted by SIGINT/SIGTERM to deliver; -1 = could not
  * start. Nothing the command started outlives the call. */
-static int run_one(const char *cmd, const eargs *a, const adcp_issue_event *e, int64_t budget_ms) {
+static int run_one(const char *cmd, const adcp_cli_args *a, const adcp_issue_event *e, int64_t budget_ms) {
   adcp_buf in;
   adcp_buf_init(&in);
   adcp_issue_event_write_json(&in, e, 0);
@@ -413,16 +328,11 @@ static int run_one(const char *cmd, const eargs *a, const adcp_issue_event *e, i
   return out;
 }
 
-static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
-  if (!a->exec || !*a->exec) return adcp_cli_usage_error("issue-events", "deliver: --exec CMD is required");
-  int64_t lease = 30000, backoff = 1000;
-  uint64_t max_attempts = 5;
-  if (a->lease && (parse_seconds(&lease, a->lease, 86400) || lease < 100))
-    return adcp_cli_usage_error("issue-events", "deliver: --lease needs seconds, 0.1 .. 86400");
-  if (a->backoff && parse_seconds(&backoff, a->backoff, 300))
-    return adcp_cli_usage_error("issue-events", "deliver: --backoff needs seconds 0..300");
-  if (a->max_attempts && (adcp_cli_parse_u64(&max_attempts, a->max_attempts) || !max_attempts || max_attempts > 1000))
-    return adcp_cli_usage_error("issue-events", "deliver: --max-attempts needs a number 1..1000");
+static int deliver_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err) {
+  int64_t lease = secs[0], backoff = secs[1];
+  uint64_t max_attempts = (uint64_t)adcp_cli_arg_int(a, "--max-attempts", 5);
+  const char *exec = adcp_cli_arg_str(a, "--exec");
+  int once = adcp_cli_arg_has(a, "--once");
   signal(SIGPIPE, SIG_IGN);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
@@ -440,7 +350,7 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
     if ((rc = adcp_issues_claim_events(&v, &n, s, 1, lease, err))) break;
     if (!n) {
       free(v);
-      if (a->once) {
+      if (once) {
         adcp_issue_event_stats es;
         if ((rc = adcp_issues_event_stats(&es, s, err))) break;
         if (!es.pending) break;
@@ -451,7 +361,7 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
       continue;
     }
     adcp_issue_event *e = &v[0];
-    int out = run_one(a->exec, a, e, lease - margin);
+    int out = run_one(exec, a, e, lease - margin);
     int ok = 0;
     if (out == 0) {
       if ((rc = adcp_issues_complete_event(&ok, s, e->event_id, e->lease_token, err))) {
@@ -505,48 +415,118 @@ static int deliver_cmd(adcp_issues *s, const eargs *a, adcp_error *err) {
   return 0;
 }
 
-int adcp_cli_issue_events(const adcp_cli_globals *g, int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (adcp_cli_is_help(argv[i])) return fputs(events_help, stdout), 0;
-    if (!strcmp(argv[i], "--json")) adcp_cli_set_json_errors(1);
+/* The seconds options of a subcommand (at most two), checked before the store
+ * opens: S with at most 3 decimals, in [lo_ms, max_s]. */
+typedef struct secs_rule {
+  const char *name;
+  int64_t lo_ms, max_s, dflt_ms;
+  const char *range; /* for the refusal */
+} secs_rule;
+
+typedef int (*events_fn)(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err);
+
+static int run_events(const adcp_cli_globals *g, const adcp_cli_args *a, const secs_rule *rules, events_fn fn) {
+  int64_t secs[2] = {0, 0};
+  for (int i = 0; i < 2 && rules[i].name; i++) {
+    const char *v = adcp_cli_arg_str(a, rules[i].name);
+    secs[i] = rules[i].dflt_ms;
+    char b[ADCP_CLI_ESC_ID];
+    if (v && (parse_seconds(&secs[i], v, rules[i].max_s) || secs[i] < rules[i].lo_ms))
+      return adcp_cli_usage_error(a->spec->name, "%s needs seconds %s (3 decimals at most), not '%s'", rules[i].name,
+                                  rules[i].range, adcp_cli_escape(b, sizeof b, v));
   }
-  if (argc < 2)
-    return adcp_cli_usage_error("issue-events", "missing subcommand (claim|complete|release|prune|deliver)");
-  const char *sub = argv[1];
-  int known = !strcmp(sub, "claim") || !strcmp(sub, "complete") || !strcmp(sub, "release") ||
-              !strcmp(sub, "prune") || !strcmp(sub, "deliver");
-  if (!known)
-    return adcp_cli_usage_error("issue-events", "unknown subcommand '%s' (claim|complete|release|prune|deliver)", sub);
-  eargs a;
-  int rc = parse(&a, sub, argc, argv);
-  if (rc) return rc;
-  if (a.once && strcmp(sub, "deliver")) return adcp_cli_usage_error("issue-events", "%s: --once is for deliver", sub);
+  int it = 0, n = 0;
+  for (const char *v; (v = adcp_cli_arg_next(a, "--pass-env", &it)); n++) {
+    if (!env_name_ok(v))
+      return adcp_cli_usage_error(a->spec->name, "--pass-env needs a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+    if (n == PASS_ENV_MAX)
+      return adcp_cli_usage_error(a->spec->name, "--pass-env is accepted at most %d times", PASS_ENV_MAX);
+  }
   adcp_error err = {0};
   adcp_storage *st;
   adcp_issues *s;
-  if ((rc = open_store(&st, &s, g, &err))) return adcp_cli_fail("issue-events", &err);
-  if (!strcmp(sub, "claim")) rc = claim_cmd(s, &a, &err);
-  else if (!strcmp(sub, "prune")) rc = prune_cmd(s, &a, &err);
-  else if (!strcmp(sub, "deliver")) rc = deliver_cmd(s, &a, &err);
-  else rc = settle_cmd(s, sub, &a, &err);
+  int rc = open_store(&st, &s, g, &err);
+  if (rc) return adcp_cli_fail("issue-events", &err);
+  rc = fn(s, a, secs, &err);
   adcp_issues_close(s);
   adcp_storage_close(st);
-  /* Usage errors were already printed and are positive exit codes. */
-  if (rc > 0) return rc;
   if (rc) return adcp_cli_fail("issue-events", &err);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+static int run_claim(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  static const secs_rule r[] = {{"--lease", 1, 86400, 30000, "more than 0 and at most 86400"}, {NULL, 0, 0, 0, NULL}};
+  return run_events(g, a, r, claim_cmd);
+}
+static int run_complete(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  static const secs_rule r[] = {{NULL, 0, 0, 0, NULL}};
+  return run_events(g, a, r, settle_cmd);
+}
+static int run_release(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  static const secs_rule r[] = {{"--retry-after", 0, 30 * 86400, 0, "0-2592000"}, {NULL, 0, 0, 0, NULL}};
+  return run_events(g, a, r, settle_cmd);
+}
+static int run_prune(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  static const secs_rule r[] = {{"--older-than", 0, 100LL * 365 * 86400, 0, "0-3153600000"}, {NULL, 0, 0, 0, NULL}};
+  return run_events(g, a, r, prune_cmd);
+}
+static int run_deliver(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  static const secs_rule r[] = {{"--lease", 100, 86400, 30000, "0.1-86400"}, {"--backoff", 0, 300, 1000, "0-300"}};
+  return run_events(g, a, r, deliver_cmd);
+}
 
-static const adcp_cli_optdef issue_events_opts[] = {
-    ADCP_OPT_STR("--limit", "N", "at most N events (claim 1-1000, prune 1-1000000)"),
-    ADCP_OPT_STR("--lease", "S", "lease seconds"), ADCP_OPT_STR("--event", "E", "event id"),
-    ADCP_OPT_STR("--token", "T", "lease token"), ADCP_OPT_STR("--retry-after", "S", "seconds"),
-    ADCP_OPT_STR("--older-than", "S", "seconds"), ADCP_OPT_STR("--exec", "CMD", "delivery command"),
-    ADCP_OPT_INT("--max-attempts", "N", 1, 1000, "dead-letter after N failures"),
-    ADCP_OPT_STR("--backoff", "S", "seconds"), ADCP_OPT_FLAG("--once", "stop when no event is pending"),
-    {"--pass-env", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REPEAT, "NAME", 0, 0, NULL,
-     "pass this environment variable to the hook (repeatable)"},
+/* ---- the option tables (cli/opt.h) ---- */
+
+#define SETTLE_OPTS \
+  ADCP_OPT_STR_REQ("--event", "E", "event ID"), ADCP_OPT_STR_REQ("--token", "T", "the lease_token claim printed")
+static const adcp_cli_optdef claim_opts[] = {
+    ADCP_OPT_INT("--limit", "N", 1, 1000, "at most N events (default 10)"),
+    ADCP_OPT_STR("--lease", "S", "lease seconds, more than 0 and at most 86400 (default 30)"), ADCP_OPT_END};
+static const adcp_cli_optdef complete_opts[] = {SETTLE_OPTS, ADCP_OPT_END};
+static const adcp_cli_optdef release_opts[] = {
+    SETTLE_OPTS, ADCP_OPT_STR("--retry-after", "S", "claimable again after S seconds, 0-2592000 (default 0)"),
     ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_issue_events_spec, "issue-events", issue_events_opts, 1, 0);
+static const adcp_cli_optdef prune_opts[] = {
+    ADCP_OPT_STR_REQ("--older-than", "S", "completed events older than S seconds"),
+    ADCP_OPT_INT("--limit", "N", 1, 1000000, "at most N events (default 10000)"), ADCP_OPT_END};
+static const adcp_cli_optdef deliver_opts[] = {
+    ADCP_OPT_STR_REQ("--exec", "CMD", "run by /bin/sh -c with each event as one JSON object on stdin"),
+    ADCP_OPT_STR("--lease", "S", "lease seconds, 0.1-86400 (default 30); CMD gets 90% of it"),
+    ADCP_OPT_INT("--max-attempts", "N", 1, 1000, "dead-letter after N failures (default 5)"),
+    ADCP_OPT_STR("--backoff", "S", "first retry delay, 0-300 s (default 1), doubled per attempt"),
+    {"--pass-env", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REPEAT, "NAME", 0, 0, NULL,
+     "pass this environment variable to CMD (at most 64)"},
+    ADCP_OPT_FLAG("--once", "stop when no pending event is left"), ADCP_OPT_END};
+#define EV_SUB(var, name, summary, opts, run) \
+  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run}
+EV_SUB(ev_claim, "claim", "lease events: at most one per occurrence, in recording order, with their lease_token",
+       claim_opts, run_claim);
+EV_SUB(ev_complete, "complete", "complete a leased event (a stale lease is CONFLICT)", complete_opts, run_complete);
+EV_SUB(ev_release, "release", "make a leased event claimable again (a stale lease is CONFLICT)", release_opts,
+       run_release);
+EV_SUB(ev_prune, "prune", "delete completed events older than S seconds (never incomplete ones)", prune_opts,
+       run_prune);
+EV_SUB(ev_deliver, "deliver", "claim events one at a time and run CMD for each (a pager script, a webhook sender)",
+       deliver_opts, run_deliver);
+static const adcp_cli_spec *const events_subs[] = {&ev_claim, &ev_complete, &ev_release, &ev_prune, &ev_deliver, NULL};
+const adcp_cli_spec adcp_cli_issue_events_spec = {
+    1, "issue-events", NULL,
+    "The outbox of issue transitions (spec 07 §8). claim leases events for S seconds; complete\n"
+    "and release need the token of a lease that still holds. Seconds may have 3 decimals.",
+    NULL, 0, 0, NULL, NULL,
+    "deliver runs CMD with /bin/sh -c, the event as one JSON object on stdin (its stdout goes\n"
+    "to stderr). Its environment is an allowlist: PATH, HOME, LANG, LC_*, TZ, TMPDIR, the\n"
+    "names given with --pass-env NAME ([A-Za-z_][A-Za-z0-9_]*), and ADCP_ISSUE_EVENT_ID,\n"
+    "ADCP_ISSUE_EVENT_KIND, ADCP_ISSUE_EVENT_ATTEMPT; nothing else of the caller's. It runs in\n"
+    "its own process group; whatever it leaves running (forked, even setsid) is killed when\n"
+    "it ends. Exit 0 completes the event; anything else (or still running at 90% of the\n"
+    "lease: killed) releases it after --backoff S doubled per attempt (at most 300 s), and\n"
+    "the --max-attempts'th failure dead-letters it: it is never claimed again and shows in\n"
+    "`issue list`. Without --once deliver runs until SIGINT/SIGTERM. A SIGINT/SIGTERM while\n"
+    "a command runs sends SIGTERM to everything it started, SIGKILL 2 s later, releases the\n"
+    "event for an immediate retry and exits 0 (\"interrupted\":true).\n"
+    "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
+    "lease is delivered again).\n\n"
+    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
+    "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
+    events_subs, 0, 0, NULL};

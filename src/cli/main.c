@@ -75,7 +75,7 @@ static const command_entry commands[] = {
     {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
      NULL, 0, &adcp_cli_issue_spec},
     {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
-     adcp_cli_issue_events, 0, &adcp_cli_issue_events_spec},
+     NULL, 0, &adcp_cli_issue_events_spec},
     {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", NULL, 0, &adcp_cli_retention_spec},
     {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", NULL, 0, &adcp_cli_hold_spec},
     {"fence", "ownership fence of object bindings: status, take-over after a restore (fence status|take-over)",

@@ -93,6 +93,10 @@ static const row T[] = {
     {"issue list", "", "--account", "--limit", "--json", 0},
     {"issue show", "--account A --key k", "--issue-id", NULL, "--account A --key k --json", 0},
     {"issue-events claim", "", "--lease", "--limit", "--json", 0},
+    {"issue-events complete", "--event e --token t", "--db", NULL, "--event e --token t --json", 0},
+    {"issue-events release", "--event e --token t", "--retry-after", NULL, "--event e --token t --json", 0},
+    {"issue-events prune", "--older-than 60", "--limit", "--limit", "--older-than 60 --json", 0},
+    {"issue-events deliver", "--exec true --once", "--pass-env", "--max-attempts", "--exec true --once --json", 0},
     {"retention status", "", "--account", NULL, "--json", 0},
     {"retention retire", "--dry-run", "--account", "--limit", "--dry-run --json", 0},
     {"retention prune-rows", "--dry-run", "--account", "--limit", "--dry-run --json", 0},
@@ -243,7 +247,8 @@ static void subcommand_help_is_its_own(void **state) {
                                      "config check", "issue open", "issue ack", "issue waive", "issue resolve",
                                      "issue list", "issue show", "retention status", "retention retire",
                                      "retention prune-rows", "retention stalled", "hold add", "hold remove",
-                                     "hold list", NULL};
+                                     "hold list", "issue-events claim", "issue-events complete",
+                                     "issue-events release", "issue-events prune", "issue-events deliver", NULL};
   int bad = 0;
   for (size_t i = 0; subs[i]; i++) {
     for (int via_help = 0; via_help < 2; via_help++) {
