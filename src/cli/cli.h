@@ -117,10 +117,6 @@ void adcp_cli_session_close(adcp_cli_session *x);
 
 /* Tamper-evident history (cmd_audit.c; docs/trust.md): checkpoint,
  * audit, prove, verify-proof, and the "audit" configuration section. */
-int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_prove(const adcp_cli_globals *g, int argc, char **argv);
-int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv);
 /* The "audit" section of the configuration these globals find (session.c):
  * a view into cfg, which the struct owns. */
 typedef struct adcp_cli_audit_config {

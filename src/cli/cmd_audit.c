@@ -22,28 +22,6 @@ static int fail(const char *cmd, adcp_error *err, adcp_cli_session *x, adcp_cli_
 
 /* ---- checkpoint --------------------------------------------------------------------- */
 
-static const char checkpoint_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] checkpoint (--account A | --all) [--binding ID]\n"
-    "                   [--adopt-unlogged [--dry-run]] [--json]\n\n"
-    "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
-    "an account's audit log (or of every account's) with the Ed25519 key named by\n"
-    "audit.signing_key_file in the configuration, stores the document in the\n"
-    "database (insert-only) and writes it create-only to the object binding\n"
-    "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
-    "checkpoint document per line; keep them outside the database and hand them to\n"
-    "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
-    "\"object_key\",\"adopted\":[IDs]}]}. --adopt-unlogged first appends a leaf for every\n"
-    "revision without one (revisions committed before migration 0009; once, after\n"
-    "upgrading, after reviewing audit's revision_unlogged list) and lists each one it\n"
-    "adopted on stderr ('adopted ACCOUNT REVISION'); it refuses, adopting nothing, a\n"
-    "revision in an impossible order (recorded before 0009 but superseding one logged\n"
-    "or recorded after it). --dry-run (with --adopt-unlogged) lists what would be\n"
-    "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
-    "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
-    "\"revision_id\"}]}.\n\n"
-    "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
-    "3 an impossible adoption order; 4 storage or binding.\n";
-
 /* --adopt-unlogged --dry-run: what adoption would append, nothing signed. */
 static int adopt_dry_run(const adcp_cli_globals *g, const char *account, int json, adcp_cli_audit_config *ac) {
   adcp_error err = {0};
@@ -99,21 +77,11 @@ static int adopt_dry_run(const adcp_cli_globals *g, const char *account, int jso
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *binding = NULL;
-  int all = 0, json = 0, adopt = 0, dry = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(checkpoint_help, stdout), 0;
-    if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--adopt-unlogged")) adopt = 1;
-    else if (!strcmp(a, "--dry-run")) dry = 1;
-    else if (!strcmp(a, "--all")) all = 1;
-    else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
-    else if (!strcmp(a, "--binding") && i + 1 < argc) binding = argv[++i];
-    else return adcp_cli_usage_error("checkpoint", "unknown option or missing value: '%s'", a);
-  }
-  if (!!account == all) return adcp_cli_usage_error("checkpoint", "give --account A or --all");
+static int cmd_checkpoint(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *binding = adcp_cli_arg_str(a, "--binding");
+  int all = adcp_cli_arg_has(a, "--all"), json = a->json, adopt = adcp_cli_arg_has(a, "--adopt-unlogged");
+  int dry = adcp_cli_arg_has(a, "--dry-run");
+  if (!account && !all) return adcp_cli_usage_error("checkpoint", "needs --account A or --all");
   if (dry && !adopt) return adcp_cli_usage_error("checkpoint", "--dry-run goes with --adopt-unlogged");
   adcp_error err = {0};
   adcp_cli_audit_config ac;
@@ -194,36 +162,6 @@ int adcp_cli_checkpoint(const adcp_cli_globals *g, int argc, char **argv) {
 }
 
 /* ---- audit ------------------------------------------------------------------------------ */
-
-static const char audit_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] audit [--account A] [--checkpoint FILE | --from-binding ID]\n"
-    "                   [--require-outside] [--json]\n\n"
-    "Recomputes every header digest from the stored header, checks every leaf of\n"
-    "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
-    "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
-    "its own account, no duplicate, in numbering order), and checks the log against\n"
-    "every checkpoint signed by a key pinned in audit.public_keys: those stored in the\n"
-    "database, the one in FILE (a checkpoint document, or one per line), or every one\n"
-    "under the binding's _checkpoints/ (an unreadable object there is a\n"
-    "checkpoint_unreadable finding), with a consistency proof between consecutive\n"
-    "checkpoints. Reports each edited header, missing, replaced, duplicated or\n"
-    "unlogged revision and rewritten log with its leaf position: 'FINDING KIND ACCOUNT\n"
-    "leaf N[..M] ENTRY: detail'. A revision is retired, not missing, only when a\n"
-    "retirement leaf (adcp-retirement-v1) lists it and was due by the logged headers\n"
-    "under this host's retention window (retention.status_retention_days and\n"
-    "ledger_record_retention_days; without a retention section no retirement can be\n"
-    "shown due). Prints the mode it ran in ('mode: no pinned key', 'mode: pinned keys,\n"
-    "no checkpoint from outside the database', 'mode: N outside checkpoints verified,\n"
-    "newest at tree size T'), then a summary line. --require-outside: exit 3 unless at\n"
-    "least one checkpoint from FILE or the binding was verified with a pinned key.\n"
-    "--json prints {\"ok\",\"accounts\",\"leaves\",\"headers\",\"retired\",\"checkpoints\",\n"
-    "\"consistency_proofs\",\"mode\",\"outside_checkpoints\",\"outside_newest_tree_size\",\n"
-    "\"outside_newest_at\",\"require_outside\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\n"
-    "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
-    "require_outside: null, \"met\" or \"failed\").\n"
-    "Opens the database read-only.\n\n"
-    "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
-    "--require-outside without a verified outside checkpoint; 4 storage or binding.\n";
 
 typedef struct audit_out {
   int json;
@@ -306,20 +244,10 @@ static int64_t window_days(const adcp_config *cfg) {
   return rc->present ? adcp_retention_window_days(&rc->policy) : 0;
 }
 
-int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *cpfile = NULL, *binding = NULL;
-  int json = 0, require_outside = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(audit_help, stdout), 0;
-    if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--require-outside")) require_outside = 1;
-    else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
-    else if (!strcmp(a, "--checkpoint") && i + 1 < argc) cpfile = argv[++i];
-    else if (!strcmp(a, "--from-binding") && i + 1 < argc) binding = argv[++i];
-    else return adcp_cli_usage_error("audit", "unknown option or missing value: '%s'", a);
-  }
-  if (cpfile && binding) return adcp_cli_usage_error("audit", "give --checkpoint or --from-binding, not both");
+static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *cpfile = adcp_cli_arg_str(a, "--checkpoint");
+  const char *binding = adcp_cli_arg_str(a, "--from-binding");
+  int json = a->json, require_outside = adcp_cli_arg_has(a, "--require-outside");
   adcp_error err = {0};
   adcp_cli_audit_config ac;
   int rc = adcp_cli_audit_config_load(&ac, g, &err);
@@ -404,31 +332,9 @@ int adcp_cli_audit(const adcp_cli_globals *g, int argc, char **argv) {
 
 /* ---- prove ------------------------------------------------------------------------------- */
 
-static const char prove_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] prove --account A --revision R [--checkpoint FILE] [--json]\n\n"
-    "Prints an inclusion proof (profile adcp-inclusion-proof-v1): the revision's\n"
-    "header object, its header_sha256, its leaf index in the account's audit log,\n"
-    "the RFC 9162 audit path and the signed checkpoint it leads to (FILE, or the\n"
-    "newest stored checkpoint that covers the leaf). The proof is checked against\n"
-    "the checkpoint's root before it is printed; a third party checks it with\n"
-    "verify-proof, without any database. The output is one JSON document (also\n"
-    "with --json). Opens the database read-only.\n\n"
-    "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
-    "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
-    "log, or no checkpoint covers it yet.\n";
-
-int adcp_cli_prove(const adcp_cli_globals *g, int argc, char **argv) {
-  const char *account = NULL, *rev = NULL, *cpfile = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(prove_help, stdout), 0;
-    if (!strcmp(a, "--json")) continue;
-    else if (!strcmp(a, "--account") && i + 1 < argc) account = argv[++i];
-    else if (!strcmp(a, "--revision") && i + 1 < argc) rev = argv[++i];
-    else if (!strcmp(a, "--checkpoint") && i + 1 < argc) cpfile = argv[++i];
-    else return adcp_cli_usage_error("prove", "unknown option or missing value: '%s'", a);
-  }
-  if (!account || !rev) return adcp_cli_usage_error("prove", "give --account A and --revision R");
+static int cmd_prove(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *account = adcp_cli_arg_str(a, "--account"), *rev = adcp_cli_arg_str(a, "--revision");
+  const char *cpfile = adcp_cli_arg_str(a, "--checkpoint");
   adcp_error err = {0};
   adcp_audit_checkpoint *cps = NULL;
   size_t ncp = 0;
@@ -455,37 +361,14 @@ int adcp_cli_prove(const adcp_cli_globals *g, int argc, char **argv) {
 
 /* ---- verify-proof -------------------------------------------------------------------------- */
 
-static const char verify_proof_help[] =
-    "usage: adcp-ledger verify-proof PROOF --public-key FILE [--rows FILE] [--json]\n\n"
-    "Verifies an inclusion proof (from prove) offline, without any database: the\n"
-    "header object hashes to header_sha256, the audit path leads from its leaf to\n"
-    "the checkpoint's root, and the checkpoint is signed by the Ed25519 public key\n"
-    "in FILE (PEM, or base64 of the raw key). With --rows (JSONL), the rows must\n"
-    "encode to exactly the content digest, row manifest digest and counts the\n"
-    "header commits to. PROOF may be - for stdin. --json prints {\"ok\":true,\n"
-    "\"account_id\",\"revision_id\",\"leaf_index\",\"tree_size\",\"root_hash\",\"key_id\",\n"
-    "\"timestamp\",\"rows_checked\"}.\n\n"
-    "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
-    "document or a bad key; 3 the proof (or the rows) refused.\n";
-
 static int rows_next(void *r, const char **line, size_t *len, adcp_error *err) {
   return adcp_cli_lines_next(r, line, len, err);
 }
 
-int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_verify_proof(const adcp_cli_globals *g, const adcp_cli_args *a) {
   (void)g;
-  const char *proof = NULL, *keyfile = NULL, *rows = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (adcp_cli_is_help(a)) return fputs(verify_proof_help, stdout), 0;
-    if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--public-key") && i + 1 < argc) keyfile = argv[++i];
-    else if (!strcmp(a, "--rows") && i + 1 < argc) rows = argv[++i];
-    else if ((a[0] != '-' || !strcmp(a, "-")) && !proof) proof = a;
-    else return adcp_cli_usage_error("verify-proof", "unknown option or missing value: '%s'", a);
-  }
-  if (!proof || !keyfile) return adcp_cli_usage_error("verify-proof", "give PROOF and --public-key FILE");
+  const char *proof = a->pos[0], *keyfile = adcp_cli_arg_str(a, "--public-key"), *rows = adcp_cli_arg_str(a, "--rows");
+  int json = a->json;
   adcp_error err = {0};
   adcp_buf pb, kb;
   adcp_buf_init(&pb), adcp_buf_init(&kb);
@@ -527,24 +410,104 @@ int adcp_cli_verify_proof(const adcp_cli_globals *g, int argc, char **argv) {
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
 static const adcp_cli_optdef checkpoint_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_FLAG("--all", "every account"),
-    ADCP_OPT_BINDING("--binding", 0, "publish to this binding"),
+    ADCP_OPT_STR("--account", "A", "this account's tree head"), ADCP_OPT_FLAG("--all", "every account's"),
+    ADCP_OPT_BINDING("--binding", 0, "publish to this binding (default audit.checkpoint_binding)"),
     ADCP_OPT_FLAG("--adopt-unlogged", "append leaves for unlogged revisions first"),
-    ADCP_OPT_FLAG("--dry-run", "with --adopt-unlogged: list what would be adopted"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_checkpoint_spec, "checkpoint", checkpoint_opts, 0, 0);
+    ADCP_OPT_FLAG("--dry-run", "with --adopt-unlogged: list what would be adopted, sign nothing"), ADCP_OPT_END};
+static const char *const checkpoint_excl[] = {"--account", "--all", NULL};
+const adcp_cli_spec adcp_cli_checkpoint_spec = {
+    1, "checkpoint", "[--db URL] [--config FILE]",
+    "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
+    "an account's audit log (or of every account's) with the Ed25519 key named by\n"
+    "audit.signing_key_file in the configuration, stores the document in the\n"
+    "database (insert-only) and writes it create-only to the object binding\n"
+    "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
+    "checkpoint document per line; keep them outside the database and hand them to\n"
+    "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
+    "\"object_key\",\"adopted\":[IDs]}]}. --adopt-unlogged first appends a leaf for every\n"
+    "revision without one (revisions committed before migration 0009; once, after\n"
+    "upgrading, after reviewing audit's revision_unlogged list) and lists each one it\n"
+    "adopted on stderr ('adopted ACCOUNT REVISION'); it refuses, adopting nothing, a\n"
+    "revision in an impossible order (recorded before 0009 but superseding one logged\n"
+    "or recorded after it). --dry-run (with --adopt-unlogged) lists what would be\n"
+    "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
+    "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
+    "\"revision_id\"}]}.",
+    checkpoint_opts, 0, 0, NULL, checkpoint_excl,
+    "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
+    "3 an impossible adoption order; 4 storage or binding.\n",
+    NULL, 0, 0, cmd_checkpoint};
 static const adcp_cli_optdef audit_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_FILE("--checkpoint", "FILE", "a checkpoint file"),
-    ADCP_OPT_BINDING("--from-binding", 0, "checkpoints published there"),
+    ADCP_OPT_STR("--account", "A", "only this account"),
+    ADCP_OPT_FILE("--checkpoint", "FILE", "checkpoint documents (one per line) from outside the database"),
+    ADCP_OPT_BINDING("--from-binding", 0, "every checkpoint published under the binding's _checkpoints/"),
     ADCP_OPT_FLAG("--require-outside", "exit 3 unless an outside checkpoint verified"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_audit_spec, "audit", audit_opts, 0, 0);
+static const char *const audit_excl[] = {"--checkpoint", "--from-binding", NULL};
+const adcp_cli_spec adcp_cli_audit_spec = {
+    1, "audit", "[--db URL] [--config FILE]",
+    "Recomputes every header digest from the stored header, checks every leaf of\n"
+    "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
+    "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
+    "its own account, no duplicate, in numbering order), and checks the log against\n"
+    "every checkpoint signed by a key pinned in audit.public_keys: those stored in the\n"
+    "database, the one in FILE (a checkpoint document, or one per line), or every one\n"
+    "under the binding's _checkpoints/ (an unreadable object there is a\n"
+    "checkpoint_unreadable finding), with a consistency proof between consecutive\n"
+    "checkpoints. Reports each edited header, missing, replaced, duplicated or\n"
+    "unlogged revision and rewritten log with its leaf position: 'FINDING KIND ACCOUNT\n"
+    "leaf N[..M] ENTRY: detail'. A revision is retired, not missing, only when a\n"
+    "retirement leaf (adcp-retirement-v1) lists it and was due by the logged headers\n"
+    "under this host's retention window (retention.status_retention_days and\n"
+    "ledger_record_retention_days; without a retention section no retirement can be\n"
+    "shown due). Prints the mode it ran in ('mode: no pinned key', 'mode: pinned keys,\n"
+    "no checkpoint from outside the database', 'mode: N outside checkpoints verified,\n"
+    "newest at tree size T'), then a summary line. --require-outside: exit 3 unless at\n"
+    "least one checkpoint from FILE or the binding was verified with a pinned key.\n"
+    "--json prints {\"ok\",\"accounts\",\"leaves\",\"headers\",\"retired\",\"checkpoints\",\n"
+    "\"consistency_proofs\",\"mode\",\"outside_checkpoints\",\"outside_newest_tree_size\",\n"
+    "\"outside_newest_at\",\"require_outside\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\n"
+    "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
+    "require_outside: null, \"met\" or \"failed\").\n"
+    "Opens the database read-only.",
+    audit_opts, 0, 0, NULL, audit_excl,
+    "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
+    "--require-outside without a verified outside checkpoint; 4 storage or binding.\n",
+    NULL, 0, 0, cmd_audit};
 static const adcp_cli_optdef prove_opts[] = {
-    ADCP_OPT_STR("--account", "A", "account"), ADCP_OPT_STR("--revision", "R", "revision"),
-    ADCP_OPT_FILE("--checkpoint", "FILE", "a checkpoint file"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_prove_spec, "prove", prove_opts, 0, 0);
-static const adcp_cli_optdef verify_proof_opts[] = {
-    ADCP_OPT_FILE("--public-key", "FILE", "the pinned public key"), ADCP_OPT_FILE("--rows", "FILE", "the rows"),
+    ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--revision", "R", "revision"),
+    ADCP_OPT_FILE("--checkpoint", "FILE", "prove against this checkpoint (default: the newest stored one)"),
     ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_verify_proof_spec, "verify-proof", verify_proof_opts, 1, 0);
+const adcp_cli_spec adcp_cli_prove_spec = {
+    1, "prove", "[--db URL] [--config FILE]",
+    "Prints an inclusion proof (profile adcp-inclusion-proof-v1): the revision's\n"
+    "header object, its header_sha256, its leaf index in the account's audit log,\n"
+    "the RFC 9162 audit path and the signed checkpoint it leads to (FILE, or the\n"
+    "newest stored checkpoint that covers the leaf). The proof is checked against\n"
+    "the checkpoint's root before it is printed; a third party checks it with\n"
+    "verify-proof, without any database. The output is one JSON document (also\n"
+    "with --json). Opens the database read-only.",
+    prove_opts, 0, 0, NULL, NULL,
+    "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
+    "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
+    "log, or no checkpoint covers it yet.\n",
+    NULL, 0, 0, cmd_prove};
+static const adcp_cli_optdef verify_proof_opts[] = {
+    {"--public-key", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "the pinned Ed25519 public key"},
+    ADCP_OPT_FILE("--rows", "FILE", "the revision's rows (JSONL)"), ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_verify_proof_spec = {
+    1, "verify-proof", NULL,
+    "Verifies an inclusion proof (from prove) offline, without any database: the\n"
+    "header object hashes to header_sha256, the audit path leads from its leaf to\n"
+    "the checkpoint's root, and the checkpoint is signed by the Ed25519 public key\n"
+    "in FILE (PEM, or base64 of the raw key). With --rows (JSONL), the rows must\n"
+    "encode to exactly the content digest, row manifest digest and counts the\n"
+    "header commits to. PROOF may be - for stdin. --json prints {\"ok\":true,\n"
+    "\"account_id\",\"revision_id\",\"leaf_index\",\"tree_size\",\"root_hash\",\"key_id\",\n"
+    "\"timestamp\",\"rows_checked\"}.",
+    verify_proof_opts, 1, 1, "PROOF", NULL,
+    "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
+    "document or a bad key; 3 the proof (or the rows) refused.\n",
+    NULL, 0, 0, cmd_verify_proof};
