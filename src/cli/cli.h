@@ -65,7 +65,6 @@ extern const struct adcp_cli_spec adcp_cli_verify_rowsets_spec, adcp_cli_read_ro
 int adcp_cli_load_totals(adcp_control_totals *t, const char *path, adcp_error *err);
 int adcp_cli_write_stdout(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err);
 
-int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv);
 /* The option tables of the commands that still read argv themselves (cli/opt.h). */
 extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec, adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec, adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec, adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec, adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec, adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec, adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec, adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
@@ -218,10 +217,6 @@ void adcp_cli_progress_start(adcp_cli_progress *p);
 int adcp_cli_progress_due(adcp_cli_progress *p, int final);
 void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint64_t done, uint64_t total, int final);
 
-/* "--name VALUE" / "--name=VALUE" (or a bare flag when !takes_value) at argv[*i]:
- * 1 on a match (the value in *val, *i past it), 0 otherwise, -1 for a missing
- * value or a value given to a flag (util.c). */
-int adcp_cli_opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val);
 /* Text output of database strings on stdout: control bytes become '?'. */
 void adcp_cli_put_safe(const char *s);
 /* Rank of an error code for a run's overall exit: storage 4 > integrity 3 >

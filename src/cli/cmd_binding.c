@@ -15,68 +15,6 @@
 
 /* ---- binding ------------------------------------------------------------------------ */
 
-static const char binding_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] binding add ID [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] binding list [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] binding retire ID [--final] [--json]\n"
-    "       adcp-ledger [--db URL] [--config FILE] binding repin ID --acknowledge-restore [--dry-run] [--json]\n"
-    "       adcp-ledger [--config FILE] binding probe ID [--json]\n\n"
-    "add     probes the configured binding's store and registers it (identity digest and\n"
-    "        this installation's namespace_key); refuses a stored row that differs\n"
-    "        (UNSAFE_BINDING).\n"
-    "list    every registered binding, whether it is configured here, and whether its\n"
-    "        identity and namespace match; then configured bindings never registered\n"
-    "        (UNREG). Read-only.\n"
-    "retire  active -> read_only -> retired (--final: straight to retired). New row sets go\n"
-    "        only to active bindings; reads and sweeps work in every state.\n"
-    "repin   after a restore of the binding's store: records the current version of every\n"
-    "        object whose pinned version is gone, once its bytes verify.\n"
-    "probe   runs the store probe of a configured binding and prints each check.\n\n"
-    "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n";
-
-static const char add_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] binding add ID [--json]\n\n"
-    "Probes the store of binding ID (configured in --config) and registers it in the\n"
-    "database with its identity digest and this installation's namespace_key. A stored\n"
-    "row whose identity or namespace differs is refused (UNSAFE_BINDING, exit 4) before\n"
-    "the store is touched. --json prints {\"binding\":ID,\"registered\":true}.\n"
-    "See docs/objects.md, \"Registration and the namespace check\".\n";
-
-static const char list_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] binding list [--json]\n\n"
-    "Every binding recorded in the database (and the implicit postgres binding), with\n"
-    "its state, whether this configuration defines it (CONFIGURED), whether the stored\n"
-    "identity equals the configured one (IDENTITY) and whether it was registered under\n"
-    "this deployment namespace (NAMESPACE); then each binding this configuration defines\n"
-    "that was never registered (STATE UNREG; --json \"state\":\"unregistered\",\n"
-    "\"registered\":false): commits cannot use it before 'binding add ID'.\n"
-    "The operational settings shown are the\n"
-    "compression and the credentialRef name only. Never writes to the database.\n"
-    "--json prints {\"bindings\":[…]}. See docs/objects.md.\n";
-
-static const char retire_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] binding retire ID [--final] [--json]\n\n"
-    "One state step: active -> read_only -> retired; --final goes straight to retired.\n"
-    "New row sets go only to active bindings (selection rules skip the others and say\n"
-    "so); reads and sweeps work in every state. The postgres binding cannot be retired.\n"
-    "--json prints {\"binding\":ID,\"state\":STATE}. See docs/objects.md.\n";
-
-static const char repin_help[] =
-    "usage: adcp-ledger [--db URL] [--config FILE] binding repin ID --acknowledge-restore [--dry-run] [--json]\n\n"
-    "After the store of binding ID was restored from a copy (cp -a, rsync, a snapshot)\n"
-    "every object has a new native version, so reads fail with ROWS_UNAVAILABLE. For\n"
-    "each chunk whose pinned version is gone, repin reads the object now at its key,\n"
-    "checks its size and digests against the chunk manifest (for gzip also the stored\n"
-    "bytes' digest) and only then records its current version. Objects that are\n"
-    "missing or do not verify are reported and left alone.\n\n"
-    "  --acknowledge-restore  required: you confirm the store was restored from a copy\n"
-    "  --dry-run              change nothing; report what would be re-pinned\n"
-    "  --json                 one JSON document: counters and the chunks not ok\n\n"
-    "Counters: checked, ok (pinned version present), repinned, would_repin, missing,\n"
-    "mismatched. exit status: 0 everything readable (or would be); 3 some chunk is\n"
-    "missing or mismatched; 4 binding or store problem. See docs/objects.md,\n"
-    "\"Re-pinning after a restore\".\n";
-
 static void binding_info_json(adcp_buf *b, const adcp_binding_info *bi, adcp_json_doc *scratch);
 
 /* The operational settings worth showing: compression and the credentialRef
@@ -290,27 +228,6 @@ static int binding_repin(int *exit_code, adcp_ledger *l, const char *id, int dry
 
 /* ---- binding probe ---------------------------------------------------------------------- */
 
-static const char probe_help[] =
-    "usage: adcp-ledger [--config FILE] binding probe ID [--json]\n\n"
-    "Runs the provider probe (spec 02 §9.3) of binding ID from the configuration against its\n"
-    "store, without opening the database, and prints each check: ok, refused (with the\n"
-    "reason) or not run. A failure counts against the check that made the failing request\n"
-    "(a transport failure too). s3 checks: bucket reachable (exists, accessible,\n"
-    "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
-    "that can expire live objects under the prefix, empirical create-only (a second\n"
-    "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; with\n"
-    "\"create_only\": \"emulated\" instead two plain writes must give two versions, listed\n"
-    "at once oldest first, and the emulated decision must pick the first; the probe\n"
-    "versions are deleted; the header and --json name the mode).\n"
-    "azure checks: container reachable, no anonymous read access, blob\n"
-    "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
-    "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
-    "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
-    "can match live objects under the prefix, empirical create-only (ifGenerationMatch=0).\n"
-    "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
-    "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
-    "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n";
-
 /* A refusal belongs to the check whose reason it names (match); a transport
  * failure carries the request it happened on (objects/http.c labels it
  * "(METHOD ?first-query-name)"), which belongs to the check that made that
@@ -417,7 +334,9 @@ int adcp_cli_probe_binding(adcp_buf *b, const adcp_config *cfg, const char *id, 
   return rc;
 }
 
-static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
+static int binding_probe(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *id = a->pos[0];
+  int json = a->json;
   adcp_error err = {0};
   adcp_config *cfg = NULL;
   int rc = adcp_cli_config_load(&cfg, g, &err);
@@ -435,46 +354,14 @@ static int binding_probe(const adcp_cli_globals *g, const char *id, int json) {
   return fflush(stdout) ? ADCP_CLI_EXIT_USAGE : 0;
 }
 
-int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
-  if (argc < 2 || adcp_cli_is_help(argv[1])) {
-    fputs(binding_help, argc < 2 ? stderr : stdout);
-    return argc < 2 ? ADCP_CLI_EXIT_USAGE : 0;
-  }
-  const char *sub = argv[1], *id = NULL;
-  int is_add = !strcmp(sub, "add"), is_list = !strcmp(sub, "list"), is_retire = !strcmp(sub, "retire"),
-      is_repin = !strcmp(sub, "repin"), is_probe = !strcmp(sub, "probe");
-  if (!is_add && !is_list && !is_retire && !is_repin && !is_probe)
-    return adcp_cli_usage_error("binding", "unknown subcommand '%s'", sub);
-  const char *help = is_add ? add_help : is_list ? list_help : is_retire ? retire_help : is_probe ? probe_help : repin_help;
-  for (int i = 2; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return fputs(help, stdout), 0;
-  int json = 0, final = 0, ack = 0, dry = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *v = NULL;
-    int *flag = NULL;
-    const char *name = NULL;
-    if (adcp_cli_opt("--json", 0, argc, argv, &i, &v)) flag = &json, name = "--json";
-    else if (is_retire && adcp_cli_opt("--final", 0, argc, argv, &i, &v)) flag = &final, name = "--final";
-    else if (is_repin && adcp_cli_opt("--acknowledge-restore", 0, argc, argv, &i, &v)) flag = &ack, name = "--acknowledge-restore";
-    else if (is_repin && adcp_cli_opt("--dry-run", 0, argc, argv, &i, &v)) flag = &dry, name = "--dry-run";
-    if (flag) {
-      if (strchr(argv[i], '=')) return adcp_cli_usage_error("binding", "%s takes no value", name);
-      if (*flag) return adcp_cli_usage_error("binding", "%s given twice", name);
-      *flag = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return adcp_cli_usage_error("binding", "%s: unknown option '%s'", sub, argv[i]);
-    } else if (!id && !is_list) {
-      id = argv[i];
-    } else {
-      return adcp_cli_usage_error("binding", "%s: unexpected argument '%s'", sub, argv[i]);
-    }
-  }
-  if (!is_list && !id) return adcp_cli_usage_error("binding", "%s needs a binding ID", sub);
-  if (is_repin && !ack)
+/* add, list, retire, repin: on an open session (probe opens none). */
+static int cmd_binding(const adcp_cli_globals *g, const adcp_cli_args *a) {
+  const char *sub = strrchr(a->spec->name, ' ') + 1, *id = a->pos[0];
+  int json = a->json, is_add = !strcmp(sub, "add"), is_retire = !strcmp(sub, "retire"), is_repin = !strcmp(sub, "repin");
+  if (is_repin && !adcp_cli_arg_has(a, "--acknowledge-restore"))
     return adcp_cli_usage_error("binding",
                                 "repin changes recorded object versions: confirm the store was restored from a copy "
                                 "with --acknowledge-restore (add --dry-run to see first what it would change)");
-  if (is_probe) return binding_probe(g, id, json);
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
@@ -495,9 +382,9 @@ int adcp_cli_binding(const adcp_cli_globals *g, int argc, char **argv) {
       printf("binding %s registered (probe passed; identity and namespace match)\n", id);
     }
   } else if (is_retire) {
-    rc = binding_retire(x.l, id, final, json, &err);
+    rc = binding_retire(x.l, id, adcp_cli_arg_has(a, "--final"), json, &err);
   } else if (is_repin) {
-    rc = binding_repin(&code, x.l, id, dry, json, &err);
+    rc = binding_repin(&code, x.l, id, adcp_cli_arg_has(a, "--dry-run"), json, &err);
   } else {
     rc = binding_list(x.l, x.cfg, json, &err);
   }
@@ -576,13 +463,82 @@ static int cmd_sweep(const adcp_cli_globals *g, const adcp_cli_args *a) {
   return sc.failed ? ADCP_CLI_EXIT_STORAGE : 0;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option tables (cli/opt.h) ---- */
 
-static const adcp_cli_optdef binding_opts[] = {
-    ADCP_OPT_FLAG("--final", "retire: straight to retired"),
-    ADCP_OPT_FLAG("--acknowledge-restore", "repin: the bucket was restored"),
-    ADCP_OPT_FLAG("--dry-run", "repin: report only"), ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_binding_spec, "binding", binding_opts, 2, 0);
+static const adcp_cli_optdef retire_opts[] = {ADCP_OPT_FLAG("--final", "straight to retired"), ADCP_OPT_END};
+static const adcp_cli_optdef repin_opts[] = {
+    ADCP_OPT_FLAG("--acknowledge-restore", "required: you confirm the store was restored from a copy"),
+    ADCP_OPT_FLAG("--dry-run", "change nothing; report what would be re-pinned"), ADCP_OPT_END};
+#define BINDING_SUB(var, name, globals, pos, min, summary, opts, text, run) \
+  static const adcp_cli_spec var = {1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run}
+#define DBCFG "[--db URL] [--config FILE]"
+BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store and register it",
+            NULL,
+            "Probes the store of binding ID (configured in --config) and registers it in the\n"
+            "database with its identity digest and this installation's namespace_key. A stored\n"
+            "row whose identity or namespace differs is refused (UNSAFE_BINDING, exit 4) before\n"
+            "the store is touched. --json prints {\"binding\":ID,\"registered\":true}.\n"
+            "See docs/objects.md, \"Registration and the namespace check\".\n",
+            cmd_binding);
+BINDING_SUB(b_list, "list", DBCFG, NULL, 0, "every registered binding, then configured ones never registered; read-only",
+            NULL,
+            "Every binding recorded in the database (and the implicit postgres binding), with\n"
+            "its state, whether this configuration defines it (CONFIGURED), whether the stored\n"
+            "identity equals the configured one (IDENTITY) and whether it was registered under\n"
+            "this deployment namespace (NAMESPACE); then each binding this configuration defines\n"
+            "that was never registered (STATE UNREG; --json \"state\":\"unregistered\",\n"
+            "\"registered\":false): commits cannot use it before 'binding add ID'.\n"
+            "The operational settings shown are the\n"
+            "compression and the credentialRef name only. Never writes to the database.\n"
+            "--json prints {\"bindings\":[…]}. See docs/objects.md.\n",
+            cmd_binding);
+BINDING_SUB(b_retire, "retire", DBCFG, "ID", 1, "one state step: active -> read_only -> retired", retire_opts,
+            "One state step: active -> read_only -> retired; --final goes straight to retired.\n"
+            "New row sets go only to active bindings (selection rules skip the others and say\n"
+            "so); reads and sweeps work in every state. The postgres binding cannot be retired.\n"
+            "--json prints {\"binding\":ID,\"state\":STATE}. See docs/objects.md.\n",
+            cmd_binding);
+BINDING_SUB(b_repin, "repin", DBCFG, "ID", 1, "after a restore of the binding's store: re-pin objects whose version is gone",
+            repin_opts,
+            "After the store of binding ID was restored from a copy (cp -a, rsync, a snapshot)\n"
+            "every object has a new native version, so reads fail with ROWS_UNAVAILABLE. For\n"
+            "each chunk whose pinned version is gone, repin reads the object now at its key,\n"
+            "checks its size and digests against the chunk manifest (for gzip also the stored\n"
+            "bytes' digest) and only then records its current version. Objects that are\n"
+            "missing or do not verify are reported and left alone.\n\n"
+            "Counters: checked, ok (pinned version present), repinned, would_repin, missing,\n"
+            "mismatched. exit status: 0 everything readable (or would be); 3 some chunk is\n"
+            "missing or mismatched; 4 binding or store problem. See docs/objects.md,\n"
+            "\"Re-pinning after a restore\".\n",
+            cmd_binding);
+BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1, "run the store probe of a configured binding, print each check",
+            NULL,
+            "Runs the provider probe (spec 02 §9.3) of binding ID from the configuration against its\n"
+            "store, without opening the database, and prints each check: ok, refused (with the\n"
+            "reason) or not run. A failure counts against the check that made the failing request\n"
+            "(a transport failure too). s3 checks: bucket reachable (exists, accessible,\n"
+            "region), versioning Enabled, no public access (policy status, ACL), no lifecycle rule\n"
+            "that can expire live objects under the prefix, empirical create-only (a second\n"
+            "If-None-Match write to <prefix>/.adcp-probe/<random> must be refused; with\n"
+            "\"create_only\": \"emulated\" instead two plain writes must give two versions, listed\n"
+            "at once oldest first, and the emulated decision must pick the first; the probe\n"
+            "versions are deleted; the header and --json name the mode).\n"
+            "azure checks: container reachable, no anonymous read access, blob\n"
+            "versioning enabled (the probe write must return x-ms-version-id), empirical create-only.\n"
+            "versions are deleted). gcs checks: bucket reachable (metadata readable), uniform\n"
+            "bucket-level access, public access prevention enforced, no lifecycle Delete rule that\n"
+            "can match live objects under the prefix, empirical create-only (ifGenerationMatch=0).\n"
+            "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
+            "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
+            "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n",
+            binding_probe);
+static const adcp_cli_spec *const binding_subs[] = {&b_add, &b_list, &b_retire, &b_repin, &b_probe, NULL};
+const adcp_cli_spec adcp_cli_binding_spec = {
+    1, "binding", NULL,
+    "Object bindings (docs/objects.md): register, list, retire, re-pin after a restore, probe.",
+    NULL, 0, 0, NULL, NULL,
+    "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n",
+    binding_subs, 0, 0, NULL};
 static const adcp_cli_optdef sweep_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"), ADCP_OPT_END};

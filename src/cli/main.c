@@ -54,7 +54,7 @@ static const command_entry commands[] = {
     {"list", "list an account's current revisions by period", NULL, CMD_READ_ONLY, &adcp_cli_list_spec},
     {"verify", "re-verify stored revisions (one, an account's, or all)", NULL, CMD_READ_ONLY, &adcp_cli_verify_spec},
     {"intents", "list open and sweeping object-write intents (intents list)", NULL, CMD_READ_ONLY, &adcp_cli_intents_spec},
-    {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", adcp_cli_binding, 0, &adcp_cli_binding_spec},
+    {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", NULL, 0, &adcp_cli_binding_spec},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", NULL, 0, &adcp_cli_sweep_spec},
     {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
      NULL, 0, &adcp_cli_collect_spec},

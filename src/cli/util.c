@@ -411,22 +411,6 @@ void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint6
 
 /* ---- small shared pieces of the subcommands ------------------------------- */
 
-int adcp_cli_opt(const char *name, int takes_value, int argc, char **argv, int *i, const char **val) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n)) return 0;
-  if (a[n] == '=') {
-    if (!takes_value) return -1;
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n]) return 0;
-  if (!takes_value) return 1;
-  if (*i + 1 >= argc) return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
 void adcp_cli_put_safe(const char *s) {
   for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stdout);
 }

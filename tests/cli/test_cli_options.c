@@ -58,7 +58,11 @@ static const row T[] = {
     {"verify", "", "--account", NULL, "--json", 0},
     {"verify --row-sets", "", "--binding", NULL, "--json", 0},
     {"intents list", "", "--binding", NULL, "--json", 0},
+    {"binding add", "fs9", "--config", NULL, "fs9 --json", 0},
     {"binding list", "", "--config", NULL, "--json", 0},
+    {"binding retire", "fs9", "--db", NULL, "fs9 --json", 0},
+    {"binding repin", "fs9 --acknowledge-restore", "--db", NULL, "fs9 --acknowledge-restore --json", 0},
+    {"binding probe", "fs9", "--config", NULL, "fs9 --json", 0},
     {"sweep", "", "--account", "--limit", "--json", 0},
     {"collect-orphans", "--dry-run", "--binding", "--limit", "--dry-run --json", 0},
     {"check", "", "--db", NULL, "--json", 0},
@@ -248,7 +252,9 @@ static void subcommand_help_is_its_own(void **state) {
                                      "issue list", "issue show", "retention status", "retention retire",
                                      "retention prune-rows", "retention stalled", "hold add", "hold remove",
                                      "hold list", "issue-events claim", "issue-events complete",
-                                     "issue-events release", "issue-events prune", "issue-events deliver", NULL};
+                                     "issue-events release", "issue-events prune", "issue-events deliver",
+                                     "binding add", "binding list", "binding retire", "binding repin",
+                                     "binding probe", NULL};
   int bad = 0;
   for (size_t i = 0; subs[i]; i++) {
     for (int via_help = 0; via_help < 2; via_help++) {
