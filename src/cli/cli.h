@@ -71,8 +71,6 @@ extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_sp
  * as option tables (cli/opt.h). */
 extern const struct adcp_cli_spec adcp_cli_changes_spec, adcp_cli_consumer_spec;
 
-/* cmd_maintain.c: the maintenance worker (docs/worker.md). */
-int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv);
 /* cli/log_sink.c: the process-level logger. Resolves the level and format
  * from g and $ADCP_LOG_LEVEL and sets g->log; 0 or a usage error (exit 1). */
 int adcp_cli_log_setup(adcp_cli_globals *g);

@@ -339,68 +339,12 @@ static void print_pass(void *vctx, const adcp_worker_pass_result *r) {
 
 /* ---- the command -------------------------------------------------------------------- */
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: adcp-ledger [--db URL] [--config FILE] maintain [--once] [--interval S] [--dry-run] [--json]\n"
-          "                   [--metrics-listen IPV4:PORT [--metrics-token-file FILE]]\n\n"
-          "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
-          "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
-          "One task's failure never stops another task or the loop. Tasks, in order:\n");
-  size_t n_cat = 0;
-  const adcp_worker_catalog_entry *cat = adcp_worker_catalog(&n_cat);
-  for (size_t i = 0; i < n_cat; i++)
-    fprintf(f, "  %-16s %s (limit %" PRId64 "%s)\n", cat[i].name, cat[i].what, cat[i].limit,
-            cat[i].enabled == ADCP_WORKER_FOLLOWS_RETENTION   ? "; runs when retention is enabled"
-            : cat[i].enabled == ADCP_WORKER_FOLLOWS_AUDIT     ? "; runs when audit.signing_key_file is set"
-            : cat[i].enabled == ADCP_WORKER_FOLLOWS_COLLECTOR ? "; runs when collector.enabled is true"
-            : cat[i].enabled                                  ? ""
-                                                              : "; off unless enabled");
-  fprintf(f,
-          "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
-          "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n\n"
-          "  --once        one pass of every enabled task, then exit\n"
-          "  --interval S  default task interval in seconds (1-604800)\n"
-          "  --dry-run     report what a pass would do (would_sweep, would_delete); change nothing\n"
-          "  --json        one JSON line per pass {ok, pass, dry_run, stopped, duration_ms, tasks:[{name,\n"
-          "                status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]};\n"
-          "                with --once exactly one JSON document\n"
-          "  --metrics-listen IPV4:PORT  serve Prometheus text at http://IPV4:PORT/metrics (port 0: any free\n"
-          "                port, printed on stderr). Request headers must arrive within 3 s; at most 8\n"
-          "                connections per client address, 512 in all. Bound beyond loopback without a\n"
-          "                token, it prints a warning at start\n"
-          "  --metrics-token-file FILE  require \"Authorization: Bearer TOKEN\" (401 otherwise); FILE holds\n"
-          "                the token on one line (printable ASCII, at most 4096 bytes)\n\n"
-          "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
-          "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
-          "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
-          "             or the failed task's code's status; 1 usage or an unreadable file\n"
-          "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
-          "             retention enabled); 4 database, schema or binding problem.\n");
-}
-
-int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
+static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "maintain";
-  int once = 0, dry = 0, json = 0;
-  const char *interval_s = NULL, *listen = NULL, *token_file = NULL;
-  for (int i = 1; i < argc; i++)
-    if (adcp_cli_is_help(argv[i])) return help(stdout), 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--once")) once = 1;
-    else if (!strcmp(a, "--dry-run")) dry = 1;
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--interval") || !strcmp(a, "--metrics-listen") || !strcmp(a, "--metrics-token-file")) {
-      if (i + 1 >= argc) return adcp_cli_usage_error(cmd, "%s needs a value", a);
-      *(!strcmp(a, "--interval") ? &interval_s : !strcmp(a, "--metrics-listen") ? &listen : &token_file) = argv[++i];
-    } else {
-      return adcp_cli_usage_error(cmd, "unknown option or argument '%s'", a);
-    }
-  }
-  if (json) adcp_cli_set_json_errors(1);
+  int once = adcp_cli_arg_has(a, "--once"), dry = adcp_cli_arg_has(a, "--dry-run"), json = a->json;
+  const char *listen = adcp_cli_arg_str(a, "--metrics-listen"), *token_file = adcp_cli_arg_str(a, "--metrics-token-file");
   if (token_file && !listen) return adcp_cli_usage_error(cmd, "--metrics-token-file needs --metrics-listen");
-  uint64_t interval = 0;
-  if (interval_s && (adcp_cli_parse_u64(&interval, interval_s) || interval < 1 || interval > 604800))
-    return adcp_cli_usage_error(cmd, "--interval must be 1-604800 seconds, not '%s'", interval_s);
+  uint64_t interval = (uint64_t)adcp_cli_arg_int(a, "--interval", 0);
   adcp_error err = {0};
   adcp_cli_session x;
   if (adcp_cli_session_open(&x, g, &err)) return adcp_cli_fail(cmd, &err);
@@ -479,12 +423,47 @@ int adcp_cli_maintain(const adcp_cli_globals *g, int argc, char **argv) {
   return code;
 }
 
-/* ---- the option table (cli/opt.h): checked before the body runs ---- */
+/* ---- the option table (cli/opt.h) ---- */
 
 static const adcp_cli_optdef maintain_opts[] = {
-    ADCP_OPT_FLAG("--once", "one pass, then exit"),
-    ADCP_OPT_INT("--interval", "S", 1, 604800, "default task interval in seconds"),
-    ADCP_OPT_FLAG("--dry-run", "report only"), ADCP_OPT_STR("--metrics-listen", "IPV4:PORT", "serve metrics"),
-    ADCP_OPT_FILE("--metrics-token-file", "FILE", "require this bearer token on /metrics"),
+    ADCP_OPT_FLAG("--once", "one pass of every enabled task, then exit"),
+    ADCP_OPT_INT("--interval", "S", 1, 604800, "default task interval in seconds (default 300)"),
+    ADCP_OPT_FLAG("--dry-run", "report what a pass would do (would_sweep, would_delete); change nothing"),
+    ADCP_OPT_STR("--metrics-listen", "IPV4:PORT",
+                 "serve Prometheus text at http://IPV4:PORT/metrics (port 0: any free\n"
+                 "port, printed on stderr). Request headers must arrive within 3 s; at most 8\n"
+                 "connections per client address, 512 in all. Bound beyond loopback without a\n"
+                 "token, it prints a warning at start"),
+    ADCP_OPT_FILE("--metrics-token-file", "FILE",
+                  "require \"Authorization: Bearer TOKEN\" (401 otherwise); FILE holds\n"
+                  "the token on one line (printable ASCII, at most 4096 bytes); needs --metrics-listen"),
     ADCP_OPT_END};
-ADCP_CLI_LEGACY_SPEC(adcp_cli_maintain_spec, "maintain", maintain_opts, 0, 0);
+/* The task list follows the worker catalog (src/worker/catalog.c);
+ * test_cli_maintain checks that every catalog task is named here. */
+const adcp_cli_spec adcp_cli_maintain_spec = {
+    1, "maintain", "[--db URL] [--config FILE]",
+    "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
+    "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
+    "One task's failure never stops another task or the loop.",
+    maintain_opts, 0, 0, NULL, NULL,
+    "Tasks, in order (default per-pass limit):\n"
+    "  intent_sweep       resolve abandoned object uploads (100)\n"
+    "  change_pruning     prune change-feed rows no live consumer needs (10000)\n"
+    "  row_pruning        free row bytes past the window (100; when retention is enabled)\n"
+    "  period_retirement  three-phase retirement of expired periods (100; when retention is enabled)\n"
+    "  retention_issues   open/resolve retirement_stalled issues (100)\n"
+    "  issue_escalation   escalate issues past their window (1000)\n"
+    "  audit_checkpoint   sign and publish grown tree heads (100; when audit.signing_key_file is set)\n"
+    "  orphan_collection  delete unreferenced row objects (1000; when collector.enabled is true)\n"
+    "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
+    "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n"
+    "--json prints one JSON line per pass {ok, pass, dry_run, stopped, duration_ms, tasks:[{name,\n"
+    "status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]}; with --once\n"
+    "exactly one JSON document.\n\n"
+    "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
+    "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
+    "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
+    "             or the failed task's code's status; 1 usage or an unreadable file\n"
+    "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
+    "             retention enabled); 4 database, schema or binding problem.\n",
+    NULL, 0, 0, cmd_maintain};

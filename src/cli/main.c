@@ -71,7 +71,7 @@ static const command_entry commands[] = {
      NULL, 0, &adcp_cli_subscription_spec},
     {"config", "validate the host configuration file and the bindings it names (config check [--probe])", NULL, CMD_NO_DB, &adcp_cli_config_spec},
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
-     adcp_cli_maintain, 0, &adcp_cli_maintain_spec},
+     NULL, 0, &adcp_cli_maintain_spec},
     {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
      NULL, 0, &adcp_cli_issue_spec},
     {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
