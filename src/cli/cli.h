@@ -148,6 +148,9 @@ int adcp_cli_bad_url(const char *cmd);
  * already printed its own document (it calls adcp_cli_json_printed). */
 void adcp_cli_set_json_errors(int on);
 void adcp_cli_json_printed(void);
+/* Writes a command's one JSON document (b) to stdout, frees b and marks the
+ * document printed (adcp_cli_json_printed). */
+void adcp_cli_json_emit(adcp_buf *b);
 /* True for --help or -h. */
 static inline int adcp_cli_is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 /* Exit status for an error code. */

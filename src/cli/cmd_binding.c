@@ -100,9 +100,7 @@ static int binding_list(adcp_ledger *l, const adcp_config *cfg, int json, adcp_e
       adcp_buf_append_str(&b, ",\"state\":\"unregistered\",\"configured\":true,\"registered\":false}");
     }
     adcp_buf_append_str(&b, "]}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_cli_json_printed();
-    adcp_buf_free(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("%-16s %-8s %-10s %-9s %-10s %-8s %-9s %s\n", "ID", "KIND", "PROVIDER", "STATE", "CONFIGURED", "IDENTITY",
            "NAMESPACE", "OPERATIONAL");
@@ -152,9 +150,7 @@ static int binding_retire(adcp_ledger *l, const char *id, int final, int json, a
     adcp_buf_append_str(&b, "{\"binding\":");
     adcp_jcs_write_string(&b, id, strlen(id));
     adcp_buf_printf(&b, ",\"state\":\"%s\"}\n", to);
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_cli_json_printed();
-    adcp_buf_free(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("binding %s is now %s\n", id, to);
   }
@@ -208,9 +204,7 @@ static int binding_repin(int *exit_code, adcp_ledger *l, const char *id, int dry
                     r.would_repin, r.missing, r.mismatched);
     if (o.items.len) adcp_buf_append(&b, o.items.data, o.items.len);
     adcp_buf_append_str(&b, "]}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_cli_json_printed();
-    adcp_buf_free(&b);
+    adcp_cli_json_emit(&b);
   } else if (!rc) {
     printf("binding %s%s: checked %" PRIu64 ", ok %" PRIu64 ", repinned %" PRIu64 ", would_repin %" PRIu64
            ", missing %" PRIu64 ", mismatched %" PRIu64 " (%" PRIu64 " row sets, %" PRIu64 " expired skipped)\n",
@@ -375,9 +369,7 @@ static int cmd_binding(const adcp_cli_globals *g, const adcp_cli_args *a) {
       adcp_buf_append_str(&b, "{\"binding\":");
       adcp_jcs_write_string(&b, id, strlen(id));
       adcp_buf_append_str(&b, ",\"registered\":true}\n");
-      fwrite(b.data, 1, b.len, stdout);
-      adcp_cli_json_printed();
-      adcp_buf_free(&b);
+      adcp_cli_json_emit(&b);
     } else if (!rc) {
       printf("binding %s registered (probe passed; identity and namespace match)\n", id);
     }
@@ -441,9 +433,7 @@ static int cmd_sweep(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (sc.fenced || sc.fence_cause[0]) adcp_jcs_write_string(&b, sc.fence_cause, strlen(sc.fence_cause));
     else adcp_buf_append_str(&b, "null");
     adcp_buf_append_str(&b, "}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_cli_json_printed();
-    adcp_buf_free(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("swept %" PRIu64 ", objects_deleted %" PRIu64 ", objects_kept %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64
            ", skipped_unconfigured %" PRIu64 ", stalled %" PRIu64 ", pending %" PRIu64 "\n",

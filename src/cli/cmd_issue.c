@@ -64,9 +64,7 @@ static int write_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (r.found) adcp_issue_write_json(&b, &r.issue);
     else adcp_buf_append_str(&b, "null");
     adcp_buf_append_str(&b, "}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    adcp_cli_json_printed();
+    adcp_cli_json_emit(&b);
   } else if (!r.found) {
     printf("no live occurrence: nothing to resolve\n");
   } else {
@@ -112,9 +110,7 @@ static int list_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
                     "],\"events\":{\"pending\":%" PRId64 ",\"leased\":%" PRId64 ",\"completed\":%" PRId64
                     ",\"dead_lettered\":%" PRId64 "}}\n",
                     es.pending, es.leased, es.completed, es.dead_lettered);
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    adcp_cli_json_printed();
+    adcp_cli_json_emit(&b);
   } else {
     for (size_t i = 0; i < n; i++) print_issue_line(&v[i]);
     if (!n) printf("no issues\n");
@@ -148,9 +144,7 @@ static int show_cmd(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_append_str(&b, "{\"issue\":");
     adcp_issue_write_json(&b, &i);
     adcp_buf_append_str(&b, "}\n");
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    adcp_cli_json_printed();
+    adcp_cli_json_emit(&b);
   } else {
     print_issue_line(&i);
   }

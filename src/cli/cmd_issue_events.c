@@ -62,12 +62,6 @@ static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals
   return rc;
 }
 
-static void done_json(adcp_buf *b) {
-  fwrite(b->data, 1, b->len, stdout);
-  adcp_buf_free(b);
-  adcp_cli_json_printed();
-}
-
 /* ---- claim / complete / release / prune ---------------------------------------------- */
 
 static int claim_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs, adcp_error *err) {
@@ -84,7 +78,7 @@ static int claim_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs
       adcp_issue_event_write_json(&b, &v[i], 1);
     }
     adcp_buf_append_str(&b, "]}\n");
-    done_json(&b);
+    adcp_cli_json_emit(&b);
   } else {
     char k[4 * ADCP_ISSUE_KEY_MAX + 8];
     for (size_t i = 0; i < n; i++)
@@ -111,7 +105,7 @@ static int settle_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *sec
     adcp_buf b;
     adcp_buf_init(&b);
     adcp_buf_printf(&b, "{\"ok\":true,\"%s\":true}\n", !strcmp(sub, "complete") ? "completed" : "released");
-    done_json(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("%s\n", !strcmp(sub, "complete") ? "completed" : "released");
   }
@@ -126,7 +120,7 @@ static int prune_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs
     adcp_buf b;
     adcp_buf_init(&b);
     adcp_buf_printf(&b, "{\"ok\":true,\"deleted\":%" PRId64 "}\n", deleted);
-    done_json(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("deleted %" PRId64 " completed events\n", deleted);
   }
@@ -406,7 +400,7 @@ static int deliver_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *se
                     "{\"ok\":true,\"delivered\":%" PRId64 ",\"failed_attempts\":%" PRId64 ",\"killed\":%" PRId64
                     ",\"dead_lettered\":%" PRId64 ",\"stale_leases\":%" PRId64 ",\"interrupted\":%s}\n",
                     delivered, failures, killed, dead, stale, interrupted ? "true" : "false");
-    done_json(&b);
+    adcp_cli_json_emit(&b);
   } else {
     printf("delivered %" PRId64 ", failed attempts %" PRId64 " (killed %" PRId64 "), dead-lettered %" PRId64
            ", stale leases %" PRId64 "%s\n",

@@ -97,9 +97,7 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf b;
     adcp_buf_init(&b);
     counters_json(&b, retire ? "period_retirement" : "row_pruning", retire, dry, &c);
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    adcp_cli_json_printed();
+    adcp_cli_json_emit(&b);
   } else {
     printf("%s%s %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64 ", protected %" PRIu64 ", stalled %" PRIu64
            ", pending %" PRIu64 ", skipped_unconfigured %" PRIu64 "; objects deleted %" PRIu64 ", bodies deleted %" PRIu64
@@ -163,9 +161,7 @@ static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
     } else {
       adcp_buf_append_str(&b, "null}\n");
     }
-    fwrite(b.data, 1, b.len, stdout);
-    adcp_buf_free(&b);
-    adcp_cli_json_printed();
+    adcp_cli_json_emit(&b);
   } else {
     printf("retention %s, window %" PRId64 " days; now %s, cutoff %s\n", enabled ? "enabled" : "NOT enabled", w, st.now,
            st.cutoff);
@@ -258,9 +254,7 @@ static int cmd_hold(const adcp_cli_globals *g, const adcp_cli_args *a) {
       adcp_buf_printf(&b, "{\"ok\":true,\"%s\":", add ? "added" : "removed");
       adcp_cli_json_str(&b, id);
       adcp_buf_append_str(&b, "}\n");
-      fwrite(b.data, 1, b.len, stdout);
-      adcp_buf_free(&b);
-      adcp_cli_json_printed();
+      adcp_cli_json_emit(&b);
     } else {
       printf("hold %s %s\n", adcp_cli_escape(esc, sizeof esc, id), add ? "added" : "removed");
     }

@@ -78,6 +78,12 @@ int adcp_cli_stdout_check(const char *cmd) {
 void adcp_cli_set_json_errors(int on) { json_errors = on; }
 void adcp_cli_json_printed(void) { json_printed = 1; }
 
+void adcp_cli_json_emit(adcp_buf *b) {
+  fwrite(b->data, 1, b->len, stdout);
+  adcp_buf_free(b);
+  json_printed = 1;
+}
+
 /* The last refusal's code, for the cli.done log record (one per process). */
 static const char *last_code;
 
