@@ -468,7 +468,9 @@ BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store 
             "database with its identity digest and this installation's namespace_key. A stored\n"
             "row whose identity or namespace differs is refused (UNSAFE_BINDING, exit 4) before\n"
             "the store is touched. --json prints {\"binding\":ID,\"registered\":true}.\n"
-            "See docs/objects.md, \"Registration and the namespace check\".\n",
+            "See docs/objects.md, \"Registration and the namespace check\".\n"
+            "exit status: 0 ok; 1 usage or a failed write; 2 INVALID_INPUT; 4 not configured here,\n"
+            "             UNSAFE_BINDING, database or store problem.\n",
             cmd_binding);
 BINDING_SUB(b_list, "list", DBCFG, NULL, 0, "every registered binding, then configured ones never registered; read-only",
             NULL,
@@ -480,13 +482,16 @@ BINDING_SUB(b_list, "list", DBCFG, NULL, 0, "every registered binding, then conf
             "\"registered\":false): commits cannot use it before 'binding add ID'.\n"
             "The operational settings shown are the\n"
             "compression and the credentialRef name only. Never writes to the database.\n"
-            "--json prints {\"bindings\":[…]}. See docs/objects.md.\n",
+            "--json prints {\"bindings\":[…]}. See docs/objects.md.\n"
+            "exit status: 0 ok; 1 usage or a failed write; 4 database or configuration problem.\n",
             cmd_binding);
 BINDING_SUB(b_retire, "retire", DBCFG, "ID", 1, "one state step: active -> read_only -> retired", retire_opts,
             "One state step: active -> read_only -> retired; --final goes straight to retired.\n"
             "New row sets go only to active bindings (selection rules skip the others and say\n"
             "so); reads and sweeps work in every state. The postgres binding cannot be retired.\n"
-            "--json prints {\"binding\":ID,\"state\":STATE}. See docs/objects.md.\n",
+            "--json prints {\"binding\":ID,\"state\":STATE}. See docs/objects.md.\n"
+            "exit status: 0 ok; 1 usage or a failed write; 2 INVALID_INPUT (the postgres binding);\n"
+            "             4 database problem; 5 not registered (NOT_FOUND).\n",
             cmd_binding);
 BINDING_SUB(b_repin, "repin", DBCFG, "ID", 1, "after a restore of the binding's store: re-pin objects whose version is gone",
             repin_opts,
@@ -520,7 +525,9 @@ BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1, "run the store probe o
             "can match live objects under the prefix, empirical create-only (ifGenerationMatch=0).\n"
             "A refusal exits 4 (UNSAFE_BINDING). --json prints one document\n"
             "{\"binding\":ID,\"provider\":P,\"ok\":B,\"checks\":[{\"check\":C,\"status\":S}],\n"
-            "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n",
+            "\"code\":…,\"reason\":…} (code and reason only on failure). See docs/providers.md.\n"
+            "exit status: 0 every check passed; 1 usage or a failed write; 4 refused (UNSAFE_BINDING)\n"
+            "             or the store is unreachable; 5 not in the configuration.\n",
             binding_probe);
 static const adcp_cli_spec *const binding_subs[] = {&b_add, &b_list, &b_retire, &b_repin, &b_probe, NULL};
 const adcp_cli_spec adcp_cli_binding_spec = {
