@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "adcp/ledger.h"
+#include "fence/view.h"
 
 #define LEDGER_ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the JS key (spec 02 §7.1) */
 
@@ -31,15 +32,9 @@ typedef struct ledger_binding {
   int compression;
   adcp_object_provider *client;
   int registered;         /* DB row checked by this handle (identity + namespace) */
-  /* Fence state of this handle (fence_guard.c): the commit check's cached
+  /* Fence state of this handle (fence/guard.c): the commit check's cached
    * listing, and the claim held for deletes. */
-  int64_t fence_list_ms;  /* monotonic time of the cached listing; 0 = none */
-  uint64_t fence_list_highest;
-  int fence_held;
-  int64_t fence_advanced_ms, fence_checked_ms;
-  unsigned fence_deletes;
-  uint64_t fence_claim_epoch;
-  char fence_claim_token[33];
+  adcp_fence_guard fence;
 } ledger_binding;
 
 struct adcp_ledger {
@@ -274,7 +269,7 @@ typedef struct ledger_direct {
 int adcp_ledger__direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
 int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
                        adcp_error *err);
-/* ---- ownership fence (fence.c, fence_guard.c; docs/fence.md) -------------------- */
+/* ---- ownership fence (fence_link.c over src/fence; docs/fence.md) ---------------- */
 /* Object-kind commit check before transaction B: UNSAFE_BINDING naming the
  * cause when this database does not hold binding b's fence claim; an
  * unclaimed binding is claimed (epoch 1) first. At most one cached listing. */
@@ -286,7 +281,5 @@ int adcp_ledger__fence_guard_delete(adcp_ledger *l, ledger_binding *b, int *caus
 /* Before committing adopted bytes: advance = 1 (objects found at their keys)
  * acquires, a new epoch, always; 0 (a header-only share) rechecks at least. */
 int adcp_ledger__fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advance, adcp_error *err);
-/* UNSAFE_BINDING "binding X is fenced: CAUSE — ..." */
-int adcp_ledger__fence_refusal(adcp_error *err, const char *binding, int cause, const char *detail);
 
 #endif
