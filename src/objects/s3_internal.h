@@ -50,4 +50,39 @@ int adcp_objects__s3_version_ok(const char *v);
 /* r's x-amz-version-id when it is one the port can record, else NULL. */
 const char *adcp_objects__s3_resp_version(const adcp_http_response *r);
 
+/* The live versions of exactly `key` as ListObjectVersions gives them (newest
+ * first): the oldest one, and whether `mine` is among them with its size. */
+typedef struct key_versions {
+  char oldest[ADCP_OBJECT_VERSION_MAX + 1];
+  uint64_t oldest_size;
+  int mine_seen;
+  uint64_t mine_size;
+  size_t n;
+} key_versions;
+
+/* Fills out from ListObjectVersions for exactly key (s3_emulated.c). */
+int adcp_objects__s3_list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine,
+                                       const adcp_object_ctx *ctx, adcp_error *err);
+
+/* Deletes version ver of key for good (204/200; 404 = already gone). */
+int adcp_objects__s3_delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx,
+                                       adcp_error *err);
+
+/* Emulated create-only: with our version `mine` written, the oldest live
+ * version decides CREATED, ADOPTED_IDENTICAL or CONTENT_CONFLICT; a losing
+ * `mine` is deleted. out->native_version is the winning version. */
+int adcp_objects__s3_emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                                     const char *mine, const adcp_object_ctx *ctx, adcp_error *err);
+
+/* Reads version ver of key into out (at most cap bytes). ADCP_ENOT_FOUND if absent (s3_provider.c). */
+int adcp_objects__s3_read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap,
+                                  const adcp_object_ctx *ctx, adcp_error *err);
+
+/* PROVIDER_UNAVAILABLE: the store acknowledged a write of key it does not hold. */
+int adcp_objects__s3_lost_write(adcp_error *err, const char *key);
+
+/* One ListObjectVersions page; r is freed on failure. */
+int adcp_objects__s3_versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys,
+                                   const char *kmark, const char *vmark, const adcp_object_ctx *ctx, adcp_error *err);
+
 #endif

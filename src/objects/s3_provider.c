@@ -3,8 +3,9 @@
  * VersionId-pinned get/head/delete, listing through ListObjectVersions (the
  * only listing that carries version IDs; the latest version of each key, or
  * every version for the collector), the probe (§9.3), and the vtable and
- * constructor. Requests, signing and credentials are in s3_request.c; the
- * files share only s3_internal.h. Store answers are mapped onto port codes
+ * constructor. Requests, signing and credentials are in s3_request.c, the
+ * emulated create-only decision in s3_emulated.c; the files share only
+ * s3_internal.h. Store answers are mapped onto port codes
  * with fixed messages; no response body or credential reaches an adcp_error. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -42,8 +43,8 @@ static int s3_validate_location(adcp_object_provider *self, const adcp_object_kv
 }
 
 /* Reads version ver of key into out (at most cap bytes). ADCP_ENOT_FOUND if absent. */
-static int read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
-                        adcp_error *err) {
+int adcp_objects__s3_read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
+                                  adcp_error *err) {
   adcp_http_response r;
   qp q[] = {{"versionId", ver}};
   int rc = adcp_objects__s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err);
@@ -78,7 +79,7 @@ static int read_current(s3p *p, adcp_buf *out, char ver[ADCP_OBJECT_VERSION_MAX 
   }
   snprintf(ver, ADCP_OBJECT_VERSION_MAX + 1, "%s", v);
   *size = cl ? strtoull(cl, NULL, 10) : 0;
-  if (out && *size <= cap) rc = read_version(p, out, key, ver, cap, ctx, err);
+  if (out && *size <= cap) rc = adcp_objects__s3_read_version(p, out, key, ver, cap, ctx, err);
 done:
   adcp_http_response_free(&r);
   return rc;
@@ -87,7 +88,7 @@ done:
 /* Trust but verify (issue 27): the store said it holds version ver of key; a
  * HEAD at that version must agree, with the length we sent, before anyone
  * records it. */
-static int lost_write(adcp_error *err, const char *key) {
+int adcp_objects__s3_lost_write(adcp_error *err, const char *key) {
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
                         "S3 acknowledged a write of %.160s but does not hold that version with the length sent", key);
 }
@@ -100,7 +101,7 @@ static int verify_version(s3p *p, const char *key, const char *ver, size_t len, 
   if (!rc) {
     const char *v = adcp_http_header_get(&r, "x-amz-version-id"), *cl = adcp_http_header_get(&r, "content-length");
     if (r.status == 200 && v && !strcmp(v, ver) && cl && strtoull(cl, NULL, 10) == len) rc = 0;
-    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = lost_write(err, key);
+    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = adcp_objects__s3_lost_write(err, key);
     else rc = adcp_objects__s3_map_failure(&r, "head", err);
   }
   adcp_http_response_free(&r);
@@ -108,8 +109,8 @@ static int verify_version(s3p *p, const char *key, const char *ver, size_t len, 
 }
 
 /* One ListObjectVersions page; r is freed on failure. */
-static int versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
-                         const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_objects__s3_versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
+                                   const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
   qp q[5] = {{"versions", ""}, {"prefix", prefix}, {"max-keys", max_keys}};
   size_t nq = 3;
   if (kmark) q[nq++] = (qp){"key-marker", kmark};
@@ -118,115 +119,6 @@ static int versions_page(s3p *p, adcp_http_response *r, const char *prefix, cons
   if (!rc && (r->status != 200 || r->too_large)) rc = adcp_objects__s3_map_failure(r, "list", err);
   if (rc) adcp_http_response_free(r);
   return rc;
-}
-
-/* The live versions of exactly `key` as ListObjectVersions gives them (newest
- * first): the oldest one, and whether `mine` is among them with its size. */
-typedef struct key_versions {
-  char oldest[ADCP_OBJECT_VERSION_MAX + 1];
-  uint64_t oldest_size;
-  int mine_seen;
-  uint64_t mine_size;
-  size_t n;
-} key_versions;
-
-#define S3_KEY_VERSIONS_MAX 10000 /* versions of one key looked at before giving up */
-
-static int list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine, const adcp_object_ctx *ctx,
-                             adcp_error *err) {
-  memset(out, 0, sizeof *out);
-  adcp_buf k, v, t;
-  adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
-  char *kmark = NULL, *vmark = NULL;
-  int rc = 0, done = 0;
-  while (!rc && !done) {
-    adcp_http_response r;
-    if ((rc = versions_page(p, &r, key, "1000", kmark, vmark, ctx, err))) break;
-    const char *x = (const char *)r.body.data;
-    size_t n = r.body.len, pos = 0, s, e;
-    while (!done && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
-      size_t ip = s;
-      if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
-      int c = strcmp((char *)k.data, key);
-      if (c > 0) done = 1; /* keys sort after ours: no more versions of it */
-      if (c) continue;
-      ip = s;
-      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !adcp_objects__s3_version_ok((char *)v.data)) continue;
-      ip = s;
-      uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
-      snprintf(out->oldest, sizeof out->oldest, "%s", (char *)v.data);
-      out->oldest_size = size;
-      if (mine && !strcmp((char *)v.data, mine)) out->mine_seen = 1, out->mine_size = size;
-      if (++out->n > S3_KEY_VERSIONS_MAX)
-        rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 key %.160s has too many versions", key);
-    }
-    size_t tp = 0;
-    int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
-    free(kmark), free(vmark);
-    kmark = vmark = NULL;
-    if (!rc && !done && truncated) {
-      tp = 0;
-      if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
-      tp = 0;
-      if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
-      if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
-    } else {
-      done = 1;
-    }
-    adcp_http_response_free(&r);
-  }
-  free(kmark), free(vmark);
-  adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
-  return rc;
-}
-
-/* Deletes version ver of key for good (204/200; 404 = already gone). */
-static int delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx, adcp_error *err) {
-  adcp_http_response r;
-  qp q[] = {{"versionId", ver}};
-  int rc = adcp_objects__s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err);
-  if (!rc && r.status != 204 && r.status != 200 && r.status != 404) rc = adcp_objects__s3_map_failure(&r, "delete", err);
-  adcp_http_response_free(&r);
-  return rc;
-}
-
-/* Emulated create-only (docs/providers.md "Emulated create-only"): our version
- * is written unconditionally, then the oldest live version of the key is the
- * object. Ours oldest → CREATED; else that object's bytes decide between
- * adoption and conflict, and our version is deleted at its pinned ID. Every
- * writer sees the same oldest version (read-after-write listing in write
- * order, which the probe checks), so racing writers converge on it. */
-static int emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in, const char *mine,
-                           const adcp_object_ctx *ctx, adcp_error *err) {
-  for (int round = 0; round < 6; round++) {
-    key_versions kv;
-    int rc = list_key_versions(p, &kv, in->key, mine, ctx, err);
-    if (rc) return rc;
-    if (!kv.mine_seen || kv.mine_size != in->len) return lost_write(err, in->key);
-    snprintf(out->native_version, sizeof out->native_version, "%s", kv.oldest);
-    if (!strcmp(kv.oldest, mine)) {
-      out->outcome = ADCP_OBJECT_CREATED;
-      return 0;
-    }
-    adcp_buf cur;
-    adcp_buf_init(&cur);
-    rc = kv.oldest_size == in->len ? read_version(p, &cur, in->key, kv.oldest, in->len, ctx, err) : 0;
-    if (rc == ADCP_ENOT_FOUND) { /* the oldest went away meanwhile: decide again */
-      adcp_buf_free(&cur);
-      continue;
-    }
-    int same = !rc && kv.oldest_size == in->len && cur.len == in->len &&
-               (in->len == 0 || memcmp(cur.data, in->bytes, in->len) == 0);
-    adcp_buf_free(&cur);
-    if (rc) return rc;
-    if ((rc = delete_version_at(p, in->key, mine, ctx, err))) return rc;
-    if (same) {
-      out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
-      return 0;
-    }
-    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object %.160s already exists with different bytes", in->key);
-  }
-  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
 }
 
 static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
@@ -274,10 +166,10 @@ static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *o
          * it first, so a crash before the decision leaves nothing unnamed. */
         if (on_written && (rc = on_written(on_written_ctx, in->key, mine, err))) {
           adcp_error ignored;
-          delete_version_at(p, in->key, mine, ctx, &ignored);
+          adcp_objects__s3_delete_version_at(p, in->key, mine, ctx, &ignored);
           return rc;
         }
-        return emulated_decide(p, out, in, mine, ctx, err);
+        return adcp_objects__s3_emulated_decide(p, out, in, mine, ctx, err);
       }
       if (!p->skip_verify && (rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
       snprintf(out->native_version, sizeof out->native_version, "%s", mine);
@@ -438,7 +330,7 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
   int rc = 0;
   for (int req = 0; req < 10000; req++) {
     adcp_http_response r;
-    if ((rc = versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
+    if ((rc = adcp_objects__s3_versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
     int more_in_doc = 0;
@@ -535,7 +427,7 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
   char *kmark = NULL, *vmark = NULL;
   for (int req = 0; !rc && !done && req < 10000; req++) {
     adcp_http_response r;
-    if ((rc = versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
+    if ((rc = adcp_objects__s3_versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
     int end_of_key = 0;
@@ -728,14 +620,14 @@ static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *er
   if (!rc && !strcmp(v[0], v[1]))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: two writes to one key gave the same VersionId");
   key_versions kv;
-  if (!rc && !(rc = list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
+  if (!rc && !(rc = adcp_objects__s3_list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                         "S3 probe writes: the version listing does not show both versions, oldest first (emulated "
                         "create-only needs read-after-write listing in write order)");
   if (!rc) {
     adcp_object_put_result res;
     adcp_object_put_input in = {key, body, sizeof body - 1, "application/x-ndjson", NULL, 0};
-    rc = emulated_decide(p, &res, &in, v[1], ctx, err);
+    rc = adcp_objects__s3_emulated_decide(p, &res, &in, v[1], ctx, err);
     if (!rc && (res.outcome != ADCP_OBJECT_ADOPTED_IDENTICAL || strcmp(res.native_version, v[0])))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the emulated decision did not pick the first version");
     if (rc == ADCP_ECONTENT_CONFLICT)
