@@ -1,11 +1,12 @@
-/* objects/s3_provider.c — the S3 provider (spec 02 §9.2 column "S3"): request
- * building and SigV4 signing, credential resolution (environment, shared
- * credentials/config files, profile by credential_ref), create-only PutObject
- * with If-None-Match: * and adoption, VersionId-pinned get/head/delete,
- * listing through ListObjectVersions (the only listing that carries version
- * IDs; the latest version of each key, or every version for the collector),
- * and the probe (§9.3). Store answers are mapped onto port codes with
- * fixed messages; no response body or credential reaches an adcp_error. */
+/* objects/s3_provider.c — the S3 provider (spec 02 §9.2 column "S3"), room
+ * objects: create-only PutObject with If-None-Match: * and adoption,
+ * VersionId-pinned get/head/delete, listing through ListObjectVersions (the
+ * only listing that carries version IDs; the latest version of each key, or
+ * every version for the collector), the probe (§9.3), and the vtable and
+ * constructor. Requests, signing and credentials are in s3_request.c, the
+ * emulated create-only decision in s3_emulated.c; the files share only
+ * s3_internal.h. Store answers are mapped onto port codes
+ * with fixed messages; no response body or credential reaches an adcp_error. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <openssl/rand.h>
@@ -16,276 +17,8 @@
 
 #include "adcp/objects.h"
 #include "objects/http.h"
+#include "objects/s3_internal.h"
 #include "objects/sigv4.h"
-
-#define S3_XML_MAX (8u << 20) /* list / configuration documents */
-
-typedef struct s3p {
-  adcp_object_provider base;
-  adcp_http *http;
-  char *prefix, *bucket, *region;
-  char *origin;    /* scheme://host[:port] */
-  char *host;      /* host[:port] as signed */
-  char *base_path; /* "/bucket" (path style) or "" */
-  char *akid, *secret, *token;
-  int emulated;               /* create_only "emulated": oldest version wins (docs/providers.md) */
-  int skip_create_only_probe; /* settable only by the test build (ADCP_S3_TESTING) */
-  int skip_verify;            /* likewise: the bench measures the cost of verify_version */
-} s3p;
-
-typedef struct qp {
-  const char *name, *value;
-} qp;
-
-/* ---- credentials ------------------------------------------------------------------ */
-
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t') s++;
-  char *e = s + strlen(s);
-  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n')) *--e = 0;
-  return s;
-}
-
-/* Reads aws_access_key_id / aws_secret_access_key / aws_session_token of
- * `section` from an INI file. Returns 1 when the section had a key pair. */
-static int ini_creds(s3p *p, const char *path, const char *section) {
-  FILE *f = fopen(path, "re");
-  if (!f) return 0;
-  char line[4096];
-  int in = 0, found = 0;
-  char *ak = NULL, *sk = NULL, *tk = NULL;
-  while (fgets(line, sizeof line, f)) {
-    char *t = trim(line);
-    if (*t == '#' || *t == ';' || !*t) continue;
-    if (*t == '[') {
-      char *e = strchr(t, ']');
-      if (e) *e = 0;
-      in = strcmp(trim(t + 1), section) == 0;
-      continue;
-    }
-    if (!in) continue;
-    char *eq = strchr(t, '=');
-    if (!eq) continue;
-    *eq = 0;
-    char *k = trim(t), *v = trim(eq + 1);
-    char **dst = strcmp(k, "aws_access_key_id") == 0       ? &ak
-                 : strcmp(k, "aws_secret_access_key") == 0 ? &sk
-                 : strcmp(k, "aws_session_token") == 0     ? &tk
-                                                           : NULL;
-    if (dst) free(*dst), *dst = strdup(v);
-  }
-  fclose(f);
-  memset(line, 0, sizeof line);
-  if (ak && sk) {
-    p->akid = ak, p->secret = sk, p->token = tk;
-    found = 1;
-  } else {
-    free(ak), free(sk), free(tk);
-  }
-  return found;
-}
-
-static int creds_from_profile(s3p *p, const char *profile) {
-  const char *home = getenv("HOME");
-  char path[4096], sect[300];
-  const char *cf = getenv("AWS_SHARED_CREDENTIALS_FILE");
-  if (cf) snprintf(path, sizeof path, "%s", cf);
-  else if (home) snprintf(path, sizeof path, "%s/.aws/credentials", home);
-  else path[0] = 0;
-  if (path[0] && ini_creds(p, path, profile)) return 1;
-  const char *cfg = getenv("AWS_CONFIG_FILE");
-  if (cfg) snprintf(path, sizeof path, "%s", cfg);
-  else if (home) snprintf(path, sizeof path, "%s/.aws/config", home);
-  else return 0;
-  /* The config file names non-default profiles "[profile NAME]". */
-  if (strcmp(profile, "default") == 0) snprintf(sect, sizeof sect, "default");
-  else snprintf(sect, sizeof sect, "profile %s", profile);
-  return ini_creds(p, path, sect);
-}
-
-/* credential_ref: NULL or "env" = AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY
- * (+AWS_SESSION_TOKEN), falling back (NULL only) to the profile $AWS_PROFILE
- * or "default"; "profile:NAME" = that profile of the shared files. */
-static int resolve_creds(s3p *p, const char *ref, adcp_error *err) {
-  if (!ref || strcmp(ref, "env") == 0) {
-    const char *a = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY"), *t = getenv("AWS_SESSION_TOKEN");
-    if (a && *a && s && *s) {
-      p->akid = strdup(a), p->secret = strdup(s), p->token = t && *t ? strdup(t) : NULL;
-      if (!p->akid || !p->secret || (t && *t && !p->token)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      return 0;
-    }
-    if (!ref) {
-      const char *prof = getenv("AWS_PROFILE");
-      if (creds_from_profile(p, prof && *prof ? prof : "default")) return 0;
-    }
-    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "no S3 credentials found for the binding's credential reference");
-  }
-  if (strncmp(ref, "profile:", 8) == 0 && ref[8]) {
-    if (creds_from_profile(p, ref + 8)) return 0;
-    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 credential profile %.64s was not found", ref + 8);
-  }
-  return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 credential reference must be \"env\" or \"profile:NAME\"");
-}
-
-/* ---- requests ----------------------------------------------------------------------- */
-
-typedef struct sign_arg {
-  s3p *p;
-  const char *method;
-  const char *uri, *query;
-  char payload[65];
-  char checksum[48]; /* base64 SHA-256 of an object PUT's body ("" = none) */
-} sign_arg;
-
-static int s3_sign(void *arg, void *headers, adcp_error *err) {
-  sign_arg *a = arg;
-  s3p *p = a->p;
-  char date[17];
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
-  /* Sorted signed headers; the checksum only on object PUTs, the token only when in use. */
-  const char *names[5], *values[5];
-  size_t n = 0;
-  names[n] = "host", values[n++] = p->host;
-  if (a->checksum[0]) names[n] = "x-amz-checksum-sha256", values[n++] = a->checksum;
-  names[n] = "x-amz-content-sha256", values[n++] = a->payload;
-  names[n] = "x-amz-date", values[n++] = date;
-  if (p->token) names[n] = "x-amz-security-token", values[n++] = p->token;
-  adcp_sigv4_input in = {a->method, a->uri, a->query, names, values, n, a->payload, date,
-                         p->region, "s3", p->akid, p->secret};
-  adcp_buf auth, line;
-  adcp_buf_init(&auth), adcp_buf_init(&line);
-  int rc = adcp_sigv4_authorization(&auth, NULL, &in, err);
-  /* Host is set by curl from the URL (the same host[:port]); the rest are sent as signed. */
-  for (size_t i = 1; !rc && i < n; i++) {
-    adcp_buf_reset(&line);
-    if (adcp_buf_printf(&line, "%s: %s", names[i], values[i]) || adcp_buf_cstr(&line) ||
-        adcp_http_add_header(headers, (char *)line.data))
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  }
-  if (!rc) {
-    adcp_buf_reset(&line);
-    if (adcp_buf_printf(&line, "Authorization: %s", (char *)auth.data) || adcp_buf_cstr(&line) ||
-        adcp_http_add_header(headers, (char *)line.data))
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  }
-  if (line.data) memset(line.data, 0, line.cap);
-  adcp_buf_free(&auth), adcp_buf_free(&line);
-  return rc;
-}
-
-static int cmp_qp(const void *a, const void *b) {
-  const qp *x = a, *y = b;
-  int c = strcmp(x->name, y->name);
-  return c ? c : strcmp(x->value, y->value);
-}
-
-/* One signed request. key NULL = the bucket itself. Query pairs are encoded
- * here and sent in canonical (sorted) order, so the URL is the signed query. */
-static int s3_call(s3p *p, adcp_http_response *resp, const char *method, const char *key, const qp *q, size_t nq,
-                   const char *const *hdrs, size_t nh, const uint8_t *body, size_t len, size_t max_body,
-                   const adcp_object_ctx *ctx, adcp_error *err) {
-  adcp_buf uri, query, url, tmp;
-  adcp_buf_init(&uri), adcp_buf_init(&query), adcp_buf_init(&url), adcp_buf_init(&tmp);
-  qp enc[8];
-  char *owned[16] = {0};
-  size_t no = 0;
-  int rc = ADCP_ENOMEM;
-  memset(resp, 0, sizeof *resp);
-  if (nq > 8) nq = 8;
-  if (adcp_buf_append_str(&uri, p->base_path)) goto done;
-  if (adcp_buf_append_str(&uri, "/")) goto done;
-  if (key) {
-    adcp_buf_reset(&tmp);
-    if (adcp_http_uri_encode(&tmp, key, strlen(key), 1) || adcp_buf_append(&uri, tmp.data, tmp.len)) goto done;
-  } else if (p->base_path[0]) {
-    uri.len--; /* path style bucket resource: "/bucket" */
-  }
-  if (adcp_buf_cstr(&uri)) goto done;
-  for (size_t i = 0; i < nq; i++) {
-    adcp_buf a, b;
-    adcp_buf_init(&a), adcp_buf_init(&b);
-    if (adcp_http_uri_encode(&a, q[i].name, strlen(q[i].name), 0) ||
-        adcp_http_uri_encode(&b, q[i].value, strlen(q[i].value), 0)) {
-      adcp_buf_free(&a), adcp_buf_free(&b);
-      goto done;
-    }
-    owned[no++] = (char *)a.data, owned[no++] = (char *)b.data;
-    enc[i].name = (char *)a.data, enc[i].value = (char *)b.data;
-  }
-  qsort(enc, nq, sizeof *enc, cmp_qp);
-  for (size_t i = 0; i < nq; i++)
-    if (adcp_buf_printf(&query, "%s%s=%s", i ? "&" : "", enc[i].name, enc[i].value)) goto done;
-  if (adcp_buf_cstr(&query)) goto done;
-  if (adcp_buf_printf(&url, "%s%s%s%s", p->origin, (char *)uri.data, nq ? "?" : "", (char *)query.data) ||
-      adcp_buf_cstr(&url))
-    goto done;
-  sign_arg sa = {p, method, (char *)uri.data, (char *)query.data, {0}, {0}};
-  if ((rc = adcp_sha256_hex(sa.payload, body ? body : (const uint8_t *)"", body ? len : 0, err))) goto done;
-  if (key && body && !strcmp(method, "PUT")) {
-    /* The store checks the body against this as well as the signed payload hash
-     * (AWS S3; radosgw 16.2 ignores the header and checks x-amz-content-sha256). */
-    uint8_t d[32];
-    adcp_buf_reset(&tmp);
-    if ((rc = adcp_hex_decode(d, sa.payload, sizeof d, err))) goto done;
-    rc = ADCP_ENOMEM;
-    if (adcp_base64_encode(&tmp, d, sizeof d) || adcp_buf_cstr(&tmp)) goto done;
-    snprintf(sa.checksum, sizeof sa.checksum, "%s", (char *)tmp.data);
-  }
-  adcp_http_request req = {method, (char *)url.data, hdrs, nh, body, len, max_body, s3_sign, &sa, 0};
-  rc = adcp_http_do(p->http, resp, &req, ctx, err);
-done:
-  if (rc == ADCP_ENOMEM) adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  for (size_t i = 0; i < no; i++) free(owned[i]);
-  adcp_buf_free(&uri), adcp_buf_free(&query), adcp_buf_free(&url), adcp_buf_free(&tmp);
-  return rc;
-}
-
-/* The S3 error <Code>, compared against a fixed list (never echoed). */
-static int err_code_is(const adcp_http_response *r, const char *code) {
-  adcp_buf t;
-  adcp_buf_init(&t);
-  int hit = adcp_http_xml_text(&t, (const char *)r->body.data, r->body.len, NULL, "Code") &&
-            strcmp((char *)t.data, code) == 0;
-  adcp_buf_free(&t);
-  return hit;
-}
-
-/* Maps a status that is not the operation's expected answer. */
-static int map_failure(const adcp_http_response *r, const char *what, adcp_error *err) {
-  long st = r->status;
-  if (st == 400 && (err_code_is(r, "ExpiredToken") || err_code_is(r, "TokenRefreshRequired")))
-    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: session token expired", what);
-  if (st == 403 || st == 401) {
-    if (err_code_is(r, "RequestTimeTooSkewed"))
-      return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: clock skew too large", what);
-    if (err_code_is(r, "ExpiredToken") || err_code_is(r, "TokenRefreshRequired"))
-      return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: session token expired", what);
-    if (err_code_is(r, "InvalidAccessKeyId") || err_code_is(r, "SignatureDoesNotMatch"))
-      return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: credentials not accepted", what);
-    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: access denied (HTTP %ld)", what, st);
-  }
-  if (st == 301 || st == 307)
-    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 bucket is in another region or endpoint");
-  if (st == 404 && err_code_is(r, "NoSuchBucket"))
-    return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 bucket does not exist");
-  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s failed (HTTP %ld)", what, st);
-}
-
-/* A VersionId the port can record: printable, not "null", bounded. */
-static int version_ok(const char *v) {
-  if (!v || !*v || strcmp(v, "null") == 0 || strlen(v) > ADCP_OBJECT_VERSION_MAX) return 0;
-  for (const char *c = v; *c; c++)
-    if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f) return 0;
-  return 1;
-}
-
-static const char *resp_version(const adcp_http_response *r) {
-  const char *v = adcp_http_header_get(r, "x-amz-version-id");
-  return version_ok(v) ? v : NULL;
-}
 
 /* ---- operations --------------------------------------------------------------------- */
 
@@ -310,15 +43,15 @@ static int s3_validate_location(adcp_object_provider *self, const adcp_object_kv
 }
 
 /* Reads version ver of key into out (at most cap bytes). ADCP_ENOT_FOUND if absent. */
-static int read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
-                        adcp_error *err) {
+int adcp_objects__s3_read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
+                                  adcp_error *err) {
   adcp_http_response r;
   qp q[] = {{"versionId", ver}};
-  int rc = s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err);
+  int rc = adcp_objects__s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err);
   if (rc) goto done;
   const char *v = adcp_http_header_get(&r, "x-amz-version-id");
   if (r.status == 404 || r.status == 400 || (r.status == 200 && (!v || strcmp(v, ver)))) rc = ADCP_ENOT_FOUND;
-  else if (r.status != 200 || r.too_large) rc = map_failure(&r, "get", err);
+  else if (r.status != 200 || r.too_large) rc = adcp_objects__s3_map_failure(&r, "get", err);
   else if (adcp_buf_append(out, r.body.data, r.body.len)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
 done:
   adcp_http_response_free(&r);
@@ -329,24 +62,24 @@ done:
 static int read_current(s3p *p, adcp_buf *out, char ver[ADCP_OBJECT_VERSION_MAX + 1], uint64_t *size, const char *key,
                         size_t cap, const adcp_object_ctx *ctx, adcp_error *err) {
   adcp_http_response r;
-  int rc = s3_call(p, &r, "HEAD", key, NULL, 0, NULL, 0, NULL, 0, 0, ctx, err);
+  int rc = adcp_objects__s3_call(p, &r, "HEAD", key, NULL, 0, NULL, 0, NULL, 0, 0, ctx, err);
   if (rc) goto done;
   if (r.status == 404) {
     rc = ADCP_ENOT_FOUND;
     goto done;
   }
   if (r.status != 200) {
-    rc = map_failure(&r, "head", err);
+    rc = adcp_objects__s3_map_failure(&r, "head", err);
     goto done;
   }
-  const char *v = resp_version(&r), *cl = adcp_http_header_get(&r, "content-length");
+  const char *v = adcp_objects__s3_resp_version(&r), *cl = adcp_http_header_get(&r, "content-length");
   if (!v) {
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 object has no VersionId (bucket versioning is not enabled)");
     goto done;
   }
   snprintf(ver, ADCP_OBJECT_VERSION_MAX + 1, "%s", v);
   *size = cl ? strtoull(cl, NULL, 10) : 0;
-  if (out && *size <= cap) rc = read_version(p, out, key, ver, cap, ctx, err);
+  if (out && *size <= cap) rc = adcp_objects__s3_read_version(p, out, key, ver, cap, ctx, err);
 done:
   adcp_http_response_free(&r);
   return rc;
@@ -355,7 +88,7 @@ done:
 /* Trust but verify (issue 27): the store said it holds version ver of key; a
  * HEAD at that version must agree, with the length we sent, before anyone
  * records it. */
-static int lost_write(adcp_error *err, const char *key) {
+int adcp_objects__s3_lost_write(adcp_error *err, const char *key) {
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE,
                         "S3 acknowledged a write of %.160s but does not hold that version with the length sent", key);
 }
@@ -364,137 +97,28 @@ static int verify_version(s3p *p, const char *key, const char *ver, size_t len, 
                           adcp_error *err) {
   adcp_http_response r;
   qp q[] = {{"versionId", ver}};
-  int rc = s3_call(p, &r, "HEAD", key, q, 1, NULL, 0, NULL, 0, 0, ctx, err);
+  int rc = adcp_objects__s3_call(p, &r, "HEAD", key, q, 1, NULL, 0, NULL, 0, 0, ctx, err);
   if (!rc) {
     const char *v = adcp_http_header_get(&r, "x-amz-version-id"), *cl = adcp_http_header_get(&r, "content-length");
     if (r.status == 200 && v && !strcmp(v, ver) && cl && strtoull(cl, NULL, 10) == len) rc = 0;
-    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = lost_write(err, key);
-    else rc = map_failure(&r, "head", err);
+    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = adcp_objects__s3_lost_write(err, key);
+    else rc = adcp_objects__s3_map_failure(&r, "head", err);
   }
   adcp_http_response_free(&r);
   return rc;
 }
 
 /* One ListObjectVersions page; r is freed on failure. */
-static int versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
-                         const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_objects__s3_versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
+                                   const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
   qp q[5] = {{"versions", ""}, {"prefix", prefix}, {"max-keys", max_keys}};
   size_t nq = 3;
   if (kmark) q[nq++] = (qp){"key-marker", kmark};
   if (vmark) q[nq++] = (qp){"version-id-marker", vmark};
-  int rc = s3_call(p, r, "GET", NULL, q, nq, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err);
-  if (!rc && (r->status != 200 || r->too_large)) rc = map_failure(r, "list", err);
+  int rc = adcp_objects__s3_call(p, r, "GET", NULL, q, nq, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err);
+  if (!rc && (r->status != 200 || r->too_large)) rc = adcp_objects__s3_map_failure(r, "list", err);
   if (rc) adcp_http_response_free(r);
   return rc;
-}
-
-/* The live versions of exactly `key` as ListObjectVersions gives them (newest
- * first): the oldest one, and whether `mine` is among them with its size. */
-typedef struct key_versions {
-  char oldest[ADCP_OBJECT_VERSION_MAX + 1];
-  uint64_t oldest_size;
-  int mine_seen;
-  uint64_t mine_size;
-  size_t n;
-} key_versions;
-
-#define S3_KEY_VERSIONS_MAX 10000 /* versions of one key looked at before giving up */
-
-static int list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine, const adcp_object_ctx *ctx,
-                             adcp_error *err) {
-  memset(out, 0, sizeof *out);
-  adcp_buf k, v, t;
-  adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
-  char *kmark = NULL, *vmark = NULL;
-  int rc = 0, done = 0;
-  while (!rc && !done) {
-    adcp_http_response r;
-    if ((rc = versions_page(p, &r, key, "1000", kmark, vmark, ctx, err))) break;
-    const char *x = (const char *)r.body.data;
-    size_t n = r.body.len, pos = 0, s, e;
-    while (!done && adcp_http_xml_next(x, n, &pos, "Version", &s, &e)) {
-      size_t ip = s;
-      if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
-      int c = strcmp((char *)k.data, key);
-      if (c > 0) done = 1; /* keys sort after ours: no more versions of it */
-      if (c) continue;
-      ip = s;
-      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
-      ip = s;
-      uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
-      snprintf(out->oldest, sizeof out->oldest, "%s", (char *)v.data);
-      out->oldest_size = size;
-      if (mine && !strcmp((char *)v.data, mine)) out->mine_seen = 1, out->mine_size = size;
-      if (++out->n > S3_KEY_VERSIONS_MAX)
-        rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 key %.160s has too many versions", key);
-    }
-    size_t tp = 0;
-    int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
-    free(kmark), free(vmark);
-    kmark = vmark = NULL;
-    if (!rc && !done && truncated) {
-      tp = 0;
-      if (adcp_http_xml_text(&t, x, n, &tp, "NextKeyMarker")) kmark = strdup((char *)t.data);
-      tp = 0;
-      if (adcp_http_xml_text(&t, x, n, &tp, "NextVersionIdMarker")) vmark = strdup((char *)t.data);
-      if (!kmark) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 list page had no continuation marker");
-    } else {
-      done = 1;
-    }
-    adcp_http_response_free(&r);
-  }
-  free(kmark), free(vmark);
-  adcp_buf_free(&k), adcp_buf_free(&v), adcp_buf_free(&t);
-  return rc;
-}
-
-/* Deletes version ver of key for good (204/200; 404 = already gone). */
-static int delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx, adcp_error *err) {
-  adcp_http_response r;
-  qp q[] = {{"versionId", ver}};
-  int rc = s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err);
-  if (!rc && r.status != 204 && r.status != 200 && r.status != 404) rc = map_failure(&r, "delete", err);
-  adcp_http_response_free(&r);
-  return rc;
-}
-
-/* Emulated create-only (docs/providers.md "Emulated create-only"): our version
- * is written unconditionally, then the oldest live version of the key is the
- * object. Ours oldest → CREATED; else that object's bytes decide between
- * adoption and conflict, and our version is deleted at its pinned ID. Every
- * writer sees the same oldest version (read-after-write listing in write
- * order, which the probe checks), so racing writers converge on it. */
-static int emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in, const char *mine,
-                           const adcp_object_ctx *ctx, adcp_error *err) {
-  for (int round = 0; round < 6; round++) {
-    key_versions kv;
-    int rc = list_key_versions(p, &kv, in->key, mine, ctx, err);
-    if (rc) return rc;
-    if (!kv.mine_seen || kv.mine_size != in->len) return lost_write(err, in->key);
-    snprintf(out->native_version, sizeof out->native_version, "%s", kv.oldest);
-    if (!strcmp(kv.oldest, mine)) {
-      out->outcome = ADCP_OBJECT_CREATED;
-      return 0;
-    }
-    adcp_buf cur;
-    adcp_buf_init(&cur);
-    rc = kv.oldest_size == in->len ? read_version(p, &cur, in->key, kv.oldest, in->len, ctx, err) : 0;
-    if (rc == ADCP_ENOT_FOUND) { /* the oldest went away meanwhile: decide again */
-      adcp_buf_free(&cur);
-      continue;
-    }
-    int same = !rc && kv.oldest_size == in->len && cur.len == in->len &&
-               (in->len == 0 || memcmp(cur.data, in->bytes, in->len) == 0);
-    adcp_buf_free(&cur);
-    if (rc) return rc;
-    if ((rc = delete_version_at(p, in->key, mine, ctx, err))) return rc;
-    if (same) {
-      out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
-      return 0;
-    }
-    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "object %.160s already exists with different bytes", in->key);
-  }
-  return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 put did not settle (concurrent writers)");
 }
 
 static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *out, const adcp_object_put_input *in,
@@ -524,14 +148,14 @@ static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *o
     int rc;
     if ((rc = adcp_object_ctx_check(ctx, err))) return rc;
     adcp_http_response r;
-    rc = s3_call(p, &r, "PUT", in->key, NULL, 0, hdrs, nh, in->bytes, in->len, 64 * 1024, ctx, err);
+    rc = adcp_objects__s3_call(p, &r, "PUT", in->key, NULL, 0, hdrs, nh, in->bytes, in->len, 64 * 1024, ctx, err);
     if (rc) {
       adcp_http_response_free(&r);
       return rc;
     }
     long st = r.status;
     if (st == 200) {
-      const char *v = resp_version(&r);
+      const char *v = adcp_objects__s3_resp_version(&r);
       char mine[ADCP_OBJECT_VERSION_MAX + 1];
       if (v) snprintf(mine, sizeof mine, "%s", v);
       adcp_http_response_free(&r);
@@ -542,10 +166,10 @@ static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *o
          * it first, so a crash before the decision leaves nothing unnamed. */
         if (on_written && (rc = on_written(on_written_ctx, in->key, mine, err))) {
           adcp_error ignored;
-          delete_version_at(p, in->key, mine, ctx, &ignored);
+          adcp_objects__s3_delete_version_at(p, in->key, mine, ctx, &ignored);
           return rc;
         }
-        return emulated_decide(p, out, in, mine, ctx, err);
+        return adcp_objects__s3_emulated_decide(p, out, in, mine, ctx, err);
       }
       if (!p->skip_verify && (rc = verify_version(p, in->key, mine, in->len, ctx, err))) return rc;
       snprintf(out->native_version, sizeof out->native_version, "%s", mine);
@@ -553,7 +177,7 @@ static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *o
       return 0;
     }
     if (st == 501) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 store does not support If-None-Match writes");
-    else if (p->emulated || (st != 412 && st != 409)) rc = map_failure(&r, "put", err);
+    else if (p->emulated || (st != 412 && st != 409)) rc = adcp_objects__s3_map_failure(&r, "put", err);
     adcp_http_response_free(&r);
     if (rc) return rc;
     if (st == 409) continue; /* a concurrent conditional write was in flight: ask again */
@@ -588,7 +212,7 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
 static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_get_input *in,
                   const adcp_object_ctx *ctx, adcp_error *err) {
   s3p *p = (s3p *)self;
-  if (!version_ok(in->native_version)) return adcp_error_set(err, ADCP_ENOT_FOUND, "object version is absent");
+  if (!adcp_objects__s3_version_ok(in->native_version)) return adcp_error_set(err, ADCP_ENOT_FOUND, "object version is absent");
   qp q[] = {{"versionId", in->native_version}};
   adcp_http_response r;
   int rc;
@@ -598,11 +222,11 @@ static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
   if (in->has_range && in->length > in->max_bytes)
     return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "object range exceeds the read limit");
   if (zero) {
-    rc = s3_call(p, &r, "HEAD", in->key, q, 1, NULL, 0, NULL, 0, 0, ctx, err);
+    rc = adcp_objects__s3_call(p, &r, "HEAD", in->key, q, 1, NULL, 0, NULL, 0, 0, ctx, err);
   } else {
     snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)in->offset,
              (unsigned long long)(in->offset + in->length - 1));
-    rc = s3_call(p, &r, "GET", in->key, q, 1, hdrs, in->has_range ? 1 : 0, NULL, 0,
+    rc = adcp_objects__s3_call(p, &r, "GET", in->key, q, 1, hdrs, in->has_range ? 1 : 0, NULL, 0,
                  in->has_range ? in->length : in->max_bytes, ctx, err);
   }
   if (rc) goto done;
@@ -616,7 +240,7 @@ static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
     goto done;
   }
   if (st != 200 && st != 206) {
-    rc = map_failure(&r, "get", err);
+    rc = adcp_objects__s3_map_failure(&r, "get", err);
     goto done;
   }
   const char *v = adcp_http_header_get(&r, "x-amz-version-id");
@@ -653,23 +277,23 @@ static int s3_delete(adcp_object_provider *self, int *outcome, const char *key, 
   s3p *p = (s3p *)self;
   adcp_http_response r;
   int rc = 0, exists = 0;
-  if (version_ok(ver)) {
+  if (adcp_objects__s3_version_ok(ver)) {
     qp q[] = {{"versionId", ver}};
     /* Confirm the exact version first (spec 02 §9.2): a DELETE of an unknown
      * version id is not an error on every S3, so it cannot tell us "absent". */
-    if ((rc = s3_call(p, &r, "HEAD", key, q, 1, NULL, 0, NULL, 0, 0, ctx, err))) goto done;
+    if ((rc = adcp_objects__s3_call(p, &r, "HEAD", key, q, 1, NULL, 0, NULL, 0, 0, ctx, err))) goto done;
     const char *v = adcp_http_header_get(&r, "x-amz-version-id");
     exists = r.status == 200 && v && strcmp(v, ver) == 0;
     if (r.status != 200 && r.status != 404 && r.status != 400 && r.status != 405 && r.status != 412) {
-      rc = map_failure(&r, "delete", err);
+      rc = adcp_objects__s3_map_failure(&r, "delete", err);
       goto done;
     }
     adcp_http_response_free(&r);
     if (exists) {
-      if ((rc = s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err))) goto done;
+      if ((rc = adcp_objects__s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err))) goto done;
       if (r.status == 204 || r.status == 200) *outcome = ADCP_OBJECT_DELETED;
       else if (r.status == 404) *outcome = ADCP_OBJECT_ABSENT;
-      else rc = map_failure(&r, "delete", err);
+      else rc = adcp_objects__s3_map_failure(&r, "delete", err);
       goto done;
     }
   } else {
@@ -706,7 +330,7 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
   int rc = 0;
   for (int req = 0; req < 10000; req++) {
     adcp_http_response r;
-    if ((rc = versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
+    if ((rc = adcp_objects__s3_versions_page(p, &r, prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
     int more_in_doc = 0;
@@ -726,7 +350,7 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
        * marker key itself, so never trust the store on that. */
       if (kmark && !vmark && strcmp((char *)k.data, kmark) <= 0) continue;
       ip = s;
-      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
+      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !adcp_objects__s3_version_ok((char *)v.data)) continue;
       ip = s;
       uint64_t size = adcp_http_xml_text(&t, x, e, &ip, "Size") ? strtoull((char *)t.data, NULL, 10) : 0;
       ip = s;
@@ -785,7 +409,7 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
   char *rk = NULL, *rv = NULL; /* the resume point */
   if (token) {
     const char *bang = strchr(token, '!');
-    if (!bang || !adcp_object_key_is_valid(token, (size_t)(bang - token)) || !version_ok(bang + 1))
+    if (!bang || !adcp_object_key_is_valid(token, (size_t)(bang - token)) || !adcp_objects__s3_version_ok(bang + 1))
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "list page token is not valid");
     rk = strndup(token, (size_t)(bang - token)), rv = strdup(bang + 1);
   }
@@ -803,7 +427,7 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
   char *kmark = NULL, *vmark = NULL;
   for (int req = 0; !rc && !done && req < 10000; req++) {
     adcp_http_response r;
-    if ((rc = versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
+    if ((rc = adcp_objects__s3_versions_page(p, &r, phase_key ? rk : prefix, maxk, kmark, vmark, ctx, err))) break;
     const char *x = (const char *)r.body.data;
     size_t n = r.body.len, pos = 0, s, e;
     int end_of_key = 0;
@@ -811,7 +435,7 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
       size_t ip = s;
       if (!adcp_http_xml_text(&k, x, e, &ip, "Key")) continue;
       ip = s;
-      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !version_ok((char *)v.data)) continue;
+      if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !adcp_objects__s3_version_ok((char *)v.data)) continue;
       int c = rk ? strcmp((char *)k.data, rk) : 1;
       if (phase_key) {
         if (c > 0) { end_of_key = 1; break; } /* keys after rk: phase two lists them */
@@ -912,15 +536,15 @@ static int check_lifecycle(s3p *p, const char *x, size_t n, adcp_error *err) {
 /* Fetches a bucket sub-resource; *status receives the HTTP status. */
 static int bucket_get(s3p *p, adcp_http_response *r, const char *sub, const adcp_object_ctx *ctx, adcp_error *err) {
   qp q[] = {{sub, ""}};
-  return s3_call(p, r, "GET", NULL, q, 1, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err);
+  return adcp_objects__s3_call(p, r, "GET", NULL, q, 1, NULL, 0, NULL, 0, S3_XML_MAX, ctx, err);
 }
 
 static void probe_cleanup(s3p *p, const char *key, const char *v) {
-  if (!version_ok(v)) return;
+  if (!adcp_objects__s3_version_ok(v)) return;
   qp q[] = {{"versionId", v}};
   adcp_http_response r;
   adcp_error e;
-  s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, NULL, &e);
+  adcp_objects__s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, NULL, &e);
   adcp_http_response_free(&r);
 }
 
@@ -933,7 +557,7 @@ static int empirical_create_only(s3p *p, const adcp_object_ctx *ctx, adcp_error 
   const char *hdrs[] = {"Content-Type: application/x-ndjson", "If-None-Match: *"};
   static const uint8_t body[] = "{\"probe\":1}\n";
   adcp_http_response r;
-  int rc = s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err);
+  int rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err);
   if (rc) goto done;
   if (r.status == 501) {
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 store does not support If-None-Match (NotImplemented)");
@@ -941,24 +565,24 @@ static int empirical_create_only(s3p *p, const adcp_object_ctx *ctx, adcp_error 
   }
   if (r.status != 200) {
     rc = r.status == 403 ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
-                         : map_failure(&r, "probe write", err);
+                         : adcp_objects__s3_map_failure(&r, "probe write", err);
     goto done;
   }
-  if (!resp_version(&r)) {
+  if (!adcp_objects__s3_resp_version(&r)) {
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write returned no VersionId");
     goto done;
   }
-  snprintf(v1, sizeof v1, "%s", resp_version(&r));
+  snprintf(v1, sizeof v1, "%s", adcp_objects__s3_resp_version(&r));
   adcp_http_response_free(&r);
-  if ((rc = s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err))) goto done;
+  if ((rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err))) goto done;
   if (r.status == 200) {
-    if (resp_version(&r)) snprintf(v2, sizeof v2, "%s", resp_version(&r));
+    if (adcp_objects__s3_resp_version(&r)) snprintf(v2, sizeof v2, "%s", adcp_objects__s3_resp_version(&r));
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                         "S3 store ignores If-None-Match: a second create-only write to the probe key succeeded");
   } else if (r.status == 501) {
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 store does not support If-None-Match (NotImplemented)");
   } else if (r.status != 412) {
-    rc = map_failure(&r, "probe write", err);
+    rc = adcp_objects__s3_map_failure(&r, "probe write", err);
   }
 done:
   adcp_http_response_free(&r);
@@ -983,27 +607,27 @@ static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *er
   int rc = 0;
   for (int i = 0; i < 2 && !rc; i++) {
     adcp_http_response r;
-    rc = s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 1, body, sizeof body - 1, 64 * 1024, ctx, err);
+    rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 1, body, sizeof body - 1, 64 * 1024, ctx, err);
     if (!rc && r.status != 200)
       rc = r.status == 403 ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
-                           : map_failure(&r, "probe write", err);
-    else if (!rc && !resp_version(&r))
+                           : adcp_objects__s3_map_failure(&r, "probe write", err);
+    else if (!rc && !adcp_objects__s3_resp_version(&r))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write returned no VersionId");
     else if (!rc)
-      snprintf(v[i], sizeof v[i], "%s", resp_version(&r));
+      snprintf(v[i], sizeof v[i], "%s", adcp_objects__s3_resp_version(&r));
     adcp_http_response_free(&r);
   }
   if (!rc && !strcmp(v[0], v[1]))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: two writes to one key gave the same VersionId");
   key_versions kv;
-  if (!rc && !(rc = list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
+  if (!rc && !(rc = adcp_objects__s3_list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                         "S3 probe writes: the version listing does not show both versions, oldest first (emulated "
                         "create-only needs read-after-write listing in write order)");
   if (!rc) {
     adcp_object_put_result res;
     adcp_object_put_input in = {key, body, sizeof body - 1, "application/x-ndjson", NULL, 0};
-    rc = emulated_decide(p, &res, &in, v[1], ctx, err);
+    rc = adcp_objects__s3_emulated_decide(p, &res, &in, v[1], ctx, err);
     if (!rc && (res.outcome != ADCP_OBJECT_ADOPTED_IDENTICAL || strcmp(res.native_version, v[0])))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the emulated decision did not pick the first version");
     if (rc == ADCP_ECONTENT_CONFLICT)
@@ -1165,7 +789,7 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = resolve_creds(p, o->credential_ref, err))) goto fail;
+  if ((rc = adcp_objects__s3_resolve_creds(p, o->credential_ref, err))) goto fail;
   adcp_http_options ho = {o->ca_file, o->max_attempts, o->backoff_base_ms, 0, 0};
   if ((rc = adcp_http_new(&p->http, &ho, err))) goto fail;
   char vhost[320];

@@ -1,7 +1,8 @@
 /* tests/ledger/test_fence.c — the ownership fence (adcp/fence.h, docs/fence.md)
  * on SQLite and PostgreSQL through the filesystem provider: the record bytes
  * against the golden fixture, the strict reader, acquire/recheck/prune, sibling
- * handles sharing one claim (also concurrently, issue 30), every refusal cause, takeover, kill -9 mid-claim,
+ * handles sharing one claim (also concurrently, issue 30), every refusal cause, takeover
+ * (kill -9 mid-claim and restores: test_fence_crash.c; the environment: fence_env.c),
  * and the clone attack (a copied database sharing the bucket can neither
  * adopt nor delete; nothing committed in either database is lost). */
 #include <dirent.h>
@@ -19,105 +20,7 @@
 
 #define FIXTURES ADCP_SOURCE_DIR "/tests/ledger/fixtures/"
 
-typedef struct fenv {
-  adcp_storage *s;
-  adcp_sql_conn *c;
-  adcp_ledger *l;
-  adcp_object_provider *p;
-  char *dir;      /* owns the bucket (shared by clones) */
-  char root[600];
-} fenv;
-
-typedef struct hook_opts {
-  const char *owner;
-  int (*step)(void *, int);
-  void *step_ctx;
-  int64_t ttl, advance;
-} hook_opts;
-
-static adcp_ledger *fledger(adcp_sql_conn *c, adcp_object_provider *p, const hook_opts *h) {
-  adcp_error err = {0};
-  adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
-  if (h) {
-    o.fence_owner_id = h->owner, o.fence_step_hook = h->step, o.fence_step_ctx = h->step_ctx;
-    o.fence_cache_ttl_ms = h->ttl, o.fence_advance_interval_ms = h->advance;
-  }
-  OK(adcp_ledger_open(&l, c, &o, &err));
-  adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, 1, NULL, p};
-  OK(adcp_ledger_configure_binding(l, &bc, &err));
-  return l;
-}
-
-static void fenv_open_url(fenv *e, const char *url, const char *bucket_dir, const hook_opts *h) {
-  adcp_error err = {0};
-  memset(e, 0, sizeof *e);
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
-  OK(adcp_storage_open(&e->s, url, &so, &err));
-  OK(adcp_storage_migrate(NULL, e->s, NULL, &err));
-  e->c = adcp_storage_sql(e->s);
-  if (bucket_dir) {
-    snprintf(e->root, sizeof e->root, "%s/bucket", bucket_dir);
-  } else {
-    e->dir = tu_mkdtemp();
-    snprintf(e->root, sizeof e->root, "%s/bucket", e->dir);
-  }
-  adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
-  OK(adcp_fs_provider_new(&e->p, e->root, &po, &err));
-  e->l = fledger(e->c, e->p, h);
-}
-
-static void fenv_open(fenv *e, const fixture *f) { fenv_open_url(e, f->url, NULL, NULL); }
-
-static void fenv_close(fenv *e) {
-  adcp_ledger_close(e->l);
-  adcp_object_provider_free(e->p);
-  adcp_storage_close(e->s);
-  if (e->dir) {
-    tu_rmtree(e->dir);
-    free(e->dir);
-  }
-}
-
-static void exec(adcp_sql_conn *c, const char *sql) {
-  adcp_error err = {0};
-  OK(adcp_sql_exec_script(c, sql, &err));
-}
-
-/* Fence objects in the bucket directory of the ledger's namespace, as a bitmask of epochs 1..63. */
-static uint64_t fence_epochs(fenv *e) {
-  adcp_error err = {0};
-  char pre[1200];
-  OK(adcp_fence_key_prefix(pre, sizeof pre, e->l, "fs1", &err));
-  char path[2000];
-  snprintf(path, sizeof path, "%s/%s", e->root, pre);
-  DIR *d = opendir(path);
-  uint64_t m = 0;
-  if (!d) return 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    unsigned long long ep = 0;
-    if (strlen(de->d_name) == 21 && sscanf(de->d_name, "%16llu.json", &ep) == 1 && ep < 64) m |= 1ULL << ep;
-  }
-  closedir(d);
-  return m;
-}
-
-static void fence_path(char *out, size_t n, fenv *e, uint64_t epoch) {
-  adcp_error err = {0};
-  char pre[1200];
-  OK(adcp_fence_key_prefix(pre, sizeof pre, e->l, "fs1", &err));
-  snprintf(out, n, "%s/%s%016llu.json", e->root, pre, (unsigned long long)epoch);
-}
-
-static adcp_fence_cause acquire(fenv *e, adcp_fence_claim *c) {
-  adcp_error err = {0};
-  adcp_fence_cause cause = ADCP_FENCE_OK;
-  adcp_fence_claim tmp;
-  OK(adcp_fence_acquire(c ? c : &tmp, &cause, e->l, "fs1", &err));
-  return cause;
-}
+#include "fence_env.h"
 
 /* ---- record ----------------------------------------------------------------- */
 
@@ -363,43 +266,6 @@ static void test_siblings_concurrent(void **state) {
 static int abort_uploaded(void *ctx, int step) {
   (void)ctx;
   return step == ADCP_LEDGER_STEP_UPLOADED;
-}
-
-static int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int),
-                   adcp_error *err) {
-  gen g;
-  gen_init(&g, 1500, 40, salt); /* several chunks */
-  adcp_ledger_commit req = {.version = 1,
-                            .account_id = "acct",
-                            .obligation_id = obligation,
-                            .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT,
-                            .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z",
-                            .next_row = gen_next,
-                            .row_ctx = &g,
-                            .binding_id = "fs1",
-                            .step_hook = hook};
-  adcp_commit_result res;
-  memset(&res, 0, sizeof res);
-  int rc = adcp_ledger_commit_revision(&res, e->l, &req, err);
-  if (!rc) adcp_commit_result_free(&res);
-  adcp_buf_free(&g.line);
-  return rc;
-}
-
-static int count_cb(void *ctx, const uint8_t *b, size_t n, uint64_t rows, adcp_error *err) {
-  (void)b, (void)n, (void)err;
-  *(uint64_t *)ctx += rows;
-  return 0;
-}
-
-static void verifies(fenv *e, const char *rev) {
-  adcp_error err = {0};
-  uint64_t rows = 0;
-  int rc = adcp_ledger_verify_revision(e->l, "acct", rev, count_cb, &rows, &err);
-  if (rc) fail_msg("revision %s does not verify: %d %s", rev, rc, err.message);
-  assert_int_equal(rows, 1500);
 }
 
 static void expire_intents(adcp_sql_conn *c) {
@@ -707,13 +573,6 @@ static adcp_fence_cause recheck(fenv *e, adcp_fence_claim *c) {
   return cause;
 }
 
-static void expect_commit_refused(fenv *e, const char *cause, const char *rev) {
-  adcp_error err = {0};
-  int rc = fcommit(e, rev, rev, 77, NULL, &err);
-  if (rc != ADCP_EUNSAFE_BINDING || !strstr(err.message, cause))
-    fail_msg("commit %s: want UNSAFE_BINDING naming %s, got %d %s", rev, cause, rc, err.message);
-}
-
 static void test_refusal_causes(void **state) {
   fixture *f = *state;
   fenv e;
@@ -846,117 +705,6 @@ static void test_first_use_claims(void **state) {
   fenv_close(&e);
 }
 
-/* ---- crashes ---------------------------------------------------------------------------- */
-
-static int kill_at_step(void *ctx, int step) {
-  if (step == *(int *)ctx) raise(SIGKILL);
-  return 0;
-}
-
-static void killed_child(const fixture *f, const char *dir, int step) {
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    fenv c;
-    int st = step;
-    hook_opts h = {NULL, kill_at_step, &st, -1, 0};
-    fenv_open_url(&c, f->url, dir, &h);
-    adcp_fence_claim cl;
-    acquire(&c, &cl);
-    _exit(3); /* not reached */
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-}
-
-static void test_kill_mid_claim(void **state) {
-  fixture *f = *state;
-  fenv e;
-  fenv_open(&e, f);
-  adcp_fence_claim c;
-  assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK); /* epoch 1 */
-  /* killed between the fence object write and the table update */
-  killed_child(f, e.dir, ADCP_FENCE_STEP_OBJECT_WRITTEN);
-  assert_int_equal(tu_scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 2);
-  assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 1);
-  assert_true(fence_epochs(&e) & (1ULL << 2));
-  /* commits still work meanwhile (the in-flight advance is this database's) */
-  adcp_error err = {0};
-  OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
-  /* the next acquire completes it and advances: no claim lost */
-  adcp_fence_claim c2;
-  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
-  assert_int_equal(c2.epoch, 3);
-  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
-                               "IS NOT NULL"),
-                   0);
-  /* killed after the mark, before any object: once the mark is stale, the next acquire takes over */
-  killed_child(f, e.dir, ADCP_FENCE_STEP_PENDING);
-  assert_int_equal(tu_scalar(e.c, "SELECT pending_epoch FROM adcp_reporting_orphan_collector_fences"), 4);
-  assert_false(fence_epochs(&e) & (1ULL << 4));
-  exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET pending_at = '2001-01-01T00:00:00.000000Z'");
-  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
-  assert_int_equal(c2.epoch, 4);
-  /* killed during a first claim (no row before): it resumes epoch 1 in a fresh binding state */
-  exec(e.c, "DELETE FROM adcp_reporting_orphan_collector_fences");
-  char pre[1200], cmd[2000];
-  OK(adcp_fence_key_prefix(pre, sizeof pre, e.l, "fs1", &err));
-  snprintf(cmd, sizeof cmd, "rm -f '%s/%s'*.json", e.root, pre);
-  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
-  killed_child(f, e.dir, ADCP_FENCE_STEP_OBJECT_WRITTEN);
-  assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
-  assert_int_equal(c2.epoch, 2);
-  verifies(&e, "r1");
-  fenv_close(&e);
-}
-
-/* A restore in place (same file, same fingerprint, older epoch): fenced until take-over. */
-static void test_restore_then_take_over(void **state) {
-  fixture *f = *state;
-  if (f->dialect != ADCP_SQL_SQLITE) {
-    /* PostgreSQL: a restore is a dump into another database (another OID), covered by the clone test. */
-    fenv e;
-    fenv_open(&e, f);
-    adcp_fence_claim c;
-    assert_int_equal(acquire(&e, &c), ADCP_FENCE_OK);
-    fenv_close(&e);
-    return;
-  }
-  fenv e;
-  hook_opts h = {NULL, NULL, NULL, -1, 0};
-  fenv_open_url(&e, f->url, NULL, &h);
-  adcp_error err = {0};
-  OK(fcommit(&e, "ob1", "r1", 1, NULL, &err));
-  char *dir = e.dir;
-  e.dir = NULL;
-  fenv_close(&e);
-  char db[700], backup[800], cmd[2000];
-  snprintf(db, sizeof db, "%s/ledger.db", f->dir);
-  snprintf(backup, sizeof backup, "%s/backup.db", f->dir);
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, backup);
-  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
-  fenv_open_url(&e, f->url, dir, &h);
-  adcp_sweep_counters sc;
-  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err)); /* advances past the backup */
-  OK(fcommit(&e, "ob2", "r2", 2, NULL, &err));
-  fenv_close(&e);
-  /* restore over the same file (cp into an existing file keeps its inode) */
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", backup, db);
-  assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
-  fenv_open_url(&e, f->url, dir, &h);
-  expect_commit_refused(&e, "fence_advanced", "r3");
-  OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
-  assert_int_equal(sc.objects_deleted, 0);
-  adcp_fence_claim tc;
-  OK(adcp_fence_take_over(&tc, e.l, "fs1", 1, &err));
-  assert_int_equal(tc.epoch, 3);
-  OK(fcommit(&e, "ob4", "r4", 4, NULL, &err));
-  verifies(&e, "r1"), verifies(&e, "r4");
-  e.dir = dir;
-  fenv_close(&e);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_golden),
@@ -967,8 +715,6 @@ int main(void) {
       BOTH(test_clone_cannot_adopt_or_delete),
       BOTH(test_refusal_causes),
       BOTH(test_first_use_claims),
-      BOTH(test_kill_mid_claim),
-      BOTH(test_restore_then_take_over),
       BOTH(test_physical_copy_adopting_first_fences_original),
       BOTH(test_physical_copy_loses_race),
   };

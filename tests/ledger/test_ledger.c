@@ -5,39 +5,12 @@
  * 8 concurrent writers (separate connections), header-only sharing, account
  * isolation, host reads, every tamper case done directly in the database,
  * failures on either side of the chunk writer thread (a sink error raised by
- * a trigger, a bad row after chunks were queued) leaving nothing behind, and
- * SQLite's background checkpointer. */
+ * a trigger, a bad row after chunks were queued) leaving nothing behind
+ * (SQLite's background checkpointer: test_sqlite_checkpoint.c). */
 #include <pthread.h>
 #include <sys/stat.h>
 
 #include "ledger_fixture.h"
-
-static void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t count) {
-  assert_int_equal(p->count, count);
-  size_t start = 0;
-  for (uint64_t k = 0; k < count; k++) {
-    gen_line(g, offset + k);
-    size_t end = p->ends[k];
-    if (end - start != g->line.len + 1 || memcmp(p->data.data + start, g->line.data, g->line.len) ||
-        p->data.data[end - 1] != '\n')
-      fail_msg("row %llu differs", (unsigned long long)(offset + k));
-    start = end;
-  }
-  assert_int_equal(start, p->data.len);
-}
-
-static void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off,
-                      uint64_t lim) {
-  adcp_error err = {0};
-  adcp_ledger_page p;
-  adcp_ledger_page_init(&p);
-  OK(adcp_ledger_read_revision_rows(&p, l, acct, rev, off, lim, &err));
-  assert_int_equal(p.total_rows, total);
-  uint64_t want = off >= total ? 0 : (lim == 0 || off + lim > total) ? total - off : lim;
-  expect_rows(&p, g, off, want);
-  assert_int_equal(p.envelope_verified, off == 0 && want == total);
-  adcp_ledger_page_free(&p);
-}
 
 static void round_trip_sizes(void **state) {
   fixture *f = *state;
@@ -855,84 +828,6 @@ static void encoder_failure_rolls_back(void **state) {
   adcp_storage_close(s);
 }
 
-/* ---- SQLite: the background checkpointer --------------------------------------------------- */
-
-static int thread_count(void) {
-  FILE *fp = fopen("/proc/self/status", "r");
-  assert_non_null(fp);
-  char line[256];
-  int n = -1;
-  while (fgets(line, sizeof line, fp))
-    if (!strncmp(line, "Threads:", 8)) n = atoi(line + 8);
-  fclose(fp);
-  assert_true(n > 0);
-  return n;
-}
-
-/* A joined thread leaves the kernel's count a moment after pthread_join returns. */
-static int settle_threads(int want) {
-  int n = thread_count();
-  for (int i = 0; i < 200 && n != want; i++) {
-    usleep(5000);
-    n = thread_count();
-  }
-  return n;
-}
-
-static long long file_size(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 ? (long long)st.st_size : -1;
-}
-
-/* SQLite's own autocheckpoint would copy the WAL inside the COMMIT, on the
- * committing connection; here a wal hook wakes a thread with its own
- * connection. What only the thread explains: the database file fills up
- * while the ledger stays open AND the process has exactly one extra thread
- * until the connection closes (the pipe's writer thread is joined by then). */
-static void sqlite_background_checkpoint(void **state) {
-  fixture *f = *state;
-  adcp_error err = {0};
-  char db[600], wal[610];
-  snprintf(db, sizeof db, "%s/ledger.db", f->dir);
-  snprintf(wal, sizeof wal, "%s-wal", db);
-  int base = thread_count();
-  adcp_storage *s = open_migrated(f);
-  adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
-  /* Small transactions stay under the 1024-frame threshold: no thread yet. */
-  assert_int_equal(settle_threads(base), base);
-  /* ~20 MiB of rows (pad 300 → ~337 bytes each): > 1024 frames of 16 KiB. */
-  gen g;
-  gen_init(&g, 60000, 300, 2);
-  adcp_commit_result res;
-  OK(commit_gen(&res, l, "acct", "ob_ck", "big", ADCP_FINALITY_SNAPSHOT, &g, &err));
-  assert_int_equal(res.header.chunk_count, 6);
-  assert_true(res.header.canonical_byte_count > (16u << 20));
-  adcp_commit_result_free(&res);
-  long long size = file_size(db);
-  for (int i = 0; i < 500 && size < (16ll << 20); i++) {
-    usleep(20 * 1000);
-    size = file_size(db);
-  }
-  if (size < (16ll << 20)) fail_msg("database file is %lld bytes 10 s after the commit: nothing was checkpointed", size);
-  assert_int_equal(settle_threads(base + 1), base + 1);
-  /* The connection still works, and reads what was checkpointed. */
-  read_page(l, "acct", "big", &g, 60000, 59990, 10);
-  OK(adcp_ledger_verify_revision(l, "acct", "big", NULL, NULL, &err));
-  adcp_ledger_close(l);
-  adcp_storage_close(s);
-  /* Closing joined the checkpointer, and the last connection removed the WAL. */
-  assert_int_equal(settle_threads(base), base);
-  long long w = file_size(wal);
-  if (w > 0) fail_msg("the -wal file still holds %lld bytes after close", w);
-  /* Everything is in the database file: a fresh open reads it. */
-  s = open_migrated(f);
-  l = ledger_on(adcp_storage_sql(s), 0);
-  read_page(l, "acct", "big", &g, 60000, 0, 0);
-  adcp_ledger_close(l);
-  adcp_storage_close(s);
-  adcp_buf_free(&g.line);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(round_trip_sizes),
@@ -945,7 +840,6 @@ int main(void) {
       BOTH(tamper_cases_fail_precisely),
       BOTH(writer_failure_rolls_back),
       BOTH(encoder_failure_rolls_back),
-      {"sqlite/sqlite_background_checkpoint", sqlite_background_checkpoint, setup, teardown, &SQLITE},
       {"postgres/account_lock_wait_is_bounded", account_lock_wait_is_bounded, setup, teardown, &POSTGRES},
   };
   return cmocka_run_group_tests_name("ledger (SQLite + PostgreSQL)", tests, NULL, NULL);

@@ -156,3 +156,30 @@ double mono_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t count) {
+  assert_int_equal(p->count, count);
+  size_t start = 0;
+  for (uint64_t k = 0; k < count; k++) {
+    gen_line(g, offset + k);
+    size_t end = p->ends[k];
+    if (end - start != g->line.len + 1 || memcmp(p->data.data + start, g->line.data, g->line.len) ||
+        p->data.data[end - 1] != '\n')
+      fail_msg("row %llu differs", (unsigned long long)(offset + k));
+    start = end;
+  }
+  assert_int_equal(start, p->data.len);
+}
+
+void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off,
+                      uint64_t lim) {
+  adcp_error err = {0};
+  adcp_ledger_page p;
+  adcp_ledger_page_init(&p);
+  OK(adcp_ledger_read_revision_rows(&p, l, acct, rev, off, lim, &err));
+  assert_int_equal(p.total_rows, total);
+  uint64_t want = off >= total ? 0 : (lim == 0 || off + lim > total) ? total - off : lim;
+  expect_rows(&p, g, off, want);
+  assert_int_equal(p.envelope_verified, off == 0 && want == total);
+  adcp_ledger_page_free(&p);
+}

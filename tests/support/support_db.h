@@ -76,6 +76,14 @@ void gen_init(gen *g, uint64_t n, size_t pad, uint64_t salt);
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
                const char *revision, adcp_finality fin, gen *g, adcp_error *err);
 
+/* Fails the test unless page p holds exactly rows offset..offset+count-1 of g, each followed by '\n'. */
+void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t count);
+
+/* Reads rows off..off+lim (lim 0: to the end) of revision rev and checks them against g, the
+ * total, and that the envelope was verified exactly when the whole revision was read. */
+void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off,
+               uint64_t lim);
+
 /* The single value of a one-row, one-column query (fails the test otherwise). */
 int64_t tu_scalar(adcp_sql_conn *c, const char *sql);
 /* PostgreSQL xids are cluster-wide: an open transaction of ANY test on the
