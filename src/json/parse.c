@@ -93,7 +93,7 @@ static inline int new_node(parser *p, uint8_t type, size_t src, uint32_t *out) {
 
 static inline void skip_ws(parser *p) { lex_skip_ws(p->s, p->n, &p->i); }
 
-/* ---- scalars (scanners shared with canon.c) ------------------------------------ */
+/* ---- scalars (scanners shared with canon_bytewise.c) ------------------------------------ */
 
 static int lex_to_error(parser *p, const lex_fail *f) {
   if (f->code == ADCP_ENOMEM) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory parsing JSON");
