@@ -38,6 +38,11 @@ typedef struct shape_cache {
   int requested, resolved; /* doc->scanner as last seen, and what it resolved to (+1; 0 = not yet) */
   shape s[SHAPE_SLOTS];
   adcp_json_keyref fm[3 * FAST_MAX_MEMBERS]; /* open objects' keys, then sort scratch */
+  struct adcp_json_plan *plan; /* the previous row's shape plan (canon_plan.c), or NULL */
+  int plan_mode;                /* 0: ADCP_JSON_SHAPE_PLAN decides; 1 on; 2 off */
+  int plan_on;                  /* resolved with the scanner */
+  uint32_t plan_misses;         /* rows since the plan last matched: rebuilding backs off */
+  uint64_t plan_hits;           /* rows the plan wrote (tests check the plan ran) */
 } adcp_json_shape_cache;
 
 /* The byte-wise path: the exact output or the exact refusal for any input.
@@ -49,5 +54,29 @@ int adcp_json__canon_bytewise(adcp_buf *out, int *root_type, adcp_json_doc *scra
  * ADCP_JSON_FALLBACK with out untouched. sc->resolved names the scanner. */
 int adcp_json__canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, adcp_json_shape_cache *sc, const uint8_t *s,
                              size_t n, const adcp_json_options *opts);
+
+/* The per-shape plan (canon_plan.c): rows up to this size and slot count. */
+#define ADCP_JSON_PLAN_MAX_LINE (64u << 10)
+#define ADCP_JSON_PLAN_MAX_SLOTS 4096u
+typedef struct adcp_json_plan adcp_json_plan;
+
+/* A plan for rows shaped like s[0..n), which the full path accepted with opts
+ * and wrote as want[0..want_len); NULL when the row does not fit a plan or the
+ * plan would not give back want. Parses into scratch. */
+adcp_json_plan *adcp_json__plan_build(adcp_json_doc *scratch, const uint8_t *s, size_t n, const adcp_json_options *opts,
+                                      const uint8_t *want, size_t want_len);
+/* 0 with the canonical text of s[0..n) appended to out, or ADCP_JSON_FALLBACK
+ * (out untouched) the moment the row differs from the plan's shape. */
+int adcp_json__plan_run(adcp_buf *out, int *root_type, adcp_json_plan *p, const uint8_t *s, size_t n,
+                        const adcp_json_options *opts);
+void adcp_json__plan_free(adcp_json_plan *p);
+
+/* Tests and fuzzers: 1 forces the plan on, 2 off, 0 leaves it to the
+ * ADCP_JSON_SHAPE_PLAN environment variable ("0" turns it off). ADCP_ENOMEM. */
+int adcp_json__shape_plan_set(adcp_json_doc *scratch, int mode);
+/* Rows of scratch the plan wrote so far. Never fails. */
+uint64_t adcp_json__shape_plan_hits(const adcp_json_doc *scratch);
+/* Frees scratch->shapes and the plan it holds (adcp_json_doc_free). */
+void adcp_json__shape_cache_free(adcp_json_doc *scratch);
 
 #endif

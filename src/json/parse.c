@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "adcp/json.h"
+#include "json/canon.h"
 #include "json/internal.h"
 #include "json/lex.h"
 
@@ -30,7 +31,7 @@ void adcp_json_doc_free(adcp_json_doc *doc) {
   free(doc->stack);
   free(doc->keyrefs);
   free(doc->members);
-  free(doc->shapes);
+  adcp_json__shape_cache_free(doc);
   adcp_buf_free(&doc->perm);
   adcp_buf_free(&doc->text);
   adcp_json_doc_init(doc);
