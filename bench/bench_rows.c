@@ -248,6 +248,23 @@ int main(int argc, char **argv) {
     printf("{\"measure\":\"canonicalize_%s\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n", adcp_json_scanner_name(sc), mbs,
            (double)bytes / 1e6);
   }
+  /* The same without the per-shape plan (ADCP_JSON_SHAPE_PLAN=0, read when a
+   * doc first canonicalizes): what the indexed scanners cost on every row. The
+   * plan's own figure is the scanner lines above (it rides on the indexed path). */
+  const char *plan_env = getenv("ADCP_JSON_SHAPE_PLAN");
+  int plan_was_on = !(plan_env && strcmp(plan_env, "0") == 0);
+  if (plan_was_on) {
+    setenv("ADCP_JSON_SHAPE_PLAN", "0", 1);
+    for (int sc = ADCP_JSON_SCANNER_SCALAR; sc <= ADCP_JSON_SCANNER_AVX2; sc++) {
+      if (adcp_json_scanner_effective(sc) != sc) continue;
+      if (pick && adcp_json_scanner_from_name(pick) != sc) continue;
+      size_t bytes;
+      double mbs = canon_only(data, len, sc, repeat, &bytes);
+      printf("{\"measure\":\"canonicalize_%s_no_plan\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n",
+             adcp_json_scanner_name(sc), mbs, (double)bytes / 1e6);
+    }
+    unsetenv("ADCP_JSON_SHAPE_PLAN");
+  }
   if (only && *only == '1') return 0;
 
   adcp_rows_result res;
@@ -258,6 +275,25 @@ int main(int argc, char **argv) {
     double dt = now() - t, dc = cpu_now() - tc;
     if (dt < best_enc) best_enc = dt;
     if (dc < best_enc_cpu) best_enc_cpu = dc;
+  }
+  /* Encode again without the plan: the plan's gain in the same run. */
+  if (plan_was_on) {
+    double best_np = 1e9, best_np_cpu = 1e9;
+    adcp_rows_result np;
+    setenv("ADCP_JSON_SHAPE_PLAN", "0", 1);
+    for (int r = 0; r < repeat; r++) {
+      double t = now(), tc = cpu_now();
+      if (encode_all(data, len, NULL, &np, 1)) return 1;
+      double dt = now() - t, dc = cpu_now() - tc;
+      if (dt < best_np) best_np = dt;
+      if (dc < best_np_cpu) best_np_cpu = dc;
+    }
+    unsetenv("ADCP_JSON_SHAPE_PLAN");
+    printf("{\"measure\":\"encode_no_plan\",\"seconds\":%.3f,\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f,"
+           "\"plan_cpu_gain\":%.3f,\"revision_content_sha256\":\"%s\"}\n",
+           best_np, (double)np.stored_byte_count / 1e6 / best_np, (double)np.stored_byte_count / 1e6 / best_np_cpu,
+           best_np_cpu / best_enc_cpu, np.content_sha256);
+    if (strcmp(np.content_sha256, res.content_sha256)) return fprintf(stderr, "the plan changed the digest\n"), 1;
   }
   /* Keep the chunks once for the verify measurement. */
   chunk_store st = {0};

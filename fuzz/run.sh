@@ -16,8 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # Target name and -max_len: JSON documents up to 64 KiB; the verify target's
 # modes (gzip objects, manifests, raw ranges) need far less and run faster short.
-# The newer targets read short inputs: cursors, keys, listing bodies, legacy rows.
-targets="fuzz_json:65536 fuzz_rows_verify:16384 fuzz_scanner_diff:65536 fuzz_audit_docs:65536 fuzz_config:65536 fuzz_feed_cursor:8192 fuzz_xml_listing:65536 fuzz_object_keys:4096 fuzz_import_rows:16384"
+# The newer targets read short inputs: cursors, keys, listing bodies, legacy rows,
+# and the shape-plan target one row and its mutations.
+targets="fuzz_json:65536 fuzz_rows_verify:16384 fuzz_scanner_diff:65536 fuzz_audit_docs:65536 fuzz_config:65536 fuzz_feed_cursor:8192 fuzz_xml_listing:65536 fuzz_object_keys:4096 fuzz_import_rows:16384 fuzz_shape_plan:16384"
 # FUZZ_TARGETS="fuzz_rows_verify" runs a subset.
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   sel=""

@@ -1,5 +1,5 @@
 /* json/lex.h — the token scanners shared by the tree parser (parse.c) and the
- * direct canonicalizer (canon.c), so both refuse exactly the same inputs
+ * direct canonicalizers (canon_bytewise.c, canon_indexed.c), so both refuse exactly the same inputs
  * (spec 01 §3). Private to src/json; header-only so the hot loops inline. */
 #ifndef ADCP_JSON_LEX_H
 #define ADCP_JSON_LEX_H

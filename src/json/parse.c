@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "adcp/json.h"
+#include "json/canon.h"
 #include "json/internal.h"
 #include "json/lex.h"
 
@@ -30,7 +31,7 @@ void adcp_json_doc_free(adcp_json_doc *doc) {
   free(doc->stack);
   free(doc->keyrefs);
   free(doc->members);
-  free(doc->shapes);
+  adcp_json__shape_cache_free(doc);
   adcp_buf_free(&doc->perm);
   adcp_buf_free(&doc->text);
   adcp_json_doc_init(doc);
@@ -93,7 +94,7 @@ static inline int new_node(parser *p, uint8_t type, size_t src, uint32_t *out) {
 
 static inline void skip_ws(parser *p) { lex_skip_ws(p->s, p->n, &p->i); }
 
-/* ---- scalars (scanners shared with canon.c) ------------------------------------ */
+/* ---- scalars (scanners shared with canon_bytewise.c) ------------------------------------ */
 
 static int lex_to_error(parser *p, const lex_fail *f) {
   if (f->code == ADCP_ENOMEM) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory parsing JSON");

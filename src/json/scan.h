@@ -1,4 +1,4 @@
-/* json/scan.h — stage 1 of the indexed canonicalizer (canon.c): one pass over
+/* json/scan.h — stage 1 of the indexed canonicalizer (canon_indexed.c): one pass over
  * a line classifies quotes, backslashes, structural characters, control bytes
  * and bytes >= 0x80 64 at a time and writes the positions of every unescaped
  * quote and every structural character outside strings. The kernels differ
