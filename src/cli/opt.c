@@ -337,36 +337,3 @@ void adcp_cli_spec_options(FILE *f, const adcp_cli_spec *s) {
     options_of(f, s->subs[i]);
   }
 }
-
-int adcp_cli_args_words(char **out, const adcp_cli_args *a, char *cmd, char *sub) {
-  int n = 0;
-  out[n++] = cmd;
-  if (sub) out[n++] = sub;
-  for (int i = 0; i < a->argc; i++) {
-    char *w = a->argv[i];
-    if (w[0] != '-' || !w[1]) {
-      out[n++] = w;
-      continue;
-    }
-    if (!strcmp(w, "--")) { /* the rest are arguments; a legacy loop would read them as options */
-      for (i++; i < a->argc; i++) out[n++] = a->argv[i];
-      break;
-    }
-    char *eq = w[1] == '-' ? strchr(w, '=') : NULL;
-    size_t nl = eq ? (size_t)(eq - w) : strlen(w);
-    int k = find_opt(a->spec, w, nl);
-    int global = 0;
-    for (size_t g = 0; value_globals[g]; g++) global |= strlen(value_globals[g]) == nl && !strncmp(w, value_globals[g], nl);
-    if (k < 0 && (global || (nl == 9 && !strncmp(w, "--verbose", 9)))) { /* taken by the parser */
-      if (global && !eq) i++;
-      continue;
-    }
-    if (eq) *eq = 0, out[n++] = w, out[n++] = eq + 1;
-    else {
-      out[n++] = w;
-      if (k >= 0 && a->spec->opts[k].type != ADCP_CLI_OPT_FLAG && i + 1 < a->argc) out[n++] = a->argv[++i];
-    }
-  }
-  out[n] = NULL;
-  return n;
-}
