@@ -238,7 +238,7 @@ static const adcp_cli_optdef show_opts[] = {
     ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
 static const char *const show_excl[] = {"--key", "--issue-id", NULL};
 #define ISSUE_SUB(var, name, summary, opts, excl, run) \
-  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run}
+  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run, NULL, NULL}
 ISSUE_SUB(issue_open, "open", "record an occurrence (idempotent while one is live)", open_opts, NULL, write_cmd);
 ISSUE_SUB(issue_ack, "ack", "acknowledge the live occurrence", settable_opts, NULL, write_cmd);
 ISSUE_SUB(issue_waive, "waive", "waive the live occurrence (the operator accepts it)", settable_opts, NULL, write_cmd);
@@ -265,4 +265,4 @@ const adcp_cli_spec adcp_cli_issue_spec = {
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
     "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
     "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
-    issue_subs, 0, 0, NULL};
+    issue_subs, 0, 0, NULL, NULL, NULL};

@@ -492,7 +492,7 @@ static const adcp_cli_optdef deliver_opts[] = {
      "pass this environment variable to CMD (at most 64)"},
     ADCP_OPT_FLAG("--once", "stop when no pending event is left"), ADCP_OPT_END};
 #define EV_SUB(var, name, summary, opts, run) \
-  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run}
+  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
 EV_SUB(ev_claim, "claim", "lease events: at most one per occurrence, in recording order, with their lease_token",
        claim_opts, run_claim);
 EV_SUB(ev_complete, "complete", "complete a leased event (a stale lease is CONFLICT)", complete_opts, run_complete);
@@ -523,4 +523,4 @@ const adcp_cli_spec adcp_cli_issue_events_spec = {
     "lease is delivered again).\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
     "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
-    events_subs, 0, 0, NULL};
+    events_subs, 0, 0, NULL, NULL, NULL};

@@ -343,7 +343,6 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "maintain";
   int once = adcp_cli_arg_has(a, "--once"), dry = adcp_cli_arg_has(a, "--dry-run"), json = a->json;
   const char *listen = adcp_cli_arg_str(a, "--metrics-listen"), *token_file = adcp_cli_arg_str(a, "--metrics-token-file");
-  if (token_file && !listen) return adcp_cli_usage_error(cmd, "--metrics-token-file needs --metrics-listen");
   uint64_t interval = (uint64_t)adcp_cli_arg_int(a, "--interval", 0);
   adcp_error err = {0};
   adcp_cli_session x;
@@ -466,4 +465,4 @@ const adcp_cli_spec adcp_cli_maintain_spec = {
     "             or the failed task's code's status; 1 usage or an unreadable file\n"
     "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
     "             retention enabled); 4 database, schema or binding problem.\n",
-    NULL, 0, 0, cmd_maintain};
+    NULL, 0, 0, cmd_maintain, (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL}, NULL};

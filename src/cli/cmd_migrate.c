@@ -286,7 +286,7 @@ const adcp_cli_spec adcp_cli_migrate_spec = {
     "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
     "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
     "             --status: SCHEMA_UNREADY)\n",
-    NULL, 0, 0, cmd_migrate};
+    NULL, 0, 0, cmd_migrate, NULL, NULL};
 const adcp_cli_spec adcp_cli_init_spec = {
     1, "init", "[--db sqlite:PATH]",
     "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
@@ -294,4 +294,4 @@ const adcp_cli_spec adcp_cli_init_spec = {
     "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
     "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
     NULL, 0, 1, "[PATH]", NULL, "exit status: 0 success, 1 usage error, 4 database or migration failure\n", NULL, 0,
-    0, cmd_init};
+    0, cmd_init, NULL, NULL};

@@ -158,7 +158,7 @@ static const adcp_cli_optdef snapshot_put_opts[] = {
 
 #define SUB(var, nm, summary, opts)                                                                          \
   static const adcp_cli_spec var = {1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", \
-                                    NULL, NULL, NULL, 0, 0, cmd_subscription}
+                                    NULL, NULL, NULL, 0, 0, cmd_subscription, NULL, NULL}
 SUB(sub_journal, "journal",
     "the append-only, gapless grant journal after SEQ, with its head:\n"
     "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
@@ -180,4 +180,4 @@ const adcp_cli_spec adcp_cli_subscription_spec = {
     NULL, 0, 0, NULL, NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
     "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
-    subs, 0, 0, NULL};
+    subs, 0, 0, NULL, NULL, NULL};

@@ -189,6 +189,12 @@ int adcp_cli_global_set(struct adcp_cli_globals *g, const char *cmd, const char 
   return 0;
 }
 
+/* 1 when the table declares option name and argv gave it. */
+static int given(const adcp_cli_spec *spec, const adcp_cli_args *a, const char *name) {
+  int k = find_opt(spec, name, strlen(name));
+  return k >= 0 && a->count[k] > 0;
+}
+
 int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
                         char **argv) {
   memset(out, 0, sizeof *out);
@@ -260,6 +266,14 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
     if (x >= 0 && y >= 0 && out->count[x] && out->count[y])
       return adcp_cli_usage_error(cmd, "%s and %s exclude each other", spec->excl[e], spec->excl[e + 1]);
   }
+  for (size_t e = 0; spec->requires && spec->requires[e]; e += 2)
+    if (given(spec, out, spec->requires[e]) && !given(spec, out, spec->requires[e + 1]))
+      return adcp_cli_usage_error(cmd, "%s needs %s", spec->requires[e], spec->requires[e + 1]);
+  for (size_t e = 0; spec->unless && spec->unless[e]; e += 2)
+    if (!given(spec, out, spec->unless[e]) && !given(spec, out, spec->unless[e + 1])) {
+      const char *m = spec->opts[find_opt(spec, spec->unless[e], strlen(spec->unless[e]))].metavar;
+      return adcp_cli_usage_error(cmd, "needs %s %s (or %s)", spec->unless[e], m ? m : "", spec->unless[e + 1]);
+    }
   if (out->npos < spec->min_pos)
     return adcp_cli_usage_error(cmd, "needs %s", spec->pos_usage ? spec->pos_usage : "an argument");
   return 0;
@@ -293,6 +307,11 @@ static void option_lines(FILE *f, const adcp_cli_spec *s) {
     if (o->flags & ADCP_CLI_OPT_REPEAT) fprintf(f, " (repeatable)");
     fputc('\n', f);
   }
+  /* The table's combination rules, printed from the same pairs the parser checks. */
+  for (size_t e = 0; s->requires && s->requires[e]; e += 2)
+    fprintf(f, "  %s needs %s\n", s->requires[e], s->requires[e + 1]);
+  for (size_t e = 0; s->unless && s->unless[e]; e += 2)
+    fprintf(f, "  %s is required unless %s is given\n", s->unless[e], s->unless[e + 1]);
 }
 
 void adcp_cli_spec_help(FILE *f, const adcp_cli_spec *s) {

@@ -66,7 +66,12 @@ struct adcp_cli_spec {
   int sub_optional;        /* with subs: no subcommand word runs this spec itself */
   int json_stream;         /* --json keeps JSONL output (no one-document error) */
   /* Runs the command once argv has passed the table (NULL for a parent with subs). */
-  int (*run)(const struct adcp_cli_globals *g, const struct adcp_cli_args *a);
+  int (*run)(const struct adcp_cli_globals *g, const struct adcp_cli_args *a);  /* Pairs "A", "B": A given needs B given ("--gzip", "--chunks-dir"); both ways
+   * for both-or-neither. NULL ends. Refused as "A needs B". */
+  const char *const *requires;
+  /* Pairs "A", "U": A must be given unless U is ("--from", "--quarantined").
+   * NULL ends. Refused as "needs A M (or U)". */
+  const char *const *unless;
 };
 
 #define ADCP_CLI_MAX_OPTS 48
