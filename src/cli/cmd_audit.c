@@ -277,8 +277,10 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   audit_out o = {json, {0}, 0};
   adcp_buf_init(&o.items);
   adcp_audit_report rep;
-  adcp_audit_options opts = {2,       account,   &ac.keys, extra, nextra, ac.keys.count == 0, on_finding, &o,
-                             window_days(x.cfg), problems, nproblems};
+  adcp_audit_options opts = {.version = ADCP_AUDIT_OPTIONS_VERSION, .account_id = account, .keys = &ac.keys,
+                             .extra = extra, .n_extra = nextra, .skip_stored_checkpoints = ac.keys.count == 0,
+                             .on_finding = on_finding, .ctx = &o, .retention_days = window_days(x.cfg),
+                             .problems = problems, .n_problems = nproblems};
   if (!rc) rc = adcp_audit_run(&rep, adcp_storage_sql(x.s), &opts, &err);
   adcp_audit_checkpoints_free(extra, nextra);
   free(problems);

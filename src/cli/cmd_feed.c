@@ -53,7 +53,7 @@ static int parse_interval(long *ms, const char *s) {
 }
 
 static int open_storage(adcp_storage **s, const adcp_cli_globals *g, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = g->must_exist};
   return adcp_storage_open(s, g->db_url, &o, err);
 }
 
@@ -146,7 +146,8 @@ static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int printed_cursor = 0;
   while (!rc) {
     adcp_change_page p;
-    adcp_changes_query q = {1, cursor, account, kinds, (size_t)limit};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account,
+                            .kinds = kinds, .limit = (size_t)limit};
     if ((rc = adcp_feed_changes_after(&p, c, &q, &err))) break;
     for (size_t i = 0; !rc && i < p.count; i++) {
       adcp_buf_reset(&line);
@@ -189,7 +190,8 @@ static int cmd_changes_prune(const adcp_cli_globals *g, const adcp_cli_args *a) 
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
-  adcp_feed_prune_options po = {1, ret, hold, (size_t)limit};
+  adcp_feed_prune_options po = {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION, .retention_days = ret, .hold_days = hold,
+                                .limit = (size_t)limit};
   adcp_feed_prune_result r;
   int rc = adcp_feed_prune(&r, adcp_storage_sql(s), &po, &err);
   adcp_storage_close(s);

@@ -169,7 +169,7 @@ static int cmd_import(const adcp_cli_globals *g, const adcp_cli_args *a) {
   p.on = isatty(2) && !json && !adcp_cli_arg_has(a, "--quiet") && !(term && !strcmp(term, "dumb"));
   p.last = -1;
   adcp_buf_init(&p.items);
-  adcp_import_options o = {.version = 1,
+  adcp_import_options o = {.version = ADCP_IMPORT_OPTIONS_VERSION,
                            .source = source,
                            .account_id = account,
                            .batch = (size_t)batch,

@@ -17,7 +17,7 @@ static int read_capped(adcp_buf *out, const char *path, size_t cap, adcp_error *
 
 static int open_store(adcp_storage **s, adcp_inline_store **st, const adcp_cli_globals *g, adcp_error *err) {
   *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
   int rc = adcp_storage_open(s, g->db_url, &o, err);
   if (!rc && (rc = adcp_storage_inline_open(st, *s, NULL, err))) {
     adcp_storage_close(*s);
@@ -136,7 +136,7 @@ static int cmd_check_ready(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_inline_store *st = NULL;
   adcp_catalog_report *r = NULL;
   /* The migration history may be behind: the audit itself says what is missing. */
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_inline_open(&st, s, NULL, &err);
   if (!rc) rc = adcp_inline_check_ready(&r, st, &err);

@@ -13,7 +13,7 @@
 #include "cli/opt.h"
 
 static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, int read_only, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .read_only = read_only, .must_exist = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = read_only, .must_exist = 1};
   int rc = adcp_storage_open(st, g->db_url, &o, err);
   if (!rc && (rc = adcp_issues_open(s, adcp_storage_sql(*st), err))) adcp_storage_close(*st);
   return rc;
@@ -200,7 +200,7 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
   if (!rc && writes) {
     /* A separate writable connection: the command's own is read-only. The
      * schema was checked when the command opened storage. */
-    adcp_storage_options o = {.version = 1, .must_exist = 1, .skip_schema_check = 1};
+    adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = 1, .skip_schema_check = 1};
     rc = adcp_storage_open(&st, g->db_url, &o, &err);
     if (!rc) rc = adcp_issues_open(&s, adcp_storage_sql(st), &err);
     for (size_t i = 0; !rc && i < n; i++)

@@ -56,7 +56,7 @@ static int parse_seconds(int64_t *ms, const char *s, int64_t max_s) {
 }
 
 static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .must_exist = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = 1};
   int rc = adcp_storage_open(st, g->db_url, &o, err);
   if (!rc && (rc = adcp_issues_open(s, adcp_storage_sql(*st), err))) adcp_storage_close(*st);
   return rc;

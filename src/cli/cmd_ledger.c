@@ -153,7 +153,7 @@ static int commit_json(const adcp_commit_result *res) {
 }
 
 static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
-  adcp_ledger_commit req = {.version = 1};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION};
   req.account_id = adcp_cli_arg_str(a, "--account"), req.obligation_id = adcp_cli_arg_str(a, "--obligation");
   req.revision_id = adcp_cli_arg_str(a, "--revision");
   req.period_start = adcp_cli_arg_str(a, "--period-start"), req.period_end = adcp_cli_arg_str(a, "--period-end");

@@ -34,7 +34,7 @@ static int cmd_principal(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_storage *s = NULL;
   adcp_principal_store *ps = NULL;
   /* get and list only read: never create or write the database. */
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only || get || list, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || get || list, .must_exist = g->must_exist};
   rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_principals(&ps, s, &err);
   adcp_buf b;
@@ -42,7 +42,7 @@ static int cmd_principal(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_principal p;
   memset(&p, 0, sizeof p);
   if (!rc && put) {
-    adcp_principal_put in = {.version = 1, .principal_id = id, .account_scope = adcp_cli_arg_str(a, "--account"),
+    adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = adcp_cli_arg_str(a, "--account"),
                              .display_name = adcp_cli_arg_str(a, "--name"),
                              .status = adcp_cli_arg_str(a, "--status"), .expected_version = expected,
                              .attributes_json = attrs_file ? (const char *)attrs.data

@@ -78,7 +78,7 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_retention_counters c;
   rc = policy_for(&pol, &x, 1, &err);
   if (!rc) {
-    adcp_retention_options opts = {.version = 1, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
+    adcp_retention_options opts = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
                                    .limit = (size_t)adcp_cli_arg_int(a, "--limit", 0), .dry_run = dry};
 #ifdef ADCP_CLI_TEST_HOOKS
     const char *pause = getenv("ADCP_RETENTION_TEST_PAUSE");

@@ -62,7 +62,7 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
   }
   adcp_storage *s = NULL;
   adcp_subscription_store *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
   if (!rc) rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_subscriptions(&st, s, &err);
   adcp_buf b;
