@@ -1,5 +1,5 @@
 /* cli/cli.h — shared pieces of the command-line tool: exit codes, the command
- * table entry, and small helpers. Commands parse argv; the library decides. */
+ * tables, and small helpers. The option tables parse argv; the library decides. */
 #ifndef ADCP_CLI_H
 #define ADCP_CLI_H
 
@@ -50,12 +50,6 @@ typedef struct adcp_cli_globals {
 #define ADCP_CLI_MAX_DOCUMENT_BYTES (64u << 20)        /* canonicalize (one document): 64 MiB */
 #define ADCP_CLI_MAX_ROW_LINE_BYTES (16u << 20)        /* one JSONL line (row): 16 MiB */
 
-typedef struct adcp_cli_command {
-  const char *name;
-  const char *summary;
-  int (*run)(const adcp_cli_globals *g, int argc, char **argv);
-} adcp_cli_command;
-
 /* --version [--json] (cmd_version.c). */
 int adcp_cli_version(int json);
 /* cmd_rowsets.c: the modes verify --row-sets and read --row-set (subs of cmd_ledger.c's tables). */
@@ -65,7 +59,7 @@ extern const struct adcp_cli_spec adcp_cli_verify_rowsets_spec, adcp_cli_read_ro
 int adcp_cli_load_totals(adcp_control_totals *t, const char *path, adcp_error *err);
 int adcp_cli_write_stdout(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err);
 
-/* The option tables of the commands that still read argv themselves (cli/opt.h). */
+/* Each command's option table (cli/opt.h), declared in its cmd_*.c file. */
 extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec, adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec, adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec, adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec, adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec, adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec, adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec, adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
  * as option tables (cli/opt.h). */
@@ -96,8 +90,6 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
  * the search finds for these globals (--config, then $ADCP_LEDGER_CONFIG,
  * XDG, /etc), loaded and parsed (session.c). *out is never NULL on success. */
 int adcp_cli_config_load(adcp_config **out, const adcp_cli_globals *g, adcp_error *err);
-/* The search of adcp_config_find for these globals. */
-void adcp_cli_config_search(adcp_config_search *out, const adcp_cli_globals *g);
 /* The store probe of configured binding id (the `binding probe` code path):
  * appends its report to out (one JSON object without a newline when json,
  * else text lines) and returns 0 or the probe's error code (REFERENCE_NOT_FOUND
@@ -151,8 +143,6 @@ void adcp_cli_json_printed(void);
 /* Writes a command's one JSON document (b) to stdout, frees b and marks the
  * document printed (adcp_cli_json_printed). */
 void adcp_cli_json_emit(adcp_buf *b);
-/* True for --help or -h. */
-static inline int adcp_cli_is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 /* Exit status for an error code. */
 int adcp_cli_exit_for(int code);
 /* Prints "adcp-ledger CMD: message (see --help)" to stderr; returns ADCP_CLI_EXIT_USAGE. */
@@ -213,7 +203,6 @@ void adcp_cli_lines_close(adcp_cli_lines *r);
 typedef struct adcp_cli_progress {
   double t0, last;
 } adcp_cli_progress;
-double adcp_cli_now_s(void);
 void adcp_cli_progress_start(adcp_cli_progress *p);
 int adcp_cli_progress_due(adcp_cli_progress *p, int final);
 void adcp_cli_progress_bytes(const adcp_cli_progress *p, const char *head, uint64_t done, uint64_t total, int final);

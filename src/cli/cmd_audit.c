@@ -82,7 +82,6 @@ static int cmd_checkpoint(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int all = adcp_cli_arg_has(a, "--all"), json = a->json, adopt = adcp_cli_arg_has(a, "--adopt-unlogged");
   int dry = adcp_cli_arg_has(a, "--dry-run");
   if (!account && !all) return adcp_cli_usage_error("checkpoint", "needs --account A or --all");
-  if (dry && !adopt) return adcp_cli_usage_error("checkpoint", "--dry-run goes with --adopt-unlogged");
   adcp_error err = {0};
   adcp_cli_audit_config ac;
   int rc = adcp_cli_audit_config_load(&ac, g, &err);
@@ -278,8 +277,10 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   audit_out o = {json, {0}, 0};
   adcp_buf_init(&o.items);
   adcp_audit_report rep;
-  adcp_audit_options opts = {2,       account,   &ac.keys, extra, nextra, ac.keys.count == 0, on_finding, &o,
-                             window_days(x.cfg), problems, nproblems};
+  adcp_audit_options opts = {.version = ADCP_AUDIT_OPTIONS_VERSION, .account_id = account, .keys = &ac.keys,
+                             .extra = extra, .n_extra = nextra, .skip_stored_checkpoints = ac.keys.count == 0,
+                             .on_finding = on_finding, .ctx = &o, .retention_days = window_days(x.cfg),
+                             .problems = problems, .n_problems = nproblems};
   if (!rc) rc = adcp_audit_run(&rep, adcp_storage_sql(x.s), &opts, &err);
   adcp_audit_checkpoints_free(extra, nextra);
   free(problems);
@@ -439,7 +440,7 @@ const adcp_cli_spec adcp_cli_checkpoint_spec = {
     checkpoint_opts, 0, 0, NULL, checkpoint_excl,
     "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
     "3 an impossible adoption order; 4 storage or binding.\n",
-    NULL, 0, 0, cmd_checkpoint};
+    NULL, 0, 0, cmd_checkpoint, (const char *const[]){"--dry-run", "--adopt-unlogged", NULL}, NULL};
 static const adcp_cli_optdef audit_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_FILE("--checkpoint", "FILE", "checkpoint documents (one per line) from outside the database"),
@@ -475,7 +476,7 @@ const adcp_cli_spec adcp_cli_audit_spec = {
     audit_opts, 0, 0, NULL, audit_excl,
     "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
     "--require-outside without a verified outside checkpoint; 4 storage or binding.\n",
-    NULL, 0, 0, cmd_audit};
+    NULL, 0, 0, cmd_audit, NULL, NULL};
 static const adcp_cli_optdef prove_opts[] = {
     ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--revision", "R", "revision"),
     ADCP_OPT_FILE("--checkpoint", "FILE", "prove against this checkpoint (default: the newest stored one)"),
@@ -493,7 +494,7 @@ const adcp_cli_spec adcp_cli_prove_spec = {
     "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
     "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
     "log, or no checkpoint covers it yet.\n",
-    NULL, 0, 0, cmd_prove};
+    NULL, 0, 0, cmd_prove, NULL, NULL};
 static const adcp_cli_optdef verify_proof_opts[] = {
     {"--public-key", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "the pinned Ed25519 public key"},
     ADCP_OPT_FILE("--rows", "FILE", "the revision's rows (JSONL)"), ADCP_OPT_END};
@@ -510,4 +511,4 @@ const adcp_cli_spec adcp_cli_verify_proof_spec = {
     verify_proof_opts, 1, 1, "PROOF", NULL,
     "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
     "document or a bad key; 3 the proof (or the rows) refused.\n",
-    NULL, 0, 0, cmd_verify_proof};
+    NULL, 0, 0, cmd_verify_proof, NULL, NULL};

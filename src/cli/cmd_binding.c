@@ -460,7 +460,7 @@ static const adcp_cli_optdef repin_opts[] = {
     ADCP_OPT_FLAG("--acknowledge-restore", "required: you confirm the store was restored from a copy"),
     ADCP_OPT_FLAG("--dry-run", "change nothing; report what would be re-pinned"), ADCP_OPT_END};
 #define BINDING_SUB(var, name, globals, pos, min, summary, opts, text, run) \
-  static const adcp_cli_spec var = {1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run}
+  static const adcp_cli_spec var = {1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run, NULL, NULL}
 #define DBCFG "[--db URL] [--config FILE]"
 BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store and register it",
             NULL,
@@ -535,9 +535,9 @@ const adcp_cli_spec adcp_cli_binding_spec = {
     "Object bindings (docs/objects.md): register, list, retire, re-pin after a restore, probe.",
     NULL, 0, 0, NULL, NULL,
     "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n",
-    binding_subs, 0, 0, NULL};
+    binding_subs, 0, 0, NULL, NULL, NULL};
 static const adcp_cli_optdef sweep_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_sweep_spec = {1, "sweep", "[--db URL] [--config FILE]", sweep_help, sweep_opts, 0, 0,
-                                           NULL, NULL, sweep_exit, NULL, 0, 0, cmd_sweep};
+                                           NULL, NULL, sweep_exit, NULL, 0, 0, cmd_sweep, NULL, NULL};

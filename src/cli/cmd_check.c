@@ -62,7 +62,7 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_storage *s = NULL;
   /* The schema check runs below, so a database that is behind is reported, not refused. */
   /* A missing sqlite:PATH is an error, not a new empty file. */
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1, .must_exist = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1, .must_exist = 1};
   if (adcp_storage_open(&s, url, &o, &err)) return fail_json(json, &err);
 
   /* 1 + 2: migration history, then the catalog audit. */
@@ -198,4 +198,4 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 static const adcp_cli_optdef check_opts[] = {ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_check_spec = {
-    1, "check", "[--db URL]", check_help, check_opts, 0, 0, NULL, NULL, check_exit, NULL, 0, 0, cmd_check};
+    1, "check", "[--db URL]", check_help, check_opts, 0, 0, NULL, NULL, check_exit, NULL, 0, 0, cmd_check, NULL, NULL};

@@ -124,4 +124,4 @@ static const adcp_cli_optdef collect_opts[] = {
                  "minimum object age (>= 86400, default 604800)"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_collect_spec = {1, "collect-orphans", "[--db URL] [--config FILE]", collect_help,
-                                             collect_opts, 0, 0, NULL, NULL, collect_exit, NULL, 0, 0, cmd_collect};
+                                             collect_opts, 0, 0, NULL, NULL, collect_exit, NULL, 0, 0, cmd_collect, NULL, NULL};

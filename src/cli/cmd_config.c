@@ -260,7 +260,7 @@ static const adcp_cli_spec config_check = {
     "its public key is among audit.public_keys (exit 2). Never opens the database.\n"
     "Prints the file used and every section it holds (never a secret); with no file at\n"
     "all, says so and exits 0 (built-in defaults apply).",
-    check_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_config_check};
+    check_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_config_check, NULL, NULL};
 static const adcp_cli_spec *const config_subs[] = {&config_check, NULL};
 const adcp_cli_spec adcp_cli_config_spec = {
     1, "config", NULL, "The host configuration (docs/config.md).", NULL, 0, 0, NULL, NULL,
@@ -272,4 +272,4 @@ const adcp_cli_spec adcp_cli_config_spec = {
     "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
     "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
     "a credential a binding cannot use, or a probe refused.\n",
-    config_subs, 0, 0, NULL};
+    config_subs, 0, 0, NULL, NULL, NULL};

@@ -53,7 +53,7 @@ static int parse_interval(long *ms, const char *s) {
 }
 
 static int open_storage(adcp_storage **s, const adcp_cli_globals *g, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = g->must_exist};
   return adcp_storage_open(s, g->db_url, &o, err);
 }
 
@@ -105,7 +105,6 @@ static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int64_t limit = adcp_cli_arg_int(a, "--limit", ADCP_FEED_DEFAULT_LIMIT);
   long interval_ms = 1000;
   adcp_error err = {0};
-  if (interval && !follow) return adcp_cli_usage_error(cmd, "--interval needs --follow");
   if (interval && parse_interval(&interval_ms, interval))
     return adcp_cli_usage_error(cmd, "--interval must be seconds between 0.01 and 3600");
   /* Kinds are the feed's own vocabulary: checked here, before the store is opened. */
@@ -147,7 +146,8 @@ static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int printed_cursor = 0;
   while (!rc) {
     adcp_change_page p;
-    adcp_changes_query q = {1, cursor, account, kinds, (size_t)limit};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account,
+                            .kinds = kinds, .limit = (size_t)limit};
     if ((rc = adcp_feed_changes_after(&p, c, &q, &err))) break;
     for (size_t i = 0; !rc && i < p.count; i++) {
       adcp_buf_reset(&line);
@@ -190,7 +190,8 @@ static int cmd_changes_prune(const adcp_cli_globals *g, const adcp_cli_args *a) 
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
-  adcp_feed_prune_options po = {1, ret, hold, (size_t)limit};
+  adcp_feed_prune_options po = {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION, .retention_days = ret, .hold_days = hold,
+                                .limit = (size_t)limit};
   adcp_feed_prune_result r;
   int rc = adcp_feed_prune(&r, adcp_storage_sql(s), &po, &err);
   adcp_storage_close(s);
@@ -370,7 +371,7 @@ static const adcp_cli_spec changes_prune_spec = {
     1, "changes prune", "[--db URL]",
     "Deletes old changes no live consumer still needs, moving the pruning horizons forward in the\n"
     "same transaction; prints 'pruned N changes' or, with --json, {\"deleted\":N,...}.",
-    prune_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_changes_prune};
+    prune_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_changes_prune, NULL, NULL};
 
 static const adcp_cli_optdef resync_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "resynchronise account A's feed"},
@@ -382,7 +383,7 @@ static const adcp_cli_spec changes_resync_spec = {
     "After CURSOR_EXPIRED: reads the feed head first, prints every current revision (JSONL,\n"
     "{\"resync\":HEADER}), then the head cursor line; resume with --after it. Changes committed\n"
     "during the scan are seen twice, never lost.",
-    resync_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 1, cmd_changes_resync};
+    resync_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 1, cmd_changes_resync, NULL, NULL};
 
 static const adcp_cli_spec *const changes_subs[] = {&changes_prune_spec, &changes_resync_spec, NULL};
 const adcp_cli_spec adcp_cli_changes_spec = {
@@ -393,7 +394,8 @@ const adcp_cli_spec adcp_cli_changes_spec = {
     "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
     "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume. With --json\n"
     "the output stays JSONL (as for read) and a failure adds one JSON error line.",
-    changes_opts, 0, 0, NULL, changes_excl, feed_exit, changes_subs, 1, 1, cmd_changes_read};
+    changes_opts, 0, 0, NULL, changes_excl, feed_exit, changes_subs, 1, 1, cmd_changes_read,
+    (const char *const[]){"--interval", "--follow", NULL}, NULL};
 
 static const adcp_cli_optdef register_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "follow account A's feed (default: the deployment-wide feed)"},
@@ -408,15 +410,15 @@ static const adcp_cli_optdef list_opts[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_spec consumer_register = {
     1, "consumer register", "[--db URL]", "creates or resets NAME at CURSOR", register_opts, 1, 1, "NAME",
-    NULL, NULL, NULL, 0, 0, cmd_consumer};
+    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
 static const adcp_cli_spec consumer_advance = {
     1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME",
-    NULL, NULL, NULL, 0, 0, cmd_consumer};
+    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
 static const adcp_cli_spec consumer_list = {
     1, "consumer list", "[--db URL]", "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds", list_opts, 0, 0, NULL,
-    NULL, NULL, NULL, 0, 0, cmd_consumer};
+    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
 static const adcp_cli_spec consumer_drop = {
-    1, "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer};
+    1, "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
 static const adcp_cli_spec *const consumer_subs[] = {&consumer_register, &consumer_advance, &consumer_list,
                                                      &consumer_drop, NULL};
 const adcp_cli_spec adcp_cli_consumer_spec = {
@@ -428,4 +430,4 @@ const adcp_cli_spec adcp_cli_consumer_spec = {
     "exit status: 0 ok; 1 usage or a failed write; 2 input refused (INVALID_INPUT: bad name, a\n"
     "             cursor of another feed or behind the consumer; CURSOR_EXPIRED); 4 database or\n"
     "             schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n",
-    consumer_subs, 0, 0, NULL};
+    consumer_subs, 0, 0, NULL, NULL, NULL};

@@ -151,13 +151,13 @@ static const adcp_cli_optdef take_over_opts[] = {
     ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "required: the previous holder is gone"), ADCP_OPT_END};
 static const adcp_cli_spec fence_status = {
     1, "fence status", NULL, "per configured object binding: who holds the claim; reads only", status_opts, 0, 0,
-    NULL, NULL, NULL, NULL, 0, 0, cmd_status};
+    NULL, NULL, NULL, NULL, 0, 0, cmd_status, NULL, NULL};
 static const adcp_cli_spec fence_take_over = {
     1, "fence take-over", NULL, "make this database the holder (after a restore or a copy)", take_over_opts, 0, 0,
-    NULL, NULL, NULL, NULL, 0, 0, cmd_take_over};
+    NULL, NULL, NULL, NULL, 0, 0, cmd_take_over, NULL, NULL};
 static const adcp_cli_spec *const fence_subs[] = {&fence_status, &fence_take_over, NULL};
 const adcp_cli_spec adcp_cli_fence_spec = {1, "fence", NULL, help, NULL, 0, 0, NULL, NULL,
                                            "Exit: 0 ok (status: also when fenced), 1 usage or a failed write, 2 "
                                            "take-over without the\nacknowledgement, 4 database or store problem, 5 "
                                            "unknown binding.\n",
-                                           fence_subs, 0, 0, NULL};
+                                           fence_subs, 0, 0, NULL, NULL, NULL};

@@ -116,9 +116,7 @@ static int cmd_import(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int resume = adcp_cli_arg_has(a, "--resume"), dry = adcp_cli_arg_has(a, "--dry-run"),
       finish = adcp_cli_arg_has(a, "--finish"), json = a->json;
   if (adcp_cli_arg_has(a, "--quarantined")) return adcp_cli_quarantine_list(g, account, json);
-  /* Every mode but --quarantined reads a legacy database (the table excludes the rest). */
-  if (!from || !adcp_cli_arg_has(a, "--source"))
-    return adcp_cli_usage_error("import-legacy", "needs --from URL and --source S (or --quarantined)");
+  /* Every mode but --quarantined reads a legacy database: the table requires --from and --source. */
   uint64_t batch = (uint64_t)adcp_cli_arg_int(a, "--batch", 0);
   adcp_error err = {0};
   adcp_import_source source;
@@ -171,7 +169,7 @@ static int cmd_import(const adcp_cli_globals *g, const adcp_cli_args *a) {
   p.on = isatty(2) && !json && !adcp_cli_arg_has(a, "--quiet") && !(term && !strcmp(term, "dumb"));
   p.last = -1;
   adcp_buf_init(&p.items);
-  adcp_import_options o = {.version = 1,
+  adcp_import_options o = {.version = ADCP_IMPORT_OPTIONS_VERSION,
                            .source = source,
                            .account_id = account,
                            .batch = (size_t)batch,
@@ -278,4 +276,4 @@ const adcp_cli_spec adcp_cli_import_spec = {
     "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
     "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
     "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n",
-    NULL, 0, 0, cmd_import};
+    NULL, 0, 0, cmd_import, NULL, (const char *const[]){"--from", "--quarantined", "--source", "--quarantined", NULL}};

@@ -17,7 +17,7 @@ static int read_capped(adcp_buf *out, const char *path, size_t cap, adcp_error *
 
 static int open_store(adcp_storage **s, adcp_inline_store **st, const adcp_cli_globals *g, adcp_error *err) {
   *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
   int rc = adcp_storage_open(s, g->db_url, &o, err);
   if (!rc && (rc = adcp_storage_inline_open(st, *s, NULL, err))) {
     adcp_storage_close(*s);
@@ -136,7 +136,7 @@ static int cmd_check_ready(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_inline_store *st = NULL;
   adcp_catalog_report *r = NULL;
   /* The migration history may be behind: the audit itself says what is missing. */
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_inline_open(&st, s, NULL, &err);
   if (!rc) rc = adcp_inline_check_ready(&r, st, &err);
@@ -185,14 +185,14 @@ const adcp_cli_spec adcp_cli_stage_spec = {
     stage_opts, 1, 1, "FILE", NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (also a non-regular or over-cap FILE);\n"
     "             3 INTEGRITY_FAILED; 4 SCHEMA_UNREADY, STATE_UNAVAILABLE or storage.\n",
-    NULL, 0, 0, cmd_stage};
+    NULL, 0, 0, cmd_stage, NULL, NULL};
 
 static const adcp_cli_optdef staged_read_opts[] = {ACCOUNT, ADCP_OPT_END};
 static const adcp_cli_spec staged_read = {
     1, "staged read", "[--db URL]",
     "writes the staged object's verified bytes to stdout; --json prints\n"
     "{\"object_ref\":STR,\"generation\":STR,\"byte_count\":N,\"payload_hex\":STR} instead",
-    staged_read_opts, 2, 2, "OBJECT_REF GENERATION", NULL, NULL, NULL, 0, 0, cmd_staged_read};
+    staged_read_opts, 2, 2, "OBJECT_REF GENERATION", NULL, NULL, NULL, 0, 0, cmd_staged_read, NULL, NULL};
 static const adcp_cli_spec *const staged_subs[] = {&staged_read, NULL};
 const adcp_cli_spec adcp_cli_staged_spec = {
     1, "staged", NULL,
@@ -201,7 +201,7 @@ const adcp_cli_spec adcp_cli_staged_spec = {
     NULL, 0, 0, NULL, NULL,
     "exit status: 0 ok; 1 usage; 2 INVALID_INPUT; 3 INTEGRITY_FAILED; 4 storage;\n"
     "             5 NOT_FOUND.\n",
-    staged_subs, 0, 0, NULL};
+    staged_subs, 0, 0, NULL, NULL, NULL};
 
 static const adcp_cli_optdef seal_get_opts[] = {ACCOUNT, KEY, ADCP_OPT_END};
 static const adcp_cli_optdef seal_put_opts[] = {
@@ -211,13 +211,13 @@ static const adcp_cli_spec seal_get = {
     1, "seal get", "[--db URL]",
     "prints the committed seal 'STAGED_COMMIT_REF MANIFEST_SHA256 BYTE_COUNT' and writes its\n"
     "manifest bytes to FILE when given; NOT_FOUND (exit 5) when none",
-    seal_get_opts, 0, 1, "[FILE]", NULL, NULL, NULL, 0, 0, cmd_seal};
+    seal_get_opts, 0, 1, "[FILE]", NULL, NULL, NULL, 0, 0, cmd_seal, NULL, NULL};
 static const adcp_cli_spec seal_put = {
     1, "seal put", "[--db URL]",
     "seals FILE (a canonical_json_utf8_v1 manifest of at most 1 MiB whose identity is A and K)\n"
     "under REF unless a seal was committed first; prints 'sealed|existing STAGED_COMMIT_REF\n"
     "MANIFEST_SHA256 BYTE_COUNT' for the WINNER. Publish the winner, never your own candidate.",
-    seal_put_opts, 1, 1, "FILE", NULL, NULL, NULL, 0, 0, cmd_seal};
+    seal_put_opts, 1, 1, "FILE", NULL, NULL, NULL, 0, 0, cmd_seal, NULL, NULL};
 static const adcp_cli_spec *const seal_subs[] = {&seal_get, &seal_put, NULL};
 const adcp_cli_spec adcp_cli_seal_spec = {
     1, "seal", NULL,
@@ -226,7 +226,7 @@ const adcp_cli_spec adcp_cli_seal_spec = {
     NULL, 0, 0, NULL, NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (any defect of the\n"
     "             candidate, even when a winner exists); 3 INTEGRITY_FAILED; 4 storage; 5 NOT_FOUND.\n",
-    seal_subs, 0, 0, NULL};
+    seal_subs, 0, 0, NULL, NULL, NULL};
 
 const adcp_cli_spec adcp_cli_check_ready_spec = {
     1, "check-ready", "[--db URL]",
@@ -236,4 +236,4 @@ const adcp_cli_spec adcp_cli_check_ready_spec = {
     "'drift PROBLEM OBJECT' line each; --json prints {\"ok\":BOOL,\"drift\":[{\"object\":STR,\n"
     "\"problem\":STR}]}.",
     NULL, 0, 0, NULL, NULL, "exit status: 0 ready; 1 usage; 4 SCHEMA_UNREADY or a database error.\n", NULL, 0, 0,
-    cmd_check_ready};
+    cmd_check_ready, NULL, NULL};

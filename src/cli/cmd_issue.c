@@ -13,7 +13,7 @@
 #include "cli/opt.h"
 
 static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, int read_only, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .read_only = read_only, .must_exist = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = read_only, .must_exist = 1};
   int rc = adcp_storage_open(st, g->db_url, &o, err);
   if (!rc && (rc = adcp_issues_open(s, adcp_storage_sql(*st), err))) adcp_storage_close(*st);
   return rc;
@@ -200,7 +200,7 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
   if (!rc && writes) {
     /* A separate writable connection: the command's own is read-only. The
      * schema was checked when the command opened storage. */
-    adcp_storage_options o = {.version = 1, .must_exist = 1, .skip_schema_check = 1};
+    adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = 1, .skip_schema_check = 1};
     rc = adcp_storage_open(&st, g->db_url, &o, &err);
     if (!rc) rc = adcp_issues_open(&s, adcp_storage_sql(st), &err);
     for (size_t i = 0; !rc && i < n; i++)
@@ -238,7 +238,7 @@ static const adcp_cli_optdef show_opts[] = {
     ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
 static const char *const show_excl[] = {"--key", "--issue-id", NULL};
 #define ISSUE_SUB(var, name, summary, opts, excl, run) \
-  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run}
+  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run, NULL, NULL}
 ISSUE_SUB(issue_open, "open", "record an occurrence (idempotent while one is live)", open_opts, NULL, write_cmd);
 ISSUE_SUB(issue_ack, "ack", "acknowledge the live occurrence", settable_opts, NULL, write_cmd);
 ISSUE_SUB(issue_waive, "waive", "waive the live occurrence (the operator accepts it)", settable_opts, NULL, write_cmd);
@@ -265,4 +265,4 @@ const adcp_cli_spec adcp_cli_issue_spec = {
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
     "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
     "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
-    issue_subs, 0, 0, NULL};
+    issue_subs, 0, 0, NULL, NULL, NULL};

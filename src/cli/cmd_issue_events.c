@@ -56,7 +56,7 @@ static int parse_seconds(int64_t *ms, const char *s, int64_t max_s) {
 }
 
 static int open_store(adcp_storage **st, adcp_issues **s, const adcp_cli_globals *g, adcp_error *err) {
-  adcp_storage_options o = {.version = 1, .must_exist = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .must_exist = 1};
   int rc = adcp_storage_open(st, g->db_url, &o, err);
   if (!rc && (rc = adcp_issues_open(s, adcp_storage_sql(*st), err))) adcp_storage_close(*st);
   return rc;
@@ -492,7 +492,7 @@ static const adcp_cli_optdef deliver_opts[] = {
      "pass this environment variable to CMD (at most 64)"},
     ADCP_OPT_FLAG("--once", "stop when no pending event is left"), ADCP_OPT_END};
 #define EV_SUB(var, name, summary, opts, run) \
-  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run}
+  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
 EV_SUB(ev_claim, "claim", "lease events: at most one per occurrence, in recording order, with their lease_token",
        claim_opts, run_claim);
 EV_SUB(ev_complete, "complete", "complete a leased event (a stale lease is CONFLICT)", complete_opts, run_complete);
@@ -523,4 +523,4 @@ const adcp_cli_spec adcp_cli_issue_events_spec = {
     "lease is delivered again).\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
     "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
-    events_subs, 0, 0, NULL};
+    events_subs, 0, 0, NULL, NULL, NULL};

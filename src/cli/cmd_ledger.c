@@ -153,7 +153,7 @@ static int commit_json(const adcp_commit_result *res) {
 }
 
 static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
-  adcp_ledger_commit req = {.version = 1};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION};
   req.account_id = adcp_cli_arg_str(a, "--account"), req.obligation_id = adcp_cli_arg_str(a, "--obligation");
   req.revision_id = adcp_cli_arg_str(a, "--revision");
   req.period_start = adcp_cli_arg_str(a, "--period-start"), req.period_end = adcp_cli_arg_str(a, "--period-end");
@@ -164,13 +164,8 @@ static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   req.lease_generation = adcp_cli_arg_int(a, "--lease-generation", 0);
   const char *totals_path = adcp_cli_arg_str(a, "--totals"), *path = a->npos ? a->pos[0] : NULL;
   int json = a->json, allow_empty = adcp_cli_arg_has(a, "--allow-empty");
-  int have_gen = adcp_cli_arg_has(a, "--lease-generation");
-  if (have_gen && !req.lease_owner) return adcp_cli_usage_error("commit", "--lease-generation needs --lease-owner");
-  if (req.lease_owner && !have_gen) return adcp_cli_usage_error("commit", "--lease-owner needs --lease-generation");
   if (req.lease_owner && (!req.binding_id || !strcmp(req.binding_id, ADCP_LEDGER_POSTGRES_BINDING)))
     return adcp_cli_usage_error("commit", "--lease-owner applies to object writes only: give --binding ID of an object binding");
-  if (!!req.period_start != !!req.period_end)
-    return adcp_cli_usage_error("commit", "--period-start and --period-end go together");
   adcp_error err = {0};
   adcp_finality_parse(&req.finality, adcp_cli_arg_str(a, "--finality"), &err); /* the table took only known names */
   adcp_control_totals totals = {0};
@@ -562,6 +557,10 @@ static const adcp_cli_optdef commit_opts[] = {
     ADCP_OPT_STR("--lease-owner", "O", "obligation lease owner (with --lease-generation and --binding)"),
     ADCP_OPT_INT("--lease-generation", "N", 0, INT64_MAX, "obligation lease generation (with --lease-owner)"),
     ADCP_OPT_FLAG("--allow-empty", "accept input with no rows (a zero-row revision)"), ADCP_OPT_END};
+/* A lease is an owner and a generation; a new obligation's period both ends. */
+static const char *const commit_requires[] = {"--lease-owner",  "--lease-generation", "--lease-generation", "--lease-owner",
+                                              "--period-start", "--period-end",       "--period-end",       "--period-start",
+                                              NULL};
 const adcp_cli_spec adcp_cli_commit_spec = {
     .version = 1, .name = "commit", .globals = "[--db URL] [--config FILE]",
     .summary = "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
@@ -578,7 +577,7 @@ const adcp_cli_spec adcp_cli_commit_spec = {
             "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
             "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
             "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n",
-    .run = run_commit};
+    .run = run_commit, .requires = commit_requires};
 
 static const adcp_cli_optdef read_opts[] = {
     REQ_STR("--account", "A", "account"), REQ_STR("--revision", "R", "revision"),

@@ -45,7 +45,8 @@ typedef struct maintain_def {
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  *c = (adcp_worker_sweep_ctx){1, env->x->l, NULL, env->interval_ms};
+  *c = (adcp_worker_sweep_ctx){.version = ADCP_WORKER_SWEEP_CTX_VERSION, .ledger = env->x->l,
+                                .interval_ms = env->interval_ms};
   *ctx = c, *fn = adcp_worker_task_intent_sweep;
   return 0;
 }
@@ -53,7 +54,7 @@ static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *e
 static int make_prune(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_prune_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  *c = (adcp_worker_prune_ctx){1, adcp_storage_sql(env->x->s), 0, 0};
+  *c = (adcp_worker_prune_ctx){.version = ADCP_WORKER_PRUNE_CTX_VERSION, .conn = adcp_storage_sql(env->x->s)};
   /* The retention section's change_retention_days / max_feed_hold_days apply
    * unless the task's own settings say otherwise. */
   const adcp_config_retention *rcfg = adcp_config_retention_section(env->x->cfg);
@@ -75,7 +76,7 @@ static int make_retention(void **ctx, adcp_worker_task_fn *fn, const maintain_en
                           "a retention task is enabled but retention is not (set \"retention\": {\"enabled\": true, …})");
   adcp_retention_task_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  *c = (adcp_retention_task_ctx){1, env->x->l, &rc->policy, NULL};
+  *c = (adcp_retention_task_ctx){.version = ADCP_RETENTION_TASK_CTX_VERSION, .ledger = env->x->l, .policy = &rc->policy};
   *ctx = c, *fn = run;
   return 0;
 }
@@ -95,7 +96,7 @@ static int make_escalation(void **ctx, adcp_worker_task_fn *fn, const maintain_e
   int64_t after = 86400, intents = 0;
   adcp_config_worker_setting_get(env->cfg, "escalation_after_s", &after);
   adcp_config_worker_setting_get(env->cfg, "unconfigured_intent_after_s", &intents);
-  *c = (adcp_worker_issues_ctx){.version = 1, .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
+  *c = (adcp_worker_issues_ctx){.version = ADCP_WORKER_ISSUES_CTX_VERSION, .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
                                 .ledger = env->x->l,
                                 .unconfigured_intent_threshold_ms = intents > 0 ? intents * 1000 : 10 * env->interval_ms};
   int rc = adcp_issues_open(&c->store, adcp_storage_sql(env->x->s), err);
@@ -136,7 +137,8 @@ static int make_checkpoint(void **ctx, adcp_worker_task_fn *fn, const maintain_e
     free(t);
     return rc;
   }
-  t->ctx = (adcp_worker_audit_ctx){1, adcp_storage_sql(env->x->s), t->signer, prov};
+  t->ctx = (adcp_worker_audit_ctx){.version = ADCP_WORKER_AUDIT_CTX_VERSION, .conn = adcp_storage_sql(env->x->s),
+                                   .signer = t->signer, .publish = prov};
   *ctx = t, *fn = adcp_worker_task_audit_checkpoint;
   return 0;
 }
@@ -150,7 +152,7 @@ static void free_checkpoint(void *ctx) {
 static int make_stalled(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_stalled_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  *c = (adcp_worker_stalled_ctx){1, env->x->l, NULL, 0};
+  *c = (adcp_worker_stalled_ctx){.version = ADCP_WORKER_STALLED_CTX_VERSION, .ledger = env->x->l};
   adcp_config_worker_setting_get(env->cfg, "threshold_s", &c->threshold_s);
   int rc = adcp_issues_open(&c->issues, adcp_storage_sql(env->x->s), err);
   if (rc) {
@@ -343,7 +345,6 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = "maintain";
   int once = adcp_cli_arg_has(a, "--once"), dry = adcp_cli_arg_has(a, "--dry-run"), json = a->json;
   const char *listen = adcp_cli_arg_str(a, "--metrics-listen"), *token_file = adcp_cli_arg_str(a, "--metrics-token-file");
-  if (token_file && !listen) return adcp_cli_usage_error(cmd, "--metrics-token-file needs --metrics-listen");
   uint64_t interval = (uint64_t)adcp_cli_arg_int(a, "--interval", 0);
   adcp_error err = {0};
   adcp_cli_session x;
@@ -351,7 +352,7 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int64_t cfg_interval = adcp_config_worker_interval_s(x.cfg);
   if (!interval) interval = cfg_interval ? (uint64_t)cfg_interval : 300;
   adcp_worker *w = NULL;
-  adcp_worker_options wo = {1, g->log, adcp_storage_sql(x.s)};
+  adcp_worker_options wo = {.version = ADCP_WORKER_OPTIONS_VERSION, .log = g->log, .gauges = adcp_storage_sql(x.s)};
   void *ctxs[N_DEFS + 2] = {0}; /* one per catalog task (factories cover the catalog) */
   const maintain_def *ctx_defs[N_DEFS + 2] = {0};
   size_t n_ctx = 0, n_tasks = 0;
@@ -360,11 +361,13 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *ts = getenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS");
   if (!rc && ts && *ts) {
     g_test_sleep_ms = strtoll(ts, NULL, 10);
-    adcp_worker_task t = {1, "test_sleep", test_sleep, NULL, (int64_t)interval * 1000, 1};
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = "test_sleep", .run = test_sleep,
+                          .interval_ms = (int64_t)interval * 1000, .limit = 1};
     rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
   if (!rc && getenv("ADCP_LEDGER_TEST_TASK_FAIL")) {
-    adcp_worker_task t = {1, "test_fail", test_fail, NULL, (int64_t)interval * 1000, 1};
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = "test_fail", .run = test_fail,
+                          .interval_ms = (int64_t)interval * 1000, .limit = 1};
     rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
 #endif
@@ -377,7 +380,8 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (enabled && !d) rc = adcp_error_set(&err, ADCP_EINTERNAL, "task %s has no factory in this build", cat[i].name);
     if (rc || !enabled) continue;
     maintain_env env = {g, &x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
-    adcp_worker_task t = {1, d->name, NULL, NULL, env.interval_ms, tc && tc->limit ? tc->limit : cat[i].limit};
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = d->name, .interval_ms = env.interval_ms,
+                          .limit = tc && tc->limit ? tc->limit : cat[i].limit};
     rc = d->make(&t.ctx, &t.run, &env, &err);
     if (!rc) ctx_defs[n_ctx] = d, ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
@@ -407,7 +411,8 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
       rc = adcp_worker_run_pass(&r, w, ADCP_WORKER_PASS_ALL, dry, &g_stop, &err);
       if (!rc) print_pass(&o, r), code = o.exit_code;
     } else {
-      adcp_worker_run_options ro = {1, dry, &g_stop, print_pass, &o, 100};
+      adcp_worker_run_options ro = {.version = ADCP_WORKER_RUN_OPTIONS_VERSION, .dry_run = dry, .stop = &g_stop,
+                                    .on_pass = print_pass, .ctx = &o, .poll_ms = 100};
       rc = adcp_worker_run(w, &ro, &err);
       code = 0; /* the loop only ends on a signal: a clean stop */
     }
@@ -466,4 +471,4 @@ const adcp_cli_spec adcp_cli_maintain_spec = {
     "             or the failed task's code's status; 1 usage or an unreadable file\n"
     "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
     "             retention enabled); 4 database, schema or binding problem.\n",
-    NULL, 0, 0, cmd_maintain};
+    NULL, 0, 0, cmd_maintain, (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL}, NULL};

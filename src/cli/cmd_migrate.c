@@ -182,7 +182,7 @@ static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_error err = {0};
   adcp_storage *s;
   /* migrate is the one command that opens a database which is behind. */
-  adcp_storage_options o = {.version = 1, .allow_non_durable = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .allow_non_durable = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, adcp_storage_resolve_url(g->db_url), &o, &err);
   if (rc) return fail("migrate", &err);
   if (status || dry) {
@@ -192,7 +192,7 @@ static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_init(&ja), adcp_buf_init(&js);
     adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
     progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
-    adcp_migrate_options mo = {.version = 1, .additive_only = adcp_cli_arg_has(a, "--additive-only"),
+    adcp_migrate_options mo = {.version = ADCP_MIGRATE_OPTIONS_VERSION, .additive_only = adcp_cli_arg_has(a, "--additive-only"),
                                .progress = on_progress, .progress_ctx = &p};
     size_t applied = 0;
     rc = adcp_storage_migrate(&applied, s, &mo, &err);
@@ -226,7 +226,7 @@ static int cmd_init(const adcp_cli_globals *g, const adcp_cli_args *a) {
   if (f) fclose(f);
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   int rc = adcp_storage_open(&s, url, &o, &err);
   if (rc) return fail("init", &err);
   if (existed) {
@@ -248,7 +248,7 @@ static int cmd_init(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_buf_init(&ja), adcp_buf_init(&js);
   adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
   progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
-  adcp_migrate_options mo = {.version = 1, .progress = on_progress, .progress_ctx = &p};
+  adcp_migrate_options mo = {.version = ADCP_MIGRATE_OPTIONS_VERSION, .progress = on_progress, .progress_ctx = &p};
   size_t applied = 0;
   if (!rc) rc = adcp_storage_migrate(&applied, s, &mo, &err);
   if (json) print_apply_json(&ja, &js, rc, &err, adcp_storage_url_redacted(s));
@@ -286,7 +286,7 @@ const adcp_cli_spec adcp_cli_migrate_spec = {
     "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
     "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
     "             --status: SCHEMA_UNREADY)\n",
-    NULL, 0, 0, cmd_migrate};
+    NULL, 0, 0, cmd_migrate, NULL, NULL};
 const adcp_cli_spec adcp_cli_init_spec = {
     1, "init", "[--db sqlite:PATH]",
     "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
@@ -294,4 +294,4 @@ const adcp_cli_spec adcp_cli_init_spec = {
     "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
     "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
     NULL, 0, 1, "[PATH]", NULL, "exit status: 0 success, 1 usage error, 4 database or migration failure\n", NULL, 0,
-    0, cmd_init};
+    0, cmd_init, NULL, NULL};

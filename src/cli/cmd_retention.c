@@ -78,7 +78,7 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_retention_counters c;
   rc = policy_for(&pol, &x, 1, &err);
   if (!rc) {
-    adcp_retention_options opts = {.version = 1, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
+    adcp_retention_options opts = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
                                    .limit = (size_t)adcp_cli_arg_int(a, "--limit", 0), .dry_run = dry};
 #ifdef ADCP_CLI_TEST_HOOKS
     const char *pause = getenv("ADCP_RETENTION_TEST_PAUSE");
@@ -314,7 +314,7 @@ static const adcp_cli_optdef stalled_opts[] = {
     ADCP_OPT_END};
 #define SUB(var, name, summary, opts, run)                                                                     \
   static const adcp_cli_spec var = {1,    name, "[--db URL] [--config FILE]", summary, opts, 0, 0, NULL, NULL, \
-                                    NULL, NULL, 0, 0, run}
+                                    NULL, NULL, 0, 0, run, NULL, NULL}
 SUB(r_status, "retention status",
     "the live periods, when the next one becomes age-eligible (its newest anchor + the\n"
     "window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null), counts and the\n"
@@ -344,7 +344,7 @@ const adcp_cli_spec adcp_cli_retention_spec = {
     "on stderr) and backs off; the pass still exits 0.\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
     "             --as-of); 4 database, schema or binding problem\n",
-    retention_subs, 0, 0, NULL};
+    retention_subs, 0, 0, NULL, NULL, NULL};
 
 static const adcp_cli_optdef hold_add_opts[] = {
     ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_STR_REQ("--account", "A", "account"),
@@ -354,7 +354,7 @@ static const adcp_cli_optdef hold_add_opts[] = {
 static const adcp_cli_optdef hold_remove_opts[] = {ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_END};
 static const adcp_cli_optdef hold_list_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_END};
 #define HOLD(var, name, summary, opts) \
-  static const adcp_cli_spec var = {1, name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_hold}
+  static const adcp_cli_spec var = {1, name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_hold, NULL, NULL}
 HOLD(h_add, "hold add", "hold a period (or every period of an account)", hold_add_opts);
 HOLD(h_remove, "hold remove", "remove a hold", hold_remove_opts);
 HOLD(h_list, "hold list", "the holds, in force and expired", hold_list_opts);
@@ -370,4 +370,4 @@ const adcp_cli_spec adcp_cli_hold_spec = {
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
     "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
     "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n",
-    hold_subs, 0, 0, NULL};
+    hold_subs, 0, 0, NULL, NULL, NULL};

@@ -143,7 +143,6 @@ static int run_encode(const adcp_cli_globals *g, const adcp_cli_args *a) {
   if (pname) adcp_digest_profile_parse(&profile, pname, &err); /* the table took only known names */
   if (profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid)
     return adcp_cli_usage_error("encode", "--revision-id is required for revision_envelope_v1");
-  if (gzip && !dir) return adcp_cli_usage_error("encode", "--gzip needs --chunks-dir");
   if (profile == ADCP_PROFILE_ROWS_V1 && (rid || totals_path))
     return adcp_cli_usage_error("encode", "--revision-id and --totals apply to revision_envelope_v1 only");
   if (dir) {
@@ -441,7 +440,7 @@ const adcp_cli_spec adcp_cli_encode_spec = {
             "(chunk files already written stay).\n\n"
             "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
             "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n",
-    .run = run_encode};
+    .run = run_encode, .requires = (const char *const[]){"--gzip", "--chunks-dir", NULL}};
 
 static const adcp_cli_optdef verify_chunks_opts[] = {
     {"--manifest", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL,

@@ -161,7 +161,6 @@ static int run_read_rowset(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *alg = adcp_cli_arg_str(a, "--binding-algorithm");
   int ranged = adcp_cli_arg_has(a, "--offset") || adcp_cli_arg_has(a, "--limit");
   uint64_t offset = (uint64_t)adcp_cli_arg_int(a, "--offset", 0), limit = (uint64_t)adcp_cli_arg_int(a, "--limit", 0);
-  if ((rev || alg) && !totals_path) return adcp_cli_usage_error("read", "--revision-id and --binding-algorithm need --totals");
   adcp_error err = {0};
   adcp_control_totals totals = {0};
   adcp_rowset_envelope env = {rev, NULL, 0};
@@ -252,4 +251,5 @@ const adcp_cli_spec adcp_cli_read_rowset_spec = {
                "revision, else it is not checked and a note says so on stderr. Exit 0 ok; 1\n"
                "usage; 2 --totals refused; 3 ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE /\n"
                "ROWS_EXPIRED; 4 storage or binding; 5 not found.",
-    .opts = read_rowset_opts, .json_stream = 1, .run = run_read_rowset};
+    .opts = read_rowset_opts, .json_stream = 1, .run = run_read_rowset,
+    .requires = (const char *const[]){"--revision-id", "--totals", "--binding-algorithm", "--totals", NULL}};

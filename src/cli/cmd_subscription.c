@@ -62,7 +62,7 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
   }
   adcp_storage *s = NULL;
   adcp_subscription_store *st = NULL;
-  adcp_storage_options o = {.version = 1, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
   if (!rc) rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_subscriptions(&st, s, &err);
   adcp_buf b;
@@ -158,7 +158,7 @@ static const adcp_cli_optdef snapshot_put_opts[] = {
 
 #define SUB(var, nm, summary, opts)                                                                          \
   static const adcp_cli_spec var = {1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", \
-                                    NULL, NULL, NULL, 0, 0, cmd_subscription}
+                                    NULL, NULL, NULL, 0, 0, cmd_subscription, NULL, NULL}
 SUB(sub_journal, "journal",
     "the append-only, gapless grant journal after SEQ, with its head:\n"
     "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
@@ -180,4 +180,4 @@ const adcp_cli_spec adcp_cli_subscription_spec = {
     NULL, 0, 0, NULL, NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
     "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
-    subs, 0, 0, NULL};
+    subs, 0, 0, NULL, NULL, NULL};

@@ -33,61 +33,58 @@ enum {
 typedef struct command_entry {
   const char *name;
   const char *summary;
-  /* A command whose body still reads argv (the checked words) and prints its
-   * own help; NULL when spec->run takes the parsed table. */
-  int (*run)(const adcp_cli_globals *g, int argc, char **argv);
   int flags;
   const adcp_cli_spec *spec; /* its option table: parsed here, then spec->run */
 } command_entry;
 
 static const command_entry commands[] = {
-    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", NULL, CMD_NO_DB, &adcp_cli_canonicalize_spec},
-    {"encode", "encode JSONL rows into chunks, manifests and digests", NULL, CMD_NO_DB, &adcp_cli_encode_spec},
-    {"verify-chunks", "verify chunk files against a manifest (and envelope)", NULL, CMD_NO_DB, &adcp_cli_verify_chunks_spec},
-    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", NULL, CMD_CREATES, &adcp_cli_migrate_spec},
-    {"init", "create a SQLite ledger file and apply every migration", NULL, CMD_CREATES, &adcp_cli_init_spec},
-    {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", NULL, 0, &adcp_cli_commit_spec},
-    {"read", "print a revision's verified rows as JSONL (optionally one page)", NULL, CMD_READ_ONLY, &adcp_cli_read_spec},
-    {"show", "print one revision header", NULL, CMD_READ_ONLY, &adcp_cli_show_spec},
-    {"current", "print an obligation's current revision", NULL, CMD_READ_ONLY, &adcp_cli_current_spec},
-    {"history", "list every revision of an obligation in revision order", NULL, CMD_READ_ONLY, &adcp_cli_history_spec},
-    {"list", "list an account's current revisions by period", NULL, CMD_READ_ONLY, &adcp_cli_list_spec},
-    {"verify", "re-verify stored revisions (one, an account's, or all)", NULL, CMD_READ_ONLY, &adcp_cli_verify_spec},
-    {"intents", "list open and sweeping object-write intents (intents list)", NULL, CMD_READ_ONLY, &adcp_cli_intents_spec},
-    {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", NULL, 0, &adcp_cli_binding_spec},
-    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", NULL, 0, &adcp_cli_sweep_spec},
+    {"canonicalize", "print the RFC 8785 form of a JSON document or JSONL lines", CMD_NO_DB, &adcp_cli_canonicalize_spec},
+    {"encode", "encode JSONL rows into chunks, manifests and digests", CMD_NO_DB, &adcp_cli_encode_spec},
+    {"verify-chunks", "verify chunk files against a manifest (and envelope)", CMD_NO_DB, &adcp_cli_verify_chunks_spec},
+    {"migrate", "apply, list (--status) or preview (--dry-run) schema migrations", CMD_CREATES, &adcp_cli_migrate_spec},
+    {"init", "create a SQLite ledger file and apply every migration", CMD_CREATES, &adcp_cli_init_spec},
+    {"commit", "commit a revision of JSONL rows (creates the obligation on first use)", 0, &adcp_cli_commit_spec},
+    {"read", "print a revision's verified rows as JSONL (optionally one page)", CMD_READ_ONLY, &adcp_cli_read_spec},
+    {"show", "print one revision header", CMD_READ_ONLY, &adcp_cli_show_spec},
+    {"current", "print an obligation's current revision", CMD_READ_ONLY, &adcp_cli_current_spec},
+    {"history", "list every revision of an obligation in revision order", CMD_READ_ONLY, &adcp_cli_history_spec},
+    {"list", "list an account's current revisions by period", CMD_READ_ONLY, &adcp_cli_list_spec},
+    {"verify", "re-verify stored revisions (one, an account's, or all)", CMD_READ_ONLY, &adcp_cli_verify_spec},
+    {"intents", "list open and sweeping object-write intents (intents list)", CMD_READ_ONLY, &adcp_cli_intents_spec},
+    {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", 0, &adcp_cli_binding_spec},
+    {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", 0, &adcp_cli_sweep_spec},
     {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
-     NULL, 0, &adcp_cli_collect_spec},
-    {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", NULL, 0, &adcp_cli_check_spec},
-    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", NULL, 0,
+     0, &adcp_cli_collect_spec},
+    {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", 0, &adcp_cli_check_spec},
+    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", 0,
      &adcp_cli_changes_spec},
-    {"consumer", "register, advance, list or drop change-feed consumers", NULL, 0, &adcp_cli_consumer_spec},
-    {"stage", "stage an inline source object (account-qualified, content-addressed)", NULL, 0, &adcp_cli_stage_spec},
-    {"staged", "read a staged inline object's verified bytes (staged read)", NULL, CMD_READ_ONLY, &adcp_cli_staged_spec},
-    {"seal", "get or put the committed replay seal of an execution (seal get|put)", NULL, 0, &adcp_cli_seal_spec},
-    {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", NULL, 0, &adcp_cli_check_ready_spec},
-    {"principal", "put, get, list or disable principal records (JSON)", NULL, 0, &adcp_cli_principal_spec},
+    {"consumer", "register, advance, list or drop change-feed consumers", 0, &adcp_cli_consumer_spec},
+    {"stage", "stage an inline source object (account-qualified, content-addressed)", 0, &adcp_cli_stage_spec},
+    {"staged", "read a staged inline object's verified bytes (staged read)", CMD_READ_ONLY, &adcp_cli_staged_spec},
+    {"seal", "get or put the committed replay seal of an execution (seal get|put)", 0, &adcp_cli_seal_spec},
+    {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", 0, &adcp_cli_check_ready_spec},
+    {"principal", "put, get, list or disable principal records (JSON)", 0, &adcp_cli_principal_spec},
     {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
-     NULL, 0, &adcp_cli_subscription_spec},
-    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", NULL, CMD_NO_DB, &adcp_cli_config_spec},
+     0, &adcp_cli_subscription_spec},
+    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", CMD_NO_DB, &adcp_cli_config_spec},
     {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
-     NULL, 0, &adcp_cli_maintain_spec},
+     0, &adcp_cli_maintain_spec},
     {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
-     NULL, 0, &adcp_cli_issue_spec},
+     0, &adcp_cli_issue_spec},
     {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
-     NULL, 0, &adcp_cli_issue_events_spec},
-    {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", NULL, 0, &adcp_cli_retention_spec},
-    {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", NULL, 0, &adcp_cli_hold_spec},
+     0, &adcp_cli_issue_events_spec},
+    {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", 0, &adcp_cli_retention_spec},
+    {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", 0, &adcp_cli_hold_spec},
     {"fence", "ownership fence of object bindings: status, take-over after a restore (fence status|take-over)",
-     NULL, 0, &adcp_cli_fence_spec},
-    {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", NULL, 0, &adcp_cli_checkpoint_spec},
+     0, &adcp_cli_fence_spec},
+    {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", 0, &adcp_cli_checkpoint_spec},
     {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)",
-     NULL, CMD_READ_ONLY, &adcp_cli_audit_spec},
-    {"prove", "print an inclusion proof of a revision against a signed checkpoint", NULL, CMD_READ_ONLY, &adcp_cli_prove_spec},
+     CMD_READ_ONLY, &adcp_cli_audit_spec},
+    {"prove", "print an inclusion proof of a revision against a signed checkpoint", CMD_READ_ONLY, &adcp_cli_prove_spec},
     {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
-     NULL, CMD_NO_DB, &adcp_cli_verify_proof_spec},
+     CMD_NO_DB, &adcp_cli_verify_proof_spec},
     {"import-legacy", "import legacy inline rows (Python or JS SDK) as verified chunks, keeping their digests",
-     NULL, 0, &adcp_cli_import_spec},
+     0, &adcp_cli_import_spec},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -162,8 +159,7 @@ static int prepare_storage(adcp_cli_globals *g, const command_entry *cmd, int cr
   return 0;
 }
 
-static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, int argc, char **argv,
-                      const adcp_cli_args *a);
+static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, const adcp_cli_args *a);
 
 /* 1 when the table declares flag and argv gave it. */
 static int find_flag(const adcp_cli_args *a, const char *flag) {
@@ -191,30 +187,15 @@ static int run_table(adcp_cli_globals *g, const command_entry *cmd, int argc, ch
   if (adcp_cli_spec_resolve(&sp, &used, cmd->spec, argc, argv) ||
       adcp_cli_args_parse(&a, sp, g, argc - used, argv + used))
     return ADCP_CLI_EXIT_USAGE;
-  char *name = (char *)cmd->name;
-  if (a.help && cmd->run) { /* a command that still writes its own help */
-    char *h[3] = {name, "--help", NULL};
-    return cmd->run(g, 2, h);
-  }
   if (a.help) return adcp_cli_spec_help_sub(stdout, cmd->spec, sp), ADCP_CLI_EXIT_OK; /* SUB --help: its own */
-  if (!sp->run && !cmd->run) return adcp_cli_usage_error(cmd->name, "needs a subcommand");
+  if (!sp->run) return adcp_cli_usage_error(cmd->name, "needs a subcommand");
   g->read_only = (cmd->flags & CMD_READ_ONLY) != 0;
   if (adcp_cli_log_setup(g)) return ADCP_CLI_EXIT_USAGE;
   /* Streaming commands (JSONL) print their own error line, if any. */
   if (a.json && !sp->json_stream) adcp_cli_set_json_errors(1);
   int creates = (cmd->flags & CMD_CREATES) && !(find_flag(&a, "--status") || find_flag(&a, "--dry-run"));
-  if (!cmd->run) {
-    int rc = prepare_storage(g, cmd, creates);
-    return rc ? rc : run_logged(g, cmd, 0, NULL, &a);
-  }
-  /* The body still reads argv: hand it the checked words. */
-  char **words = malloc(sizeof(char *) * (size_t)(2 * argc + 3));
-  if (!words) return ADCP_CLI_EXIT_USAGE;
-  int n = adcp_cli_args_words(words, &a, name, used ? argv[0] : NULL);
   int rc = prepare_storage(g, cmd, creates);
-  if (!rc) rc = run_logged(g, cmd, n, words, NULL);
-  free(words);
-  return rc;
+  return rc ? rc : run_logged(g, cmd, &a);
 }
 
 static int dispatch(int argc, char **argv, const char **name) {
@@ -258,7 +239,7 @@ static int dispatch(int argc, char **argv, const char **name) {
     }
     if (!strcmp(argv[i + 1], "--options")) { /* the option tables, for the completions */
       for (size_t c = 0; c < N_COMMANDS; c++)
-        if (commands[c].spec) adcp_cli_spec_options(stdout, commands[c].spec);
+        adcp_cli_spec_options(stdout, commands[c].spec);
       return ADCP_CLI_EXIT_OK;
     }
     if (!find(argv[i + 1])) {
@@ -286,15 +267,14 @@ static int dispatch(int argc, char **argv, const char **name) {
 }
 
 /* Runs the command between the start and done log lines. */
-static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, int argc, char **argv,
-                      const adcp_cli_args *a) {
+static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, const adcp_cli_args *a) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   adcp_log_field lf[3] = {ADCP_LOG_STR("command", cmd->name), ADCP_LOG_STR("engine", "?"), ADCP_LOG_INT("exit", 0)};
   adcp_sql_dialect dialect = adcp_sql_url_dialect(adcp_storage_resolve_url(g->db_url));
   lf[1].text = (cmd->flags & CMD_NO_DB) ? "none" : dialect == ADCP_SQL_POSTGRES ? "postgres" : "sqlite";
   adcp_log(g->log, ADCP_LOG_DEBUG, "cli.start", "", lf, 2); /* the engine only: never the URL */
-  int rc = a ? a->spec->run(g, a) : cmd->run(g, argc, argv);
+  int rc = a->spec->run(g, a);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   lf[2].num = rc;
   const char *code = rc ? adcp_cli_last_error_code() : NULL;

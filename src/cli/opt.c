@@ -189,6 +189,12 @@ int adcp_cli_global_set(struct adcp_cli_globals *g, const char *cmd, const char 
   return 0;
 }
 
+/* 1 when the table declares option name and argv gave it. */
+static int given(const adcp_cli_spec *spec, const adcp_cli_args *a, const char *name) {
+  int k = find_opt(spec, name, strlen(name));
+  return k >= 0 && a->count[k] > 0;
+}
+
 int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
                         char **argv) {
   memset(out, 0, sizeof *out);
@@ -260,6 +266,14 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
     if (x >= 0 && y >= 0 && out->count[x] && out->count[y])
       return adcp_cli_usage_error(cmd, "%s and %s exclude each other", spec->excl[e], spec->excl[e + 1]);
   }
+  for (size_t e = 0; spec->requires && spec->requires[e]; e += 2)
+    if (given(spec, out, spec->requires[e]) && !given(spec, out, spec->requires[e + 1]))
+      return adcp_cli_usage_error(cmd, "%s needs %s", spec->requires[e], spec->requires[e + 1]);
+  for (size_t e = 0; spec->unless && spec->unless[e]; e += 2)
+    if (!given(spec, out, spec->unless[e]) && !given(spec, out, spec->unless[e + 1])) {
+      const char *m = spec->opts[find_opt(spec, spec->unless[e], strlen(spec->unless[e]))].metavar;
+      return adcp_cli_usage_error(cmd, "needs %s %s (or %s)", spec->unless[e], m ? m : "", spec->unless[e + 1]);
+    }
   if (out->npos < spec->min_pos)
     return adcp_cli_usage_error(cmd, "needs %s", spec->pos_usage ? spec->pos_usage : "an argument");
   return 0;
@@ -293,6 +307,11 @@ static void option_lines(FILE *f, const adcp_cli_spec *s) {
     if (o->flags & ADCP_CLI_OPT_REPEAT) fprintf(f, " (repeatable)");
     fputc('\n', f);
   }
+  /* The table's combination rules, printed from the same pairs the parser checks. */
+  for (size_t e = 0; s->requires && s->requires[e]; e += 2)
+    fprintf(f, "  %s needs %s\n", s->requires[e], s->requires[e + 1]);
+  for (size_t e = 0; s->unless && s->unless[e]; e += 2)
+    fprintf(f, "  %s is required unless %s is given\n", s->unless[e], s->unless[e + 1]);
 }
 
 void adcp_cli_spec_help(FILE *f, const adcp_cli_spec *s) {
@@ -336,37 +355,4 @@ void adcp_cli_spec_options(FILE *f, const adcp_cli_spec *s) {
     if (!mode_of(s->subs[i])) fprintf(f, "%s\t\tsub\t%s\n", s->name, strrchr(s->subs[i]->name, ' ') + 1);
     options_of(f, s->subs[i]);
   }
-}
-
-int adcp_cli_args_words(char **out, const adcp_cli_args *a, char *cmd, char *sub) {
-  int n = 0;
-  out[n++] = cmd;
-  if (sub) out[n++] = sub;
-  for (int i = 0; i < a->argc; i++) {
-    char *w = a->argv[i];
-    if (w[0] != '-' || !w[1]) {
-      out[n++] = w;
-      continue;
-    }
-    if (!strcmp(w, "--")) { /* the rest are arguments; a legacy loop would read them as options */
-      for (i++; i < a->argc; i++) out[n++] = a->argv[i];
-      break;
-    }
-    char *eq = w[1] == '-' ? strchr(w, '=') : NULL;
-    size_t nl = eq ? (size_t)(eq - w) : strlen(w);
-    int k = find_opt(a->spec, w, nl);
-    int global = 0;
-    for (size_t g = 0; value_globals[g]; g++) global |= strlen(value_globals[g]) == nl && !strncmp(w, value_globals[g], nl);
-    if (k < 0 && (global || (nl == 9 && !strncmp(w, "--verbose", 9)))) { /* taken by the parser */
-      if (global && !eq) i++;
-      continue;
-    }
-    if (eq) *eq = 0, out[n++] = w, out[n++] = eq + 1;
-    else {
-      out[n++] = w;
-      if (k >= 0 && a->spec->opts[k].type != ADCP_CLI_OPT_FLAG && i + 1 < a->argc) out[n++] = a->argv[++i];
-    }
-  }
-  out[n] = NULL;
-  return n;
 }

@@ -48,10 +48,6 @@ typedef struct adcp_cli_optdef {
 /* A string option that must be given. */
 #define ADCP_OPT_STR_REQ(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
 #define ADCP_OPT_END {NULL, 0, 0, NULL, 0, 0, NULL, NULL}
-/* A command whose body still reads argv (and prints its own help): the table
- * checks every option first; positional words (subcommands included) up to max. */
-#define ADCP_CLI_LEGACY_SPEC(var, cmdname, table, maxpos, stream) \
-  const adcp_cli_spec var = {1, cmdname, NULL, NULL, table, 0, maxpos, NULL, NULL, NULL, NULL, 0, stream, NULL}
 
 typedef struct adcp_cli_spec adcp_cli_spec;
 struct adcp_cli_spec {
@@ -70,7 +66,12 @@ struct adcp_cli_spec {
   int sub_optional;        /* with subs: no subcommand word runs this spec itself */
   int json_stream;         /* --json keeps JSONL output (no one-document error) */
   /* Runs the command once argv has passed the table (NULL for a parent with subs). */
-  int (*run)(const struct adcp_cli_globals *g, const struct adcp_cli_args *a);
+  int (*run)(const struct adcp_cli_globals *g, const struct adcp_cli_args *a);  /* Pairs "A", "B": A given needs B given ("--gzip", "--chunks-dir"); both ways
+   * for both-or-neither. NULL ends. Refused as "A needs B". */
+  const char *const *requires;
+  /* Pairs "A", "U": A must be given unless U is ("--from", "--quarantined").
+   * NULL ends. Refused as "needs A M (or U)". */
+  const char *const *unless;
 };
 
 #define ADCP_CLI_MAX_OPTS 48
@@ -98,11 +99,6 @@ int adcp_cli_spec_resolve(const adcp_cli_spec **out, int *used, const adcp_cli_s
  * --help sets out->help and stops checking (the help is always printable). */
 int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
                         char **argv);
-/* For a command whose body still reads argv itself: writes into out
- * (capacity 2 * a->argc + 3) the argv it expects after a successful parse:
- * cmd, sub (when not NULL), then every option as "--opt" "value" (split from
- * --opt=value), the global options taken out. Returns the count. */
-int adcp_cli_args_words(char **out, const adcp_cli_args *a, char *cmd, char *sub);
 /* 1 when name is a global option that takes a value (--db, --config,
  * --log-level, --log-format). */
 int adcp_cli_global_is(const char *name);

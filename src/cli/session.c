@@ -8,7 +8,8 @@
 
 #include "cli/cli.h"
 
-void adcp_cli_config_search(adcp_config_search *out, const adcp_cli_globals *g) {
+/* The search of adcp_config_find for these globals. */
+static void config_search(adcp_config_search *out, const adcp_cli_globals *g) {
   *out = (adcp_config_search){ADCP_CONFIG_SEARCH_VERSION, g->config_path, NULL};
 #ifdef ADCP_CLI_TEST_HOOKS
   /* Tests put the system location in a scratch directory; never in the shipped binary. */
@@ -19,7 +20,7 @@ void adcp_cli_config_search(adcp_config_search *out, const adcp_cli_globals *g) 
 
 int adcp_cli_config_load(adcp_config **out, const adcp_cli_globals *g, adcp_error *err) {
   adcp_config_search s;
-  adcp_cli_config_search(&s, g);
+  config_search(&s, g);
   return adcp_config_load(out, &s, err);
 }
 

@@ -389,16 +389,16 @@ int adcp_cli_catalog_drift(adcp_buf *text, adcp_buf *json, adcp_storage *s, cons
 
 /* ---- progress line on stderr (verify, verify --row-sets) --------------------- */
 
-double adcp_cli_now_s(void) {
+static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void adcp_cli_progress_start(adcp_cli_progress *p) { p->t0 = adcp_cli_now_s(), p->last = p->t0 - 1; }
+void adcp_cli_progress_start(adcp_cli_progress *p) { p->t0 = now_s(), p->last = p->t0 - 1; }
 
 int adcp_cli_progress_due(adcp_cli_progress *p, int final) {
-  double t = adcp_cli_now_s();
+  double t = now_s();
   if (!final && t - p->last < 0.1) return 0;
   p->last = t;
   return 1;

@@ -269,7 +269,7 @@ static void modes_and_outside(void **state) {
   assert_int_equal(run(&x, "checkpoint --all --adopt-unlogged --dry-run --json"), 0);
   assert_non_null(strstr(out_of(&x), "{\"ok\":true,\"dry_run\":true,\"would_adopt\":[]}"));
   assert_int_equal(run(&x, "checkpoint --all --dry-run"), 1); /* --dry-run alone is refused */
-  assert_non_null(strstr(err_of(&x), "--dry-run goes with --adopt-unlogged"));
+  assert_non_null(strstr(err_of(&x), "--dry-run needs --adopt-unlogged"));
   /* Issue 33 item 1: a buyer verifying with a key that did not sign. */
   char proof[4300], args[16384], kid[64] = "";
   snprintf(proof, sizeof proof, "%s/proof.json", x.dir);

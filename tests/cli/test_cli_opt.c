@@ -34,10 +34,10 @@ static const adcp_cli_optdef opts[] = {
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const char *const excl[] = {"--after", "--dry-run", NULL};
 static const adcp_cli_spec sub = {1, "thing run", "[--db URL]", "runs a thing", opts, 0, 2, "[A [B]]", excl,
-                                  "exit status: 0 ok\n", NULL, 0, 0, run_cmd};
+                                  "exit status: 0 ok\n", NULL, 0, 0, run_cmd, NULL, NULL};
 static const adcp_cli_spec *const subs[] = {&sub, NULL};
 static const adcp_cli_spec parent = {1, "thing", NULL, "things", NULL, 0, 0, NULL, NULL, "exit status: 0\n", subs,
-                                     0, 0, NULL};
+                                     0, 0, NULL, NULL, NULL};
 
 /* Splits words on spaces (no quoting needed here) and parses them. */
 static int parse(adcp_cli_args *a, adcp_cli_globals *g, const char *line) {

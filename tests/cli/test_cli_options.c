@@ -68,6 +68,11 @@ static const row T[] = {
     {"check", "", "--db", NULL, "--json", 0},
     {"changes", "", "--after", "--limit", "--json", 1},
     {"consumer list", "", "--hold-days", "--hold-days", "--json", 0},
+    {"consumer register", "c9", "--after", NULL, "c9 --json", 0},
+    {"consumer advance", "c9 --cursor x", "--db", NULL, "c9 --cursor x --json", 0},
+    {"consumer drop", "c9", "--db", NULL, "c9 --json", 0},
+    {"changes prune", "", "--retention-days", "--limit", "--json", 0},
+    {"changes resync", "", "--account", NULL, "--json", 1},
     {"stage", "--account A --key k --ordinal 1 in.json", "--db", "--ordinal",
      "--account A --key k --ordinal 1 in.json --json", 0},
     {"staged read", "--account A ref gen", "--db", NULL, "--account A ref gen --json", 0},
@@ -109,6 +114,7 @@ static const row T[] = {
     {"hold remove", "--id h2", "--db", NULL, "--id h1 --json", 0},
     {"hold list", "", "--account", NULL, "--json", 0},
     {"fence status", "", "--binding", NULL, "--json", 0},
+    {"fence take-over", "--binding fs9", "--db", NULL, "--binding fs9 --json", 0},
     {"checkpoint", "--all", "--binding", NULL, "--all --json", 0},
     {"audit", "", "--account", NULL, "--json", 0},
     {"prove", "--account A --revision r1", "--checkpoint", NULL, "--account A --revision r1 --json", 0},
@@ -231,12 +237,55 @@ static void converted_command_refusals(void **state) {
       {"config", "needs a subcommand"},
       {"import-legacy --from sqlite:legacy.db --source py-inline --retry r --resume",
        "--retry and --resume exclude each other"},
-      {"import-legacy --from sqlite:legacy.db", "needs --from URL and --source S"},
+      {"import-legacy --from sqlite:legacy.db", "needs --source S (or --quarantined)"},
       {"import-legacy --quarantined --quiet", "--quarantined and --quiet exclude each other"},
   };
   int bad = 0;
   for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
   if (bad) fail_msg("%d refusals failed", bad);
+}
+
+/* The table's "requires" and "required unless" rules (issue 26): each is
+ * refused by the parser in one line naming both options (exit 1), and the
+ * command's help prints the rule from the same table. */
+static void requires_rules(void **state) {
+  (void)state;
+  static const struct {
+    const char *line, *want, *help, *rule;
+  } R[] = {
+      {"commit --account A --obligation O --revision R --finality snapshot --lease-owner o in.jsonl", "--lease-owner needs --lease-generation",
+       "commit", "--lease-owner needs --lease-generation"},
+      {"commit --account A --obligation O --revision R --finality snapshot --lease-generation 1 in.jsonl",
+       "--lease-generation needs --lease-owner", "commit", "--lease-generation needs --lease-owner"},
+      {"commit --account A --obligation O --revision R --finality snapshot --period-start 2026-01-01T00:00:00Z in.jsonl",
+       "--period-start needs --period-end", "commit", "--period-start needs --period-end"},
+      {"commit --account A --obligation O --revision R --finality snapshot --period-end 2026-01-01T00:00:00Z in.jsonl",
+       "--period-end needs --period-start", "commit", "--period-end needs --period-start"},
+      {"encode --gzip in.jsonl", "--gzip needs --chunks-dir", "encode", "--gzip needs --chunks-dir"},
+      {"read --row-set rs --revision-id r", "--revision-id needs --totals", "read --row-set",
+       "--revision-id needs --totals"},
+      {"read --row-set rs --binding-algorithm rfc8785_jcs_v1", "--binding-algorithm needs --totals", "read --row-set",
+       "--binding-algorithm needs --totals"},
+      {"maintain --metrics-token-file t", "--metrics-token-file needs --metrics-listen", "maintain",
+       "--metrics-token-file needs --metrics-listen"},
+      {"changes --interval 1", "--interval needs --follow", "changes", "--interval needs --follow"},
+      {"checkpoint --all --dry-run", "--dry-run needs --adopt-unlogged", "checkpoint", "--dry-run needs --adopt-unlogged"},
+      {"import-legacy --source py-inline", "needs --from URL (or --quarantined)", "import-legacy",
+       "--from is required unless --quarantined is given"},
+      {"import-legacy --from sqlite:legacy.db", "needs --source S (or --quarantined)", "import-legacy",
+       "--source is required unless --quarantined is given"},
+  };
+  int bad = 0;
+  char line[512];
+  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) {
+    one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
+    snprintf(line, sizeof line, "%s --help", R[i].help);
+    if (cli("", "%s", line) != 0 || !strstr(txt(&out), R[i].rule)) {
+      fprintf(stderr, "FAIL '%s': the help does not print the rule '%s'\n", line, R[i].rule);
+      bad++;
+    }
+  }
+  if (bad) fail_msg("%d requires rules failed", bad);
 }
 
 /* `COMMAND SUB --help` (and `help COMMAND SUB`) prints that subcommand's own
@@ -415,7 +464,7 @@ static void modes_have_their_own_table(void **state) {
            {"verify --row-sets --account A", "unknown option '--account'"},
            {"verify --binding fs1", "unknown option '--binding'"},
            {"verify --revision r1 --all", "--revision and --all exclude each other"},
-           {"read --row-set r1 --revision-id r1", "need --totals"},
+           {"read --row-set r1 --revision-id r1", "--revision-id needs --totals"},
            {"read --row-set r1 --binding-algorithm sha1 --totals in.json", "--binding-algorithm must be one of"},
            {"commit --account A --obligation o1 --revision r9 rows.jsonl", "needs --finality"},
            {"verify-chunks --manifest m.json", "needs --chunks-dir"},
@@ -430,6 +479,7 @@ int main(void) {
       cmocka_unit_test(every_command_in_the_table),
       cmocka_unit_test(option_errors),
       cmocka_unit_test(converted_command_refusals),
+      cmocka_unit_test(requires_rules),
       cmocka_unit_test(subcommand_help_is_its_own),
       cmocka_unit_test(json_and_failed_writes),
       cmocka_unit_test(options_checked_before_input),
