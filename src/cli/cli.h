@@ -192,7 +192,8 @@ typedef struct adcp_cli_lines {
   unsigned long long lineno; /* 1-based number of the line last returned */
 } adcp_cli_lines;
 int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);
-/* 1 with the next line (without its newline), 0 at end, or a negative code. */
+/* 1 with the next line (without its newline), 0 at end, or a negative code.
+ * A line stays valid until the next call; at end the buffer is released. */
 int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_error *err);
 void adcp_cli_lines_close(adcp_cli_lines *r);
 

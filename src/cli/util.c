@@ -298,6 +298,10 @@ int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_
         return 1;
       }
     } else if (r->eof) {
+      /* Nothing more to return: give back the (up to 16 MiB) buffer now, so a
+       * commit does not hold it while it stores the last chunk. */
+      adcp_buf_free(&r->buf);
+      r->pos = 0;
       return 0;
     }
     /* Compact, then read more. */

@@ -205,7 +205,8 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
 
 /* Chunk writer thread (pipe.c): encoding stays on the caller's thread while a
  * second thread stores each closed chunk, in order, through `fn`. push copies
- * the chunk and blocks while `depth` chunks are queued; after a sink error,
+ * the chunk and blocks while `depth` chunks are queued (a chunk over 8 MiB is
+ * lent instead: push returns once the sink is done with it); after a sink error,
  * push and finish return it. finish drains and joins; free abandons queued
  * chunks and joins. While a pipe runs, only the sink touches the connection. */
 typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,

@@ -4,7 +4,10 @@
  * Commits encode on the calling thread and store on a second one, so storing a
  * chunk (a database insert, a staged object write) overlaps encoding the next.
  * The queue holds at most `depth` chunk copies, so memory stays bounded by
- * depth + 1 chunks (spec 01: ≤ 8 MiB each, except a single oversized row).
+ * depth + 1 chunks (spec 01: ≤ 8 MiB each). A chunk over 8 MiB (one oversized
+ * row, up to the 16 MiB line cap) is not copied: the writer reads the caller's
+ * bytes and push waits until it is done, as a copy would add the row's whole
+ * size to peak memory (the encoder's hasher does the same).
  *
  * Contract for callers: between adcp_ledger__pipe_start and adcp_ledger__pipe_finish/free
  * only the writer thread may touch what the sink uses (the SQL connection, the
@@ -21,6 +24,7 @@ typedef struct pipe_slot {
   adcp_chunk_manifest m;
   uint8_t *body;
   size_t len, cap;
+  const uint8_t *lent; /* the caller's bytes (an oversized chunk), or NULL for body */
 } pipe_slot;
 
 struct ledger_pipe {
@@ -50,7 +54,7 @@ static void *writer_main(void *arg) {
     /* The slot stays owned by the writer until busy is cleared. */
     adcp_error e;
     adcp_error_clear(&e);
-    int rc = p->fn(p->ctx, &s->m, s->body, s->len, &e);
+    int rc = p->fn(p->ctx, &s->m, s->lent ? s->lent : s->body, s->len, &e);
     pthread_mutex_lock(&p->mu);
     p->busy = 0;
     if (rc) {
@@ -105,6 +109,19 @@ int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const u
     return rc;
   }
   pipe_slot *s = &p->slots[(p->head + p->count) % p->depth];
+  if (len > ADCP_ROWS_CHUNK_MAX_BYTES) {
+    /* Lent, not copied: the caller's buffer must outlive the sink call, so
+     * wait until the writer has taken everything up to and including it. */
+    s->lent = body, s->len = len, s->m = *m;
+    p->count++;
+    pthread_cond_broadcast(&p->cv);
+    while ((p->count || p->busy) && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
+    s->lent = NULL; /* consumed, or the writer stopped at a failure and never will be */
+    int rc = p->failed ? copy_failure(p, err) : 0;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+  }
+  s->lent = NULL;
   pthread_mutex_unlock(&p->mu);
   /* The tail slot is not visible to the writer until count grows. */
   if (s->cap < len) {

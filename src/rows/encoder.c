@@ -361,6 +361,11 @@ int adcp_rows_encoder_finish(adcp_rows_encoder *e, adcp_rows_result *out, adcp_e
   if (e->failed || e->finished)
     return adcp_error_set(err, ADCP_EINTERNAL, "encoder used after a failure or after finish");
   int rc;
+  /* No row follows: drop the parser's scratch (4 bytes per key of the last
+   * row, 8 MiB for one 16 MiB row of short keys) before the last chunk is
+   * handed over and stored. */
+  adcp_json_doc_free(&e->doc);
+  adcp_json_doc_init(&e->doc);
   if (e->m.row_count && (rc = close_chunk(e, e->chunk.len, err))) return e->failed = 1, rc;
   e->finished = 1;
   memset(out, 0, sizeof *out);

@@ -728,6 +728,17 @@ static void writer_failure_rolls_back(void **state) {
   expect_sink_error(commit_src(&res, l, "ob_w", "wfail", src_next, &w, &err), &err);
   expect_nothing_of(c, "ob_w", "wfail");
 
+  /* A chunk over 8 MiB is lent to the writer, not copied: when its insert
+   * fails, the push that lent it reports the sink's error. */
+  fail_body_after(c, pg, 1);
+  src big = {.bad = NULL};
+  gen_init(&big.g, 3, 12, 6);
+  big.g.big = 1, big.g.big_bytes = 8388608 + 1000; /* chunks: row 0, row 1 (lent), row 2 */
+  expect_sink_error(commit_src(&res, l, "ob_w", "wbig", src_next, &big, &err), &err);
+  assert_int_equal(big.pulled, 3); /* the lent chunk is closed (and its push fails) by row 2 */
+  expect_nothing_of(c, "ob_w", "wbig");
+  adcp_buf_free(&big.g.line);
+
   /* Same handle, same revision ID, trigger gone: commits and reads back whole. */
   OK(adcp_sql_exec_script(c, pg ? "DROP TRIGGER t_fail_body ON adcp_reporting_chunk_bodies" : "DROP TRIGGER t_fail_body",
                           &err));
