@@ -331,7 +331,7 @@ static double mono(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The wall-time bound of a deliver whose 1 s lease kills a 300 s hook: the
+/* The wall-time bound of a deliver whose 3 s lease kills a 300 s hook: the
  * lease, the kill grace, and a CLI run of this build on this machine (measured
  * just before, so sanitized or loaded runs get room) several times over, never
  * near the 300 s that waiting for the hook would take. */
@@ -340,7 +340,7 @@ static double kill_bound(cx *x) {
   adcp_buf_init(&out), adcp_buf_init(&e);
   double t0 = mono();
   assert_int_equal(run(x, &out, &e, "issue list --json"), 0);
-  double ref = mono() - t0, bound = 1.0 + 2.0 + 5.0 + 6.0 * ref;
+  double ref = mono() - t0, bound = 3.0 + 2.0 + 5.0 + 6.0 * ref;
   adcp_buf_free(&out), adcp_buf_free(&e);
   return bound < 120.0 ? bound : 120.0;
 }
@@ -353,7 +353,7 @@ static void deliver_hanging(void **state) {
   adcp_buf_init(&out), adcp_buf_init(&e);
   assert_int_equal(run(x, &out, &e, "issue open --account a --key hangs"), 0);
   double bound = kill_bound(x), t0 = mono();
-  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --lease 1 --max-attempts 1 --json --exec 'sleep 300'"), 0);
+  assert_int_equal(run(x, &out, &e, "issue-events deliver --once --lease 3 --max-attempts 1 --json --exec 'sleep 300'"), 0);
   double took = mono() - t0;
   if (took >= bound) fail_msg("deliver took %.1f s, bound %.1f s: the hook was not killed at the lease", took, bound);
   assert_non_null(strstr(txt(&out), "\"killed\":1,\"dead_lettered\":1,\"stale_leases\":0"));
@@ -465,7 +465,7 @@ static void deliver_kills_children(void **state) {
   assert_int_equal(run(x, &out, &e, "issue open --account a --key kids"), 0);
   char cmd[4000];
   snprintf(cmd, sizeof cmd,
-           "issue-events deliver --once --lease 1 --max-attempts 1 --json --exec "
+           "issue-events deliver --once --lease 3 --max-attempts 1 --json --exec "
            "'cat >/dev/null; sleep 300 & echo $! > \"%s/bg\"; setsid sleep 300 & echo $! > \"%s/sid\"; sleep 300'",
            x->dir, x->dir);
   double bound = kill_bound(x), t0 = mono();
