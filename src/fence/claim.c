@@ -430,6 +430,23 @@ static int check_chain(adcp_fence_cause *cause, const adcp_fence_view *v, const 
   return 0;
 }
 
+/* Our mark was recorded (or replaced) by another handle of this database:
+ * take the row's claim after the recheck accepts it. */
+static int adopt_row(adcp_fence_claim *out, adcp_fence_cause *out_cause, const adcp_fence_view *v, const char *scope,
+                     uint64_t target, const char *token, adcp_error *err) {
+  adcp_fence_claim mine;
+  memset(&mine, 0, sizeof mine);
+  snprintf(mine.row_binding_id, sizeof mine.row_binding_id, "%s", v->binding_id);
+  snprintf(mine.namespace_key, sizeof mine.namespace_key, "%s", v->namespace_key);
+  snprintf(mine.scope_sha256, sizeof mine.scope_sha256, "%s", scope);
+  mine.epoch = target;
+  snprintf(mine.owner_token, sizeof mine.owner_token, "%s", token);
+  int rc = adcp_fence__recheck(&mine, out_cause, v, err);
+  if (rc || *out_cause) return rc;
+  *out = mine;
+  return 0;
+}
+
 int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, const adcp_fence_view *v, adcp_error *err) {
   memset(out, 0, sizeof *out);
   *out_cause = ADCP_FENCE_OK;
@@ -587,6 +604,13 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
   }
   if (st || strcmp(rec.owner_token, token)) {
     adcp_fence__list_free(&fl);
+    /* A sibling that found our object may have recorded our advance and gone
+     * two epochs past it (pruning ours) before we read it back (issue 30):
+     * when the row moved past our mark, adopt it as below. */
+    fence_row now;
+    if ((rc = adcp_fence__row_read(&now, v, 0, err))) return rc;
+    if (now.found && now.epoch >= target && strcmp(now.pending_token, token))
+      return adopt_row(out, out_cause, v, scope, target, token, err);
     *out_cause = st == 1 ? ADCP_FENCE_MISSING : st == 2 ? ADCP_FENCE_UNREADABLE : ADCP_FENCE_TOKEN_MISMATCH;
     return 0;
   }
@@ -606,16 +630,7 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
      * processes on this database write the row, so adopt it as any sibling
      * does; the recheck refuses a takeover in flight or a foreign chain. */
     adcp_fence__list_free(&fl);
-    adcp_fence_claim mine;
-    memset(&mine, 0, sizeof mine);
-    snprintf(mine.row_binding_id, sizeof mine.row_binding_id, "%s", v->binding_id);
-    snprintf(mine.namespace_key, sizeof mine.namespace_key, "%s", v->namespace_key);
-    snprintf(mine.scope_sha256, sizeof mine.scope_sha256, "%s", scope);
-    mine.epoch = target;
-    snprintf(mine.owner_token, sizeof mine.owner_token, "%s", token);
-    if ((rc = adcp_fence__recheck(&mine, out_cause, v, err)) || *out_cause) return rc;
-    *out = mine;
-    return 0;
+    return adopt_row(out, out_cause, v, scope, target, token, err);
   }
   /* Prune: keep the new epoch and its predecessor; best effort. */
   for (size_t i = 0; i < fl.n; i++) {

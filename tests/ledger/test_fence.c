@@ -261,6 +261,51 @@ static void test_siblings_concurrent(void **state) {
   fenv_close(&a);
 }
 
+/* Issue 30: a handle stalled between writing its fence object and reading it
+ * back; a sibling found the object, recorded the advance for it and advanced
+ * twice more, pruning that epoch. The stalled handle must adopt the row's
+ * claim, not report fence_missing. */
+typedef struct stall {
+  const fixture *f;
+  const char *dir;
+  int armed, ran;
+  adcp_fence_cause causes[2];
+} stall;
+
+static int stall_step(void *v, int step) {
+  stall *s = v;
+  if (step != ADCP_FENCE_STEP_OBJECT_WRITTEN || !s->armed) return 0;
+  s->armed = 0, s->ran = 1;
+  fenv b;
+  fenv_open_url(&b, s->f->url, s->dir, NULL);
+  for (int i = 0; i < 2; i++) s->causes[i] = acquire(&b, NULL);
+  fenv_close(&b);
+  return 0;
+}
+
+static void test_sibling_prunes_unread_claim(void **state) {
+  fixture *f = *state;
+  stall s = {.f = f};
+  hook_opts h = {.step = stall_step, .step_ctx = &s};
+  fenv a;
+  fenv_open_url(&a, f->url, NULL, &h);
+  s.dir = a.dir;
+  assert_int_equal(acquire(&a, NULL), ADCP_FENCE_OK); /* epoch 1 */
+  s.armed = 1;
+  adcp_fence_claim c;
+  assert_int_equal(acquire(&a, &c), ADCP_FENCE_OK); /* wrote 2; the sibling took 3 and 4 */
+  assert_true(s.ran);
+  assert_int_equal(s.causes[0], ADCP_FENCE_OK);
+  assert_int_equal(s.causes[1], ADCP_FENCE_OK);
+  assert_int_equal(c.epoch, 4);
+  assert_false(fence_epochs(&a) & (1ULL << 2)); /* the epoch it wrote is gone */
+  adcp_error err = {0};
+  adcp_fence_cause cause = 99;
+  OK(adcp_fence_recheck(&c, &cause, a.l, &err));
+  assert_int_equal(cause, ADCP_FENCE_OK);
+  fenv_close(&a);
+}
+
 /* ---- commits, sweeps, retirement ----------------------------------------------------- */
 
 static int abort_uploaded(void *ctx, int step) {
@@ -712,6 +757,7 @@ int main(void) {
       BOTH(test_acquire_advances_and_prunes),
       BOTH(test_siblings_share),
       BOTH(test_siblings_concurrent),
+      BOTH(test_sibling_prunes_unread_claim),
       BOTH(test_clone_cannot_adopt_or_delete),
       BOTH(test_refusal_causes),
       BOTH(test_first_use_claims),

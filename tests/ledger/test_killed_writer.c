@@ -96,6 +96,7 @@ static void blocked_at_most_the_lease(void **state) {
   double t_a = mono_s(); /* transaction A starts after this: the lease ends <= t_a + lease */
   char b = 0;
   assert_int_equal(read(pfd[0], &b, 1), 1);
+  double t_u = mono_s(); /* transaction A ran before the uploads reported: the lease ends <= t_u + lease */
   assert_int_equal(kill(pid, SIGKILL), 0);
   int st = 0;
   waitpid(pid, &st, 0);
@@ -105,30 +106,31 @@ static void blocked_at_most_the_lease(void **state) {
   kenv e;
   kenv_open(&e, f, root);
   adcp_error err = {0};
-  double lease_s = (DEADLINE_MS + 5000) / 1000.0, done = 0;
+  double lease_s = (DEADLINE_MS + 5000) / 1000.0, done = 0, last_refused = 0;
   int refused = 0;
   while (mono_s() - t_a < 30) {
     adcp_error e2 = {0};
+    double s0 = mono_s();
     int rc = commit(e.l, NULL, NULL, &e2);
     if (!rc) {
       done = mono_s() - t_a;
       break;
     }
+    last_refused = s0 - t_u;
     assert_int_equal(rc, ADCP_ESTATE_UNAVAILABLE); /* leased, then (old code) the upload is held */
     refused++;
     usleep(200 * 1000);
   }
-  print_message("killed writer: next commit of its revision after %.1f s (lease %.1f s, %d refusals)\n", done,
-                lease_s, refused);
+  print_message("killed writer: next commit of its revision after %.1f s (lease %.1f s, %d refusals, the last "
+                "started %.1f s after the uploads)\n",
+                done, lease_s, refused, last_refused);
   assert_true(done > 0);
   assert_true(refused > 0);
-  /* At most the lease (plus one retry interval and the commit itself, which
-   * the sanitizers slow down: make sanitize measured 10.4-14.2 s here). */
-#ifdef ADCP_SANITIZED_BUILD
-  assert_true(done <= lease_s + 6.0);
-#else
-  assert_true(done <= lease_s + 1.5);
-#endif
+  /* Blocked at most the lease: no attempt that started after it ended was
+   * refused (the old code refused until the intent expired, 4 s later). The
+   * start of an attempt, not its end, is bounded: how long the commit itself
+   * takes (sanitizers, load) is not what this test is about. */
+  assert_true(last_refused <= lease_s + 0.5);
   OK(adcp_ledger_verify_revision(e.l, "acct", "rrev_killed", NULL, NULL, &err));
   adcp_intent_info *v = NULL;
   size_t n = 0;
