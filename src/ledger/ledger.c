@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "adcp/audit.h"
+#include "adcp/auditlog.h"
 #include "ledger/internal.h"
 
 const char *adcp_finality_name(adcp_finality f) {
