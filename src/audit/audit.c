@@ -143,7 +143,7 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
     uint8_t root[32];
     char hex[65];
     if ((rc = adcp_merkle_root(root, c->tree_size, adcp_merkle_mem_subtree, (void *)mem, err))) break;
-    adcp_audit__to_hex(hex, root);
+    adcp_auditlog__to_hex(hex, root);
     if (strcmp(hex, c->root_hash)) {
       finding(x, "checkpoint_mismatch", (int64_t)good, (int64_t)c->tree_size, NULL,
               "the log does not reproduce the checkpoint of %s (size %" PRIu64 "): a leaf in %" PRIu64 "..%" PRIu64
@@ -158,7 +158,7 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
     const adcp_audit_checkpoint *a = &cps[i - 1], *b = &cps[i];
     if (a->tree_size == 0 || b->tree_size > n) continue;
     uint8_t ra[32], rb[32];
-    if (adcp_audit__hex32(ra, a->root_hash, err) || adcp_audit__hex32(rb, b->root_hash, err)) continue;
+    if (adcp_auditlog__hex32(ra, a->root_hash, err) || adcp_auditlog__hex32(rb, b->root_hash, err)) continue;
     int ok;
     if (a->tree_size == b->tree_size) {
       ok = !memcmp(ra, rb, 32);
@@ -200,7 +200,7 @@ static int check_nodes(run *x, const adcp_merkle_mem *mem, adcp_error *err) {
       continue;
     }
     seen++;
-    adcp_audit__to_hex(want, mem->levels[lv][ix]);
+    adcp_auditlog__to_hex(want, mem->levels[lv][ix]);
     if (!h || strcmp(h, want))
       finding(x, "node_mismatch", ix << lv, (ix + 1) << lv, NULL,
               "stored node level %" PRId64 " index %" PRId64 " differs from the leaves below it", lv, ix);
@@ -299,7 +299,7 @@ static void leafrow_free(leafrow *l) {
 static int header_instant(int64_t *out, const adcp_json_doc *d, const char *k) {
   char t[40];
   adcp_error e = {0};
-  return adcp_audit__member_str(t, sizeof t, d, 0, k, 1) ? -1 : adcp_audit_instant_us(out, t, &e);
+  return adcp_auditlog__member_str(t, sizeof t, d, 0, k, 1) ? -1 : adcp_audit_instant_us(out, t, &e);
 }
 
 /* Reads the logged header of a revision leaf: its document must hash to the
@@ -593,7 +593,7 @@ static int audit_account(run *x, adcp_error *err) {
                       "adcp_reporting_obligations o ON o.obligation_id = r.obligation_id LEFT JOIN "
                       "adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 "
                       "ON s2.row_set_id = r.revision_id WHERE l.account_id = $1 ORDER BY l.leaf_index",
-                      adcp_audit__header_cols(d)) ||
+                      adcp_auditlog__header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(x->account);
@@ -619,10 +619,10 @@ static int audit_account(run *x, adcp_error *err) {
     }
     uint8_t dg[32];
     adcp_error e2 = {0};
-    if (adcp_audit__hex32(dg, entry, &e2)) memset(dg, 0, 32);
+    if (adcp_auditlog__hex32(dg, entry, &e2)) memset(dg, 0, 32);
     adcp_merkle_leaf_hash(leaves[n], dg, 32);
     char want[65];
-    adcp_audit__to_hex(want, leaves[n]);
+    adcp_auditlog__to_hex(want, leaves[n]);
     if (!lh || strcmp(lh, want))
       finding(x, "leaf_corrupt", idx, -1, id, "stored leaf hash is not H(0x00 || entry digest)");
     x->rep->leaves++;
@@ -642,7 +642,7 @@ static int audit_account(run *x, adcp_error *err) {
       *l = (revleaf){fnv(id), fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
       if (adcp_sql_get_int64(r, 8)) {
         char now[65];
-        if ((rc = adcp_audit__header_digest(now, &scratch, r, 9, &doc, err))) break;
+        if ((rc = adcp_auditlog__header_digest(now, &scratch, r, 9, &doc, err))) break;
         x->rep->headers++;
         l->status = strcmp(now, entry) ? RL_EDITED : RL_MATCH;
         /* A verified header's obligation and number (the leaf's own columns are not hashed). */

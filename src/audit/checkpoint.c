@@ -26,7 +26,7 @@ static void key_id_of(char out[17], const uint8_t pub[32]) {
   uint8_t d[32];
   char hex[65];
   SHA256(pub, 32, d);
-  adcp_audit__to_hex(hex, d);
+  adcp_auditlog__to_hex(hex, d);
   memcpy(out, hex, 16);
   out[16] = 0;
 }

@@ -1,9 +1,8 @@
-/* audit/log.c — the per-account append-only log: appending a leaf (revision
- * or retirement record) with the complete subtree hashes it closes, the tree
- * head from those stored hashes, the subtree source proofs read from, and
- * the account list. Appends run inside the caller's transaction under the
- * account lock, so leaf order is commit order and a leaf never outlives (or
- * precedes) the record it logs. */
+/* audit/log.c — room audit: reading the per-account log (the tree head from
+ * its stored subtree hashes, the subtree source proofs read from, the account
+ * list), appending a revision by ID, verify's header check and adopting
+ * revisions recorded before the log. Leaf appends themselves are the
+ * auditlog room's (auditlog/log.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,42 +12,10 @@
 
 #include "audit/internal.h"
 
-#define ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the ledger's (JS) key, spec 02 §7.1 */
-
-void adcp_audit__to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
-
-static int nibble(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* On the audit's per-leaf path: a table-free decoder without the generic one's checks. */
-int adcp_audit__hex32(uint8_t out[32], const char *hex, adcp_error *err) {
-  if (!hex) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
-  for (int i = 0; i < 32; i++) {
-    int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
-    out[i] = (uint8_t)(hi << 4 | lo);
-  }
-  if (hex[64]) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not a 64-character hex digest");
-  return 0;
-}
-
 void adcp_audit__account_key(char out[65], const char *account_id) {
   uint8_t d[32];
   SHA256((const uint8_t *)account_id, strlen(account_id), d);
-  adcp_audit__to_hex(out, d);
-}
-
-int adcp_audit__lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
-  int rc = 0;
-  adcp_buf key;
-  adcp_buf_init(&key);
-  if (!rc && (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) ||
-              adcp_buf_cstr(&key)))
-    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc) rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err);
-  adcp_buf_free(&key);
-  return rc;
+  adcp_auditlog__to_hex(out, d);
 }
 
 int adcp_audit__table_exists(int *exists, adcp_sql_conn *conn, const char *table, adcp_error *err) {
@@ -63,128 +30,16 @@ int adcp_audit__table_exists(int *exists, adcp_sql_conn *conn, const char *table
                              &p, 1, err);
 }
 
-/* One stored hash: level 0 = a leaf hash, else a closed node. */
-static int stored_hash(uint8_t out[32], int *found, adcp_sql_conn *conn, const char *account, unsigned level,
-                       uint64_t idx, adcp_error *err) {
-  adcp_sql_param p[3] = {adcp_sql_text(account), adcp_sql_int64((int64_t)idx), adcp_sql_int64((int64_t)level)};
-  char hex[80];
-  int rc = level == 0 ? adcp_sql_query_text(hex, sizeof hex, found, conn,
-                                            "SELECT leaf_hash FROM adcp_audit_log_leaves WHERE account_id = $1 AND "
-                                            "leaf_index = $2",
-                                            p, 2, err)
-                      : adcp_sql_query_text(hex, sizeof hex, found, conn,
-                                            "SELECT hash FROM adcp_audit_log_nodes WHERE account_id = $1 AND "
-                                            "node_index = $2 AND level = $3",
-                                            p, 3, err);
-  if (rc || !*found) return rc;
-  if (adcp_audit__hex32(out, hex, err))
-    return adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "stored log hash at level %u index %" PRIu64 " is not a digest",
-                          level, idx);
-  return 0;
-}
 
 int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err) {
   const adcp_audit_log_source *s = ctx;
   int found = 0;
-  int rc = stored_hash(out, &found, s->conn, s->account_id, level, start >> level, err);
+  int rc = adcp_auditlog__stored_hash(out, &found, s->conn, s->account_id, level, start >> level, err);
   if (!rc && !found)
     rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
                         "the log has no stored hash for level %u index %" PRIu64 " (nodes deleted?)", level,
                         start >> level);
   return rc;
-}
-
-static int log_size(uint64_t *n, adcp_sql_conn *conn, const char *account, adcp_error *err) {
-  adcp_sql_param p = adcp_sql_text(account);
-  adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, conn, "SELECT " AUDIT_NEXT_LEAF("$1"), &p, 1, err);
-  if (rc) return rc;
-  rc = adcp_sql_next(r, err);
-  *n = rc == 1 ? (uint64_t)adcp_sql_get_int64(r, 0) : 0;
-  adcp_sql_rows_free(r);
-  return rc < 0 ? rc : 0;
-}
-
-/* PostgreSQL: the leaf and every node it closes in one statement (one round
- * trip instead of one per level); node hashes are computed by the server's
- * sha256() exactly as adcp_merkle_node_hash does, and the audit recomputes
- * them from the leaves. */
-static const char APPEND_PG[] =
-    "WITH RECURSIVE ins AS (INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
-    "obligation_id, entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-    "RETURNING 1), chain(level, idx, hash) AS (SELECT 0, $2::bigint, $8::text UNION ALL SELECT c.level + 1, c.idx / 2, "
-    "encode(sha256('\\x01'::bytea || decode(s.hash, 'hex') || decode(c.hash, 'hex')), 'hex') FROM chain c CROSS JOIN "
-    "LATERAL (SELECT leaf_hash AS hash FROM adcp_audit_log_leaves WHERE c.level = 0 AND account_id = $1 AND "
-    "leaf_index = c.idx - 1 UNION ALL SELECT hash FROM adcp_audit_log_nodes WHERE c.level > 0 AND account_id = $1 "
-    "AND level = c.level AND node_index = c.idx - 1) s WHERE c.idx % 2 = 1) "
-    "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) SELECT $1, level, idx, hash FROM chain "
-    "WHERE level > 0";
-
-int adcp_audit__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
-                      const char *entry_id, const char *obligation_id, const char *profile,
-                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
-  uint64_t i = (uint64_t)known_size;
-  int rc = known_size < 0 ? log_size(&i, conn, account_id, err) : 0;
-  if (rc) return rc;
-  uint8_t digest[32], cur[32];
-  if ((rc = adcp_audit__hex32(digest, entry_sha256, err))) return rc;
-  adcp_merkle_leaf_hash(cur, digest, 32);
-  char hex[65];
-  adcp_audit__to_hex(hex, cur);
-  adcp_sql_param p[8] = {adcp_sql_text(account_id),
-                         adcp_sql_int64((int64_t)i),
-                         adcp_sql_text(kind),
-                         adcp_sql_text(entry_id),
-                         obligation_id ? adcp_sql_text(obligation_id) : adcp_sql_null(),
-                         adcp_sql_text(profile),
-                         adcp_sql_text(entry_sha256),
-                         adcp_sql_text(hex)};
-  adcp_sql_param p9[9];
-  memcpy(p9, p, sizeof p);
-  p9[8] = document ? adcp_sql_text(document) : adcp_sql_null();
-  if (adcp_sql_dialect_of(conn) == ADCP_SQL_POSTGRES) {
-    unsigned closes = 0;
-    for (uint64_t t = i; t & 1; t >>= 1) closes++;
-    int64_t nodes = 0;
-    rc = adcp_sql_exec_changes(&nodes, conn, APPEND_PG, p9, 9, err);
-    if (rc == ADCP_ECONFLICT)
-      return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
-    if (!rc && nodes != (int64_t)closes)
-      rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
-                          "the account's log lacks a subtree hash below leaf %" PRIu64 "; run adcp-ledger audit", i);
-    if (!rc && leaf_index) *leaf_index = i;
-    return rc;
-  }
-  rc = adcp_sql_exec(conn,
-                     "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, obligation_id, "
-                     "entry_profile, entry_sha256, leaf_hash, entry_document) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                     p9, 9, err);
-  if (rc == ADCP_ECONFLICT) /* two appenders without the account lock */
-    return adcp_error_set(err, ADCP_ECONFLICT, "audit log leaf %" PRIu64 " of the account was taken; retry", i);
-  if (rc) return rc;
-  /* Close every complete subtree that ends at leaf i: one node per trailing
-   * one bit of i, each from its left sibling (stored) and the new right part. */
-  uint64_t idx = i;
-  for (unsigned level = 0; idx & 1; level++, idx >>= 1) {
-    uint8_t left[32], node[32];
-    int found = 0;
-    if ((rc = stored_hash(left, &found, conn, account_id, level, idx - 1, err))) return rc;
-    if (!found)
-      return adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
-                            "the account's log lacks the hash at level %u index %" PRIu64 "; run adcp-ledger audit",
-                            level, idx - 1);
-    adcp_merkle_node_hash(node, left, cur);
-    memcpy(cur, node, 32);
-    adcp_audit__to_hex(hex, cur);
-    adcp_sql_param q[4] = {adcp_sql_text(account_id), adcp_sql_int64((int64_t)level + 1),
-                           adcp_sql_int64((int64_t)(idx >> 1)), adcp_sql_text(hex)};
-    if ((rc = adcp_sql_exec(conn,
-                            "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ($1, $2, $3, $4)",
-                            q, 4, err)))
-      return rc;
-  }
-  if (leaf_index) *leaf_index = i;
-  return 0;
 }
 
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
@@ -195,7 +50,7 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   /* The header and the log's size in one statement. */
   if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
                       "WHERE r.revision_id = $1",
-                      adcp_audit__header_cols(d)) ||
+                      adcp_auditlog__header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(revision_id);
@@ -211,35 +66,15 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   return rc;
 }
 
-int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, adcp_sql_rows *r, adcp_error *err) {
-  adcp_buf obj;
-  adcp_buf_init(&obj);
-  char digest[65], account[256], obligation[256], revision[256];
-  adcp_json_doc doc;
-  adcp_json_doc_init(&doc);
-  int rc = adcp_audit__header_digest(digest, &obj, r, 0, &doc, err);
-  adcp_json_doc_free(&doc);
-  snprintf(revision, sizeof revision, "%s", adcp_sql_get_text(r, 0, NULL));
-  snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
-  snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
-  int64_t size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
-  /* The header object itself is the leaf's document: the log then holds
-   * the logged period and recorded_at a retirement is judged by. */
-  if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc)
-    rc = adcp_audit__append_leaf(leaf_index, conn, account, "revision", revision, obligation, ADCP_AUDIT_HEADER_PROFILE,
-                           digest, (const char *)obj.data, size, err);
-  adcp_buf_free(&obj);
-  return rc;
-}
+
 
 int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  int rc = log_size(&out->tree_size, conn, account_id, err);
+  int rc = adcp_auditlog__log_size(&out->tree_size, conn, account_id, err);
   uint8_t root[32];
   adcp_audit_log_source src = {conn, account_id};
   if (!rc) rc = adcp_merkle_root(root, out->tree_size, adcp_audit_log_subtree, &src, err);
-  if (!rc) adcp_audit__to_hex(out->root_hash, root);
+  if (!rc) adcp_auditlog__to_hex(out->root_hash, root);
   return rc;
 }
 
@@ -327,7 +162,7 @@ int adcp_audit_adopt(char ***adopted, size_t *count, adcp_sql_conn *conn, const 
   *adopted = NULL, *count = 0;
   int rc = adcp_sql_begin(conn, 1, err);
   if (rc) return rc;
-  if ((rc = adcp_audit__lock_account(conn, account_id, err))) goto out;
+  if ((rc = adcp_auditlog__lock_account(conn, account_id, err))) goto out;
   adcp_sql_param p = adcp_sql_text(account_id);
   adcp_sql_rows *r = NULL;
   char **ids = NULL;

@@ -83,7 +83,7 @@ int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id,
   adcp_audit_log_source src = {conn, account_id};
   if (!rc) rc = adcp_merkle_inclusion_proof(path, &np, index, cp->tree_size, adcp_audit_log_subtree, &src, err);
   uint8_t leaf[32], dg[32], root[32];
-  if (!rc && !(rc = adcp_audit__hex32(dg, entry, err)) && !(rc = adcp_audit__hex32(root, cp->root_hash, err))) {
+  if (!rc && !(rc = adcp_auditlog__hex32(dg, entry, err)) && !(rc = adcp_auditlog__hex32(root, cp->root_hash, err))) {
     adcp_merkle_leaf_hash(leaf, dg, 32);
     if (!adcp_merkle_verify_inclusion(index, cp->tree_size, leaf, path, np, root))
       rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
@@ -98,7 +98,7 @@ int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id,
     int bad = adcp_buf_append_str(out, "{\"audit_path\":[");
     for (size_t i = 0; !bad && i < np; i++) {
       char hx[65];
-      adcp_audit__to_hex(hx, path[i]);
+      adcp_auditlog__to_hex(hx, path[i]);
       bad = adcp_buf_printf(out, "%s\"%s\"", i ? "," : "", hx);
     }
     bad = bad || adcp_buf_append_str(out, "],\"checkpoint\":") || adcp_buf_append(out, cpjcs.data, cpjcs.len) ||
@@ -118,7 +118,7 @@ static int refuse(adcp_error *err, const char *what) {
 }
 
 static int hdr_str(char *dst, size_t cap, const adcp_json_doc *d, uint32_t obj, const char *k) {
-  return adcp_audit__member_str(dst, cap, d, obj, k, 0);
+  return adcp_auditlog__member_str(dst, cap, d, obj, k, 0);
 }
 
 static int hdr_u64(uint64_t *v, const adcp_json_doc *d, uint32_t obj, const char *k) {
@@ -247,11 +247,11 @@ int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, 
     if (!s || l != 64) rc = refuse(err, "an audit path entry is not a 64-character hex digest");
     else {
       memcpy(hx, s, 64), hx[64] = 0;
-      if (adcp_audit__hex32(ap[np++], hx, &e2)) rc = refuse(err, "an audit path entry is not hex");
+      if (adcp_auditlog__hex32(ap[np++], hx, &e2)) rc = refuse(err, "an audit path entry is not hex");
     }
   }
   uint8_t dg[32], leaf[32], root[32];
-  if (!rc && (adcp_audit__hex32(dg, out->header_sha256, err) || adcp_audit__hex32(root, cp.root_hash, err))) rc = refuse(err, "bad digest");
+  if (!rc && (adcp_auditlog__hex32(dg, out->header_sha256, err) || adcp_auditlog__hex32(root, cp.root_hash, err))) rc = refuse(err, "bad digest");
   if (!rc) {
     adcp_merkle_leaf_hash(leaf, dg, 32);
     if (!adcp_merkle_verify_inclusion(out->leaf_index, out->tree_size, leaf, ap, np, root))

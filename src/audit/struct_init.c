@@ -3,5 +3,4 @@
 #include "adcp/audit.h"
 #include "core/struct_init.h"
 
-ADCP__STRUCT_INIT(adcp_audit_retirement, adcp_audit_retirement_init, ADCP_AUDIT_RETIREMENT_VERSION)
 ADCP__STRUCT_INIT(adcp_audit_options, adcp_audit_options_init, ADCP_AUDIT_OPTIONS_VERSION)

@@ -1,4 +1,4 @@
-/* ledger/bindings.c — object bindings (spec 02 §4-§5): the host allowlist,
+/* ledger/bindings.c — room ledger: object bindings (spec 02 §4-§5): the host allowlist,
  * registration against adcp_reporting_row_bindings, the identity and
  * namespace checks that stop a database editor from redirecting rows, state
  * transitions and listing.
@@ -7,7 +7,7 @@
  * location + prefix + key template) and the stored row carries the identity
  * digest we compute from that configuration. Writes and deletes additionally
  * need the stored namespace_key to equal this installation's (object
- * bindings only: the postgres binding holds no objects, see ledger.c).
+ * bindings only: the postgres binding holds no objects, see adcp_ledger__register_binding below).
  * Listing and state lookups are read-only. */
 #include <ctype.h>
 #include <stdio.h>
@@ -354,4 +354,76 @@ int adcp_ledger_binding_state(char state[16], int *found, adcp_ledger *l, const 
   adcp_sql_param p = adcp_sql_text(id ? id : "");
   return adcp_sql_query_text(state, 16, found, l->conn,
                              "SELECT state FROM adcp_reporting_row_bindings WHERE row_binding_id = $1", &p, 1, err);
+}
+/* ---- binding registration (spec 02 §4, §5.2-§5.3) ---------------------------------- */
+
+static int jcs_strings_sha(char out[65], const char *const *s, size_t n, const char *tail, adcp_error *err) {
+  adcp_buf b;
+  adcp_buf_init(&b);
+  int rc = adcp_buf_append_byte(&b, '[');
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (i) rc = adcp_buf_append_byte(&b, ',');
+    if (!rc) rc = adcp_jcs_write_string(&b, s[i], strlen(s[i]));
+  }
+  if (!rc && tail) rc = adcp_buf_append_str(&b, tail);
+  if (!rc) rc = adcp_buf_append_byte(&b, ']');
+  if (rc) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  else rc = adcp_sha256_hex(out, b.data, b.len, err);
+  adcp_buf_free(&b);
+  return rc;
+}
+
+int adcp_ledger__namespace_key(adcp_ledger *l, adcp_error *err) {
+  if (l->ns_key[0]) return 0;
+  char inst[64];
+  int found = 0;
+  int rc = adcp_sql_query_text(inst, sizeof inst, &found, l->conn,
+                               l->dialect == ADCP_SQL_POSTGRES
+                                   ? "SELECT installation_id::text FROM adcp_persistence_installation"
+                                   : "SELECT installation_id FROM adcp_persistence_installation",
+                               NULL, 0, err);
+  if (rc) return rc;
+  if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "installation identity is missing (run migrate)");
+  snprintf(l->inst_id, sizeof l->inst_id, "%s", inst);
+  const char *nsk[3] = {"adcp.rows.v1", l->ns, inst};
+  return jcs_strings_sha(l->ns_key, nsk, 3, NULL, err);
+}
+
+int adcp_ledger__register_binding(adcp_ledger *l, adcp_error *err) {
+  if (l->binding_registered) return 0;
+  int rc = adcp_ledger__namespace_key(l, err);
+  if (rc) return rc;
+  char identity[65];
+  const char *ns_key = l->ns_key;
+  const char *idk[2] = {"postgres", "postgres"};
+  if ((rc = jcs_strings_sha(identity, idk, 2, ",{}", err))) return rc;
+  adcp_sql_param p[2] = {adcp_sql_text(identity), adcp_sql_text(ns_key)};
+  rc = adcp_sql_exec(l->conn,
+                     "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+                     "identity_sha256, operational_config, namespace_key) VALUES ('postgres', 'postgres', 'postgres', "
+                     "'{}', $1, '{}', $2) ON CONFLICT (row_binding_id) DO NOTHING",
+                     p, 2, err);
+  if (rc) return rc;
+  adcp_sql_rows *r;
+  if ((rc = adcp_sql_query(&r, l->conn,
+                           "SELECT kind, identity_sha256 FROM adcp_reporting_row_bindings "
+                           "WHERE row_binding_id = 'postgres'",
+                           NULL, 0, err)))
+    return rc;
+  rc = adcp_sql_next(r, err);
+  if (rc == 1) {
+    rc = 0;
+    /* The namespace_key column is not compared: the postgres kind stores no
+     * objects and renders no keys, so the deployment namespace protects
+     * nothing there, and a database used under two namespaces must keep
+     * working (docs/objects.md, "Changing the deployment namespace"). The
+     * column keeps the key of the process that inserted the row, as JS does. */
+    if (strcmp(adcp_sql_get_text(r, 0, NULL), "postgres") || strcmp(adcp_sql_get_text(r, 1, NULL), identity))
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding postgres: identity differs from its definition");
+  } else if (rc == 0) {
+    rc = adcp_error_set(err, ADCP_ESTORAGE, "binding postgres could not be registered");
+  }
+  adcp_sql_rows_free(r);
+  if (!rc) l->binding_registered = 1;
+  return rc;
 }

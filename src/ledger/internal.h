@@ -120,17 +120,17 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
                          const char *binding_id, adcp_error *err);
 /* The postgres-kind commit (commit_postgres.c). */
 int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
-/* Replay comparison against a stored header (commit.c). */
+/* Replay comparison against a stored header (commit_common.c). */
 int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                           const char *content_sha256, const char *row_manifest_sha256, adcp_error *err);
-/* segments JSON of a manifest in wire field order (commit.c). */
+/* segments JSON of a manifest in wire field order (commit_common.c). */
 int adcp_ledger__segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
-/* Feeds every row of req's source to the encoder (commit.c; both kinds). */
+/* Feeds every row of req's source to the encoder (commit_common.c; both kinds). */
 int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
 int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction
- * unless the feed is off for this handle (commit.c; SQL in src/feed). */
+ * unless the feed is off for this handle (commit_common.c; SQL in src/feed). */
 int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
                        const char *obligation_id, adcp_error *err);
 /* *exists = whether a revision with this ID is stored (any account). */
@@ -196,7 +196,7 @@ int adcp_ledger__check_ident_pattern(const char *s, const char *field, adcp_erro
 static inline void ledger_copy_text(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s ? s : ""); }
 int adcp_ledger__check_read_ids(const char *account_id, const char *id, const char *id_field, adcp_error *err);
 
-/* Row set and chunk records of a new revision (commit.c; both kinds). A
+/* Row set and chunk records of a new revision (commit_common.c; both kinds). A
  * duplicate row set is CONTENT_CONFLICT. loc NULL = postgres kind. */
 int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                           const char *shared, const char *binding_id, adcp_error *err);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "adcp/fence.h"
-#include "adcp/audit.h"
+#include "adcp/auditlog.h"
 #include "adcp/feed.h"
 #include "retention/internal.h"
 

@@ -1,4 +1,4 @@
-/* audit/merkle.c — the Merkle tree of RFC 9162 §2.1 (the RFC 6962 tree with
+/* auditlog/merkle.c — room auditlog: the Merkle tree of RFC 9162 §2.1 (the RFC 6962 tree with
  * its domain separation): leaf and node hashing, MTH over any subtree source,
  * inclusion and consistency proofs and their verifiers, and an in-memory tree
  * for the audit. Pure: no SQL, no I/O.
@@ -16,7 +16,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 
-#include "adcp/audit.h"
+#include "adcp/auditlog.h"
 
 void adcp_merkle_leaf_hash(uint8_t out[32], const void *data, size_t len) {
   uint8_t z = 0x00;
