@@ -14,7 +14,6 @@
 #define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see auditlog/merkle.c */
 #include <openssl/sha.h>
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 #define COLS(OBS, REC, PS, PE)                                                                                   \
   "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, "     \
   "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, "     \
@@ -22,7 +21,7 @@
   "o.configuration_id, o.period_ordinal, coalesce(s.chunk_count, CASE WHEN r.row_set_id IS NULL THEN s2.chunk_count END) "
 
 static const char COLS_PG[] =
-    COLS(PG_TS("r.observed_at"), PG_TS("r.recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
+    COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
 const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
@@ -42,7 +41,7 @@ const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQ
   "s2.row_set_id = " RV "revision_id) END), " AUDIT_NEXT_LEAF(RV "account_id")
 
 static const char RET_PG[] =
-    RCOLS(PG_TS(RV "observed_at"), PG_TS(RV "recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
+    RCOLS(ADCP_SQL_PG_INSTANT(RV "observed_at"), ADCP_SQL_PG_INSTANT(RV "recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char RET_SQLITE[] = RCOLS(RV "observed_at", RV "recorded_at", "o.period_start", "o.period_end");
 
 const char *adcp_audit_header_returning(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? RET_PG : RET_SQLITE; }

@@ -101,7 +101,6 @@ static int status(const adcp_cli_globals *g0, const char *binding, int json) {
 
 static int take_over(const adcp_cli_globals *g, const char *binding, int ack, int json) {
   adcp_error err = {0};
-  if (!binding) return adcp_cli_usage_error("fence take-over", "--binding is required");
   if (!ack) {
     adcp_error_set(&err, ADCP_EINVALID_INPUT,
                    "take-over fences the database that holds the claim now: pass "
@@ -147,7 +146,7 @@ static int cmd_take_over(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 static const adcp_cli_optdef status_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
 static const adcp_cli_optdef take_over_opts[] = {
-    ADCP_OPT_BINDING("--binding", 0, "the binding to take over"),
+    ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REQUIRED, "the binding to take over"),
     ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "required: the previous holder is gone"), ADCP_OPT_END};
 static const adcp_cli_spec fence_status = {
     1, "fence status", NULL, "per configured object binding: who holds the claim; reads only", status_opts, 0, 0,

@@ -24,7 +24,6 @@
 #define FENCE_IO_DEADLINE_MS 10000 /* below the lease: a late write cannot outlive its mark */
 #define FENCE_MAX_PAGES 64
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -167,14 +166,14 @@ int adcp_fence__row_read(fence_row *r, const adcp_fence_view *v, int lock, adcp_
   adcp_sql_rows *q;
   int rc = adcp_sql_query(
       &q, v->conn,
-      pg ? (lock ? "SELECT scope_sha256, epoch, owner_id, owner_token, " PG_TS("claimed_at") ", " PG_TS("updated_at")
-                 ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" PG_TS("pending_at")
-                 ", ''), database_fingerprint, " PG_TS("clock_timestamp()")
+      pg ? (lock ? "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at")
+                 ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT("pending_at")
+                 ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()")
                  " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2 "
                  "FOR UPDATE"
-                 : "SELECT scope_sha256, epoch, owner_id, owner_token, " PG_TS("claimed_at") ", " PG_TS("updated_at")
-                   ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" PG_TS("pending_at")
-                   ", ''), database_fingerprint, " PG_TS("clock_timestamp()")
+                 : "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at")
+                   ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT("pending_at")
+                   ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()")
                    " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2")
          : "SELECT scope_sha256, epoch, owner_id, owner_token, claimed_at, updated_at, coalesce(pending_epoch, 0), "
            "coalesce(pending_token, ''), coalesce(pending_at, ''), database_fingerprint, adcp_now() FROM "

@@ -20,17 +20,16 @@
 
 #include "import/internal.h"
 
-#define PG_UTC(col) ADCP_SQL_PG_INSTANT(col)
 
 static const char js_pg_select[] =
-    "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, " PG_UTC(
-        "o.period_start") ", " PG_UTC("o.period_end") ", r.finality, "
+    "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, " ADCP_SQL_PG_INSTANT(
+        "o.period_start") ", " ADCP_SQL_PG_INSTANT("o.period_end") ", r.finality, "
                                                       "coalesce(r.data->'binding'->>'sha256', ''), "
                                                       "coalesce(r.data->'binding'->>'byteCount', ''), "
                                                       "coalesce(r.data->'binding'->>'rowCount', ''), "
                                                       "coalesce(r.data->'binding'->>'algorithm', ''), "
                                                       "coalesce((r.data->'wireRevision'->'control_totals')::text, "
-                                                      "'[]'), coalesce(jsonb_typeof(r.data->'rows'), ''), " PG_UTC(
+                                                      "'[]'), coalesce(jsonb_typeof(r.data->'rows'), ''), " ADCP_SQL_PG_INSTANT(
                                                           "r.recorded_at") " "
                                                                            "FROM adcp_reporting_revisions r JOIN "
                                                                            "adcp_reporting_obligations o ON "
@@ -52,11 +51,11 @@ static const char js_lite_select[] =
 static const char js_lite_after[] = "AND (r.recorded_at > $2 OR (r.recorded_at = $2 AND r.revision_id > $3)) ";
 
 static const char py_pg_select[] =
-    "SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, h.reporting_obligation_id, 0, " PG_UTC(
-        "h.period_start") ", " PG_UTC("h.period_end") ", h.finality, h.revision_content_sha256, "
+    "SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, h.reporting_obligation_id, 0, " ADCP_SQL_PG_INSTANT(
+        "h.period_start") ", " ADCP_SQL_PG_INSTANT("h.period_end") ", h.finality, h.revision_content_sha256, "
                                                       "h.canonical_byte_count::text, h.row_count::text, "
                                                       "coalesce(h.binding_algorithm, ''), "
-                                                      "coalesce(h.control_totals::text, '[]'), 'array', " PG_UTC(
+                                                      "coalesce(h.control_totals::text, '[]'), 'array', " ADCP_SQL_PG_INSTANT(
                                                           "h.recorded_at") " FROM reporting_revisions h "
                                                                            "WHERE ($1 = '' OR h.account_id = $1) ";
 static const char py_pg_after[] = "AND (h.recorded_at, h.reporting_revision_id) > ($2::timestamptz, $3) ";

@@ -14,7 +14,6 @@
 #include "adcp/feed.h"
 #include "ledger/internal.h"
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 /* Feeds every row of the request's source to the encoder (both kinds). */
 int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
@@ -450,8 +449,8 @@ static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_comm
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
                           l->dialect == ADCP_SQL_POSTGRES
-                              ? "SELECT " PG_TS("clock_timestamp()") ", " PG_TS("(SELECT max(recorded_at) FROM "
-                                "adcp_reporting_revisions WHERE account_id = $1)") ", " PG_TS("(SELECT max(recorded_at) "
+                              ? "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) FROM "
+                                "adcp_reporting_revisions WHERE account_id = $1)") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) "
                                 "FROM adcp_reporting_revisions WHERE obligation_id = $2)")
                               : "SELECT adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
                                 "account_id = $1), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "

@@ -8,7 +8,6 @@
 
 #include "ledger/internal.h"
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 /* Column order read by adcp_ledger__header_from_row. */
 #define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE)                                                                 \
@@ -27,7 +26,7 @@
   "LEFT JOIN adcp_reporting_row_bindings b ON b.row_binding_id = s.row_binding_id "
 
 static const char HEADER_PG[] =
-    HEADER_COLS(PG_TS("r.observed_at"), PG_TS("r.recorded_at"), PG_TS("o.period_start"), PG_TS("o.period_end"));
+    HEADER_COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char HEADER_SQLITE[] = HEADER_COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
 const char *adcp_ledger__header_select(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE; }

@@ -6,7 +6,6 @@
 
 #include "ledger/internal.h"
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err) {
@@ -19,7 +18,7 @@ int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger 
                       "CASE WHEN expires_at <= %s THEN 1 ELSE 0 END FROM adcp_reporting_row_write_intents "
                       "WHERE (CAST($1 AS TEXT) IS NULL OR row_binding_id = $1) "
                       "ORDER BY expires_at, row_binding_id, row_set_id, content_sha256",
-                      pg ? PG_TS("created_at") : "created_at", pg ? PG_TS("expires_at") : "expires_at",
+                      pg ? ADCP_SQL_PG_INSTANT("created_at") : "created_at", pg ? ADCP_SQL_PG_INSTANT("expires_at") : "expires_at",
                       pg ? "jsonb_array_length(created_objects)" : "json_array_length(created_objects)",
                       adcp_ledger__now_sql(l)) ||
       adcp_buf_cstr(&sql)) {

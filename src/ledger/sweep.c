@@ -23,7 +23,6 @@
 /* How long a claimed intent is this sweeper's before another may retry it. */
 #define SWEEP_CLAIM_LEASE_S 600
 
-#define PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 typedef struct cand {
   char binding[129];
@@ -281,7 +280,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   adcp_buf_reset(&sql);
   if (adcp_buf_printf(&sql, "SELECT count(*), coalesce(%s, '') FROM adcp_reporting_row_write_intents WHERE "
                             "expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
-                      pg ? PG_TS("min(expires_at)") : "min(expires_at)", now) ||
+                      pg ? ADCP_SQL_PG_INSTANT("min(expires_at)") : "min(expires_at)", now) ||
       in_list(&sql, 2, nb, 1) || adcp_buf_cstr(&sql)) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     goto done;
@@ -346,7 +345,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   if (adcp_buf_printf(&sql, "SELECT row_binding_id, account_id, row_set_id, content_sha256, %s FROM "
                             "adcp_reporting_row_write_intents WHERE expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
                             "AND ",
-                      pg ? PG_TS("created_at") : "created_at", now) ||
+                      pg ? ADCP_SQL_PG_INSTANT("created_at") : "created_at", now) ||
       in_list(&sql, 2, nl, 0) ||
       adcp_buf_printf(&sql, " ORDER BY expires_at, row_binding_id, row_set_id, content_sha256 LIMIT %zu", limit + 1) ||
       adcp_buf_cstr(&sql)) {

@@ -120,8 +120,8 @@ int adcp_retention_hold_list(adcp_retention_hold **out, size_t *count, adcp_ledg
   adcp_sql_param p = account_id ? adcp_sql_text(account_id) : adcp_sql_null();
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, c,
-                      pg ? "SELECT hold_id, account_id, coalesce(obligation_id, ''), reason, " RET_PG_TS("created_at")
-                           ", coalesce(" RET_PG_TS("expires_at") ", ''), (expires_at IS NULL OR expires_at > "
+                      pg ? "SELECT hold_id, account_id, coalesce(obligation_id, ''), reason, " ADCP_SQL_PG_INSTANT("created_at")
+                           ", coalesce(" ADCP_SQL_PG_INSTANT("expires_at") ", ''), (expires_at IS NULL OR expires_at > "
                            "clock_timestamp()) FROM adcp_reporting_retention_holds WHERE (CAST($1 AS TEXT) IS NULL OR "
                            "account_id = $1) ORDER BY hold_id"
                          : "SELECT hold_id, account_id, coalesce(obligation_id, ''), reason, created_at, "

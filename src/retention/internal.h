@@ -7,7 +7,6 @@
 
 #include "adcp/retention.h"
 
-#define RET_PG_TS(x) ADCP_SQL_PG_INSTANT(x)
 
 /* Parameters of every classification query: $1 now, $2 cutoff (now - W),
  * $3 hold cutoff (now - max_feed_hold_days), $4 account filter (NULL = all),

@@ -53,7 +53,7 @@ static int next_eligible(adcp_retention_status *out, const rpass *rp, adcp_error
   adcp_buf_init(&sql);
   int rc = adcp_retention__sql(&sql, rp,
                 rp->pg ? "SELECT (SELECT count(*) FROM adcp_reporting_obligations o WHERE " RET_NO_TOMB " AND " RET_ACCOUNT
-                         "), (SELECT o.obligation_id || ' ' || " RET_PG_TS(ANCHOR_PG) " FROM adcp_reporting_obligations o "
+                         "), (SELECT o.obligation_id || ' ' || " ADCP_SQL_PG_INSTANT(ANCHOR_PG) " FROM adcp_reporting_obligations o "
                          "WHERE " RET_NO_TOMB " AND " RET_ACCOUNT " AND NOT (" RET_AGE ") ORDER BY " ANCHOR_PG
                          ", o.obligation_id LIMIT 1) FROM (SELECT $1@TS AS n, $3@TS AS d) z"
                        : "SELECT (SELECT count(*) FROM adcp_reporting_obligations o WHERE " RET_NO_TOMB " AND " RET_ACCOUNT
@@ -132,8 +132,8 @@ int adcp_retention_list_stalled(adcp_retention_stalled **out, size_t *count, adc
   adcp_sql_rows *r;
   int rc = adcp_sql_query(
       &r, c,
-      pg ? "SELECT obligation_id, account_id, operation, failures, " RET_PG_TS("first_failed_at") ", " RET_PG_TS(
-               "last_failed_at") ", " RET_PG_TS("next_attempt_at") ", last_cause FROM "
+      pg ? "SELECT obligation_id, account_id, operation, failures, " ADCP_SQL_PG_INSTANT("first_failed_at") ", " ADCP_SQL_PG_INSTANT(
+               "last_failed_at") ", " ADCP_SQL_PG_INSTANT("next_attempt_at") ", last_cause FROM "
            "adcp_reporting_retention_attempts WHERE first_failed_at <= clock_timestamp() - make_interval(secs => "
            "$1::bigint) ORDER BY first_failed_at, obligation_id, operation"
          : "SELECT obligation_id, account_id, operation, failures, first_failed_at, last_failed_at, next_attempt_at, "

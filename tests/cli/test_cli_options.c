@@ -227,6 +227,7 @@ static void converted_command_refusals(void **state) {
       {"stage --account A --key k in.json", "needs --ordinal N"},
       {"stage --account A --key exec-key:1 --ordinal 100000 in.json", "--ordinal must be an integer 0-99999"},
       {"staged read ref gen", "needs --account A"},
+      {"fence take-over --acknowledge-previous-owner-gone", "needs --binding ID"},
       {"staged read --account A ref", "needs OBJECT_REF GENERATION"},
       {"seal put --account A --key k in.json", "needs --ref REF"},
       {"seal get --account A --key k a b", "unexpected argument 'b'"},
