@@ -76,9 +76,15 @@ static double commit_one(adcp_ledger *l, const char *account, const char *ob, co
                          uint64_t salt) {
   adcp_error err = {0};
   gen g = {rows, 0, salt, ""};
-  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = account, .obligation_id = ob, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                            .account_id = account,
+                            .obligation_id = ob,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   double t0 = now(), c0 = cpu();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
@@ -106,20 +112,22 @@ static void bulk_log(adcp_sql_conn *c, const char *account, uint64_t n, adcp_mer
    * full batch always has the same text, so it is prepared once). */
   enum { BATCH = 150 }; /* 750 parameters: under every engine's limit */
   adcp_sql_param *p = calloc(BATCH * 5, sizeof *p);
-  char (*e)[65] = calloc(BATCH, 65), (*h)[65] = calloc(BATCH, 65), (*id)[40] = calloc(BATCH, 40);
+  char(*e)[65] = calloc(BATCH, 65), (*h)[65] = calloc(BATCH, 65), (*id)[40] = calloc(BATCH, 40);
   for (uint64_t i = 0; i < n; i += BATCH) {
     uint64_t m = n - i < BATCH ? n - i : BATCH;
     adcp_buf_reset(&b);
-    adcp_buf_append_str(&b, "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
-                            "entry_profile, entry_sha256, leaf_hash) VALUES ");
+    adcp_buf_append_str(&b,
+                        "INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, entry_kind, entry_id, "
+                        "entry_profile, entry_sha256, leaf_hash) VALUES ");
     for (uint64_t j = 0; j < m; j++) {
       adcp_hex_encode(e[j], entries[i + j], 32);
       adcp_hex_encode(h[j], leaves[i + j], 32);
       snprintf(id[j], 40, "bench_%" PRIu64, i + j);
       p[5 * j] = adcp_sql_text(account), p[5 * j + 1] = adcp_sql_int64((int64_t)(i + j));
       p[5 * j + 2] = adcp_sql_text(id[j]), p[5 * j + 3] = adcp_sql_text(e[j]), p[5 * j + 4] = adcp_sql_text(h[j]);
-      adcp_buf_printf(&b, "%s($%" PRIu64 ", $%" PRIu64 ", 'revision', $%" PRIu64 ", 'adcp-header-v1', $%" PRIu64
-                      ", $%" PRIu64 ")", j ? "," : "", 5 * j + 1, 5 * j + 2, 5 * j + 3, 5 * j + 4, 5 * j + 5);
+      adcp_buf_printf(
+          &b, "%s($%" PRIu64 ", $%" PRIu64 ", 'revision', $%" PRIu64 ", 'adcp-header-v1', $%" PRIu64 ", $%" PRIu64 ")",
+          j ? "," : "", 5 * j + 1, 5 * j + 2, 5 * j + 3, 5 * j + 4, 5 * j + 5);
     }
     adcp_buf_cstr(&b);
     if (adcp_sql_exec(c, (const char *)b.data, p, (size_t)(5 * m), &err)) die("bulk leaves", &err);
@@ -226,13 +234,14 @@ int main(int argc, char **argv) {
   double mon = 0, moff = 0;
   for (int i = 0; i < ncommits; i++) mon += on[i], moff += off[i];
   mon /= ncommits, moff /= ncommits;
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_log\",\"rows\":1000,\"commits_each\":%d,\"with_log_ms_median\":%.3f,"
-         "\"without_log_ms_median\":%.3f,\"with_log_ms_mean\":%.3f,\"without_log_ms_mean\":%.3f,\"added_median\":%.4f,"
-         "\"added_mean\":%.4f,\"with_log_cpu_ms_median\":%.3f,\"without_log_cpu_ms_median\":%.3f,\"added_cpu_median\":%.4f,"
-         "\"append_ms_median\":%.3f,\"append_share_of_commit\":%.4f}\n",
-         engine, ncommits, on[ncommits / 2] * 1e3, off[ncommits / 2] * 1e3, mon * 1e3, moff * 1e3,
-         on[ncommits / 2] / off[ncommits / 2] - 1, mon / moff - 1, con[ncommits / 2] * 1e3, coff[ncommits / 2] * 1e3,
-         con[ncommits / 2] / coff[ncommits / 2] - 1, app[ncommits / 2] * 1e3, app[ncommits / 2] / off[ncommits / 2]);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_log\",\"rows\":1000,\"commits_each\":%d,\"with_log_ms_median\":%.3f,"
+      "\"without_log_ms_median\":%.3f,\"with_log_ms_mean\":%.3f,\"without_log_ms_mean\":%.3f,\"added_median\":%.4f,"
+      "\"added_mean\":%.4f,\"with_log_cpu_ms_median\":%.3f,\"without_log_cpu_ms_median\":%.3f,\"added_cpu_median\":%.4f,"
+      "\"append_ms_median\":%.3f,\"append_share_of_commit\":%.4f}\n",
+      engine, ncommits, on[ncommits / 2] * 1e3, off[ncommits / 2] * 1e3, mon * 1e3, moff * 1e3,
+      on[ncommits / 2] / off[ncommits / 2] - 1, mon / moff - 1, con[ncommits / 2] * 1e3, coff[ncommits / 2] * 1e3,
+      con[ncommits / 2] / coff[ncommits / 2] - 1, app[ncommits / 2] * 1e3, app[ncommits / 2] / off[ncommits / 2]);
   fflush(stdout);
 
   /* 2. checkpoint over N leaves. */
@@ -255,7 +264,8 @@ int main(int argc, char **argv) {
   char hx[65];
   if (adcp_merkle_root(root, nleaves, adcp_merkle_mem_subtree, &mem, &err)) die("root", &err);
   adcp_hex_encode(hx, root, 32);
-  printf("{\"engine\":\"%s\",\"measure\":\"checkpoint\",\"leaves\":%" PRIu64 ",\"seconds\":%.6f,\"bulk_load_s\":%.2f,"
+  printf("{\"engine\":\"%s\",\"measure\":\"checkpoint\",\"leaves\":%" PRIu64
+         ",\"seconds\":%.6f,\"bulk_load_s\":%.2f,"
          "\"root_matches_memory_tree\":%s}\n",
          engine, nleaves, best, load, strcmp(hx, cp.root_hash) ? "false" : "true");
   fflush(stdout);
@@ -272,7 +282,8 @@ int main(int argc, char **argv) {
   t0 = now();
   for (int i = 0; i < 10000; i++) ok += adcp_merkle_verify_inclusion(idx, nleaves, mem.levels[0][idx], path, np, root);
   double tver = (now() - t0) / 10000;
-  printf("{\"engine\":\"%s\",\"measure\":\"inclusion_proof\",\"leaves\":%" PRIu64 ",\"path_entries\":%zu,"
+  printf("{\"engine\":\"%s\",\"measure\":\"inclusion_proof\",\"leaves\":%" PRIu64
+         ",\"path_entries\":%zu,"
          "\"path_bytes\":%zu,\"build_ms\":%.3f,\"verify_us\":%.2f,\"verified\":%s}\n",
          engine, nleaves, np, np * 32, tbuild * 1e3, tver * 1e6, ok == 10000 ? "true" : "false");
   fflush(stdout);
@@ -295,8 +306,8 @@ int main(int argc, char **argv) {
    * adds its signature check, a root and a consistency proof. */
   adcp_audit_report rep;
   for (int outside = 0; outside <= 1; outside++) {
-    adcp_audit_options ao = {ADCP_AUDIT_OPTIONS_VERSION,      hacct, &keys, outside ? &hcp : NULL, (size_t)outside, 0, NULL, NULL, 30,
-                             NULL, 0};
+    adcp_audit_options ao = {
+        ADCP_AUDIT_OPTIONS_VERSION, hacct, &keys, outside ? &hcp : NULL, (size_t)outside, 0, NULL, NULL, 30, NULL, 0};
     double abest = 1e9, acpu = 1e9;
     for (int r = 0; r < 3; r++) {
       t0 = now();
@@ -309,8 +320,8 @@ int main(int argc, char **argv) {
     printf("{\"engine\":\"%s\",\"measure\":\"audit\",\"outside_checkpoints\":%d,\"mode\":%d,\"headers\":%" PRIu64
            ",\"seconds\":%.4f,\"headers_per_s\":%.0f,\"client_cpu_s\":%.4f,\"headers_per_cpu_s\":%.0f,\"findings\":%" PRIu64
            ",\"commit_s\":%.1f}\n",
-           engine, outside, rep.mode, rep.headers, abest, (double)rep.headers / abest, acpu,
-           (double)rep.headers / acpu, rep.findings, tcommits);
+           engine, outside, rep.mode, rep.headers, abest, (double)rep.headers / abest, acpu, (double)rep.headers / acpu,
+           rep.findings, tcommits);
     fflush(stdout);
   }
 
@@ -325,7 +336,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++)
     if (adcp_audit_verify_proof(&info, (const char *)proof.data, proof.len, &keys, NULL, 0, &err)) die("verify", &err);
   double tv = (now() - t0) / n;
-  printf("{\"engine\":\"%s\",\"measure\":\"proof_document\",\"tree_size\":%" PRIu64 ",\"bytes\":%zu,"
+  printf("{\"engine\":\"%s\",\"measure\":\"proof_document\",\"tree_size\":%" PRIu64
+         ",\"bytes\":%zu,"
          "\"verify_us\":%.1f}\n",
          engine, info.tree_size, proof.len, tv * 1e6);
   adcp_buf_free(&proof);

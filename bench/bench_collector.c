@@ -106,7 +106,16 @@ int main(int argc, char **argv) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&p, root, &po, &err)) die("provider", &err);
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   "fs1",
+                                   "filesystem",
+                                   loc,
+                                   1,
+                                   "rows",
+                                   NULL,
+                                   ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL,
+                                   p};
   if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, "fs1", &err)) die("binding", &err);
   char ns[65];
   if (adcp_ledger_collector_namespace_key(ns, l, &err)) die("namespace", &err);
@@ -122,10 +131,16 @@ int main(int argc, char **argv) {
   }
   /* One real commit: the obligation and a row set the bulk rows copy. */
   int given = 0;
-  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct", .obligation_id = "ob", .revision_id = "seed",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .binding_id = "fs1",
-                            .next_row = one_row, .row_ctx = &given};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                            .account_id = "acct",
+                            .obligation_id = "ob",
+                            .revision_id = "seed",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .binding_id = "fs1",
+                            .next_row = one_row,
+                            .row_ctx = &given};
   adcp_commit_result res;
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("seed commit", &err);
   adcp_commit_result_free(&res);
@@ -178,8 +193,7 @@ int main(int argc, char **argv) {
   long listed = 0;
   double list_s = bare_list(p, prefix, &listed);
   /* The dry-run pass: list + E2/E3/E4 per page. */
-  adcp_collector_options o = {.version = ADCP_COLLECTOR_OPTIONS_VERSION, .dry_run = 1,
-                              .page_cap = (size_t)(n / 1000 + 10)};
+  adcp_collector_options o = {.version = ADCP_COLLECTOR_OPTIONS_VERSION, .dry_run = 1, .page_cap = (size_t)(n / 1000 + 10)};
   adcp_collector_report rep;
   t0 = now_s();
   double c0 = cpu_s();
@@ -203,18 +217,19 @@ int main(int argc, char **argv) {
   adcp_collector_report_free(&rep);
 
   double checked_per_s = (double)dry.listed / dry_s, list_per_s = (double)listed / list_s;
-  printf("{\"engine\":\"sqlite\",\"objects\":%ld,\"orphans\":%ld,\"setup_s\":%.1f,\"list_only_per_s\":%.0f,"
-         "\"dry_listed\":%llu,\"dry_candidates\":%llu,\"dry_referenced\":%llu,\"dry_s\":%.2f,"
-         "\"listed_checked_per_s\":%.0f,\"ratio_to_list_only\":%.3f,\"db_us_per_listed\":%.2f,"
-         "\"delete_pass_s\":%.2f,\"deleted\":%llu,\"delete_pass_listed_per_s\":%.0f,\"status\":\"%s\","
-         "\"rss_kb_after_setup\":%ld,\"rss_kb_peak_after_dry\":%ld,\"rss_kb_peak\":%ld,"
-         "\"dry_cpu_s\":%.2f,\"listed_checked_per_cpu_s\":%.0f,\"list_only_per_cpu_s\":%.0f,"
-         "\"db_cpu_us_per_listed\":%.2f}\n",
-         n, n / 100, setup_s, list_per_s, (unsigned long long)dry.listed, (unsigned long long)dry.candidates,
-         (unsigned long long)dry.skipped_referenced, dry_s, checked_per_s, checked_per_s / list_per_s,
-         (dry_s - list_s) * 1e6 / (double)(dry.listed ? dry.listed : 1), del_s, (unsigned long long)del.deleted,
-         (double)del.listed / del_s, status, rss_setup, rss_dry, rss_kb(), dry_cpu, (double)dry.listed / dry_cpu,
-         (double)listed / g_list_cpu, (dry_cpu - g_list_cpu) * 1e6 / (double)(dry.listed ? dry.listed : 1));
+  printf(
+      "{\"engine\":\"sqlite\",\"objects\":%ld,\"orphans\":%ld,\"setup_s\":%.1f,\"list_only_per_s\":%.0f,"
+      "\"dry_listed\":%llu,\"dry_candidates\":%llu,\"dry_referenced\":%llu,\"dry_s\":%.2f,"
+      "\"listed_checked_per_s\":%.0f,\"ratio_to_list_only\":%.3f,\"db_us_per_listed\":%.2f,"
+      "\"delete_pass_s\":%.2f,\"deleted\":%llu,\"delete_pass_listed_per_s\":%.0f,\"status\":\"%s\","
+      "\"rss_kb_after_setup\":%ld,\"rss_kb_peak_after_dry\":%ld,\"rss_kb_peak\":%ld,"
+      "\"dry_cpu_s\":%.2f,\"listed_checked_per_cpu_s\":%.0f,\"list_only_per_cpu_s\":%.0f,"
+      "\"db_cpu_us_per_listed\":%.2f}\n",
+      n, n / 100, setup_s, list_per_s, (unsigned long long)dry.listed, (unsigned long long)dry.candidates,
+      (unsigned long long)dry.skipped_referenced, dry_s, checked_per_s, checked_per_s / list_per_s,
+      (dry_s - list_s) * 1e6 / (double)(dry.listed ? dry.listed : 1), del_s, (unsigned long long)del.deleted,
+      (double)del.listed / del_s, status, rss_setup, rss_dry, rss_kb(), dry_cpu, (double)dry.listed / dry_cpu,
+      (double)listed / g_list_cpu, (dry_cpu - g_list_cpu) * 1e6 / (double)(dry.listed ? dry.listed : 1));
   adcp_ledger_close(l);
   adcp_object_provider_free(p);
   adcp_storage_close(s);

@@ -58,8 +58,8 @@ typedef struct cfg {
   long rows, spread;
   uint64_t object_min;
   double page_hz;
-  int route_rows;          /* 1: choose the binding from the row count (no spool) */
-  double row_bytes;        /* mean canonical bytes of a pool row */
+  int route_rows;   /* 1: choose the binding from the row count (no spool) */
+  double row_bytes; /* mean canonical bytes of a pool row */
   /* pool */
   const char *data;
   size_t *off, *len, n;
@@ -169,8 +169,8 @@ static void session_open(session *x, cfg *c, int with_ledger) {
   adcp_fs_provider_options po = {"bench", c->prefix, 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&x->p, c->root, &po, &err)) die("fs provider", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, c->bid, "filesystem", loc, 1, c->prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, x->p};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, c->bid, "filesystem", loc, 1, c->prefix, NULL,
+                                   ADCP_OBJECT_COMPRESSION_NONE,       NULL,   x->p};
   if (adcp_ledger_configure_binding(x->l, &bc, &err)) die("binding", &err);
   adcp_ledger_set_binding_selector(x->l, select_binding, c);
 }
@@ -199,7 +199,8 @@ static int ready_w = -1, go_r = -1, done_r = -1;
 static void wait_for_start(void) {
   char b = 1;
   if (write(ready_w, &b, 1) != 1) _exit(1);
-  while (read(go_r, &b, 1) < 0 && errno == EINTR) {}
+  while (read(go_r, &b, 1) < 0 && errno == EINTR) {
+  }
 }
 
 static int load_done(void) {
@@ -228,9 +229,15 @@ static void run_writer(cfg *c, int w) {
       char acct[32], ob[64], rev[96];
       names(c, o, acct, ob);
       snprintf(rev, sizeof rev, "rev_day_%s_%03d_%02d", c->run, o, p);
-      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = ob, .revision_id = rev,
-                                .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
-                                .period_end = "2026-10-02", .next_row = next_row, .row_ctx = &r};
+      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                                .account_id = acct,
+                                .obligation_id = ob,
+                                .revision_id = rev,
+                                .finality = ADCP_FINALITY_SNAPSHOT,
+                                .period_start = "2026-10-01",
+                                .period_end = "2026-10-02",
+                                .next_row = next_row,
+                                .row_ctx = &r};
       if (c->route_rows)
         req.binding_id = (double)r.n * c->row_bytes >= (double)c->object_min ? c->bid : ADCP_LEDGER_POSTGRES_BINDING;
       adcp_commit_result res;
@@ -251,12 +258,13 @@ static void run_writer(cfg *c, int w) {
   double dt = now() - t0;
   double p50 = pct(lat, nlat, 50), p99 = pct(lat, nlat, 99);
   session_close(&x);
-  printf("{\"role\":\"writer\",\"id\":%d,\"commits\":%llu,\"header_only\":%llu,\"object_kind\":%llu,"
-         "\"postgres_kind\":%llu,\"rows\":%llu,\"canonical_bytes\":%llu,\"new_bytes\":%llu,\"seconds\":%.3f,"
-         "\"commit_p50_ms\":%.2f,\"commit_p99_ms\":%.2f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
-         w, (unsigned long long)commits, (unsigned long long)shared, (unsigned long long)object,
-         (unsigned long long)pg, (unsigned long long)rows, (unsigned long long)bytes, (unsigned long long)new_bytes,
-         dt, p50 * 1e3, p99 * 1e3, cpu_s(), maxrss_kb());
+  printf(
+      "{\"role\":\"writer\",\"id\":%d,\"commits\":%llu,\"header_only\":%llu,\"object_kind\":%llu,"
+      "\"postgres_kind\":%llu,\"rows\":%llu,\"canonical_bytes\":%llu,\"new_bytes\":%llu,\"seconds\":%.3f,"
+      "\"commit_p50_ms\":%.2f,\"commit_p99_ms\":%.2f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
+      w, (unsigned long long)commits, (unsigned long long)shared, (unsigned long long)object, (unsigned long long)pg,
+      (unsigned long long)rows, (unsigned long long)bytes, (unsigned long long)new_bytes, dt, p50 * 1e3, p99 * 1e3,
+      cpu_s(), maxrss_kb());
   free(version), free(lat);
 }
 
@@ -313,10 +321,11 @@ static void run_follower(cfg *c, char *cursor) {
   double p50 = pct(lag, nlag, 50), p99 = pct(lag, nlag, 99), mx = nlag ? lag[nlag - 1] : 0;
   adcp_feed_consumer_drop(conn, name, &err);
   session_close(&x);
-  printf("{\"role\":\"feed\",\"changes\":%llu,\"polls\":%llu,\"empty_polls\":%llu,\"lag_p50_ms\":%.1f,"
-         "\"lag_p99_ms\":%.1f,\"lag_max_ms\":%.1f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
-         (unsigned long long)changes, (unsigned long long)polls, (unsigned long long)empty, p50 * 1e3, p99 * 1e3,
-         mx * 1e3, cpu_s(), maxrss_kb());
+  printf(
+      "{\"role\":\"feed\",\"changes\":%llu,\"polls\":%llu,\"empty_polls\":%llu,\"lag_p50_ms\":%.1f,"
+      "\"lag_p99_ms\":%.1f,\"lag_max_ms\":%.1f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
+      (unsigned long long)changes, (unsigned long long)polls, (unsigned long long)empty, p50 * 1e3, p99 * 1e3, mx * 1e3,
+      cpu_s(), maxrss_kb());
   free(lag), free(cursor);
 }
 
@@ -359,9 +368,10 @@ static void run_sampler(cfg *c) {
   adcp_ledger_page_free(&page);
   double p50 = pct(lat, n, 50), p99 = pct(lat, n, 99), mx = n ? lat[n - 1] : 0;
   session_close(&x);
-  printf("{\"role\":\"pages\",\"reads\":%zu,\"not_yet_committed\":%llu,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
-         "\"max_ms\":%.2f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
-         n, (unsigned long long)misses, p50 * 1e3, p99 * 1e3, mx * 1e3, cpu_s(), maxrss_kb());
+  printf(
+      "{\"role\":\"pages\",\"reads\":%zu,\"not_yet_committed\":%llu,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
+      "\"max_ms\":%.2f,\"cpu_s\":%.2f,\"max_rss_kb\":%ld}\n",
+      n, (unsigned long long)misses, p50 * 1e3, p99 * 1e3, mx * 1e3, cpu_s(), maxrss_kb());
   free(lat);
 }
 
@@ -419,7 +429,8 @@ static void load_pool(cfg *c) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
     if (n) {
-      if (c->n == cap) cap *= 2, c->off = realloc(c->off, cap * sizeof *c->off), c->len = realloc(c->len, cap * sizeof *c->len);
+      if (c->n == cap)
+        cap *= 2, c->off = realloc(c->off, cap * sizeof *c->off), c->len = realloc(c->len, cap * sizeof *c->len);
       c->off[c->n] = (size_t)(p - d), c->len[c->n++] = n;
     }
     p += n + 1;
@@ -452,8 +463,8 @@ int main(int argc, char **argv) {
   c.route_rows = route && !strcmp(route, "rows");
   {
     adcp_error err = {0};
-    adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_pool", NULL, ADCP_BINDING_RFC8785_JCS_V1,
-                                    NULL, NULL};
+    adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_pool", NULL,
+                                    ADCP_BINDING_RFC8785_JCS_V1,       NULL,        NULL};
     adcp_rows_encoder *enc;
     adcp_rows_result res;
     if (adcp_rows_encoder_new(&enc, &eo, &err)) die("encoder", &err);
@@ -530,15 +541,15 @@ int main(int argc, char **argv) {
   double real = TENTH_OF_DAY_S * c.pulses / PULSES_PER_DAY * c.obligations / 200.0;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t revisions = (uint64_t)c.obligations * (uint64_t)c.pulses;
-  printf("{\"measure\":\"day\",\"obligations\":%d,\"pulses\":%d,\"writers\":%d,\"revisions\":%llu,"
-         "\"pool_rows\":%zu,\"pool_row_bytes\":%.1f,\"route\":\"%s\",\"object_min_bytes\":%llu,\"wall_s\":%.2f,\"wall_until_feed_caught_up_s\":%.2f,"
-         "\"real_time_s\":%.0f,\"x_real_time\":%.1f,\"commits_per_s\":%.1f,\"client_cpu_s\":%.1f,"
-         "\"server_cpu_s\":%.1f,\"machine_cores\":%ld,\"cores_full_day_from_wall\":%.3f,"
-         "\"cores_full_day_from_cpu\":%.3f}\n",
-         c.obligations, c.pulses, c.writers, (unsigned long long)revisions, c.n, c.row_bytes,
-         c.route_rows ? "rows" : "selector", (unsigned long long)c.object_min,
-         wall, wall_feed, real, real / wall, (double)revisions / wall, client, srv, cores, (double)cores * wall / real,
-         (client + srv) / real);
+  printf(
+      "{\"measure\":\"day\",\"obligations\":%d,\"pulses\":%d,\"writers\":%d,\"revisions\":%llu,"
+      "\"pool_rows\":%zu,\"pool_row_bytes\":%.1f,\"route\":\"%s\",\"object_min_bytes\":%llu,\"wall_s\":%.2f,\"wall_until_feed_caught_up_s\":%.2f,"
+      "\"real_time_s\":%.0f,\"x_real_time\":%.1f,\"commits_per_s\":%.1f,\"client_cpu_s\":%.1f,"
+      "\"server_cpu_s\":%.1f,\"machine_cores\":%ld,\"cores_full_day_from_wall\":%.3f,"
+      "\"cores_full_day_from_cpu\":%.3f}\n",
+      c.obligations, c.pulses, c.writers, (unsigned long long)revisions, c.n, c.row_bytes,
+      c.route_rows ? "rows" : "selector", (unsigned long long)c.object_min, wall, wall_feed, real, real / wall,
+      (double)revisions / wall, client, srv, cores, (double)cores * wall / real, (client + srv) / real);
   free(pids), free(head), free(c.off), free(c.len), free((void *)c.data);
   return 0;
 }

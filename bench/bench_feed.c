@@ -155,9 +155,15 @@ static void commit_cost(adcp_sql_conn *c, const char *engine, int new_obligation
     else snprintf(obl, sizeof obl, "obl_steady_%d", i % 10);
     snprintf(rev, sizeof rev, "rev_%s_%d", new_obligations ? "new" : "steady", i);
     gen g = {.n = 1000, .salt = i};
-    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_commit", .obligation_id = obl, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                              .period_end = "2026-10-02T00:00:00Z", .next_row = gen_row, .row_ctx = &g};
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                              .account_id = "acct_commit",
+                              .obligation_id = obl,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01T00:00:00Z",
+                              .period_end = "2026-10-02T00:00:00Z",
+                              .next_row = gen_row,
+                              .row_ctx = &g};
     adcp_commit_result r;
     double t = now();
     if (adcp_ledger_commit_revision(&r, l, &req, &err)) die("commit", &err);
@@ -168,9 +174,10 @@ static void commit_cost(adcp_sql_conn *c, const char *engine, int new_obligation
     else off[(i - WARM) / 2] = t;
   }
   double p_on = pct(on, N, 0.5), p_off = pct(off, N, 0.5);
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_1000_rows_p50_%s\",\"with_feed_ms\":%.3f,\"without_feed_ms\":%.3f,"
-         "\"added_pct\":%.2f,\"commits_each\":%d}\n",
-         engine, new_obligations ? "new_obligation" : "existing_obligation", p_on, p_off, (p_on / p_off - 1) * 100, N);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_1000_rows_p50_%s\",\"with_feed_ms\":%.3f,\"without_feed_ms\":%.3f,"
+      "\"added_pct\":%.2f,\"commits_each\":%d}\n",
+      engine, new_obligations ? "new_obligation" : "existing_obligation", p_on, p_off, (p_on / p_off - 1) * 100, N);
   adcp_ledger_close(l);
 }
 

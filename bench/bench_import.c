@@ -58,8 +58,12 @@ int main(int argc, char **argv) {
   size_t applied;
   if (adcp_storage_migrate(&applied, st, NULL, &err)) die("migrate", &err);
   const char *engine = adcp_storage_dialect(st) == ADCP_SQL_POSTGRES ? "postgres" : "sqlite";
-  lb_spec s = {.source = ADCP_IMPORT_PY_INLINE, .revisions = (rows + per - 1) / per, .rows_per_revision = per,
-               .revisions_per_obligation = 10, .accounts = 4, .pad = 40};
+  lb_spec s = {.source = ADCP_IMPORT_PY_INLINE,
+               .revisions = (rows + per - 1) / per,
+               .rows_per_revision = per,
+               .revisions_per_obligation = 10,
+               .accounts = 4,
+               .pad = 40};
   double t = now_s();
   if (lb_build(adcp_storage_sql(st), &s, &err)) die("build the legacy table", &err);
   fprintf(stderr, "bench_import: %s legacy table of %llu rows built in %.1f s\n", engine,
@@ -82,9 +86,17 @@ int main(int argc, char **argv) {
     snprintf(ps, sizeof ps, "2027-%02d-%02dT00:00:00Z", (int)(1 + (o / 28) % 12), (int)(1 + o % 28));
     snprintf(pe, sizeof pe, "2027-%02d-%02dT23:59:59Z", (int)(1 + (o / 28) % 12), (int)(1 + o % 28));
     x.i = i, x.j = 0;
-    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = obl, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = ps, .period_end = pe,
-                              .configuration_id = obl, .totals = &totals, .next_row = next_row, .row_ctx = &x,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                              .account_id = acct,
+                              .obligation_id = obl,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = ps,
+                              .period_end = pe,
+                              .configuration_id = obl,
+                              .totals = &totals,
+                              .next_row = next_row,
+                              .row_ctx = &x,
                               .binding_id = ADCP_LEDGER_POSTGRES_BINDING};
     adcp_commit_result res;
     if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
@@ -98,7 +110,8 @@ int main(int argc, char **argv) {
   /* (b) The import of the legacy table, from a second connection. */
   adcp_sql_conn *srcc;
   if (adcp_storage_connect(&srcc, st, &err)) die("connect", &err);
-  adcp_import_options o = {.version = ADCP_IMPORT_OPTIONS_VERSION, .source = ADCP_IMPORT_PY_INLINE, .batch = 100, .source_ref = "bench"};
+  adcp_import_options o = {
+      .version = ADCP_IMPORT_OPTIONS_VERSION, .source = ADCP_IMPORT_PY_INLINE, .batch = 100, .source_ref = "bench"};
   adcp_import_report r;
   t = now_s();
   if (adcp_import_run(&r, l, srcc, &o, &err)) die("import", &err);
@@ -112,12 +125,14 @@ int main(int argc, char **argv) {
   uint64_t n = s.revisions * per;
   double crps = (double)n / commit_s, cmbs = (double)commit_bytes / commit_s / 1e6;
   double irps = (double)r.rows / import_s, imbs = (double)r.bytes / import_s / 1e6;
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_reference\",\"rows\":%llu,\"revisions\":%llu,\"seconds\":%.3f,"
-         "\"rows_per_s\":%.0f,\"mb_per_s\":%.2f}\n",
-         engine, (unsigned long long)n, (unsigned long long)s.revisions, commit_s, crps, cmbs);
-  printf("{\"engine\":\"%s\",\"measure\":\"import_py_inline\",\"rows\":%llu,\"revisions\":%llu,\"seconds\":%.3f,"
-         "\"rows_per_s\":%.0f,\"mb_per_s\":%.2f,\"ratio_to_commit\":%.3f}\n",
-         engine, (unsigned long long)r.rows, (unsigned long long)r.migrated, import_s, irps, imbs, irps / crps);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_reference\",\"rows\":%llu,\"revisions\":%llu,\"seconds\":%.3f,"
+      "\"rows_per_s\":%.0f,\"mb_per_s\":%.2f}\n",
+      engine, (unsigned long long)n, (unsigned long long)s.revisions, commit_s, crps, cmbs);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"import_py_inline\",\"rows\":%llu,\"revisions\":%llu,\"seconds\":%.3f,"
+      "\"rows_per_s\":%.0f,\"mb_per_s\":%.2f,\"ratio_to_commit\":%.3f}\n",
+      engine, (unsigned long long)r.rows, (unsigned long long)r.migrated, import_s, irps, imbs, irps / crps);
   fflush(stdout);
   adcp_storage_close(st);
   return 0;

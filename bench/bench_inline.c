@@ -48,9 +48,11 @@ static void run_size(adcp_storage *s, adcp_inline_store *st, size_t size, int n,
   double *lat = calloc((size_t)n, sizeof *lat);
   uint64_t salt = (uint64_t)time(NULL) << 20;
   /* raw insert first, so both see the same warm-up state of the server */
-  if (adcp_sql_exec_script(c, pg ? "CREATE TABLE IF NOT EXISTS bench_raw_inline (id BIGINT PRIMARY KEY, payload BYTEA NOT NULL)"
-                                 : "CREATE TABLE IF NOT EXISTS bench_raw_inline (id INTEGER PRIMARY KEY, payload BLOB NOT NULL)",
-                           &err))
+  if (adcp_sql_exec_script(
+          c,
+          pg ? "CREATE TABLE IF NOT EXISTS bench_raw_inline (id BIGINT PRIMARY KEY, payload BYTEA NOT NULL)"
+             : "CREATE TABLE IF NOT EXISTS bench_raw_inline (id INTEGER PRIMARY KEY, payload BLOB NOT NULL)",
+          &err))
     die("raw table", &err);
   adcp_sql_exec_script(c, "DELETE FROM bench_raw_inline", &err);
   double t0 = now();
@@ -70,7 +72,8 @@ static void run_size(adcp_storage *s, adcp_inline_store *st, size_t size, int n,
     double g0 = now();
     fill(p, size, salt + (uint64_t)i + 7777777);
     gen += now() - g0;
-    if (adcp_inline_stage(&refs[i], st, "bench-account", "bench-exec-key", i % 100000, p, size, &err)) die("stage", &err);
+    if (adcp_inline_stage(&refs[i], st, "bench-account", "bench-exec-key", i % 100000, p, size, &err))
+      die("stage", &err);
   }
   double stage = now() - t0 - gen;
   raw -= gen; /* same generator cost in the raw loop */
@@ -83,10 +86,14 @@ static void run_size(adcp_storage *s, adcp_inline_store *st, size_t size, int n,
   }
   qsort(lat, (size_t)n, sizeof *lat, cmp_d);
   double mb = (double)size * n / 1e6;
-  printf("{\"engine\":\"%s\",\"payload_bytes\":%zu,\"objects\":%d,\"measure\":\"stage\",\"mb_per_s\":%.1f,"
-         "\"objects_per_s\":%.0f}\n", engine, size, n, mb / stage, n / stage);
-  printf("{\"engine\":\"%s\",\"payload_bytes\":%zu,\"objects\":%d,\"measure\":\"raw_insert\",\"mb_per_s\":%.1f,"
-         "\"objects_per_s\":%.0f}\n", engine, size, n, mb / raw, n / raw);
+  printf(
+      "{\"engine\":\"%s\",\"payload_bytes\":%zu,\"objects\":%d,\"measure\":\"stage\",\"mb_per_s\":%.1f,"
+      "\"objects_per_s\":%.0f}\n",
+      engine, size, n, mb / stage, n / stage);
+  printf(
+      "{\"engine\":\"%s\",\"payload_bytes\":%zu,\"objects\":%d,\"measure\":\"raw_insert\",\"mb_per_s\":%.1f,"
+      "\"objects_per_s\":%.0f}\n",
+      engine, size, n, mb / raw, n / raw);
   printf("{\"engine\":\"%s\",\"payload_bytes\":%zu,\"objects\":%d,\"measure\":\"read\",\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
          engine, size, n, lat[n / 2] * 1e3, lat[(size_t)((n - 1) * 0.99)] * 1e3);
   printf("{\"engine\":\"%s\",\"payload_bytes\":%zu,\"measure\":\"stage_vs_raw\",\"ratio\":%.2f}\n", engine, size,

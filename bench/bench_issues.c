@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
     const char *q = strchr(pg, '?');
     snprintf(url, sizeof url, "%.*s/adcp_bench_issues%s", (int)(slash - pg), pg, q ? q : "");
     run(url, "postgres", n, 4);
-    if (adcp_sql_exec_script(admin, "DROP DATABASE IF EXISTS adcp_bench_issues WITH (FORCE)", &err)) die("pg drop", &err);
+    if (adcp_sql_exec_script(admin, "DROP DATABASE IF EXISTS adcp_bench_issues WITH (FORCE)", &err))
+      die("pg drop", &err);
     adcp_sql_close(admin);
   }
   return 0;

@@ -18,7 +18,7 @@
 #include "adcp/objects.h"
 #include "adcp/storage.h"
 
-static const char *bucket_dir; /* object bindings' filesystem root */
+static const char *bucket_dir;              /* object bindings' filesystem root */
 static adcp_object_provider *providers[16]; /* borrowed by the ledger handle until it closes */
 static int n_providers;
 
@@ -52,8 +52,8 @@ static double encode_mbs(lines *L, uint64_t *bytes_out) {
   double best = 1e9;
   for (int rep = 0; rep < 2; rep++) {
     adcp_error err = {0};
-    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_bench", NULL, ADCP_BINDING_RFC8785_JCS_V1,
-                                   NULL, NULL};
+    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_bench", NULL,
+                                   ADCP_BINDING_RFC8785_JCS_V1,       NULL,         NULL};
     adcp_rows_encoder *enc;
     if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
     double t = now();
@@ -111,9 +111,16 @@ static void cloud_commit(cloud_run *out, adcp_ledger *l, lines *L, const char *b
   snprintf(ob, sizeof ob, "ob_%s_%d", bid, round);
   snprintf(rev, sizeof rev, "rev_%s_%d", bid, round);
   L->pos = 0, L->end = L->n;
-  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
-                            .period_end = "2026-10-02", .next_row = next_row, .row_ctx = L, .binding_id = bid};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                            .account_id = "acct_bench",
+                            .obligation_id = ob,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01",
+                            .period_end = "2026-10-02",
+                            .next_row = next_row,
+                            .row_ctx = L,
+                            .binding_id = bid};
   adcp_commit_result res;
   double t = now();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("cloud commit", &err);
@@ -129,13 +136,15 @@ static void cloud_commit(cloud_run *out, adcp_ledger *l, lines *L, const char *b
  * the filesystem binding and (ref non-NULL) to the reference variant's best. */
 static void cloud_print(const char *engine, lines *L, const char *tag, const cloud_run *b, const cloud_run *ref,
                         int rounds) {
-  printf("{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
-         "\"ratio_to_fs_commit\":%.2f,\"objects\":%llu,\"best_of\":%d",
-         engine, L->n, tag, b->commit_mbs, b->commit_s, b->commit_mbs / fs_commit_mbs, b->objects, rounds);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+      "\"ratio_to_fs_commit\":%.2f,\"objects\":%llu,\"best_of\":%d",
+      engine, L->n, tag, b->commit_mbs, b->commit_s, b->commit_mbs / fs_commit_mbs, b->objects, rounds);
   if (ref) printf(",\"ratio_to_reference\":%.2f", b->commit_mbs / ref->commit_mbs);
-  printf("}\n{\"engine\":\"%s\",\"measure\":\"object_full_read_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
-         "\"ratio_to_fs_read\":%.2f,\"best_of\":%d",
-         engine, L->n, tag, b->read_mbs, b->read_s, b->read_mbs / fs_read_mbs, rounds);
+  printf(
+      "}\n{\"engine\":\"%s\",\"measure\":\"object_full_read_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+      "\"ratio_to_fs_read\":%.2f,\"best_of\":%d",
+      engine, L->n, tag, b->read_mbs, b->read_s, b->read_mbs / fs_read_mbs, rounds);
   if (ref) printf(",\"ratio_to_reference\":%.2f", b->read_mbs / ref->read_mbs);
   printf("}\n");
   fflush(stdout);
@@ -172,8 +181,12 @@ static void bench_s3(const char *engine, adcp_ledger *l, lines *L, const char *r
     adcp_error err = {0};
     char prefix[128];
     snprintf(prefix, sizeof prefix, "bench-%s-%s-%s", engine, run, tags[v]);
-    adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
-                                  .prefix = prefix, .credential_ref = "env",
+    adcp_s3_provider_options o = {.bucket = bucket,
+                                  .region = "us-east-1",
+                                  .endpoint = ep,
+                                  .path_style = 1,
+                                  .prefix = prefix,
+                                  .credential_ref = "env",
                                   .create_only = v == 2 ? "emulated" : "conditional"};
     adcp_object_provider *p;
     if (adcp_s3_provider_new(&p, &o, &err)) die("s3 provider", &err);
@@ -182,14 +195,14 @@ static void bench_s3(const char *engine, adcp_ledger *l, lines *L, const char *r
     providers[n_providers++] = p;
     adcp_object_kv loc[4] = {{"bucket", bucket}, {"endpoint", ep}, {"path_style", "true"}, {"region", "us-east-1"}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
-    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "s3", loc, 4, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE, "env", p};
+    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "s3", loc, 4, prefix, NULL,
+                                     ADCP_OBJECT_COMPRESSION_NONE,       "env",   p};
     if (adcp_ledger_configure_binding(l, &bc, &err)) die("s3 binding", &err);
     /* register_binding probes the store: report a refusal and go on. */
     if (adcp_ledger_register_binding(l, bids[v], &err))
       printf("{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"skipped\":\"%s\"}\n", engine, L->n, tags[v],
              err.message);
-    else
-      ok[v] = 1;
+    else ok[v] = 1;
   }
   cloud_compare(engine, l, L, bidp, tags, ok, 3);
 }
@@ -213,16 +226,17 @@ static void bench_azure(const char *engine, adcp_ledger *l, lines *L, const char
     adcp_error err = {0};
     char prefix[128];
     snprintf(prefix, sizeof prefix, "bench-%s-%s-%s", engine, run, tags[v]);
-    adcp_azure_provider_options o = {.account = acct, .container = cont, .endpoint = ep, .prefix = prefix,
-                                     .credential_ref = "env:ADCP_BENCH_AZURE_CONN"};
+    adcp_azure_provider_options o = {
+        .account = acct, .container = cont, .endpoint = ep, .prefix = prefix, .credential_ref = "env:ADCP_BENCH_AZURE_CONN"};
     adcp_object_provider *p;
     if (adcp_azure_provider_new(&p, &o, &err)) die("azure provider", &err);
     if (v == 0) adcp_azure_provider_testing_skip_verify(p);
     providers[n_providers++] = p;
     adcp_object_kv loc[3] = {{"account", acct}, {"container", cont}, {"endpoint", ep}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
-    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "azure", loc, 3, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                     "env:ADCP_BENCH_AZURE_CONN", p};
+    adcp_ledger_binding_config bc = {
+        ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "azure", loc, 3, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
+        "env:ADCP_BENCH_AZURE_CONN",        p};
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bids[v], &err))
       die("azure binding", &err);
   }
@@ -248,14 +262,22 @@ static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const ch
     adcp_object_kv loc[1] = {{"root", "bench"}};
     char bid[96];
     snprintf(bid, sizeof bid, "%s_%s_%s", id, engine, run);
-    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
+    adcp_ledger_binding_config bc = {
+        ADCP_LEDGER_BINDING_CONFIG_VERSION, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bid, &err)) die("binding", &err);
     snprintf(ob, sizeof ob, "ob_%s_%s", id, run);
     snprintf(rev, sizeof rev, "rev_%s_%s", id, run);
     L->pos = 0, L->end = L->n;
-    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
-                              .period_end = "2026-10-02", .next_row = next_row, .row_ctx = L, .binding_id = bid};
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                              .account_id = "acct_bench",
+                              .obligation_id = ob,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01",
+                              .period_end = "2026-10-02",
+                              .next_row = next_row,
+                              .row_ctx = L,
+                              .binding_id = bid};
     adcp_commit_result res;
     double t = now();
     if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("object commit", &err);
@@ -264,12 +286,14 @@ static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const ch
     double ratio = (double)res.physical_bytes / (double)res.header.canonical_byte_count;
     double rt = full_read_s(l, rev);
     double rmbs = (double)res.header.canonical_byte_count / rt / 1e6;
-    printf("{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
-           "\"ratio_to_postgres_kind_commit\":%.2f,\"stored_to_canonical\":%.3f,\"objects\":%llu}\n",
-           engine, L->n, id, mbs, t, mbs / pg_commit_mbs, ratio, (unsigned long long)res.objects_created);
-    printf("{\"engine\":\"%s\",\"measure\":\"object_full_read_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
-           "\"ratio_to_postgres_kind_read\":%.2f}\n",
-           engine, L->n, id, rmbs, rt, rmbs / pg_read_mbs);
+    printf(
+        "{\"engine\":\"%s\",\"measure\":\"object_commit_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+        "\"ratio_to_postgres_kind_commit\":%.2f,\"stored_to_canonical\":%.3f,\"objects\":%llu}\n",
+        engine, L->n, id, mbs, t, mbs / pg_commit_mbs, ratio, (unsigned long long)res.objects_created);
+    printf(
+        "{\"engine\":\"%s\",\"measure\":\"object_full_read_1x%zu_%s\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+        "\"ratio_to_postgres_kind_read\":%.2f}\n",
+        engine, L->n, id, rmbs, rt, rmbs / pg_read_mbs);
     fflush(stdout);
     adcp_commit_result_free(&res);
     if (k == 0) fs_commit_mbs = mbs, fs_read_mbs = rmbs;
@@ -307,8 +331,8 @@ static double bench_floor(const char *engine, adcp_storage *s, lines *L, const c
   floor_chunks f = {calloc(100, sizeof(uint8_t *)), calloc(100, sizeof(size_t)), calloc(100, 65), 0};
   adcp_error err = {0};
   for (int k = 0; k < 100; k++) {
-    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_floor", NULL, ADCP_BINDING_RFC8785_JCS_V1,
-                                   keep_chunk, &f};
+    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_floor", NULL,
+                                   ADCP_BINDING_RFC8785_JCS_V1,       keep_chunk,   &f};
     adcp_rows_encoder *enc;
     adcp_rows_result res;
     if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
@@ -336,13 +360,13 @@ static double bench_floor(const char *engine, adcp_storage *s, lines *L, const c
   }
   t = now() - t;
   double mbs = (double)bytes / t / 1e6;
-  printf("{\"engine\":\"%s\",\"measure\":\"storage_floor_100x%zu\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
-         "\"ratio_to_encode\":%.2f,\"max_sequential_commit_ratio\":%.2f}\n",
-         engine, per, mbs, t, mbs / enc_mbs, 1.0 / (1.0 + enc_mbs / mbs));
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"storage_floor_100x%zu\",\"mb_per_s\":%.1f,\"seconds\":%.3f,"
+      "\"ratio_to_encode\":%.2f,\"max_sequential_commit_ratio\":%.2f}\n",
+      engine, per, mbs, t, mbs / enc_mbs, 1.0 / (1.0 + enc_mbs / mbs));
   /* Remove them again (test data; the immutability triggers cover UPDATE only). */
   adcp_sql_param d[2] = {adcp_sql_text("acct_floor"), adcp_sql_text(ob)};
-  if (adcp_sql_exec(c, "DELETE FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2", d, 2,
-                    &err))
+  if (adcp_sql_exec(c, "DELETE FROM adcp_reporting_chunk_bodies WHERE account_id = $1 AND obligation_id = $2", d, 2, &err))
     die("floor cleanup", &err);
   for (size_t i = 0; i < f.n; i++) free(f.body[i]);
   free(f.body), free(f.len), free(f.sha);
@@ -381,9 +405,15 @@ static void *par_main(void *vp) {
   for (int k = a->t; !a->failed && k < 100; k += PAR_CONNS) {
     snprintf(rev, sizeof rev, "rev_par_%s_%03d", a->run, k);
     a->L.pos = (size_t)k * per, a->L.end = a->L.pos + per;
-    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = acct, .obligation_id = ob, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01",
-                              .period_end = "2026-10-02", .next_row = next_row, .row_ctx = &a->L};
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                              .account_id = acct,
+                              .obligation_id = ob,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01",
+                              .period_end = "2026-10-02",
+                              .next_row = next_row,
+                              .row_ctx = &a->L};
     adcp_commit_result res;
     if (adcp_ledger_commit_revision(&res, l, &req, &a->err)) {
       a->failed = 1;
@@ -420,9 +450,10 @@ static void bench_parallel(const char *engine, const char *url, lines *L, const 
     bytes += a[t].bytes;
   }
   double mbs = (double)bytes / dt / 1e6;
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_100x%zu_%dconn\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,"
-         "\"seconds\":%.3f,\"one_connection_mb_per_s\":%.1f,\"ratio_to_one_connection\":%.2f}\n",
-         engine, L->n / 100, PAR_CONNS, mbs, (double)(L->n / 100 * 100) / dt, dt, one_conn_mbs, mbs / one_conn_mbs);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_100x%zu_%dconn\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,"
+      "\"seconds\":%.3f,\"one_connection_mb_per_s\":%.1f,\"ratio_to_one_connection\":%.2f}\n",
+      engine, L->n / 100, PAR_CONNS, mbs, (double)(L->n / 100 * 100) / dt, dt, one_conn_mbs, mbs / one_conn_mbs);
   fflush(stdout);
 }
 
@@ -436,7 +467,8 @@ static double drain_checkpoint(adcp_storage *s) {
   adcp_error err = {0};
   adcp_sql_rows *r;
   if (adcp_sql_query(&r, c, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, 0, &err)) die("checkpoint", &err);
-  while (adcp_sql_next(r, &err) == 1) {}
+  while (adcp_sql_next(r, &err) == 1) {
+  }
   adcp_sql_rows_free(r);
   return now() - t;
 }
@@ -456,26 +488,33 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
   snprintf(ob, sizeof ob, "ob_one_%s", run);
   snprintf(rev, sizeof rev, "rev_one_%s", run);
   L->pos = 0, L->end = L->n;
-  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct_bench", .obligation_id = ob, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01", .period_end = "2026-10-02",
-                            .next_row = next_row, .row_ctx = L};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                            .account_id = "acct_bench",
+                            .obligation_id = ob,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01",
+                            .period_end = "2026-10-02",
+                            .next_row = next_row,
+                            .row_ctx = L};
   adcp_commit_result res;
   double t = now();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
   t = now() - t;
   double ck = drain_checkpoint(s);
   double mbs = (double)res.header.canonical_byte_count / t / 1e6;
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_1x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
-         "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f,\"checkpoint_after_s\":%.3f,"
-         "\"ratio_including_checkpoint\":%.2f}\n",
-         engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs, ck,
-         (double)res.header.canonical_byte_count / (t + ck) / 1e6 / enc_mbs);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_1x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
+      "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f,\"checkpoint_after_s\":%.3f,"
+      "\"ratio_including_checkpoint\":%.2f}\n",
+      engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs, ck,
+      (double)res.header.canonical_byte_count / (t + ck) / 1e6 / enc_mbs);
   uint64_t total_rows = res.header.row_count;
   {
     double rt = full_read_s(l, rev);
     double rmbs = (double)res.header.canonical_byte_count / rt / 1e6;
-    printf("{\"engine\":\"%s\",\"measure\":\"full_read_1x%zu\",\"mb_per_s\":%.1f,\"seconds\":%.3f}\n", engine, L->n, rmbs,
-           rt);
+    printf("{\"engine\":\"%s\",\"measure\":\"full_read_1x%zu\",\"mb_per_s\":%.1f,\"seconds\":%.3f}\n", engine, L->n,
+           rmbs, rt);
     if (bucket_dir && !getenv("ADCP_BENCH_SKIP_OBJECTS")) bench_objects(engine, l, L, run, mbs, rmbs);
   }
   adcp_commit_result_free(&res);
@@ -512,8 +551,8 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
   size_t per = L->n / 100;
   double enc100 = now();
   for (int k = 0; k < 100; k++) {
-    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_enc100", NULL, ADCP_BINDING_RFC8785_JCS_V1,
-                                   NULL, NULL};
+    adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_enc100", NULL,
+                                   ADCP_BINDING_RFC8785_JCS_V1,       NULL,          NULL};
     adcp_rows_encoder *enc;
     adcp_rows_result er;
     if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
@@ -537,10 +576,11 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
   ck = drain_checkpoint(s);
   mbs = (double)bytes / t / 1e6;
   double many_mbs = mbs;
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_100x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
-         "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f,\"checkpoint_after_s\":%.3f,"
-         "\"ratio_including_checkpoint\":%.2f}\n",
-         engine, per, mbs, (double)(per * 100) / t, t, enc_mbs, mbs / enc_mbs, ck, (double)bytes / (t + ck) / 1e6 / enc_mbs);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_100x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
+      "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f,\"checkpoint_after_s\":%.3f,"
+      "\"ratio_including_checkpoint\":%.2f}\n",
+      engine, per, mbs, (double)(per * 100) / t, t, enc_mbs, mbs / enc_mbs, ck, (double)bytes / (t + ck) / 1e6 / enc_mbs);
   /* Last, so its 375 MB of inserts and deletes do not disturb the page reads. */
   double floor_mbs = bench_floor(engine, s, L, run, enc_mbs);
   /* Each 10,000-row revision is one chunk: a sequential commit is encode, then
@@ -548,9 +588,10 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
    * this run (issue 19 target on PostgreSQL: >= 90% of it). */
   double enc100_mbs = (double)bytes / enc100 / 1e6;
   double bound = 1.0 / (1.0 / enc100_mbs + 1.0 / floor_mbs);
-  printf("{\"engine\":\"%s\",\"measure\":\"commit_100x%zu_vs_bound\",\"mb_per_s\":%.1f,\"encode_mb_per_s\":%.1f,"
-         "\"storage_floor_mb_per_s\":%.1f,\"bound_mb_per_s\":%.1f,\"ratio_to_bound\":%.2f}\n",
-         engine, per, many_mbs, enc100_mbs, floor_mbs, bound, many_mbs / bound);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"commit_100x%zu_vs_bound\",\"mb_per_s\":%.1f,\"encode_mb_per_s\":%.1f,"
+      "\"storage_floor_mb_per_s\":%.1f,\"bound_mb_per_s\":%.1f,\"ratio_to_bound\":%.2f}\n",
+      engine, per, many_mbs, enc100_mbs, floor_mbs, bound, many_mbs / bound);
   fflush(stdout);
   if (adcp_sql_dialect_of(adcp_storage_sql(s)) == ADCP_SQL_POSTGRES) bench_parallel(engine, url, L, run, many_mbs);
   fflush(stdout);
@@ -579,7 +620,8 @@ int main(int argc, char **argv) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
     if (n) {
-      if (L.n == cap) cap *= 2, L.off = realloc(L.off, cap * sizeof *L.off), L.len = realloc(L.len, cap * sizeof *L.len);
+      if (L.n == cap)
+        cap *= 2, L.off = realloc(L.off, cap * sizeof *L.off), L.len = realloc(L.len, cap * sizeof *L.len);
       L.off[L.n] = (size_t)(p - data), L.len[L.n++] = n;
     }
     p += n + 1;

@@ -73,9 +73,10 @@ int main(int argc, char **argv) {
     if (d < best_old) best_old = d;
   }
   double mb = (double)canon.len / 1e6;
-  printf("{\"measure\":\"line_check\",\"rows\":%llu,\"bytes\":%zu,\"validator_mb_per_s\":%.1f,"
-         "\"canonicalizer_mb_per_s\":%.1f,\"ratio\":%.2f}\n",
-         (unsigned long long)rows, canon.len, mb / best_new, mb / best_old, best_old / best_new);
+  printf(
+      "{\"measure\":\"line_check\",\"rows\":%llu,\"bytes\":%zu,\"validator_mb_per_s\":%.1f,"
+      "\"canonicalizer_mb_per_s\":%.1f,\"ratio\":%.2f}\n",
+      (unsigned long long)rows, canon.len, mb / best_new, mb / best_old, best_old / best_new);
   adcp_buf_free(&canon), adcp_buf_free(&sink);
   adcp_json_doc_free(&doc);
   return 0;

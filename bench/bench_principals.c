@@ -50,7 +50,9 @@ static adcp_storage *open_s(void) {
 
 static void create(adcp_principal_store *ps, const char *id) {
   adcp_error err = {0};
-  adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = "acct_bench",
+  adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION,
+                           .principal_id = id,
+                           .account_scope = "acct_bench",
                            .attributes_json = "{\"tier\":\"gold\"}"};
   if (adcp_principal_upsert(NULL, ps, &in, &err)) die("create", &err);
 }
@@ -86,8 +88,11 @@ static void *work(void *p) {
       continue;
     }
     for (;;) {
-      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = "acct_bench",
-                               .attributes_json = "{\"tier\":\"gold\"}", .expected_version = v};
+      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION,
+                               .principal_id = id,
+                               .account_scope = "acct_bench",
+                               .attributes_json = "{\"tier\":\"gold\"}",
+                               .expected_version = v};
       adcp_principal got;
       int rc = adcp_principal_upsert(&got, ps, &in, &err);
       if (!rc) {
@@ -106,8 +111,7 @@ static void *work(void *p) {
   return NULL;
 }
 
-static void run_workers(const char *measure, int kind, int threads, int per_thread, const char *unit,
-                        double ref_per_s) {
+static void run_workers(const char *measure, int kind, int threads, int per_thread, const char *unit, double ref_per_s) {
   pthread_t th[8];
   worker w[8];
   pthread_barrier_t start;
@@ -123,9 +127,10 @@ static void run_workers(const char *measure, int kind, int threads, int per_thre
   double dt = now() - t0;
   pthread_barrier_destroy(&start);
   double rate = threads * per_thread / dt;
-  printf("{\"engine\":\"%s\",\"measure\":\"%s\",\"writers\":%d,\"%s\":%d,\"seconds\":%.3f,\"%s_per_s\":%.0f,"
-         "\"conflicts\":%ld",
-         engine, measure, threads, unit, threads * per_thread, dt, unit, rate, conflicts);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"%s\",\"writers\":%d,\"%s\":%d,\"seconds\":%.3f,\"%s_per_s\":%.0f,"
+      "\"conflicts\":%ld",
+      engine, measure, threads, unit, threads * per_thread, dt, unit, rate, conflicts);
   if (ref_per_s > 0) printf(",\"ratio_to_raw_update_1\":%.3f", rate / ref_per_s);
   printf("}\n");
   fflush(stdout);
@@ -171,9 +176,10 @@ static double page_p50(adcp_principal_store *ps, int64_t size, int pages, const 
   }
   qsort(lat, (size_t)pages, sizeof *lat, cmp_d);
   double p50 = lat[pages / 2], p99 = lat[pages * 99 / 100];
-  printf("{\"engine\":\"%s\",\"measure\":\"%s\",\"principals\":%lld,\"page\":100,\"pages\":%d,\"p50_ms\":%.3f,"
-         "\"p99_ms\":%.3f",
-         engine, measure, (long long)size, pages, p50, p99);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"%s\",\"principals\":%lld,\"page\":100,\"pages\":%d,\"p50_ms\":%.3f,"
+      "\"p99_ms\":%.3f",
+      engine, measure, (long long)size, pages, p50, p99);
   if (ref_ms > 0) printf(",\"p50_ratio_to_1k\":%.2f", p50 / ref_ms);
   printf("}\n");
   fflush(stdout);
@@ -236,8 +242,11 @@ int main(int argc, char **argv) {
     t_raw += now() - t0;
     t0 = now();
     for (int i = 0; i < n_cas / 4; i++) {
-      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = "w7", .account_scope = "acct_bench",
-                               .attributes_json = "{\"tier\":\"gold\"}", .expected_version = v};
+      adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION,
+                               .principal_id = "w7",
+                               .account_scope = "acct_bench",
+                               .attributes_json = "{\"tier\":\"gold\"}",
+                               .expected_version = v};
       adcp_principal got;
       if (adcp_principal_upsert(&got, ps, &in, &err)) die("cas", &err);
       v = got.version;
@@ -249,9 +258,10 @@ int main(int argc, char **argv) {
   double raw = done / t_raw;
   printf("{\"engine\":\"%s\",\"measure\":\"raw_update_1\",\"writers\":1,\"updates\":%d,\"updates_per_s\":%.0f}\n",
          engine, done, raw);
-  printf("{\"engine\":\"%s\",\"measure\":\"cas_update_1\",\"writers\":1,\"updates\":%d,\"seconds\":%.3f,"
-         "\"updates_per_s\":%.0f,\"conflicts\":0,\"ratio_to_raw_update_1\":%.3f}\n",
-         engine, done, t_cas, done / t_cas, (done / t_cas) / raw);
+  printf(
+      "{\"engine\":\"%s\",\"measure\":\"cas_update_1\",\"writers\":1,\"updates\":%d,\"seconds\":%.3f,"
+      "\"updates_per_s\":%.0f,\"conflicts\":0,\"ratio_to_raw_update_1\":%.3f}\n",
+      engine, done, t_cas, done / t_cas, (done / t_cas) / raw);
   fflush(stdout);
   run_workers("cas_update_8", W_CAS, 8, n_cas / 8 * 2, "updates", raw);
   run_workers("cas_contended_8", W_CAS_CONTENDED, 8, n_cas / 32, "updates", raw);

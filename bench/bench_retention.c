@@ -52,11 +52,11 @@ static int gen_row(void *ctx, const char **row, size_t *len, adcp_error *err) {
   (void)err;
   gen *g = ctx;
   if (g->next >= g->n) return 0;
-  int k = snprintf(g->line, sizeof g->line,
-                   "{\"clicks\":%" PRIu64 ",\"impressions\":%" PRIu64 ",\"package_id\":\"pkg_%06" PRIu64
-                   "\",\"spend\":%" PRIu64 ".25}",
-                   (g->next * 7 + g->salt) % 1000, g->next * 31 + g->salt, (g->next + g->salt) % 100000,
-                   g->next + g->salt);
+  int k =
+      snprintf(g->line, sizeof g->line,
+               "{\"clicks\":%" PRIu64 ",\"impressions\":%" PRIu64 ",\"package_id\":\"pkg_%06" PRIu64
+               "\",\"spend\":%" PRIu64 ".25}",
+               (g->next * 7 + g->salt) % 1000, g->next * 31 + g->salt, (g->next + g->salt) % 100000, g->next + g->salt);
   g->next++;
   *row = g->line, *len = (size_t)k;
   return 1;
@@ -76,7 +76,16 @@ static adcp_ledger *open_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
   adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &o, &err)) die("ledger", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, "fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   "fs",
+                                   "filesystem",
+                                   loc,
+                                   1,
+                                   "rows",
+                                   NULL,
+                                   ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL,
+                                   p};
   if (adcp_ledger_configure_binding(l, &bc, &err)) die("binding", &err);
   return l;
 }
@@ -126,16 +135,17 @@ static double page_p99(reader *r, double seconds) {
 
 static void backdate_all(adcp_sql_conn *c, int pg) {
   adcp_error err = {0};
-  const char *s = pg ? "BEGIN; SET LOCAL session_replication_role = replica; "
-                       "UPDATE adcp_reporting_obligations SET period_start = '2020-12-31T00:00:00Z', period_end = "
-                       "'2021-01-01T00:00:00Z', created_at = '2021-01-01T00:00:00Z' WHERE account_id = 'acct'; "
-                       "UPDATE adcp_reporting_revisions SET recorded_at = '2021-01-01T00:00:00Z' WHERE account_id = 'acct'; "
-                       "COMMIT;"
-                     : "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; BEGIN; "
-                       "UPDATE adcp_reporting_obligations SET period_start = '2020-12-31T00:00:00.000000Z', period_end = "
-                       "'2021-01-01T00:00:00.000000Z', created_at = '2021-01-01T00:00:00.000000Z' WHERE account_id = 'acct'; "
-                       "UPDATE adcp_reporting_revisions SET recorded_at = '2021-01-01T00:00:00.000000Z' WHERE account_id = "
-                       "'acct'; COMMIT;";
+  const char *s =
+      pg ? "BEGIN; SET LOCAL session_replication_role = replica; "
+           "UPDATE adcp_reporting_obligations SET period_start = '2020-12-31T00:00:00Z', period_end = "
+           "'2021-01-01T00:00:00Z', created_at = '2021-01-01T00:00:00Z' WHERE account_id = 'acct'; "
+           "UPDATE adcp_reporting_revisions SET recorded_at = '2021-01-01T00:00:00Z' WHERE account_id = 'acct'; "
+           "COMMIT;"
+         : "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; BEGIN; "
+           "UPDATE adcp_reporting_obligations SET period_start = '2020-12-31T00:00:00.000000Z', period_end = "
+           "'2021-01-01T00:00:00.000000Z', created_at = '2021-01-01T00:00:00.000000Z' WHERE account_id = 'acct'; "
+           "UPDATE adcp_reporting_revisions SET recorded_at = '2021-01-01T00:00:00.000000Z' WHERE account_id = "
+           "'acct'; COMMIT;";
   if (adcp_sql_exec_script(c, s, &err)) die("backdate", &err);
 }
 
@@ -154,9 +164,15 @@ static void run(const char *url, const char *engine, const char *dir, int object
   const char *binding = object_kind ? "fs" : NULL;
   gen g = {1000, 0, 1, ""};
   /* The live revision the concurrent reader pages through. */
-  adcp_ledger_commit lr = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "live", .obligation_id = "live_obl", .revision_id = "live_rev",
-                           .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                           .period_end = "2026-10-02T00:00:00Z", .next_row = gen_row, .row_ctx = &g,
+  adcp_ledger_commit lr = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                           .account_id = "live",
+                           .obligation_id = "live_obl",
+                           .revision_id = "live_rev",
+                           .finality = ADCP_FINALITY_SNAPSHOT,
+                           .period_start = "2026-10-01T00:00:00Z",
+                           .period_end = "2026-10-02T00:00:00Z",
+                           .next_row = gen_row,
+                           .row_ctx = &g,
                            .binding_id = binding};
   adcp_commit_result res;
   if (adcp_ledger_commit_revision(&res, l, &lr, &err)) die("commit live", &err);
@@ -167,10 +183,18 @@ static void run(const char *url, const char *engine, const char *dir, int object
     char obl[32], rev[32];
     snprintf(obl, sizeof obl, "obl_%06d", i), snprintf(rev, sizeof rev, "rev_%06d", i);
     gen gi = {1000, 0, (uint64_t)i * 1000 + 7, ""};
-    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION, .account_id = "acct", .obligation_id = obl, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                              .period_end = "2026-10-02T00:00:00Z", .configuration_id = "cfg", .period_ordinal = i,
-                              .next_row = gen_row, .row_ctx = &gi, .binding_id = binding};
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                              .account_id = "acct",
+                              .obligation_id = obl,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01T00:00:00Z",
+                              .period_end = "2026-10-02T00:00:00Z",
+                              .configuration_id = "cfg",
+                              .period_ordinal = i,
+                              .next_row = gen_row,
+                              .row_ctx = &gi,
+                              .binding_id = binding};
     if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
     canon += res.header.canonical_byte_count;
     adcp_commit_result_free(&res);
@@ -205,13 +229,15 @@ static void run(const char *url, const char *engine, const char *dir, int object
   double during = pct(r.lat, r.n, 0.99);
   size_t nd = r.n;
   double commit_mb = (double)canon / commit_s / 1e6, freed_mb = (double)freed / retire_s / 1e6;
-  printf("{\"engine\":\"%s\",\"kind\":\"%s\",\"periods\":%d,\"rows_per_period\":1000,\"commit_s\":%.2f,"
-         "\"commit_mb_per_s\":%.1f,\"retired\":%" PRIu64 ",\"retire_s\":%.2f,\"retire_periods_per_s\":%.1f,"
-         "\"freed_mb\":%.1f,\"freed_mb_per_s\":%.1f,\"ratio_freed_to_commit\":%.3f,\"page_p99_idle_ms\":%.3f,"
-         "\"page_p99_during_ms\":%.3f,\"p99_ratio\":%.2f,\"reads_during\":%zu}\n",
-         engine, object_kind ? "filesystem" : "postgres", periods, commit_s, commit_mb, retired, retire_s,
-         (double)retired / retire_s, (double)freed / 1e6, freed_mb, freed_mb / commit_mb, idle, during,
-         idle > 0 ? during / idle : 0, nd);
+  printf(
+      "{\"engine\":\"%s\",\"kind\":\"%s\",\"periods\":%d,\"rows_per_period\":1000,\"commit_s\":%.2f,"
+      "\"commit_mb_per_s\":%.1f,\"retired\":%" PRIu64
+      ",\"retire_s\":%.2f,\"retire_periods_per_s\":%.1f,"
+      "\"freed_mb\":%.1f,\"freed_mb_per_s\":%.1f,\"ratio_freed_to_commit\":%.3f,\"page_p99_idle_ms\":%.3f,"
+      "\"page_p99_during_ms\":%.3f,\"p99_ratio\":%.2f,\"reads_during\":%zu}\n",
+      engine, object_kind ? "filesystem" : "postgres", periods, commit_s, commit_mb, retired, retire_s,
+      (double)retired / retire_s, (double)freed / 1e6, freed_mb, freed_mb / commit_mb, idle, during,
+      idle > 0 ? during / idle : 0, nd);
   fflush(stdout);
   free(r.lat);
   adcp_ledger_close(l);
@@ -246,7 +272,8 @@ int main(int argc, char **argv) {
       snprintf(url, sizeof url, "%.*s/adcp_bench_retention", (int)(slash ? slash - pgurl : 0), pgurl);
       run(url, "postgres", dir, kind, periods);
     }
-    if (adcp_sql_exec_script(admin, "DROP DATABASE IF EXISTS adcp_bench_retention WITH (FORCE)", &err)) die("pg drop", &err);
+    if (adcp_sql_exec_script(admin, "DROP DATABASE IF EXISTS adcp_bench_retention WITH (FORCE)", &err))
+      die("pg drop", &err);
     adcp_sql_close(admin);
   }
   return 0;

@@ -51,8 +51,8 @@ static int keep_chunk(void *ctx, const adcp_chunk_manifest *m, const uint8_t *bo
 
 static int encode_all(const char *data, size_t len, chunk_store *store, adcp_rows_result *res, unsigned threads) {
   adcp_error err = {0};
-  adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_bench", NULL, ADCP_BINDING_RFC8785_JCS_V1,
-                                 keep_chunk, store};
+  adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_bench", NULL,
+                                 ADCP_BINDING_RFC8785_JCS_V1,       keep_chunk,   store};
   adcp_rows_encoder *enc;
   if (adcp_rows_encoder_new(&enc, &o, &err) || adcp_rows_encoder_set_threads(enc, threads, &err))
     return fprintf(stderr, "%s\n", err.message), 1;
@@ -156,22 +156,31 @@ static void two_thread_encode(const char *data, size_t len, int repeat, double o
   }
   double mb = (double)res.stored_byte_count / 1e6;
   double busiest = caller_cpu > hasher_cpu ? caller_cpu : hasher_cpu;
-  printf("{\"measure\":\"encode_2threads\",\"cores\":%ld,\"seconds\":%.3f,\"mb_per_s\":%.1f,\"one_core_mb_per_s\":%.1f,"
-         "\"ratio_to_one_core\":%.2f,\"serial_cpu_s\":%.3f,\"caller_cpu_s\":%.3f,\"hasher_cpu_s\":%.3f,"
-         "\"ratio_if_idle\":%.2f}\n",
-         n, best, mb / best, mb / one_core_s, one_core_s / best, serial_cpu, caller_cpu, hasher_cpu,
-         serial_cpu / busiest);
+  printf(
+      "{\"measure\":\"encode_2threads\",\"cores\":%ld,\"seconds\":%.3f,\"mb_per_s\":%.1f,\"one_core_mb_per_s\":%.1f,"
+      "\"ratio_to_one_core\":%.2f,\"serial_cpu_s\":%.3f,\"caller_cpu_s\":%.3f,\"hasher_cpu_s\":%.3f,"
+      "\"ratio_if_idle\":%.2f}\n",
+      n, best, mb / best, mb / one_core_s, one_core_s / best, serial_cpu, caller_cpu, hasher_cpu, serial_cpu / busiest);
 }
 
 /* Each gzip writer on the same canonical chunks (the first 16, ~60 MB), one
  * thread: speed of canonical bytes in, stored/canonical size; every output is
  * read back through the strict reader outside the timed region. */
 static void gzip_writers(const chunk_store *st) {
-  static const struct { adcp_gzip_impl impl; int level; const char *name; } w[] = {
-      {ADCP_GZIP_ISAL, 0, "isal"},       {ADCP_GZIP_ISAL, 1, "isal"},       {ADCP_GZIP_ISAL, 2, "isal"},
-      {ADCP_GZIP_ISAL, 3, "isal"},       {ADCP_GZIP_LIBDEFLATE, 1, "libdeflate"}, {ADCP_GZIP_LIBDEFLATE, 2, "libdeflate"},
-      {ADCP_GZIP_LIBDEFLATE, 3, "libdeflate"}, {ADCP_GZIP_LIBDEFLATE, 4, "libdeflate"},
-      {ADCP_GZIP_LIBDEFLATE, 5, "libdeflate"}, {ADCP_GZIP_LIBDEFLATE, 6, "libdeflate"}};
+  static const struct {
+    adcp_gzip_impl impl;
+    int level;
+    const char *name;
+  } w[] = {{ADCP_GZIP_ISAL, 0, "isal"},
+           {ADCP_GZIP_ISAL, 1, "isal"},
+           {ADCP_GZIP_ISAL, 2, "isal"},
+           {ADCP_GZIP_ISAL, 3, "isal"},
+           {ADCP_GZIP_LIBDEFLATE, 1, "libdeflate"},
+           {ADCP_GZIP_LIBDEFLATE, 2, "libdeflate"},
+           {ADCP_GZIP_LIBDEFLATE, 3, "libdeflate"},
+           {ADCP_GZIP_LIBDEFLATE, 4, "libdeflate"},
+           {ADCP_GZIP_LIBDEFLATE, 5, "libdeflate"},
+           {ADCP_GZIP_LIBDEFLATE, 6, "libdeflate"}};
   size_t nc = st->n < 16 ? st->n : 16;
   adcp_gzip_impl di;
   int dl;
@@ -201,10 +210,11 @@ static void gzip_writers(const chunk_store *st) {
         exit(1);
       }
     }
-    printf("{\"measure\":\"gzip_write\",\"impl\":\"%s\",\"level\":%d,\"canonical_mb\":%.1f,\"mb_per_s\":%.1f,"
-           "\"stored_to_canonical\":%.3f,\"default\":%s}\n",
-           w[k].name, w[k].level, (double)in / 1e6, (double)in / t / 1e6, (double)stored / (double)in,
-           w[k].impl == di && w[k].level == dl ? "true" : "false");
+    printf(
+        "{\"measure\":\"gzip_write\",\"impl\":\"%s\",\"level\":%d,\"canonical_mb\":%.1f,\"mb_per_s\":%.1f,"
+        "\"stored_to_canonical\":%.3f,\"default\":%s}\n",
+        w[k].name, w[k].level, (double)in / 1e6, (double)in / t / 1e6, (double)stored / (double)in,
+        w[k].impl == di && w[k].level == dl ? "true" : "false");
   }
   adcp_buf_free(&gz);
   adcp_buf_free(&back);
@@ -245,8 +255,8 @@ int main(int argc, char **argv) {
     if (pick && adcp_json_scanner_from_name(pick) != sc) continue;
     size_t bytes;
     double mbs = canon_only(data, len, sc, repeat, &bytes);
-    printf("{\"measure\":\"canonicalize_%s\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n", adcp_json_scanner_name(sc), mbs,
-           (double)bytes / 1e6);
+    printf("{\"measure\":\"canonicalize_%s\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n",
+           adcp_json_scanner_name(sc), mbs, (double)bytes / 1e6);
   }
   /* The same without the per-shape plan (ADCP_JSON_SHAPE_PLAN=0, read when a
    * doc first canonicalizes): what the indexed scanners cost on every row. The
@@ -289,10 +299,11 @@ int main(int argc, char **argv) {
       if (dc < best_np_cpu) best_np_cpu = dc;
     }
     unsetenv("ADCP_JSON_SHAPE_PLAN");
-    printf("{\"measure\":\"encode_no_plan\",\"seconds\":%.3f,\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f,"
-           "\"plan_cpu_gain\":%.3f,\"revision_content_sha256\":\"%s\"}\n",
-           best_np, (double)np.stored_byte_count / 1e6 / best_np, (double)np.stored_byte_count / 1e6 / best_np_cpu,
-           best_np_cpu / best_enc_cpu, np.content_sha256);
+    printf(
+        "{\"measure\":\"encode_no_plan\",\"seconds\":%.3f,\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f,"
+        "\"plan_cpu_gain\":%.3f,\"revision_content_sha256\":\"%s\"}\n",
+        best_np, (double)np.stored_byte_count / 1e6 / best_np, (double)np.stored_byte_count / 1e6 / best_np_cpu,
+        best_np_cpu / best_enc_cpu, np.content_sha256);
     if (strcmp(np.content_sha256, res.content_sha256)) return fprintf(stderr, "the plan changed the digest\n"), 1;
   }
   /* Keep the chunks once for the verify measurement. */
@@ -315,23 +326,27 @@ int main(int argc, char **argv) {
       uint64_t bytes;
       adcp_rows_hasher_final(&h, got, &bytes, &err);
       adcp_rows_hasher_free(&h);
-      if (strcmp(got, res.content_sha256) || bytes != res.canonical_byte_count) return fprintf(stderr, "verify mismatch\n"), 1;
+      if (strcmp(got, res.content_sha256) || bytes != res.canonical_byte_count)
+        return fprintf(stderr, "verify mismatch\n"), 1;
       double dt = now() - t;
       if (strict && dt < best_ver_strict) best_ver_strict = dt;
       if (!strict && dt < best_ver) best_ver = dt;
     }
   double mb = (double)res.stored_byte_count / 1e6;
-  printf("{\"measure\":\"sha256_openssl\",\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f}\n", sha_mbs, (double)blen / best_sha_cpu / 1e6);
+  printf("{\"measure\":\"sha256_openssl\",\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f}\n", sha_mbs,
+         (double)blen / best_sha_cpu / 1e6);
   /* The same encode by CPU time: on a loaded machine the ratio to the three-pass bound is read from these. */
-  printf("{\"measure\":\"encode_cpu\",\"cpu_seconds\":%.3f,\"cpu_mb_per_s\":%.1f,\"three_sha_pass_cpu_mb_per_s\":%.1f,\"ratio\":%.3f,"
-         "\"scanner\":\"%s\"}\n",
-         best_enc_cpu, (double)res.stored_byte_count / 1e6 / best_enc_cpu, (double)blen / best_sha_cpu / 1e6 / 3,
-         ((double)res.stored_byte_count / best_enc_cpu) / ((double)blen / best_sha_cpu / 3),
-         adcp_json_scanner_name(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO)));
-  printf("{\"measure\":\"encode\",\"rows\":%llu,\"canonical_mb\":%.1f,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"mb_per_s\":%.1f,"
-         "\"input_mb\":%.1f,\"revision_content_sha256\":\"%s\"}\n",
-         (unsigned long long)res.row_count, mb, best_enc, (double)res.row_count / best_enc, mb / best_enc,
-         (double)len / 1e6, res.content_sha256);
+  printf(
+      "{\"measure\":\"encode_cpu\",\"cpu_seconds\":%.3f,\"cpu_mb_per_s\":%.1f,\"three_sha_pass_cpu_mb_per_s\":%.1f,\"ratio\":%.3f,"
+      "\"scanner\":\"%s\"}\n",
+      best_enc_cpu, (double)res.stored_byte_count / 1e6 / best_enc_cpu, (double)blen / best_sha_cpu / 1e6 / 3,
+      ((double)res.stored_byte_count / best_enc_cpu) / ((double)blen / best_sha_cpu / 3),
+      adcp_json_scanner_name(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO)));
+  printf(
+      "{\"measure\":\"encode\",\"rows\":%llu,\"canonical_mb\":%.1f,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"mb_per_s\":%.1f,"
+      "\"input_mb\":%.1f,\"revision_content_sha256\":\"%s\"}\n",
+      (unsigned long long)res.row_count, mb, best_enc, (double)res.row_count / best_enc, mb / best_enc,
+      (double)len / 1e6, res.content_sha256);
   printf("{\"measure\":\"verify_full\",\"seconds\":%.3f,\"mb_per_s\":%.1f,\"two_sha_pass_mb_per_s\":%.1f,\"ratio\":%.3f}\n",
          best_ver, mb / best_ver, sha_mbs / 2, (mb / best_ver) / (sha_mbs / 2));
   printf("{\"measure\":\"verify_full_with_chunk_digest\",\"seconds\":%.3f,\"mb_per_s\":%.1f}\n", best_ver_strict,

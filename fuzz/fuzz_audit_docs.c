@@ -18,12 +18,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                              \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_audit_docs: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                                   \
-    }                                                                                            \
+      abort(); \
+    } \
   } while (0)
 
 /* Any 32 bytes make a pinnable key; no proof here is signed by it, so the
@@ -93,8 +93,9 @@ static void instant(const char *s, size_t n) {
   y += m <= 2;
   if (y < 0 || y > 9999) return;
   char u[64];
-  snprintf(u, sizeof u, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%06" PRId64 "Z",
-           y, m, d, rem / 3600, rem / 60 % 60, rem % 60, frac);
+  snprintf(u, sizeof u,
+           "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%06" PRId64 "Z", y, m,
+           d, rem / 3600, rem / 60 % 60, rem % 60, frac);
   int64_t us2 = 0;
   CHECK(adcp_audit_instant_us(&us2, u, &err) == 0 && us2 == us);
 }

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "%s: check failed at %s:%d: %s\n", FUZZ_NAME, __FILE__, __LINE__, #cond); \
-      abort();                                                                                     \
-    }                                                                                              \
+      abort(); \
+    } \
   } while (0)
 
 #endif

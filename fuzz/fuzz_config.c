@@ -15,12 +15,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_config: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                               \
-    }                                                                                        \
+      abort(); \
+    } \
   } while (0)
 
 /* Where the configuration "lives": a directory that does not exist, so

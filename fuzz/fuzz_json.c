@@ -15,12 +15,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_json: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                   \
-    }                                                                            \
+      abort(); \
+    } \
   } while (0)
 
 /* Exact-size heap copy, so ASan sees any read past the end of the text. */
@@ -76,30 +76,30 @@ static void check_same(const adcp_json_doc *a, uint32_t i, const adcp_json_doc *
   const adcp_json_node *x = adcp_json_at(a, i), *y = adcp_json_at(b, j);
   CHECK(x->type == y->type);
   switch (x->type) {
-    case ADCP_JSON_NUMBER: CHECK(x->v.num == y->v.num); break;
-    case ADCP_JSON_STRING: {
-      size_t la, lb;
-      const char *sa = adcp_json_str(a, i, &la), *sb = adcp_json_str(b, j, &lb);
-      CHECK(la == lb && memcmp(sa, sb, la) == 0);
-      break;
+  case ADCP_JSON_NUMBER: CHECK(x->v.num == y->v.num); break;
+  case ADCP_JSON_STRING: {
+    size_t la, lb;
+    const char *sa = adcp_json_str(a, i, &la), *sb = adcp_json_str(b, j, &lb);
+    CHECK(la == lb && memcmp(sa, sb, la) == 0);
+    break;
+  }
+  case ADCP_JSON_ARRAY: {
+    CHECK(x->count == y->count);
+    uint32_t c = adcp_json_first(a, i), d = adcp_json_first(b, j);
+    for (; c && d; c = adcp_json_next(a, i, c), d = adcp_json_next(b, j, d)) check_same(a, c, b, d);
+    CHECK(!c && !d);
+    break;
+  }
+  case ADCP_JSON_OBJECT: {
+    CHECK(x->count == y->count);
+    for (uint32_t k = 0; k < x->count; k++) {
+      uint32_t ka = a->order[x->aux + k], kb = b->order[y->aux + k];
+      check_same(a, ka, b, kb);
+      check_same(a, ka + 1, b, kb + 1);
     }
-    case ADCP_JSON_ARRAY: {
-      CHECK(x->count == y->count);
-      uint32_t c = adcp_json_first(a, i), d = adcp_json_first(b, j);
-      for (; c && d; c = adcp_json_next(a, i, c), d = adcp_json_next(b, j, d)) check_same(a, c, b, d);
-      CHECK(!c && !d);
-      break;
-    }
-    case ADCP_JSON_OBJECT: {
-      CHECK(x->count == y->count);
-      for (uint32_t k = 0; k < x->count; k++) {
-        uint32_t ka = a->order[x->aux + k], kb = b->order[y->aux + k];
-        check_same(a, ka, b, kb);
-        check_same(a, ka + 1, b, kb + 1);
-      }
-      break;
-    }
-    default: break;
+    break;
+  }
+  default: break;
   }
 }
 
@@ -124,7 +124,8 @@ static void check_direct(const char *src, size_t len, const adcp_json_options *o
   adcp_error err;
   adcp_error_clear(&err);
   int rc = adcp_jcs_canonicalize(&out, NULL, &scratch, src, len, opts, &err);
-  if (rc != want_rc) fprintf(stderr, "fuzz_json: direct rc %d (%s), tree rc %d (%s)\n", rc, err.message, want_rc, want_err->message);
+  if (rc != want_rc)
+    fprintf(stderr, "fuzz_json: direct rc %d (%s), tree rc %d (%s)\n", rc, err.message, want_rc, want_err->message);
   CHECK(rc == want_rc);
   if (rc) {
     CHECK(out.len == 1);

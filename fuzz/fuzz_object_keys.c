@@ -51,10 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hex_of(ns, data, size, 1);
   hex_of(content, data, size, 5);
   unsigned s = (unsigned char)sel[0];
-  adcp_object_key_input in = {prefix[0] ? prefix : "rows", ns, acct[0] ? acct : "acct_1", rsid[0] ? rsid : "rrev_1",
-                              period[0] ? period : NULL, (s & 3) == 0 ? NULL : (s & 3) == 1 ? "snapshot" : "official",
-                              content, (uint32_t)(s >> 2) * 4099u, (s & 4) ? ADCP_OBJECT_COMPRESSION_GZIP
-                                                                            : ADCP_OBJECT_COMPRESSION_NONE};
+  adcp_object_key_input in = {prefix[0] ? prefix : "rows",
+                              ns,
+                              acct[0] ? acct : "acct_1",
+                              rsid[0] ? rsid : "rrev_1",
+                              period[0] ? period : NULL,
+                              (s & 3) == 0   ? NULL
+                              : (s & 3) == 1 ? "snapshot"
+                                             : "official",
+                              content,
+                              (uint32_t)(s >> 2) * 4099u,
+                              (s & 4) ? ADCP_OBJECT_COMPRESSION_GZIP : ADCP_OBJECT_COMPRESSION_NONE};
   const char *t = tmpl[0] ? tmpl : NULL;
   adcp_error err = {0};
   (void)adcp_object_key_template_validate(t ? t : ADCP_OBJECT_DEFAULT_KEY_TEMPLATE, &err);

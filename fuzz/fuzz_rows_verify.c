@@ -19,12 +19,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_rows_verify: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                   \
-    }                                                                            \
+      abort(); \
+    } \
   } while (0)
 
 #define REVISION_ID "rrev_fuzz"
@@ -55,14 +55,14 @@ static uint16_t take16(reader *r) { return (uint16_t)(take8(r) | (uint16_t)take8
 static uint64_t take_u64(reader *r) {
   uint8_t tag = take8(r);
   switch (tag & 3) {
-    case 0: return tag >> 2;
-    case 1: return take16(r);
-    case 2: {
-      uint64_t v = 0;
-      for (int i = 0; i < 8; i++) v = v << 8 | take8(r);
-      return v;
-    }
-    default: return UINT64_MAX - (tag >> 2);
+  case 0: return tag >> 2;
+  case 1: return take16(r);
+  case 2: {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | take8(r);
+    return v;
+  }
+  default: return UINT64_MAX - (tag >> 2);
   }
 }
 
@@ -160,7 +160,8 @@ static int verify_revision(const store *s, const adcp_rows_result *res, unsigned
   }
   adcp_rows_hasher h;
   CHECK(adcp_rows_hasher_init_envelope(&h, REVISION_ID, res->row_count, NULL, ADCP_BINDING_RFC8785_JCS_V1, &err) == 0);
-  for (size_t i = 0; !rc && i < s->n; i++) rc = adcp_rows_verify_chunk(&s->m[i], s->c[i].body, s->c[i].len, flags, &h, &err);
+  for (size_t i = 0; !rc && i < s->n; i++)
+    rc = adcp_rows_verify_chunk(&s->m[i], s->c[i].body, s->c[i].len, flags, &h, &err);
   if (rc) {
     CHECK(rc == ADCP_ECHUNK_INTEGRITY_FAILED || rc == ADCP_EMANIFEST_MISMATCH);
     adcp_rows_hasher_free(&h);
@@ -174,7 +175,8 @@ static int verify_revision(const store *s, const adcp_rows_result *res, unsigned
     CHECK(rc == ADCP_EENVELOPE_INTEGRITY_FAILED);
     return rc;
   }
-  if (strcmp(hex, res->content_sha256) != 0 || bytes != res->canonical_byte_count) return ADCP_EENVELOPE_INTEGRITY_FAILED;
+  if (strcmp(hex, res->content_sha256) != 0 || bytes != res->canonical_byte_count)
+    return ADCP_EENVELOPE_INTEGRITY_FAILED;
   return 0;
 }
 
@@ -227,8 +229,7 @@ static void mode_tamper(reader *r) {
     size_t k = (size_t)(i % nrows);
     if (i < nrows) /* the text path once per distinct row */
       CHECK(adcp_rows_encoder_add_json(enc, (const char *)text[k].data, text[k].len, &err) == 0);
-    else
-      CHECK(adcp_rows_encoder_add_node(enc, &docs[k], 0, &err) == 0);
+    else CHECK(adcp_rows_encoder_add_node(enc, &docs[k], 0, &err) == 0);
   }
   for (size_t k = 0; k < nrows; k++) {
     adcp_json_doc_free(&docs[k]);
@@ -251,7 +252,8 @@ static void mode_tamper(reader *r) {
     uint8_t *part = dup_exact(s.c[i].body + a, (size_t)(b - a));
     CHECK(adcp_rows_verify_segments(m, from, to, part, (size_t)(b - a), &err) == 0);
     /* Decode the first verified segment only: parsing is the slow part here. */
-    if (i == 0) CHECK(adcp_rows_check_lines(part, (size_t)m->segments[from].byte_count, &scratch, NULL, NULL, &err) == 0);
+    if (i == 0)
+      CHECK(adcp_rows_check_lines(part, (size_t)m->segments[from].byte_count, &scratch, NULL, NULL, &err) == 0);
     free(part);
   }
   adcp_json_doc_free(&scratch);
@@ -264,17 +266,17 @@ static void mode_tamper(reader *r) {
       c->body[(pos * 131u + x) % c->len] ^= x;
     } else if (kind == 2) {
       switch (field % 11) {
-        case 0: m->chunk_index ^= x; break;
-        case 1: m->first_ordinal ^= x; break;
-        case 2: m->row_count ^= x; break;
-        case 3: m->byte_count ^= x; break;
-        case 4: m->sha256[pos % 64] ^= (char)x; break;
-        case 5: m->segment_count ^= x; break;
-        case 6: sm->first_ordinal ^= x; break;
-        case 7: sm->row_count ^= x; break;
-        case 8: sm->byte_offset ^= x; break;
-        case 9: sm->byte_count ^= x; break;
-        default: m->chunk_index ^= (uint64_t)x << 56; break;
+      case 0: m->chunk_index ^= x; break;
+      case 1: m->first_ordinal ^= x; break;
+      case 2: m->row_count ^= x; break;
+      case 3: m->byte_count ^= x; break;
+      case 4: m->sha256[pos % 64] ^= (char)x; break;
+      case 5: m->segment_count ^= x; break;
+      case 6: sm->first_ordinal ^= x; break;
+      case 7: sm->row_count ^= x; break;
+      case 8: sm->byte_offset ^= x; break;
+      case 9: sm->byte_count ^= x; break;
+      default: m->chunk_index ^= (uint64_t)x << 56; break;
       }
     } else {
       sm->sha256[pos % 64] ^= (char)x;
@@ -323,8 +325,7 @@ static void mode_raw(reader *r) {
     uint64_t o = (flags & 2) ? sm->byte_offset - base : sm->byte_offset;
     if (o <= len && sm->byte_count <= len - o)
       CHECK(adcp_sha256_hex(sm->sha256, buf + o, (size_t)sm->byte_count, NULL) == 0);
-    else
-      memset(sm->sha256, (flags & 4) ? 'A' : 'g', 64);
+    else memset(sm->sha256, (flags & 4) ? 'A' : 'g', 64);
   }
   CHECK(adcp_sha256_hex(m.sha256, buf, len, NULL) == 0);
   if (flags & 8) m.sha256[0] = m.sha256[0] == 'f' ? 'e' : 'f';
@@ -428,7 +429,8 @@ static void mode_manifest_json(reader *r) {
     size_t n = 0;
     const adcp_json_node *root = adcp_json_at(&doc, 0);
     if (root->type == ADCP_JSON_ARRAY) {
-      for (uint32_t e = adcp_json_first(&doc, 0); e && n < 16; e = adcp_json_next(&doc, 0, e)) one_manifest(&doc, e, ms, &n);
+      for (uint32_t e = adcp_json_first(&doc, 0); e && n < 16; e = adcp_json_next(&doc, 0, e))
+        one_manifest(&doc, e, ms, &n);
     } else {
       one_manifest(&doc, 0, ms, &n);
     }
@@ -452,10 +454,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   reader r = {data + 1, size - 1};
   switch (data[0] % 4) {
-    case 0: mode_gzip(&r); break;
-    case 1: mode_tamper(&r); break;
-    case 2: mode_raw(&r); break;
-    default: mode_manifest_json(&r); break;
+  case 0: mode_gzip(&r); break;
+  case 1: mode_tamper(&r); break;
+  case 2: mode_raw(&r); break;
+  default: mode_manifest_json(&r); break;
   }
   return 0;
 }

@@ -12,12 +12,12 @@
 
 #include "adcp/json.h"
 
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_scanner_diff: %s (line %d)\n", #cond, __LINE__); \
-      abort();                                                               \
-    }                                                                        \
+      abort(); \
+    } \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

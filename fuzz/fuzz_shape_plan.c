@@ -14,12 +14,12 @@
 #include "adcp/json.h"
 #include "json/canon.h"
 
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
+#define CHECK(cond) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "fuzz_shape_plan: %s (line %d)\n", #cond, __LINE__); \
-      abort();                                                              \
-    }                                                                       \
+      abort(); \
+    } \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -69,9 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t op = mut[3 * k + 2], c = (uint8_t)subst[(op >> 2) % (sizeof subst - 1)];
     size_t len = blen;
     memcpy(row, base, blen);
-    if ((op & 3) == 0 && at < blen) row[at] = (char)c; /* replace */
+    if ((op & 3) == 0 && at < blen) row[at] = (char)c;                                          /* replace */
     else if ((op & 3) == 1 && at < blen) memmove(row + at, row + at + 1, blen - at - 1), len--; /* delete */
-    else memmove(row + at + 1, row + at, blen - at), row[at] = (char)c, len++; /* insert */
+    else memmove(row + at + 1, row + at, blen - at), row[at] = (char)c, len++;                  /* insert */
     both(&on, &off, row, len, &opts); /* the plan of the base row meets a near copy */
     both(&on, &off, row, len, &opts); /* maybe its own plan now */
     both(&on, &off, base, blen, &opts);

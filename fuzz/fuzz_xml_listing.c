@@ -38,8 +38,8 @@ static void walk(const char *x, size_t n, const char *item, const char *const *f
   size_t pos = 0, s = 0, e = 0, prev = 0;
   int first = 1;
   while (adcp_http_xml_next(x, n, &pos, item, &s, &e)) {
-    CHECK(s <= e && e <= pos && pos <= n);  /* inside the body, the cursor past the element */
-    CHECK(first || pos > prev);             /* always advances, so the walk ends */
+    CHECK(s <= e && e <= pos && pos <= n); /* inside the body, the cursor past the element */
+    CHECK(first || pos > prev);            /* always advances, so the walk ends */
     first = 0, prev = pos;
     for (size_t i = 0; i < nf; i++)
       if (text_in(&t, x, s, e, fields[i]) && (strstr(fields[i], "Modified") || strstr(fields[i], "Time")))
@@ -57,8 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   CHECK(x != NULL);
   if (size) memcpy(x, data, size);
   static const char *const s3[] = {"IsLatest", "Key", "VersionId", "Size", "LastModified"};
-  static const char *const az[] = {"Name", "VersionId", "IsCurrentVersion", "Content-Length", "Creation-Time",
-                                   "Last-Modified"};
+  static const char *const az[] = {"Name",           "VersionId",     "IsCurrentVersion",
+                                   "Content-Length", "Creation-Time", "Last-Modified"};
   walk(x, size, "Version", s3, sizeof s3 / sizeof s3[0]);
   walk(x, size, "Blob", az, sizeof az / sizeof az[0]);
   /* The instants alone, as a NUL-terminated string. */

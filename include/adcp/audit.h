@@ -140,13 +140,13 @@ int adcp_audit_keyring_add(adcp_audit_keyring *k, const char *text, size_t len, 
 
 typedef struct adcp_audit_checkpoint {
   char account_id[256];
-  char account_key[65];  /* lowercase hex SHA-256 of the account ID's UTF-8 bytes */
+  char account_key[65]; /* lowercase hex SHA-256 of the account ID's UTF-8 bytes */
   uint64_t tree_size;
   char root_hash[65];
-  char timestamp[32];    /* database clock, RFC 3339 UTC with microseconds */
+  char timestamp[32]; /* database clock, RFC 3339 UTC with microseconds */
   char key_id[17];
-  char signature[96];    /* base64 of the 64-byte Ed25519 signature */
-  char *document;        /* the signed JCS document (owned) */
+  char signature[96]; /* base64 of the 64-byte Ed25519 signature */
+  char *document;     /* the signed JCS document (owned) */
 } adcp_audit_checkpoint;
 void adcp_audit_checkpoint_free(adcp_audit_checkpoint *c);
 
@@ -167,8 +167,7 @@ int adcp_audit_checkpoint_verify(const adcp_audit_checkpoint *c, const adcp_audi
  * key_out (may be NULL, ADCP_OBJECT_KEY_MAX + 1) receives the key.
  * Errors: ADCP_EINVALID_INPUT, ADCP_ECONTENT_CONFLICT (other bytes at the key), ADCP_EPROVIDER_UNAVAILABLE,
  * ADCP_EDEADLINE_EXCEEDED, ADCP_EABORTED, ADCP_EUNSAFE_BINDING, ADCP_ENOMEM. */
-int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c,
-                                  adcp_error *err);
+int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c, adcp_error *err);
 /* An object under _checkpoints/ that could not be read or parsed. */
 typedef struct adcp_audit_fetch_problem {
   char key[ADCP_OBJECT_KEY_MAX + 1];
@@ -188,38 +187,39 @@ void adcp_audit_checkpoints_free(adcp_audit_checkpoint *items, size_t count);
 /* ---- audit ---------------------------------------------------------------------- */
 
 typedef struct adcp_audit_finding {
-  const char *kind;       /* header_edited, revision_missing, revision_unlogged, leaf_corrupt, leaf_duplicate,
+  const char *kind; /* header_edited, revision_missing, revision_unlogged, leaf_corrupt, leaf_duplicate,
                              leaf_foreign, log_gap, log_missing, node_mismatch, order_broken, checkpoint_mismatch,
                              checkpoint_beyond_log, checkpoint_untrusted, checkpoint_unreadable,
                              checkpoints_inconsistent, retirement_malformed, retirement_mismatch,
                              retirement_unlisted, retirement_premature, retirement_unchecked,
                              retirement_after_checkpoint (docs/trust.md) */
   const char *account_id;
-  int64_t leaf_index;     /* -1 when not about one leaf */
-  int64_t leaf_end;       /* a range [leaf_index, leaf_end) when the evidence allows no more; else -1 */
-  const char *entry_id;   /* revision / record ID (checkpoint_unreadable: the object key), "" when none */
+  int64_t leaf_index;   /* -1 when not about one leaf */
+  int64_t leaf_end;     /* a range [leaf_index, leaf_end) when the evidence allows no more; else -1 */
+  const char *entry_id; /* revision / record ID (checkpoint_unreadable: the object key), "" when none */
   const char *detail;
 } adcp_audit_finding;
 typedef void (*adcp_audit_finding_fn)(void *ctx, const adcp_audit_finding *f);
 
 typedef struct adcp_audit_options {
-  int version;                          /* 1 or 2 */
-  const char *account_id;               /* NULL: every account */
-  const adcp_audit_keyring *keys;       /* pinned keys; NULL or empty: checkpoints are not checked */
-  const adcp_audit_checkpoint *extra;   /* checkpoints from outside the database */
+  int version;                        /* 1 or 2 */
+  const char *account_id;             /* NULL: every account */
+  const adcp_audit_keyring *keys;     /* pinned keys; NULL or empty: checkpoints are not checked */
+  const adcp_audit_checkpoint *extra; /* checkpoints from outside the database */
   size_t n_extra;
-  int skip_stored_checkpoints;          /* 1: only `extra` */
+  int skip_stored_checkpoints; /* 1: only `extra` */
   adcp_audit_finding_fn on_finding;
   void *ctx;
   /* version 2: */
-  int64_t retention_days;               /* the window W (days) the auditor's host applies; 0 (and version 1):
+  int64_t retention_days;                   /* the window W (days) the auditor's host applies; 0 (and version 1):
                                            unknown, so no retirement can be shown due (retirement_unchecked) */
   const adcp_audit_fetch_problem *problems; /* outside checkpoint objects that did not read: checkpoint_unreadable */
   size_t n_problems;
 } adcp_audit_options;
 #define ADCP_AUDIT_OPTIONS_VERSION 2
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_AUDIT_OPTIONS_INIT {.version = ADCP_AUDIT_OPTIONS_VERSION}
+#define ADCP_AUDIT_OPTIONS_INIT \
+  { .version = ADCP_AUDIT_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_AUDIT_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_audit_options_init(adcp_audit_options *out, unsigned version);
@@ -233,10 +233,10 @@ enum adcp_audit_mode {
 
 typedef struct adcp_audit_report {
   uint64_t accounts, leaves, headers, retired, checkpoints, consistency_proofs, findings;
-  int mode;                       /* enum adcp_audit_mode */
-  uint64_t outside_verified;      /* outside checkpoints whose signature verified */
-  uint64_t outside_newest_size;   /* tree size of the newest (by timestamp) of them */
-  char outside_newest_at[32];     /* its timestamp, "" when none */
+  int mode;                     /* enum adcp_audit_mode */
+  uint64_t outside_verified;    /* outside checkpoints whose signature verified */
+  uint64_t outside_newest_size; /* tree size of the newest (by timestamp) of them */
+  char outside_newest_at[32];   /* its timestamp, "" when none */
 } adcp_audit_report;
 
 /* Runs the audit. Returns 0 when it ran (findings counted in out->findings
@@ -263,7 +263,7 @@ typedef struct adcp_audit_proof_info {
   char root_hash[65];
   char key_id[17];
   char timestamp[32];
-  uint64_t row_count;     /* from the header, for --rows */
+  uint64_t row_count; /* from the header, for --rows */
 } adcp_audit_proof_info;
 
 /* Offline verification (no database): the header object hashes to the leaf,

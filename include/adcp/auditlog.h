@@ -24,8 +24,8 @@ ADCP_BEGIN_DECLS
 
 #define ADCP_AUDIT_HEADER_PROFILE "adcp-header-v1"
 #define ADCP_AUDIT_RETIREMENT_PROFILE "adcp-retirement-v1" /* strict schema: docs/trust.md */
-#define ADCP_AUDIT_RETIREMENT_MAX 100000      /* revisions one retirement document may list */
-#define ADCP_AUDIT_MAX_PATH 64                   /* audit path / consistency proof entries */
+#define ADCP_AUDIT_RETIREMENT_MAX 100000                   /* revisions one retirement document may list */
+#define ADCP_AUDIT_MAX_PATH 64                             /* audit path / consistency proof entries */
 /* ---- Merkle tree (RFC 9162 §2.1), pure ------------------------------------ */
 
 typedef uint8_t adcp_hash32[32];
@@ -47,8 +47,8 @@ int adcp_merkle_inclusion_proof(adcp_hash32 *path, size_t *count, uint64_t m, ui
                                 void *ctx, adcp_error *err);
 /* PROOF(m, D[0:n]) (RFC 9162 §2.1.4.1), 0 < m <= n.
  * Errors: ADCP_EINVALID_INPUT (m outside 1..n, capacity), ADCP_EINTERNAL, or fn's own code. */
-int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n,
-                                  adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err);
+int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n, adcp_merkle_subtree_fn fn,
+                                  void *ctx, adcp_error *err);
 /* Verifiers (RFC 9162 §2.1.3.2 and §2.1.4.2): 1 when the proof holds, else 0. Never fails. */
 int adcp_merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const adcp_hash32 *path,
                                  size_t count, const uint8_t root[32]);
@@ -96,19 +96,20 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
  * under the account lock (leaves are never deleted). Revisions without a
  * leaf (committed before the log existed) are not listed. */
 typedef struct adcp_audit_retirement {
-  int version;                     /* 2 */
+  int version; /* 2 */
   const char *account_id;
   const char *obligation_id;
-  const char *record_id;           /* the tombstone's ID (unique among retirement leaves) */
+  const char *record_id;                 /* the tombstone's ID (unique among retirement leaves) */
   const char *period_start, *period_end; /* RFC 3339 as stored */
-  const char *retired_at;          /* database clock, RFC 3339 UTC */
-  const char *const *revision_ids; /* the revisions deleted */
+  const char *retired_at;                /* database clock, RFC 3339 UTC */
+  const char *const *revision_ids;       /* the revisions deleted */
   size_t n_revisions;
-  int64_t retention_days;          /* the window retention applied (informational: the audit uses its own) */
+  int64_t retention_days; /* the window retention applied (informational: the audit uses its own) */
 } adcp_audit_retirement;
 #define ADCP_AUDIT_RETIREMENT_VERSION 2
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_AUDIT_RETIREMENT_INIT {.version = ADCP_AUDIT_RETIREMENT_VERSION}
+#define ADCP_AUDIT_RETIREMENT_INIT \
+  { .version = ADCP_AUDIT_RETIREMENT_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_AUDIT_RETIREMENT_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_audit_retirement_init(adcp_audit_retirement *out, unsigned version);

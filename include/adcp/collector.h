@@ -41,14 +41,14 @@ ADCP_BEGIN_DECLS
 
 /* 2 added testing_clock_offset_seconds; version 1 options are still accepted. */
 #define ADCP_COLLECTOR_OPTIONS_VERSION 2
-#define ADCP_COLLECTOR_DRY_RUN_CAP 1000             /* candidate keys a dry-run report carries */
-#define ADCP_COLLECTOR_MIN_AGE_DEFAULT_S 604800      /* 7 days */
-#define ADCP_COLLECTOR_MIN_AGE_MIN_S 86400           /* enforced minimum: 1 day */
-#define ADCP_COLLECTOR_LIMIT_DEFAULT 1000            /* deletes per binding per pass */
+#define ADCP_COLLECTOR_DRY_RUN_CAP 1000         /* candidate keys a dry-run report carries */
+#define ADCP_COLLECTOR_MIN_AGE_DEFAULT_S 604800 /* 7 days */
+#define ADCP_COLLECTOR_MIN_AGE_MIN_S 86400      /* enforced minimum: 1 day */
+#define ADCP_COLLECTOR_LIMIT_DEFAULT 1000       /* deletes per binding per pass */
 #define ADCP_COLLECTOR_LIMIT_MAX 100000
 #define ADCP_COLLECTOR_PAGE_SIZE_DEFAULT 1000
 #define ADCP_COLLECTOR_PAGE_CAP_DEFAULT 100
-#define ADCP_COLLECTOR_RECHECK_EVERY 25              /* deletes between fence re-checks */
+#define ADCP_COLLECTOR_RECHECK_EVERY 25 /* deletes between fence re-checks */
 
 /* Steps at which the options' test hook runs (key may be NULL). A non-zero
  * return from the hook fails that binding (counts as `failed`). */
@@ -59,19 +59,19 @@ enum adcp_collector_step {
 };
 
 typedef struct adcp_collector_options {
-  int version;                             /* ADCP_COLLECTOR_OPTIONS_VERSION */
-  int dry_run;                             /* classify only; no fence, no delete */
-  int acknowledge_exclusive_namespace;     /* required for a deleting run (INVALID_INPUT before listing) */
-  int include_read_only;                   /* also collect read_only bindings */
-  const char *const *bindings;             /* allowlist (NULL/0 = every configured object binding) */
+  int version;                         /* ADCP_COLLECTOR_OPTIONS_VERSION */
+  int dry_run;                         /* classify only; no fence, no delete */
+  int acknowledge_exclusive_namespace; /* required for a deleting run (INVALID_INPUT before listing) */
+  int include_read_only;               /* also collect read_only bindings */
+  const char *const *bindings;         /* allowlist (NULL/0 = every configured object binding) */
   size_t n_bindings;
-  const char *const *skip_bindings;        /* denylist */
+  const char *const *skip_bindings; /* denylist */
   size_t n_skip_bindings;
-  uint64_t limit;                          /* 0 = default; 1..ADCP_COLLECTOR_LIMIT_MAX */
-  int64_t min_age_seconds;                 /* 0 = default; below the minimum: INVALID_INPUT */
-  size_t page_size;                        /* 0 = default; 1..1000 */
-  size_t page_cap;                         /* 0 = default; pages per binding per run */
-  const char *const *cursors;              /* resume cursors from earlier reports (any order) */
+  uint64_t limit;             /* 0 = default; 1..ADCP_COLLECTOR_LIMIT_MAX */
+  int64_t min_age_seconds;    /* 0 = default; below the minimum: INVALID_INPUT */
+  size_t page_size;           /* 0 = default; 1..1000 */
+  size_t page_cap;            /* 0 = default; pages per binding per run */
+  const char *const *cursors; /* resume cursors from earlier reports (any order) */
   size_t n_cursors;
   /* 1: resume each binding from its stored cursor (table
    * adcp_orphan_collector_state) and store the new cursor and pass times
@@ -87,7 +87,8 @@ typedef struct adcp_collector_options {
   int64_t testing_clock_offset_seconds;
 } adcp_collector_options;
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_COLLECTOR_OPTIONS_INIT {.version = ADCP_COLLECTOR_OPTIONS_VERSION}
+#define ADCP_COLLECTOR_OPTIONS_INIT \
+  { .version = ADCP_COLLECTOR_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_COLLECTOR_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_collector_options_init(adcp_collector_options *out, unsigned version);
@@ -104,13 +105,13 @@ typedef struct adcp_collector_binding_report {
    * "unsupported" (provider without list), "fenced", "failed" */
   char status[24];
   adcp_collector_counters c;
-  int truncated;          /* page cap or limit reached before the listing ended: cursor set */
-  int complete;           /* the listing reached its end in this pass */
-  char *cursor;           /* resume token (NULL when complete or never started) */
-  char refusal[32];       /* fence cause when fenced, else "" */
-  char failure[256];      /* first failure "CODE: message", else "" */
-  uint64_t fence_epoch;   /* epoch held while deleting (0 = none) */
-  char **candidate_keys;  /* dry run only, up to ADCP_COLLECTOR_DRY_RUN_CAP over the run */
+  int truncated;         /* page cap or limit reached before the listing ended: cursor set */
+  int complete;          /* the listing reached its end in this pass */
+  char *cursor;          /* resume token (NULL when complete or never started) */
+  char refusal[32];      /* fence cause when fenced, else "" */
+  char failure[256];     /* first failure "CODE: message", else "" */
+  uint64_t fence_epoch;  /* epoch held while deleting (0 = none) */
+  char **candidate_keys; /* dry run only, up to ADCP_COLLECTOR_DRY_RUN_CAP over the run */
   size_t n_candidate_keys;
   /* Dry run only (the same cap, shared): row-object keys skipped as younger
    * than min_age, with their age in seconds at the database clock (-1: the
@@ -126,11 +127,11 @@ typedef struct adcp_collector_report {
   adcp_collector_binding_report *bindings;
   size_t n_bindings;
   adcp_collector_counters totals;
-  uint64_t fenced;        /* bindings that stopped on a fence refusal */
-  uint64_t unsupported;   /* bindings whose provider cannot list */
+  uint64_t fenced;          /* bindings that stopped on a fence refusal */
+  uint64_t unsupported;     /* bindings whose provider cannot list */
   uint64_t failed_bindings; /* bindings that stopped on a provider / database failure */
-  uint64_t truncated;     /* bindings left with a resume cursor */
-  uint64_t fence_epoch;   /* highest epoch held during the run */
+  uint64_t truncated;       /* bindings left with a resume cursor */
+  uint64_t fence_epoch;     /* highest epoch held during the run */
 } adcp_collector_report;
 
 /* One collector pass (spec 04). Refusals before listing: INVALID_INPUT for
@@ -151,10 +152,10 @@ int adcp_collector_report_json(adcp_buf *out, const adcp_collector_report *r);
 /* Parsed row-object key (E2). */
 typedef struct adcp_collector_key {
   char content_sha256[65];
-  char revision_key[65];  /* "" when the template has no {revision_key} */
+  char revision_key[65]; /* "" when the template has no {revision_key} */
   char account_key[65];
   uint32_t chunk_index;
-  int gzip;               /* .jsonl.gz */
+  int gzip; /* .jsonl.gz */
 } adcp_collector_key;
 
 /* 1 when key parses completely against template tmpl (NULL = default) under
@@ -168,9 +169,9 @@ int adcp_collector_key_parse(adcp_collector_key *out, const char *key, const cha
 
 typedef struct adcp_collector_state {
   char row_binding_id[129];
-  int has_cursor;                 /* an unfinished listing */
-  int64_t since_complete_s;       /* seconds since the last completed listing; -1 never */
-  int64_t since_refusal_s;        /* seconds since the last fence refusal; -1 none */
+  int has_cursor;           /* an unfinished listing */
+  int64_t since_complete_s; /* seconds since the last completed listing; -1 never */
+  int64_t since_refusal_s;  /* seconds since the last fence refusal; -1 none */
   char refusal[32];
 } adcp_collector_state;
 

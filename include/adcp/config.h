@@ -51,7 +51,8 @@ typedef struct adcp_config_search {
 } adcp_config_search;
 #define ADCP_CONFIG_SEARCH_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_CONFIG_SEARCH_INIT {.version = ADCP_CONFIG_SEARCH_VERSION}
+#define ADCP_CONFIG_SEARCH_INIT \
+  { .version = ADCP_CONFIG_SEARCH_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_CONFIG_SEARCH_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_config_search_init(adcp_config_search *out, unsigned version);
@@ -128,9 +129,9 @@ const adcp_config_retention *adcp_config_retention_section(const adcp_config *c)
 /* "collector": the opt-in orphan collector. */
 typedef struct adcp_config_collector {
   int present, enabled, acknowledge_exclusive_namespace, include_read_only;
-  int64_t interval_seconds;                  /* 86400 when not given */
-  int64_t min_age_seconds, limit, page_cap;  /* 0 = the library default */
-  char **bindings;                           /* NULL-terminated when n_bindings > 0 */
+  int64_t interval_seconds;                 /* 86400 when not given */
+  int64_t min_age_seconds, limit, page_cap; /* 0 = the library default */
+  char **bindings;                          /* NULL-terminated when n_bindings > 0 */
   size_t n_bindings;
 } adcp_config_collector;
 const adcp_config_collector *adcp_config_collector_section(const adcp_config *c); /* never NULL */
@@ -206,14 +207,15 @@ int adcp_config_check_files(const adcp_config *c, adcp_error *err);
 typedef void (*adcp_config_notice_fn)(void *ctx, const char *message);
 
 typedef struct adcp_config_apply_options {
-  int version;                 /* 1 */
-  int read_only;               /* the ledger was opened read-only: skip the feed-consumer count */
+  int version;                  /* 1 */
+  int read_only;                /* the ledger was opened read-only: skip the feed-consumer count */
   adcp_config_notice_fn notice; /* may be NULL */
   void *notice_ctx;
 } adcp_config_apply_options;
 #define ADCP_CONFIG_APPLY_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_CONFIG_APPLY_OPTIONS_INIT {.version = ADCP_CONFIG_APPLY_OPTIONS_VERSION}
+#define ADCP_CONFIG_APPLY_OPTIONS_INIT \
+  { .version = ADCP_CONFIG_APPLY_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_CONFIG_APPLY_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_config_apply_options_init(adcp_config_apply_options *out, unsigned version);

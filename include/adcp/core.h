@@ -32,7 +32,9 @@
 #endif
 #ifdef __cplusplus
 #define ADCP_BEGIN_DECLS ADCP_VISIBILITY_PUSH_ extern "C" {
-#define ADCP_END_DECLS } ADCP_VISIBILITY_POP_
+#define ADCP_END_DECLS \
+  } \
+  ADCP_VISIBILITY_POP_
 #else
 #define ADCP_BEGIN_DECLS ADCP_VISIBILITY_PUSH_
 #define ADCP_END_DECLS ADCP_VISIBILITY_POP_
@@ -63,14 +65,14 @@ enum {
   ADCP_EINTEGRITY_FAILED = -17,
   ADCP_EREPORTING_SCHEMA_BEHIND = -18,
   ADCP_EREPORTING_STORAGE_NOT_DURABLE = -19,
-  ADCP_ENOMEM = -20,       /* allocation failed */
-  ADCP_EIO = -21,          /* local file or stream I/O failed */
-  ADCP_EINTERNAL = -22,    /* a bug: an invariant did not hold */
+  ADCP_ENOMEM = -20,    /* allocation failed */
+  ADCP_EIO = -21,       /* local file or stream I/O failed */
+  ADCP_EINTERNAL = -22, /* a bug: an invariant did not hold */
   ADCP_ESERVICE_UNAVAILABLE = -23,
   ADCP_EREFERENCE_NOT_FOUND = -24,
-  ADCP_ECONFLICT = -25,    /* a concurrent writer won (numbering, official) */
-  ADCP_ESTORAGE = -26,     /* the database refused; detail is sanitized */
-  ADCP_ESCHEMA_UNREADY = -27, /* catalog audit: a required object is missing or drifted */
+  ADCP_ECONFLICT = -25,                       /* a concurrent writer won (numbering, official) */
+  ADCP_ESTORAGE = -26,                        /* the database refused; detail is sanitized */
+  ADCP_ESCHEMA_UNREADY = -27,                 /* catalog audit: a required object is missing or drifted */
   ADCP_EISSUE_STATE_TRANSITION_INVALID = -28, /* issue lifecycle (spec 07 §3) */
   ADCP_EISSUE_STATE_NOT_OPERATOR_SETTABLE = -29,
   ADCP_EISSUE_NOT_OPEN = -30,
@@ -80,14 +82,13 @@ enum {
 #define ADCP_ERROR_MESSAGE_MAX 256
 
 typedef struct adcp_error {
-  int code;                               /* ADCP_OK or an ADCP_E* code */
-  char message[ADCP_ERROR_MESSAGE_MAX];   /* short, human, never secrets */
+  int code;                             /* ADCP_OK or an ADCP_E* code */
+  char message[ADCP_ERROR_MESSAGE_MAX]; /* short, human, never secrets */
 } adcp_error;
 
 /* Records code and a printf-style message into err (if non-NULL); returns code
  * (it never fails on its own). */
-int adcp_error_set(adcp_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int adcp_error_set(adcp_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Resets err to ADCP_OK with an empty message. */
 void adcp_error_clear(adcp_error *err);
 /* Wire name of a code ("INVALID_ROW"); "UNKNOWN" for codes outside the set. */

@@ -77,19 +77,19 @@ int adcp_feed_append(adcp_sql_conn *c, const char *account_id, int kind, const c
 /* ---- reading (spec 03 §4) -------------------------------------------------------- */
 
 typedef struct adcp_change {
-  int kind;                              /* one adcp_feed_kind */
+  int kind; /* one adcp_feed_kind */
   int64_t seq;
-  uint64_t xid;                          /* 0 on SQLite */
+  uint64_t xid; /* 0 on SQLite */
   char record_id[ADCP_FEED_ID_MAX];
   char obligation_id[ADCP_FEED_ID_MAX];
   char account_id[ADCP_FEED_ID_MAX];
-  char recorded_at[32];                  /* UTC, six fractional digits, Z */
+  char recorded_at[32]; /* UTC, six fractional digits, Z */
 } adcp_change;
 
 typedef struct adcp_change_page {
   adcp_change *items;
   size_t count;
-  char *cursor;      /* always set: the last returned row, else the input (or start) position */
+  char *cursor; /* always set: the last returned row, else the input (or start) position */
 } adcp_change_page;
 
 typedef struct adcp_changes_query {
@@ -101,7 +101,8 @@ typedef struct adcp_changes_query {
 } adcp_changes_query;
 #define ADCP_CHANGES_QUERY_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_CHANGES_QUERY_INIT {.version = ADCP_CHANGES_QUERY_VERSION}
+#define ADCP_CHANGES_QUERY_INIT \
+  { .version = ADCP_CHANGES_QUERY_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_CHANGES_QUERY_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_changes_query_init(adcp_changes_query *out, unsigned version);
@@ -131,11 +132,11 @@ int adcp_feed_head(char **out, adcp_sql_conn *c, const char *account_id, adcp_er
 
 typedef struct adcp_feed_consumer {
   char name[ADCP_FEED_CONSUMER_MAX];
-  char account_id[ADCP_FEED_ID_MAX];  /* "" = deployment-wide */
+  char account_id[ADCP_FEED_ID_MAX]; /* "" = deployment-wide */
   adcp_feed_position position;
-  char *cursor;                       /* owned: the position as a cursor */
+  char *cursor; /* owned: the position as a cursor */
   char updated_at[32];
-  int live;                           /* updated within the hold cap */
+  int live; /* updated within the hold cap */
   /* Lag at the list's instant (database clock): changes of its feed after
    * its position, the age of the oldest of them (0 when caught up), and the
    * time since its position last moved (or it was registered). */
@@ -153,8 +154,7 @@ int adcp_feed_consumer_register(adcp_sql_conn *c, const char *name, const char *
 int adcp_feed_consumer_advance(adcp_sql_conn *c, const char *name, const char *cursor, adcp_error *err);
 /* Every consumer by name; live against hold_days (0 = default 7).
  * Errors: ADCP_EINVALID_INPUT (hold_days), ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_conn *c, int64_t hold_days,
-                            adcp_error *err);
+int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_conn *c, int64_t hold_days, adcp_error *err);
 void adcp_feed_consumers_free(adcp_feed_consumer *items, size_t count);
 /* REFERENCE_NOT_FOUND when there is no such consumer. */
 int adcp_feed_consumer_drop(adcp_sql_conn *c, const char *name, adcp_error *err);
@@ -164,20 +164,20 @@ int adcp_feed_live_consumers(int64_t *out, adcp_sql_conn *c, int64_t hold_days, 
 /* 1 in *held when a live consumer has not yet passed a change row of this
  * obligation (the hold period retirement must respect, spec 03 §5).
  * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
-int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligation_id, int64_t hold_days,
-                              adcp_error *err);
+int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligation_id, int64_t hold_days, adcp_error *err);
 
 /* ---- pruning (spec 03 §5) ---------------------------------------------------------- */
 
 typedef struct adcp_feed_prune_options {
-  int version;              /* 1 */
-  int64_t retention_days;   /* 0 = 30; rows older than this may go */
-  int64_t hold_days;        /* 0 = 7; consumers silent longer hold nothing */
-  size_t limit;             /* 0 = 10 000 rows per call */
+  int version;            /* 1 */
+  int64_t retention_days; /* 0 = 30; rows older than this may go */
+  int64_t hold_days;      /* 0 = 7; consumers silent longer hold nothing */
+  size_t limit;           /* 0 = 10 000 rows per call */
 } adcp_feed_prune_options;
 #define ADCP_FEED_PRUNE_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_FEED_PRUNE_OPTIONS_INIT {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION}
+#define ADCP_FEED_PRUNE_OPTIONS_INIT \
+  { .version = ADCP_FEED_PRUNE_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_FEED_PRUNE_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_feed_prune_options_init(adcp_feed_prune_options *out, unsigned version);
@@ -192,8 +192,7 @@ typedef struct adcp_feed_prune_result {
  * (xid, seq) and each touched account's horizon to its largest deleted seq,
  * only ever forwards. No account lock. opts NULL = defaults.
  * Errors: ADCP_EINVALID_INPUT (options), ADCP_ECONFLICT, ADCP_ESTORAGE. */
-int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
-                    adcp_error *err);
+int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts, adcp_error *err);
 /* The same pass, rolled back: out->deleted is what adcp_feed_prune would
  * delete now (maintain --dry-run); nothing changes.
  * Errors: as adcp_feed_prune (ADCP_EINVALID_INPUT, ADCP_ECONFLICT, ADCP_ESTORAGE). */

@@ -38,7 +38,7 @@ typedef enum adcp_fence_cause {
 /* The snake_case name above ("ok" for ADCP_FENCE_OK). */
 const char *adcp_fence_cause_name(adcp_fence_cause c);
 
-#define ADCP_FENCE_RECORD_MAX 4096       /* reader cap, bytes (spec 04 §6.3) */
+#define ADCP_FENCE_RECORD_MAX 4096 /* reader cap, bytes (spec 04 §6.3) */
 #define ADCP_FENCE_RECORD_VERSION "adcp.orphan_collector_fence.v1"
 #define ADCP_FENCE_SCOPE_VERSION "adcp.orphan_collector_fence_scope.v1"
 #define ADCP_FENCE_DIR "_collector-fence"
@@ -77,8 +77,7 @@ int adcp_fence_record_encode(adcp_buf *out, const adcp_fence_record *r, adcp_err
 int adcp_fence_record_parse(adcp_fence_record *out, const uint8_t *bytes, size_t len, adcp_error *err);
 /* "{prefix}/{namespace_key}/_collector-fence/{epoch:016d}.json" (epoch 1..10^16-1).
  * Errors: ADCP_EINVALID_INPUT (epoch out of range, a bad part), ADCP_ENOMEM. */
-int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespace_key, uint64_t epoch,
-                          adcp_error *err);
+int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespace_key, uint64_t epoch, adcp_error *err);
 
 /* 1 if key lies in a `_collector-fence/` directory directly under "{prefix}/{namespace_key}/" of
  * some prefix — a fence object, never a row object. A predicate; never fails. */
@@ -92,23 +91,23 @@ int adcp_ledger_fence_owner_is_valid(const char *id);
 
 typedef struct adcp_fence_status_entry {
   char row_binding_id[129];
-  int has_row;               /* 0: never claimed by this database */
-  uint64_t epoch;            /* table epoch (0 without a row) */
+  int has_row;    /* 0: never claimed by this database */
+  uint64_t epoch; /* table epoch (0 without a row) */
   char owner_id[129];
   char claimed_at[32], updated_at[32];
-  uint64_t pending_epoch;    /* 0 = no advance in flight */
-  int fingerprint_matches;   /* the row was claimed by this database (1 without a row) */
-  uint64_t highest_epoch;    /* highest fence object listed (0 = none) */
+  uint64_t pending_epoch;     /* 0 = no advance in flight */
+  int fingerprint_matches;    /* the row was claimed by this database (1 without a row) */
+  uint64_t highest_epoch;     /* highest fence object listed (0 = none) */
   char highest_owner_id[129]; /* owner_id in that object ("" unreadable/none) */
-  int holds;                 /* this database holds the claim (or none exists yet: first use claims) */
-  adcp_fence_cause cause;    /* why not, when !holds */
+  int holds;                  /* this database holds the claim (or none exists yet: first use claims) */
+  adcp_fence_cause cause;     /* why not, when !holds */
   char detail[ADCP_ERROR_MESSAGE_MAX];
 } adcp_fence_status_entry;
 
 /* Test hook steps (adcp_ledger_options.fence_step_hook). */
 enum adcp_fence_step {
-  ADCP_FENCE_STEP_PENDING = 1,        /* the epoch + 1 intent is committed, object not yet written */
-  ADCP_FENCE_STEP_OBJECT_WRITTEN = 2  /* the new fence object exists, the row is not yet advanced */
+  ADCP_FENCE_STEP_PENDING = 1,       /* the epoch + 1 intent is committed, object not yet written */
+  ADCP_FENCE_STEP_OBJECT_WRITTEN = 2 /* the new fence object exists, the row is not yet advanced */
 };
 
 ADCP_END_DECLS

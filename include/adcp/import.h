@@ -58,43 +58,44 @@ typedef struct adcp_import_item {
   const char *revision_id, *account_id;
   const char *check;
   const char *message;
-  int dry_run;              /* 1: would be quarantined (nothing recorded) */
+  int dry_run; /* 1: would be quarantined (nothing recorded) */
 } adcp_import_item;
 
 typedef struct adcp_import_report {
-  uint64_t candidates;          /* candidates in scope when the run started */
-  uint64_t examined;            /* candidates looked at by this run */
-  uint64_t migrated;            /* committed by this run */
-  uint64_t already_present;     /* already in this ledger with identical content (replay) */
-  uint64_t quarantined;         /* quarantined by this run */
-  uint64_t already_quarantined; /* quarantined by an earlier run */
+  uint64_t candidates;                      /* candidates in scope when the run started */
+  uint64_t examined;                        /* candidates looked at by this run */
+  uint64_t migrated;                        /* committed by this run */
+  uint64_t already_present;                 /* already in this ledger with identical content (replay) */
+  uint64_t quarantined;                     /* quarantined by this run */
+  uint64_t already_quarantined;             /* quarantined by an earlier run */
   uint64_t would_migrate, would_quarantine; /* dry run */
-  uint64_t legacy_algorithm;    /* reproduced only under legacy_py_core_pairs_v0 */
-  uint64_t rows, bytes;         /* rows and canonical bytes of the examined candidates that reproduced */
+  uint64_t legacy_algorithm;                /* reproduced only under legacy_py_core_pairs_v0 */
+  uint64_t rows, bytes;                     /* rows and canonical bytes of the examined candidates that reproduced */
   uint64_t batches;
   double elapsed_s;
-  int resumed;                  /* 1: started after a stored cursor */
+  int resumed; /* 1: started after a stored cursor */
 } adcp_import_report;
 
 typedef struct adcp_import_options {
-  int version;              /* 1 */
+  int version; /* 1 */
   adcp_import_source source;
-  const char *account_id;   /* NULL = every account */
-  size_t batch;             /* candidates per source query: 1..10000, 0 = 100 */
-  int resume;               /* 1: continue after the stored cursor (none stored: from the start) */
-  int dry_run;              /* 1: write nothing anywhere (the ledger may be read-only) */
+  const char *account_id; /* NULL = every account */
+  size_t batch;           /* candidates per source query: 1..10000, 0 = 100 */
+  int resume;             /* 1: continue after the stored cursor (none stored: from the start) */
+  int dry_run;            /* 1: write nothing anywhere (the ledger may be read-only) */
   /* Identifies the legacy database in the cursor key (e.g. a digest of its
    * redacted URL); never a URL or a secret. NULL = "". At most 64 bytes. */
   const char *source_ref;
   /* Stop after this many candidates (0 = no limit): a bounded run. */
   uint64_t max_candidates;
-  void (*on_item)(void *ctx, const adcp_import_item *item); /* quarantines; may be NULL */
+  void (*on_item)(void *ctx, const adcp_import_item *item);    /* quarantines; may be NULL */
   void (*on_progress)(void *ctx, const adcp_import_report *r); /* after each candidate; may be NULL */
   void *ctx;
 } adcp_import_options;
 #define ADCP_IMPORT_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_IMPORT_OPTIONS_INIT {.version = ADCP_IMPORT_OPTIONS_VERSION}
+#define ADCP_IMPORT_OPTIONS_INIT \
+  { .version = ADCP_IMPORT_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_IMPORT_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_import_options_init(adcp_import_options *out, unsigned version);
@@ -109,10 +110,10 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
                     adcp_error *err);
 
 typedef struct adcp_import_finish_result {
-  uint64_t candidates;   /* legacy revisions examined */
-  uint64_t migrated;     /* present in this ledger */
-  uint64_t quarantined;  /* quarantined here */
-  uint64_t remaining;    /* neither: the finish was refused */
+  uint64_t candidates;  /* legacy revisions examined */
+  uint64_t migrated;    /* present in this ledger */
+  uint64_t quarantined; /* quarantined here */
+  uint64_t remaining;   /* neither: the finish was refused */
   char renamed_from[64], renamed_to[64];
   int dry_run;
 } adcp_import_finish_result;

@@ -32,9 +32,9 @@
 
 ADCP_BEGIN_DECLS
 
-#define ADCP_INLINE_MAX_PAYLOAD_BYTES 16777216u  /* staging cap (INLINE_STAGING_MAX_BYTES) */
-#define ADCP_INLINE_MAX_MANIFEST_BYTES 1048576u  /* seal manifest cap */
-#define ADCP_INLINE_ORDINAL_LIMIT 100000         /* 0 <= ordinal < limit */
+#define ADCP_INLINE_MAX_PAYLOAD_BYTES 16777216u /* staging cap (INLINE_STAGING_MAX_BYTES) */
+#define ADCP_INLINE_MAX_MANIFEST_BYTES 1048576u /* seal manifest cap */
+#define ADCP_INLINE_ORDINAL_LIMIT 100000        /* 0 <= ordinal < limit */
 #define ADCP_INLINE_REF_PREFIX "pg-inline-v1."
 #define ADCP_INLINE_ENCODING "canonical_json_utf8_v1"
 /* "pg-inline-v1." + 64 + "." + 64 + NUL */
@@ -48,14 +48,15 @@ typedef struct adcp_inline_store adcp_inline_store;
 typedef int (*adcp_inline_fault_fn)(void *ctx, const char *point);
 
 typedef struct adcp_inline_options {
-  int version;                 /* 1 */
-  size_t max_payload_bytes;    /* 0 = ADCP_INLINE_MAX_PAYLOAD_BYTES; 1 … that value, else INVALID_INPUT */
-  adcp_inline_fault_fn fault;  /* testing only */
+  int version;                /* 1 */
+  size_t max_payload_bytes;   /* 0 = ADCP_INLINE_MAX_PAYLOAD_BYTES; 1 … that value, else INVALID_INPUT */
+  adcp_inline_fault_fn fault; /* testing only */
   void *fault_ctx;
 } adcp_inline_options;
 #define ADCP_INLINE_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_INLINE_OPTIONS_INIT {.version = ADCP_INLINE_OPTIONS_VERSION}
+#define ADCP_INLINE_OPTIONS_INIT \
+  { .version = ADCP_INLINE_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_INLINE_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_inline_options_init(adcp_inline_options *out, unsigned version);
@@ -63,8 +64,7 @@ int adcp_inline_options_init(adcp_inline_options *out, unsigned version);
 /* Opens a store over a borrowed connection (SQLite or PostgreSQL). opts may
  * be NULL. Touches no table: a bad cap is INVALID_INPUT before any database
  * work. */
-int adcp_inline_open(adcp_inline_store **out, adcp_sql_conn *conn, const adcp_inline_options *opts,
-                     adcp_error *err);
+int adcp_inline_open(adcp_inline_store **out, adcp_sql_conn *conn, const adcp_inline_options *opts, adcp_error *err);
 void adcp_inline_close(adcp_inline_store *st);
 
 /* ---- staging ---------------------------------------------------------------- */
@@ -80,9 +80,8 @@ typedef struct adcp_inline_staged {
  * account dedupe to one row and one result whatever key or ordinal. The row
  * is read back and compared byte for byte before commit (INTEGRITY_FAILED on
  * any difference, rolled back). */
-int adcp_inline_stage(adcp_inline_staged *out, adcp_inline_store *st, const char *account_id,
-                      const char *execution_key, int64_t ordinal, const void *payload, size_t len,
-                      adcp_error *err);
+int adcp_inline_stage(adcp_inline_staged *out, adcp_inline_store *st, const char *account_id, const char *execution_key,
+                      int64_t ordinal, const void *payload, size_t len, adcp_error *err);
 
 /* Reads a staged object into out (reset first). generation must be 64
  * lowercase hex (INVALID_INPUT); object_ref must be the one minted for
@@ -99,9 +98,9 @@ int adcp_inline_read(adcp_buf *out, adcp_inline_store *st, const char *object_re
  * get/put, manifest is an owned copy (free with adcp_inline_sealed_clear);
  * as put's candidate it is borrowed. */
 typedef struct adcp_inline_sealed {
-  char staged_commit_ref[256];   /* ^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$ */
+  char staged_commit_ref[256]; /* ^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$ */
   char manifest_sha256[65];
-  int64_t byte_count;            /* 1 … 1 048 576, equals manifest_len */
+  int64_t byte_count; /* 1 … 1 048 576, equals manifest_len */
   uint8_t *manifest;
   size_t manifest_len;
 } adcp_inline_sealed;
@@ -126,8 +125,8 @@ int adcp_inline_seal_put(adcp_inline_sealed *out, int *won, adcp_inline_store *s
 /* Manifest validity of spec 06 §3, steps 1–7, in order, without a database:
  * 0 or ADCP_EINVALID_INPUT (fixed message). Exposed for callers that build
  * candidates. */
-int adcp_inline_manifest_validate(const char *account_id, const char *execution_key,
-                                  const adcp_inline_sealed *s, adcp_error *err);
+int adcp_inline_manifest_validate(const char *account_id, const char *execution_key, const adcp_inline_sealed *s,
+                                  adcp_error *err);
 
 /* ---- readiness -------------------------------------------------------------- */
 

@@ -31,11 +31,11 @@
 
 ADCP_BEGIN_DECLS
 
-#define ADCP_ISSUE_KEY_MAX 512       /* issue_key: 1..511 bytes, UTF-8, no control characters */
-#define ADCP_ISSUE_ID_LEN 37         /* "rpti_" + 32 */
-#define ADCP_ISSUE_REF_MAX 1024      /* external_ref: 0..1023 bytes */
+#define ADCP_ISSUE_KEY_MAX 512  /* issue_key: 1..511 bytes, UTF-8, no control characters */
+#define ADCP_ISSUE_ID_LEN 37    /* "rpti_" + 32 */
+#define ADCP_ISSUE_REF_MAX 1024 /* external_ref: 0..1023 bytes */
 #define ADCP_ISSUE_ACCOUNT_MAX 256
-#define ADCP_ISSUE_TOKEN_LEN 32      /* lease tokens: 32 lowercase hex */
+#define ADCP_ISSUE_TOKEN_LEN 32 /* lease tokens: 32 lowercase hex */
 /* Account scope of deployment-wide conditions (no tenant owns them). */
 #define ADCP_ISSUES_DEPLOYMENT_ACCOUNT "adcp:deployment"
 
@@ -70,9 +70,9 @@ typedef struct adcp_issue {
   char issue_id[ADCP_ISSUE_ID_LEN + 1];
   char consumer_id[ADCP_ISSUE_ACCOUNT_MAX]; /* "" = seller-wide (NULL) */
   char opened_at[32];
-  char state[16];                /* open / acknowledged / waived / resolved */
+  char state[16]; /* open / acknowledged / waived / resolved */
   char external_ref[ADCP_ISSUE_REF_MAX];
-  char retired_at[32];           /* "" while open or acknowledged */
+  char retired_at[32]; /* "" while open or acknowledged */
   /* Outbox view (0 when not ready): events of this occurrence not completed,
    * and dead-lettered ones (given up by a deliverer, see dead_letter). */
   int64_t pending_events;
@@ -80,11 +80,11 @@ typedef struct adcp_issue {
 } adcp_issue;
 
 typedef struct adcp_issue_result {
-  adcp_issue issue;   /* the occurrence after the call (zeroed when none / not ready) */
-  int found;          /* an occurrence is described in issue */
-  int changed;        /* the call changed a row */
-  int recorded;       /* an event was written */
-  int ready;          /* migration 0008 is applied */
+  adcp_issue issue; /* the occurrence after the call (zeroed when none / not ready) */
+  int found;        /* an occurrence is described in issue */
+  int changed;      /* the call changed a row */
+  int recorded;     /* an event was written */
+  int ready;        /* migration 0008 is applied */
 } adcp_issue_result;
 
 /* Opens an occurrence of (account_id, issue_key) unless one is live (open,
@@ -119,31 +119,29 @@ int adcp_issues_get(adcp_issue *out, int *found, adcp_issues *s, const char *acc
                     const char *issue_id, adcp_error *err);
 
 typedef struct adcp_issue_filter {
-  const char *account_id;   /* NULL = every account */
-  const char *key_prefix;   /* NULL = every key */
-  int include_retired;      /* 0 = live only */
-  size_t limit;             /* 0 = 100, at most 1000 */
+  const char *account_id; /* NULL = every account */
+  const char *key_prefix; /* NULL = every key */
+  int include_retired;    /* 0 = live only */
+  size_t limit;           /* 0 = 100, at most 1000 */
 } adcp_issue_filter;
 
 /* Occurrences by (account_id, opened_at, issue_id). Free with free().
  * Errors: ADCP_EINVALID_INPUT (limit, prefix), ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_issues_list(adcp_issue **out, size_t *count, adcp_issues *s, const adcp_issue_filter *filter,
-                     adcp_error *err);
+int adcp_issues_list(adcp_issue **out, size_t *count, adcp_issues *s, const adcp_issue_filter *filter, adcp_error *err);
 
 /* ---- escalation (spec 07 §7) ----------------------------------------------- */
 
 /* Settles one candidate under its account lock, inside the sweep's
  * transaction (the connection may be used for reads): *present = 0 when the
  * condition has cleared (the sweep resolves it instead of escalating). */
-typedef int (*adcp_issue_settle_fn)(void *ctx, adcp_sql_conn *conn, const adcp_issue *issue, int *present,
-                                    adcp_error *err);
+typedef int (*adcp_issue_settle_fn)(void *ctx, adcp_sql_conn *conn, const adcp_issue *issue, int *present, adcp_error *err);
 
 typedef struct adcp_escalation_counters {
-  int64_t escalated;  /* `escalated` events recorded */
-  int64_t resolved;   /* cleared conditions resolved instead */
-  int64_t failed;     /* accounts whose settlement failed (rolled back) */
-  int64_t skipped;    /* candidates another sweeper or writer settled first */
-  int64_t pending;    /* candidates left by the limit */
+  int64_t escalated; /* `escalated` events recorded */
+  int64_t resolved;  /* cleared conditions resolved instead */
+  int64_t failed;    /* accounts whose settlement failed (rolled back) */
+  int64_t skipped;   /* candidates another sweeper or writer settled first */
+  int64_t pending;   /* candidates left by the limit */
   char first_failure[ADCP_ERROR_MESSAGE_MAX];
 } adcp_escalation_counters;
 
@@ -208,8 +206,7 @@ int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, con
                                 size_t n, adcp_error *err);
 /* The single-event forms: *ok = 1 when the lease held. Errors: as adcp_issues_complete_events.
  * Errors: as adcp_issues_complete_events (ADCP_EINVALID_INPUT, ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE). */
-int adcp_issues_complete_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
-                               adcp_error *err);
+int adcp_issues_complete_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token, adcp_error *err);
 /* Gives the event back: lease cleared, available_at = now + retry_after_ms
  * (>= 0). Token-matched and unexpired, else *ok = 0.
  * Errors: ADCP_EINVALID_INPUT (retry_after_ms < 0), ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
@@ -220,13 +217,11 @@ int adcp_issues_release_event(int *ok, adcp_issues *s, const char *event_id, con
  * completed (so never pruned), and no longer holds back later events of its
  * occurrence. Token-matched and unexpired, else *ok = 0.
  * Errors: ADCP_EINVALID_INPUT, ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
-int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
-                                  adcp_error *err);
+int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token, adcp_error *err);
 /* Deletes completed events with completed_at < now - older_than_ms (>= 0),
  * at most limit (0 = 10,000) oldest first; never an incomplete one.
  * Errors: ADCP_EINVALID_INPUT (older_than_ms < 0), ADCP_EREPORTING_SCHEMA_BEHIND, ADCP_ESTORAGE. */
-int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_than_ms, size_t limit,
-                             adcp_error *err);
+int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_than_ms, size_t limit, adcp_error *err);
 
 /* Outbox counts (0 when not ready). */
 typedef struct adcp_issue_event_stats {
@@ -242,10 +237,10 @@ int adcp_issue_write_json(adcp_buf *out, const adcp_issue *i);
 
 /* ---- the ledger's own conditions (docs/issues.md "issue_key schemes") ------ */
 
-#define ADCP_ISSUE_KEY_REVISION_UNREADABLE "revision_unreadable:"      /* + revision_id */
-#define ADCP_ISSUE_KEY_RETIREMENT_STALLED "retirement_stalled:"        /* + account_id ":" + obligation_id */
-#define ADCP_ISSUE_KEY_COLLECTOR_FENCED "orphan_collector_fenced:"     /* + binding_id */
-#define ADCP_ISSUE_KEY_INTENTS_UNCONFIGURED "intents_unconfigured:"    /* + binding_id ":" + account_id */
+#define ADCP_ISSUE_KEY_REVISION_UNREADABLE "revision_unreadable:"   /* + revision_id */
+#define ADCP_ISSUE_KEY_RETIREMENT_STALLED "retirement_stalled:"     /* + account_id ":" + obligation_id */
+#define ADCP_ISSUE_KEY_COLLECTOR_FENCED "orphan_collector_fenced:"  /* + binding_id */
+#define ADCP_ISSUE_KEY_INTENTS_UNCONFIGURED "intents_unconfigured:" /* + binding_id ":" + account_id */
 
 /* After a verified read or verify of revision_id (of account_id): code
  * ROWS_INTEGRITY_FAILED or ROWS_UNAVAILABLE opens revision_unreadable:<id>;

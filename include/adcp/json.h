@@ -39,12 +39,12 @@ enum adcp_json_type {
 
 typedef struct adcp_json_node {
   uint8_t type;
-  uint8_t flags;     /* ADCP_JSON_F_* */
-  uint32_t end;      /* index one past this node's subtree */
-  uint32_t count;    /* array elements / object members */
-  uint32_t aux;      /* object: first index into doc->order; string: see adcp_json_str */
-  size_t src;        /* byte offset of the token in the source */
-  size_t len;        /* string: decoded byte length; number: literal length */
+  uint8_t flags;  /* ADCP_JSON_F_* */
+  uint32_t end;   /* index one past this node's subtree */
+  uint32_t count; /* array elements / object members */
+  uint32_t aux;   /* object: first index into doc->order; string: see adcp_json_str */
+  size_t src;     /* byte offset of the token in the source */
+  size_t len;     /* string: decoded byte length; number: literal length */
   union {
     double num;      /* number value */
     size_t text_off; /* escaped string: offset of the decoded bytes in doc->text */
@@ -52,7 +52,7 @@ typedef struct adcp_json_node {
 } adcp_json_node;
 
 enum {
-  ADCP_JSON_F_ESCAPED = 1,  /* string had escapes; decoded text lives in doc->text */
+  ADCP_JSON_F_ESCAPED = 1,   /* string had escapes; decoded text lives in doc->text */
   ADCP_JSON_F_SHORT_INT = 2, /* number literal is an integer of <= 15 digits */
   ADCP_JSON_F_SHORT_DEC = 4  /* literal has <= 15 significant digits: they are its shortest form */
 };
@@ -83,22 +83,22 @@ const char *adcp_json_scanner_name(int scanner);
 int adcp_json_scanner_effective(int requested);
 
 typedef struct adcp_json_doc {
-  const char *src;       /* borrowed source text */
+  const char *src; /* borrowed source text */
   size_t src_len;
   adcp_json_node *nodes; /* nodes[0] is the root */
   uint32_t n_nodes, cap_nodes;
-  uint32_t *order;       /* per object: key-node indices sorted by UTF-16 order */
+  uint32_t *order; /* per object: key-node indices sorted by UTF-16 order */
   uint32_t n_order, cap_order;
-  uint32_t *stack;       /* parser scratch */
+  uint32_t *stack; /* parser scratch */
   uint32_t n_stack, cap_stack;
-  adcp_buf text;         /* decoded strings that had escapes */
-  void *keyrefs;         /* parser scratch for sorting keys */
+  adcp_buf text; /* decoded strings that had escapes */
+  void *keyrefs; /* parser scratch for sorting keys */
   uint32_t cap_keyrefs;
-  void *members;         /* adcp_jcs_canonicalize scratch: member records */
+  void *members; /* adcp_jcs_canonicalize scratch: member records */
   size_t cap_members;
-  adcp_buf perm;         /* adcp_jcs_canonicalize scratch: reordered members */
-  void *shapes;          /* adcp_jcs_canonicalize cache of key orders and scan state */
-  int scanner;           /* adcp_jcs_canonicalize: ADCP_JSON_SCANNER_*, 0 = auto */
+  adcp_buf perm; /* adcp_jcs_canonicalize scratch: reordered members */
+  void *shapes;  /* adcp_jcs_canonicalize cache of key orders and scan state */
+  int scanner;   /* adcp_jcs_canonicalize: ADCP_JSON_SCANNER_*, 0 = auto */
 } adcp_json_doc;
 
 void adcp_json_doc_init(adcp_json_doc *doc);
@@ -109,8 +109,7 @@ void adcp_json_doc_free(adcp_json_doc *doc);
  * not JSON (syntax, trailing garbage); ADCP_EINVALID_ROW for JSON outside the row
  * domain (duplicate key, lone surrogate, invalid UTF-8, number out of range or
  * not finite, nesting too deep); ADCP_ENOMEM. opts may be NULL. */
-int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts,
-                    adcp_error *err);
+int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts, adcp_error *err);
 
 /* Canonicalizes src[0..len) straight into out without building a tree: the
  * hot path of the row encoder and `adcp-ledger canonicalize`. Refuses exactly
@@ -147,9 +146,7 @@ int adcp_json_write_ascii_string(adcp_buf *out, const char *s);
 
 /* ---- accessors ----------------------------------------------------------- */
 
-static inline const adcp_json_node *adcp_json_at(const adcp_json_doc *doc, uint32_t i) {
-  return &doc->nodes[i];
-}
+static inline const adcp_json_node *adcp_json_at(const adcp_json_doc *doc, uint32_t i) { return &doc->nodes[i]; }
 /* Decoded bytes of a string node (not NUL-terminated; may contain NUL). */
 const char *adcp_json_str(const adcp_json_doc *doc, uint32_t node, size_t *len);
 /* Value node of member `key` in object node obj, or 0 when absent (0 is never a value). */

@@ -45,7 +45,7 @@
 
 ADCP_BEGIN_DECLS
 
-#define ADCP_LEDGER_ID_MAX 256          /* identifiers are 1..255 characters */
+#define ADCP_LEDGER_ID_MAX 256 /* identifiers are 1..255 characters */
 #define ADCP_LEDGER_POSTGRES_BINDING "postgres"
 #define ADCP_LEDGER_DEFAULT_NAMESPACE "default"
 #define ADCP_LEDGER_LIST_MAX 1000
@@ -99,7 +99,8 @@ typedef struct adcp_ledger_options {
 } adcp_ledger_options;
 #define ADCP_LEDGER_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_LEDGER_OPTIONS_INIT {.version = ADCP_LEDGER_OPTIONS_VERSION}
+#define ADCP_LEDGER_OPTIONS_INIT \
+  { .version = ADCP_LEDGER_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_LEDGER_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_ledger_options_init(adcp_ledger_options *out, unsigned version);
@@ -121,16 +122,16 @@ typedef struct adcp_revision_header {
   adcp_finality finality;
   char supersedes_revision_id[ADCP_LEDGER_ID_MAX]; /* "" for revision 1 */
   adcp_binding_algorithm binding_algorithm;
-  char content_sha256[65];          /* revision_content_sha256 */
+  char content_sha256[65]; /* revision_content_sha256 */
   uint64_t canonical_byte_count;
   uint64_t row_count;
   uint64_t chunk_count;
   char row_manifest_sha256[65];
-  char *control_totals_json;        /* JCS array as stored; owned, "[]" when none */
+  char *control_totals_json;                 /* JCS array as stored; owned, "[]" when none */
   char rows_shared_from[ADCP_LEDGER_ID_MAX]; /* "" unless header-only */
-  char rows_state[16];              /* live / pruning / pruned / unavailable */
-  char observed_at[32];             /* "" when not given */
-  char recorded_at[32];             /* database clock, UTC, microseconds */
+  char rows_state[16];                       /* live / pruning / pruned / unavailable */
+  char observed_at[32];                      /* "" when not given */
+  char recorded_at[32];                      /* database clock, UTC, microseconds */
   char period_start[32], period_end[32];
   /* The binding holding the bytes ("postgres", or an object binding's ID; a
    * header-only revision names its source's); "" without a row set. */
@@ -150,20 +151,20 @@ int adcp_revision_header_write_json(adcp_buf *out, const adcp_revision_header *h
 typedef int (*adcp_ledger_row_fn)(void *ctx, const char **row, size_t *len, adcp_error *err);
 
 typedef struct adcp_ledger_commit {
-  int version;                      /* 1 */
+  int version; /* 1 */
   const char *account_id;
   const char *obligation_id;
-  const char *revision_id;          /* ^[A-Za-z0-9_.:-]{1,255}$ */
+  const char *revision_id; /* ^[A-Za-z0-9_.:-]{1,255}$ */
   adcp_finality finality;
   /* Obligation identity, used only when the obligation does not exist yet
    * (then period_start and period_end are required). Instants are RFC 3339
    * (any offset; stored as UTC with microseconds). */
   const char *period_start, *period_end;
-  const char *configuration_id;     /* NULL: the obligation ID */
-  int64_t period_ordinal;           /* default 0 */
-  const char *observed_at;          /* NULL: not recorded */
+  const char *configuration_id;      /* NULL: the obligation ID */
+  int64_t period_ordinal;            /* default 0 */
+  const char *observed_at;           /* NULL: not recorded */
   const adcp_control_totals *totals; /* NULL: [] */
-  adcp_ledger_row_fn next_row;      /* NULL: zero rows */
+  adcp_ledger_row_fn next_row;       /* NULL: zero rows */
   void *row_ctx;
   /* Binding override (spec 02 §5.4): NULL = the host selector, else "postgres". */
   const char *binding_id;
@@ -189,7 +190,8 @@ typedef struct adcp_ledger_commit {
 } adcp_ledger_commit;
 #define ADCP_LEDGER_COMMIT_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_LEDGER_COMMIT_INIT {.version = ADCP_LEDGER_COMMIT_VERSION}
+#define ADCP_LEDGER_COMMIT_INIT \
+  { .version = ADCP_LEDGER_COMMIT_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_LEDGER_COMMIT_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_ledger_commit_init(adcp_ledger_commit *out, unsigned version);
@@ -201,8 +203,8 @@ enum adcp_ledger_expect_check {
 };
 
 enum adcp_ledger_step {
-  ADCP_LEDGER_STEP_INTENT_OPEN = 1, /* after transaction A committed */
-  ADCP_LEDGER_STEP_UPLOADED = 2,    /* every chunk uploaded or adopted; before transaction B */
+  ADCP_LEDGER_STEP_INTENT_OPEN = 1,   /* after transaction A committed */
+  ADCP_LEDGER_STEP_UPLOADED = 2,      /* every chunk uploaded or adopted; before transaction B */
   ADCP_LEDGER_STEP_BEFORE_COMMIT = 3, /* both kinds: revision and change row written, COMMIT next */
   /* A provider that decides after writing (S3 create_only "emulated") reported
    * a written version and it is recorded in the intent; its decision is next. */
@@ -211,16 +213,16 @@ enum adcp_ledger_step {
 
 typedef struct adcp_commit_result {
   adcp_revision_header header;
-  int replay;                /* 1: the revision existed with this content; nothing written */
-  int shared;                /* 1: header-only, rows shared from header.rows_shared_from */
+  int replay; /* 1: the revision existed with this content; nothing written */
+  int shared; /* 1: header-only, rows shared from header.rows_shared_from */
   int obligation_created;
-  uint64_t bodies_written;   /* chunk bodies inserted by this commit */
-  uint64_t bodies_reused;    /* chunks whose body the obligation already held */
-  char row_binding_id[129];  /* binding the row set was written to */
-  uint64_t objects_created;  /* object kind: objects this commit created */
-  uint64_t objects_adopted;  /* object kind: identical objects found at the planned keys */
-  uint64_t physical_bytes;   /* object kind: stored (possibly gzip) bytes of all chunks */
-  int expect_failed;         /* enum adcp_ledger_expect_check when the expectation failed; else 0 */
+  uint64_t bodies_written;  /* chunk bodies inserted by this commit */
+  uint64_t bodies_reused;   /* chunks whose body the obligation already held */
+  char row_binding_id[129]; /* binding the row set was written to */
+  uint64_t objects_created; /* object kind: objects this commit created */
+  uint64_t objects_adopted; /* object kind: identical objects found at the planned keys */
+  uint64_t physical_bytes;  /* object kind: stored (possibly gzip) bytes of all chunks */
+  int expect_failed;        /* enum adcp_ledger_expect_check when the expectation failed; else 0 */
 } adcp_commit_result;
 
 /* Commits one revision (spec 02 §8.1-§8.2, §8.5, §12). Rows are pulled from
@@ -237,8 +239,7 @@ typedef struct adcp_commit_result {
  * exists with another identity), CONFLICT ("obligation already has an
  * official revision", or a concurrent writer / lock timeout), REFERENCE_NOT_FOUND
  * (the obligation belongs to another account), UNSAFE_BINDING, STORAGE. */
-int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                                adcp_error *err);
+int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 void adcp_commit_result_free(adcp_commit_result *r);
 
 /* Change feed (spec 03 §2, docs/feed.md): on by default; every commit then
@@ -249,8 +250,7 @@ void adcp_commit_result_free(adcp_commit_result *r);
  * hold_days (0 = 7): non-zero means another writer has the feed on and the
  * caller must warn loudly (the startup warning of spec 03 §2).
  * Errors: ADCP_EINVALID_INPUT (hold_days), ADCP_ESTORAGE. */
-int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
-                                adcp_error *err);
+int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days, adcp_error *err);
 
 /* Resync after CURSOR_EXPIRED (spec 03 §9.3, docs/feed.md): reads the head of
  * the feed (account_id NULL = deployment-wide) FIRST, then calls fn with
@@ -273,16 +273,16 @@ void adcp_ledger_set_audit_log(adcp_ledger *l, int enabled);
 
 /* Header of one revision, account-checked. REFERENCE_NOT_FOUND when unknown or
  * another account's. account_id NULL = operator lookup across accounts. */
-int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const char *account_id,
-                             const char *revision_id, adcp_error *err);
+int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const char *account_id, const char *revision_id,
+                             adcp_error *err);
 
 typedef struct adcp_ledger_page {
-  uint64_t offset;      /* first ordinal returned */
-  uint64_t count;       /* rows returned */
-  uint64_t total_rows;  /* the revision's row_count */
+  uint64_t offset;       /* first ordinal returned */
+  uint64_t count;        /* rows returned */
+  uint64_t total_rows;   /* the revision's row_count */
   int envelope_verified; /* 1 when the page was the whole revision (digest checked) */
-  adcp_buf data;        /* canonical JSONL of the rows, each line ends with 0x0A */
-  size_t *ends;         /* ends[i]: offset just past row i's 0x0A in data */
+  adcp_buf data;         /* canonical JSONL of the rows, each line ends with 0x0A */
+  size_t *ends;          /* ends[i]: offset just past row i's 0x0A in data */
   size_t ends_cap;
 } adcp_ledger_page;
 
@@ -342,8 +342,7 @@ int adcp_ledger_buyer_code(int operator_code);
  * paged reads do not. account_id NULL = operator check across accounts.
  * Errors: REFERENCE_NOT_FOUND; ROWS_INTEGRITY_FAILED whose message starts with
  * "header invariant(s) broken:" and lists every broken one; STORAGE. */
-int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id,
-                                       adcp_error *err);
+int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id, adcp_error *err);
 
 /* ---- host reads (spec 03 §9) -------------------------------------------------------- */
 
@@ -357,7 +356,7 @@ int adcp_ledger_get_current_revision(adcp_revision_header *out, int *found, adcp
 typedef struct adcp_revision_list {
   adcp_revision_header *items;
   size_t count;
-  char *next_cursor;     /* NULL when no more rows exist */
+  char *next_cursor; /* NULL when no more rows exist */
 } adcp_revision_list;
 
 /* Current revisions of the account's obligations with period_start in
@@ -365,16 +364,14 @@ typedef struct adcp_revision_list {
  * obligation_id); obligations without a revision are omitted. limit 0 = 100,
  * at most 1000. cursor is the next_cursor of the previous page (base64url of
  * {"start":…,"id":…}, as JS writes it) or NULL. INVALID_INPUT for a bad cursor. */
-int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, const char *account_id,
-                                       const char *from, const char *to, size_t limit, const char *cursor,
-                                       adcp_error *err);
+int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, const char *account_id, const char *from,
+                                       const char *to, size_t limit, const char *cursor, adcp_error *err);
 void adcp_revision_list_free(adcp_revision_list *list);
 
 /* Revision IDs for operator sweeps (verify --all): every revision, or one
  * account's, in (account_id, recorded_at, revision_id) order.
  * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
-                                  adcp_error *err);
+int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id, adcp_error *err);
 void adcp_ledger_ids_free(char **ids, size_t count);
 
 /* ---- object bindings (spec 02 §4-§5, §8.3, §8.6) ------------------------------------ */
@@ -384,20 +381,21 @@ void adcp_ledger_ids_free(char **ids, size_t count);
  * operational. The client is a provider instance bound to this binding's
  * location and prefix; it is borrowed and must outlive the ledger handle. */
 typedef struct adcp_ledger_binding_config {
-  int version;                      /* 1 */
-  const char *id;                   /* ^[A-Za-z0-9_.:-]{1,128}$, not "postgres" */
-  const char *provider;             /* must equal client->name, e.g. "filesystem" */
-  const adcp_object_kv *location;   /* closed provider schema, e.g. {root: NAME} */
+  int version;                    /* 1 */
+  const char *id;                 /* ^[A-Za-z0-9_.:-]{1,128}$, not "postgres" */
+  const char *provider;           /* must equal client->name, e.g. "filesystem" */
+  const adcp_object_kv *location; /* closed provider schema, e.g. {root: NAME} */
   size_t n_location;
-  const char *prefix;               /* owned key prefix; must equal client->prefix */
-  const char *key_template;         /* NULL = ADCP_OBJECT_DEFAULT_KEY_TEMPLATE */
-  int compression;                  /* enum adcp_object_compression */
-  const char *credential_ref;       /* NULL = default client; operational only */
+  const char *prefix;         /* owned key prefix; must equal client->prefix */
+  const char *key_template;   /* NULL = ADCP_OBJECT_DEFAULT_KEY_TEMPLATE */
+  int compression;            /* enum adcp_object_compression */
+  const char *credential_ref; /* NULL = default client; operational only */
   adcp_object_provider *client;
 } adcp_ledger_binding_config;
 #define ADCP_LEDGER_BINDING_CONFIG_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_LEDGER_BINDING_CONFIG_INIT {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION}
+#define ADCP_LEDGER_BINDING_CONFIG_INIT \
+  { .version = ADCP_LEDGER_BINDING_CONFIG_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_LEDGER_BINDING_CONFIG_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_ledger_binding_config_init(adcp_ledger_binding_config *out, unsigned version);
@@ -423,15 +421,15 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
 
 typedef struct adcp_binding_info {
   char id[129];
-  char kind[16];            /* postgres / object */
+  char kind[16]; /* postgres / object */
   char provider[65];
   char identity_sha256[65];
   char namespace_key[65];
-  char state[16];           /* active / read_only / retired */
+  char state[16]; /* active / read_only / retired */
   char created_at[32], retired_at[32];
-  int configured;           /* in this handle's allowlist */
-  int identity_matches;     /* configured and the stored identity equals ours */
-  int namespace_matches;    /* the stored namespace_key equals this installation's */
+  int configured;        /* in this handle's allowlist */
+  int identity_matches;  /* configured and the stored identity equals ours */
+  int namespace_matches; /* the stored namespace_key equals this installation's */
   char operational_config[256];
 } adcp_binding_info;
 
@@ -475,10 +473,10 @@ typedef struct adcp_repin_item {
   const char *row_set_id;
   uint32_t chunk_index;
   const char *object_key;
-  const char *outcome;      /* ok / repinned / would_repin / missing / mismatched */
-  const char *old_version;  /* the pinned version */
-  const char *new_version;  /* repinned / would_repin: the object's current version; else "" */
-  const char *reason;       /* missing / mismatched: why; else "" */
+  const char *outcome;     /* ok / repinned / would_repin / missing / mismatched */
+  const char *old_version; /* the pinned version */
+  const char *new_version; /* repinned / would_repin: the object's current version; else "" */
+  const char *reason;      /* missing / mismatched: why; else "" */
 } adcp_repin_item;
 typedef void (*adcp_repin_item_fn)(void *ctx, const adcp_repin_item *item);
 
@@ -508,14 +506,14 @@ void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, 
 
 /* Counters of one intent sweep pass (spec 02 §8.6, spec 03 §8.2). */
 typedef struct adcp_sweep_counters {
-  uint64_t swept;                 /* intents resolved and dropped */
-  uint64_t objects_deleted;       /* orphaned created objects deleted (exact version) */
-  uint64_t objects_kept;          /* created objects kept: named by a header or an unexpired intent */
-  uint64_t failed;                /* intents whose attempt failed (left sweeping, in backoff) */
-  uint64_t held;                  /* objects whose per-object lock was busy (PostgreSQL) */
-  uint64_t skipped_unconfigured;  /* eligible intents of bindings this host does not configure */
-  uint64_t stalled;               /* sweeping intents currently in backoff */
-  uint64_t pending;               /* eligible intents left by the limit */
+  uint64_t swept;                /* intents resolved and dropped */
+  uint64_t objects_deleted;      /* orphaned created objects deleted (exact version) */
+  uint64_t objects_kept;         /* created objects kept: named by a header or an unexpired intent */
+  uint64_t failed;               /* intents whose attempt failed (left sweeping, in backoff) */
+  uint64_t held;                 /* objects whose per-object lock was busy (PostgreSQL) */
+  uint64_t skipped_unconfigured; /* eligible intents of bindings this host does not configure */
+  uint64_t stalled;              /* sweeping intents currently in backoff */
+  uint64_t pending;              /* eligible intents left by the limit */
   /* Seconds the oldest skipped (unconfigured) intent has been expired; 0 = none. */
   int64_t oldest_unconfigured_expired_s;
   char first_failure[ADCP_ERROR_MESSAGE_MAX];
@@ -566,19 +564,18 @@ typedef struct adcp_intent_info {
   char account_id[ADCP_LEDGER_ID_MAX];
   char row_set_id[ADCP_LEDGER_ID_MAX];
   char content_sha256[65];
-  char state[16];        /* "open" (upload in progress or abandoned) | "sweeping" (claimed; backoff) */
-  char created_at[32];   /* UTC instants */
-  char expires_at[32];   /* open: when the sweep may take it; sweeping: end of its backoff */
+  char state[16];           /* "open" (upload in progress or abandoned) | "sweeping" (claimed; backoff) */
+  char created_at[32];      /* UTC instants */
+  char expires_at[32];      /* open: when the sweep may take it; sweeping: end of its backoff */
   uint64_t created_objects; /* objects recorded as created by this upload */
-  int expired;           /* expires_at has passed: the next sweep takes it */
-  int configured;        /* its binding is configured in this handle (else the sweep skips it) */
+  int expired;              /* expires_at has passed: the next sweep takes it */
+  int configured;           /* its binding is configured in this handle (else the sweep skips it) */
 } adcp_intent_info;
 
 /* Open and sweeping intents, expiry first; binding_id NULL = every binding.
  * Read-only. Free *out with free(). Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err);
-
 
 /* ---- for the maintenance rooms above the ledger (retention) ------------------ */
 /* They take the ledger's locks and delete through its bindings instead of
@@ -614,22 +611,22 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
 /* One adcp_reporting_row_sets row as stored (JS, Python or this project). */
 typedef struct adcp_rowset_info {
   char row_set_id[ADCP_LEDGER_ID_MAX];
-  char row_set_kind[16];                 /* revision / adjustment */
+  char row_set_kind[16]; /* revision / adjustment */
   char account_id[ADCP_LEDGER_ID_MAX], obligation_id[ADCP_LEDGER_ID_MAX];
   char row_binding_id[129], binding_kind[16];
   char digest_profile[32], rows_state[16], encoding[32];
   char content_sha256[65], row_manifest_sha256[65];
   char rows_shared_from[ADCP_LEDGER_ID_MAX]; /* "" unless header-only */
   uint64_t row_count, chunk_count, canonical_byte_count;
-  int has_revision;                      /* a revision header of this ledger has this ID */
+  int has_revision; /* a revision header of this ledger has this ID */
 } adcp_rowset_info;
 
 /* The Core facts a revision_envelope_v1 digest needs (they live in the
  * writer's revision document, not in the row set). */
 typedef struct adcp_rowset_envelope {
-  const char *revision_id;               /* reporting_revision_id; NULL = the row set ID */
-  const adcp_control_totals *totals;     /* NULL = [] */
-  adcp_binding_algorithm algorithm;      /* 0 = rfc8785_jcs_v1 */
+  const char *revision_id;           /* reporting_revision_id; NULL = the row set ID */
+  const adcp_control_totals *totals; /* NULL = [] */
+  adcp_binding_algorithm algorithm;  /* 0 = rfc8785_jcs_v1 */
 } adcp_rowset_envelope;
 
 /* Content-digest outcome of a verify or full read. */
@@ -648,8 +645,7 @@ int adcp_ledger_list_rowsets(adcp_rowset_info **out, size_t *count, adcp_ledger 
                              const char *after, size_t limit, adcp_error *err);
 /* Number of row sets and their total canonical bytes (for progress).
  * Errors: ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
-int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id,
-                              adcp_error *err);
+int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id, adcp_error *err);
 /* Verifies one row set by its own columns: rows_state, manifests against
  * row_manifest_sha256 and the tiling rules, every chunk (postgres body or
  * object at its pinned version, gzip or not) and segment digest, every line a
@@ -687,8 +683,8 @@ int adcp_ledger_read_rowset_rows(adcp_ledger_page *out, adcp_ledger *l, const ch
  * Errors: ADCP_ESTATE_UNAVAILABLE (not a configured object binding), ADCP_EPROVIDER_UNAVAILABLE,
  * ADCP_EDEADLINE_EXCEEDED, ADCP_EUNSAFE_BINDING, ADCP_EINTEGRITY_FAILED (a fence object that does not parse),
  * ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_ledger *l,
-                       const char *row_binding_id, adcp_error *err);
+int adcp_fence_acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, adcp_ledger *l, const char *row_binding_id,
+                       adcp_error *err);
 
 /* Re-validates a held claim (spec 04 §6.5): the table row, our fence object, no higher epoch listed.
  * Same return convention. A sibling process on the same database that advanced the claim meanwhile
@@ -719,8 +715,7 @@ int adcp_fence_database_fingerprint(char *out, size_t cap, adcp_ledger *l, adcp_
  * (works on a read-only handle). *out is malloc'ed; free it.
  * Errors: ADCP_EREFERENCE_NOT_FOUND (an unknown binding_id), ADCP_EPROVIDER_UNAVAILABLE,
  * ADCP_EINTEGRITY_FAILED, ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id,
-                      adcp_error *err);
+int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id, adcp_error *err);
 
 /* Deliberate takeover (spec 04 §6.7) after a restore, a copy, or moving collection elsewhere: in one
  * transaction set epoch = max(table epoch, highest listed fence, pending) + 1, this handle's owner_id,

@@ -55,7 +55,8 @@ typedef struct adcp_logger {
 } adcp_logger;
 #define ADCP_LOGGER_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_LOGGER_INIT {.version = ADCP_LOGGER_VERSION}
+#define ADCP_LOGGER_INIT \
+  { .version = ADCP_LOGGER_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_LOGGER_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_logger_init(adcp_logger *out, unsigned version);

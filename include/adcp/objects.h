@@ -32,9 +32,9 @@ ADCP_BEGIN_DECLS
 
 /* ---- constants ------------------------------------------------------------ */
 
-#define ADCP_OBJECT_KEY_MAX 1024          /* bytes, spec 02 §9.1 */
-#define ADCP_OBJECT_PREFIX_MAX 512        /* characters, spec 02 §1 */
-#define ADCP_OBJECT_VERSION_MAX 255       /* longest native version a provider may return */
+#define ADCP_OBJECT_KEY_MAX 1024    /* bytes, spec 02 §9.1 */
+#define ADCP_OBJECT_PREFIX_MAX 512  /* characters, spec 02 §1 */
+#define ADCP_OBJECT_VERSION_MAX 255 /* longest native version a provider may return */
 /* Cap when reading an existing object for adoption: 2 x 8 MiB + 1 MiB (spec 02 §1). */
 #define ADCP_OBJECT_ADOPT_MAX_BYTES 17825792u
 #define ADCP_OBJECT_DEFAULT_KEY_TEMPLATE \
@@ -45,7 +45,7 @@ enum adcp_object_compression { ADCP_OBJECT_COMPRESSION_NONE = 0, ADCP_OBJECT_COM
 /* ---- call context: deadline and cancellation ------------------------------ */
 
 typedef struct adcp_object_ctx {
-  int64_t deadline_ms;        /* absolute CLOCK_MONOTONIC milliseconds (adcp_object_now_ms); 0 = none */
+  int64_t deadline_ms; /* absolute CLOCK_MONOTONIC milliseconds (adcp_object_now_ms); 0 = none */
   /* Non-zero value = caller cancelled; NULL = never. Read atomically: another
    * thread sets it with an atomic store (__atomic_store_n / atomic_store). */
   const volatile int *cancel;
@@ -81,18 +81,18 @@ typedef struct adcp_object_put_input {
   const char *key;
   const uint8_t *bytes;
   size_t len;
-  const char *content_type;        /* application/gzip or application/x-ndjson */
-  const adcp_object_kv *metadata;  /* e.g. adcp-installation, adcp-intent; may be NULL */
+  const char *content_type;       /* application/gzip or application/x-ndjson */
+  const adcp_object_kv *metadata; /* e.g. adcp-installation, adcp-intent; may be NULL */
   size_t n_metadata;
 } adcp_object_put_input;
 
 enum adcp_object_put_outcome {
-  ADCP_OBJECT_CREATED = 1,           /* this call created the object */
-  ADCP_OBJECT_ADOPTED_IDENTICAL = 2  /* an object with exactly these bytes already existed */
+  ADCP_OBJECT_CREATED = 1,          /* this call created the object */
+  ADCP_OBJECT_ADOPTED_IDENTICAL = 2 /* an object with exactly these bytes already existed */
 };
 
 typedef struct adcp_object_put_result {
-  int outcome;                                  /* enum adcp_object_put_outcome */
+  int outcome; /* enum adcp_object_put_outcome */
   char native_version[ADCP_OBJECT_VERSION_MAX + 1];
 } adcp_object_put_result;
 
@@ -109,9 +109,9 @@ typedef struct adcp_object_get_input {
 } adcp_object_get_input;
 
 enum adcp_object_delete_outcome {
-  ADCP_OBJECT_DELETED = 1,          /* that exact version was removed */
-  ADCP_OBJECT_ABSENT = 2,           /* nothing at the key (idempotent success) */
-  ADCP_OBJECT_VERSION_MISMATCH = 3  /* another version is current at the key; it was NOT deleted */
+  ADCP_OBJECT_DELETED = 1,         /* that exact version was removed */
+  ADCP_OBJECT_ABSENT = 2,          /* nothing at the key (idempotent success) */
+  ADCP_OBJECT_VERSION_MISMATCH = 3 /* another version is current at the key; it was NOT deleted */
 };
 
 typedef struct adcp_object_info {
@@ -161,9 +161,9 @@ typedef struct adcp_object_stage adcp_object_stage;
  *   ADCP_ENOMEM
  * plus, per operation, the codes noted on the wrapper. */
 struct adcp_object_provider {
-  int version;          /* ADCP_OBJECT_PROVIDER_VERSION */
-  const char *name;     /* registry name: "filesystem", "s3", "gcs", "azure_blob" */
-  const char *prefix;   /* owned key prefix; every key lies under prefix + "/" */
+  int version;           /* ADCP_OBJECT_PROVIDER_VERSION */
+  const char *name;      /* registry name: "filesystem", "s3", "gcs", "azure_blob" */
+  const char *prefix;    /* owned key prefix; every key lies under prefix + "/" */
   unsigned capabilities; /* ADCP_OBJECT_CAP_* */
   int (*validate_location)(adcp_object_provider *self, const adcp_object_kv *location, size_t n, adcp_error *err);
   int (*probe)(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp_error *err);
@@ -196,7 +196,8 @@ struct adcp_object_provider {
                       adcp_error *err);
 };
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_OBJECT_PROVIDER_INIT {.version = ADCP_OBJECT_PROVIDER_VERSION}
+#define ADCP_OBJECT_PROVIDER_INIT \
+  { .version = ADCP_OBJECT_PROVIDER_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_OBJECT_PROVIDER_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_object_provider_init(adcp_object_provider *out, unsigned version);
@@ -206,8 +207,7 @@ void adcp_object_provider_free(adcp_object_provider *p);
 
 /* Checks a binding's location map against the provider's closed schema.
  * ADCP_EINVALID_INPUT for unknown or missing entries. */
-int adcp_object_validate_location(adcp_object_provider *p, const adcp_object_kv *location, size_t n,
-                                  adcp_error *err);
+int adcp_object_validate_location(adcp_object_provider *p, const adcp_object_kv *location, size_t n, adcp_error *err);
 
 /* Validates the binding configuration against the store (bucket or root,
  * owned prefix, create-only support). Refusals are ADCP_EUNSAFE_BINDING with
@@ -278,8 +278,8 @@ void adcp_object_stage_drop(adcp_object_provider *p, adcp_object_stage *stage);
  *                                 range lies beyond the object; refused before reading it
  *   ADCP_EINVALID_INPUT           a range on a provider without ranged reads
  * On failure out keeps its previous length. */
-int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_get_input *in,
-                    const adcp_object_ctx *ctx, adcp_error *err);
+int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_get_input *in, const adcp_object_ctx *ctx,
+                    adcp_error *err);
 
 /* Version-pinned delete. Returns 0 with *out_outcome DELETED, ABSENT or
  * VERSION_MISMATCH (a different version is current and was kept). Only the
@@ -301,8 +301,8 @@ int adcp_object_head(adcp_object_provider *p, adcp_object_info *out, const char 
  * tokens stay valid while other keys are added or removed. Incomplete uploads
  * (temporary files) are never listed. ADCP_EINVALID_INPUT for a bad token or
  * when the provider has no list. */
-int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
-                     const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
+int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix, const char *page_token,
+                     size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 void adcp_object_list_page_free(adcp_object_list_page *page);
 
 /* Like adcp_object_list, but one entry per live (non-deleted) version, not
@@ -313,8 +313,7 @@ void adcp_object_list_page_free(adcp_object_list_page *page);
  * listing (adcp_object_has_list_versions is 0): ADCP_EINVALID_INPUT. Used by
  * the orphan collector to see non-current versions no row set pins. */
 int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
-                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
-                              adcp_error *err);
+                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 /* 1 when p lists versions (port version >= 3 with list_versions), else 0; never fails. */
 int adcp_object_has_list_versions(const adcp_object_provider *p);
 
@@ -331,10 +330,10 @@ enum adcp_fs_step {
 };
 
 typedef struct adcp_fs_provider_options {
-  const char *root_name;  /* the binding's location.root (^[A-Za-z0-9_.-]{1,64}$); NULL = "default" */
-  const char *prefix;     /* owned key prefix (required) */
-  int create_root;        /* probe creates root_dir (and parents) when missing */
-  size_t write_slice;     /* bytes per write() between deadline checks; 0 = 1 MiB */
+  const char *root_name; /* the binding's location.root (^[A-Za-z0-9_.-]{1,64}$); NULL = "default" */
+  const char *prefix;    /* owned key prefix (required) */
+  int create_root;       /* probe creates root_dir (and parents) when missing */
+  size_t write_slice;    /* bytes per write() between deadline checks; 0 = 1 MiB */
   /* Test hook (NULL in production). A non-zero return fails the step as a
    * simulated I/O error (PROVIDER_UNAVAILABLE), exercising the cleanup path. */
   int (*hook)(void *hook_ctx, int step, const char *key);
@@ -359,8 +358,7 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
  * not a filesystem provider. Call it before the provider is used. (A setter,
  * not option fields: positional initialisers of adcp_fs_provider_options
  * would break under -Wmissing-field-initializers.) */
-int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
-                               adcp_error *err);
+int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode, adcp_error *err);
 
 /* ---- Azure Blob provider -------------------------------------------------- */
 
@@ -389,8 +387,7 @@ typedef struct adcp_azure_provider_options {
 
 /* ADCP_EINVALID_INPUT for bad options; ADCP_EUNSAFE_BINDING for a bad prefix,
  * unusable or missing credentials, or credentials of another account. */
-int adcp_azure_provider_new(adcp_object_provider **out, const adcp_azure_provider_options *options,
-                            adcp_error *err);
+int adcp_azure_provider_new(adcp_object_provider **out, const adcp_azure_provider_options *options, adcp_error *err);
 
 /* ---- S3 provider (and S3-compatible stores) ------------------------------- */
 
@@ -445,8 +442,7 @@ int adcp_object_key_check_owned(const char *key, const char *prefix, const char 
 
 /* lowercase hex SHA-256 of JCS(["adcp.rows.v1", deployment_namespace, installation_id]).
  * Errors: ADCP_EINVALID_INPUT (an empty or oversized part), ADCP_ENOMEM. */
-int adcp_object_namespace_key(char out[65], const char *deployment_namespace, const char *installation_id,
-                              adcp_error *err);
+int adcp_object_namespace_key(char out[65], const char *deployment_namespace, const char *installation_id, adcp_error *err);
 /* lowercase hex SHA-256 of JCS(["adcp.account_key.v1", namespace_key, account_id]).
  * Errors: ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_object_account_key(char out[65], const char *namespace_key, const char *account_id, adcp_error *err);
@@ -468,15 +464,15 @@ int adcp_object_identity_config_json(adcp_buf *out, const char *prefix, const ch
 void adcp_object_period_date(char out[11], const char *period_start);
 
 typedef struct adcp_object_key_input {
-  const char *prefix;          /* binding prefix */
-  const char *namespace_key;   /* 64 lowercase hex */
-  const char *account_id;      /* raw; only its account_key appears in the key */
-  const char *row_set_id;      /* revision or adjustment ID; only its revision_key appears */
-  const char *period_start;    /* RFC 3339 or NULL */
-  const char *finality;        /* "snapshot" / "official"; NULL = "adjustment" */
-  const char *content_sha256;  /* the row set's committed binding digest (64 lowercase hex) */
+  const char *prefix;         /* binding prefix */
+  const char *namespace_key;  /* 64 lowercase hex */
+  const char *account_id;     /* raw; only its account_key appears in the key */
+  const char *row_set_id;     /* revision or adjustment ID; only its revision_key appears */
+  const char *period_start;   /* RFC 3339 or NULL */
+  const char *finality;       /* "snapshot" / "official"; NULL = "adjustment" */
+  const char *content_sha256; /* the row set's committed binding digest (64 lowercase hex) */
   uint32_t chunk_index;
-  int compression;             /* enum adcp_object_compression: selects the suffix */
+  int compression; /* enum adcp_object_compression: selects the suffix */
 } adcp_object_key_input;
 
 /* Renders one chunk's key from tmpl (NULL = default) and appends the suffix,
@@ -525,9 +521,8 @@ int adcp_object_physical_verify(adcp_buf *out, const uint8_t *phys, size_t phys_
  * decode to exactly the chunk (byte_count, chunk_sha256). On success writes the
  * EXISTING object's physical digest and size (the locator records those).
  * ADCP_ECONTENT_CONFLICT otherwise. */
-int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byte_count, const uint8_t *existing,
-                                size_t n, int compression, uint64_t byte_count, const char *chunk_sha256,
-                                adcp_error *err);
+int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byte_count, const uint8_t *existing, size_t n,
+                                int compression, uint64_t byte_count, const char *chunk_sha256, adcp_error *err);
 
 /* ---- GCS provider (JSON API) ---------------------------------------------- */
 
@@ -540,14 +535,14 @@ int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byt
  * printing one. Use designated initialisers: fields may be added at the end. */
 typedef struct adcp_gcs_provider_options {
   const char *bucket;
-  const char *endpoint;               /* NULL = https://storage.googleapis.com */
-  const char *prefix;                 /* owned key prefix (required) */
-  const char *service_account_file;   /* credentials: exactly one of these three */
+  const char *endpoint;             /* NULL = https://storage.googleapis.com */
+  const char *prefix;               /* owned key prefix (required) */
+  const char *service_account_file; /* credentials: exactly one of these three */
   const char *token_file;
-  const char *const *token_command;   /* NULL-terminated argv */
-  const char *ca_file;                /* PEM bundle for TLS (verification is always on); NULL = system */
-  int max_attempts;                   /* per request for transient failures; 0 = 4 */
-  int64_t backoff_base_ms;            /* 0 = 50 */
+  const char *const *token_command; /* NULL-terminated argv */
+  const char *ca_file;              /* PEM bundle for TLS (verification is always on); NULL = system */
+  int max_attempts;                 /* per request for transient failures; 0 = 4 */
+  int64_t backoff_base_ms;          /* 0 = 50 */
 } adcp_gcs_provider_options;
 
 /* ADCP_EINVALID_INPUT for bad options or a malformed key file;

@@ -31,12 +31,12 @@
 
 ADCP_BEGIN_DECLS
 
-#define ADCP_PRINCIPAL_ID_MAX 256               /* identifiers are 1..255 bytes */
-#define ADCP_PRINCIPAL_LIST_MAX 1000            /* largest page */
-#define ADCP_PRINCIPAL_NAME_MAX 1024            /* display_name bytes */
-#define ADCP_PRINCIPAL_ATTRIBUTES_MAX 65536     /* canonical attributes bytes */
-#define ADCP_SUBSCRIPTION_STATE_MAX 1048576     /* canonical snapshot state bytes */
-#define ADCP_SUBSCRIPTION_REASON_MAX 1024       /* exception reason bytes */
+#define ADCP_PRINCIPAL_ID_MAX 256           /* identifiers are 1..255 bytes */
+#define ADCP_PRINCIPAL_LIST_MAX 1000        /* largest page */
+#define ADCP_PRINCIPAL_NAME_MAX 1024        /* display_name bytes */
+#define ADCP_PRINCIPAL_ATTRIBUTES_MAX 65536 /* canonical attributes bytes */
+#define ADCP_SUBSCRIPTION_STATE_MAX 1048576 /* canonical snapshot state bytes */
+#define ADCP_SUBSCRIPTION_REASON_MAX 1024   /* exception reason bytes */
 
 /* ---- principal store -------------------------------------------------------- */
 
@@ -65,12 +65,12 @@ void adcp_principal_clear(adcp_principal *p);
 int adcp_principal_write_json(adcp_buf *out, const adcp_principal *p);
 
 typedef struct adcp_principal_put {
-  int version;                  /* 1 */
+  int version; /* 1 */
   const char *principal_id;
   const char *account_scope;
-  const char *display_name;     /* NULL = "" */
-  const char *attributes_json;  /* NULL = {}; a JSON object, stored canonical (RFC 8785) */
-  const char *status;           /* NULL = "active" on create, unchanged on update */
+  const char *display_name;    /* NULL = "" */
+  const char *attributes_json; /* NULL = {}; a JSON object, stored canonical (RFC 8785) */
+  const char *status;          /* NULL = "active" on create, unchanged on update */
   /* 0 = create (an existing principal is CONFLICT); N >= 1 = replace the
    * record whose version is N (any other version is CONFLICT; a missing
    * principal is REFERENCE_NOT_FOUND). */
@@ -78,7 +78,8 @@ typedef struct adcp_principal_put {
 } adcp_principal_put;
 #define ADCP_PRINCIPAL_PUT_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_PRINCIPAL_PUT_INIT {.version = ADCP_PRINCIPAL_PUT_VERSION}
+#define ADCP_PRINCIPAL_PUT_INIT \
+  { .version = ADCP_PRINCIPAL_PUT_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_PRINCIPAL_PUT_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_principal_put_init(adcp_principal_put *out, unsigned version);
@@ -88,8 +89,7 @@ int adcp_principal_put_init(adcp_principal_put *out, unsigned version);
  * is written or nothing is.
  * Errors: ADCP_EINVALID_INPUT naming the field, ADCP_ECONFLICT (expected_version lost the compare-and-set),
  * ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in,
-                          adcp_error *err);
+int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in, adcp_error *err);
 /* The stored record, or REFERENCE_NOT_FOUND. */
 int adcp_principal_get(adcp_principal *out, adcp_principal_store *ps, const char *principal_id, adcp_error *err);
 
@@ -135,10 +135,10 @@ const char *adcp_grant_action_name(adcp_grant_action a);
 int adcp_grant_action_parse(adcp_grant_action *out, const char *name, adcp_error *err);
 
 typedef struct adcp_grant_entry {
-  int64_t seq;                           /* 1, 2, 3 … per principal, no gaps */
+  int64_t seq; /* 1, 2, 3 … per principal, no gaps */
   adcp_grant_action action;
-  char subject[ADCP_PRINCIPAL_ID_MAX];   /* what is granted (e.g. a report or feed) */
-  char scope[ADCP_PRINCIPAL_ID_MAX];     /* where it applies (e.g. an account) */
+  char subject[ADCP_PRINCIPAL_ID_MAX]; /* what is granted (e.g. a report or feed) */
+  char scope[ADCP_PRINCIPAL_ID_MAX];   /* where it applies (e.g. an account) */
   char recorded_at[32];
 } adcp_grant_entry;
 
@@ -152,7 +152,7 @@ int adcp_subscription_append(adcp_grant_entry *out, adcp_subscription_store *st,
 typedef struct adcp_grant_page {
   adcp_grant_entry *items;
   size_t count;
-  int64_t head;      /* the journal's last seq when read (0 = empty) */
+  int64_t head; /* the journal's last seq when read (0 = empty) */
 } adcp_grant_page;
 void adcp_grant_page_free(adcp_grant_page *page);
 
@@ -163,8 +163,8 @@ int adcp_subscription_journal(adcp_grant_page *out, adcp_subscription_store *st,
 
 typedef struct adcp_subscription_exception {
   char subject[ADCP_PRINCIPAL_ID_MAX];
-  char state[16];             /* "open" | "cleared" */
-  char *reason;               /* owned; "" when none */
+  char state[16]; /* "open" | "cleared" */
+  char *reason;   /* owned; "" when none */
   int64_t version;
   char opened_at[32], updated_at[32];
 } adcp_subscription_exception;
@@ -181,7 +181,7 @@ int adcp_subscription_exception_put(adcp_subscription_exception *out, adcp_subsc
 typedef struct adcp_exception_list {
   adcp_subscription_exception *items;
   size_t count;
-  char *next_cursor;          /* NULL on the last page */
+  char *next_cursor; /* NULL on the last page */
 } adcp_exception_list;
 void adcp_exception_list_free(adcp_exception_list *l);
 
@@ -191,9 +191,9 @@ int adcp_subscription_exceptions(adcp_exception_list *out, adcp_subscription_sto
                                  size_t limit, const char *cursor, adcp_error *err);
 
 typedef struct adcp_subscription_snapshot {
-  int64_t version;            /* grows by one per write */
-  int64_t journal_seq;        /* the journal position the state reflects */
-  char *state_json;           /* owned; RFC 8785 JSON */
+  int64_t version;     /* grows by one per write */
+  int64_t journal_seq; /* the journal position the state reflects */
+  char *state_json;    /* owned; RFC 8785 JSON */
   char updated_at[32];
 } adcp_subscription_snapshot;
 

@@ -45,7 +45,8 @@ typedef struct adcp_retention_policy {
 } adcp_retention_policy;
 #define ADCP_RETENTION_POLICY_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_RETENTION_POLICY_INIT {.version = ADCP_RETENTION_POLICY_VERSION}
+#define ADCP_RETENTION_POLICY_INIT \
+  { .version = ADCP_RETENTION_POLICY_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_RETENTION_POLICY_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_retention_policy_init(adcp_retention_policy *out, unsigned version);
@@ -60,9 +61,9 @@ int64_t adcp_retention_window_days(const adcp_retention_policy *p);
 
 /* Test-only pause points (kill -9 tests); NULL hook in production. */
 enum adcp_retention_step {
-  ADCP_RETENTION_STEP_PHASE1 = 1,      /* retirement: tombstone committed, nothing deleted */
-  ADCP_RETENTION_STEP_PHASE2 = 2,      /* retirement: the first external object deleted */
-  ADCP_RETENTION_STEP_PHASE3 = 3,      /* retirement: records deleted, COMMIT next */
+  ADCP_RETENTION_STEP_PHASE1 = 1,       /* retirement: tombstone committed, nothing deleted */
+  ADCP_RETENTION_STEP_PHASE2 = 2,       /* retirement: the first external object deleted */
+  ADCP_RETENTION_STEP_PHASE3 = 3,       /* retirement: records deleted, COMMIT next */
   ADCP_RETENTION_STEP_PRUNE_MARKED = 4, /* pruning: row set marked pruning */
   ADCP_RETENTION_STEP_PRUNE_FREED = 5,  /* pruning: first bytes freed, not yet marked pruned */
 };
@@ -77,13 +78,14 @@ typedef struct adcp_retention_options {
    * instant, which must not lie after the database clock (INVALID_INPUT):
    * an earlier clock is only ever more conservative, never early. */
   const char *as_of;
-  const atomic_int *stop;              /* non-zero: stop between periods */
+  const atomic_int *stop;                /* non-zero: stop between periods */
   int (*step_hook)(void *ctx, int step); /* test hook; non-zero return aborts the pass there */
   void *step_ctx;
 } adcp_retention_options;
 #define ADCP_RETENTION_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_RETENTION_OPTIONS_INIT {.version = ADCP_RETENTION_OPTIONS_VERSION}
+#define ADCP_RETENTION_OPTIONS_INIT \
+  { .version = ADCP_RETENTION_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_RETENTION_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_retention_options_init(adcp_retention_options *out, unsigned version);
@@ -147,20 +149,20 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
 typedef struct adcp_retention_bucket {
   uint64_t count;
   char oldest_obligation_id[ADCP_LEDGER_ID_MAX]; /* "" when count is 0 */
-  char oldest_at[32]; /* its period_end (retiring: its retiring_at) */
+  char oldest_at[32];                            /* its period_end (retiring: its retiring_at) */
 } adcp_retention_bucket;
 
 typedef struct adcp_retention_status {
-  char now[32];                       /* the instant evaluated (database clock) */
-  char cutoff[32];                    /* now - W: anchors at or before it are past the window */
-  adcp_retention_bucket eligible;     /* a retirement pass would take these */
-  adcp_retention_bucket retiring;     /* tombstone `retiring` (resumed first) */
+  char now[32];                   /* the instant evaluated (database clock) */
+  char cutoff[32];                /* now - W: anchors at or before it are past the window */
+  adcp_retention_bucket eligible; /* a retirement pass would take these */
+  adcp_retention_bucket retiring; /* tombstone `retiring` (resumed first) */
   adcp_retention_bucket held;
   adcp_retention_bucket protected_;
-  adcp_retention_bucket stalled;      /* retirement in backoff (every operation: adcp_retention_list_stalled) */
+  adcp_retention_bucket stalled; /* retirement in backoff (every operation: adcp_retention_list_stalled) */
   adcp_retention_bucket skipped_unconfigured;
-  uint64_t retired;                   /* tombstones `retired` */
-  uint64_t holds;                     /* explicit holds in force */
+  uint64_t retired; /* tombstones `retired` */
+  uint64_t holds;   /* explicit holds in force */
   /* Periods with no tombstone (live, in any class or none), and the live
    * period that becomes age-eligible next: when (its newest anchor + W,
    * spec 03 §6.2) and which; "" when every live period is already past. */
@@ -180,7 +182,7 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
 typedef struct adcp_retention_stalled {
   char obligation_id[ADCP_LEDGER_ID_MAX];
   char account_id[ADCP_LEDGER_ID_MAX];
-  char operation[16];          /* "retirement" / "row_pruning" */
+  char operation[16]; /* "retirement" / "row_pruning" */
   int64_t failures;
   char first_failed_at[32], last_failed_at[32], next_attempt_at[32];
   char last_cause[ADCP_ERROR_MESSAGE_MAX]; /* secret-free */
@@ -197,8 +199,8 @@ typedef struct adcp_retention_hold {
   char obligation_id[ADCP_LEDGER_ID_MAX]; /* "" = every period of the account */
   char reason[513];
   char created_at[32];
-  char expires_at[32];                    /* "" = until removed */
-  int active;                             /* not expired */
+  char expires_at[32]; /* "" = until removed */
+  int active;          /* not expired */
 } adcp_retention_hold;
 
 /* Adds a hold (a hold-creating write: under the account lock; a period already

@@ -39,8 +39,8 @@ typedef enum adcp_digest_profile {
 
 /* Binding algorithms for revision_envelope_v1 control totals. */
 typedef enum adcp_binding_algorithm {
-  ADCP_BINDING_RFC8785_JCS_V1 = 1,          /* "rfc8785_jcs_v1": protocol-shape totals */
-  ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0 = 2  /* "legacy_py_core_pairs_v0": import only */
+  ADCP_BINDING_RFC8785_JCS_V1 = 1,         /* "rfc8785_jcs_v1": protocol-shape totals */
+  ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0 = 2 /* "legacy_py_core_pairs_v0": import only */
 } adcp_binding_algorithm;
 
 const char *adcp_digest_profile_name(adcp_digest_profile p);
@@ -55,7 +55,7 @@ int adcp_binding_algorithm_parse(adcp_binding_algorithm *out, const char *name, 
 typedef struct adcp_segment_manifest {
   uint64_t first_ordinal; /* global ordinal */
   uint64_t row_count;
-  uint64_t byte_offset;   /* within the chunk's uncompressed bytes */
+  uint64_t byte_offset; /* within the chunk's uncompressed bytes */
   uint64_t byte_count;
   char sha256[65];
 } adcp_segment_manifest;
@@ -89,7 +89,7 @@ typedef struct adcp_manifest_checker {
   adcp_sha256 sha;
   adcp_buf scratch;
   uint64_t chunks, rows;
-  int struct_rc;          /* first structural failure, reported after the digest */
+  int struct_rc; /* first structural failure, reported after the digest */
   adcp_error struct_err;
 } adcp_manifest_checker;
 
@@ -105,8 +105,8 @@ int adcp_manifest_checker_finish(adcp_manifest_checker *c, const char *expected_
 void adcp_manifest_checker_free(adcp_manifest_checker *c);
 /* Convenience: check an array of manifests against the header values.
  * Errors: as adcp_manifest_checker_add and _finish (ADCP_EMANIFEST_MISMATCH, ADCP_EINVALID_INPUT, ADCP_ENOMEM). */
-int adcp_manifests_verify(const adcp_chunk_manifest *ms, size_t n, const char *expected_sha256,
-                          uint64_t expected_rows, adcp_error *err);
+int adcp_manifests_verify(const adcp_chunk_manifest *ms, size_t n, const char *expected_sha256, uint64_t expected_rows,
+                          adcp_error *err);
 /* row_manifest_sha256 of an array of manifests.
  * Errors: ADCP_EMANIFEST_MISMATCH, ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
 int adcp_manifests_digest(char out[65], const adcp_chunk_manifest *ms, size_t n, adcp_error *err);
@@ -144,18 +144,17 @@ void adcp_totals_free(adcp_control_totals *t);
 
 typedef struct adcp_rows_hasher {
   adcp_sha256 sha;
-  uint8_t *scratch;      /* newline-to-comma staging, ADCP_ROWS_HASHER_BLOCK bytes */
-  adcp_buf suffix_head;  /* bytes before decimal(row_count) in SUFFIX */
+  uint8_t *scratch;     /* newline-to-comma staging, ADCP_ROWS_HASHER_BLOCK bytes */
+  adcp_buf suffix_head; /* bytes before decimal(row_count) in SUFFIX */
   uint64_t bytes, rows, expected_rows;
-  int expect_any;        /* encoder mode: row count known only at the end */
+  int expect_any; /* encoder mode: row count known only at the end */
   int finished;
 } adcp_rows_hasher;
 
 /* revision_envelope_v1 hasher; totals may be NULL for [].
  * Errors: ADCP_EINVALID_INPUT (revision id, totals), ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_hasher_init_envelope(adcp_rows_hasher *h, const char *revision_id, uint64_t row_count,
-                                   const adcp_control_totals *totals, adcp_binding_algorithm alg,
-                                   adcp_error *err);
+                                   const adcp_control_totals *totals, adcp_binding_algorithm alg, adcp_error *err);
 /* rows_v1 hasher. Errors: ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_hasher_init_rows(adcp_rows_hasher *h, uint64_t row_count, adcp_error *err);
 /* Feeds verified bytes made of whole lines. Empty input is a no-op.
@@ -167,8 +166,7 @@ int adcp_rows_hasher_final(adcp_rows_hasher *h, char hex_out[65], uint64_t *byte
 /* Final + compare (spec 01 §10 assert helper): ADCP_EENVELOPE_INTEGRITY_FAILED unless
  * the digest equals expected_sha256 (case-insensitive) and, when expected_bytes is
  * not UINT64_MAX, the byte count equals it. */
-int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes,
-                            adcp_error *err);
+int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes, adcp_error *err);
 void adcp_rows_hasher_free(adcp_rows_hasher *h);
 
 /* Revision id pattern ^[A-Za-z0-9_.:-]{1,255}$ (protocol identifier).
@@ -183,11 +181,11 @@ typedef int (*adcp_rows_chunk_fn)(void *ctx, const adcp_chunk_manifest *m, const
                                   adcp_error *err);
 
 typedef struct adcp_rows_encoder_options {
-  adcp_digest_profile profile;           /* default revision_envelope_v1 */
-  const char *revision_id;               /* required for revision_envelope_v1 */
-  const adcp_control_totals *totals;     /* NULL means [] */
-  adcp_binding_algorithm algorithm;      /* default rfc8785_jcs_v1 */
-  adcp_rows_chunk_fn on_chunk;           /* may be NULL */
+  adcp_digest_profile profile;       /* default revision_envelope_v1 */
+  const char *revision_id;           /* required for revision_envelope_v1 */
+  const adcp_control_totals *totals; /* NULL means [] */
+  adcp_binding_algorithm algorithm;  /* default rfc8785_jcs_v1 */
+  adcp_rows_chunk_fn on_chunk;       /* may be NULL */
   void *ctx;
 } adcp_rows_encoder_options;
 
@@ -197,7 +195,7 @@ typedef struct adcp_rows_result {
   uint64_t canonical_byte_count; /* length of the content preimage */
   uint64_t stored_byte_count;    /* sum of chunk byte_counts */
   char row_manifest_sha256[65];
-  char content_sha256[65];       /* revision_content_sha256 (or the rows_v1 digest) */
+  char content_sha256[65]; /* revision_content_sha256 (or the rows_v1 digest) */
 } adcp_rows_result;
 
 typedef struct adcp_rows_encoder adcp_rows_encoder;
@@ -240,8 +238,8 @@ int adcp_rows_verify_chunk(const adcp_chunk_manifest *m, const uint8_t *body, si
 /* Ranged check of segments [from, to] of chunk m; buf must hold exactly the bytes
  * from segments[from].byte_offset to the end of segments[to]. A bad range is
  * ADCP_EMANIFEST_MISMATCH; anything else ADCP_ECHUNK_INTEGRITY_FAILED. */
-int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint32_t to, const uint8_t *buf,
-                              size_t len, adcp_error *err);
+int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint32_t to, const uint8_t *buf, size_t len,
+                              adcp_error *err);
 /* Splits verified bytes into lines and checks each is one JSON object with
  * adcp_json_validate_object_line (no depth limit, any number form; scratch unused).
  * Calls fn for each line (without its 0x0A) if
@@ -266,8 +264,7 @@ typedef enum adcp_gzip_impl {
 /* Appends one gzip member made by impl at level (out-of-range levels take the
  * implementation's default). An igzip output that would not fit its bound is
  * redone with libdeflate level 1. Errors: ADCP_ENOMEM, ADCP_EINTERNAL (the compressor failed). */
-int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level,
-                            adcp_error *err);
+int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level, adcp_error *err);
 /* The writer object commits use: igzip level 1, unless ADCP_GZIP_WRITE is
  * "isal:L" or "libdeflate:L" (e.g. libdeflate:6, the JS SDK's level). */
 void adcp_gzip_write_choice(adcp_gzip_impl *impl, int *level);

@@ -67,9 +67,9 @@ void adcp_sql_redact_url(char *out, size_t n, const char *url);
 
 typedef enum adcp_sql_type {
   ADCP_SQL_NULL = 0,
-  ADCP_SQL_TEXT = 1,  /* UTF-8 text; len bytes (no NUL needed) */
+  ADCP_SQL_TEXT = 1, /* UTF-8 text; len bytes (no NUL needed) */
   ADCP_SQL_INT64 = 2,
-  ADCP_SQL_BLOB = 3,  /* binary: BLOB on SQLite, bytea (binary format) on PostgreSQL */
+  ADCP_SQL_BLOB = 3, /* binary: BLOB on SQLite, bytea (binary format) on PostgreSQL */
 } adcp_sql_type;
 
 typedef struct adcp_sql_param {
@@ -79,10 +79,22 @@ typedef struct adcp_sql_param {
   int64_t i64;
 } adcp_sql_param;
 
-static inline adcp_sql_param adcp_sql_null(void) { adcp_sql_param p = {ADCP_SQL_NULL, 0, 0, 0}; return p; }
-static inline adcp_sql_param adcp_sql_int64(int64_t v) { adcp_sql_param p = {ADCP_SQL_INT64, 0, 0, v}; return p; }
-static inline adcp_sql_param adcp_sql_blob(const void *d, size_t n) { adcp_sql_param p = {ADCP_SQL_BLOB, d, n, 0}; return p; }
-static inline adcp_sql_param adcp_sql_textn(const char *s, size_t n) { adcp_sql_param p = {ADCP_SQL_TEXT, s, n, 0}; return p; }
+static inline adcp_sql_param adcp_sql_null(void) {
+  adcp_sql_param p = {ADCP_SQL_NULL, 0, 0, 0};
+  return p;
+}
+static inline adcp_sql_param adcp_sql_int64(int64_t v) {
+  adcp_sql_param p = {ADCP_SQL_INT64, 0, 0, v};
+  return p;
+}
+static inline adcp_sql_param adcp_sql_blob(const void *d, size_t n) {
+  adcp_sql_param p = {ADCP_SQL_BLOB, d, n, 0};
+  return p;
+}
+static inline adcp_sql_param adcp_sql_textn(const char *s, size_t n) {
+  adcp_sql_param p = {ADCP_SQL_TEXT, s, n, 0};
+  return p;
+}
 /* NULL s binds SQL NULL. */
 adcp_sql_param adcp_sql_text(const char *s);
 
@@ -95,12 +107,11 @@ adcp_sql_param adcp_sql_text(const char *s);
  * ADCP_PG_STATEMENT_CACHE=off sends unnamed statements only). Errors: ADCP_ECONFLICT for unique violations and serialization
  * failures / deadlocks / SQLite busy (see adcp_sql_last_failure), ADCP_ESTORAGE
  * for every other database refusal, ADCP_EINVALID_INPUT for bad parameters. */
-int adcp_sql_exec(adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
-                  size_t nparams, adcp_error *err);
+int adcp_sql_exec(adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params, size_t nparams, adcp_error *err);
 /* Like adcp_sql_exec and reports the number of rows changed.
  * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT). */
-int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *conn, const char *sql,
-                          const adcp_sql_param *params, size_t nparams, adcp_error *err);
+int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
+                          size_t nparams, adcp_error *err);
 /* Runs a multi-statement script without parameters (DDL, migrations). Never
  * use it with values that came from outside the program. Errors: ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
@@ -110,8 +121,8 @@ int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
  * queries returning bytea (with only text/integer/bool beside it) use the
  * binary result format, invisibly to the getters below.
  * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT), ADCP_ENOMEM. */
-int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql,
-                   const adcp_sql_param *params, size_t nparams, adcp_error *err);
+int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
+                   size_t nparams, adcp_error *err);
 /* 1 = a row is current, 0 = no more rows, < 0 = error (SQLite steps lazily).
  * Errors: ADCP_ECONFLICT, ADCP_ESTORAGE. */
 int adcp_sql_next(adcp_sql_rows *rows, adcp_error *err);
@@ -206,13 +217,13 @@ int adcp_sql_now(adcp_sql_conn *conn, char out[32], adcp_error *err);
 
 typedef enum adcp_sql_failure {
   ADCP_SQL_FAIL_NONE = 0,
-  ADCP_SQL_FAIL_UNIQUE,        /* unique / primary key violation (23505) */
-  ADCP_SQL_FAIL_RETRY,         /* serialization failure, deadlock, busy, lock timeout */
-  ADCP_SQL_FAIL_CHECK,         /* CHECK or trigger refusal (23514, SQLite trigger ABORT) */
-  ADCP_SQL_FAIL_FOREIGN_KEY,   /* 23503 */
-  ADCP_SQL_FAIL_NOT_NULL,      /* 23502 */
-  ADCP_SQL_FAIL_UNDEFINED,     /* missing table/column/function (42P01, 42703, 42883) */
-  ADCP_SQL_FAIL_CONNECTION,    /* the connection is gone */
+  ADCP_SQL_FAIL_UNIQUE,      /* unique / primary key violation (23505) */
+  ADCP_SQL_FAIL_RETRY,       /* serialization failure, deadlock, busy, lock timeout */
+  ADCP_SQL_FAIL_CHECK,       /* CHECK or trigger refusal (23514, SQLite trigger ABORT) */
+  ADCP_SQL_FAIL_FOREIGN_KEY, /* 23503 */
+  ADCP_SQL_FAIL_NOT_NULL,    /* 23502 */
+  ADCP_SQL_FAIL_UNDEFINED,   /* missing table/column/function (42P01, 42703, 42883) */
+  ADCP_SQL_FAIL_CONNECTION,  /* the connection is gone */
   ADCP_SQL_FAIL_OTHER,
 } adcp_sql_failure;
 
@@ -237,18 +248,18 @@ typedef enum adcp_upgrade_class {
 } adcp_upgrade_class;
 
 typedef struct adcp_migration {
-  char version[5];          /* "0001" */
-  char *name;               /* "row_storage" */
+  char version[5]; /* "0001" */
+  char *name;      /* "row_storage" */
   adcp_upgrade_class upgrade;
-  char *note;               /* operator note ("" if none; required for stopped-worker) */
-  char checksum[65];        /* SHA-256 hex of the expanded text */
-  char *text;               /* expanded text: includes in order, then the file */
+  char *note;        /* operator note ("" if none; required for stopped-worker) */
+  char checksum[65]; /* SHA-256 hex of the expanded text */
+  char *text;        /* expanded text: includes in order, then the file */
   size_t text_len;
 } adcp_migration;
 
 typedef struct adcp_migration_set {
   adcp_sql_dialect dialect;
-  adcp_migration *items;    /* ascending version */
+  adcp_migration *items; /* ascending version */
   size_t count;
 } adcp_migration_set;
 
@@ -266,8 +277,7 @@ int adcp_migrations_bundled(adcp_migration_set **out, adcp_sql_dialect dialect, 
  *   -- include: asset.sql         zero or more, bare names
  * Other "-- " lines are free comments; other "-- adcp-…:" keys are refused.
  * ADCP_EINVALID_INPUT names the file and the rule broken. */
-int adcp_migrations_parse(adcp_migration_set **out, adcp_sql_dialect dialect,
-                          const adcp_sql_file *files, size_t nfiles,
+int adcp_migrations_parse(adcp_migration_set **out, adcp_sql_dialect dialect, const adcp_sql_file *files, size_t nfiles,
                           const adcp_sql_file *assets, size_t nassets, adcp_error *err);
 void adcp_migrations_free(adcp_migration_set *set);
 
@@ -283,8 +293,8 @@ typedef struct adcp_migration_status_entry {
   char *name;
   adcp_upgrade_class upgrade;
   adcp_migration_state state;
-  char applied_at[32];      /* "" unless recorded */
-  char *note;               /* "" if none */
+  char applied_at[32]; /* "" unless recorded */
+  char *note;          /* "" if none */
 } adcp_migration_status_entry;
 
 typedef struct adcp_migration_status {
@@ -298,8 +308,7 @@ typedef struct adcp_migration_status {
 
 /* Reads the history (read-only; a missing history table = nothing applied).
  * Errors: ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *conn,
-                        const adcp_migration_set *set, adcp_error *err);
+int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *conn, const adcp_migration_set *set, adcp_error *err);
 void adcp_migration_status_free(adcp_migration_status *st);
 
 /* Progress callback: phase "applying" before a step, "done" after its commit,
@@ -307,15 +316,16 @@ void adcp_migration_status_free(adcp_migration_status *st);
 typedef void (*adcp_migrate_progress_fn)(void *ctx, const adcp_migration *m, const char *phase);
 
 typedef struct adcp_migrate_options {
-  int version;                      /* 1 */
-  int additive_only;                /* apply pending additive steps only */
+  int version;       /* 1 */
+  int additive_only; /* apply pending additive steps only */
   adcp_migrate_progress_fn progress;
   void *progress_ctx;
-  const char *applied_by;           /* recorded in history; default "adcp-c/<version>" */
+  const char *applied_by; /* recorded in history; default "adcp-c/<version>" */
 } adcp_migrate_options;
 #define ADCP_MIGRATE_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_MIGRATE_OPTIONS_INIT {.version = ADCP_MIGRATE_OPTIONS_VERSION}
+#define ADCP_MIGRATE_OPTIONS_INIT \
+  { .version = ADCP_MIGRATE_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_MIGRATE_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_migrate_options_init(adcp_migrate_options *out, unsigned version);
@@ -340,9 +350,9 @@ int adcp_migrate_check(adcp_sql_conn *conn, const adcp_migration_set *set, adcp_
 /* ---- catalog audit (spec 06 §6 in spirit) ----------------------------------- */
 
 typedef struct adcp_catalog_entry {
-  char *key;              /* "table:t", "column:t.c", "index:t.i", "trigger:t.g", … */
-  char fingerprint[65];   /* SHA-256 hex of the compact JSON property array */
-  int enabled;            /* valid/ready/live for indexes, not disabled for triggers */
+  char *key;            /* "table:t", "column:t.c", "index:t.i", "trigger:t.g", … */
+  char fingerprint[65]; /* SHA-256 hex of the compact JSON property array */
+  int enabled;          /* valid/ready/live for indexes, not disabled for triggers */
 } adcp_catalog_entry;
 
 typedef struct adcp_catalog {
@@ -358,25 +368,24 @@ int adcp_catalog_read(adcp_catalog **out, adcp_sql_conn *conn, adcp_error *err);
  * a transaction that is rolled back (needs CREATE on the database); SQLite
  * applies it to a private in-memory database.
  * Errors: ADCP_ESTORAGE (including no CREATE privilege), ADCP_EINVALID_INPUT, ADCP_ENOMEM. */
-int adcp_catalog_expected(adcp_catalog **out, adcp_sql_conn *conn, const adcp_migration_set *set,
-                          adcp_error *err);
+int adcp_catalog_expected(adcp_catalog **out, adcp_sql_conn *conn, const adcp_migration_set *set, adcp_error *err);
 void adcp_catalog_free(adcp_catalog *cat);
 
 typedef struct adcp_catalog_drift {
   char *key;
-  const char *problem;    /* "missing", "changed", "disabled" */
+  const char *problem; /* "missing", "changed", "disabled" */
 } adcp_catalog_drift;
 
 typedef struct adcp_catalog_report {
   adcp_catalog_drift *drift;
-  size_t count;           /* 0 = ready */
+  size_t count; /* 0 = ready */
 } adcp_catalog_report;
 
 /* Compares actual with expected: every expected object must exist with the
  * same fingerprint and be enabled; extra objects are ignored.
  * Errors: ADCP_ENOMEM. */
-int adcp_catalog_compare(adcp_catalog_report **out, const adcp_catalog *expected,
-                         const adcp_catalog *actual, adcp_error *err);
+int adcp_catalog_compare(adcp_catalog_report **out, const adcp_catalog *expected, const adcp_catalog *actual,
+                         adcp_error *err);
 void adcp_catalog_report_free(adcp_catalog_report *r);
 
 /* Engine-level integrity through this connection (so SQLite's CHECKs that call
@@ -386,10 +395,10 @@ void adcp_catalog_report_free(adcp_catalog_report *r);
  * keys do not fire) and every single-column foreign key of an adcp_* table
  * holds. Read-only; reads every table on SQLite (cost grows with the file). */
 typedef struct adcp_sql_integrity_report {
-  const char *checks;     /* what ran, comma separated (static) */
-  char **problems;        /* one line each, at most 100 */
-  size_t count;           /* 0 = clean */
-  int truncated;          /* more problems than listed */
+  const char *checks; /* what ran, comma separated (static) */
+  char **problems;    /* one line each, at most 100 */
+  size_t count;       /* 0 = clean */
+  int truncated;      /* more problems than listed */
   /* A check this role may not run, with why (static; NULL when all ran): the
    * PostgreSQL immutability probe needs INSERT on the row-storage tables. */
   const char *not_checked;

@@ -20,7 +20,7 @@ ADCP_BEGIN_DECLS
 typedef struct adcp_storage adcp_storage;
 
 typedef struct adcp_storage_options {
-  int version;            /* 1 */
+  int version; /* 1 */
   /* Durability policy. 0 (default) = the work needs durable storage: a
    * non-durable URL (sqlite::memory:) is refused with
    * REPORTING_STORAGE_NOT_DURABLE unless ADCP_ENV is development or test.
@@ -42,7 +42,8 @@ typedef struct adcp_storage_options {
 } adcp_storage_options;
 #define ADCP_STORAGE_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_STORAGE_OPTIONS_INIT {.version = ADCP_STORAGE_OPTIONS_VERSION}
+#define ADCP_STORAGE_OPTIONS_INIT \
+  { .version = ADCP_STORAGE_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_STORAGE_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_storage_options_init(adcp_storage_options *out, unsigned version);
@@ -125,7 +126,7 @@ int adcp_storage_subscriptions(struct adcp_subscription_store **out, adcp_storag
 /* One durable component of the facade and whether it declares itself durable
  * on this storage. adcp_storage_is_durable is 1 only if every one is. */
 typedef struct adcp_storage_component {
-  const char *name;   /* "ledger", "inline", "principals", "subscription_state" */
+  const char *name; /* "ledger", "inline", "principals", "subscription_state" */
   int is_durable;
 } adcp_storage_component;
 /* Fills up to cap entries (out may be NULL) and returns how many components

@@ -37,7 +37,7 @@ typedef struct adcp_worker_counter {
 typedef struct adcp_worker_report {
   size_t count;
   adcp_worker_counter counters[ADCP_WORKER_COUNTERS_MAX];
-  char causes[ADCP_WORKER_CAUSES_MAX]; /* secret-free failure causes, "; "-separated, truncated */
+  char causes[ADCP_WORKER_CAUSES_MAX];  /* secret-free failure causes, "; "-separated, truncated */
   char warning[ADCP_WORKER_CAUSES_MAX]; /* optional operator warning for this pass, "" when none */
 } adcp_worker_report;
 
@@ -58,27 +58,28 @@ typedef struct adcp_worker_pass {
 } adcp_worker_pass;
 #define ADCP_WORKER_PASS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_PASS_INIT {.version = ADCP_WORKER_PASS_VERSION}
+#define ADCP_WORKER_PASS_INIT \
+  { .version = ADCP_WORKER_PASS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_PASS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_pass_init(adcp_worker_pass *out, unsigned version);
 
 /* A task: returns 0 when it ran (partial failures are counted in `failed`
  * with causes), or a negative code when it could not run at all. */
-typedef int (*adcp_worker_task_fn)(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                   adcp_error *err);
+typedef int (*adcp_worker_task_fn)(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 typedef struct adcp_worker_task {
-  int version;           /* 1 */
-  const char *name;      /* e.g. "intent_sweep", "change_pruning", "row_pruning", "period_retirement" */
+  int version;      /* 1 */
+  const char *name; /* e.g. "intent_sweep", "change_pruning", "row_pruning", "period_retirement" */
   adcp_worker_task_fn run;
-  void *ctx;             /* owned by the caller, outlives the worker */
-  int64_t interval_ms;   /* at most one run per interval */
-  int64_t limit;         /* handed to the task as pass->limit */
+  void *ctx;           /* owned by the caller, outlives the worker */
+  int64_t interval_ms; /* at most one run per interval */
+  int64_t limit;       /* handed to the task as pass->limit */
 } adcp_worker_task;
 #define ADCP_WORKER_TASK_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_TASK_INIT {.version = ADCP_WORKER_TASK_VERSION}
+#define ADCP_WORKER_TASK_INIT \
+  { .version = ADCP_WORKER_TASK_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_TASK_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_task_init(adcp_worker_task *out, unsigned version);
@@ -88,8 +89,8 @@ int adcp_worker_task_init(adcp_worker_task *out, unsigned version);
 typedef struct adcp_worker adcp_worker;
 
 typedef struct adcp_worker_options {
-  int version;             /* 1 */
-  const adcp_logger *log;  /* optional; borrowed, outlives the worker. One record per task run. */
+  int version;            /* 1 */
+  const adcp_logger *log; /* optional; borrowed, outlives the worker. One record per task run. */
   /* optional; borrowed, outlives the worker: after each pass the worker reads
    * this database's state gauges (feed consumer lag, write intents, stalled
    * periods, quarantined revisions, audit log leaves) for the metrics text, on
@@ -98,7 +99,8 @@ typedef struct adcp_worker_options {
 } adcp_worker_options;
 #define ADCP_WORKER_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_OPTIONS_INIT {.version = ADCP_WORKER_OPTIONS_VERSION}
+#define ADCP_WORKER_OPTIONS_INIT \
+  { .version = ADCP_WORKER_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_options_init(adcp_worker_options *out, unsigned version);
@@ -124,21 +126,21 @@ const char *adcp_worker_status_name(adcp_worker_status s); /* "skipped" / "ran" 
 
 /* One task's part of a pass. */
 typedef struct adcp_worker_task_result {
-  const char *name;          /* the registered name (worker-owned) */
+  const char *name; /* the registered name (worker-owned) */
   adcp_worker_status status;
-  const char *skip_reason;   /* SKIPPED: "not_due" or "stopping"; else NULL */
-  int64_t duration_us;       /* wall time of the run (0 when skipped) */
-  int code;                  /* FAILED: the negative ADCP_E* code; else 0 */
+  const char *skip_reason;            /* SKIPPED: "not_due" or "stopping"; else NULL */
+  int64_t duration_us;                /* wall time of the run (0 when skipped) */
+  int code;                           /* FAILED: the negative ADCP_E* code; else 0 */
   char error[ADCP_ERROR_MESSAGE_MAX]; /* FAILED: the task's secret-free message */
-  adcp_worker_report report; /* everything the task reported, also when it failed */
+  adcp_worker_report report;          /* everything the task reported, also when it failed */
 } adcp_worker_task_result;
 
 /* One pass: every registered task, in order. Owned by the worker, valid until
  * the next pass or adcp_worker_free. */
 typedef struct adcp_worker_pass_result {
-  uint64_t pass;      /* 1, 2, … per worker */
+  uint64_t pass; /* 1, 2, … per worker */
   int dry_run;
-  int stopped;        /* the stop flag cut the pass short (later tasks skipped) */
+  int stopped; /* the stop flag cut the pass short (later tasks skipped) */
   int64_t duration_us;
   size_t ran, failed, skipped; /* tasks by status */
   size_t count;
@@ -165,16 +167,17 @@ int64_t adcp_worker_next_due_ms(const adcp_worker *w);
 typedef void (*adcp_worker_pass_fn)(void *ctx, const adcp_worker_pass_result *r);
 
 typedef struct adcp_worker_run_options {
-  int version;            /* 1 */
+  int version; /* 1 */
   int dry_run;
   const atomic_int *stop; /* required: the loop ends when it is set */
   adcp_worker_pass_fn on_pass;
   void *ctx;
-  int64_t poll_ms;        /* how often the stop flag is checked while idle; 0 = 100 */
+  int64_t poll_ms; /* how often the stop flag is checked while idle; 0 = 100 */
 } adcp_worker_run_options;
 #define ADCP_WORKER_RUN_OPTIONS_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_RUN_OPTIONS_INIT {.version = ADCP_WORKER_RUN_OPTIONS_VERSION}
+#define ADCP_WORKER_RUN_OPTIONS_INIT \
+  { .version = ADCP_WORKER_RUN_OPTIONS_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_RUN_OPTIONS_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_run_options_init(adcp_worker_run_options *out, unsigned version);
@@ -210,11 +213,11 @@ enum adcp_worker_default {
  * a host builds each task's context itself. Static, read-only: safe from any
  * thread. */
 typedef struct adcp_worker_catalog_entry {
-  const char *name;             /* e.g. "intent_sweep" */
-  int enabled;                  /* enum adcp_worker_default */
-  int64_t limit;                /* default per-pass limit */
-  const char *const *settings;  /* allowed keys of worker.tasks.NAME.settings (NULL-terminated), or NULL */
-  const char *what;             /* one line for help text */
+  const char *name;            /* e.g. "intent_sweep" */
+  int enabled;                 /* enum adcp_worker_default */
+  int64_t limit;               /* default per-pass limit */
+  const char *const *settings; /* allowed keys of worker.tasks.NAME.settings (NULL-terminated), or NULL */
+  const char *what;            /* one line for help text */
 } adcp_worker_catalog_entry;
 
 /* The catalog in run order; *count gets its length. */
@@ -233,14 +236,15 @@ struct adcp_sql_conn;
  * of work (from adcp_ledger_list_intents). Sets the report's warning when
  * skipped intents have been expired more than 10 sweep intervals. */
 typedef struct adcp_worker_sweep_ctx {
-  int version;                 /* 1 */
-  struct adcp_ledger *ledger;  /* borrowed; bindings configured by the host */
-  const char *account_id;      /* NULL = every account */
-  int64_t interval_ms;         /* the task's interval, for the staleness warning */
+  int version;                /* 1 */
+  struct adcp_ledger *ledger; /* borrowed; bindings configured by the host */
+  const char *account_id;     /* NULL = every account */
+  int64_t interval_ms;        /* the task's interval, for the staleness warning */
 } adcp_worker_sweep_ctx;
 #define ADCP_WORKER_SWEEP_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_SWEEP_CTX_INIT {.version = ADCP_WORKER_SWEEP_CTX_VERSION}
+#define ADCP_WORKER_SWEEP_CTX_INIT \
+  { .version = ADCP_WORKER_SWEEP_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_SWEEP_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_sweep_ctx_init(adcp_worker_sweep_ctx *out, unsigned version);
@@ -251,20 +255,20 @@ int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_
  * pending (changes still eligible after the limit, at most one more limit's
  * worth is counted); dry run: would_delete. */
 typedef struct adcp_worker_prune_ctx {
-  int version;                 /* 1 */
-  struct adcp_sql_conn *conn;  /* borrowed */
-  int64_t retention_days;      /* 0 = 30 */
-  int64_t hold_days;           /* 0 = 7 */
+  int version;                /* 1 */
+  struct adcp_sql_conn *conn; /* borrowed */
+  int64_t retention_days;     /* 0 = 30 */
+  int64_t hold_days;          /* 0 = 7 */
 } adcp_worker_prune_ctx;
 #define ADCP_WORKER_PRUNE_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_PRUNE_CTX_INIT {.version = ADCP_WORKER_PRUNE_CTX_VERSION}
+#define ADCP_WORKER_PRUNE_CTX_INIT \
+  { .version = ADCP_WORKER_PRUNE_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_PRUNE_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_prune_ctx_init(adcp_worker_prune_ctx *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_feed_prune returns. */
-int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                    adcp_error *err);
+int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 /* ---- issues (src/worker/tasks_issues.c, spec 07 §7) ------------------------ */
 
@@ -275,12 +279,11 @@ struct adcp_sql_conn;
 
 /* Context of the "issue_escalation" task; owned by the host. */
 typedef struct adcp_worker_issues_ctx {
-  int version;                     /* 1 */
-  struct adcp_issues *store;       /* on the worker's connection */
-  int64_t escalation_after_ms;     /* the seller's consumer_mismatch_escalation_seconds x 1000 (> 0) */
+  int version;                 /* 1 */
+  struct adcp_issues *store;   /* on the worker's connection */
+  int64_t escalation_after_ms; /* the seller's consumer_mismatch_escalation_seconds x 1000 (> 0) */
   /* Optional: settles a candidate under its account lock (adcp_issue_settle_fn). */
-  int (*settle)(void *ctx, struct adcp_sql_conn *conn, const struct adcp_issue *issue, int *present,
-                adcp_error *err);
+  int (*settle)(void *ctx, struct adcp_sql_conn *conn, const struct adcp_issue *issue, int *present, adcp_error *err);
   void *settle_ctx;
   /* Optional: also scan for long-expired intents of unconfigured bindings
    * (adcp_issues_scan_unconfigured_intents) when ledger is non-NULL. */
@@ -289,7 +292,8 @@ typedef struct adcp_worker_issues_ctx {
 } adcp_worker_issues_ctx;
 #define ADCP_WORKER_ISSUES_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_ISSUES_CTX_INIT {.version = ADCP_WORKER_ISSUES_CTX_VERSION}
+#define ADCP_WORKER_ISSUES_CTX_INIT \
+  { .version = ADCP_WORKER_ISSUES_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_ISSUES_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_issues_ctx_init(adcp_worker_issues_ctx *out, unsigned version);
@@ -299,22 +303,22 @@ int adcp_worker_issues_ctx_init(adcp_worker_issues_ctx *out, unsigned version);
  * intents_opened / intents_resolved with a ledger, and the outbox gauges
  * events_pending / events_dead_lettered. REPORTING_SCHEMA_BEHIND when
  * migration 0008 is not applied. */
-int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err);
+int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 /* ---- retention stalls as issues (src/worker/tasks_stalled.c) -------------- */
 
 struct adcp_issues;
 /* Context of the "retention_issues" task; owned by the host. */
 typedef struct adcp_worker_stalled_ctx {
-  int version;                 /* 1 */
-  struct adcp_ledger *ledger;  /* borrowed */
-  struct adcp_issues *issues;  /* borrowed, on the same connection */
-  int64_t threshold_s;         /* stalled at least this long; 0 = 21600 (6 h) */
+  int version;                /* 1 */
+  struct adcp_ledger *ledger; /* borrowed */
+  struct adcp_issues *issues; /* borrowed, on the same connection */
+  int64_t threshold_s;        /* stalled at least this long; 0 = 21600 (6 h) */
 } adcp_worker_stalled_ctx;
 #define ADCP_WORKER_STALLED_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_STALLED_CTX_INIT {.version = ADCP_WORKER_STALLED_CTX_VERSION}
+#define ADCP_WORKER_STALLED_CTX_INIT \
+  { .version = ADCP_WORKER_STALLED_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_STALLED_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_stalled_ctx_init(adcp_worker_stalled_ctx *out, unsigned version);
@@ -322,9 +326,7 @@ int adcp_worker_stalled_ctx_init(adcp_worker_stalled_ctx *out, unsigned version)
  * retention backoff longer than the threshold and resolves live ones whose
  * period is no longer stalled. Counters: opened (dry run: would_open),
  * resolved, stalled, failed, pending. Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM. */
-int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err);
-
+int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 /* ---- tasks_audit.c: scheduled checkpoints (docs/trust.md) ------------------ */
 
@@ -338,20 +340,20 @@ struct adcp_sql_conn;
 struct adcp_audit_signer;
 struct adcp_object_provider;
 typedef struct adcp_worker_audit_ctx {
-  int version;                              /* 1 */
-  struct adcp_sql_conn *conn;               /* borrowed */
-  const struct adcp_audit_signer *signer;   /* NULL: skipped_unconfigured */
-  struct adcp_object_provider *publish;     /* NULL: database copy only */
+  int version;                            /* 1 */
+  struct adcp_sql_conn *conn;             /* borrowed */
+  const struct adcp_audit_signer *signer; /* NULL: skipped_unconfigured */
+  struct adcp_object_provider *publish;   /* NULL: database copy only */
 } adcp_worker_audit_ctx;
 #define ADCP_WORKER_AUDIT_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_AUDIT_CTX_INIT {.version = ADCP_WORKER_AUDIT_CTX_VERSION}
+#define ADCP_WORKER_AUDIT_CTX_INIT \
+  { .version = ADCP_WORKER_AUDIT_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_AUDIT_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_audit_ctx_init(adcp_worker_audit_ctx *out, unsigned version);
 /* Errors: ADCP_EINVALID_INPUT (ctx), ADCP_ESTORAGE, ADCP_ENOMEM; a publish failure is counted. */
-int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err);
+int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 /* ---- worker adapters (src/worker/tasks_retention.c) -------------------------------------- */
 
@@ -364,7 +366,8 @@ typedef struct adcp_retention_task_ctx {
 } adcp_retention_task_ctx;
 #define ADCP_RETENTION_TASK_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_RETENTION_TASK_CTX_INIT {.version = ADCP_RETENTION_TASK_CTX_VERSION}
+#define ADCP_RETENTION_TASK_CTX_INIT \
+  { .version = ADCP_RETENTION_TASK_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_RETENTION_TASK_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_retention_task_ctx_init(adcp_retention_task_ctx *out, unsigned version);
@@ -375,8 +378,7 @@ int adcp_retention_task_ctx_init(adcp_retention_task_ctx *out, unsigned version)
  * bodies_deleted, bytes_freed (zeros included) and one cause per failure.
  * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_retire returns (a failed period is counted, not
  * returned). */
-int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err);
+int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 /* "row_pruning": one adcp_retention_prune_rows pass; reports pruned instead
  * of retired (plus objects_kept).
  * Errors: ADCP_EINVALID_INPUT (ctx), and what adcp_retention_prune_rows returns. */
@@ -394,7 +396,7 @@ int adcp_worker_task_row_pruning(void *ctx, const adcp_worker_pass *pass, adcp_w
  * (unsupported providers and listings left with a cursor), truncated. A second
  * refusal in a row counts as failed. Dry run: classify only, store nothing. */
 typedef struct adcp_worker_collector_ctx {
-  int version;                    /* 1 */
+  int version; /* 1 */
   adcp_ledger *ledger;
   adcp_collector_options options; /* base options (limit comes from the pass) */
   int64_t interval_s;             /* 0 = 86400; at least 3600 */
@@ -402,14 +404,14 @@ typedef struct adcp_worker_collector_ctx {
 } adcp_worker_collector_ctx;
 #define ADCP_WORKER_COLLECTOR_CTX_VERSION 1
 /* Static initializer: the version set, every other field zero. */
-#define ADCP_WORKER_COLLECTOR_CTX_INIT {.version = ADCP_WORKER_COLLECTOR_CTX_VERSION}
+#define ADCP_WORKER_COLLECTOR_CTX_INIT \
+  { .version = ADCP_WORKER_COLLECTOR_CTX_VERSION }
 /* Zeroes *out and sets its version (1..ADCP_WORKER_COLLECTOR_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_collector_ctx_init(adcp_worker_collector_ctx *out, unsigned version);
 /* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
  * returns. */
-int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err);
+int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 ADCP_END_DECLS
 #endif

@@ -24,8 +24,8 @@ typedef struct run {
   const adcp_audit_options *o;
   adcp_audit_report *rep;
   const char *account;
-  int64_t window_days;    /* 0: unknown */
-  retinfo *rets;          /* this account's parsed retirements, leaf order */
+  int64_t window_days; /* 0: unknown */
+  retinfo *rets;       /* this account's parsed retirements, leaf order */
   size_t nrets, caprets;
   int64_t newest_outside_us;
 } run;
@@ -66,8 +66,10 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
   if (!x->o->skip_stored_checkpoints) {
     adcp_sql_param p = adcp_sql_text(x->account);
     adcp_sql_rows *r = NULL;
-    rc = adcp_sql_query(&r, x->conn, "SELECT document FROM adcp_audit_checkpoints WHERE account_id = $1 ORDER BY "
-                        "tree_size, signed_at", &p, 1, err);
+    rc = adcp_sql_query(&r, x->conn,
+                        "SELECT document FROM adcp_audit_checkpoints WHERE account_id = $1 ORDER BY "
+                        "tree_size, signed_at",
+                        &p, 1, err);
     size_t i = 0;
     while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
       size_t dl = 0;
@@ -135,8 +137,8 @@ static int check_checkpoints(run *x, const adcp_merkle_mem *mem, uint64_t n, adc
     const adcp_audit_checkpoint *c = &cps[i];
     if (c->tree_size > n) {
       finding(x, "checkpoint_beyond_log", (int64_t)n, (int64_t)c->tree_size, NULL,
-              "checkpoint of %s signed a log of %" PRIu64 " leaves; the log now has %" PRIu64
-              ": leaves %" PRIu64 "..%" PRIu64 " were removed",
+              "checkpoint of %s signed a log of %" PRIu64 " leaves; the log now has %" PRIu64 ": leaves %" PRIu64
+              "..%" PRIu64 " were removed",
               c->timestamp, c->tree_size, n, n, c->tree_size - 1);
       continue;
     }
@@ -196,7 +198,8 @@ static int check_nodes(run *x, const adcp_merkle_mem *mem, adcp_error *err) {
     const char *h = adcp_sql_get_text(r, 2, NULL);
     char want[65];
     if (lv < 1 || lv >= (int64_t)mem->n_levels || ix < 0 || (uint64_t)ix >= mem->counts[lv]) {
-      finding(x, "node_mismatch", -1, -1, NULL, "stored node level %" PRId64 " index %" PRId64 " lies outside the log", lv, ix);
+      finding(x, "node_mismatch", -1, -1, NULL, "stored node level %" PRId64 " index %" PRId64 " lies outside the log",
+              lv, ix);
       continue;
     }
     seen++;
@@ -242,8 +245,8 @@ static int cmp_ord(const void *a, const void *b) {
 typedef struct acct {
   revleaf *rl;
   size_t n, cap;
-  ord *byob, *byid;    /* positions sorted by (obh, idx) and (idh, idx) */
-  int64_t *retidx;     /* retirement leaves whose document hashes to the leaf */
+  ord *byob, *byid; /* positions sorted by (obh, idx) and (idh, idx) */
+  int64_t *retidx;  /* retirement leaves whose document hashes to the leaf */
   size_t nret, capret;
 } acct;
 
@@ -305,9 +308,8 @@ static int header_instant(int64_t *out, const adcp_json_doc *d, const char *k) {
 /* Reads the logged header of a revision leaf: its document must hash to the
  * leaf's digest and be an adcp-header-v1 object of this account, obligation
  * and revision. NULL when so, else why not. */
-static const char *logged_header(adcp_json_doc *hd, int64_t *recorded, int64_t *pstart, int64_t *pend,
-                                 const leafrow *lr, const char *account, const adcp_audit_retirement_doc *doc,
-                                 const char *rev) {
+static const char *logged_header(adcp_json_doc *hd, int64_t *recorded, int64_t *pstart, int64_t *pend, const leafrow *lr,
+                                 const char *account, const adcp_audit_retirement_doc *doc, const char *rev) {
   if (!lr->doc) return "holds no header object (logged before the log kept them)";
   char h[65];
   adcp_error e = {0};
@@ -375,7 +377,8 @@ static int check_retirement(run *x, acct *a, int64_t ridx, adcp_error *err) {
   int64_t due = doc.retired_at_us - x->window_days * 86400LL * 1000000LL;
   if (x->window_days <= 0)
     finding(x, "retirement_unchecked", ridx, -1, rid,
-            "retirement leaf %" PRId64 ": no retention window is configured on this host "
+            "retirement leaf %" PRId64
+            ": no retention window is configured on this host "
             "(retention.status_retention_days), so it cannot be shown due",
             ridx);
   adcp_json_doc hd;
@@ -410,7 +413,8 @@ static int check_retirement(run *x, acct *a, int64_t ridx, adcp_error *err) {
     leafrow_free(&lr);
     if (why) {
       finding(x, "retirement_unchecked", ridx, -1, e->revision_id,
-              "retirement leaf %" PRId64 ": the logged header of leaf %" PRId64 " %s, so the retirement cannot be "
+              "retirement leaf %" PRId64 ": the logged header of leaf %" PRId64
+              " %s, so the retirement cannot be "
               "shown due",
               ridx, rl->idx, why);
       continue;
@@ -495,7 +499,8 @@ static int judge_group(run *x, acct *a, member *m, size_t k, adcp_error *err) {
                 "revision %.100s (leaf %" PRId64 ") is gone from the database and no retirement covers it", id, l->idx);
     } else if (!next && retired) {
       finding(x, "revision_unlogged", l->idx, -1, id,
-              "revision %.100s is stored, but its leaf %" PRId64 " was retired: it was inserted again around the "
+              "revision %.100s is stored, but its leaf %" PRId64
+              " was retired: it was inserted again around the "
               "commit path",
               id, l->idx);
     } else if (!retired && l->status == RL_EDITED) {
@@ -555,8 +560,8 @@ static int judge_leaves(run *x, acct *a, adcp_error *err) {
   /* Within an obligation, verified revision numbers rise with the leaf index. */
   for (size_t i = 1; !rc && i < a->n; i++) {
     const revleaf *p = &a->rl[a->byob[i - 1].pos], *q = &a->rl[a->byob[i].pos];
-    if (p->obh == q->obh && p->status == RL_MATCH && q->status == RL_MATCH && p->retired_by < 0 &&
-        q->retired_by < 0 && q->number <= p->number)
+    if (p->obh == q->obh && p->status == RL_MATCH && q->status == RL_MATCH && p->retired_by < 0 && q->retired_by < 0 &&
+        q->number <= p->number)
       finding(x, "order_broken", q->idx, -1, NULL,
               "leaf %" PRId64 " logs revision number %" PRId64 " after leaf %" PRId64 " logged number %" PRId64
               " of the same obligation",
@@ -646,7 +651,8 @@ static int audit_account(run *x, adcp_error *err) {
         x->rep->headers++;
         l->status = strcmp(now, entry) ? RL_EDITED : RL_MATCH;
         /* A verified header's obligation and number (the leaf's own columns are not hashed). */
-        if (l->status == RL_MATCH) l->obh = fnv(adcp_sql_get_text(r, 9 + 1, NULL)), l->number = adcp_sql_get_int64(r, 9 + 3);
+        if (l->status == RL_MATCH)
+          l->obh = fnv(adcp_sql_get_text(r, 9 + 1, NULL)), l->number = adcp_sql_get_int64(r, 9 + 3);
       }
     } else {
       const char *docu = adcp_sql_get_text(r, 6, NULL);
@@ -773,8 +779,8 @@ int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit
   }
   run x = {conn, o, out, "", o->version >= 2 ? o->retention_days : 0, NULL, 0, 0, 0};
   for (size_t i = 0; o->version >= 2 && i < o->n_problems; i++)
-    finding(&x, "checkpoint_unreadable", -1, -1, o->problems[i].key, "checkpoint object %.300s: %s",
-            o->problems[i].key, o->problems[i].detail);
+    finding(&x, "checkpoint_unreadable", -1, -1, o->problems[i].key, "checkpoint object %.300s: %s", o->problems[i].key,
+            o->problems[i].detail);
   for (size_t i = 0; !rc && i < na; i++) {
     x.account = accounts[i];
     out->accounts++;

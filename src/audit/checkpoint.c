@@ -79,7 +79,8 @@ static int raw_from_pkey(uint8_t raw[32], EVP_PKEY *k) {
 }
 
 int adcp_audit_keyring_add(adcp_audit_keyring *k, const char *text, size_t len, adcp_error *err) {
-  if (k->count >= ADCP_AUDIT_KEYS_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "at most %d pinned keys", ADCP_AUDIT_KEYS_MAX);
+  if (k->count >= ADCP_AUDIT_KEYS_MAX)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "at most %d pinned keys", ADCP_AUDIT_KEYS_MAX);
   while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ')) len--;
   while (len && (*text == ' ' || *text == '\n' || *text == '\r')) text++, len--;
   uint8_t raw[32];
@@ -125,8 +126,7 @@ void adcp_audit_checkpoint_free(adcp_audit_checkpoint *c) {
 /* The JCS text of the checkpoint, with or without its signature. */
 static int cp_text(adcp_buf *b, const adcp_audit_checkpoint *c, int with_sig) {
   adcp_buf_reset(b);
-  int bad = adcp_buf_append_str(b, "{\"account_id\":") ||
-            adcp_jcs_write_string(b, c->account_id, strlen(c->account_id)) ||
+  int bad = adcp_buf_append_str(b, "{\"account_id\":") || adcp_jcs_write_string(b, c->account_id, strlen(c->account_id)) ||
             adcp_buf_printf(b, ",\"account_key\":\"%s\",\"key_id\":\"%s\",\"profile\":\"%s\",\"root_hash\":\"%s\"",
                             c->account_key, c->key_id, ADCP_AUDIT_CHECKPOINT_PROFILE, c->root_hash);
   if (!bad && with_sig) bad = adcp_buf_printf(b, ",\"signature\":\"%s\"", c->signature);
@@ -167,7 +167,8 @@ int adcp_audit_checkpoint_create(adcp_audit_checkpoint *out, adcp_sql_conn *conn
   adcp_buf sb;
   adcp_buf_init(&sb);
   if (!ok) rc = adcp_error_set(err, ADCP_EINTERNAL, "Ed25519 signing failed");
-  else if (adcp_base64_encode(&sb, sig, 64) || adcp_buf_cstr(&sb)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  else if (adcp_base64_encode(&sb, sig, 64) || adcp_buf_cstr(&sb))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) snprintf(out->signature, sizeof out->signature, "%s", (const char *)sb.data);
   adcp_buf_free(&sb);
   if (!rc && cp_text(&b, out, 1)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -263,15 +264,15 @@ int adcp_audit_checkpoint_verify(const adcp_audit_checkpoint *c, const adcp_audi
              EVP_DigestVerify(md, sig.data, 64, msg.data, msg.len) == 1;
     EVP_MD_CTX_free(md);
     EVP_PKEY_free(pk);
-    if (!ok) rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "checkpoint signature does not verify with key %.16s", c->key_id);
+    if (!ok)
+      rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED, "checkpoint signature does not verify with key %.16s", c->key_id);
   }
   adcp_buf_free(&sig);
   adcp_buf_free(&msg);
   return rc;
 }
 
-int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c,
-                                  adcp_error *err) {
+int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const adcp_audit_checkpoint *c, adcp_error *err) {
   char digits[32];
   size_t n = 0;
   for (const char *t = c->timestamp; *t && n + 1 < sizeof digits; t++)
@@ -285,8 +286,8 @@ int adcp_audit_checkpoint_publish(char *key_out, adcp_object_provider *p, const 
     adcp_buf_free(&key);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
-  adcp_object_put_input in = {(const char *)key.data, (const uint8_t *)c->document, strlen(c->document),
-                              "application/x-ndjson", NULL, 0};
+  adcp_object_put_input in = {
+      (const char *)key.data, (const uint8_t *)c->document, strlen(c->document), "application/x-ndjson", NULL, 0};
   adcp_object_put_result res;
   int rc = adcp_object_put(p, &res, &in, NULL, err);
   if (!rc && key_out) snprintf(key_out, ADCP_OBJECT_KEY_MAX + 1, "%s", (const char *)key.data);

@@ -30,7 +30,6 @@ int adcp_audit__table_exists(int *exists, adcp_sql_conn *conn, const char *table
                              &p, 1, err);
 }
 
-
 int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t out[32], adcp_error *err) {
   const adcp_audit_log_source *s = ctx;
   int found = 0;
@@ -48,8 +47,9 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   adcp_buf_init(&sql);
   int rc = 0;
   /* The header and the log's size in one statement. */
-  if (adcp_buf_printf(&sql, "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
-                      "WHERE r.revision_id = $1",
+  if (adcp_buf_printf(&sql,
+                      "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
+                                                                    "WHERE r.revision_id = $1",
                       adcp_auditlog__header_cols(d)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -65,8 +65,6 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   adcp_buf_free(&sql);
   return rc;
 }
-
-
 
 int adcp_audit_tree_head(adcp_audit_head *out, adcp_sql_conn *conn, const char *account_id, adcp_error *err) {
   memset(out, 0, sizeof *out);

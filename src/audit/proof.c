@@ -103,8 +103,9 @@ int adcp_audit_prove(adcp_buf *out, adcp_sql_conn *conn, const char *account_id,
     }
     bad = bad || adcp_buf_append_str(out, "],\"checkpoint\":") || adcp_buf_append(out, cpjcs.data, cpjcs.len) ||
           adcp_buf_append_str(out, ",\"header\":") || adcp_buf_append(out, header.data, header.len) ||
-          adcp_buf_printf(out, ",\"header_sha256\":\"%s\",\"leaf_index\":%" PRIu64 ",\"profile\":\"%s\",\"tree_size\":%" PRIu64 "}",
-                          entry, index, ADCP_AUDIT_PROOF_PROFILE, cp->tree_size);
+          adcp_buf_printf(
+              out, ",\"header_sha256\":\"%s\",\"leaf_index\":%" PRIu64 ",\"profile\":\"%s\",\"tree_size\":%" PRIu64 "}",
+              entry, index, ADCP_AUDIT_PROOF_PROFILE, cp->tree_size);
     if (bad) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
   adcp_audit_checkpoint_free(&own);
@@ -132,7 +133,8 @@ static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, adcp_
                       adcp_error *err) {
   char alg[40], content[65], manifest[65];
   uint64_t nrows = 0, bytes = 0, chunks = 0;
-  if (hdr_str(alg, sizeof alg, d, h, "binding_algorithm") || hdr_str(content, sizeof content, d, h, "revision_content_sha256") ||
+  if (hdr_str(alg, sizeof alg, d, h, "binding_algorithm") ||
+      hdr_str(content, sizeof content, d, h, "revision_content_sha256") ||
       hdr_str(manifest, sizeof manifest, d, h, "row_manifest_sha256") || hdr_u64(&nrows, d, h, "row_count") ||
       hdr_u64(&bytes, d, h, "canonical_byte_count") || hdr_u64(&chunks, d, h, "chunk_count"))
     return refuse(err, "the header lacks a digest or count needed to check rows");
@@ -140,7 +142,8 @@ static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, adcp_
   adcp_control_totals totals = {0};
   int rc = adcp_binding_algorithm_parse(&ba, alg, err);
   uint32_t tn = adcp_json_get(d, h, "control_totals");
-  if (!rc && (!tn || adcp_totals_from_json(&totals, d, tn, err))) rc = refuse(err, "the header's control totals do not parse");
+  if (!rc && (!tn || adcp_totals_from_json(&totals, d, tn, err)))
+    rc = refuse(err, "the header's control totals do not parse");
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, rev, &totals, ba, NULL, NULL};
   adcp_rows_encoder *enc = NULL;
   if (!rc) rc = adcp_rows_encoder_new(&enc, &eo, err);
@@ -159,7 +162,8 @@ static int check_rows(const adcp_json_doc *d, uint32_t h, const char *rev, adcp_
   if (strcmp(res.content_sha256, content) || strcmp(res.row_manifest_sha256, manifest) || res.row_count != nrows ||
       res.canonical_byte_count != bytes || res.chunk_count != chunks)
     return adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
-                          "rows refused: they encode to %" PRIu64 " rows, content %.12s…, manifest %.12s…; the header "
+                          "rows refused: they encode to %" PRIu64
+                          " rows, content %.12s…, manifest %.12s…; the header "
                           "commits to %" PRIu64 " rows, content %.12s…, manifest %.12s…",
                           res.row_count, res.content_sha256, res.row_manifest_sha256, nrows, content, manifest);
   return 0;
@@ -214,7 +218,8 @@ int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, 
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "proof: not an %s document", ADCP_AUDIT_PROOF_PROFILE);
   /* The header the buyer reads is the one the leaf commits to. */
   uint32_t hp = rc ? 0 : adcp_json_get(&d, h, "profile");
-  if (!rc && (!hp || !adcp_json_str_eq(&d, hp, ADCP_AUDIT_HEADER_PROFILE))) rc = refuse(err, "the header is not adcp-header-v1");
+  if (!rc && (!hp || !adcp_json_str_eq(&d, hp, ADCP_AUDIT_HEADER_PROFILE)))
+    rc = refuse(err, "the header is not adcp-header-v1");
   if (!rc && (hdr_str(out->account_id, sizeof out->account_id, &d, h, "account_id") ||
               hdr_str(out->revision_id, sizeof out->revision_id, &d, h, "revision_id")))
     rc = refuse(err, "the header has no account or revision ID");
@@ -232,8 +237,7 @@ int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, 
   if (!rc && !given)
     rc = adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
                         "proof refused: the checkpoint is not signed by the given key%s%.16s: it names key %.16s",
-                        keys && keys->count == 1 ? " " : "s", keys && keys->count == 1 ? keys->key_id[0] : "",
-                        cp.key_id);
+                        keys && keys->count == 1 ? " " : "s", keys && keys->count == 1 ? keys->key_id[0] : "", cp.key_id);
   if (!rc) rc = adcp_audit_checkpoint_verify(&cp, keys, err);
   if (!rc && (strcmp(cp.account_id, out->account_id) || cp.tree_size != out->tree_size))
     rc = refuse(err, "the checkpoint is of another account or tree size");
@@ -251,7 +255,8 @@ int adcp_audit_verify_proof_rows(adcp_audit_proof_info *out, const char *proof, 
     }
   }
   uint8_t dg[32], leaf[32], root[32];
-  if (!rc && (adcp_auditlog__hex32(dg, out->header_sha256, err) || adcp_auditlog__hex32(root, cp.root_hash, err))) rc = refuse(err, "bad digest");
+  if (!rc && (adcp_auditlog__hex32(dg, out->header_sha256, err) || adcp_auditlog__hex32(root, cp.root_hash, err)))
+    rc = refuse(err, "bad digest");
   if (!rc) {
     adcp_merkle_leaf_hash(leaf, dg, 32);
     if (!adcp_merkle_verify_inclusion(out->leaf_index, out->tree_size, leaf, ap, np, root))

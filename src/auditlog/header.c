@@ -14,14 +14,15 @@
 #define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see auditlog/merkle.c */
 #include <openssl/sha.h>
 
-#define COLS(OBS, REC, PS, PE)                                                                                   \
-  "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, "     \
-  "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, "     \
-  "r.row_manifest_sha256, r.rows_shared_from_revision_id, " OBS ", " REC ", " PS ", " PE ", "                    \
+#define COLS(OBS, REC, PS, PE) \
+  "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, " \
+  "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, " \
+  "r.row_manifest_sha256, r.rows_shared_from_revision_id, " OBS ", " REC ", " PS ", " PE \
+  ", " \
   "o.configuration_id, o.period_ordinal, coalesce(s.chunk_count, CASE WHEN r.row_set_id IS NULL THEN s2.chunk_count END) "
 
-static const char COLS_PG[] =
-    COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
+static const char COLS_PG[] = COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"),
+                                   ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
 const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
@@ -31,7 +32,7 @@ const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQ
  * the values the audit will read back, as the engine stored them. */
 #define RV "adcp_reporting_revisions."
 #define OB(col) "(SELECT " col " FROM adcp_reporting_obligations o WHERE o.obligation_id = " RV "obligation_id)"
-#define RCOLS(OBS, REC, PS, PE)                                                                                  \
+#define RCOLS(OBS, REC, PS, PE) \
   RV "revision_id, " RV "obligation_id, " RV "account_id, " RV "revision_number, " RV "finality, "              \
   RV "supersedes_revision_id, " RV "binding_algorithm, " RV "revision_content_sha256, " RV "canonical_byte_count, " \
   RV "row_count, " RV "control_totals, " RV "row_manifest_sha256, " RV "rows_shared_from_revision_id, " OBS ", "  \
@@ -40,8 +41,8 @@ const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQ
   "WHEN " RV "row_set_id IS NULL THEN (SELECT s2.chunk_count FROM adcp_reporting_row_sets s2 WHERE "             \
   "s2.row_set_id = " RV "revision_id) END), " AUDIT_NEXT_LEAF(RV "account_id")
 
-static const char RET_PG[] =
-    RCOLS(ADCP_SQL_PG_INSTANT(RV "observed_at"), ADCP_SQL_PG_INSTANT(RV "recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
+static const char RET_PG[] = RCOLS(ADCP_SQL_PG_INSTANT(RV "observed_at"), ADCP_SQL_PG_INSTANT(RV "recorded_at"),
+                                   ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char RET_SQLITE[] = RCOLS(RV "observed_at", RV "recorded_at", "o.period_start", "o.period_end");
 
 const char *adcp_audit_header_returning(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? RET_PG : RET_SQLITE; }
@@ -73,7 +74,8 @@ static int int_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   char t[24], *e = t + sizeof t, *q = e;
   int64_t v = adcp_sql_get_int64(r, col);
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do *--q = (char)('0' + u % 10); while (u /= 10);
+  do *--q = (char)('0' + u % 10);
+  while (u /= 10);
   if (v < 0) *--q = '-';
   return adcp_buf_append(b, q, (size_t)(e - q));
 }
@@ -107,7 +109,8 @@ int adcp_auditlog__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_
   if (!rc) rc = key(b, "period_end", 0) || str_or_null(b, r, c + 16);
   if (!rc) rc = key(b, "period_ordinal", 0) || int_or_null(b, r, c + 18);
   if (!rc) rc = key(b, "period_start", 0) || str_or_null(b, r, c + 15);
-  if (!rc) rc = key(b, "profile", 0) || adcp_jcs_write_string(b, ADCP_AUDIT_HEADER_PROFILE, strlen(ADCP_AUDIT_HEADER_PROFILE));
+  if (!rc)
+    rc = key(b, "profile", 0) || adcp_jcs_write_string(b, ADCP_AUDIT_HEADER_PROFILE, strlen(ADCP_AUDIT_HEADER_PROFILE));
   if (!rc) rc = key(b, "recorded_at", 0) || str_or_null(b, r, c + 14);
   if (!rc) rc = key(b, "revision_content_sha256", 0) || str_or_null(b, r, c + 7);
   if (!rc) rc = key(b, "revision_id", 0) || str_or_null(b, r, c + 0);
@@ -122,7 +125,7 @@ int adcp_auditlog__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_
 }
 
 int adcp_auditlog__header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int col0, adcp_json_doc *doc,
-                        adcp_error *err) {
+                                 adcp_error *err) {
   adcp_buf_reset(scratch);
   int rc = adcp_auditlog__header_write(scratch, r, col0, doc, err);
   if (rc) return rc;

@@ -12,9 +12,9 @@
  * row sets s (and s2: a header without row_set_id uses its own ID, as the ledger reads it); adcp_auditlog__header_write reads them from column col0 on. */
 const char *adcp_auditlog__header_cols(adcp_sql_dialect d);
 #define AUDIT_HEADER_NCOLS 20
-#define AUDIT_HEADER_FROM                                                          \
-  " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "       \
-  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id "                                    \
+#define AUDIT_HEADER_FROM \
+  " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
+  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id " \
   "LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id "
 
 /* Appends the adcp-header-v1 object (JCS) of the row's header columns. doc is
@@ -22,18 +22,17 @@ const char *adcp_auditlog__header_cols(adcp_sql_dialect d);
 int adcp_auditlog__header_write(adcp_buf *out, adcp_sql_rows *r, int col0, adcp_json_doc *doc, adcp_error *err);
 /* SHA-256 hex of the object adcp_auditlog__header_write produces. */
 int adcp_auditlog__header_digest(char out[65], adcp_buf *scratch, adcp_sql_rows *r, int col0, adcp_json_doc *doc,
-                        adcp_error *err);
+                                 adcp_error *err);
 
 /* Appends the next leaf of account's log (entry digest hex) and the complete
  * subtree nodes it closes. Caller holds the account lock in a transaction.
  * known_size: the log's size if the caller just read it, else -1. */
 int adcp_auditlog__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
-                      const char *entry_id, const char *obligation_id, const char *profile,
-                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err);
+                               const char *entry_id, const char *obligation_id, const char *profile,
+                               const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err);
 /* Next leaf index of the log of account expression A, as an index seek. */
-#define AUDIT_NEXT_LEAF(A)                                                                                    \
-  "coalesce((SELECT leaf_index + 1 FROM adcp_audit_log_leaves WHERE account_id = " A                          \
-  " ORDER BY leaf_index DESC LIMIT 1), 0)"
+#define AUDIT_NEXT_LEAF(A) \
+  "coalesce((SELECT leaf_index + 1 FROM adcp_audit_log_leaves WHERE account_id = " A " ORDER BY leaf_index DESC LIMIT 1), 0)"
 
 /* Account lock (the ledger's key, so leaves and revisions serialize). */
 int adcp_auditlog__lock_account(adcp_sql_conn *conn, const char *account_id, adcp_error *err);

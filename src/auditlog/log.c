@@ -17,7 +17,10 @@
 void adcp_auditlog__to_hex(char out[65], const uint8_t in[32]) { adcp_hex_encode(out, in, 32); }
 
 static int nibble(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 /* On the audit's per-leaf path: a table-free decoder without the generic one's checks. */
@@ -36,8 +39,8 @@ int adcp_auditlog__lock_account(adcp_sql_conn *conn, const char *account_id, adc
   int rc = 0;
   adcp_buf key;
   adcp_buf_init(&key);
-  if (!rc && (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) ||
-              adcp_buf_cstr(&key)))
+  if (!rc &&
+      (adcp_buf_append_str(&key, ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account_id) || adcp_buf_cstr(&key)))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err);
   adcp_buf_free(&key);
@@ -46,7 +49,7 @@ int adcp_auditlog__lock_account(adcp_sql_conn *conn, const char *account_id, adc
 
 /* One stored hash: level 0 = a leaf hash, else a closed node. */
 int adcp_auditlog__stored_hash(uint8_t out[32], int *found, adcp_sql_conn *conn, const char *account, unsigned level,
-                       uint64_t idx, adcp_error *err) {
+                               uint64_t idx, adcp_error *err) {
   adcp_sql_param p[3] = {adcp_sql_text(account), adcp_sql_int64((int64_t)idx), adcp_sql_int64((int64_t)level)};
   char hex[80];
   int rc = level == 0 ? adcp_sql_query_text(hex, sizeof hex, found, conn,
@@ -91,8 +94,8 @@ static const char APPEND_PG[] =
     "WHERE level > 0";
 
 int adcp_auditlog__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const char *account_id, const char *kind,
-                      const char *entry_id, const char *obligation_id, const char *profile,
-                      const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
+                               const char *entry_id, const char *obligation_id, const char *profile,
+                               const char entry_sha256[65], const char *document, int64_t known_size, adcp_error *err) {
   uint64_t i = (uint64_t)known_size;
   int rc = known_size < 0 ? adcp_auditlog__log_size(&i, conn, account_id, err) : 0;
   if (rc) return rc;
@@ -148,9 +151,9 @@ int adcp_auditlog__append_leaf(uint64_t *leaf_index, adcp_sql_conn *conn, const 
     adcp_auditlog__to_hex(hex, cur);
     adcp_sql_param q[4] = {adcp_sql_text(account_id), adcp_sql_int64((int64_t)level + 1),
                            adcp_sql_int64((int64_t)(idx >> 1)), adcp_sql_text(hex)};
-    if ((rc = adcp_sql_exec(conn,
-                            "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ($1, $2, $3, $4)",
-                            q, 4, err)))
+    if ((rc = adcp_sql_exec(
+             conn, "INSERT INTO adcp_audit_log_nodes (account_id, level, node_index, hash) VALUES ($1, $2, $3, $4)", q,
+             4, err)))
       return rc;
   }
   if (leaf_index) *leaf_index = i;
@@ -173,8 +176,8 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
    * the logged period and recorded_at a retirement is judged by. */
   if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc)
-    rc = adcp_auditlog__append_leaf(leaf_index, conn, account, "revision", revision, obligation, ADCP_AUDIT_HEADER_PROFILE,
-                           digest, (const char *)obj.data, size, err);
+    rc = adcp_auditlog__append_leaf(leaf_index, conn, account, "revision", revision, obligation,
+                                    ADCP_AUDIT_HEADER_PROFILE, digest, (const char *)obj.data, size, err);
   adcp_buf_free(&obj);
   return rc;
 }

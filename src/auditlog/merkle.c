@@ -80,8 +80,8 @@ static int push(adcp_hash32 *path, size_t *count, const uint8_t h[32], adcp_erro
 }
 
 /* PATH(m, D[start:start+n]): deepest sibling first. */
-static int path_of(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t start, uint64_t n,
-                   adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err) {
+static int path_of(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t start, uint64_t n, adcp_merkle_subtree_fn fn,
+                   void *ctx, adcp_error *err) {
   if (n <= 1) return 0;
   uint64_t k = split_of(n);
   uint8_t h[32];
@@ -99,8 +99,9 @@ static int path_of(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t start,
 int adcp_merkle_inclusion_proof(adcp_hash32 *path, size_t *count, uint64_t m, uint64_t n, adcp_merkle_subtree_fn fn,
                                 void *ctx, adcp_error *err) {
   *count = 0;
-  if (m >= n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "leaf index %llu is outside a tree of size %llu",
-                                    (unsigned long long)m, (unsigned long long)n);
+  if (m >= n)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "leaf index %llu is outside a tree of size %llu",
+                          (unsigned long long)m, (unsigned long long)n);
   return path_of(path, count, m, 0, n, fn, ctx, err);
 }
 
@@ -125,8 +126,8 @@ static int subproof(adcp_hash32 *p, size_t *count, uint64_t m, uint64_t start, u
   return push(p, count, h, err);
 }
 
-int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n,
-                                  adcp_merkle_subtree_fn fn, void *ctx, adcp_error *err) {
+int adcp_merkle_consistency_proof(adcp_hash32 *proof, size_t *count, uint64_t m, uint64_t n, adcp_merkle_subtree_fn fn,
+                                  void *ctx, adcp_error *err) {
   *count = 0;
   if (m == 0 || m > n)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "no consistency proof from size %llu to %llu",
@@ -198,7 +199,8 @@ int adcp_merkle_mem_build(adcp_merkle_mem *t, const adcp_hash32 *leaves, uint64_
       adcp_merkle_mem_free(t);
       return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     }
-    for (uint64_t j = 0; j < c; j++) adcp_merkle_node_hash(t->levels[k][j], t->levels[k - 1][2 * j], t->levels[k - 1][2 * j + 1]);
+    for (uint64_t j = 0; j < c; j++)
+      adcp_merkle_node_hash(t->levels[k][j], t->levels[k - 1][2 * j], t->levels[k - 1][2 * j + 1]);
     t->counts[k] = c;
     t->n_levels++;
   }

@@ -81,8 +81,8 @@ int adcp_audit_instant_us(int64_t *out, const char *s, adcp_error *err) {
 /* One revision entry: its newest leaf in this account (the leaf, never the
  * editable header row, is the evidence; it holds the logged header).
  * *logged = 0 when it has no leaf. */
-static int put_entry(adcp_buf *b, int *logged, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
-                     const char *rev, int first, adcp_error *err) {
+static int put_entry(adcp_buf *b, int *logged, adcp_sql_conn *conn, const adcp_audit_retirement *rec, const char *rev,
+                     int first, adcp_error *err) {
   adcp_sql_param p[2] = {adcp_sql_text(rev), adcp_sql_text(rec->account_id)};
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, conn,
@@ -97,19 +97,19 @@ static int put_entry(adcp_buf *b, int *logged, adcp_sql_conn *conn, const adcp_a
   adcp_sql_rows_free(r);
   if (rc < 0) return rc;
   *logged = rc == 1;
-  if (*logged && ((first ? 0 : adcp_buf_append_byte(b, ',')) || adcp_buf_append_byte(b, '{') ||
-                  put_key(b, "header_sha256", 1) || put_str(b, leaf) || put_key(b, "leaf_index", 0) ||
-                  adcp_buf_printf(b, "%" PRId64, idx) || put_key(b, "revision_id", 0) || put_str(b, rev) ||
-                  adcp_buf_append_byte(b, '}')))
+  if (*logged &&
+      ((first ? 0 : adcp_buf_append_byte(b, ',')) || adcp_buf_append_byte(b, '{') || put_key(b, "header_sha256", 1) ||
+       put_str(b, leaf) || put_key(b, "leaf_index", 0) || adcp_buf_printf(b, "%" PRId64, idx) ||
+       put_key(b, "revision_id", 0) || put_str(b, rev) || adcp_buf_append_byte(b, '}')))
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   return 0;
 }
 
 int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, const adcp_audit_retirement *rec,
                                  adcp_error *err) {
-  if (!rec || rec->version != ADCP_AUDIT_RETIREMENT_VERSION || !rec->account_id || !*rec->account_id || !rec->record_id || !*rec->record_id ||
-      !rec->obligation_id || !*rec->obligation_id || !rec->period_start || !rec->period_end || !rec->retired_at ||
-      rec->retention_days < 0 || (rec->n_revisions && !rec->revision_ids) ||
+  if (!rec || rec->version != ADCP_AUDIT_RETIREMENT_VERSION || !rec->account_id || !*rec->account_id ||
+      !rec->record_id || !*rec->record_id || !rec->obligation_id || !*rec->obligation_id || !rec->period_start ||
+      !rec->period_end || !rec->retired_at || rec->retention_days < 0 || (rec->n_revisions && !rec->revision_ids) ||
       rec->n_revisions > ADCP_AUDIT_RETIREMENT_MAX)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
                           "retirement record: version 2 with account, obligation, record ID, period and instant");
@@ -142,7 +142,7 @@ int adcp_audit_append_retirement(uint64_t *leaf_index, adcp_sql_conn *conn, cons
   if (!rc) rc = adcp_sha256_hex(digest, b.data, b.len, err);
   if (!rc)
     rc = adcp_auditlog__append_leaf(leaf_index, conn, rec->account_id, "retirement", rec->record_id, rec->obligation_id,
-                           ADCP_AUDIT_RETIREMENT_PROFILE, digest, (const char *)b.data, -1, err);
+                                    ADCP_AUDIT_RETIREMENT_PROFILE, digest, (const char *)b.data, -1, err);
   adcp_buf_free(&b);
   return rc;
 }
@@ -174,7 +174,7 @@ static int only_members(const adcp_json_doc *d, uint32_t obj, const char *const 
   return 0;
 }
 
-static const char *const DOC_MEMBERS[] = {"account_id", "obligation_id", "period_end",     "period_start", "profile",
+static const char *const DOC_MEMBERS[] = {"account_id", "obligation_id",  "period_end", "period_start", "profile",
                                           "record_id",  "retention_days", "retired_at", "revisions"};
 static const char *const ENTRY_MEMBERS[] = {"header_sha256", "leaf_index", "revision_id"};
 
@@ -206,12 +206,14 @@ int adcp_audit_retirement_parse(adcp_audit_retirement_doc *out, const char *json
   adcp_buf_init(&canon);
   int rc = 0;
   if (!json || adcp_json_parse(&d, json, len, NULL, NULL)) rc = bad_doc(err, "not valid JSON");
-  if (!rc && only_members(&d, 0, DOC_MEMBERS, 9)) rc = bad_doc(err, "not exactly the members of " ADCP_AUDIT_RETIREMENT_PROFILE);
+  if (!rc && only_members(&d, 0, DOC_MEMBERS, 9))
+    rc = bad_doc(err, "not exactly the members of " ADCP_AUDIT_RETIREMENT_PROFILE);
   /* One spelling only: the stored text is its own RFC 8785 form. */
   if (!rc && adcp_jcs_write(&canon, &d, 0)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc && (canon.len != len || memcmp(canon.data, json, len))) rc = bad_doc(err, "not in RFC 8785 canonical form");
   uint32_t prof = rc ? 0 : adcp_json_get(&d, 0, "profile");
-  if (!rc && !adcp_json_str_eq(&d, prof, ADCP_AUDIT_RETIREMENT_PROFILE)) rc = bad_doc(err, "profile is not " ADCP_AUDIT_RETIREMENT_PROFILE);
+  if (!rc && !adcp_json_str_eq(&d, prof, ADCP_AUDIT_RETIREMENT_PROFILE))
+    rc = bad_doc(err, "profile is not " ADCP_AUDIT_RETIREMENT_PROFILE);
   adcp_error e2 = {0};
   if (!rc && (member_str(out->account_id, sizeof out->account_id, &d, 0, "account_id") ||
               member_str(out->obligation_id, sizeof out->obligation_id, &d, 0, "obligation_id") ||
@@ -231,7 +233,8 @@ int adcp_audit_retirement_parse(adcp_audit_retirement_doc *out, const char *json
   if (!rc && (adcp_json_at(&d, revs)->type != ADCP_JSON_ARRAY || adcp_json_at(&d, revs)->count > ADCP_AUDIT_RETIREMENT_MAX))
     rc = bad_doc(err, "revisions must be an array of at most 100000 entries");
   size_t n = rc ? 0 : adcp_json_at(&d, revs)->count;
-  if (!rc && n && !(out->revisions = calloc(n, sizeof *out->revisions))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (!rc && n && !(out->revisions = calloc(n, sizeof *out->revisions)))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   for (uint32_t e = rc ? 0 : adcp_json_first(&d, revs); !rc && e; e = adcp_json_next(&d, revs, e)) {
     adcp_audit_retired_revision *x = &out->revisions[out->n_revisions];
     if ((rc = parse_entry(x, &d, e, err))) break;

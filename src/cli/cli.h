@@ -27,7 +27,7 @@ enum {
 };
 
 typedef struct adcp_cli_globals {
-  const char *db_url; /* --db, or NULL for the resolution order */
+  const char *db_url;      /* --db, or NULL for the resolution order */
   const char *config_path; /* --config; else the search of adcp_config_find */
   /* 1 for the read-only commands (read, show, current, list, verify, history,
    * intents list): storage is opened with adcp_storage_options.read_only. */
@@ -45,10 +45,10 @@ typedef struct adcp_cli_globals {
 
 /* Input caps (docs/cli.md "CLI limits"): anything read whole is bounded, and
  * going over is INVALID_INPUT naming the input and the cap. */
-#define ADCP_CLI_MAX_TOTALS_BYTES (1u << 20)           /* --totals: 1 MiB */
-#define ADCP_CLI_MAX_MANIFEST_BYTES (64u << 20)        /* verify-chunks --manifest: 64 MiB */
-#define ADCP_CLI_MAX_DOCUMENT_BYTES (64u << 20)        /* canonicalize (one document): 64 MiB */
-#define ADCP_CLI_MAX_ROW_LINE_BYTES (16u << 20)        /* one JSONL line (row): 16 MiB */
+#define ADCP_CLI_MAX_TOTALS_BYTES (1u << 20)    /* --totals: 1 MiB */
+#define ADCP_CLI_MAX_MANIFEST_BYTES (64u << 20) /* verify-chunks --manifest: 64 MiB */
+#define ADCP_CLI_MAX_DOCUMENT_BYTES (64u << 20) /* canonicalize (one document): 64 MiB */
+#define ADCP_CLI_MAX_ROW_LINE_BYTES (16u << 20) /* one JSONL line (row): 16 MiB */
 
 /* --version [--json] (cmd_version.c). */
 int adcp_cli_version(int json);
@@ -60,7 +60,14 @@ int adcp_cli_load_totals(adcp_control_totals *t, const char *path, adcp_error *e
 int adcp_cli_write_stdout(void *ctx, const uint8_t *bytes, size_t len, uint64_t rows, adcp_error *err);
 
 /* Each command's option table (cli/opt.h), declared in its cmd_*.c file. */
-extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec, adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec, adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec, adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec, adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec, adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec, adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec, adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
+extern const struct adcp_cli_spec adcp_cli_canonicalize_spec, adcp_cli_encode_spec, adcp_cli_verify_chunks_spec,
+    adcp_cli_migrate_spec, adcp_cli_init_spec, adcp_cli_commit_spec, adcp_cli_read_spec, adcp_cli_show_spec,
+    adcp_cli_current_spec, adcp_cli_history_spec, adcp_cli_list_spec, adcp_cli_verify_spec, adcp_cli_intents_spec,
+    adcp_cli_binding_spec, adcp_cli_sweep_spec, adcp_cli_collect_spec, adcp_cli_check_spec, adcp_cli_stage_spec,
+    adcp_cli_staged_spec, adcp_cli_seal_spec, adcp_cli_check_ready_spec, adcp_cli_principal_spec,
+    adcp_cli_subscription_spec, adcp_cli_config_spec, adcp_cli_maintain_spec, adcp_cli_issue_spec,
+    adcp_cli_issue_events_spec, adcp_cli_retention_spec, adcp_cli_hold_spec, adcp_cli_fence_spec,
+    adcp_cli_checkpoint_spec, adcp_cli_audit_spec, adcp_cli_prove_spec, adcp_cli_verify_proof_spec, adcp_cli_import_spec;
 /* Change feed (cmd_feed.c): changes [prune|resync], consumer register|advance|list|drop,
  * as option tables (cli/opt.h). */
 extern const struct adcp_cli_spec adcp_cli_changes_spec, adcp_cli_consumer_spec;
@@ -188,7 +195,7 @@ typedef struct adcp_cli_lines {
   int use_stdin, eof;
   adcp_buf buf;
   size_t pos;
-  size_t max_line; /* ADCP_CLI_MAX_ROW_LINE_BYTES; 0 = no cap */
+  size_t max_line;           /* ADCP_CLI_MAX_ROW_LINE_BYTES; 0 = no cap */
   unsigned long long lineno; /* 1-based number of the line last returned */
 } adcp_cli_lines;
 int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);
@@ -196,7 +203,6 @@ int adcp_cli_lines_open(adcp_cli_lines *r, const char *path, adcp_error *err);
  * A line stays valid until the next call; at end the buffer is released. */
 int adcp_cli_lines_next(adcp_cli_lines *r, const char **line, size_t *len, adcp_error *err);
 void adcp_cli_lines_close(adcp_cli_lines *r);
-
 
 /* A progress line on stderr, redrawn at most every 0.1 s (util.c): callers
  * draw only when adcp_cli_progress_due says so, then print HEAD followed by

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-#define PROOF_MAX (1u << 20)      /* a proof or checkpoint file: 1 MiB */
+#define PROOF_MAX (1u << 20) /* a proof or checkpoint file: 1 MiB */
 
 static int fail(const char *cmd, adcp_error *err, adcp_cli_session *x, adcp_cli_audit_config *ac) {
   if (x && x->l) adcp_cli_session_close(x);
@@ -62,12 +62,11 @@ static int adopt_dry_run(const adcp_cli_globals *g, const char *account, int jso
     adcp_audit_ids_free(would, nw);
   }
   if (!rc && json) {
-    printf("{\"ok\":true,\"dry_run\":true,\"would_adopt\":[%.*s]}\n", (int)out.len,
-           out.data ? (const char *)out.data : "");
+    printf("{\"ok\":true,\"dry_run\":true,\"would_adopt\":[%.*s]}\n", (int)out.len, out.data ? (const char *)out.data : "");
     adcp_cli_json_printed();
   } else if (!rc) {
-    printf("checkpoint --adopt-unlogged --dry-run: %zu revision%s would be adopted; nothing written or signed\n", listed,
-           listed == 1 ? "" : "s");
+    printf("checkpoint --adopt-unlogged --dry-run: %zu revision%s would be adopted; nothing written or signed\n",
+           listed, listed == 1 ? "" : "s");
   }
   adcp_buf_free(&out);
   adcp_audit_ids_free(ids, n);
@@ -149,7 +148,8 @@ static int cmd_checkpoint(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_audit_checkpoint_free(&cp);
     adcp_audit_ids_free(adopted, nad);
   }
-  if (!rc && json) printf("{\"ok\":true,\"checkpoints\":[%.*s]}\n", (int)out.len, out.data ? (const char *)out.data : "");
+  if (!rc && json)
+    printf("{\"ok\":true,\"checkpoints\":[%.*s]}\n", (int)out.len, out.data ? (const char *)out.data : "");
   if (json && !rc) adcp_cli_json_printed();
   adcp_buf_free(&out);
   adcp_audit_ids_free(ids, n);
@@ -252,7 +252,8 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int rc = adcp_cli_audit_config_load(&ac, g, &err);
   if (rc) return adcp_cli_fail("audit", &err);
   if ((cpfile || binding) && !ac.keys.count) {
-    adcp_error_set(&err, ADCP_EINVALID_INPUT, "no audit.public_keys pinned in the configuration: a checkpoint cannot be checked");
+    adcp_error_set(&err, ADCP_EINVALID_INPUT,
+                   "no audit.public_keys pinned in the configuration: a checkpoint cannot be checked");
     return fail("audit", &err, NULL, &ac);
   }
   adcp_audit_checkpoint *extra = NULL;
@@ -271,16 +272,24 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
     else rc = adcp_audit_checkpoints_fetch(&extra, &nextra, &problems, &nproblems, p, &err);
   }
   if (!ac.keys.count && !json)
-    fputs("adcp-ledger audit: no public key pinned (audit.public_keys): checkpoints are not checked; only header "
-          "digests and the log itself are (docs/trust.md)\n",
-          stderr);
+    fputs(
+        "adcp-ledger audit: no public key pinned (audit.public_keys): checkpoints are not checked; only header "
+        "digests and the log itself are (docs/trust.md)\n",
+        stderr);
   audit_out o = {json, {0}, 0};
   adcp_buf_init(&o.items);
   adcp_audit_report rep;
-  adcp_audit_options opts = {.version = ADCP_AUDIT_OPTIONS_VERSION, .account_id = account, .keys = &ac.keys,
-                             .extra = extra, .n_extra = nextra, .skip_stored_checkpoints = ac.keys.count == 0,
-                             .on_finding = on_finding, .ctx = &o, .retention_days = window_days(x.cfg),
-                             .problems = problems, .n_problems = nproblems};
+  adcp_audit_options opts = {.version = ADCP_AUDIT_OPTIONS_VERSION,
+                             .account_id = account,
+                             .keys = &ac.keys,
+                             .extra = extra,
+                             .n_extra = nextra,
+                             .skip_stored_checkpoints = ac.keys.count == 0,
+                             .on_finding = on_finding,
+                             .ctx = &o,
+                             .retention_days = window_days(x.cfg),
+                             .problems = problems,
+                             .n_problems = nproblems};
   if (!rc) rc = adcp_audit_run(&rep, adcp_storage_sql(x.s), &opts, &err);
   adcp_audit_checkpoints_free(extra, nextra);
   free(problems);
@@ -296,11 +305,14 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
            ",\"mode\":\"%s\",\"outside_checkpoints\":%" PRIu64 ",\"outside_newest_tree_size\":",
            rep.findings || outside_missing ? "false" : "true", rep.accounts, rep.leaves, rep.headers, rep.retired,
            rep.checkpoints, rep.consistency_proofs, mode_names[rep.mode], rep.outside_verified);
-    if (rep.outside_verified) printf("%" PRIu64 ",\"outside_newest_at\":\"%s\"", rep.outside_newest_size, rep.outside_newest_at);
+    if (rep.outside_verified)
+      printf("%" PRIu64 ",\"outside_newest_at\":\"%s\"", rep.outside_newest_size, rep.outside_newest_at);
     else fputs("null,\"outside_newest_at\":null", stdout);
     printf(",\"require_outside\":%s,\"findings\":[%.*s]}\n",
-           !require_outside ? "null" : outside_missing ? "\"failed\"" : "\"met\"", (int)o.items.len,
-           o.items.data ? (const char *)o.items.data : "");
+           !require_outside  ? "null"
+           : outside_missing ? "\"failed\""
+                             : "\"met\"",
+           (int)o.items.len, o.items.data ? (const char *)o.items.data : "");
     adcp_cli_json_printed();
   } else {
     if (rep.mode == ADCP_AUDIT_MODE_NO_KEY) puts("mode: no pinned key: the log is checked against itself only");
@@ -318,14 +330,16 @@ static int cmd_audit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_cli_audit_config_free(&ac);
   fflush(stdout);
   if (rep.findings) {
-    if (!json) fprintf(stderr, "adcp-ledger audit: INTEGRITY_FAILED: %" PRIu64 " findings (listed on stdout)\n", rep.findings);
+    if (!json)
+      fprintf(stderr, "adcp-ledger audit: INTEGRITY_FAILED: %" PRIu64 " findings (listed on stdout)\n", rep.findings);
     return ADCP_CLI_EXIT_INTEGRITY;
   }
   if (outside_missing) {
     if (!json)
-      fputs("adcp-ledger audit: INTEGRITY_FAILED: --require-outside: no checkpoint from outside the database was "
-            "verified with a pinned key (give --checkpoint FILE or --from-binding ID, and pin audit.public_keys)\n",
-            stderr);
+      fputs(
+          "adcp-ledger audit: INTEGRITY_FAILED: --require-outside: no checkpoint from outside the database was "
+          "verified with a pinned key (give --checkpoint FILE or --from-binding ID, and pin audit.public_keys)\n",
+          stderr);
     return ADCP_CLI_EXIT_INTEGRITY;
   }
   return 0;
@@ -414,13 +428,17 @@ static int cmd_verify_proof(const adcp_cli_globals *g, const adcp_cli_args *a) {
 /* ---- the option tables (cli/opt.h) ---- */
 
 static const adcp_cli_optdef checkpoint_opts[] = {
-    ADCP_OPT_STR("--account", "A", "this account's tree head"), ADCP_OPT_FLAG("--all", "every account's"),
+    ADCP_OPT_STR("--account", "A", "this account's tree head"),
+    ADCP_OPT_FLAG("--all", "every account's"),
     ADCP_OPT_BINDING("--binding", 0, "publish to this binding (default audit.checkpoint_binding)"),
     ADCP_OPT_FLAG("--adopt-unlogged", "append leaves for unlogged revisions first"),
-    ADCP_OPT_FLAG("--dry-run", "with --adopt-unlogged: list what would be adopted, sign nothing"), ADCP_OPT_END};
+    ADCP_OPT_FLAG("--dry-run", "with --adopt-unlogged: list what would be adopted, sign nothing"),
+    ADCP_OPT_END};
 static const char *const checkpoint_excl[] = {"--account", "--all", NULL};
 const adcp_cli_spec adcp_cli_checkpoint_spec = {
-    1, "checkpoint", "[--db URL] [--config FILE]",
+    1,
+    "checkpoint",
+    "[--db URL] [--config FILE]",
     "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
     "an account's audit log (or of every account's) with the Ed25519 key named by\n"
     "audit.signing_key_file in the configuration, stores the document in the\n"
@@ -437,10 +455,19 @@ const adcp_cli_spec adcp_cli_checkpoint_spec = {
     "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
     "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
     "\"revision_id\"}]}.",
-    checkpoint_opts, 0, 0, NULL, checkpoint_excl,
+    checkpoint_opts,
+    0,
+    0,
+    NULL,
+    checkpoint_excl,
     "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
     "3 an impossible adoption order; 4 storage or binding.\n",
-    NULL, 0, 0, cmd_checkpoint, (const char *const[]){"--dry-run", "--adopt-unlogged", NULL}, NULL};
+    NULL,
+    0,
+    0,
+    cmd_checkpoint,
+    (const char *const[]){"--dry-run", "--adopt-unlogged", NULL},
+    NULL};
 static const adcp_cli_optdef audit_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_FILE("--checkpoint", "FILE", "checkpoint documents (one per line) from outside the database"),
@@ -448,7 +475,9 @@ static const adcp_cli_optdef audit_opts[] = {
     ADCP_OPT_FLAG("--require-outside", "exit 3 unless an outside checkpoint verified"), ADCP_OPT_END};
 static const char *const audit_excl[] = {"--checkpoint", "--from-binding", NULL};
 const adcp_cli_spec adcp_cli_audit_spec = {
-    1, "audit", "[--db URL] [--config FILE]",
+    1,
+    "audit",
+    "[--db URL] [--config FILE]",
     "Recomputes every header digest from the stored header, checks every leaf of\n"
     "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
     "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
@@ -473,16 +502,26 @@ const adcp_cli_spec adcp_cli_audit_spec = {
     "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
     "require_outside: null, \"met\" or \"failed\").\n"
     "Opens the database read-only.",
-    audit_opts, 0, 0, NULL, audit_excl,
+    audit_opts,
+    0,
+    0,
+    NULL,
+    audit_excl,
     "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
     "--require-outside without a verified outside checkpoint; 4 storage or binding.\n",
-    NULL, 0, 0, cmd_audit, NULL, NULL};
+    NULL,
+    0,
+    0,
+    cmd_audit,
+    NULL,
+    NULL};
 static const adcp_cli_optdef prove_opts[] = {
     ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--revision", "R", "revision"),
-    ADCP_OPT_FILE("--checkpoint", "FILE", "prove against this checkpoint (default: the newest stored one)"),
-    ADCP_OPT_END};
+    ADCP_OPT_FILE("--checkpoint", "FILE", "prove against this checkpoint (default: the newest stored one)"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_prove_spec = {
-    1, "prove", "[--db URL] [--config FILE]",
+    1,
+    "prove",
+    "[--db URL] [--config FILE]",
     "Prints an inclusion proof (profile adcp-inclusion-proof-v1): the revision's\n"
     "header object, its header_sha256, its leaf index in the account's audit log,\n"
     "the RFC 9162 audit path and the signed checkpoint it leads to (FILE, or the\n"
@@ -490,16 +529,28 @@ const adcp_cli_spec adcp_cli_prove_spec = {
     "the checkpoint's root before it is printed; a third party checks it with\n"
     "verify-proof, without any database. The output is one JSON document (also\n"
     "with --json). Opens the database read-only.",
-    prove_opts, 0, 0, NULL, NULL,
+    prove_opts,
+    0,
+    0,
+    NULL,
+    NULL,
     "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
     "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
     "log, or no checkpoint covers it yet.\n",
-    NULL, 0, 0, cmd_prove, NULL, NULL};
+    NULL,
+    0,
+    0,
+    cmd_prove,
+    NULL,
+    NULL};
 static const adcp_cli_optdef verify_proof_opts[] = {
     {"--public-key", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "the pinned Ed25519 public key"},
-    ADCP_OPT_FILE("--rows", "FILE", "the revision's rows (JSONL)"), ADCP_OPT_END};
+    ADCP_OPT_FILE("--rows", "FILE", "the revision's rows (JSONL)"),
+    ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_proof_spec = {
-    1, "verify-proof", NULL,
+    1,
+    "verify-proof",
+    NULL,
     "Verifies an inclusion proof (from prove) offline, without any database: the\n"
     "header object hashes to header_sha256, the audit path leads from its leaf to\n"
     "the checkpoint's root, and the checkpoint is signed by the Ed25519 public key\n"
@@ -508,7 +559,16 @@ const adcp_cli_spec adcp_cli_verify_proof_spec = {
     "header commits to. PROOF may be - for stdin. --json prints {\"ok\":true,\n"
     "\"account_id\",\"revision_id\",\"leaf_index\",\"tree_size\",\"root_hash\",\"key_id\",\n"
     "\"timestamp\",\"rows_checked\"}.",
-    verify_proof_opts, 1, 1, "PROOF", NULL,
+    verify_proof_opts,
+    1,
+    1,
+    "PROOF",
+    NULL,
     "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
     "document or a bad key; 3 the proof (or the rows) refused.\n",
-    NULL, 0, 0, cmd_verify_proof, NULL, NULL};
+    NULL,
+    0,
+    0,
+    cmd_verify_proof,
+    NULL,
+    NULL};

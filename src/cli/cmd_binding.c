@@ -114,7 +114,9 @@ static int binding_list(adcp_ledger *l, const adcp_config *cfg, int json, adcp_e
       snprintf(line, sizeof line, " %-8s %-10s %-9s", bi[i].kind, bi[i].provider, bi[i].state);
       adcp_cli_put_safe(line);
       printf(" %-10s %-8s %-9s ", bi[i].configured ? "yes" : "NO", bi[i].identity_matches ? "ok" : "DIFFERS",
-             !strcmp(bi[i].kind, "postgres") ? "-" : bi[i].namespace_matches ? "ok" : "FOREIGN");
+             !strcmp(bi[i].kind, "postgres") ? "-"
+             : bi[i].namespace_matches       ? "ok"
+                                             : "FOREIGN");
       if (comp) printf("compression=%s", comp);
       if (cred[0]) printf("%scredentialRef=%s", comp ? " " : "", cred);
       if (!comp && !cred[0]) printf("-");
@@ -237,7 +239,9 @@ static const probe_check s3_checks[] = {
     {"versioning Enabled", {"versioning", NULL}, {NULL}},
     {"no public access", {"public", NULL}, {"(GET ?policyStatus)", "(GET ?acl)"}},
     {"no expiring lifecycle rule over the prefix", {"lifecycle", NULL}, {"(GET ?lifecycle)"}},
-    {"empirical create-only", {"If-None-Match", "probe write", "VersionId", NULL}, {"(PUT", "(DELETE", "(HEAD", "(GET ?versionId"}},
+    {"empirical create-only",
+     {"If-None-Match", "probe write", "VersionId", NULL},
+     {"(PUT", "(DELETE", "(HEAD", "(GET ?versionId"}},
 };
 /* azure: container properties, then the two probe writes (spec 02 §9.3); account lifecycle
  * policies are invisible to the data plane (docs/providers.md). The first probe
@@ -315,7 +319,10 @@ int adcp_cli_probe_binding(adcp_buf *b, const adcp_config *cfg, const char *id, 
     const char *mode = adcp_s3_provider_create_only_mode(p);
     adcp_buf_printf(b, " (%s%s%s):\n", prov, mode ? ", create-only " : "", mode ? mode : "");
     for (size_t i = 0; i < n; i++) {
-      adcp_buf_printf(b, "  %-44s %s", checks[i].name, !rc || i < failed ? "ok" : i == failed ? "refused: " : "not run");
+      adcp_buf_printf(b, "  %-44s %s", checks[i].name,
+                      !rc || i < failed ? "ok"
+                      : i == failed     ? "refused: "
+                                        : "not run");
       if (rc && i == failed) put_safe_buf(b, err->message);
       adcp_buf_append_byte(b, '\n');
     }
@@ -421,11 +428,10 @@ static int cmd_sweep(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_init(&b);
     adcp_buf_printf(&b,
                     "{\"ok\":%s,\"swept\":%" PRIu64 ",\"objects_deleted\":%" PRIu64 ",\"objects_kept\":%" PRIu64
-                    ",\"failed\":%" PRIu64 ",\"held\":%" PRIu64 ",\"skipped_unconfigured\":%" PRIu64
-                    ",\"stalled\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"oldest_unconfigured_expired_s\":%" PRId64
-                    ",\"first_failure\":",
-                    sc.failed ? "false" : "true", sc.swept, sc.objects_deleted, sc.objects_kept, sc.failed, sc.held, sc.skipped_unconfigured,
-                    sc.stalled, sc.pending, sc.oldest_unconfigured_expired_s);
+                    ",\"failed\":%" PRIu64 ",\"held\":%" PRIu64 ",\"skipped_unconfigured\":%" PRIu64 ",\"stalled\":%" PRIu64
+                    ",\"pending\":%" PRIu64 ",\"oldest_unconfigured_expired_s\":%" PRId64 ",\"first_failure\":",
+                    sc.failed ? "false" : "true", sc.swept, sc.objects_deleted, sc.objects_kept, sc.failed, sc.held,
+                    sc.skipped_unconfigured, sc.stalled, sc.pending, sc.oldest_unconfigured_expired_s);
     if (sc.failed) adcp_jcs_write_string(&b, sc.first_failure, strlen(sc.first_failure));
     else adcp_buf_append_str(&b, "null");
     /* docs/fence.md: intents of bindings whose claim another database holds */
@@ -440,10 +446,14 @@ static int cmd_sweep(const adcp_cli_globals *g, const adcp_cli_args *a) {
            sc.swept, sc.objects_deleted, sc.objects_kept, sc.failed, sc.held, sc.skipped_unconfigured, sc.stalled,
            sc.pending);
   }
-  if (sc.failed) fprintf(stderr, "adcp-ledger sweep: %" PRIu64 " intents failed; first: %s\n", sc.failed, sc.first_failure);
+  if (sc.failed)
+    fprintf(stderr, "adcp-ledger sweep: %" PRIu64 " intents failed; first: %s\n", sc.failed, sc.first_failure);
   if (sc.fence_cause[0])
-    fprintf(stderr, "adcp-ledger sweep: %" PRIu64 " intents left untouched: a binding is fenced (%s); see "
-                    "`adcp-ledger fence status`\n", sc.fenced, sc.fence_cause);
+    fprintf(stderr,
+            "adcp-ledger sweep: %" PRIu64
+            " intents left untouched: a binding is fenced (%s); see "
+            "`adcp-ledger fence status`\n",
+            sc.fenced, sc.fence_cause);
   if (sc.skipped_unconfigured && sc.oldest_unconfigured_expired_s > 10 * SWEEP_INTERVAL_S)
     fprintf(stderr,
             "adcp-ledger sweep: warning: %" PRIu64 " intents of bindings not configured here, the oldest expired %" PRId64
@@ -460,10 +470,10 @@ static const adcp_cli_optdef repin_opts[] = {
     ADCP_OPT_FLAG("--acknowledge-restore", "required: you confirm the store was restored from a copy"),
     ADCP_OPT_FLAG("--dry-run", "change nothing; report what would be re-pinned"), ADCP_OPT_END};
 #define BINDING_SUB(var, name, globals, pos, min, summary, opts, text, run) \
-  static const adcp_cli_spec var = {1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run, NULL, NULL}
+  static const adcp_cli_spec var = { \
+      1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run, NULL, NULL}
 #define DBCFG "[--db URL] [--config FILE]"
-BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store and register it",
-            NULL,
+BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store and register it", NULL,
             "Probes the store of binding ID (configured in --config) and registers it in the\n"
             "database with its identity digest and this installation's namespace_key. A stored\n"
             "row whose identity or namespace differs is refused (UNSAFE_BINDING, exit 4) before\n"
@@ -472,8 +482,8 @@ BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store 
             "exit status: 0 ok; 1 usage or a failed write; 2 INVALID_INPUT; 4 not configured here,\n"
             "             UNSAFE_BINDING, database or store problem.\n",
             cmd_binding);
-BINDING_SUB(b_list, "list", DBCFG, NULL, 0, "every registered binding, then configured ones never registered; read-only",
-            NULL,
+BINDING_SUB(b_list, "list", DBCFG, NULL, 0,
+            "every registered binding, then configured ones never registered; read-only", NULL,
             "Every binding recorded in the database (and the implicit postgres binding), with\n"
             "its state, whether this configuration defines it (CONFIGURED), whether the stored\n"
             "identity equals the configured one (IDENTITY) and whether it was registered under\n"
@@ -493,8 +503,8 @@ BINDING_SUB(b_retire, "retire", DBCFG, "ID", 1, "one state step: active -> read_
             "exit status: 0 ok; 1 usage or a failed write; 2 INVALID_INPUT (the postgres binding);\n"
             "             4 database problem; 5 not registered (NOT_FOUND).\n",
             cmd_binding);
-BINDING_SUB(b_repin, "repin", DBCFG, "ID", 1, "after a restore of the binding's store: re-pin objects whose version is gone",
-            repin_opts,
+BINDING_SUB(b_repin, "repin", DBCFG, "ID", 1,
+            "after a restore of the binding's store: re-pin objects whose version is gone", repin_opts,
             "After the store of binding ID was restored from a copy (cp -a, rsync, a snapshot)\n"
             "every object has a new native version, so reads fail with ROWS_UNAVAILABLE. For\n"
             "each chunk whose pinned version is gone, repin reads the object now at its key,\n"
@@ -506,8 +516,8 @@ BINDING_SUB(b_repin, "repin", DBCFG, "ID", 1, "after a restore of the binding's 
             "missing or mismatched; 4 binding or store problem. See docs/objects.md,\n"
             "\"Re-pinning after a restore\".\n",
             cmd_binding);
-BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1, "run the store probe of a configured binding, print each check",
-            NULL,
+BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1,
+            "run the store probe of a configured binding, print each check", NULL,
             "Runs the provider probe (spec 02 §9.3) of binding ID from the configuration against its\n"
             "store, without opening the database, and prints each check: ok, refused (with the\n"
             "reason) or not run. A failure counts against the check that made the failing request\n"
@@ -531,13 +541,28 @@ BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1, "run the store probe o
             binding_probe);
 static const adcp_cli_spec *const binding_subs[] = {&b_add, &b_list, &b_retire, &b_repin, &b_probe, NULL};
 const adcp_cli_spec adcp_cli_binding_spec = {
-    1, "binding", NULL,
+    1,
+    "binding",
+    NULL,
     "Object bindings (docs/objects.md): register, list, retire, re-pin after a restore, probe.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n",
-    binding_subs, 0, 0, NULL, NULL, NULL};
-static const adcp_cli_optdef sweep_opts[] = {
-    ADCP_OPT_STR("--account", "A", "only this account"),
-    ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"), ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_sweep_spec = {1, "sweep", "[--db URL] [--config FILE]", sweep_help, sweep_opts, 0, 0,
-                                           NULL, NULL, sweep_exit, NULL, 0, 0, cmd_sweep, NULL, NULL};
+    binding_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};
+static const adcp_cli_optdef sweep_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"),
+                                             ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"),
+                                             ADCP_OPT_END};
+const adcp_cli_spec adcp_cli_sweep_spec = {1,          "sweep",    "[--db URL] [--config FILE]",
+                                           sweep_help, sweep_opts, 0,
+                                           0,          NULL,       NULL,
+                                           sweep_exit, NULL,       0,
+                                           0,          cmd_sweep,  NULL,
+                                           NULL};

@@ -80,8 +80,9 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (!adcp_sql_query_text(can, sizeof can, &found, adcp_storage_sql(s),
                              "SELECT has_database_privilege(current_database(), 'CREATE')::text", NULL, 0, &e2) &&
         strcmp(can, "true") && !adcp_migrate_check(adcp_storage_sql(s), adcp_storage_migrations(s), &e2))
-      drift_not_checked = "the role has no CREATE on the database, which the catalog audit needs for the "
-                          "scratch schema it builds and rolls back",
+      drift_not_checked =
+          "the role has no CREATE on the database, which the catalog audit needs for the "
+          "scratch schema it builds and rolls back",
       rc = 0;
   }
   if (rc == ADCP_EREPORTING_SCHEMA_BEHIND) behind = 1;
@@ -127,7 +128,8 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
       adcp_buf_append_byte(&b, '}');
     }
     if (integ && integ->not_checked) {
-      adcp_buf_append_str(&b, drift_not_checked ? ",{\"check\":\"integrity\",\"reason\":" : "{\"check\":\"integrity\",\"reason\":");
+      adcp_buf_append_str(
+          &b, drift_not_checked ? ",{\"check\":\"integrity\",\"reason\":" : "{\"check\":\"integrity\",\"reason\":");
       jstr(&b, integ->not_checked);
       adcp_buf_append_byte(&b, '}');
     }
@@ -172,16 +174,16 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_buf_free(&b);
   int out_ok = fflush(stdout) == 0;
   if (ok && (drift_not_checked || (integ && integ->not_checked)))
-    fputs("adcp-ledger check: warning: this role could not run every check (listed on stdout as 'not checked'); "
-          "what ran is clean (docs/roles.md)\n",
-          stderr);
+    fputs(
+        "adcp-ledger check: warning: this role could not run every check (listed on stdout as 'not checked'); "
+        "what ran is clean (docs/roles.md)\n",
+        stderr);
   if (!ok) {
     /* One error line on stderr, as every command does. */
     if (behind) {
       char m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
       fprintf(stderr, "adcp-ledger check: REPORTING_SCHEMA_BEHIND: %s\n", adcp_cli_escape(m, sizeof m, schema_err.message));
-    }
-    else if (ndrift)
+    } else if (ndrift)
       fprintf(stderr, "adcp-ledger check: SCHEMA_UNREADY: %zu drifted schema object%s (listed on stdout)\n", ndrift,
               ndrift > 1 ? "s" : "");
     else

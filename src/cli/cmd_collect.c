@@ -54,7 +54,8 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char **ids = calloc((size_t)a->argc + 1, sizeof *ids);
   if (!ids) return adcp_cli_usage_error("collect-orphans", "out of memory");
   size_t nids = 0;
-  for (int it = 0; (ids[nids] = adcp_cli_arg_next(a, "--binding", &it)); nids++) {}
+  for (int it = 0; (ids[nids] = adcp_cli_arg_next(a, "--binding", &it)); nids++) {
+  }
   int json = a->json, rc = 0;
   o.bindings = ids, o.n_bindings = nids;
   o.use_stored_state = !o.dry_run;
@@ -88,8 +89,8 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
       const adcp_collector_binding_report *br = &rep.bindings[i];
       const adcp_collector_counters *c = &br->c;
       printf("%s %s: listed %" PRIu64 ", pages %" PRIu64 ", candidates %" PRIu64 ", deleted %" PRIu64
-             ", absent %" PRIu64 ", foreign %" PRIu64 ", young %" PRIu64 ", referenced %" PRIu64
-             ", rechecked %" PRIu64 ", failed %" PRIu64 "%s%s%s\n",
+             ", absent %" PRIu64 ", foreign %" PRIu64 ", young %" PRIu64 ", referenced %" PRIu64 ", rechecked %" PRIu64
+             ", failed %" PRIu64 "%s%s%s\n",
              br->row_binding_id, br->status, c->listed, c->pages, c->candidates, c->deleted, c->absent,
              c->skipped_foreign, c->skipped_young, c->skipped_referenced, c->skipped_rechecked, c->failed,
              br->truncated ? ", truncated" : "", br->refusal[0] ? ", refusal " : "", br->refusal);
@@ -112,16 +113,30 @@ static int cmd_collect(const adcp_cli_globals *g, const adcp_cli_args *a) {
 /* ---- the option table (cli/opt.h) ---- */
 
 static const adcp_cli_optdef collect_opts[] = {
-    ADCP_OPT_FLAG("--dry-run", "classify only; report up to 1000 keys: candidates, and the row-object keys still "
-                               "younger than the minimum age with their age ('young N s KEY'; --json young[{key, "
-                               "age_seconds}]; not checked against references)"),
+    ADCP_OPT_FLAG("--dry-run",
+                  "classify only; report up to 1000 keys: candidates, and the row-object keys still "
+                  "younger than the minimum age with their age ('young N s KEY'; --json young[{key, "
+                  "age_seconds}]; not checked against references)"),
     ADCP_OPT_FLAG("--acknowledge-exclusive-namespace",
                   "required to delete: nothing but this installation\nwrites under the bindings' namespace prefix"),
     ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REPEAT, "collect only these bindings"),
     ADCP_OPT_FLAG("--include-read-only", "also collect read_only bindings"),
     ADCP_OPT_INT("--limit", "N", 1, ADCP_COLLECTOR_LIMIT_MAX, "deletes per binding (default 1000)"),
-    ADCP_OPT_INT("--min-age-seconds", "N", 0, 100LL * 365 * 86400,
-                 "minimum object age (>= 86400, default 604800)"),
+    ADCP_OPT_INT("--min-age-seconds", "N", 0, 100LL * 365 * 86400, "minimum object age (>= 86400, default 604800)"),
     ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_collect_spec = {1, "collect-orphans", "[--db URL] [--config FILE]", collect_help,
-                                             collect_opts, 0, 0, NULL, NULL, collect_exit, NULL, 0, 0, cmd_collect, NULL, NULL};
+const adcp_cli_spec adcp_cli_collect_spec = {1,
+                                             "collect-orphans",
+                                             "[--db URL] [--config FILE]",
+                                             collect_help,
+                                             collect_opts,
+                                             0,
+                                             0,
+                                             NULL,
+                                             NULL,
+                                             collect_exit,
+                                             NULL,
+                                             0,
+                                             0,
+                                             cmd_collect,
+                                             NULL,
+                                             NULL};

@@ -189,9 +189,10 @@ static int cmd_config_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_error probe_err = {0};
   /* Text in reading order; JSON with its keys sorted, as every document here. */
   if (!json && !path) {
-    adcp_buf_append_str(&o.b, "config: no configuration file (searched --config, $ADCP_LEDGER_CONFIG, "
-                              "$XDG_CONFIG_HOME/adcp-ledger/config or ~/.config/adcp-ledger/config, "
-                              "/etc/adcp-ledger/config); built-in defaults apply\n");
+    adcp_buf_append_str(&o.b,
+                        "config: no configuration file (searched --config, $ADCP_LEDGER_CONFIG, "
+                        "$XDG_CONFIG_HOME/adcp-ledger/config or ~/.config/adcp-ledger/config, "
+                        "/etc/adcp-ledger/config); built-in defaults apply\n");
   } else if (!json) {
     adcp_buf_append_str(&o.b, "config ");
     put_text(&o.b, path);
@@ -243,7 +244,9 @@ static const adcp_cli_optdef check_opts[] = {
     ADCP_OPT_FLAG("--probe", "also run each binding's store probe, as 'binding probe ID' does\n(a refusal exits 4)"),
     ADCP_OPT_END};
 static const adcp_cli_spec config_check = {
-    1, "config check", "[--config FILE]",
+    1,
+    "config check",
+    "[--config FILE]",
     "Finds the host configuration and validates it exactly as every command reads it.\n"
     "The file is the first of: --config FILE; $ADCP_LEDGER_CONFIG;\n"
     "$XDG_CONFIG_HOME/adcp-ledger/config ($XDG_CONFIG_HOME defaults to ~/.config);\n"
@@ -260,10 +263,29 @@ static const adcp_cli_spec config_check = {
     "its public key is among audit.public_keys (exit 2). Never opens the database.\n"
     "Prints the file used and every section it holds (never a secret); with no file at\n"
     "all, says so and exits 0 (built-in defaults apply).",
-    check_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_config_check, NULL, NULL};
+    check_opts,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    0,
+    cmd_config_check,
+    NULL,
+    NULL};
 static const adcp_cli_spec *const config_subs[] = {&config_check, NULL};
 const adcp_cli_spec adcp_cli_config_spec = {
-    1, "config", NULL, "The host configuration (docs/config.md).", NULL, 0, 0, NULL, NULL,
+    1,
+    "config",
+    NULL,
+    "The host configuration (docs/config.md).",
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "--json prints one document {\"ok\":B,\"path\":STR|null,\"source\":S,\n"
     "\"deployment_namespace\":STR|null,\"default\":STR|null,\"rules\":N,\"change_feed\":B,\n"
     "\"bindings\":[{\"id\":ID,\"provider\":P,\"probe\":{...}|null}],\"fence\":{\"owner_id\"},\n"
@@ -272,4 +294,9 @@ const adcp_cli_spec adcp_cli_config_spec = {
     "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
     "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
     "a credential a binding cannot use, or a probe refused.\n",
-    config_subs, 0, 0, NULL, NULL, NULL};
+    config_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

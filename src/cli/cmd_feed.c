@@ -20,7 +20,6 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-
 /* CURSOR_EXPIRED refuses the cursor given (exit 2, like INVALID_INPUT); the
  * message names the way out. Everything else maps as on every command. */
 static int fail(const char *cmd, const adcp_error *err) {
@@ -146,8 +145,8 @@ static int cmd_changes_read(const adcp_cli_globals *g, const adcp_cli_args *a) {
   int printed_cursor = 0;
   while (!rc) {
     adcp_change_page p;
-    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account,
-                            .kinds = kinds, .limit = (size_t)limit};
+    adcp_changes_query q = {
+        .version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account, .kinds = kinds, .limit = (size_t)limit};
     if ((rc = adcp_feed_changes_after(&p, c, &q, &err))) break;
     for (size_t i = 0; !rc && i < p.count; i++) {
       adcp_buf_reset(&line);
@@ -190,8 +189,8 @@ static int cmd_changes_prune(const adcp_cli_globals *g, const adcp_cli_args *a) 
   adcp_error err = {0};
   adcp_storage *s;
   if (open_storage(&s, g, &err)) return fail(cmd, &err);
-  adcp_feed_prune_options po = {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION, .retention_days = ret, .hold_days = hold,
-                                .limit = (size_t)limit};
+  adcp_feed_prune_options po = {
+      .version = ADCP_FEED_PRUNE_OPTIONS_VERSION, .retention_days = ret, .hold_days = hold, .limit = (size_t)limit};
   adcp_feed_prune_result r;
   int rc = adcp_feed_prune(&r, adcp_storage_sql(s), &po, &err);
   adcp_storage_close(s);
@@ -199,8 +198,7 @@ static int cmd_changes_prune(const adcp_cli_globals *g, const adcp_cli_args *a) 
   if (a->json)
     printf("{\"deleted\":%" PRIu64 ",\"deployment_horizon\":{\"seq\":\"%" PRId64 "\",\"xid\":\"%" PRIu64 "\"}}\n",
            r.deleted, r.deployment_horizon.seq, r.deployment_horizon.xid);
-  else
-    printf("pruned %" PRIu64 " changes\n", r.deleted);
+  else printf("pruned %" PRIu64 " changes\n", r.deleted);
   return ADCP_CLI_EXIT_OK;
 }
 
@@ -238,8 +236,7 @@ static int cmd_changes_resync(const adcp_cli_globals *g, const adcp_cli_args *a)
       rc = 0, err = (adcp_error){0};
     } else if (!rc) {
       if (account && strcmp(account, fc.account_id))
-        rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "consumer %.128s does not follow account %.64s", consumer,
-                            account);
+        rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "consumer %.128s does not follow account %.64s", consumer, account);
       snprintf(acc, sizeof acc, "%s", fc.account_id);
       account = acc[0] ? acc : NULL;
       free(fc.cursor);
@@ -280,8 +277,7 @@ static void print_consumer_json(const adcp_feed_consumer *it) {
 
 static int cmd_consumer(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = a->spec->name, *sub = strrchr(cmd, ' ') + 1;
-  int is_reg = !strcmp(sub, "register"), is_list = !strcmp(sub, "list"),
-      is_drop = !strcmp(sub, "drop");
+  int is_reg = !strcmp(sub, "register"), is_list = !strcmp(sub, "list"), is_drop = !strcmp(sub, "drop");
   const char *const *pos = a->pos;
   int64_t hold = is_list ? adcp_cli_arg_int(a, "--hold-days", 0) : 0;
   int json = a->json;
@@ -309,8 +305,7 @@ static int cmd_consumer(const adcp_cli_globals *g, const adcp_cli_args *a) {
         for (size_t i = 0; i < n; i++)
           printf("%-24s %-16s %-6s %11" PRId64 " %11.0f %11.0f %-27s %s\n", items[i].name,
                  items[i].account_id[0] ? items[i].account_id : "-", items[i].live ? "live" : "lapsed",
-                 items[i].lag_changes, items[i].lag_seconds, items[i].age_seconds, items[i].updated_at,
-                 items[i].cursor);
+                 items[i].lag_changes, items[i].lag_seconds, items[i].age_seconds, items[i].updated_at, items[i].cursor);
         if (!n) printf("no consumers\n");
       }
       adcp_feed_consumers_free(items, n);
@@ -346,7 +341,8 @@ static const char feed_exit[] =
     "             4 database or schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n";
 
 static const adcp_cli_optdef changes_opts[] = {
-    {"--after", ADCP_CLI_OPT_STRING, 0, "CURSOR", 0, 0, NULL, "start after this cursor (default: the oldest retained change)"},
+    {"--after", ADCP_CLI_OPT_STRING, 0, "CURSOR", 0, 0, NULL,
+     "start after this cursor (default: the oldest retained change)"},
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "read account A's feed instead of the deployment-wide feed"},
     {"--kinds", ADCP_CLI_OPT_LIST, 0, "K,K", 0, 0, NULL,
      "only these kinds: obligation, revision, adjustment, retirement\n(an unknown kind is INVALID_INPUT, exit 2)"},
@@ -368,10 +364,23 @@ static const adcp_cli_optdef prune_opts[] = {
      "a consumer updated within D days is live and holds pruning back (default 7)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_spec changes_prune_spec = {
-    1, "changes prune", "[--db URL]",
+    1,
+    "changes prune",
+    "[--db URL]",
     "Deletes old changes no live consumer still needs, moving the pruning horizons forward in the\n"
     "same transaction; prints 'pruned N changes' or, with --json, {\"deleted\":N,...}.",
-    prune_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_changes_prune, NULL, NULL};
+    prune_opts,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    0,
+    cmd_changes_prune,
+    NULL,
+    NULL};
 
 static const adcp_cli_optdef resync_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "resynchronise account A's feed"},
@@ -379,55 +388,117 @@ static const adcp_cli_optdef resync_opts[] = {
      "register NAME at the head (a new NAME follows --account's feed)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_spec changes_resync_spec = {
-    1, "changes resync", "[--db URL] [--config FILE]",
+    1,
+    "changes resync",
+    "[--db URL] [--config FILE]",
     "After CURSOR_EXPIRED: reads the feed head first, prints every current revision (JSONL,\n"
     "{\"resync\":HEADER}), then the head cursor line; resume with --after it. Changes committed\n"
     "during the scan are seen twice, never lost.",
-    resync_opts, 0, 0, NULL, NULL, NULL, NULL, 0, 1, cmd_changes_resync, NULL, NULL};
+    resync_opts,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    1,
+    cmd_changes_resync,
+    NULL,
+    NULL};
 
 static const adcp_cli_spec *const changes_subs[] = {&changes_prune_spec, &changes_resync_spec, NULL};
 const adcp_cli_spec adcp_cli_changes_spec = {
-    1, "changes", "[--db URL]",
+    1,
+    "changes",
+    "[--db URL]",
     "Reads the change feed (docs/feed.md). Without --account: the deployment-wide feed, in\n"
     "(xid, seq) order, only changes of finished transactions; with --account: that account's\n"
     "feed in seq order. Output is JSONL on stdout: one change per line\n"
     "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
     "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume. With --json\n"
     "the output stays JSONL (as for read) and a failure adds one JSON error line.",
-    changes_opts, 0, 0, NULL, changes_excl, feed_exit, changes_subs, 1, 1, cmd_changes_read,
-    (const char *const[]){"--interval", "--follow", NULL}, NULL};
+    changes_opts,
+    0,
+    0,
+    NULL,
+    changes_excl,
+    feed_exit,
+    changes_subs,
+    1,
+    1,
+    cmd_changes_read,
+    (const char *const[]){"--interval", "--follow", NULL},
+    NULL};
 
 static const adcp_cli_optdef register_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "follow account A's feed (default: the deployment-wide feed)"},
     {"--after", ADCP_CLI_OPT_STRING, 0, "CURSOR", 0, 0, NULL, "start at CURSOR (default: the oldest retained change)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
-static const adcp_cli_optdef advance_opts[] = {
-    {"--cursor", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, "CURSOR", 0, 0, NULL,
-     "move forward to CURSOR (a cursor of its own feed); refreshes liveness"},
-    {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
+static const adcp_cli_optdef advance_opts[] = {{"--cursor", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, "CURSOR", 0, 0, NULL,
+                                                "move forward to CURSOR (a cursor of its own feed); refreshes liveness"},
+                                               {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_optdef list_opts[] = {
     {"--hold-days", ADCP_CLI_OPT_INT, 0, "D", 1, 36500, NULL, "live: updated within D days (default 7)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
-static const adcp_cli_spec consumer_register = {
-    1, "consumer register", "[--db URL]", "creates or resets NAME at CURSOR", register_opts, 1, 1, "NAME",
-    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
+static const adcp_cli_spec consumer_register = {1,
+                                                "consumer register",
+                                                "[--db URL]",
+                                                "creates or resets NAME at CURSOR",
+                                                register_opts,
+                                                1,
+                                                1,
+                                                "NAME",
+                                                NULL,
+                                                NULL,
+                                                NULL,
+                                                0,
+                                                0,
+                                                cmd_consumer,
+                                                NULL,
+                                                NULL};
 static const adcp_cli_spec consumer_advance = {
-    1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME",
-    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
+    1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
 static const adcp_cli_spec consumer_list = {
-    1, "consumer list", "[--db URL]", "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds", list_opts, 0, 0, NULL,
-    NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
+    1,
+    "consumer list",
+    "[--db URL]",
+    "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds",
+    list_opts,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    0,
+    0,
+    cmd_consumer,
+    NULL,
+    NULL};
 static const adcp_cli_spec consumer_drop = {
-    1, "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
+    1,   "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL,
+    NULL};
 static const adcp_cli_spec *const consumer_subs[] = {&consumer_register, &consumer_advance, &consumer_list,
                                                      &consumer_drop, NULL};
 const adcp_cli_spec adcp_cli_consumer_spec = {
-    1, "consumer", NULL,
+    1,
+    "consumer",
+    NULL,
     "Registered consumers of the change feed (docs/feed.md). A live consumer (updated within\n"
     "the hold cap, default 7 days) holds back change pruning until it has passed the changes\n"
     "it needs. NAME: ^[A-Za-z0-9_.:-]{1,128}$.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "exit status: 0 ok; 1 usage or a failed write; 2 input refused (INVALID_INPUT: bad name, a\n"
     "             cursor of another feed or behind the consumer; CURSOR_EXPIRED); 4 database or\n"
     "             schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n",
-    consumer_subs, 0, 0, NULL, NULL, NULL};
+    consumer_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

@@ -32,8 +32,8 @@ static void entry_json(adcp_buf *b, const adcp_fence_status_entry *e) {
   adcp_buf_append_str(b, ",\"claimed_at\":");
   if (e->has_row) adcp_cli_json_str(b, e->claimed_at);
   else adcp_buf_append_str(b, "null");
-  adcp_buf_printf(b, ",\"pending_epoch\":%" PRIu64 ",\"highest_epoch\":%" PRIu64 ",\"highest_owner_id\":",
-                  e->pending_epoch, e->highest_epoch);
+  adcp_buf_printf(b, ",\"pending_epoch\":%" PRIu64 ",\"highest_epoch\":%" PRIu64 ",\"highest_owner_id\":", e->pending_epoch,
+                  e->highest_epoch);
   if (e->highest_owner_id[0]) adcp_cli_json_str(b, e->highest_owner_id);
   else adcp_buf_append_str(b, "null");
   adcp_buf_printf(b, ",\"same_database\":%s,\"holds\":%s,\"cause\":", e->fingerprint_matches ? "true" : "false",
@@ -138,8 +138,7 @@ static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
 }
 
 static int cmd_take_over(const adcp_cli_globals *g, const adcp_cli_args *a) {
-  return take_over(g, adcp_cli_arg_str(a, "--binding"), adcp_cli_arg_has(a, "--acknowledge-previous-owner-gone"),
-                   a->json);
+  return take_over(g, adcp_cli_arg_str(a, "--binding"), adcp_cli_arg_has(a, "--acknowledge-previous-owner-gone"), a->json);
 }
 
 /* ---- the option tables (cli/opt.h) ---- */
@@ -149,14 +148,46 @@ static const adcp_cli_optdef take_over_opts[] = {
     ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REQUIRED, "the binding to take over"),
     ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "required: the previous holder is gone"), ADCP_OPT_END};
 static const adcp_cli_spec fence_status = {
-    1, "fence status", NULL, "per configured object binding: who holds the claim; reads only", status_opts, 0, 0,
-    NULL, NULL, NULL, NULL, 0, 0, cmd_status, NULL, NULL};
-static const adcp_cli_spec fence_take_over = {
-    1, "fence take-over", NULL, "make this database the holder (after a restore or a copy)", take_over_opts, 0, 0,
-    NULL, NULL, NULL, NULL, 0, 0, cmd_take_over, NULL, NULL};
+    1,           "fence status",
+    NULL,        "per configured object binding: who holds the claim; reads only",
+    status_opts, 0,
+    0,           NULL,
+    NULL,        NULL,
+    NULL,        0,
+    0,           cmd_status,
+    NULL,        NULL};
+static const adcp_cli_spec fence_take_over = {1,
+                                              "fence take-over",
+                                              NULL,
+                                              "make this database the holder (after a restore or a copy)",
+                                              take_over_opts,
+                                              0,
+                                              0,
+                                              NULL,
+                                              NULL,
+                                              NULL,
+                                              NULL,
+                                              0,
+                                              0,
+                                              cmd_take_over,
+                                              NULL,
+                                              NULL};
 static const adcp_cli_spec *const fence_subs[] = {&fence_status, &fence_take_over, NULL};
-const adcp_cli_spec adcp_cli_fence_spec = {1, "fence", NULL, help, NULL, 0, 0, NULL, NULL,
+const adcp_cli_spec adcp_cli_fence_spec = {1,
+                                           "fence",
+                                           NULL,
+                                           help,
+                                           NULL,
+                                           0,
+                                           0,
+                                           NULL,
+                                           NULL,
                                            "Exit: 0 ok (status: also when fenced), 1 usage or a failed write, 2 "
                                            "take-over without the\nacknowledgement, 4 database or store problem, 5 "
                                            "unknown binding.\n",
-                                           fence_subs, 0, 0, NULL, NULL, NULL};
+                                           fence_subs,
+                                           0,
+                                           0,
+                                           NULL,
+                                           NULL,
+                                           NULL};

@@ -31,8 +31,8 @@ static void draw(progress *p, const adcp_import_report *r, int final) {
   bar[30] = 0;
   double rps = r->elapsed_s > 0 ? (double)r->rows / r->elapsed_s : 0;
   double eta = done && frac < 1 ? r->elapsed_s * (1 - frac) / frac : 0;
-  fprintf(stderr, "\r\033[K[%s] %" PRIu64 "/%" PRIu64 " revisions  %.0f rows/s  ETA %.0fs%s", bar, done,
-          r->candidates, rps, eta, final ? "\n" : "");
+  fprintf(stderr, "\r\033[K[%s] %" PRIu64 "/%" PRIu64 " revisions  %.0f rows/s  ETA %.0fs%s", bar, done, r->candidates,
+          rps, eta, final ? "\n" : "");
   fflush(stderr);
 }
 
@@ -87,8 +87,7 @@ static int finish_cmd(const adcp_cli_globals *g, adcp_sql_conn *src, adcp_import
     adcp_buf_printf(&b,
                     "{\"ok\":%s,\"finish\":true,\"dry_run\":%s,\"candidates\":%" PRIu64 ",\"migrated\":%" PRIu64
                     ",\"quarantined\":%" PRIu64 ",\"remaining\":%" PRIu64 ",\"renamed_from\":",
-                    rc ? "false" : "true", dry ? "true" : "false", f.candidates, f.migrated, f.quarantined,
-                    f.remaining);
+                    rc ? "false" : "true", dry ? "true" : "false", f.candidates, f.migrated, f.quarantined, f.remaining);
     adcp_cli_json_str(&b, f.renamed_from);
     adcp_buf_append_str(&b, ",\"renamed_to\":");
     adcp_cli_json_str(&b, f.renamed_to);
@@ -190,17 +189,17 @@ static int cmd_import(const adcp_cli_globals *g, const adcp_cli_args *a) {
   if (json && !rc) {
     adcp_buf b;
     adcp_buf_init(&b);
-    adcp_buf_printf(&b,
-                    "{\"ok\":%s,\"source\":\"%s\",\"dry_run\":%s,\"resumed\":%s,\"candidates\":%" PRIu64
-                    ",\"examined\":%" PRIu64 ",\"migrated\":%" PRIu64 ",\"already_present\":%" PRIu64
-                    ",\"quarantined\":%" PRIu64 ",\"already_quarantined\":%" PRIu64 ",\"would_migrate\":%" PRIu64
-                    ",\"would_quarantine\":%" PRIu64 ",\"legacy_algorithm\":%" PRIu64 ",\"rows\":%" PRIu64
-                    ",\"bytes\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"seconds\":%.3f,\"rows_per_s\":%.0f,"
-                    "\"mb_per_s\":%.2f,\"quarantines\":[",
-                    quar ? "false" : "true", adcp_import_source_name(source), dry ? "true" : "false",
-                    r.resumed ? "true" : "false", r.candidates, r.examined, r.migrated, r.already_present,
-                    r.quarantined, r.already_quarantined, r.would_migrate, r.would_quarantine, r.legacy_algorithm,
-                    r.rows, r.bytes, r.batches, r.elapsed_s, rps, mbps);
+    adcp_buf_printf(
+        &b,
+        "{\"ok\":%s,\"source\":\"%s\",\"dry_run\":%s,\"resumed\":%s,\"candidates\":%" PRIu64 ",\"examined\":%" PRIu64
+        ",\"migrated\":%" PRIu64 ",\"already_present\":%" PRIu64 ",\"quarantined\":%" PRIu64
+        ",\"already_quarantined\":%" PRIu64 ",\"would_migrate\":%" PRIu64 ",\"would_quarantine\":%" PRIu64
+        ",\"legacy_algorithm\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"batches\":%" PRIu64
+        ",\"seconds\":%.3f,\"rows_per_s\":%.0f,"
+        "\"mb_per_s\":%.2f,\"quarantines\":[",
+        quar ? "false" : "true", adcp_import_source_name(source), dry ? "true" : "false", r.resumed ? "true" : "false",
+        r.candidates, r.examined, r.migrated, r.already_present, r.quarantined, r.already_quarantined, r.would_migrate,
+        r.would_quarantine, r.legacy_algorithm, r.rows, r.bytes, r.batches, r.elapsed_s, rps, mbps);
     if (p.items.len) adcp_buf_append(&b, p.items.data, p.items.len);
     adcp_buf_append_str(&b, "]}\n");
     fwrite(b.data, 1, b.len, stdout);
@@ -238,14 +237,16 @@ static const adcp_cli_optdef import_opts[] = {
     ADCP_OPT_INT("--batch", "N", 1, ADCP_IMPORT_BATCH_MAX, "candidates per source query (default 100)"),
     ADCP_OPT_FLAG("--resume", "continue after the durable cursor of an earlier run (safe after a crash)"),
     ADCP_OPT_FLAG("--dry-run", "check everything, change nothing anywhere (the ledger is opened read-only)"),
-    ADCP_OPT_FLAG("--finish", "when every legacy revision is migrated or quarantined, rename the legacy\n"
-                              "table to NAME_imported (never truncated or dropped) so older binaries\n"
-                              "fail closed; refused (CONFLICT) while candidates remain"),
+    ADCP_OPT_FLAG("--finish",
+                  "when every legacy revision is migrated or quarantined, rename the legacy\n"
+                  "table to NAME_imported (never truncated or dropped) so older binaries\n"
+                  "fail closed; refused (CONFLICT) while candidates remain"),
     ADCP_OPT_FLAG("--quiet", "no progress bar"),
-    ADCP_OPT_STR("--retry", "R", "after repairing quarantined revision R's legacy row: take R out of the\n"
-                             "quarantine and import R's account again from the start (imported revisions\n"
-                             "replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
-                             "(exit 5) when R is not quarantined"),
+    ADCP_OPT_STR("--retry", "R",
+                 "after repairing quarantined revision R's legacy row: take R out of the\n"
+                 "quarantine and import R's account again from the start (imported revisions\n"
+                 "replay; R is migrated, or quarantined again with exit 3); REFERENCE_NOT_FOUND\n"
+                 "(exit 5) when R is not quarantined"),
     ADCP_OPT_FLAG("--quarantined",
                   "list the quarantined revisions (REVISION ACCOUNT SOURCE CHECK\n"
                   "QUARANTINED_AT MESSAGE; --json {\"ok\",\"count\",\"quarantined\":[{\"revision_id\",\n"
@@ -253,15 +254,41 @@ static const adcp_cli_optdef import_opts[] = {
                   "needs no --from; opens the ledger read-only; takes only --account"),
     ADCP_OPT_END};
 /* --quarantined only reads this ledger; --retry re-runs R's account; --finish covers every revision. */
-static const char *const import_excl[] = {
-    "--quarantined", "--from",    "--quarantined", "--source", "--quarantined", "--resume",
-    "--quarantined", "--dry-run", "--quarantined", "--finish", "--quarantined", "--batch",
-    "--quarantined", "--retry",   "--quarantined", "--quiet",  "--retry",       "--account",
-    "--retry",       "--resume",  "--retry",       "--dry-run", "--retry",      "--finish",
-    "--finish",      "--account", "--finish",      "--resume", "--finish",      "--batch",
-    NULL};
+static const char *const import_excl[] = {"--quarantined",
+                                          "--from",
+                                          "--quarantined",
+                                          "--source",
+                                          "--quarantined",
+                                          "--resume",
+                                          "--quarantined",
+                                          "--dry-run",
+                                          "--quarantined",
+                                          "--finish",
+                                          "--quarantined",
+                                          "--batch",
+                                          "--quarantined",
+                                          "--retry",
+                                          "--quarantined",
+                                          "--quiet",
+                                          "--retry",
+                                          "--account",
+                                          "--retry",
+                                          "--resume",
+                                          "--retry",
+                                          "--dry-run",
+                                          "--retry",
+                                          "--finish",
+                                          "--finish",
+                                          "--account",
+                                          "--finish",
+                                          "--resume",
+                                          "--finish",
+                                          "--batch",
+                                          NULL};
 const adcp_cli_spec adcp_cli_import_spec = {
-    1, "import-legacy", "[--db URL]",
+    1,
+    "import-legacy",
+    "[--db URL]",
     "Moves legacy inline rows into this ledger as verified chunks, keeping every committed\n"
     "digest (docs/adopting.md): --from URL --source S for an import, with --finish to rename\n"
     "the legacy table, or --retry R after a repair; --quarantined to list the quarantine.\n"
@@ -271,9 +298,18 @@ const adcp_cli_spec adcp_cli_import_spec = {
     "that does not reproduce is quarantined: reported as ROWS_INTEGRITY_FAILED with the\n"
     "failed check (digest, byte_count, row_count, unparsable_row, header), recorded so reads\n"
     "of it fail closed, never rewritten.",
-    import_opts, 0, 0, NULL, import_excl,
+    import_opts,
+    0,
+    0,
+    NULL,
+    import_excl,
     "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
     "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
     "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
     "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n",
-    NULL, 0, 0, cmd_import, NULL, (const char *const[]){"--from", "--quarantined", "--source", "--quarantined", NULL}};
+    NULL,
+    0,
+    0,
+    cmd_import,
+    NULL,
+    (const char *const[]){"--from", "--quarantined", "--source", "--quarantined", NULL}};

@@ -169,7 +169,7 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
   if (!rc && ready) rc = adcp_issues_list(&live, &nl, ro, &f, &err);
   adcp_issues_close(ro);
   /* todo[i]: the account to write for, or NULL. */
-  char (*todo)[ADCP_LEDGER_ID_MAX] = rc || !ready ? NULL : calloc(n ? n : 1, sizeof *todo);
+  char(*todo)[ADCP_LEDGER_ID_MAX] = rc || !ready ? NULL : calloc(n ? n : 1, sizeof *todo);
   size_t writes = 0;
   for (size_t i = 0; todo && i < n; i++) {
     int failure = codes[i] == ADCP_EROWS_INTEGRITY_FAILED || codes[i] == ADCP_EROWS_UNAVAILABLE;
@@ -220,7 +220,8 @@ int adcp_cli_issues_note_verified(const adcp_cli_globals *g, adcp_ledger *l, con
 /* ---- the option tables (cli/opt.h) ---- */
 
 #define ISSUE_KEY \
-  ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--key", "K", "issue key (account + key: one condition)")
+  ADCP_OPT_STR_REQ("--account", "A", "account"), \
+      ADCP_OPT_STR_REQ("--key", "K", "issue key (account + key: one condition)")
 static const adcp_cli_optdef open_opts[] = {
     ISSUE_KEY, ADCP_OPT_STR("--consumer", "C", "the consumer the condition concerns"),
     ADCP_OPT_TIME("--observed-at", "when the condition was observed (default: the database clock)"), ADCP_OPT_END};
@@ -233,12 +234,13 @@ static const adcp_cli_optdef list_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_STR("--prefix", "P", "only keys starting with P"),
     ADCP_OPT_FLAG("--all", "retired occurrences too"), ADCP_OPT_INT("--limit", "N", 1, 1000, "at most N (default 100)"),
     ADCP_OPT_END};
-static const adcp_cli_optdef show_opts[] = {
-    ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR("--key", "K", "the live (else latest) occurrence of K"),
-    ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
+static const adcp_cli_optdef show_opts[] = {ADCP_OPT_STR_REQ("--account", "A", "account"),
+                                            ADCP_OPT_STR("--key", "K", "the live (else latest) occurrence of K"),
+                                            ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
 static const char *const show_excl[] = {"--key", "--issue-id", NULL};
 #define ISSUE_SUB(var, name, summary, opts, excl, run) \
-  static const adcp_cli_spec var = {1, "issue " name, "[--db URL]", summary, opts, 0, 0, NULL, excl, NULL, NULL, 0, 0, run, NULL, NULL}
+  static const adcp_cli_spec var = {1,    "issue " name, "[--db URL]", summary, opts, 0,   0,    NULL, \
+                                    excl, NULL,          NULL,         0,       0,    run, NULL, NULL}
 ISSUE_SUB(issue_open, "open", "record an occurrence (idempotent while one is live)", open_opts, NULL, write_cmd);
 ISSUE_SUB(issue_ack, "ack", "acknowledge the live occurrence", settable_opts, NULL, write_cmd);
 ISSUE_SUB(issue_waive, "waive", "waive the live occurrence (the operator accepts it)", settable_opts, NULL, write_cmd);
@@ -247,10 +249,12 @@ ISSUE_SUB(issue_resolve, "resolve", "the condition cleared (a waived issue is no
 ISSUE_SUB(issue_list, "list", "live occurrences with their pending and dead-lettered events; read-only", list_opts,
           NULL, list_cmd);
 ISSUE_SUB(issue_show, "show", "one occurrence (--key or --issue-id); read-only", show_opts, show_excl, show_cmd);
-static const adcp_cli_spec *const issue_subs[] = {&issue_open, &issue_ack, &issue_waive, &issue_resolve,
+static const adcp_cli_spec *const issue_subs[] = {&issue_open, &issue_ack,  &issue_waive, &issue_resolve,
                                                   &issue_list, &issue_show, NULL};
 const adcp_cli_spec adcp_cli_issue_spec = {
-    1, "issue", "[--db URL]",
+    1,
+    "issue",
+    "[--db URL]",
     "The issue lifecycle (spec 07): an occurrence of a condition (account + issue_key)\n"
     "is open, acknowledged, waived or resolved; each transition records one event in the\n"
     "outbox (`adcp-ledger issue-events`). open is idempotent while an occurrence is live;\n"
@@ -258,11 +262,20 @@ const adcp_cli_spec adcp_cli_issue_spec = {
     "only updates the tracker reference); resolve says the condition cleared (a waived\n"
     "issue is not resolved). list prints live occurrences (--all: retired too) with their\n"
     "pending and dead-lettered events; list and show open the database read-only.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "--json prints one document: {\"ok\":true,\"changed\":B,\"recorded\":B,\"issue\":{...}}\n"
     "for writes, {\"issues\":[...],\"events\":{...}} for list, {\"issue\":{...}} for show.\n"
     "Key schemes the ledger raises itself: docs/issues.md.\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
     "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
     "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
-    issue_subs, 0, 0, NULL, NULL, NULL};
+    issue_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

@@ -82,9 +82,9 @@ static int claim_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *secs
   } else {
     char k[4 * ADCP_ISSUE_KEY_MAX + 8];
     for (size_t i = 0; i < n; i++)
-      printf("%s %" PRId64 " %-12s %s %s token %s expires %s attempt %" PRId64 "\n", v[i].event_id, v[i].seq,
-             v[i].kind, v[i].issue_id, adcp_cli_escape(k, sizeof k, v[i].issue_key), v[i].lease_token,
-             v[i].lease_expires_at, v[i].attempts);
+      printf("%s %" PRId64 " %-12s %s %s token %s expires %s attempt %" PRId64 "\n", v[i].event_id, v[i].seq, v[i].kind,
+             v[i].issue_id, adcp_cli_escape(k, sizeof k, v[i].issue_key), v[i].lease_token, v[i].lease_expires_at,
+             v[i].attempts);
     if (!n) printf("no events to claim\n");
   }
   free(v);
@@ -99,8 +99,7 @@ static int settle_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *sec
   else rc = adcp_issues_release_event(&ok, s, event, token, secs[0], err);
   if (rc) return rc;
   if (!ok)
-    return adcp_error_set(err, ADCP_ECONFLICT,
-                          "the lease is stale (expired, reclaimed, or the event is already complete)");
+    return adcp_error_set(err, ADCP_ECONFLICT, "the lease is stale (expired, reclaimed, or the event is already complete)");
   if (a->json) {
     adcp_buf b;
     adcp_buf_init(&b);
@@ -163,7 +162,8 @@ static char **hook_env(const adcp_cli_args *a, const adcp_issue_event *e) {
     int ok = nl > 3 && !strncmp(*v, "LC_", 3);
     for (size_t i = 0; !ok && keep[i]; i++) ok = strlen(keep[i]) == nl && !strncmp(*v, keep[i], nl);
     int it = 0;
-    for (const char *p; !ok && (p = adcp_cli_arg_next(a, "--pass-env", &it));) ok = strlen(p) == nl && !strncmp(*v, p, nl);
+    for (const char *p; !ok && (p = adcp_cli_arg_next(a, "--pass-env", &it));)
+      ok = strlen(p) == nl && !strncmp(*v, p, nl);
     if (ok && nl >= 16 && !strncmp(*v, "ADCP_ISSUE_EVENT", 16)) ok = 0; /* ours below */
     if (ok) env[k++] = *v;
   }
@@ -386,7 +386,9 @@ static int deliver_cmd(adcp_issues *s, const adcp_cli_args *a, const int64_t *se
       char m[ADCP_CLI_ESC_ID];
       fprintf(stderr, "adcp-ledger issue-events: deliver: %s attempt %" PRId64 " %s%s\n",
               adcp_cli_escape(m, sizeof m, e->event_id), e->attempts,
-              out == 2 ? "killed at the lease deadline" : out < 0 ? "could not start the command" : "failed",
+              out == 2  ? "killed at the lease deadline"
+              : out < 0 ? "could not start the command"
+                        : "failed",
               (uint64_t)e->attempts >= max_attempts ? "; dead-lettered" : "; released for a retry");
     }
     free(v);
@@ -490,24 +492,30 @@ static const adcp_cli_optdef deliver_opts[] = {
     ADCP_OPT_STR("--backoff", "S", "first retry delay, 0-300 s (default 1), doubled per attempt"),
     {"--pass-env", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REPEAT, "NAME", 0, 0, NULL,
      "pass this environment variable to CMD (at most 64)"},
-    ADCP_OPT_FLAG("--once", "stop when no pending event is left"), ADCP_OPT_END};
+    ADCP_OPT_FLAG("--once", "stop when no pending event is left"),
+    ADCP_OPT_END};
 #define EV_SUB(var, name, summary, opts, run) \
-  static const adcp_cli_spec var = {1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
+  static const adcp_cli_spec var = { \
+      1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
 EV_SUB(ev_claim, "claim", "lease events: at most one per occurrence, in recording order, with their lease_token",
        claim_opts, run_claim);
 EV_SUB(ev_complete, "complete", "complete a leased event (a stale lease is CONFLICT)", complete_opts, run_complete);
-EV_SUB(ev_release, "release", "make a leased event claimable again (a stale lease is CONFLICT)", release_opts,
-       run_release);
-EV_SUB(ev_prune, "prune", "delete completed events older than S seconds (never incomplete ones)", prune_opts,
-       run_prune);
+EV_SUB(ev_release, "release", "make a leased event claimable again (a stale lease is CONFLICT)", release_opts, run_release);
+EV_SUB(ev_prune, "prune", "delete completed events older than S seconds (never incomplete ones)", prune_opts, run_prune);
 EV_SUB(ev_deliver, "deliver", "claim events one at a time and run CMD for each (a pager script, a webhook sender)",
        deliver_opts, run_deliver);
 static const adcp_cli_spec *const events_subs[] = {&ev_claim, &ev_complete, &ev_release, &ev_prune, &ev_deliver, NULL};
 const adcp_cli_spec adcp_cli_issue_events_spec = {
-    1, "issue-events", NULL,
+    1,
+    "issue-events",
+    NULL,
     "The outbox of issue transitions (spec 07 §8). claim leases events for S seconds; complete\n"
     "and release need the token of a lease that still holds. Seconds may have 3 decimals.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "deliver runs CMD with /bin/sh -c, the event as one JSON object on stdin (its stdout goes\n"
     "to stderr). Its environment is an allowlist: PATH, HOME, LANG, LC_*, TZ, TMPDIR, the\n"
     "names given with --pass-env NAME ([A-Za-z_][A-Za-z0-9_]*), and ADCP_ISSUE_EVENT_ID,\n"
@@ -523,4 +531,9 @@ const adcp_cli_spec adcp_cli_issue_events_spec = {
     "lease is delivered again).\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
     "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
-    events_subs, 0, 0, NULL, NULL, NULL};
+    events_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

@@ -61,8 +61,7 @@ static void print_header_text(const adcp_revision_header *h) {
   fputc('\n', stdout);
   if (h->rows_shared_from[0]) printf("  rows shared from %s (header-only)\n", ESC(a, h->rows_shared_from));
   printf("  period %s .. %s; rows %s%s%s\n", ESC(a, h->period_start), ESC(b, h->period_end),
-         h->rows_state[0] ? ESC(c, h->rows_state) : "-", h->row_binding_id[0] ? " in binding " : "",
-         h->row_binding_id);
+         h->rows_state[0] ? ESC(c, h->rows_state) : "-", h->row_binding_id[0] ? " in binding " : "", h->row_binding_id);
   printf("  recorded_at %s%s%s\n", ESC(a, h->recorded_at), h->observed_at[0] ? ", observed_at " : "",
          ESC(b, h->observed_at));
 }
@@ -138,15 +137,16 @@ static int commit_json(const adcp_commit_result *res) {
   int rc = adcp_buf_append_str(&b, "{\"revision\":");
   if (!rc) rc = adcp_revision_header_write_json(&b, &res->header);
   if (!rc)
-    rc = adcp_buf_printf(&b, ",\"replay\":%s,\"shared\":%s,\"obligation_created\":%s,\"bodies_written\":%" PRIu64
-                             ",\"bodies_reused\":%" PRIu64 ",\"row_binding_id\":",
+    rc = adcp_buf_printf(&b,
+                         ",\"replay\":%s,\"shared\":%s,\"obligation_created\":%s,\"bodies_written\":%" PRIu64
+                         ",\"bodies_reused\":%" PRIu64 ",\"row_binding_id\":",
                          res->replay ? "true" : "false", res->shared ? "true" : "false",
                          res->obligation_created ? "true" : "false", res->bodies_written, res->bodies_reused);
   if (!rc) rc = adcp_cli_json_str(&b, res->row_binding_id[0] ? res->row_binding_id : "postgres");
   if (!rc)
-    rc = adcp_buf_printf(&b, ",\"objects_created\":%" PRIu64 ",\"objects_adopted\":%" PRIu64
-                             ",\"physical_bytes\":%" PRIu64 "}\n",
-                         res->objects_created, res->objects_adopted, res->physical_bytes);
+    rc = adcp_buf_printf(
+        &b, ",\"objects_created\":%" PRIu64 ",\"objects_adopted\":%" PRIu64 ",\"physical_bytes\":%" PRIu64 "}\n",
+        res->objects_created, res->objects_adopted, res->physical_bytes);
   if (!rc) fwrite(b.data, 1, b.len, stdout);
   adcp_buf_free(&b);
   return rc;
@@ -165,7 +165,8 @@ static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *totals_path = adcp_cli_arg_str(a, "--totals"), *path = a->npos ? a->pos[0] : NULL;
   int json = a->json, allow_empty = adcp_cli_arg_has(a, "--allow-empty");
   if (req.lease_owner && (!req.binding_id || !strcmp(req.binding_id, ADCP_LEDGER_POSTGRES_BINDING)))
-    return adcp_cli_usage_error("commit", "--lease-owner applies to object writes only: give --binding ID of an object binding");
+    return adcp_cli_usage_error("commit",
+                                "--lease-owner applies to object writes only: give --binding ID of an object binding");
   adcp_error err = {0};
   adcp_finality_parse(&req.finality, adcp_cli_arg_str(a, "--finality"), &err); /* the table took only known names */
   adcp_control_totals totals = {0};
@@ -187,7 +188,8 @@ static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
   }
   req.next_row = next_line, req.row_ctx = &src;
 #ifdef ADCP_CLI_TEST_HOOKS
-  const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD"), *pause_put = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_PUT");
+  const char *pause = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD"),
+             *pause_put = getenv("ADCP_LEDGER_TEST_PAUSE_AFTER_PUT");
   pause_at pa = {pause ? atol(pause) : 0, pause_put ? atol(pause_put) : 0, 0};
   if (pa.upload_ms > 0 || pa.put_ms > 0) req.step_hook = pause_hook, req.step_ctx = &pa;
 #endif
@@ -219,9 +221,8 @@ static int run_commit(const adcp_cli_globals *g, const adcp_cli_args *a) {
              res.shared ? "header-only, " : "", ESC(e, res.row_binding_id), res.objects_created, res.objects_adopted,
              res.physical_bytes, res.obligation_created ? "; obligation created" : "");
     else if (!res.replay)
-      printf("  bytes: %s%" PRIu64 " chunk bodies written, %" PRIu64 " reused%s\n",
-             res.shared ? "header-only, " : "", res.bodies_written, res.bodies_reused,
-             res.obligation_created ? "; obligation created" : "");
+      printf("  bytes: %s%" PRIu64 " chunk bodies written, %" PRIu64 " reused%s\n", res.shared ? "header-only, " : "",
+             res.bodies_written, res.bodies_reused, res.obligation_created ? "; obligation created" : "");
   }
   adcp_commit_result_free(&res);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
@@ -528,8 +529,9 @@ static int run_intents_list(const adcp_cli_globals *g, const adcp_cli_args *a) {
       printf("%s binding %s account %s row_set %s content %.12s objects %" PRIu64 " expires_at %s%s%s\n",
              !strcmp(e->state, "sweeping") ? "sweeping" : "open", ESC(b, e->row_binding_id), ESC(acc, e->account_id),
              ESC(r, e->row_set_id), e->content_sha256, e->created_objects, e->expires_at,
-             e->expired ? " (expired: the next sweep takes it)"
-                        : !strcmp(e->state, "sweeping") ? " (backoff)" : " (not yet expired)",
+             e->expired                      ? " (expired: the next sweep takes it)"
+             : !strcmp(e->state, "sweeping") ? " (backoff)"
+                                             : " (not yet expired)",
              e->configured ? "" : " [binding not configured here: sweep skips it]");
     }
     if (!n) printf("no intents\n");
@@ -540,11 +542,13 @@ static int run_intents_list(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 /* ---- the option tables (cli/opt.h) ---- */
 
-#define REQ_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
+#define REQ_STR(n, m, h) \
+  { n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h }
 #define READ_ONLY_NOTE "Opens the database read-only.\n\n"
 
 static const adcp_cli_optdef commit_opts[] = {
-    REQ_STR("--account", "A", "account"), REQ_STR("--obligation", "O", "obligation (created on first use)"),
+    REQ_STR("--account", "A", "account"),
+    REQ_STR("--obligation", "O", "obligation (created on first use)"),
     REQ_STR("--revision", "R", "revision ID"),
     {"--finality", ADCP_CLI_OPT_ENUM, ADCP_CLI_OPT_REQUIRED, "F", 0, 0, "snapshot|official", "finality"},
     ADCP_OPT_TIME("--period-start", "period start (with --period-end; required for a new obligation)"),
@@ -553,126 +557,170 @@ static const adcp_cli_optdef commit_opts[] = {
     ADCP_OPT_INT("--period-ordinal", "N", 0, INT64_MAX, "period ordinal"),
     ADCP_OPT_TIME("--observed-at", "observation instant"),
     ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals (1 MiB at most)"),
-    ADCP_OPT_BINDING("--binding", 0, "write the rows to this configured object binding\n(default: the configuration's rules, else postgres)"),
+    ADCP_OPT_BINDING("--binding", 0,
+                     "write the rows to this configured object binding\n(default: the configuration's rules, else postgres)"),
     ADCP_OPT_STR("--lease-owner", "O", "obligation lease owner (with --lease-generation and --binding)"),
     ADCP_OPT_INT("--lease-generation", "N", 0, INT64_MAX, "obligation lease generation (with --lease-owner)"),
-    ADCP_OPT_FLAG("--allow-empty", "accept input with no rows (a zero-row revision)"), ADCP_OPT_END};
-/* A lease is an owner and a generation; a new obligation's period both ends. */
-static const char *const commit_requires[] = {"--lease-owner",  "--lease-generation", "--lease-generation", "--lease-owner",
-                                              "--period-start", "--period-end",       "--period-end",       "--period-start",
-                                              NULL};
-const adcp_cli_spec adcp_cli_commit_spec = {
-    .version = 1, .name = "commit", .globals = "[--db URL] [--config FILE]",
-    .summary = "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
-               "encoded and stored with the header in one transaction under the account lock.",
-    .opts = commit_opts, .max_pos = 1, .pos_usage = "[ROWS.jsonl]",
-    .text = "The obligation is created on first use (then --period-start/--period-end are\n"
-            "required). Committing the same revision ID with the same content again is a\n"
-            "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
-            "whose rows equal a live revision of the same obligation shares its bytes.\n"
-            "Input with no rows is refused unless --allow-empty is given (a zero-row\n"
-            "revision is valid and becomes current like any other). Object writes record an\n"
-            "intent, upload create-only, then write the header (docs/objects.md). Limits:\n"
-            "--totals 1 MiB, one row line 16 MiB (docs/cli.md).\n\n"
-            "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
-            "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
-            "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n",
-    .run = run_commit, .requires = commit_requires};
-
-static const adcp_cli_optdef read_opts[] = {
-    REQ_STR("--account", "A", "account"), REQ_STR("--revision", "R", "revision"),
-    ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"), ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
+    ADCP_OPT_FLAG("--allow-empty", "accept input with no rows (a zero-row revision)"),
     ADCP_OPT_END};
+/* A lease is an owner and a generation; a new obligation's period both ends. */
+static const char *const commit_requires[] = {"--lease-owner", "--lease-generation", "--lease-generation",
+                                              "--lease-owner", "--period-start",     "--period-end",
+                                              "--period-end",  "--period-start",     NULL};
+const adcp_cli_spec adcp_cli_commit_spec = {
+    .version = 1,
+    .name = "commit",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Commits one revision: rows (JSONL, stdin by default, blank lines ignored) are\n"
+        "encoded and stored with the header in one transaction under the account lock.",
+    .opts = commit_opts,
+    .max_pos = 1,
+    .pos_usage = "[ROWS.jsonl]",
+    .text =
+        "The obligation is created on first use (then --period-start/--period-end are\n"
+        "required). Committing the same revision ID with the same content again is a\n"
+        "replay (nothing is written); different content is CONTENT_CONFLICT. A revision\n"
+        "whose rows equal a live revision of the same obligation shares its bytes.\n"
+        "Input with no rows is refused unless --allow-empty is given (a zero-row\n"
+        "revision is valid and becomes current like any other). Object writes record an\n"
+        "intent, upload create-only, then write the header (docs/objects.md). Limits:\n"
+        "--totals 1 MiB, one row line 16 MiB (docs/cli.md).\n\n"
+        "exit status: 0 ok; 1 usage; 2 refused (INVALID_ROW, INVALID_INPUT, CONTENT_CONFLICT,\n"
+        "CONFLICT: e.g. the obligation already has an official revision); 4 storage or\n"
+        "binding; 5 the obligation is another account's (REFERENCE_NOT_FOUND).\n",
+    .run = run_commit,
+    .requires = commit_requires};
+
+static const adcp_cli_optdef read_opts[] = {REQ_STR("--account", "A", "account"), REQ_STR("--revision", "R", "revision"),
+                                            ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"),
+                                            ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"), ADCP_OPT_END};
 static const adcp_cli_spec *const read_subs[] = {&adcp_cli_read_rowset_spec, NULL};
 const adcp_cli_spec adcp_cli_read_spec = {
-    .version = 1, .name = "read", .globals = "[--db URL] [--config FILE]",
-    .summary = "Writes the revision's verified canonical rows as JSONL to stdout (one row per\n"
-               "line; --json is accepted and changes nothing).",
+    .version = 1,
+    .name = "read",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Writes the revision's verified canonical rows as JSONL to stdout (one row per\n"
+        "line; --json is accepted and changes nothing).",
     .opts = read_opts,
-    .text = "With --offset or --limit only the segments the range needs are read and\n"
-            "verified; without them every chunk is verified and the envelope digest is\n"
-            "checked at the end (rows of a chunk are written once that chunk verified).\n"
-            "read --row-set takes one row set by ID, whoever wrote it (docs/adopting.md).\n" READ_ONLY_NOTE
-            "exit status: 0 ok; 1 usage; 2 --totals refused (--row-set); 5 not found\n"
-            "(REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE / ROWS_INTEGRITY_FAILED / ROWS_EXPIRED;\n"
-            "4 storage or binding (STATE_UNAVAILABLE: the row set's binding is not configured).\n",
-    .subs = read_subs, .sub_optional = 1, .json_stream = 1, .run = run_read};
+    .text =
+        "With --offset or --limit only the segments the range needs are read and\n"
+        "verified; without them every chunk is verified and the envelope digest is\n"
+        "checked at the end (rows of a chunk are written once that chunk verified).\n"
+        "read --row-set takes one row set by ID, whoever wrote it (docs/adopting.md).\n" READ_ONLY_NOTE
+        "exit status: 0 ok; 1 usage; 2 --totals refused (--row-set); 5 not found\n"
+        "(REFERENCE_NOT_FOUND); 3 ROWS_UNAVAILABLE / ROWS_INTEGRITY_FAILED / ROWS_EXPIRED;\n"
+        "4 storage or binding (STATE_UNAVAILABLE: the row set's binding is not configured).\n",
+    .subs = read_subs,
+    .sub_optional = 1,
+    .json_stream = 1,
+    .run = run_read};
 
 static const adcp_cli_optdef show_opts[] = {REQ_STR("--account", "A", "account"),
                                             REQ_STR("--revision", "R", "revision"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_show_spec = {
-    .version = 1, .name = "show", .globals = "[--db URL]", .summary = "Prints one revision header (no rows).",
-    .opts = show_opts, .text = READ_ONLY_NOTE "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 4 storage.\n",
+    .version = 1,
+    .name = "show",
+    .globals = "[--db URL]",
+    .summary = "Prints one revision header (no rows).",
+    .opts = show_opts,
+    .text = READ_ONLY_NOTE "exit status: 0 ok; 5 not found (REFERENCE_NOT_FOUND); 4 storage.\n",
     .run = run_show};
 
-#define NO_REVISION_EXIT                                                                                        \
+#define NO_REVISION_EXIT \
   "exit status: 0 ok; 5 no revision for that obligation and account\n(REFERENCE_NOT_FOUND); 4 storage.\n"
 static const adcp_cli_optdef obligation_opts[] = {REQ_STR("--account", "A", "account"),
                                                   REQ_STR("--obligation", "O", "obligation"), ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_current_spec = {
-    .version = 1, .name = "current", .globals = "[--db URL]",
-    .summary = "Prints the obligation's current revision: its official revision, else its\n"
-               "highest-numbered snapshot.",
-    .opts = obligation_opts, .text = READ_ONLY_NOTE NO_REVISION_EXIT, .run = run_current};
-const adcp_cli_spec adcp_cli_history_spec = {
-    .version = 1, .name = "history", .globals = "[--db URL]",
-    .summary = "Lists every revision of the obligation in revision_number order (the current\n"
-               "one is the last). --json prints {\"revisions\":[header, ...]}.",
-    .opts = obligation_opts, .text = READ_ONLY_NOTE NO_REVISION_EXIT, .run = run_history};
+const adcp_cli_spec adcp_cli_current_spec = {.version = 1,
+                                             .name = "current",
+                                             .globals = "[--db URL]",
+                                             .summary =
+                                                 "Prints the obligation's current revision: its official revision, else its\n"
+                                                 "highest-numbered snapshot.",
+                                             .opts = obligation_opts,
+                                             .text = READ_ONLY_NOTE NO_REVISION_EXIT,
+                                             .run = run_current};
+const adcp_cli_spec adcp_cli_history_spec = {.version = 1,
+                                             .name = "history",
+                                             .globals = "[--db URL]",
+                                             .summary =
+                                                 "Lists every revision of the obligation in revision_number order (the current\n"
+                                                 "one is the last). --json prints {\"revisions\":[header, ...]}.",
+                                             .opts = obligation_opts,
+                                             .text = READ_ONLY_NOTE NO_REVISION_EXIT,
+                                             .run = run_history};
 
 static const adcp_cli_optdef list_opts[] = {
-    REQ_STR("--account", "A", "account"), ADCP_OPT_TIME("--from", "periods starting at or after"),
+    REQ_STR("--account", "A", "account"),
+    ADCP_OPT_TIME("--from", "periods starting at or after"),
     ADCP_OPT_TIME("--to", "periods starting before"),
     ADCP_OPT_INT("--limit", "N", 1, ADCP_LEDGER_LIST_MAX, "page size (default 100)"),
-    ADCP_OPT_STR("--cursor", "C", "the next page (printed by the previous one)"), ADCP_OPT_END};
+    ADCP_OPT_STR("--cursor", "C", "the next page (printed by the previous one)"),
+    ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_list_spec = {
-    .version = 1, .name = "list", .globals = "[--db URL]",
-    .summary = "Current revisions of the account's obligations whose period starts in\n"
-               "[from, to), ordered by period start; prints a next cursor when more exist.",
-    .opts = list_opts, .text = READ_ONLY_NOTE "exit status: 0 ok (also when none match); 2 bad --cursor; 4 storage.\n",
+    .version = 1,
+    .name = "list",
+    .globals = "[--db URL]",
+    .summary =
+        "Current revisions of the account's obligations whose period starts in\n"
+        "[from, to), ordered by period start; prints a next cursor when more exist.",
+    .opts = list_opts,
+    .text = READ_ONLY_NOTE "exit status: 0 ok (also when none match); 2 bad --cursor; 4 storage.\n",
     .run = run_list};
 
-static const adcp_cli_optdef verify_opts[] = {
-    ADCP_OPT_STR("--account", "A", "only this account's revisions"),
-    ADCP_OPT_STR("--revision", "R", "only this revision"), ADCP_OPT_FLAG("--all", "every revision (the default)"),
-    ADCP_OPT_FLAG("--quiet", "no progress line"), ADCP_OPT_END};
+static const adcp_cli_optdef verify_opts[] = {ADCP_OPT_STR("--account", "A", "only this account's revisions"),
+                                              ADCP_OPT_STR("--revision", "R", "only this revision"),
+                                              ADCP_OPT_FLAG("--all", "every revision (the default)"),
+                                              ADCP_OPT_FLAG("--quiet", "no progress line"), ADCP_OPT_END};
 static const char *const verify_excl[] = {"--revision", "--all", NULL};
 static const adcp_cli_spec *const verify_subs[] = {&adcp_cli_verify_rowsets_spec, NULL};
 const adcp_cli_spec adcp_cli_verify_spec = {
-    .version = 1, .name = "verify", .globals = "[--db URL] [--config FILE]",
-    .summary = "Re-verifies stored bytes: manifests against the header, every chunk and\n"
-               "segment digest, the envelope digest and the header invariants (numbering,\n"
-               "supersedes chain, one official, shared rows).",
-    .opts = verify_opts, .excl = verify_excl,
-    .text = "Without --revision every revision (of the account, if given) is checked, and\n"
-            "each revision the legacy import quarantined counts as failed with its reason\n"
-            "(import-legacy --quarantined). The catalog audit runs first and prints\n"
-            "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
-            "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
-            "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
-            "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
-            "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
-            "and bytes verified, rate and ETA; --quiet or --json turn it off. What verify\n"
-            "does and does not detect: README. " READ_ONLY_NOTE
-            "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
-            "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
-            "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n",
-    .subs = verify_subs, .sub_optional = 1, .run = run_verify};
+    .version = 1,
+    .name = "verify",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Re-verifies stored bytes: manifests against the header, every chunk and\n"
+        "segment digest, the envelope digest and the header invariants (numbering,\n"
+        "supersedes chain, one official, shared rows).",
+    .opts = verify_opts,
+    .excl = verify_excl,
+    .text =
+        "Without --revision every revision (of the account, if given) is checked, and\n"
+        "each revision the legacy import quarantined counts as failed with its reason\n"
+        "(import-legacy --quarantined). The catalog audit runs first and prints\n"
+        "'drift PROBLEM OBJECT' per drifted schema object (a disabled trigger, a dropped\n"
+        "CHECK). Ends with 'checked N: V verified, F failed' and names each failure.\n"
+        "--json prints one document: {\"ok\":BOOL,\"checked\":N,\"verified\":V,\"failed\":F,\n"
+        "\"failures\":[{\"revision_id\",\"code\",\"message\"}],\"drift\":[{\"object\",\"problem\"}]|null}.\n"
+        "On a terminal (stderr a TTY, TERM not dumb) progress is drawn on stderr: rows\n"
+        "and bytes verified, rate and ETA; --quiet or --json turn it off. What verify\n"
+        "does and does not detect: README. " READ_ONLY_NOTE
+        "exit status: 0 all verified; 3 an integrity failure; 4 storage or binding (a\n"
+        "lost connection, an unconfigured binding) or schema drift; 5 --revision not found for the\n"
+        "account (REFERENCE_NOT_FOUND). With several failures the first of 4, 3, 5 wins.\n",
+    .subs = verify_subs,
+    .sub_optional = 1,
+    .run = run_verify};
 
-static const adcp_cli_optdef intents_list_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"),
-                                                    ADCP_OPT_END};
-static const adcp_cli_spec intents_list = {
-    .version = 1, .name = "intents list", .globals = "[--db URL] [--config FILE]",
-    .summary = "the object-write intents the sweep works on, expiry first",
-    .opts = intents_list_opts, .run = run_intents_list};
+static const adcp_cli_optdef intents_list_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
+static const adcp_cli_spec intents_list = {.version = 1,
+                                           .name = "intents list",
+                                           .globals = "[--db URL] [--config FILE]",
+                                           .summary = "the object-write intents the sweep works on, expiry first",
+                                           .opts = intents_list_opts,
+                                           .run = run_intents_list};
 static const adcp_cli_spec *const intents_subs[] = {&intents_list, NULL};
 const adcp_cli_spec adcp_cli_intents_spec = {
-    .version = 1, .name = "intents",
-    .summary = "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"
-               "upload in progress or abandoned; swept once expires_at has passed) and\n"
-               "'sweeping' (claimed by a sweep that failed; retried after its backoff, which\n"
-               "ends at expires_at).",
-    .text = "Marks intents whose binding is not configured here (the sweep skips those).\n"
-            "--json prints {\"intents\":[...]}. See docs/objects.md. " READ_ONLY_NOTE
-            "exit status: 0 ok (also when there are none); 1 usage; 4 storage.\n",
+    .version = 1,
+    .name = "intents",
+    .summary =
+        "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"
+        "upload in progress or abandoned; swept once expires_at has passed) and\n"
+        "'sweeping' (claimed by a sweep that failed; retried after its backoff, which\n"
+        "ends at expires_at).",
+    .text =
+        "Marks intents whose binding is not configured here (the sweep skips those).\n"
+        "--json prints {\"intents\":[...]}. See docs/objects.md. " READ_ONLY_NOTE
+        "exit status: 0 ok (also when there are none); 1 usage; 4 storage.\n",
     .subs = intents_subs};

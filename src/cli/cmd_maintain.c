@@ -29,7 +29,7 @@ typedef struct maintain_env {
   const adcp_cli_globals *g;
   adcp_cli_session *x;
   const adcp_config_worker_task *cfg; /* NULL when the file has no section for it */
-  int64_t interval_ms;                 /* the task's resolved interval */
+  int64_t interval_ms;                /* the task's resolved interval */
 } maintain_env;
 
 /* Builds the task's context (malloc'd; maintain frees it with free()). */
@@ -39,14 +39,14 @@ typedef int (*maintain_make_fn)(void **ctx, adcp_worker_task_fn *fn, const maint
 typedef struct maintain_def {
   const char *name;
   maintain_make_fn make;
-  void (*free_ctx)(void *ctx);    /* NULL = free() */
+  void (*free_ctx)(void *ctx); /* NULL = free() */
 } maintain_def;
 
 static int make_sweep(void **ctx, adcp_worker_task_fn *fn, const maintain_env *env, adcp_error *err) {
   adcp_worker_sweep_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  *c = (adcp_worker_sweep_ctx){.version = ADCP_WORKER_SWEEP_CTX_VERSION, .ledger = env->x->l,
-                                .interval_ms = env->interval_ms};
+  *c = (adcp_worker_sweep_ctx){
+      .version = ADCP_WORKER_SWEEP_CTX_VERSION, .ledger = env->x->l, .interval_ms = env->interval_ms};
   *ctx = c, *fn = adcp_worker_task_intent_sweep;
   return 0;
 }
@@ -96,7 +96,8 @@ static int make_escalation(void **ctx, adcp_worker_task_fn *fn, const maintain_e
   int64_t after = 86400, intents = 0;
   adcp_config_worker_setting_get(env->cfg, "escalation_after_s", &after);
   adcp_config_worker_setting_get(env->cfg, "unconfigured_intent_after_s", &intents);
-  *c = (adcp_worker_issues_ctx){.version = ADCP_WORKER_ISSUES_CTX_VERSION, .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
+  *c = (adcp_worker_issues_ctx){.version = ADCP_WORKER_ISSUES_CTX_VERSION,
+                                .escalation_after_ms = (after > 0 ? after : 86400) * 1000,
                                 .ledger = env->x->l,
                                 .unconfigured_intent_threshold_ms = intents > 0 ? intents * 1000 : 10 * env->interval_ms};
   int rc = adcp_issues_open(&c->store, adcp_storage_sql(env->x->s), err);
@@ -137,8 +138,8 @@ static int make_checkpoint(void **ctx, adcp_worker_task_fn *fn, const maintain_e
     free(t);
     return rc;
   }
-  t->ctx = (adcp_worker_audit_ctx){.version = ADCP_WORKER_AUDIT_CTX_VERSION, .conn = adcp_storage_sql(env->x->s),
-                                   .signer = t->signer, .publish = prov};
+  t->ctx = (adcp_worker_audit_ctx){
+      .version = ADCP_WORKER_AUDIT_CTX_VERSION, .conn = adcp_storage_sql(env->x->s), .signer = t->signer, .publish = prov};
   *ctx = t, *fn = adcp_worker_task_audit_checkpoint;
   return 0;
 }
@@ -361,13 +362,19 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *ts = getenv("ADCP_LEDGER_TEST_TASK_SLEEP_MS");
   if (!rc && ts && *ts) {
     g_test_sleep_ms = strtoll(ts, NULL, 10);
-    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = "test_sleep", .run = test_sleep,
-                          .interval_ms = (int64_t)interval * 1000, .limit = 1};
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION,
+                          .name = "test_sleep",
+                          .run = test_sleep,
+                          .interval_ms = (int64_t)interval * 1000,
+                          .limit = 1};
     rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
   if (!rc && getenv("ADCP_LEDGER_TEST_TASK_FAIL")) {
-    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = "test_fail", .run = test_fail,
-                          .interval_ms = (int64_t)interval * 1000, .limit = 1};
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION,
+                          .name = "test_fail",
+                          .run = test_fail,
+                          .interval_ms = (int64_t)interval * 1000,
+                          .limit = 1};
     rc = adcp_worker_register(w, &t, &err), n_tasks++;
   }
 #endif
@@ -380,7 +387,9 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (enabled && !d) rc = adcp_error_set(&err, ADCP_EINTERNAL, "task %s has no factory in this build", cat[i].name);
     if (rc || !enabled) continue;
     maintain_env env = {g, &x, tc, (tc && tc->interval_s ? tc->interval_s : (int64_t)interval) * 1000};
-    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION, .name = d->name, .interval_ms = env.interval_ms,
+    adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION,
+                          .name = d->name,
+                          .interval_ms = env.interval_ms,
                           .limit = tc && tc->limit ? tc->limit : cat[i].limit};
     rc = d->make(&t.ctx, &t.run, &env, &err);
     if (!rc) ctx_defs[n_ctx] = d, ctxs[n_ctx++] = t.ctx, rc = adcp_worker_register(w, &t, &err), n_tasks++;
@@ -391,8 +400,9 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
     fprintf(stderr, "adcp-ledger maintain: metrics on http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
             listen, (unsigned)adcp_cli_metrics_port(m));
     if (adcp_cli_metrics_unguarded(m))
-      fprintf(stderr, "adcp-ledger maintain: warning: the metrics endpoint is bound beyond loopback without a "
-                      "credential; give --metrics-token-file\n");
+      fprintf(stderr,
+              "adcp-ledger maintain: warning: the metrics endpoint is bound beyond loopback without a "
+              "credential; give --metrics-token-file\n");
   }
   out_ctx o = {json, 0, g->log};
   int code = 0;
@@ -411,8 +421,12 @@ static int cmd_maintain(const adcp_cli_globals *g, const adcp_cli_args *a) {
       rc = adcp_worker_run_pass(&r, w, ADCP_WORKER_PASS_ALL, dry, &g_stop, &err);
       if (!rc) print_pass(&o, r), code = o.exit_code;
     } else {
-      adcp_worker_run_options ro = {.version = ADCP_WORKER_RUN_OPTIONS_VERSION, .dry_run = dry, .stop = &g_stop,
-                                    .on_pass = print_pass, .ctx = &o, .poll_ms = 100};
+      adcp_worker_run_options ro = {.version = ADCP_WORKER_RUN_OPTIONS_VERSION,
+                                    .dry_run = dry,
+                                    .stop = &g_stop,
+                                    .on_pass = print_pass,
+                                    .ctx = &o,
+                                    .poll_ms = 100};
       rc = adcp_worker_run(w, &ro, &err);
       code = 0; /* the loop only ends on a signal: a clean stop */
     }
@@ -446,11 +460,17 @@ static const adcp_cli_optdef maintain_opts[] = {
 /* The task list follows the worker catalog (src/worker/catalog.c);
  * test_cli_maintain checks that every catalog task is named here. */
 const adcp_cli_spec adcp_cli_maintain_spec = {
-    1, "maintain", "[--db URL] [--config FILE]",
+    1,
+    "maintain",
+    "[--db URL] [--config FILE]",
     "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
     "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
     "One task's failure never stops another task or the loop.",
-    maintain_opts, 0, 0, NULL, NULL,
+    maintain_opts,
+    0,
+    0,
+    NULL,
+    NULL,
     "Tasks, in order (default per-pass limit):\n"
     "  intent_sweep       resolve abandoned object uploads (100)\n"
     "  change_pruning     prune change-feed rows no live consumer needs (10000)\n"
@@ -471,4 +491,9 @@ const adcp_cli_spec adcp_cli_maintain_spec = {
     "             or the failed task's code's status; 1 usage or an unreadable file\n"
     "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
     "             retention enabled); 4 database, schema or binding problem.\n",
-    NULL, 0, 0, cmd_maintain, (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL}, NULL};
+    NULL,
+    0,
+    0,
+    cmd_maintain,
+    (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL},
+    NULL};

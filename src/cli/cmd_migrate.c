@@ -46,19 +46,17 @@ static void on_progress(void *ctx, const adcp_migration *m, const char *phase) {
   }
   if (!strcmp(phase, "applying"))
     fprintf(p->out, "applying %s %s %s\n", m->version, m->name, adcp_upgrade_class_name(m->upgrade));
-  else if (!strcmp(phase, "done"))
-    fprintf(p->out, "done %s\n", m->version);
-  else
-    fprintf(p->out, "skipped %s (applied by another runner)\n", m->version);
+  else if (!strcmp(phase, "done")) fprintf(p->out, "done %s\n", m->version);
+  else fprintf(p->out, "skipped %s (applied by another runner)\n", m->version);
   fflush(p->out);
 }
 
 static const char *state_name(adcp_migration_state s) {
   switch (s) {
-    case ADCP_MIGRATION_APPLIED: return "applied";
-    case ADCP_MIGRATION_PENDING: return "pending";
-    case ADCP_MIGRATION_UNKNOWN: return "unknown";
-    case ADCP_MIGRATION_CHECKSUM_MISMATCH: return "checksum-mismatch";
+  case ADCP_MIGRATION_APPLIED: return "applied";
+  case ADCP_MIGRATION_PENDING: return "pending";
+  case ADCP_MIGRATION_UNKNOWN: return "unknown";
+  case ADCP_MIGRATION_CHECKSUM_MISMATCH: return "checksum-mismatch";
   }
   return "unknown";
 }
@@ -132,12 +130,12 @@ static int print_status(adcp_storage *s, int dry_run, adcp_error *err) {
       continue;
     }
     switch (src->state) {
-      case ADCP_MIGRATION_APPLIED: printf("applied %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
-      case ADCP_MIGRATION_PENDING: printf("pending %s %s %s\n", e->version, e->name, cls); break;
-      case ADCP_MIGRATION_UNKNOWN: printf("unknown %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
-      case ADCP_MIGRATION_CHECKSUM_MISMATCH:
-        printf("checksum-mismatch %s %s %s %s\n", e->version, e->name, cls, e->applied_at);
-        break;
+    case ADCP_MIGRATION_APPLIED: printf("applied %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
+    case ADCP_MIGRATION_PENDING: printf("pending %s %s %s\n", e->version, e->name, cls); break;
+    case ADCP_MIGRATION_UNKNOWN: printf("unknown %s %s %s %s\n", e->version, e->name, cls, e->applied_at); break;
+    case ADCP_MIGRATION_CHECKSUM_MISMATCH:
+      printf("checksum-mismatch %s %s %s %s\n", e->version, e->name, cls, e->applied_at);
+      break;
     }
     if (e->upgrade == ADCP_UPGRADE_STOPPED_WORKER && e->note[0]) printf("note %s %s\n", e->version, e->note);
   }
@@ -182,7 +180,8 @@ static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_error err = {0};
   adcp_storage *s;
   /* migrate is the one command that opens a database which is behind. */
-  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .allow_non_durable = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
+  adcp_storage_options o = {
+      .version = ADCP_STORAGE_OPTIONS_VERSION, .allow_non_durable = 1, .skip_schema_check = 1, .must_exist = g->must_exist};
   int rc = adcp_storage_open(&s, adcp_storage_resolve_url(g->db_url), &o, &err);
   if (rc) return fail("migrate", &err);
   if (status || dry) {
@@ -192,8 +191,10 @@ static int cmd_migrate(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_buf_init(&ja), adcp_buf_init(&js);
     adcp_buf_append_str(&ja, "\"applied\":["), adcp_buf_append_str(&js, "\"skipped\":[");
     progress_ctx p = {stdout, json ? &ja : NULL, json ? &js : NULL};
-    adcp_migrate_options mo = {.version = ADCP_MIGRATE_OPTIONS_VERSION, .additive_only = adcp_cli_arg_has(a, "--additive-only"),
-                               .progress = on_progress, .progress_ctx = &p};
+    adcp_migrate_options mo = {.version = ADCP_MIGRATE_OPTIONS_VERSION,
+                               .additive_only = adcp_cli_arg_has(a, "--additive-only"),
+                               .progress = on_progress,
+                               .progress_ctx = &p};
     size_t applied = 0;
     rc = adcp_storage_migrate(&applied, s, &mo, &err);
     if (json) print_apply_json(&ja, &js, rc, &err, NULL);
@@ -215,8 +216,9 @@ static int cmd_init(const adcp_cli_globals *g, const adcp_cli_args *a) {
   }
   if (!adcp_sql_url_dialect(url)) return adcp_cli_bad_url("init");
   if (adcp_sql_url_dialect(url) != ADCP_SQL_SQLITE || !strcmp(url, "sqlite::memory:")) {
-    fprintf(stderr, "adcp-ledger init: init creates a SQLite file ledger (sqlite:PATH); for PostgreSQL "
-                    "create the database and run 'adcp-ledger --db URL migrate'\n");
+    fprintf(stderr,
+            "adcp-ledger init: init creates a SQLite file ledger (sqlite:PATH); for PostgreSQL "
+            "create the database and run 'adcp-ledger --db URL migrate'\n");
     return ADCP_CLI_EXIT_USAGE;
   }
   /* Refuse to adopt an unrelated existing file. */
@@ -261,22 +263,29 @@ static int cmd_init(const adcp_cli_globals *g, const adcp_cli_args *a) {
 /* ---- the option tables (cli/opt.h) ---- */
 
 static const adcp_cli_optdef migrate_opts[] = {
-    ADCP_OPT_FLAG("--status", "read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
-                              "'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
-                              "stopped-worker steps; with nothing pending the catalog audit runs\n"
-                              "and each drifted object prints 'drift PROBLEM OBJECT' (exit 4)\n"
-                              "instead of 'up to date'"),
+    ADCP_OPT_FLAG("--status",
+                  "read-only: 'applied V NAME CLASS AT', 'pending V NAME CLASS',\n"
+                  "'unknown V NAME CLASS AT' per migration, plus 'note V TEXT' for\n"
+                  "stopped-worker steps; with nothing pending the catalog audit runs\n"
+                  "and each drifted object prints 'drift PROBLEM OBJECT' (exit 4)\n"
+                  "instead of 'up to date'"),
     ADCP_OPT_FLAG("--dry-run", "read-only: 'would-apply V NAME CLASS' per pending migration"),
     ADCP_OPT_FLAG("--additive-only", "apply only pending additive migrations (safe while workers run)"), ADCP_OPT_END};
 static const char *const migrate_excl[] = {"--status",  "--dry-run",       "--status", "--additive-only",
                                            "--dry-run", "--additive-only", NULL};
 const adcp_cli_spec adcp_cli_migrate_spec = {
-    1, "migrate", "[--db URL]",
+    1,
+    "migrate",
+    "[--db URL]",
     "Applies the migrations embedded in this build, in version order, each in its own\n"
     "transaction under the schema lock (concurrent runners never double-apply). Without an\n"
     "option: applies every pending migration, printing 'applying V NAME CLASS' and 'done V'\n"
     "per step (stop writers first if a step is stopped-worker).",
-    migrate_opts, 0, 0, NULL, migrate_excl,
+    migrate_opts,
+    0,
+    0,
+    NULL,
+    migrate_excl,
     "--json prints one document instead: {\"ok\",\"migrations\":[...],\"pending\"} (--status),\n"
     "{\"ok\",\"would_apply\":[...]} (--dry-run) or {\"ok\",\"applied\":[...],\"skipped\":[...]}\n"
     "(apply; also on failure, with \"code\" and \"message\").\n\n"
@@ -286,12 +295,29 @@ const adcp_cli_spec adcp_cli_migrate_spec = {
     "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
     "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
     "             --status: SCHEMA_UNREADY)\n",
-    NULL, 0, 0, cmd_migrate, NULL, NULL};
+    NULL,
+    0,
+    0,
+    cmd_migrate,
+    NULL,
+    NULL};
 const adcp_cli_spec adcp_cli_init_spec = {
-    1, "init", "[--db sqlite:PATH]",
+    1,
+    "init",
+    "[--db sqlite:PATH]",
     "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
     "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
     "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
     "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
-    NULL, 0, 1, "[PATH]", NULL, "exit status: 0 success, 1 usage error, 4 database or migration failure\n", NULL, 0,
-    0, cmd_init, NULL, NULL};
+    NULL,
+    0,
+    1,
+    "[PATH]",
+    NULL,
+    "exit status: 0 success, 1 usage error, 4 database or migration failure\n",
+    NULL,
+    0,
+    0,
+    cmd_init,
+    NULL,
+    NULL};

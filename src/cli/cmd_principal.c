@@ -34,7 +34,8 @@ static int cmd_principal(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_storage *s = NULL;
   adcp_principal_store *ps = NULL;
   /* get and list only read: never create or write the database. */
-  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || get || list, .must_exist = g->must_exist};
+  adcp_storage_options o = {
+      .version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || get || list, .must_exist = g->must_exist};
   rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_principals(&ps, s, &err);
   adcp_buf b;
@@ -42,11 +43,14 @@ static int cmd_principal(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_principal p;
   memset(&p, 0, sizeof p);
   if (!rc && put) {
-    adcp_principal_put in = {.version = ADCP_PRINCIPAL_PUT_VERSION, .principal_id = id, .account_scope = adcp_cli_arg_str(a, "--account"),
-                             .display_name = adcp_cli_arg_str(a, "--name"),
-                             .status = adcp_cli_arg_str(a, "--status"), .expected_version = expected,
-                             .attributes_json = attrs_file ? (const char *)attrs.data
-                                                           : adcp_cli_arg_str(a, "--attributes")};
+    adcp_principal_put in = {
+        .version = ADCP_PRINCIPAL_PUT_VERSION,
+        .principal_id = id,
+        .account_scope = adcp_cli_arg_str(a, "--account"),
+        .display_name = adcp_cli_arg_str(a, "--name"),
+        .status = adcp_cli_arg_str(a, "--status"),
+        .expected_version = expected,
+        .attributes_json = attrs_file ? (const char *)attrs.data : adcp_cli_arg_str(a, "--attributes")};
     rc = adcp_principal_upsert(&p, ps, &in, &err);
   } else if (!rc && get) {
     rc = adcp_principal_get(&p, ps, id, &err);
@@ -56,8 +60,7 @@ static int cmd_principal(const adcp_cli_globals *g, const adcp_cli_args *a) {
   if (!rc && !list) rc = adcp_principal_write_json(&b, &p);
   if (!rc && list) {
     adcp_principal_page pg;
-    rc = adcp_principal_list(&pg, ps, (size_t)adcp_cli_arg_int(a, "--limit", 0), adcp_cli_arg_str(a, "--cursor"),
-                             &err);
+    rc = adcp_principal_list(&pg, ps, (size_t)adcp_cli_arg_int(a, "--limit", 0), adcp_cli_arg_str(a, "--cursor"), &err);
     if (!rc) {
       adcp_buf_append_str(&b, "{\"principals\":[");
       for (size_t i = 0; i < pg.count; i++) {
@@ -99,27 +102,90 @@ static const adcp_cli_optdef list_opts[] = {
 static const adcp_cli_optdef disable_opts[] = {
     ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, "disable only at version V"), ADCP_OPT_END};
 
-static const adcp_cli_spec principal_put = {
-    1, "principal put", "[--db URL]",
-    "creates the record (no --expected-version, or 0) or replaces the one at version V\n"
-    "(compare-and-set: another version is CONFLICT and nothing is written)",
-    put_opts, 1, 1, "ID", put_excl, NULL, NULL, 0, 0, cmd_principal, NULL, NULL};
-static const adcp_cli_spec principal_get = {1, "principal get", "[--db URL]", "prints the record", NULL, 1, 1, "ID",
-                                            NULL, NULL, NULL, 0, 0, cmd_principal, NULL, NULL};
-static const adcp_cli_spec principal_list = {
-    1, "principal list", "[--db URL]",
-    "pages in principal_id order: {\"principals\":[...],\"next_cursor\":STR|null}", list_opts, 0, 0, NULL, NULL,
-    NULL, NULL, 0, 0, cmd_principal, NULL, NULL};
-static const adcp_cli_spec principal_disable = {1, "principal disable", "[--db URL]", "sets status disabled",
-                                                disable_opts, 1, 1, "ID", NULL, NULL, NULL, 0, 0, cmd_principal, NULL, NULL};
+static const adcp_cli_spec principal_put = {1,
+                                            "principal put",
+                                            "[--db URL]",
+                                            "creates the record (no --expected-version, or 0) or replaces the one at version V\n"
+                                            "(compare-and-set: another version is CONFLICT and nothing is written)",
+                                            put_opts,
+                                            1,
+                                            1,
+                                            "ID",
+                                            put_excl,
+                                            NULL,
+                                            NULL,
+                                            0,
+                                            0,
+                                            cmd_principal,
+                                            NULL,
+                                            NULL};
+static const adcp_cli_spec principal_get = {1,
+                                            "principal get",
+                                            "[--db URL]",
+                                            "prints the record",
+                                            NULL,
+                                            1,
+                                            1,
+                                            "ID",
+                                            NULL,
+                                            NULL,
+                                            NULL,
+                                            0,
+                                            0,
+                                            cmd_principal,
+                                            NULL,
+                                            NULL};
+static const adcp_cli_spec principal_list = {1,
+                                             "principal list",
+                                             "[--db URL]",
+                                             "pages in principal_id order: {\"principals\":[...],\"next_cursor\":STR|null}",
+                                             list_opts,
+                                             0,
+                                             0,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             0,
+                                             0,
+                                             cmd_principal,
+                                             NULL,
+                                             NULL};
+static const adcp_cli_spec principal_disable = {1,
+                                                "principal disable",
+                                                "[--db URL]",
+                                                "sets status disabled",
+                                                disable_opts,
+                                                1,
+                                                1,
+                                                "ID",
+                                                NULL,
+                                                NULL,
+                                                NULL,
+                                                0,
+                                                0,
+                                                cmd_principal,
+                                                NULL,
+                                                NULL};
 static const adcp_cli_spec *const principal_subs[] = {&principal_put, &principal_get, &principal_list,
                                                       &principal_disable, NULL};
 const adcp_cli_spec adcp_cli_principal_spec = {
-    1, "principal", NULL,
+    1,
+    "principal",
+    NULL,
     "Principal records: the identities a reporting service resolves callers against.\n"
     "put, get and disable print the principal as one JSON object. See docs/principals.md.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT;\n"
     "             4 storage (REPORTING_SCHEMA_BEHIND, REPORTING_STORAGE_NOT_DURABLE, ...);\n"
     "             5 REFERENCE_NOT_FOUND (no such principal).\n",
-    principal_subs, 0, 0, NULL, NULL, NULL};
+    principal_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

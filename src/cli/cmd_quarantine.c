@@ -35,8 +35,8 @@ static int list_one(void *ctx, const adcp_import_quarantined *q) {
     return rc ? ADCP_ENOMEM : 0;
   }
   /* Text is printed as it comes: the listing is never held in memory. */
-  if (!x->n++) printf("%-24s %-20s %-9s %-14s %-27s %s\n", "REVISION", "ACCOUNT", "SOURCE", "CHECK",
-                      "QUARANTINED_AT", "MESSAGE");
+  if (!x->n++)
+    printf("%-24s %-20s %-9s %-14s %-27s %s\n", "REVISION", "ACCOUNT", "SOURCE", "CHECK", "QUARANTINED_AT", "MESSAGE");
   char r[ADCP_CLI_ESC_ID], a[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX + 8];
   printf("%-24s %-20s %-9s %-14s %-27s %s\n", adcp_cli_escape(r, sizeof r, q->revision_id),
          adcp_cli_escape(a, sizeof a, q->account_id), q->source, q->check, q->recorded_at,

@@ -15,8 +15,7 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled,
-                      adcp_error *err) {
+static int policy_for(const adcp_retention_policy **out, const adcp_cli_session *x, int need_enabled, adcp_error *err) {
   const adcp_config_retention *rc = adcp_config_retention_section(x->cfg);
   if (!rc || !rc->present)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
@@ -51,8 +50,7 @@ static void counters_json(adcp_buf *b, const char *op, int retire, int dry, cons
                   "{\"ok\":true,\"operation\":\"%s\",\"dry_run\":%s,\"%s\":%" PRIu64 ",\"failed\":%" PRIu64
                   ",\"held\":%" PRIu64 ",\"protected\":%" PRIu64 ",\"stalled\":%" PRIu64 ",\"pending\":%" PRIu64
                   ",\"skipped_unconfigured\":%" PRIu64 ",\"resumed\":%" PRIu64 ",\"objects_deleted\":%" PRIu64
-                  ",\"objects_kept\":%" PRIu64 ",\"bodies_deleted\":%" PRIu64 ",\"bytes_freed\":%" PRIu64
-                  ",\"failures\":[",
+                  ",\"objects_kept\":%" PRIu64 ",\"bodies_deleted\":%" PRIu64 ",\"bytes_freed\":%" PRIu64 ",\"failures\":[",
                   op, dry ? "true" : "false", retire ? "retired" : "pruned", c->done, c->failed, c->held, c->protected_,
                   c->stalled, c->pending, c->skipped_unconfigured, c->resumed, c->objects_deleted, c->objects_kept,
                   c->bodies_deleted, c->bytes_freed);
@@ -78,8 +76,11 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_retention_counters c;
   rc = policy_for(&pol, &x, 1, &err);
   if (!rc) {
-    adcp_retention_options opts = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = pol, .account_id = adcp_cli_arg_str(a, "--account"),
-                                   .limit = (size_t)adcp_cli_arg_int(a, "--limit", 0), .dry_run = dry};
+    adcp_retention_options opts = {.version = ADCP_RETENTION_OPTIONS_VERSION,
+                                   .policy = pol,
+                                   .account_id = adcp_cli_arg_str(a, "--account"),
+                                   .limit = (size_t)adcp_cli_arg_int(a, "--limit", 0),
+                                   .dry_run = dry};
 #ifdef ADCP_CLI_TEST_HOOKS
     const char *pause = getenv("ADCP_RETENTION_TEST_PAUSE");
     if (pause && *pause) opts.step_hook = pause_hook, opts.step_ctx = (void *)pause;
@@ -90,8 +91,9 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
   if (rc) return adcp_cli_fail(cmd, &err);
   for (size_t i = 0; i < c.n_failures; i++) {
     char id[ADCP_CLI_ESC_ID], m[4 * ADCP_ERROR_MESSAGE_MAX];
-    fprintf(stderr, "adcp-ledger %s: failed %s: %s: %s\n", cmd, adcp_cli_escape(id, sizeof id, c.failures[i].obligation_id),
-            adcp_error_code_name(c.failures[i].code), adcp_cli_escape(m, sizeof m, c.failures[i].message));
+    fprintf(stderr, "adcp-ledger %s: failed %s: %s: %s\n", cmd,
+            adcp_cli_escape(id, sizeof id, c.failures[i].obligation_id), adcp_error_code_name(c.failures[i].code),
+            adcp_cli_escape(m, sizeof m, c.failures[i].message));
   }
   if (a->json) {
     adcp_buf b;
@@ -100,11 +102,10 @@ static int cmd_pass(const adcp_cli_globals *g, const adcp_cli_args *a) {
     adcp_cli_json_emit(&b);
   } else {
     printf("%s%s %" PRIu64 ", failed %" PRIu64 ", held %" PRIu64 ", protected %" PRIu64 ", stalled %" PRIu64
-           ", pending %" PRIu64 ", skipped_unconfigured %" PRIu64 "; objects deleted %" PRIu64 ", bodies deleted %" PRIu64
-           ", bytes freed %" PRIu64 "\n",
-           dry ? "dry run: would have " : "", retire ? "retired" : "pruned", c.done, c.failed, c.held,
-           c.protected_, c.stalled, c.pending, c.skipped_unconfigured, c.objects_deleted, c.bodies_deleted,
-           c.bytes_freed);
+           ", pending %" PRIu64 ", skipped_unconfigured %" PRIu64 "; objects deleted %" PRIu64
+           ", bodies deleted %" PRIu64 ", bytes freed %" PRIu64 "\n",
+           dry ? "dry run: would have " : "", retire ? "retired" : "pruned", c.done, c.failed, c.held, c.protected_,
+           c.stalled, c.pending, c.skipped_unconfigured, c.objects_deleted, c.bodies_deleted, c.bytes_freed);
   }
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
@@ -120,8 +121,8 @@ static void bucket_json(adcp_buf *b, const char *name, const adcp_retention_buck
 static void bucket_text(const char *name, const adcp_retention_bucket *k) {
   char id[ADCP_CLI_ESC_ID];
   if (k->count)
-    printf("  %-21s %" PRIu64 " (oldest %s, %s)\n", name, k->count, adcp_cli_escape(id, sizeof id, k->oldest_obligation_id),
-           k->oldest_at);
+    printf("  %-21s %" PRIu64 " (oldest %s, %s)\n", name, k->count,
+           adcp_cli_escape(id, sizeof id, k->oldest_obligation_id), k->oldest_at);
   else printf("  %-21s 0\n", name);
 }
 
@@ -134,8 +135,8 @@ static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const adcp_retention_policy *pol = NULL;
   adcp_retention_status st;
   rc = policy_for(&pol, &x, 0, &err);
-  if (!rc) rc = adcp_retention_get_status(&st, x.l, pol, adcp_cli_arg_str(a, "--account"), adcp_cli_arg_str(a, "--as-of"),
-                                       &err);
+  if (!rc)
+    rc = adcp_retention_get_status(&st, x.l, pol, adcp_cli_arg_str(a, "--account"), adcp_cli_arg_str(a, "--as-of"), &err);
   const adcp_config_retention *rcfg = adcp_config_retention_section(x.cfg);
   int enabled = rcfg && rcfg->enabled;
   int64_t w = rc ? 0 : adcp_retention_window_days(pol);
@@ -152,8 +153,8 @@ static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
     bucket_json(&b, "protected", &st.protected_);
     bucket_json(&b, "stalled", &st.stalled);
     bucket_json(&b, "skipped_unconfigured", &st.skipped_unconfigured);
-    adcp_buf_printf(&b, ",\"retired\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"live\":%" PRIu64 ",\"next_eligible\":",
-                    st.retired, st.holds, st.live);
+    adcp_buf_printf(&b, ",\"retired\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"live\":%" PRIu64 ",\"next_eligible\":", st.retired,
+                    st.holds, st.live);
     if (st.next_eligible_at[0]) {
       adcp_buf_printf(&b, "{\"at\":\"%s\",\"obligation_id\":", st.next_eligible_at);
       adcp_cli_json_str(&b, st.next_eligible_obligation_id);
@@ -177,8 +178,7 @@ static int cmd_status(const adcp_cli_globals *g, const adcp_cli_args *a) {
     if (st.next_eligible_at[0])
       printf("  %-21s %s (%s)\n", "next eligible", st.next_eligible_at,
              adcp_cli_escape(id, sizeof id, st.next_eligible_obligation_id));
-    else
-      printf("  %-21s -\n", "next eligible");
+    else printf("  %-21s -\n", "next eligible");
   }
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
@@ -204,8 +204,9 @@ static int cmd_stalled(const adcp_cli_globals *g, const adcp_cli_args *a) {
       adcp_cli_json_str(&b, s->obligation_id);
       adcp_buf_append_str(&b, ",\"account_id\":");
       adcp_cli_json_str(&b, s->account_id);
-      adcp_buf_printf(&b, ",\"operation\":\"%s\",\"failures\":%" PRId64
-                          ",\"first_failed_at\":\"%s\",\"last_failed_at\":\"%s\",\"next_attempt_at\":\"%s\",\"last_cause\":",
+      adcp_buf_printf(&b,
+                      ",\"operation\":\"%s\",\"failures\":%" PRId64
+                      ",\"first_failed_at\":\"%s\",\"last_failed_at\":\"%s\",\"next_attempt_at\":\"%s\",\"last_cause\":",
                       s->operation, s->failures, s->first_failed_at, s->last_failed_at, s->next_attempt_at);
       adcp_cli_json_str(&b, s->last_cause);
       adcp_buf_append_byte(&b, '}');
@@ -232,7 +233,8 @@ static int cmd_stalled(const adcp_cli_globals *g, const adcp_cli_args *a) {
 static int cmd_hold(const adcp_cli_globals *g, const adcp_cli_args *a) {
   const char *cmd = a->spec->name;
   int add = !strcmp(cmd, "hold add"), list = !strcmp(cmd, "hold list"), json = a->json;
-  const char *id = list ? NULL : adcp_cli_arg_str(a, "--id"), *account = add || list ? adcp_cli_arg_str(a, "--account") : NULL;
+  const char *id = list ? NULL : adcp_cli_arg_str(a, "--id"),
+             *account = add || list ? adcp_cli_arg_str(a, "--account") : NULL;
   adcp_error err = {0};
   adcp_cli_session x;
   int rc = adcp_cli_session_open(&x, g, &err);
@@ -300,10 +302,9 @@ static int cmd_hold(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 /* ---- the option tables (cli/opt.h) ---- */
 
-#define PASS_OPTS(what)                                                                                     \
-  ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N periods (default 100)"),                              \
-      ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_FLAG("--dry-run", "count only: " what), \
-      ADCP_OPT_END
+#define PASS_OPTS(what) \
+  ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N periods (default 100)"), \
+      ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_FLAG("--dry-run", "count only: " what), ADCP_OPT_END
 static const adcp_cli_optdef status_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_TIME("--as-of", "evaluate at this earlier instant (never later than the database clock)"), ADCP_OPT_END};
@@ -312,9 +313,9 @@ static const adcp_cli_optdef prune_opts[] = {PASS_OPTS("nothing is pruned")};
 static const adcp_cli_optdef stalled_opts[] = {
     ADCP_OPT_INT("--min-seconds", "S", 0, 100LL * 365 * 86400, "first failure at least S seconds ago (default 0)"),
     ADCP_OPT_END};
-#define SUB(var, name, summary, opts, run)                                                                     \
-  static const adcp_cli_spec var = {1,    name, "[--db URL] [--config FILE]", summary, opts, 0, 0, NULL, NULL, \
-                                    NULL, NULL, 0, 0, run, NULL, NULL}
+#define SUB(var, name, summary, opts, run) \
+  static const adcp_cli_spec var = { \
+      1, name, "[--db URL] [--config FILE]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
 SUB(r_status, "retention status",
     "the live periods, when the next one becomes age-eligible (its newest anchor + the\n"
     "window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null), counts and the\n"
@@ -335,39 +336,64 @@ SUB(r_stalled, "retention stalled",
     "periods whose retirement or pruning keeps failing, with the last secret-free cause", stalled_opts, cmd_stalled);
 static const adcp_cli_spec *const retention_subs[] = {&r_status, &r_retire, &r_prune, &r_stalled, NULL};
 const adcp_cli_spec adcp_cli_retention_spec = {
-    1, "retention", NULL,
+    1,
+    "retention",
+    NULL,
     "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
     "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
     "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
     "on stderr) and backs off; the pass still exits 0.\n\n"
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
     "             --as-of); 4 database, schema or binding problem\n",
-    retention_subs, 0, 0, NULL, NULL, NULL};
+    retention_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};
 
 static const adcp_cli_optdef hold_add_opts[] = {
-    ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_STR_REQ("--account", "A", "account"),
+    ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"),
+    ADCP_OPT_STR_REQ("--account", "A", "account"),
     ADCP_OPT_STR("--obligation", "O", "hold this period only (default: every period of the account)"),
-    ADCP_OPT_STR("--reason", "TEXT", "why (shown by hold list)"), ADCP_OPT_TIME("--until", "the hold ends then"),
+    ADCP_OPT_STR("--reason", "TEXT", "why (shown by hold list)"),
+    ADCP_OPT_TIME("--until", "the hold ends then"),
     ADCP_OPT_END};
 static const adcp_cli_optdef hold_remove_opts[] = {ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_END};
 static const adcp_cli_optdef hold_list_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_END};
 #define HOLD(var, name, summary, opts) \
-  static const adcp_cli_spec var = {1, name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, cmd_hold, NULL, NULL}
+  static const adcp_cli_spec var = {1,    name, "[--db URL]", summary, opts, 0,        0,    NULL, \
+                                    NULL, NULL, NULL,         0,       0,    cmd_hold, NULL, NULL}
 HOLD(h_add, "hold add", "hold a period (or every period of an account)", hold_add_opts);
 HOLD(h_remove, "hold remove", "remove a hold", hold_remove_opts);
 HOLD(h_list, "hold list", "the holds, in force and expired", hold_list_opts);
 static const adcp_cli_spec *const hold_subs[] = {&h_add, &h_remove, &h_list, NULL};
 const adcp_cli_spec adcp_cli_hold_spec = {
-    1, "hold", NULL,
+    1,
+    "hold",
+    NULL,
     "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
     "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
     "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
     "ledger does not hold for the account, or to an account with no obligation here (it\n"
     "would hold nothing: REFERENCE_NOT_FOUND, exit 5).",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
     "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
     "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n",
-    hold_subs, 0, 0, NULL, NULL, NULL};
+    hold_subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

@@ -12,7 +12,6 @@
 #include "cli/cli.h"
 #include "cli/opt.h"
 
-
 static int blank(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return 0;
@@ -188,10 +187,11 @@ static int run_encode(const adcp_cli_globals *g, const adcp_cli_args *a) {
   fputs("{\"manifests\":[", stdout);
   if (manifests.len) fwrite(manifests.data, 1, manifests.len, stdout);
   adcp_buf_free(&manifests);
-  printf("],\"row_manifest_sha256\":\"%s\",\"revision_content_sha256\":\"%s\",\"canonical_byte_count\":%llu,"
-         "\"row_count\":%llu}\n",
-         res.row_manifest_sha256, res.content_sha256, (unsigned long long)res.canonical_byte_count,
-         (unsigned long long)res.row_count);
+  printf(
+      "],\"row_manifest_sha256\":\"%s\",\"revision_content_sha256\":\"%s\",\"canonical_byte_count\":%llu,"
+      "\"row_count\":%llu}\n",
+      res.row_manifest_sha256, res.content_sha256, (unsigned long long)res.canonical_byte_count,
+      (unsigned long long)res.row_count);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
@@ -215,8 +215,10 @@ static int read_chunk_file(adcp_buf *out, const char *path, uint64_t index, uint
   if (lstat(path, &st) != 0)
     return adcp_error_set(err, ADCP_EROWS_UNAVAILABLE, "chunk %llu: file %s is missing", (unsigned long long)index, path);
   if (!S_ISREG(st.st_mode))
-    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "chunk %llu: %s is not a regular file (symbolic links, "
-                          "FIFOs and devices are refused)", (unsigned long long)index, path);
+    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED,
+                          "chunk %llu: %s is not a regular file (symbolic links, "
+                          "FIFOs and devices are refused)",
+                          (unsigned long long)index, path);
   adcp_error e = {0};
   int fd = adcp_cli_open_regular(path, 1, "chunk file", &e);
   if (fd < 0)
@@ -274,7 +276,8 @@ static int run_verify_chunks(const adcp_cli_globals *g, const adcp_cli_args *a) 
     if (!content && (rid || profile == ADCP_PROFILE_ROWS_V1))
       content = doc_string(&doc, 0, "revision_content_sha256", &keep_content);
     else if (!content && doc_string(&doc, 0, "revision_content_sha256", &keep_content))
-      fprintf(stderr, "adcp-ledger verify-chunks: note: envelope not checked; pass --revision-id (and --totals) to check it\n");
+      fprintf(stderr,
+              "adcp-ledger verify-chunks: note: envelope not checked; pass --revision-id (and --totals) to check it\n");
     if (!rid) rid = doc_string(&doc, 0, "reporting_revision_id", &keep_rid);
     uint32_t v;
     if (!have_rows && (v = adcp_json_get(&doc, 0, "row_count")) && !adcp_json_get_u64(&row_count, &doc, v, NULL))
@@ -282,12 +285,14 @@ static int run_verify_chunks(const adcp_cli_globals *g, const adcp_cli_args *a) 
     if (!have_cbc && (v = adcp_json_get(&doc, 0, "canonical_byte_count")) && !adcp_json_get_u64(&cbc, &doc, v, NULL))
       have_cbc = 1;
   } else {
-    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "manifest file must be an array of manifests or an object with \"manifests\"");
+    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT,
+                        "manifest file must be an array of manifests or an object with \"manifests\"");
     goto done;
   }
   if (!content && (totals_path || cbc_opt || rid_opt)) {
-    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "--revision-id, --totals and --canonical-byte-count only matter when "
-                                                   "the envelope is checked (--content-sha256, or an encode output)");
+    rc = adcp_error_set(&err, ADCP_EINVALID_INPUT,
+                        "--revision-id, --totals and --canonical-byte-count only matter when "
+                        "the envelope is checked (--content-sha256, or an encode output)");
     goto done;
   }
   if (content && profile == ADCP_PROFILE_REVISION_ENVELOPE_V1 && !rid) {
@@ -347,8 +352,8 @@ static int run_verify_chunks(const adcp_cli_globals *g, const adcp_cli_args *a) 
     adcp_buf_cstr(&path);
     adcp_buf_reset(&body);
     adcp_buf_reset(&gz);
-    if ((rc = read_chunk_file(is_gz ? &gz : &body, (const char *)path.data, m.chunk_index, is_gz ? phys_n : m.byte_count,
-                              &err)))
+    if ((rc = read_chunk_file(is_gz ? &gz : &body, (const char *)path.data, m.chunk_index,
+                              is_gz ? phys_n : m.byte_count, &err)))
       goto done;
     if (is_gz && (rc = adcp_gzip_inflate_verified(&body, gz.data, gz.len, phys_copy, phys_n, m.byte_count, &err)))
       goto done;
@@ -409,14 +414,19 @@ done:
 static const adcp_cli_optdef canonicalize_opts[] = {
     ADCP_OPT_FLAG("--lines", "the input is JSONL: each non-blank line is canonicalized on its own"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_canonicalize_spec = {
-    .version = 1, .name = "canonicalize", .summary = "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\nform plus a newline.",
-    .opts = canonicalize_opts, .max_pos = 1, .pos_usage = "[FILE]",
-    .text = "Input is parsed strictly: duplicate keys, lone surrogates, invalid UTF-8,\n"
-            "numbers beyond +-(2^53-1) and nesting deeper than 1000 are refused. Limits: a\n"
-            "document 64 MiB, a line 16 MiB (docs/cli.md). --json is accepted (the output is\n"
-            "JSON either way).\n\n"
-            "exit status: 0 ok; 2 refused (stderr names INVALID_INPUT or INVALID_ROW and\n"
-            "where); 1 usage or I/O error.\n",
+    .version = 1,
+    .name = "canonicalize",
+    .summary = "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\nform plus a newline.",
+    .opts = canonicalize_opts,
+    .max_pos = 1,
+    .pos_usage = "[FILE]",
+    .text =
+        "Input is parsed strictly: duplicate keys, lone surrogates, invalid UTF-8,\n"
+        "numbers beyond +-(2^53-1) and nesting deeper than 1000 are refused. Limits: a\n"
+        "document 64 MiB, a line 16 MiB (docs/cli.md). --json is accepted (the output is\n"
+        "JSON either way).\n\n"
+        "exit status: 0 ok; 2 refused (stderr names INVALID_INPUT or INVALID_ROW and\n"
+        "where); 1 usage or I/O error.\n",
     .run = run_canonicalize};
 
 static const adcp_cli_optdef encode_opts[] = {
@@ -424,23 +434,30 @@ static const adcp_cli_optdef encode_opts[] = {
     ADCP_OPT_FILE("--totals", "FILE", "JSON array of typed control totals, in stored order"),
     ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile (default revision_envelope_v1)"),
     ADCP_OPT_FILE("--chunks-dir", "DIR", "also write each chunk as DIR/000000.jsonl, 000001.jsonl ..."),
-    ADCP_OPT_FLAG("--gzip", "write DIR/NNNNNN.jsonl.gz instead and add physical_sha256\nand "
-                            "physical_byte_count to each manifest in the output"),
+    ADCP_OPT_FLAG("--gzip",
+                  "write DIR/NNNNNN.jsonl.gz instead and add physical_sha256\nand "
+                  "physical_byte_count to each manifest in the output"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_encode_spec = {
-    .version = 1, .name = "encode",
-    .summary = "Reads rows as JSONL (stdin by default; any JSON formatting per line, blank\n"
-               "lines ignored), encodes them as adcp_canonical_jsonl_v1 and prints one JSON\n"
-               "object: manifests, row_manifest_sha256, revision_content_sha256,\n"
-               "canonical_byte_count and row_count. Memory stays bounded by one chunk.",
-    .opts = encode_opts, .max_pos = 1, .pos_usage = "[ROWS.jsonl]",
-    .text = "--revision-id and --totals apply to revision_envelope_v1 only; --gzip needs\n"
-            "--chunks-dir. The output is JSON with or without --json. Limits: --totals 1 MiB,\n"
-            "one row line 16 MiB (docs/cli.md). On failure nothing is printed on stdout\n"
-            "(chunk files already written stay).\n\n"
-            "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
-            "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n",
-    .run = run_encode, .requires = (const char *const[]){"--gzip", "--chunks-dir", NULL}};
+    .version = 1,
+    .name = "encode",
+    .summary =
+        "Reads rows as JSONL (stdin by default; any JSON formatting per line, blank\n"
+        "lines ignored), encodes them as adcp_canonical_jsonl_v1 and prints one JSON\n"
+        "object: manifests, row_manifest_sha256, revision_content_sha256,\n"
+        "canonical_byte_count and row_count. Memory stays bounded by one chunk.",
+    .opts = encode_opts,
+    .max_pos = 1,
+    .pos_usage = "[ROWS.jsonl]",
+    .text =
+        "--revision-id and --totals apply to revision_envelope_v1 only; --gzip needs\n"
+        "--chunks-dir. The output is JSON with or without --json. Limits: --totals 1 MiB,\n"
+        "one row line 16 MiB (docs/cli.md). On failure nothing is printed on stdout\n"
+        "(chunk files already written stay).\n\n"
+        "exit status: 0 ok; 2 a row was refused (INVALID_ROW, naming the line and\n"
+        "ordinal) or the totals (INVALID_INPUT); 1 usage or I/O error.\n",
+    .run = run_encode,
+    .requires = (const char *const[]){"--gzip", "--chunks-dir", NULL}};
 
 static const adcp_cli_optdef verify_chunks_opts[] = {
     {"--manifest", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL,
@@ -456,18 +473,21 @@ static const adcp_cli_optdef verify_chunks_opts[] = {
     ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile (default revision_envelope_v1)"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_chunks_spec = {
-    .version = 1, .name = "verify-chunks",
-    .summary = "Verifies chunk files DIR/NNNNNN.jsonl (or .jsonl.gz, read with the manifest's\n"
-               "physical_sha256/physical_byte_count) against a manifest: the manifest digest,\n"
-               "contiguity, every chunk and segment digest and line count, and, when\n"
-               "--content-sha256 is given, the full revision envelope.",
+    .version = 1,
+    .name = "verify-chunks",
+    .summary =
+        "Verifies chunk files DIR/NNNNNN.jsonl (or .jsonl.gz, read with the manifest's\n"
+        "physical_sha256/physical_byte_count) against a manifest: the manifest digest,\n"
+        "contiguity, every chunk and segment digest and line count, and, when\n"
+        "--content-sha256 is given, the full revision envelope.",
     .opts = verify_chunks_opts,
-    .text = "Expected values given as options take precedence over those found in FILE.\n"
-            "Chunk files must be regular files (symbolic links, FIFOs and devices are\n"
-            "refused) no longer than their manifest says. Limits: the manifest file 64 MiB,\n"
-            "--totals 1 MiB (docs/cli.md).\n\n"
-            "exit status: 0 verified; 3 integrity failure (the precise code is printed:\n"
-            "MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED, ENVELOPE_INTEGRITY_FAILED,\n"
-            "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 2 a refused manifest or totals file\n"
-            "(INVALID_INPUT); 1 usage or I/O error.\n",
+    .text =
+        "Expected values given as options take precedence over those found in FILE.\n"
+        "Chunk files must be regular files (symbolic links, FIFOs and devices are\n"
+        "refused) no longer than their manifest says. Limits: the manifest file 64 MiB,\n"
+        "--totals 1 MiB (docs/cli.md).\n\n"
+        "exit status: 0 verified; 3 integrity failure (the precise code is printed:\n"
+        "MANIFEST_MISMATCH, CHUNK_INTEGRITY_FAILED, ENVELOPE_INTEGRITY_FAILED,\n"
+        "ROWS_INTEGRITY_FAILED, ROWS_UNAVAILABLE); 2 a refused manifest or totals file\n"
+        "(INVALID_INPUT); 1 usage or I/O error.\n",
     .run = run_verify_chunks};

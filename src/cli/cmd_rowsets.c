@@ -48,8 +48,8 @@ static void json_item(adcp_buf *b, const adcp_rowset_info *r, int rc, int conten
   adcp_cli_json_str(b, r->row_binding_id);
   adcp_buf_append_str(b, ",\"binding_kind\":");
   adcp_cli_json_str(b, r->binding_kind);
-  adcp_buf_printf(b, ",\"has_revision\":%s,\"rows\":%" PRIu64 ",\"status\":\"%s\",\"content\":", r->has_revision ? "true" : "false",
-                  r->row_count, rc ? "failed" : "verified");
+  adcp_buf_printf(b, ",\"has_revision\":%s,\"rows\":%" PRIu64 ",\"status\":\"%s\",\"content\":",
+                  r->has_revision ? "true" : "false", r->row_count, rc ? "failed" : "verified");
   adcp_buf_append_str(b, rc ? "null" : content == ADCP_ROWSET_CONTENT_VERIFIED ? "\"verified\"" : "\"unchecked\"");
   if (rc) {
     adcp_buf_printf(b, ",\"code\":\"%s\",\"message\":", adcp_error_code_name(rc));
@@ -65,8 +65,9 @@ static int run_verify_rowsets(const adcp_cli_globals *g, const adcp_cli_args *a)
   int json = a->json, quiet = adcp_cli_arg_has(a, "--quiet");
   adcp_error err = {0};
   /* Binding IDs follow ^[A-Za-z0-9_.:-]{1,128}$ (spec 02 §1). */
-  if (binding && (!*binding || strlen(binding) > 128 ||
-                  strspn(binding, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-") != strlen(binding))) {
+  if (binding &&
+      (!*binding || strlen(binding) > 128 ||
+       strspn(binding, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-") != strlen(binding))) {
     adcp_error_set(&err, ADCP_EINVALID_INPUT, "--binding is not a binding ID (^[A-Za-z0-9_.:-]{1,128}$)");
     return adcp_cli_fail("verify", &err);
   }
@@ -202,9 +203,10 @@ static int run_read_rowset(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_totals_free(&totals);
   if (rc) return adcp_cli_fail("read", &err);
   if (!ranged && content != ADCP_ROWSET_CONTENT_VERIFIED)
-    fputs("adcp-ledger read: note: chunks and manifests verified; the content digest was not checked (a revision row "
-          "set with no totals here: give --revision-id and --totals)\n",
-          stderr);
+    fputs(
+        "adcp-ledger read: note: chunks and manifests verified; the content digest was not checked (a revision row "
+        "set with no totals here: give --revision-id and --totals)\n",
+        stderr);
   return fflush(stdout) == 0 ? 0 : ADCP_CLI_EXIT_USAGE;
 }
 
@@ -212,44 +214,55 @@ static int run_read_rowset(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 static const adcp_cli_optdef verify_rowsets_opts[] = {
     {"--row-sets", ADCP_CLI_OPT_FLAG, ADCP_CLI_OPT_REQUIRED, NULL, 0, 0, NULL, "every row set, whoever wrote it"},
-    ADCP_OPT_BINDING("--binding", 0, "only this binding's row sets"), ADCP_OPT_FLAG("--quiet", "no progress line"),
+    ADCP_OPT_BINDING("--binding", 0, "only this binding's row sets"),
+    ADCP_OPT_FLAG("--quiet", "no progress line"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_rowsets_spec = {
-    .version = 1, .name = "verify --row-sets", .globals = "[--db URL] [--config FILE]",
-    .summary = "every row set in the shared tables, whoever wrote it\n"
-               "Verifies each row set by its own columns: rows_state,\n"
-               "manifests, every chunk (postgres body or object at its pinned version, gzip or\n"
-               "not) and segment digest, every line a JSON object, then the content digest:\n"
-               "always for rows_v1 row sets; for revision row sets when this ledger holds the\n"
-               "revision header (its totals), else reported as 'content unchecked' (check one\n"
-               "with read --row-set ID --revision-id R --totals F). One line per row set and\n"
-               "'checked N row sets: V verified (U content unchecked), F failed'. --json:\n"
-               "{\"ok\",\"checked\",\"verified\",\"content_unchecked\",\"failed\",\"row_sets\":[{\"row_set_id\",\n"
-               "\"row_set_kind\",\"row_binding_id\",\"binding_kind\",\"has_revision\",\"rows\",\"status\",\n"
-               "\"content\",\"code\",\"message\"}]}. Memory stays bounded (row sets are listed in\n"
-               "pages, chunks verified one at a time). Object row sets need their bindings\n"
-               "configured here (--config). Exit 0 all verified; 3 an integrity failure; 4\n"
-               "storage or binding (STATE_UNAVAILABLE); with several failures the first of 4, 3 wins.",
-    .opts = verify_rowsets_opts, .run = run_verify_rowsets};
+    .version = 1,
+    .name = "verify --row-sets",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "every row set in the shared tables, whoever wrote it\n"
+        "Verifies each row set by its own columns: rows_state,\n"
+        "manifests, every chunk (postgres body or object at its pinned version, gzip or\n"
+        "not) and segment digest, every line a JSON object, then the content digest:\n"
+        "always for rows_v1 row sets; for revision row sets when this ledger holds the\n"
+        "revision header (its totals), else reported as 'content unchecked' (check one\n"
+        "with read --row-set ID --revision-id R --totals F). One line per row set and\n"
+        "'checked N row sets: V verified (U content unchecked), F failed'. --json:\n"
+        "{\"ok\",\"checked\",\"verified\",\"content_unchecked\",\"failed\",\"row_sets\":[{\"row_set_id\",\n"
+        "\"row_set_kind\",\"row_binding_id\",\"binding_kind\",\"has_revision\",\"rows\",\"status\",\n"
+        "\"content\",\"code\",\"message\"}]}. Memory stays bounded (row sets are listed in\n"
+        "pages, chunks verified one at a time). Object row sets need their bindings\n"
+        "configured here (--config). Exit 0 all verified; 3 an integrity failure; 4\n"
+        "storage or binding (STATE_UNAVAILABLE); with several failures the first of 4, 3 wins.",
+    .opts = verify_rowsets_opts,
+    .run = run_verify_rowsets};
 
 static const adcp_cli_optdef read_rowset_opts[] = {
     {"--row-set", ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, "ID", 0, 0, NULL, "the row set"},
     ADCP_OPT_STR("--account", "A", "refuse a row set of another account as not found"),
-    ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"), ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
+    ADCP_OPT_INT("--offset", "N", 0, INT64_MAX, "first row"),
+    ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"),
     ADCP_OPT_STR("--revision-id", "R", "the envelope's revision (default: the row set ID); needs --totals"),
     ADCP_OPT_FILE("--totals", "FILE", "the revision's control totals (JSON array)"),
     ADCP_OPT_ENUM("--binding-algorithm", "ALG", "rfc8785_jcs_v1|legacy_py_core_pairs_v0",
                   "the envelope's binding algorithm; needs --totals"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_read_rowset_spec = {
-    .version = 1, .name = "read --row-set", .globals = "[--db URL] [--config FILE]",
-    .summary = "one row set by ID, whoever wrote it\n"
-               "Writes the row set's verified canonical rows as JSONL. Without\n"
-               "--offset/--limit every chunk is verified (rows of a chunk are written once it\n"
-               "verified) and then the content digest: rows_v1 always; a revision row set's\n"
-               "envelope from --revision-id and --totals, else from this ledger's header of that\n"
-               "revision, else it is not checked and a note says so on stderr. Exit 0 ok; 1\n"
-               "usage; 2 --totals refused; 3 ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE /\n"
-               "ROWS_EXPIRED; 4 storage or binding; 5 not found.",
-    .opts = read_rowset_opts, .json_stream = 1, .run = run_read_rowset,
+    .version = 1,
+    .name = "read --row-set",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "one row set by ID, whoever wrote it\n"
+        "Writes the row set's verified canonical rows as JSONL. Without\n"
+        "--offset/--limit every chunk is verified (rows of a chunk are written once it\n"
+        "verified) and then the content digest: rows_v1 always; a revision row set's\n"
+        "envelope from --revision-id and --totals, else from this ledger's header of that\n"
+        "revision, else it is not checked and a note says so on stderr. Exit 0 ok; 1\n"
+        "usage; 2 --totals refused; 3 ROWS_INTEGRITY_FAILED / ROWS_UNAVAILABLE /\n"
+        "ROWS_EXPIRED; 4 storage or binding; 5 not found.",
+    .opts = read_rowset_opts,
+    .json_stream = 1,
+    .run = run_read_rowset,
     .requires = (const char *const[]){"--revision-id", "--totals", "--binding-algorithm", "--totals", NULL}};

@@ -12,8 +12,7 @@
 #include "cli/opt.h"
 
 static void entry_json(adcp_buf *b, const adcp_grant_entry *e) {
-  adcp_buf_printf(b, "{\"seq\":%lld,\"action\":\"%s\",\"subject\":", (long long)e->seq,
-                  adcp_grant_action_name(e->action));
+  adcp_buf_printf(b, "{\"seq\":%lld,\"action\":\"%s\",\"subject\":", (long long)e->seq, adcp_grant_action_name(e->action));
   adcp_cli_json_str(b, e->subject);
   adcp_buf_append_str(b, ",\"scope\":");
   adcp_cli_json_str(b, e->scope);
@@ -54,15 +53,15 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
   adcp_buf in;
   adcp_buf_init(&in);
   if (k == SNAPSHOT_PUT) {
-    rc = adcp_cli_read_file(&in, adcp_cli_arg_str(a, "--state-file"), 8u * ADCP_SUBSCRIPTION_STATE_MAX, "state file",
-                            &err);
+    rc = adcp_cli_read_file(&in, adcp_cli_arg_str(a, "--state-file"), 8u * ADCP_SUBSCRIPTION_STATE_MAX, "state file", &err);
     if (!rc) rc = adcp_buf_cstr(&in);
     if (!rc && strlen((const char *)in.data) != in.len)
       rc = adcp_error_set(&err, ADCP_EINVALID_INPUT, "state file: contains a NUL byte");
   }
   adcp_storage *s = NULL;
   adcp_subscription_store *st = NULL;
-  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
+  adcp_storage_options o = {
+      .version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only || k <= SNAPSHOT, .must_exist = g->must_exist};
   if (!rc) rc = adcp_storage_open(&s, g->db_url, &o, &err);
   if (!rc) rc = adcp_storage_subscriptions(&st, s, &err);
   adcp_buf b;
@@ -102,10 +101,10 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
   } else if (!rc && (k == SNAPSHOT || k == SNAPSHOT_PUT)) {
     adcp_subscription_snapshot snap;
     int found = 1;
-    rc = k == SNAPSHOT ? adcp_subscription_snapshot_get(&snap, &found, st, who, &err)
-                       : adcp_subscription_snapshot_put(&snap, st, who, adcp_cli_arg_int(a, "--expected-version", 0),
-                                                        adcp_cli_arg_int(a, "--journal-seq", 0),
-                                                        (const char *)in.data, &err);
+    rc = k == SNAPSHOT
+             ? adcp_subscription_snapshot_get(&snap, &found, st, who, &err)
+             : adcp_subscription_snapshot_put(&snap, st, who, adcp_cli_arg_int(a, "--expected-version", 0),
+                                              adcp_cli_arg_int(a, "--journal-seq", 0), (const char *)in.data, &err);
     if (!rc) snapshot_json(&b, who, found, &snap);
     adcp_subscription_snapshot_clear(&snap);
   } else if (!rc && (k == GRANT || k == REVOKE)) {
@@ -134,14 +133,15 @@ static int cmd_subscription(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 /* ---- the option tables (cli/opt.h) ---- */
 
-#define REQ_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
+#define REQ_STR(n, m, h) \
+  { n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h }
 #define EXPECTED(h) ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, h)
 static const adcp_cli_optdef journal_opts[] = {
     ADCP_OPT_INT("--after", "SEQ", 0, INT64_MAX, "entries after SEQ (default 0)"),
     ADCP_OPT_INT("--limit", "N", 1, ADCP_PRINCIPAL_LIST_MAX, "page size"), ADCP_OPT_END};
-static const adcp_cli_optdef exceptions_opts[] = {
-    ADCP_OPT_INT("--limit", "N", 1, ADCP_PRINCIPAL_LIST_MAX, "page size"),
-    ADCP_OPT_STR("--cursor", "C", "the next_cursor of the previous page"), ADCP_OPT_END};
+static const adcp_cli_optdef exceptions_opts[] = {ADCP_OPT_INT("--limit", "N", 1, ADCP_PRINCIPAL_LIST_MAX, "page size"),
+                                                  ADCP_OPT_STR("--cursor", "C", "the next_cursor of the previous page"),
+                                                  ADCP_OPT_END};
 static const adcp_cli_optdef grant_opts[] = {REQ_STR("--subject", "S", "what is granted (e.g. a report or feed)"),
                                              REQ_STR("--scope", "SCOPE", "where it applies (e.g. an account)"),
                                              ADCP_OPT_END};
@@ -149,16 +149,19 @@ static const adcp_cli_optdef exception_put_opts[] = {
     REQ_STR("--subject", "S", "the subject of the exception"),
     {"--state", ADCP_CLI_OPT_ENUM, ADCP_CLI_OPT_REQUIRED, "S", 0, 0, "open|cleared", "the exception's state"},
     ADCP_OPT_STR("--reason", "TEXT", "why (at most 1024 bytes)"),
-    EXPECTED("replace the exception at version V (omitted or 0: create)"), ADCP_OPT_END};
+    EXPECTED("replace the exception at version V (omitted or 0: create)"),
+    ADCP_OPT_END};
 static const adcp_cli_optdef snapshot_put_opts[] = {
     {"--state-file", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "a JSON object, at most 1 MiB"},
     {"--journal-seq", ADCP_CLI_OPT_INT, ADCP_CLI_OPT_REQUIRED, "N", 0, INT64_MAX, NULL,
      "the journal position the state reflects (beyond the head: INVALID_INPUT;\nbelow the stored one: CONFLICT)"},
-    EXPECTED("replace version V (omitted or 0: the first snapshot)"), ADCP_OPT_END};
+    EXPECTED("replace version V (omitted or 0: the first snapshot)"),
+    ADCP_OPT_END};
 
-#define SUB(var, nm, summary, opts)                                                                          \
-  static const adcp_cli_spec var = {1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", \
-                                    NULL, NULL, NULL, 0, 0, cmd_subscription, NULL, NULL}
+#define SUB(var, nm, summary, opts) \
+  static const adcp_cli_spec var = { \
+      1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", NULL, NULL, NULL, 0, \
+      0, cmd_subscription,         NULL,         NULL}
 SUB(sub_journal, "journal",
     "the append-only, gapless grant journal after SEQ, with its head:\n"
     "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
@@ -172,12 +175,23 @@ SUB(sub_exception_put, "exception-put", "creates or replaces (compare-and-set, e
     exception_put_opts);
 SUB(sub_snapshot_put, "snapshot-put", "writes FILE as the state reflecting the journal up to N", snapshot_put_opts);
 static const adcp_cli_spec *const subs[8] = {&sub_journal, &sub_exceptions,    &sub_snapshot,     &sub_grant,
-                                            &sub_revoke,  &sub_exception_put, &sub_snapshot_put, NULL};
+                                             &sub_revoke,  &sub_exception_put, &sub_snapshot_put, NULL};
 const adcp_cli_spec adcp_cli_subscription_spec = {
-    1, "subscription-state", NULL,
+    1,
+    "subscription-state",
+    NULL,
     "The subscription engine's state of a principal: its grant journal, exceptions and\n"
     "snapshot. Every success prints one JSON document. See docs/principals.md.",
-    NULL, 0, 0, NULL, NULL,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
     "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
     "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
-    subs, 0, 0, NULL, NULL, NULL};
+    subs,
+    0,
+    0,
+    NULL,
+    NULL,
+    NULL};

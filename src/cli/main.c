@@ -53,38 +53,38 @@ static const command_entry commands[] = {
     {"intents", "list open and sweeping object-write intents (intents list)", CMD_READ_ONLY, &adcp_cli_intents_spec},
     {"binding", "register, list, retire or re-pin object bindings (add|list|retire|repin)", 0, &adcp_cli_binding_spec},
     {"sweep", "resolve abandoned object uploads (intent sweep) and print counters", 0, &adcp_cli_sweep_spec},
-    {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)",
-     0, &adcp_cli_collect_spec},
+    {"collect-orphans", "delete unreferenced row objects found by listing (opt-in; --dry-run first)", 0,
+     &adcp_cli_collect_spec},
     {"check", "check the schema, catalog drift and engine integrity (exit 4 on a problem)", 0, &adcp_cli_check_spec},
-    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", 0,
-     &adcp_cli_changes_spec},
+    {"changes", "read the change feed as JSONL (--follow), prune it, resync after CURSOR_EXPIRED", 0, &adcp_cli_changes_spec},
     {"consumer", "register, advance, list or drop change-feed consumers", 0, &adcp_cli_consumer_spec},
     {"stage", "stage an inline source object (account-qualified, content-addressed)", 0, &adcp_cli_stage_spec},
     {"staged", "read a staged inline object's verified bytes (staged read)", CMD_READ_ONLY, &adcp_cli_staged_spec},
     {"seal", "get or put the committed replay seal of an execution (seal get|put)", 0, &adcp_cli_seal_spec},
     {"check-ready", "audit the inline staging and seal tables (exit 4 on drift)", 0, &adcp_cli_check_ready_spec},
     {"principal", "put, get, list or disable principal records (JSON)", 0, &adcp_cli_principal_spec},
-    {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)",
-     0, &adcp_cli_subscription_spec},
-    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", CMD_NO_DB, &adcp_cli_config_spec},
-    {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)",
-     0, &adcp_cli_maintain_spec},
-    {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)",
-     0, &adcp_cli_issue_spec},
-    {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)",
-     0, &adcp_cli_issue_events_spec},
+    {"subscription-state", "a principal's grant journal, exceptions and snapshot (read and write, JSON)", 0,
+     &adcp_cli_subscription_spec},
+    {"config", "validate the host configuration file and the bindings it names (config check [--probe])", CMD_NO_DB,
+     &adcp_cli_config_spec},
+    {"maintain", "run the maintenance worker: intent sweep, change pruning, … (--once, --json, --metrics-listen)", 0,
+     &adcp_cli_maintain_spec},
+    {"issue", "open, acknowledge, waive, resolve, list or show issues (open|ack|waive|resolve|list|show)", 0,
+     &adcp_cli_issue_spec},
+    {"issue-events", "claim, complete, release, prune or deliver issue events (deliver --exec CMD)", 0,
+     &adcp_cli_issue_events_spec},
     {"retention", "retention status, one bounded retire or prune-rows pass, stalled periods", 0, &adcp_cli_retention_spec},
     {"hold", "add, remove or list explicit retention holds (hold add|remove|list)", 0, &adcp_cli_hold_spec},
-    {"fence", "ownership fence of object bindings: status, take-over after a restore (fence status|take-over)",
-     0, &adcp_cli_fence_spec},
+    {"fence", "ownership fence of object bindings: status, take-over after a restore (fence status|take-over)", 0,
+     &adcp_cli_fence_spec},
     {"checkpoint", "sign the audit log's tree head of an account (or all) and publish it", 0, &adcp_cli_checkpoint_spec},
-    {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)",
-     CMD_READ_ONLY, &adcp_cli_audit_spec},
+    {"audit", "check every header digest, leaf and checkpoint of the audit log (exit 3 on a finding)", CMD_READ_ONLY,
+     &adcp_cli_audit_spec},
     {"prove", "print an inclusion proof of a revision against a signed checkpoint", CMD_READ_ONLY, &adcp_cli_prove_spec},
-    {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows",
-     CMD_NO_DB, &adcp_cli_verify_proof_spec},
-    {"import-legacy", "import legacy inline rows (Python or JS SDK) as verified chunks, keeping their digests",
-     0, &adcp_cli_import_spec},
+    {"verify-proof", "verify an inclusion proof offline (no database), optionally against rows", CMD_NO_DB,
+     &adcp_cli_verify_proof_spec},
+    {"import-legacy", "import legacy inline rows (Python or JS SDK) as verified chunks, keeping their digests", 0,
+     &adcp_cli_import_spec},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -152,8 +152,7 @@ int main(int argc, char **argv) {
  * only init and an applying migrate may (any other command on a missing path
  * would leave an empty file behind and then fail on its schema). */
 static int prepare_storage(adcp_cli_globals *g, const command_entry *cmd, int creates) {
-  if (!(cmd->flags & CMD_NO_DB) && strcmp(cmd->name, "init") &&
-      !adcp_sql_url_dialect(adcp_storage_resolve_url(g->db_url)))
+  if (!(cmd->flags & CMD_NO_DB) && strcmp(cmd->name, "init") && !adcp_sql_url_dialect(adcp_storage_resolve_url(g->db_url)))
     return adcp_cli_bad_url(cmd->name);
   g->must_exist = !creates;
   return 0;
@@ -177,15 +176,15 @@ static int run_table(adcp_cli_globals *g, const command_entry *cmd, int argc, ch
   /* --log-format json must already hold for an option error found by the
    * table (one JSON record, docs/cli.md): the sink is set up again below. */
   for (int k = -1; k < argc; k++)
-    if ((k < 0 && g->log_format && !strcmp(g->log_format, "json")) || (k >= 0 && !strcmp(argv[k], "--log-format") && k + 1 < argc && !strcmp(argv[k + 1], "json")) ||
+    if ((k < 0 && g->log_format && !strcmp(g->log_format, "json")) ||
+        (k >= 0 && !strcmp(argv[k], "--log-format") && k + 1 < argc && !strcmp(argv[k + 1], "json")) ||
         (k >= 0 && !strcmp(argv[k], "--log-format=json"))) {
       adcp_cli_globals pre = *g;
       pre.log_format = "json", pre.log_level = NULL, pre.verbose = pre.quiet = 0;
       if (adcp_cli_log_setup(&pre)) return ADCP_CLI_EXIT_USAGE;
       break;
     }
-  if (adcp_cli_spec_resolve(&sp, &used, cmd->spec, argc, argv) ||
-      adcp_cli_args_parse(&a, sp, g, argc - used, argv + used))
+  if (adcp_cli_spec_resolve(&sp, &used, cmd->spec, argc, argv) || adcp_cli_args_parse(&a, sp, g, argc - used, argv + used))
     return ADCP_CLI_EXIT_USAGE;
   if (a.help) return adcp_cli_spec_help_sub(stdout, cmd->spec, sp), ADCP_CLI_EXIT_OK; /* SUB --help: its own */
   if (!sp->run) return adcp_cli_usage_error(cmd->name, "needs a subcommand");
@@ -238,8 +237,7 @@ static int dispatch(int argc, char **argv, const char **name) {
       return ADCP_CLI_EXIT_OK;
     }
     if (!strcmp(argv[i + 1], "--options")) { /* the option tables, for the completions */
-      for (size_t c = 0; c < N_COMMANDS; c++)
-        adcp_cli_spec_options(stdout, commands[c].spec);
+      for (size_t c = 0; c < N_COMMANDS; c++) adcp_cli_spec_options(stdout, commands[c].spec);
       return ADCP_CLI_EXIT_OK;
     }
     if (!find(argv[i + 1])) {
@@ -278,9 +276,10 @@ static int run_logged(const adcp_cli_globals *g, const command_entry *cmd, const
   clock_gettime(CLOCK_MONOTONIC, &t1);
   lf[2].num = rc;
   const char *code = rc ? adcp_cli_last_error_code() : NULL;
-  adcp_log_field all[5] = {lf[0], lf[1], lf[2],
-                           ADCP_LOG_INT("duration_ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
-                           ADCP_LOG_STR("code", code)};
+  adcp_log_field all[5] = {
+      lf[0], lf[1], lf[2],
+      ADCP_LOG_INT("duration_ms", (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
+      ADCP_LOG_STR("code", code)};
   adcp_log(g->log, ADCP_LOG_INFO, "cli.done", "", all, code ? 5 : 4);
   return rc;
 }

@@ -97,8 +97,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, strlen(not_found), MHD_RESPMEM_PERSISTENT);
   adcp_buf b;
   adcp_buf_init(&b);
-  if (adcp_buf_append_str(&b, "# HELP adcp_maintain_up 1 while adcp-ledger maintain serves metrics.\n"
-                              "# TYPE adcp_maintain_up gauge\nadcp_maintain_up 1\n") ||
+  if (adcp_buf_append_str(&b,
+                          "# HELP adcp_maintain_up 1 while adcp-ledger maintain serves metrics.\n"
+                          "# TYPE adcp_maintain_up gauge\nadcp_maintain_up 1\n") ||
       adcp_worker_metrics_text(&b, m->w)) {
     adcp_buf_free(&b);
     return MHD_NO;

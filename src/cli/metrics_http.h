@@ -8,11 +8,11 @@
 #include "adcp/worker.h"
 
 /* Limits of the endpoint (docs/worker.md). */
-#define METRICS_CONN_MAX 512u          /* connections at once, all clients */
-#define METRICS_PER_IP_MAX 8u          /* connections at once from one client address */
+#define METRICS_CONN_MAX 512u           /* connections at once, all clients */
+#define METRICS_PER_IP_MAX 8u           /* connections at once from one client address */
 #define METRICS_HEADER_DEADLINE_MS 3000 /* request headers must be complete by then */
-#define METRICS_IDLE_TIMEOUT_S 5u      /* a connection with no traffic at all is closed */
-#define METRICS_TOKEN_MAX 4096         /* bytes of --metrics-token-file */
+#define METRICS_IDLE_TIMEOUT_S 5u       /* a connection with no traffic at all is closed */
+#define METRICS_TOKEN_MAX 4096          /* bytes of --metrics-token-file */
 
 typedef struct adcp_cli_metrics adcp_cli_metrics;
 /* Listens on listen ("IPV4:PORT"; port 0 = any free one) on its own thread.

@@ -101,8 +101,7 @@ int adcp_cli_instant_check(const char *s) {
       digits(s + 14, 2, &mi) || s[16] != ':' || digits(s + 17, 2, &se))
     return -1;
   int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 ||
-      se > 59)
+  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 || se > 59)
     return -1;
   const char *p = s + 19;
   if (*p == '.') {
@@ -135,38 +134,37 @@ static int check_value(adcp_cli_args *out, int k, const char *cmd, const char *v
   char b[ADCP_CLI_ESC_ID];
   if (!*v) return adcp_cli_usage_error(cmd, "option %s needs a value, not an empty one", o->name);
   switch (o->type) {
-    case ADCP_CLI_OPT_INT: {
-      uint64_t n;
-      if (adcp_cli_parse_u64(&n, v) || n > (uint64_t)o->hi || (int64_t)n < o->lo)
-        return adcp_cli_usage_error(cmd, "%s must be an integer %lld-%lld, not '%s'", o->name, (long long)o->lo,
-                                    (long long)o->hi, esc(b, v));
-      out->num[k] = (int64_t)n;
-      return 0;
+  case ADCP_CLI_OPT_INT: {
+    uint64_t n;
+    if (adcp_cli_parse_u64(&n, v) || n > (uint64_t)o->hi || (int64_t)n < o->lo)
+      return adcp_cli_usage_error(cmd, "%s must be an integer %lld-%lld, not '%s'", o->name, (long long)o->lo,
+                                  (long long)o->hi, esc(b, v));
+    out->num[k] = (int64_t)n;
+    return 0;
+  }
+  case ADCP_CLI_OPT_INSTANT:
+    if (adcp_cli_instant_check(v))
+      return adcp_cli_usage_error(cmd,
+                                  "%s must be an RFC 3339 instant with an offset and at most 6 fractional "
+                                  "digits (e.g. 2026-10-01T00:00:00Z), not '%s'",
+                                  o->name, esc(b, v));
+    return 0;
+  case ADCP_CLI_OPT_ENUM:
+    if (!enum_has(o->values, v, strlen(v)))
+      return adcp_cli_usage_error(cmd, "%s must be one of %s, not '%s'", o->name, o->values, esc(b, v));
+    return 0;
+  case ADCP_CLI_OPT_LIST:
+    for (const char *p = v;;) {
+      const char *c = strchr(p, ',');
+      size_t n = c ? (size_t)(c - p) : strlen(p);
+      if (!n || (o->values && !enum_has(o->values, p, n)))
+        return adcp_cli_usage_error(cmd, "%s must be a comma-separated list%s%s, not '%s'", o->name,
+                                    o->values ? " of " : "", o->values ? o->values : " without empty items", esc(b, v));
+      if (!c) break;
+      p = c + 1;
     }
-    case ADCP_CLI_OPT_INSTANT:
-      if (adcp_cli_instant_check(v))
-        return adcp_cli_usage_error(cmd,
-                                    "%s must be an RFC 3339 instant with an offset and at most 6 fractional "
-                                    "digits (e.g. 2026-10-01T00:00:00Z), not '%s'",
-                                    o->name, esc(b, v));
-      return 0;
-    case ADCP_CLI_OPT_ENUM:
-      if (!enum_has(o->values, v, strlen(v)))
-        return adcp_cli_usage_error(cmd, "%s must be one of %s, not '%s'", o->name, o->values, esc(b, v));
-      return 0;
-    case ADCP_CLI_OPT_LIST:
-      for (const char *p = v;;) {
-        const char *c = strchr(p, ',');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (!n || (o->values && !enum_has(o->values, p, n)))
-          return adcp_cli_usage_error(cmd, "%s must be a comma-separated list%s%s, not '%s'", o->name,
-                                      o->values ? " of " : "", o->values ? o->values : " without empty items",
-                                      esc(b, v));
-        if (!c) break;
-        p = c + 1;
-      }
-      return 0;
-    default: return 0;
+    return 0;
+  default: return 0;
   }
 }
 
@@ -195,8 +193,7 @@ static int given(const adcp_cli_spec *spec, const adcp_cli_args *a, const char *
   return k >= 0 && a->count[k] > 0;
 }
 
-int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
-                        char **argv) {
+int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc, char **argv) {
   memset(out, 0, sizeof *out);
   out->spec = spec, out->argc = argc, out->argv = argv;
   const char *cmd = spec->name;
@@ -268,7 +265,7 @@ int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct ad
   }
   for (size_t e = 0; spec->requires && spec->requires[e]; e += 2)
     if (given(spec, out, spec->requires[e]) && !given(spec, out, spec->requires[e + 1]))
-      return adcp_cli_usage_error(cmd, "%s needs %s", spec->requires[e], spec->requires[e + 1]);
+      return adcp_cli_usage_error(cmd, "%s needs %s", spec->requires[e], spec -> requires[e + 1]);
   for (size_t e = 0; spec->unless && spec->unless[e]; e += 2)
     if (!given(spec, out, spec->unless[e]) && !given(spec, out, spec->unless[e + 1])) {
       const char *m = spec->opts[find_opt(spec, spec->unless[e], strlen(spec->unless[e]))].metavar;
@@ -309,7 +306,7 @@ static void option_lines(FILE *f, const adcp_cli_spec *s) {
   }
   /* The table's combination rules, printed from the same pairs the parser checks. */
   for (size_t e = 0; s->requires && s->requires[e]; e += 2)
-    fprintf(f, "  %s needs %s\n", s->requires[e], s->requires[e + 1]);
+    fprintf(f, "  %s needs %s\n", s->requires[e], s -> requires[e + 1]);
   for (size_t e = 0; s->unless && s->unless[e]; e += 2)
     fprintf(f, "  %s is required unless %s is given\n", s->unless[e], s->unless[e + 1]);
 }

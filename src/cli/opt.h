@@ -38,23 +38,32 @@ typedef struct adcp_cli_optdef {
 } adcp_cli_optdef;
 
 /* Table rows, shortest form. */
-#define ADCP_OPT_FLAG(n, h) {n, ADCP_CLI_OPT_FLAG, 0, NULL, 0, 0, NULL, h}
-#define ADCP_OPT_STR(n, m, h) {n, ADCP_CLI_OPT_STRING, 0, m, 0, 0, NULL, h}
-#define ADCP_OPT_FILE(n, m, h) {n, ADCP_CLI_OPT_FILE, 0, m, 0, 0, NULL, h}
-#define ADCP_OPT_BINDING(n, f, h) {n, ADCP_CLI_OPT_BINDING, f, "ID", 0, 0, NULL, h}
-#define ADCP_OPT_INT(n, m, lo, hi, h) {n, ADCP_CLI_OPT_INT, 0, m, lo, hi, NULL, h}
-#define ADCP_OPT_TIME(n, h) {n, ADCP_CLI_OPT_INSTANT, 0, "T", 0, 0, NULL, h}
-#define ADCP_OPT_ENUM(n, m, v, h) {n, ADCP_CLI_OPT_ENUM, 0, m, 0, 0, v, h}
+#define ADCP_OPT_FLAG(n, h) \
+  { n, ADCP_CLI_OPT_FLAG, 0, NULL, 0, 0, NULL, h }
+#define ADCP_OPT_STR(n, m, h) \
+  { n, ADCP_CLI_OPT_STRING, 0, m, 0, 0, NULL, h }
+#define ADCP_OPT_FILE(n, m, h) \
+  { n, ADCP_CLI_OPT_FILE, 0, m, 0, 0, NULL, h }
+#define ADCP_OPT_BINDING(n, f, h) \
+  { n, ADCP_CLI_OPT_BINDING, f, "ID", 0, 0, NULL, h }
+#define ADCP_OPT_INT(n, m, lo, hi, h) \
+  { n, ADCP_CLI_OPT_INT, 0, m, lo, hi, NULL, h }
+#define ADCP_OPT_TIME(n, h) \
+  { n, ADCP_CLI_OPT_INSTANT, 0, "T", 0, 0, NULL, h }
+#define ADCP_OPT_ENUM(n, m, v, h) \
+  { n, ADCP_CLI_OPT_ENUM, 0, m, 0, 0, v, h }
 /* A string option that must be given. */
-#define ADCP_OPT_STR_REQ(n, m, h) {n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h}
-#define ADCP_OPT_END {NULL, 0, 0, NULL, 0, 0, NULL, NULL}
+#define ADCP_OPT_STR_REQ(n, m, h) \
+  { n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h }
+#define ADCP_OPT_END \
+  { NULL, 0, 0, NULL, 0, 0, NULL, NULL }
 
 typedef struct adcp_cli_spec adcp_cli_spec;
 struct adcp_cli_spec {
-  int version;             /* 1 */
-  const char *name;        /* "changes prune": the words after adcp-ledger */
-  const char *globals;     /* usage prefix, e.g. "[--db URL]" */
-  const char *summary;     /* first line of the help */
+  int version;         /* 1 */
+  const char *name;    /* "changes prune": the words after adcp-ledger */
+  const char *globals; /* usage prefix, e.g. "[--db URL]" */
+  const char *summary; /* first line of the help */
   const adcp_cli_optdef *opts;
   unsigned min_pos, max_pos;
   const char *pos_usage;   /* "NAME", "[ROWS.jsonl]" */
@@ -63,10 +72,11 @@ struct adcp_cli_spec {
   /* A sub named "CMD --opt" is a mode: chosen when argv holds --opt anywhere
    * (its table declares --opt), e.g. "read --row-set". */
   const adcp_cli_spec *const *subs; /* subcommands (NULL-terminated); the parent's opts are not theirs */
-  int sub_optional;        /* with subs: no subcommand word runs this spec itself */
-  int json_stream;         /* --json keeps JSONL output (no one-document error) */
+  int sub_optional;                 /* with subs: no subcommand word runs this spec itself */
+  int json_stream;                  /* --json keeps JSONL output (no one-document error) */
   /* Runs the command once argv has passed the table (NULL for a parent with subs). */
-  int (*run)(const struct adcp_cli_globals *g, const struct adcp_cli_args *a);  /* Pairs "A", "B": A given needs B given ("--gzip", "--chunks-dir"); both ways
+  int (*run)(const struct adcp_cli_globals *g,
+             const struct adcp_cli_args *a); /* Pairs "A", "B": A given needs B given ("--gzip", "--chunks-dir"); both ways
    * for both-or-neither. NULL ends. Refused as "A needs B". */
   const char *const *requires;
   /* Pairs "A", "U": A must be given unless U is ("--from", "--quarantined").
@@ -97,8 +107,7 @@ int adcp_cli_spec_resolve(const adcp_cli_spec **out, int *used, const adcp_cli_s
  * global options (--db, --config, --log-level, --log-format, --verbose,
  * --quiet) go into g. 0, or ADCP_CLI_EXIT_USAGE after one line on stderr.
  * --help sets out->help and stops checking (the help is always printable). */
-int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc,
-                        char **argv);
+int adcp_cli_args_parse(adcp_cli_args *out, const adcp_cli_spec *spec, struct adcp_cli_globals *g, int argc, char **argv);
 /* 1 when name is a global option that takes a value (--db, --config,
  * --log-level, --log-format). */
 int adcp_cli_global_is(const char *name);

@@ -55,7 +55,8 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
   if (rc) return rc;
   adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   adcp_config_ledger_options(&lo, x->cfg);
-  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
+  adcp_storage_options so = {
+      .version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
   rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);
   adcp_config_apply_options ao = {ADCP_CONFIG_APPLY_OPTIONS_VERSION, g->read_only, notice, NULL};

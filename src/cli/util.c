@@ -14,39 +14,35 @@
 
 int adcp_cli_exit_for(int code) {
   switch (code) {
-    case ADCP_OK: return ADCP_CLI_EXIT_OK;
-    case ADCP_EINVALID_INPUT:
-    case ADCP_EINVALID_ROW:
-    case ADCP_ECONTENT_CONFLICT:
-    case ADCP_ECONFLICT:
-    case ADCP_ECURSOR_EXPIRED:
-    case ADCP_EISSUE_STATE_TRANSITION_INVALID:
-    case ADCP_EISSUE_STATE_NOT_OPERATOR_SETTABLE:
-    case ADCP_EISSUE_NOT_OPEN:
-      return ADCP_CLI_EXIT_REFUSED;
-    case ADCP_EMANIFEST_MISMATCH:
-    case ADCP_ECHUNK_INTEGRITY_FAILED:
-    case ADCP_EENVELOPE_INTEGRITY_FAILED:
-    case ADCP_EROWS_INTEGRITY_FAILED:
-    case ADCP_EROWS_UNAVAILABLE:
-    case ADCP_EROWS_EXPIRED:
-    case ADCP_EINTEGRITY_FAILED:
-      return ADCP_CLI_EXIT_INTEGRITY;
-    case ADCP_ESTORAGE:
-    case ADCP_EREPORTING_SCHEMA_BEHIND:
-    case ADCP_EREPORTING_STORAGE_NOT_DURABLE:
-    case ADCP_ESTATE_UNAVAILABLE:
-    case ADCP_EUNSAFE_BINDING:
-    case ADCP_EPROVIDER_UNAVAILABLE:
-    case ADCP_EDEADLINE_EXCEEDED:
-    case ADCP_EABORTED:
-    case ADCP_ESCHEMA_UNREADY:
-    case ADCP_ESERVICE_UNAVAILABLE:
-      return ADCP_CLI_EXIT_STORAGE;
-    case ADCP_EREFERENCE_NOT_FOUND:
-    case ADCP_ENOT_FOUND:
-      return ADCP_CLI_EXIT_NOT_FOUND;
-    default: return ADCP_CLI_EXIT_USAGE;
+  case ADCP_OK: return ADCP_CLI_EXIT_OK;
+  case ADCP_EINVALID_INPUT:
+  case ADCP_EINVALID_ROW:
+  case ADCP_ECONTENT_CONFLICT:
+  case ADCP_ECONFLICT:
+  case ADCP_ECURSOR_EXPIRED:
+  case ADCP_EISSUE_STATE_TRANSITION_INVALID:
+  case ADCP_EISSUE_STATE_NOT_OPERATOR_SETTABLE:
+  case ADCP_EISSUE_NOT_OPEN: return ADCP_CLI_EXIT_REFUSED;
+  case ADCP_EMANIFEST_MISMATCH:
+  case ADCP_ECHUNK_INTEGRITY_FAILED:
+  case ADCP_EENVELOPE_INTEGRITY_FAILED:
+  case ADCP_EROWS_INTEGRITY_FAILED:
+  case ADCP_EROWS_UNAVAILABLE:
+  case ADCP_EROWS_EXPIRED:
+  case ADCP_EINTEGRITY_FAILED: return ADCP_CLI_EXIT_INTEGRITY;
+  case ADCP_ESTORAGE:
+  case ADCP_EREPORTING_SCHEMA_BEHIND:
+  case ADCP_EREPORTING_STORAGE_NOT_DURABLE:
+  case ADCP_ESTATE_UNAVAILABLE:
+  case ADCP_EUNSAFE_BINDING:
+  case ADCP_EPROVIDER_UNAVAILABLE:
+  case ADCP_EDEADLINE_EXCEEDED:
+  case ADCP_EABORTED:
+  case ADCP_ESCHEMA_UNREADY:
+  case ADCP_ESERVICE_UNAVAILABLE: return ADCP_CLI_EXIT_STORAGE;
+  case ADCP_EREFERENCE_NOT_FOUND:
+  case ADCP_ENOT_FOUND: return ADCP_CLI_EXIT_NOT_FOUND;
+  default: return ADCP_CLI_EXIT_USAGE;
   }
 }
 
@@ -219,7 +215,8 @@ int adcp_cli_usage_error(const char *cmd, const char *fmt, ...) {
 static int open_input(const char *path, int nofollow, int allow_stream, const char *what, adcp_error *err) {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
   if (fd < 0) {
-    if (errno == ELOOP && nofollow) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is a symbolic link; refused", what, path);
+    if (errno == ELOOP && nofollow)
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s is a symbolic link; refused", what, path);
     return adcp_error_set(err, ADCP_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
   }
   struct stat st;
@@ -427,9 +424,9 @@ void adcp_cli_put_safe(const char *s) {
 
 int adcp_cli_severity(int code) {
   switch (adcp_cli_exit_for(code)) {
-    case ADCP_CLI_EXIT_STORAGE: return 4;
-    case ADCP_CLI_EXIT_INTEGRITY: return 3;
-    case ADCP_CLI_EXIT_NOT_FOUND: return 2;
-    default: return 1;
+  case ADCP_CLI_EXIT_STORAGE: return 4;
+  case ADCP_CLI_EXIT_INTEGRITY: return 3;
+  case ADCP_CLI_EXIT_NOT_FOUND: return 2;
+  default: return 1;
   }
 }

@@ -70,8 +70,7 @@ static int cursor_parse(char **binding, char **token, const char *cur, const cha
   size_t tl = strlen(CURSOR_TAG);
   if (strncmp(cur, CURSOR_TAG, tl) || strlen(cur) < tl + 66 || cur[tl + 64] != ':')
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor is not a collector cursor");
-  if (memcmp(cur + tl, ns, 64))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor belongs to another namespace");
+  if (memcmp(cur + tl, ns, 64)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor belongs to another namespace");
   const char *b = cur + tl + 65, *sep = strchr(b, ':');
   if (!sep || (sep - b) % 2 || strlen(sep + 1) % 2 || sep == b || !sep[1] || strlen(sep + 1) > 4096)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor is malformed");
@@ -100,10 +99,16 @@ static int load_lock_ids(run *r, adcp_error *err) {
     if (r->n_lock_ids == cap) {
       size_t nc = cap ? cap * 2 : 8;
       char **g = realloc(r->lock_ids, nc * sizeof *g);
-      if (!g) { rc = oom(err); break; }
+      if (!g) {
+        rc = oom(err);
+        break;
+      }
       r->lock_ids = g, cap = nc;
     }
-    if (!(r->lock_ids[r->n_lock_ids] = strdup(adcp_sql_get_text(rows, 0, NULL)))) { rc = oom(err); break; }
+    if (!(r->lock_ids[r->n_lock_ids] = strdup(adcp_sql_get_text(rows, 0, NULL)))) {
+      rc = oom(err);
+      break;
+    }
     r->n_lock_ids++;
   }
   adcp_sql_rows_free(rows);
@@ -203,10 +208,11 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
   /* Chunks of row sets that are not pruned, any version. */
   adcp_buf_reset(&r->sql);
   /* Driven by the chunk object index (a join would let SQLite scan row sets first). */
-  if (adcp_buf_append_str(&r->sql, "SELECT DISTINCT c.object_key, c.native_version FROM adcp_reporting_row_chunks c "
-                                   "WHERE c.object_key IS "
-                                   "NOT NULL AND EXISTS (SELECT 1 FROM adcp_reporting_row_sets s WHERE s.row_set_id = "
-                                   "c.row_set_id AND s.rows_state <> 'pruned') AND c.object_key IN (") ||
+  if (adcp_buf_append_str(&r->sql,
+                          "SELECT DISTINCT c.object_key, c.native_version FROM adcp_reporting_row_chunks c "
+                          "WHERE c.object_key IS "
+                          "NOT NULL AND EXISTS (SELECT 1 FROM adcp_reporting_row_sets s WHERE s.row_set_id = "
+                          "c.row_set_id AND s.rows_state <> 'pruned') AND c.object_key IN (") ||
       in_list(&r->sql, 1, n) || adcp_buf_cstr(&r->sql))
     rc = oom(err);
   for (size_t i = 0; i < n; i++) p[i] = adcp_sql_text(cs[i].e->key);
@@ -215,8 +221,7 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
       /* Keys an intent (any binding, any state, expired or not) recorded as created. */
       adcp_buf_reset(&r->sql);
       if (adcp_buf_printf(&r->sql, "SELECT DISTINCT %s, %s FROM adcp_reporting_row_write_intents i, %s e WHERE %s IN (",
-                          r->pg ? SQL_CREATED_KEY_PG : SQL_CREATED_KEY_SQ,
-                          r->pg ? SQL_CREATED_VER_PG : SQL_CREATED_VER_SQ,
+                          r->pg ? SQL_CREATED_KEY_PG : SQL_CREATED_KEY_SQ, r->pg ? SQL_CREATED_VER_PG : SQL_CREATED_VER_SQ,
                           r->pg ? "jsonb_array_elements(i.created_objects)" : "json_each(i.created_objects)",
                           r->pg ? SQL_CREATED_KEY_PG : SQL_CREATED_KEY_SQ) ||
           in_list(&r->sql, 1, n) || adcp_buf_cstr(&r->sql)) {
@@ -241,8 +246,9 @@ static int references(run *r, cand *cs, size_t n, adcp_error *err) {
   }
   if (!rc) {
     adcp_buf_reset(&r->sql);
-    if (adcp_buf_append_str(&r->sql, "SELECT row_set_id, content_sha256 FROM adcp_reporting_row_write_intents WHERE "
-                                     "content_sha256 IN (") ||
+    if (adcp_buf_append_str(&r->sql,
+                            "SELECT row_set_id, content_sha256 FROM adcp_reporting_row_write_intents WHERE "
+                            "content_sha256 IN (") ||
         in_list(&r->sql, 1, nc) || adcp_buf_cstr(&r->sql))
       rc = oom(err);
   }
@@ -280,8 +286,7 @@ static int locked_delete(int *outcome, run *r, const adcp_ledger_object_binding 
     adcp_object_ctx ctx = {adcp_object_now_ms() + adcp_ledger_collector_deadline_ms(r->l), NULL};
     int o = 0;
     rc = adcp_object_delete(b->client, &o, c->e->key, c->e->native_version, &ctx, err);
-    if (!rc)
-      *outcome = o == ADCP_OBJECT_DELETED ? DEL_DELETED : o == ADCP_OBJECT_ABSENT ? DEL_ABSENT : DEL_RECHECKED;
+    if (!rc) *outcome = o == ADCP_OBJECT_DELETED ? DEL_DELETED : o == ADCP_OBJECT_ABSENT ? DEL_ABSENT : DEL_RECHECKED;
   }
   if (!rc) rc = adcp_sql_commit(r->c, err);
   if (rc) adcp_sql_rollback(r->c, NULL);
@@ -290,11 +295,11 @@ static int locked_delete(int *outcome, run *r, const adcp_ledger_object_binding 
 
 /* ---- one binding ------------------------------------------------------------------ */
 
-static int fence_check(run *r, col_fence *f, adcp_collector_binding_report *br, int acquire, const char *id,
-                       int *stop) {
+static int fence_check(run *r, col_fence *f, adcp_collector_binding_report *br, int acquire, const char *id, int *stop) {
   char cause[32] = "";
   adcp_error e = {0};
-  int rc = acquire ? adcp_collector__fence_acquire(f, cause, r->l, id, &e) : adcp_collector__fence_recheck(f, cause, r->l, &e);
+  int rc = acquire ? adcp_collector__fence_acquire(f, cause, r->l, id, &e)
+                   : adcp_collector__fence_recheck(f, cause, r->l, &e);
   if (rc) {
     note_failure(br, rc, &e);
     snprintf(br->status, sizeof br->status, "failed");
@@ -392,7 +397,7 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
     adcp_object_list_page pg;
     adcp_object_ctx ctx = {adcp_object_now_ms() + adcp_ledger_collector_deadline_ms(r->l), NULL};
     int lr = (r->versions ? adcp_object_list_versions : adcp_object_list)(b->client, &pg, (const char *)pfx.data, token,
-                                                                         r->o.page_size, &ctx, &e);
+                                                                          r->o.page_size, &ctx, &e);
     if (lr) {
       note_failure(br, lr, &e);
       snprintf(br->status, sizeof br->status, "failed");
@@ -530,13 +535,13 @@ static int collect_binding(run *r, const adcp_ledger_object_binding *b, const ch
   }
   if (token && !br->complete && cursor_make(&br->cursor, r->ns, b->id, token)) rc = oom(&e);
   if (!rc && r->o.use_stored_state && !r->o.dry_run) {
-    const char *outcome = br->complete                        ? "complete"
-                          : !strcmp(br->status, "fenced")     ? "fenced"
-                          : !strcmp(br->status, "failed")     ? "failed"
-                                                              : "truncated";
+    const char *outcome = br->complete                    ? "complete"
+                          : !strcmp(br->status, "fenced") ? "fenced"
+                          : !strcmp(br->status, "failed") ? "failed"
+                                                          : "truncated";
     adcp_error se = {0};
     int sr = adcp_collector__state_save(r->l, b->id, r->ns, br->complete ? NULL : token, outcome,
-                            br->refusal[0] ? br->refusal : NULL, &se);
+                                        br->refusal[0] ? br->refusal : NULL, &se);
     if (sr) note_failure(br, sr, &se);
   }
 out:
@@ -576,8 +581,7 @@ static int check_list(adcp_ledger *l, const char *const *v, size_t n, const char
     if (!strcmp(v[i], ADCP_LEDGER_POSTGRES_BINDING))
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: the postgres binding holds no objects", what);
     if (!find_binding(l, v[i], &b))
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: binding %.128s is not a configured object binding", what,
-                            v[i]);
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s: binding %.128s is not a configured object binding", what, v[i]);
     for (size_t j = 0; j < i; j++)
       if (!strcmp(v[i], v[j])) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s names %.128s twice", what, v[i]);
   }
@@ -655,7 +659,8 @@ int adcp_collector_collect_orphaned_row_objects(adcp_collector_report *out, adcp
   }
   if (!rc && !(out->bindings = calloc(ns + 1, sizeof *out->bindings))) rc = oom(err);
   for (size_t i = 0; !rc && i < ns; i++) {
-    if (!start[i] && r.o.use_stored_state && (rc = adcp_collector__state_cursor(&start[i], l, sel[i].id, r.ns, err))) break;
+    if (!start[i] && r.o.use_stored_state && (rc = adcp_collector__state_cursor(&start[i], l, sel[i].id, r.ns, err)))
+      break;
     adcp_collector_binding_report *br = &out->bindings[out->n_bindings++];
     collect_binding(&r, &sel[i], start[i], br);
     adcp_collector_counters *t = &out->totals;
@@ -696,11 +701,11 @@ static int counters_json(adcp_buf *o, const adcp_collector_counters *c) {
                          "\"listed\":%llu,\"pages\":%llu,\"candidates\":%llu,\"deleted\":%llu,\"absent\":%llu,"
                          "\"skipped_foreign\":%llu,\"skipped_young\":%llu,\"skipped_referenced\":%llu,"
                          "\"skipped_rechecked\":%llu,\"failed\":%llu",
-                         (unsigned long long)c->listed, (unsigned long long)c->pages,
-                         (unsigned long long)c->candidates, (unsigned long long)c->deleted,
-                         (unsigned long long)c->absent, (unsigned long long)c->skipped_foreign,
-                         (unsigned long long)c->skipped_young, (unsigned long long)c->skipped_referenced,
-                         (unsigned long long)c->skipped_rechecked, (unsigned long long)c->failed);
+                         (unsigned long long)c->listed, (unsigned long long)c->pages, (unsigned long long)c->candidates,
+                         (unsigned long long)c->deleted, (unsigned long long)c->absent,
+                         (unsigned long long)c->skipped_foreign, (unsigned long long)c->skipped_young,
+                         (unsigned long long)c->skipped_referenced, (unsigned long long)c->skipped_rechecked,
+                         (unsigned long long)c->failed);
 }
 
 static int str_or_null(adcp_buf *o, const char *s) {
@@ -716,9 +721,10 @@ int adcp_collector_report_json(adcp_buf *o, const adcp_collector_report *r) {
     if (!e) e = adcp_json_write_ascii_string(o, b->row_binding_id);
     if (!e) e = adcp_buf_printf(o, ",\"status\":\"%s\",", b->status);
     if (!e) e = counters_json(o, &b->c);
-    if (!e) e = adcp_buf_printf(o, ",\"truncated\":%s,\"complete\":%s,\"fence_epoch\":%llu,\"cursor\":",
-                                b->truncated ? "true" : "false", b->complete ? "true" : "false",
-                                (unsigned long long)b->fence_epoch);
+    if (!e)
+      e = adcp_buf_printf(
+          o, ",\"truncated\":%s,\"complete\":%s,\"fence_epoch\":%llu,\"cursor\":", b->truncated ? "true" : "false",
+          b->complete ? "true" : "false", (unsigned long long)b->fence_epoch);
     if (!e) e = str_or_null(o, b->cursor);
     if (!e) e = adcp_buf_append_str(o, ",\"refusal\":");
     if (!e) e = str_or_null(o, b->refusal);
@@ -743,8 +749,9 @@ int adcp_collector_report_json(adcp_buf *o, const adcp_collector_report *r) {
   if (!e) e = adcp_buf_append_str(o, "],\"totals\":{");
   if (!e) e = counters_json(o, &r->totals);
   if (!e)
-    e = adcp_buf_printf(o, "},\"fenced\":%llu,\"unsupported\":%llu,\"failed_bindings\":%llu,\"truncated\":%llu,"
-                           "\"fence_epoch\":%llu}",
+    e = adcp_buf_printf(o,
+                        "},\"fenced\":%llu,\"unsupported\":%llu,\"failed_bindings\":%llu,\"truncated\":%llu,"
+                        "\"fence_epoch\":%llu}",
                         (unsigned long long)r->fenced, (unsigned long long)r->unsupported,
                         (unsigned long long)r->failed_bindings, (unsigned long long)r->truncated,
                         (unsigned long long)r->fence_epoch);

@@ -21,8 +21,7 @@ static int is_digits(const char *s, int n) {
 }
 
 /* Matches one placeholder at *p; advances *p. 0 = no match. */
-static int match(adcp_collector_key *out, const char **p, const char *name, size_t nl, const char *prefix,
-                 const char *ns) {
+static int match(adcp_collector_key *out, const char **p, const char *name, size_t nl, const char *prefix, const char *ns) {
 #define IS(x) (nl == sizeof(x) - 1 && !memcmp(name, x, nl))
   const char *s = *p;
   size_t rest = strlen(s);

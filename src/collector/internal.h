@@ -23,7 +23,7 @@ void adcp_collector__fence_release(col_fence *f);
 /* Stored resume state (table adcp_orphan_collector_state). */
 int adcp_collector__state_cursor(char **out, adcp_ledger *l, const char *binding_id, const char *ns_key, adcp_error *err);
 /* outcome: "complete", "truncated", "fenced", "failed" */
-int adcp_collector__state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor, const char *outcome,
-                   const char *refusal, adcp_error *err);
+int adcp_collector__state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor,
+                               const char *outcome, const char *refusal, adcp_error *err);
 
 #endif

@@ -27,12 +27,13 @@ int adcp_collector__state_cursor(char **out, adcp_ledger *l, const char *binding
   return rc < 0 ? rc : 0;
 }
 
-int adcp_collector__state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor, const char *outcome,
-                   const char *refusal, adcp_error *err) {
+int adcp_collector__state_save(adcp_ledger *l, const char *binding_id, const char *ns_key, const char *cursor,
+                               const char *outcome, const char *refusal, adcp_error *err) {
   adcp_sql_conn *c = adcp_ledger_conn(l);
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
-  adcp_sql_param p[5] = {adcp_sql_text(binding_id), adcp_sql_text(ns_key), cursor ? adcp_sql_text(cursor) : adcp_sql_null(),
-                         adcp_sql_text(outcome), refusal ? adcp_sql_text(refusal) : adcp_sql_null()};
+  adcp_sql_param p[5] = {adcp_sql_text(binding_id), adcp_sql_text(ns_key),
+                         cursor ? adcp_sql_text(cursor) : adcp_sql_null(), adcp_sql_text(outcome),
+                         refusal ? adcp_sql_text(refusal) : adcp_sql_null()};
   return adcp_sql_exec(
       c,
       pg ? "INSERT INTO adcp_orphan_collector_state AS s (row_binding_id, namespace_key, cursor, listing_completed_at, "

@@ -51,7 +51,8 @@ static int select_rules(void *ctx, const adcp_ledger_select_input *in, const cha
 }
 
 int adcp_config_apply(adcp_config *c, adcp_ledger *l, const adcp_config_apply_options *o, adcp_error *err) {
-  if (o && o->version != ADCP_CONFIG_APPLY_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "config apply: unknown version");
+  if (o && o->version != ADCP_CONFIG_APPLY_OPTIONS_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "config apply: unknown version");
   if (!c) return 0;
   int rc = 0;
   for (size_t i = 0; !rc && i < c->n_bindings; i++) rc = adcp_ledger_configure_binding(l, &c->bindings[i], err);

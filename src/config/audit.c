@@ -36,9 +36,11 @@ int adcp_config__parse_audit(cfgp *p, uint32_t node) {
     const char *s = adcp_json_at(d, e)->type == ADCP_JSON_STRING ? adcp_json_str(d, e, &n) : NULL;
     adcp_error e2 = {0};
     if (!s || adcp_audit_keyring_add(&a->keys, s, n, &e2))
-      rc = adcp_config__refuse(p, e, "audit.public_keys[%zu] must be an Ed25519 public key (base64 of the raw 32 bytes)", idx);
+      rc = adcp_config__refuse(
+          p, e, "audit.public_keys[%zu] must be an Ed25519 public key (base64 of the raw 32 bytes)", idx);
   }
-  if (!rc && key && !(a->signing_key_file = adcp_config__resolve(p, key))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
+  if (!rc && key && !(a->signing_key_file = adcp_config__resolve(p, key)))
+    rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   if (!rc && a->signing_key_file) rc = adcp_config__add_file(p, a->signing_key_file, "audit.signing_key_file", 1);
   if (!rc) a->present = 1;
   return rc;

@@ -20,11 +20,12 @@ static int ref_ok(const char *r) {
   return !strncmp(r, "file:/", 6) && !strstr(r, "/../") && r[strlen(r) - 1] != '/';
 }
 
-static int azure_provider(adcp_object_provider **out, const char **bad_key, const char *const *loc,
-                            const char *prefix, const char *credential_ref, const char *ca_file, adcp_error *err) {
+static int azure_provider(adcp_object_provider **out, const char **bad_key, const char *const *loc, const char *prefix,
+                          const char *credential_ref, const char *ca_file, adcp_error *err) {
   *out = NULL;
   *bad_key = "location";
-  if (!loc[0] || !loc[1]) return adcp_error_set(err, ADCP_EINVALID_INPUT, "azure bindings need location {account, container}");
+  if (!loc[0] || !loc[1])
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "azure bindings need location {account, container}");
   if (loc[2] && strncmp(loc[2], "https://", 8) && strncmp(loc[2], "http://", 7)) {
     *bad_key = "endpoint";
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "location.endpoint must be an http(s) URL");
@@ -35,26 +36,31 @@ static int azure_provider(adcp_object_provider **out, const char **bad_key, cons
                           "credentialRef of an azure binding must be \"env\", \"env:NAME\" or \"file:/PATH\" (where "
                           "the connection string is found; never the secret itself)");
   }
-  adcp_azure_provider_options o = {.account = loc[0], .container = loc[1], .endpoint = loc[2], .prefix = prefix,
-                                   .credential_ref = credential_ref, .ca_file = ca_file};
+  adcp_azure_provider_options o = {.account = loc[0],
+                                   .container = loc[1],
+                                   .endpoint = loc[2],
+                                   .prefix = prefix,
+                                   .credential_ref = credential_ref,
+                                   .ca_file = ca_file};
   int rc = adcp_azure_provider_new(out, &o, err);
   if (rc) {
     *out = NULL;
     /* the provider checks the names themselves: point at the one it refused */
-    *bad_key = rc == ADCP_EUNSAFE_BINDING   ? "credentialRef"
-               : strstr(err->message, "account") ? "account"
+    *bad_key = rc == ADCP_EUNSAFE_BINDING          ? "credentialRef"
+               : strstr(err->message, "account")   ? "account"
                : strstr(err->message, "container") ? "container"
                                                    : "location";
   }
   return rc;
 }
 
-int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
-                      int compression, const char *cred, uint32_t loc) {
+int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix,
+                               const char *tmpl, int compression, const char *cred, uint32_t loc) {
   adcp_config *c = p->c;
   static const char *const lkeys[] = {"account", "container", "endpoint", NULL};
   const char *v[3] = {NULL, NULL, NULL}, *ca = NULL, *bad = NULL;
-  int rc = adcp_config__cloud_location(p, b, where, loc, lkeys, v, &ca, "azure bindings need location {account, container}");
+  int rc =
+      adcp_config__cloud_location(p, b, where, loc, lkeys, v, &ca, "azure bindings need location {account, container}");
   if (rc) return rc;
   size_t i = c->n_bindings;
   if ((rc = azure_provider(&c->providers[i], &bad, v, prefix, cred, ca, p->err))) {
@@ -71,7 +77,15 @@ int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const cha
   if (cred && !strncmp(cred, "file:", 5) && adcp_config__add_file(p, cred + 5, "credentialRef file", 1))
     return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   size_t n = adcp_config__location_kv(c, i, lkeys, v);
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "azure", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   id,
+                                   "azure",
+                                   &c->locs[i * CFG_LOC_MAX],
+                                   n,
+                                   prefix,
+                                   tmpl,
+                                   compression,
+                                   cred,
                                    c->providers[i]};
   return adcp_config__add_binding(p, b, where, &bc);
 }

@@ -103,7 +103,8 @@ static int compression_of(cfgp *p, uint32_t b, const char *where, const char *co
   *out = ADCP_OBJECT_COMPRESSION_GZIP;
   adcp_error e2 = {0};
   if (comp && adcp_object_compression_parse(out, comp, &e2))
-    return adcp_config__refuse(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"", where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "compression"), "%s.compression must be \"none\" or \"gzip\"",
+                               where);
   return 0;
 }
 
@@ -121,13 +122,13 @@ int adcp_config__no_fs_keys(cfgp *p, uint32_t b, const char *where) {
   static const char *const fs_only[] = {"root_dir", "file_mode", "dir_mode", NULL};
   for (size_t k = 0; fs_only[k]; k++)
     if (adcp_json_get(p->d, b, fs_only[k]))
-      return adcp_config__refuse(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only", where,
-                        fs_only[k]);
+      return adcp_config__refuse(p, adcp_json_get(p->d, b, fs_only[k]), "%s.%s applies to filesystem bindings only",
+                                 where, fs_only[k]);
   return 0;
 }
 
 int adcp_config__cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
-                       const char **v, const char **ca, const char *needs) {
+                                const char **v, const char **ca, const char *needs) {
   int rc = adcp_config__no_fs_keys(p, b, where);
   if (rc) return rc;
   if (!loc) return adcp_config__refuse(p, b, "%s: %s", where, needs);
@@ -163,23 +164,28 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   if (rc) return rc;
   /* Host-only (not identity): how this host makes writes create-only (docs/providers.md). */
   if (create_only && strcmp(create_only, "conditional") && strcmp(create_only, "emulated"))
-    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only must be \"conditional\" or \"emulated\"",
-                      where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"),
+                               "%s.create_only must be \"conditional\" or \"emulated\"", where);
   if (!v[0] || !v[1]) return adcp_config__refuse(p, loc, "%s.location needs bucket and region", where);
   if (v[3] && strcmp(v[3], "true") && strcmp(v[3], "false"))
-    return adcp_config__refuse(p, adcp_json_get(p->d, loc, "path_style"), "%s.location.path_style must be \"true\" or \"false\"",
-                      where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, loc, "path_style"),
+                               "%s.location.path_style must be \"true\" or \"false\"", where);
   size_t i = c->n_bindings;
-  adcp_s3_provider_options o = {.bucket = v[0], .region = v[1], .endpoint = v[2],
-                                .path_style = v[3] && !strcmp(v[3], "true"), .prefix = prefix,
-                                .credential_ref = cred, .ca_file = ca, .create_only = create_only};
+  adcp_s3_provider_options o = {.bucket = v[0],
+                                .region = v[1],
+                                .endpoint = v[2],
+                                .path_style = v[3] && !strcmp(v[3], "true"),
+                                .prefix = prefix,
+                                .credential_ref = cred,
+                                .ca_file = ca,
+                                .create_only = create_only};
   if ((rc = adcp_s3_provider_new(&c->providers[i], &o, p->err))) {
     c->providers[i] = NULL;
     return provider_failed(p, b, where, id, rc);
   }
   size_t n = adcp_config__location_kv(c, i, lkeys, v);
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred,
-                                   c->providers[i]};
+  adcp_ledger_binding_config bc = {
+      ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred, c->providers[i]};
   return adcp_config__add_binding(p, b, where, &bc);
 }
 
@@ -199,16 +205,18 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     char lw[240];
     snprintf(lw, sizeof lw, "%s.location", where);
     static const char *const lkeys[] = {"root", NULL};
-    if ((rc = adcp_config__known_keys(p, loc, lw, lkeys)) || (rc = adcp_config__get_str(p, loc, "root", lw, &root))) return rc;
+    if ((rc = adcp_config__known_keys(p, loc, lw, lkeys)) || (rc = adcp_config__get_str(p, loc, "root", lw, &root)))
+      return rc;
   }
-  if (!root || !rootdir) return adcp_config__refuse(p, b, "%s: filesystem bindings need location {root} and root_dir", where);
+  if (!root || !rootdir)
+    return adcp_config__refuse(p, b, "%s: filesystem bindings need location {root} and root_dir", where);
   unsigned int file_mode = 0, dir_mode = 0; /* 0: owner-only (0600 / 0700) */
   if (fmode && parse_mode(&file_mode, fmode))
-    return adcp_config__refuse(p, adcp_json_get(p->d, b, "file_mode"), "%s.file_mode must be an octal mode such as \"0640\"",
-                      where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "file_mode"),
+                               "%s.file_mode must be an octal mode such as \"0640\"", where);
   if (dmode && parse_mode(&dir_mode, dmode))
-    return adcp_config__refuse(p, adcp_json_get(p->d, b, "dir_mode"), "%s.dir_mode must be an octal mode such as \"0750\"",
-                      where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "dir_mode"),
+                               "%s.dir_mode must be an octal mode such as \"0750\"", where);
   char abs[PATH_MAX];
   if (rootdir[0] == '/') snprintf(abs, sizeof abs, "%s", rootdir);
   else {
@@ -218,15 +226,16 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     else return adcp_config__refuse(p, b, "%s: cannot resolve root_dir", where);
   }
   char real[PATH_MAX];
-  if (resolve_dir(real, abs)) return adcp_config__refuse(p, adcp_json_get(p->d, b, "root_dir"), "%s: cannot resolve root_dir", where);
+  if (resolve_dir(real, abs))
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "root_dir"), "%s: cannot resolve root_dir", where);
   /* Two bindings over one directory (however it is spelt: another root name,
    * a symlink, "..") would share objects the ledger tracks per binding. */
   for (size_t i = 0; i < c->n_bindings; i++)
     if (c->real_roots[i] && (dir_within(real, c->real_roots[i]) || dir_within(c->real_roots[i], real)))
       return adcp_config__refuse(p, adcp_json_get(p->d, b, "root_dir"),
-                        "%s: root_dir of binding %s and of binding %s are the same directory (or one lies inside the "
-                        "other); give each binding its own directory",
-                        where, id, c->bindings[i].id);
+                                 "%s: root_dir of binding %s and of binding %s are the same directory (or one lies inside the "
+                                 "other); give each binding its own directory",
+                                 where, id, c->bindings[i].id);
   size_t i = c->n_bindings;
   if (!(c->real_roots[i] = strdup(real))) return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   adcp_fs_provider_options po = {root, prefix, 1, 0, NULL, NULL};
@@ -238,7 +247,15 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     return provider_failed(p, b, where, id, rc);
   }
   c->locs[i * CFG_LOC_MAX].key = "root", c->locs[i * CFG_LOC_MAX].value = root;
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "filesystem", &c->locs[i * CFG_LOC_MAX], 1, prefix, tmpl, compression, cred,
+  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   id,
+                                   "filesystem",
+                                   &c->locs[i * CFG_LOC_MAX],
+                                   1,
+                                   prefix,
+                                   tmpl,
+                                   compression,
+                                   cred,
                                    c->providers[i]};
   rc = adcp_config__add_binding(p, b, where, &bc);
   if (rc) free(c->real_roots[i]), c->real_roots[i] = NULL;
@@ -261,9 +278,9 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
     shown[m] = 0;
     snprintf(where, sizeof where, "bindings[%zu] (%s)", idx, shown);
   }
-  static const char *const keys[] = {"id",     "kind",        "provider",    "location",      "root_dir",
-                                     "prefix", "keyTemplate", "compression", "credentialRef", "file_mode",
-                                     "dir_mode", "ca_file",   "create_only", NULL};
+  static const char *const keys[] = {"id",          "kind",        "provider",      "location",  "root_dir", "prefix",
+                                     "keyTemplate", "compression", "credentialRef", "file_mode", "dir_mode", "ca_file",
+                                     "create_only", NULL};
   uint32_t loc = 0;
   rc = adcp_config__known_keys(p, b, where, keys);
   if (!rc) rc = adcp_config__get_str(p, b, "kind", where, &kind);
@@ -277,23 +294,26 @@ static int one_binding(cfgp *p, uint32_t b, size_t idx) {
   if (!id || !prov || !prefix) return adcp_config__refuse(p, b, "%s needs id, provider and prefix", where);
   if (kind && strcmp(kind, "object"))
     return adcp_config__refuse(p, adcp_json_get(p->d, b, "kind"),
-                      "%s.kind: only object bindings are configured here (postgres is implicit)", where);
+                               "%s.kind: only object bindings are configured here (postgres is implicit)", where);
   if (strcmp(prov, "s3") && adcp_json_get(p->d, b, "create_only"))
-    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only", where);
+    return adcp_config__refuse(p, adcp_json_get(p->d, b, "create_only"), "%s.create_only applies to s3 bindings only",
+                               where);
   for (size_t i = 0; i < c->n_bindings; i++)
-    if (!strcmp(c->bindings[i].id, id)) return adcp_config__refuse(p, b, "%s: binding %s is configured twice", where, id);
+    if (!strcmp(c->bindings[i].id, id))
+      return adcp_config__refuse(p, b, "%s: binding %s is configured twice", where, id);
   int compression;
   if ((rc = compression_of(p, b, where, comp, &compression))) return rc;
   if (!strcmp(prov, "azure")) return adcp_config__azure_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
   if (!strcmp(prov, "gcs")) return adcp_config__gcs_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
   if (cred && !adcp_ledger_credential_ref_is_valid(cred))
     return adcp_config__refuse(p, adcp_json_get(p->d, b, "credentialRef"),
-                      "%s.credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ (the name of a "
-                      "host-injected client, never a secret)", where);
+                               "%s.credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ (the name of a "
+                               "host-injected client, never a secret)",
+                               where);
   if (!strcmp(prov, "s3")) return s3_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
   if (strcmp(prov, "filesystem"))
     return adcp_config__refuse(p, adcp_json_get(p->d, b, "provider"),
-                      "%s.provider: this build has the filesystem, s3, azure and gcs providers", where);
+                               "%s.provider: this build has the filesystem, s3, azure and gcs providers", where);
   return fs_binding(p, b, where, id, prefix, tmpl, compression, cred, loc);
 }
 
@@ -329,7 +349,8 @@ int adcp_config__parse_rules(cfgp *p, uint32_t rules) {
   for (uint32_t r = n ? adcp_json_first(p->d, rules) : 0; r; r = adcp_json_next(p->d, rules, r), idx++) {
     char where[32];
     snprintf(where, sizeof where, "rules[%zu]", idx);
-    if (adcp_json_at(p->d, r)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, r, "%s must be an object", where);
+    if (adcp_json_at(p->d, r)->type != ADCP_JSON_OBJECT)
+      return adcp_config__refuse(p, r, "%s must be an object", where);
     static const char *const keys[] = {"binding", "min_canonical_bytes", "min_rows", NULL};
     adcp_config_rule *x = &c->rules[c->n_rules++];
     int rc = adcp_config__known_keys(p, r, where, keys);

@@ -28,7 +28,9 @@ static int check_file(const char *path, const char *what, int private_key, adcp_
   struct stat st;
   if (stat(path, &st))
     return adcp_error_set(err, ADCP_EIO, "%s %s: %s", what, path,
-                          errno == ENOENT ? "no such file" : errno == EACCES ? "permission denied" : "cannot be examined");
+                          errno == ENOENT   ? "no such file"
+                          : errno == EACCES ? "permission denied"
+                                            : "cannot be examined");
   if (!S_ISREG(st.st_mode)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s %s: not a regular file", what, path);
   unsigned mode = (unsigned)st.st_mode & 07777;
   if (mode & (S_IWGRP | S_IWOTH))
@@ -37,8 +39,8 @@ static int check_file(const char *path, const char *what, int private_key, adcp_
   if (private_key && (mode & (S_IRGRP | S_IROTH)) && !relaxed_reads())
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                           "%s %s has mode %04o: a private key must not be group- or world-readable (chmod 0600; "
-                          "ADCP_LEDGER_KEY_MODES=relaxed for read-only secret mounts)", what,
-                          path, mode);
+                          "ADCP_LEDGER_KEY_MODES=relaxed for read-only secret mounts)",
+                          what, path, mode);
   if (access(path, R_OK)) return adcp_error_set(err, ADCP_EIO, "%s %s: permission denied", what, path);
   return 0;
 }

@@ -22,17 +22,28 @@ int adcp_config__parse_collector(cfgp *p, uint32_t node) {
   if (!node) return 0;
   adcp_json_doc *d = p->d;
   adcp_config_collector *c = &p->c->collector;
-  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, node, "collector must be an object");
-  static const char *const keys[] = {"enabled",         "acknowledge_exclusive_namespace", "include_read_only",
-                                     "interval_seconds", "min_age_seconds", "limit", "page_cap", "bindings", NULL};
+  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT)
+    return adcp_config__refuse(p, node, "collector must be an object");
+  static const char *const keys[] = {"enabled",
+                                     "acknowledge_exclusive_namespace",
+                                     "include_read_only",
+                                     "interval_seconds",
+                                     "min_age_seconds",
+                                     "limit",
+                                     "page_cap",
+                                     "bindings",
+                                     NULL};
   int rc = adcp_config__known_keys(p, node, "collector", keys);
   if (!rc) rc = adcp_config__get_bool(p, node, "enabled", "collector", &c->enabled);
-  if (!rc) rc = adcp_config__get_bool(p, node, "acknowledge_exclusive_namespace", "collector", &c->acknowledge_exclusive_namespace);
-  if (!rc) rc = adcp_config__get_bool(p, node, "include_read_only", "collector", &c->include_read_only);
-  if (!rc) rc = adcp_config__get_range(p, node, "interval_seconds", "collector", 3600, 366 * 86400ULL, &c->interval_seconds);
   if (!rc)
-    rc = adcp_config__get_range(p, node, "min_age_seconds", "collector", ADCP_COLLECTOR_MIN_AGE_MIN_S, 100ULL * 365 * 86400,
-                       &c->min_age_seconds);
+    rc = adcp_config__get_bool(p, node, "acknowledge_exclusive_namespace", "collector",
+                               &c->acknowledge_exclusive_namespace);
+  if (!rc) rc = adcp_config__get_bool(p, node, "include_read_only", "collector", &c->include_read_only);
+  if (!rc)
+    rc = adcp_config__get_range(p, node, "interval_seconds", "collector", 3600, 366 * 86400ULL, &c->interval_seconds);
+  if (!rc)
+    rc = adcp_config__get_range(p, node, "min_age_seconds", "collector", ADCP_COLLECTOR_MIN_AGE_MIN_S,
+                                100ULL * 365 * 86400, &c->min_age_seconds);
   if (!rc) rc = adcp_config__get_range(p, node, "limit", "collector", 1, ADCP_COLLECTOR_LIMIT_MAX, &c->limit);
   if (!rc) rc = adcp_config__get_range(p, node, "page_cap", "collector", 1, 10000, &c->page_cap);
   uint32_t v = 0;
@@ -51,15 +62,15 @@ int adcp_config__parse_collector(cfgp *p, uint32_t node) {
     char *id = strndup(s, sn);
     if (!id) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
     else if (!adcp_config_provider(p->c, id, NULL))
-      rc = adcp_config__refuse(p, e, "collector.bindings[%zu] names binding %.128s, which is not configured in \"bindings\"",
-                      idx, id);
+      rc = adcp_config__refuse(
+          p, e, "collector.bindings[%zu] names binding %.128s, which is not configured in \"bindings\"", idx, id);
     if (rc) free(id);
     else c->bindings[c->n_bindings++] = id;
   }
   if (!rc && c->enabled && !c->acknowledge_exclusive_namespace)
     rc = adcp_config__refuse(p, node,
-                    "collector.enabled needs collector.acknowledge_exclusive_namespace: true (run collect-orphans "
-                    "--dry-run first; see docs/collector.md)");
+                             "collector.enabled needs collector.acknowledge_exclusive_namespace: true (run collect-orphans "
+                             "--dry-run first; see docs/collector.md)");
   if (!rc) c->present = 1;
   return rc;
 }

@@ -57,13 +57,14 @@ static int parse_top(cfgp *p) {
   adcp_config *c = p->c;
   adcp_json_doc *d = p->d;
   if (p->len >= 3 && !memcmp(p->src, "\xef\xbb\xbf", 3))
-    return adcp_config__refuse_at_offset(p, 0, "not valid JSON: the file starts with a byte order mark (save it as UTF-8 "
-                                      "without BOM)");
+    return adcp_config__refuse_at_offset(p, 0,
+                                         "not valid JSON: the file starts with a byte order mark (save it as UTF-8 "
+                                         "without BOM)");
   if (adcp_json_parse(d, p->src, p->len, NULL, p->err)) return syntax_error(p);
   if (adcp_json_at(d, 0)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, 0, "must be a JSON object");
-  static const char *const top[] = {"deployment_namespace", "bindings", "rules", "default", "selection",
-                                    "change_feed", "worker", "gcs_credentials", "retention", "audit", "fence",
-                                    "collector", NULL};
+  static const char *const top[] = {
+      "deployment_namespace", "bindings",  "rules", "default", "selection", "change_feed", "worker",
+      "gcs_credentials",      "retention", "audit", "fence",   "collector", NULL};
   static const char *const selkeys[] = {"rules", "default", NULL};
   uint32_t sel = 0, rules = 0, srules = 0, bs = 0, gc = 0;
   const char *sdef = NULL, *def = NULL;
@@ -71,7 +72,8 @@ static int parse_top(cfgp *p) {
   int rc = adcp_config__known_keys(p, 0, "the configuration", top);
   if (!rc) rc = adcp_config__get_str(p, 0, "deployment_namespace", "config", (const char **)&c->ns);
   if (!rc && c->ns && strlen(c->ns) > 256)
-    rc = adcp_config__refuse(p, adcp_json_get(d, 0, "deployment_namespace"), "deployment_namespace must be 1-256 characters");
+    rc = adcp_config__refuse(p, adcp_json_get(d, 0, "deployment_namespace"),
+                             "deployment_namespace must be 1-256 characters");
   if (!rc) rc = adcp_config__get_str(p, 0, "default", "config", &def);
   if (!rc) rc = adcp_config__get_bool(p, 0, "change_feed", "config", &feed_on);
   if (!rc) c->feed_off = !feed_on;
@@ -138,7 +140,9 @@ static int read_config(char **out, size_t *len, const char *path, adcp_error *er
   if (fd < 0) {
     int e = errno;
     return adcp_error_set(err, ADCP_EIO, "cannot open config %s: %s", path,
-                          e == ENOENT ? "no such file" : e == EACCES ? "permission denied" : "not readable");
+                          e == ENOENT   ? "no such file"
+                          : e == EACCES ? "permission denied"
+                                        : "not readable");
   }
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

@@ -14,13 +14,15 @@
 
 int adcp_config__parse_fence(cfgp *p, uint32_t node) {
   if (!node) return 0;
-  if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, node, "fence must be an object");
+  if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT)
+    return adcp_config__refuse(p, node, "fence must be an object");
   static const char *const keys[] = {"owner_id", NULL};
   const char *owner = NULL;
   int rc = adcp_config__known_keys(p, node, "fence", keys);
   if (!rc) rc = adcp_config__get_str(p, node, "owner_id", "fence", &owner);
   if (!rc && owner && !adcp_ledger_fence_owner_is_valid(owner))
-    rc = adcp_config__refuse(p, adcp_json_get(p->d, node, "owner_id"), "fence.owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
+    rc = adcp_config__refuse(p, adcp_json_get(p->d, node, "owner_id"),
+                             "fence.owner_id must match ^[A-Za-z0-9_.:-]{1,128}$");
   if (!rc && owner && !(p->c->fence_owner = strdup(owner))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   return rc;
 }

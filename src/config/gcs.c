@@ -119,7 +119,8 @@ static int load_creds(gcs_creds *out, uint32_t *bad_node, const adcp_json_doc *d
         size_t al = 0;
         const char *s = adcp_json_at(d, a)->type == ADCP_JSON_STRING ? adcp_json_str(d, a, &al) : NULL;
         if (!s || !al || memchr(s, 0, al))
-          return creds_free(&c), refuse(bad_node, a, err, "%s.token_command must be an array of non-empty strings%s", nm, "");
+          return creds_free(&c),
+                 refuse(bad_node, a, err, "%s.token_command must be an array of non-empty strings%s", nm, "");
         if (!(c.argv[i++] = strndup(s, al))) return creds_free(&c), adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       }
       if (!c.argv) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -151,7 +152,7 @@ static int load_creds(gcs_creds *out, uint32_t *bad_node, const adcp_json_doc *d
 }
 
 int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const char *id, const char *prefix,
-                    const char *tmpl, int compression, const char *cred, uint32_t loc) {
+                             const char *tmpl, int compression, const char *cred, uint32_t loc) {
   adcp_config *cf = p->c;
   const adcp_json_doc *d = p->d;
   adcp_error *err = p->err;
@@ -177,7 +178,8 @@ int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const
   if (!rc && cred && !adcp_ledger_credential_ref_is_valid(cred))
     rc = refuse(bad_node, adcp_json_get(d, binding, "credentialRef"), err,
                 "%s.credentialRef must be a reference name matching ^[A-Za-z0-9_.:/-]{1,128}$ (an entry of "
-                "gcs_credentials, never a secret)%s", where, "");
+                "gcs_credentials, never a secret)%s",
+                where, "");
   gcs_creds c = {0};
   if (!rc) rc = load_creds(&c, bad_node, d, cred, base_dir, adcp_json_get(d, binding, "credentialRef"), err);
   if (!rc && ((c.sa == NULL) + (c.token_file == NULL) + (c.argv == NULL) != 2))
@@ -189,9 +191,13 @@ int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const
   if (!rc && c.token_file) rc = adcp_config__add_file(p, c.token_file, "gcs token_file", 1);
   if (!rc && cafull) rc = adcp_config__add_file(p, cafull, "ca_file", 0);
   if (!rc) {
-    adcp_gcs_provider_options o = {.bucket = loc_values[0], .endpoint = loc_values[1], .prefix = prefix,
-                                   .service_account_file = c.sa, .token_file = c.token_file,
-                                   .token_command = (const char *const *)c.argv, .ca_file = cafull};
+    adcp_gcs_provider_options o = {.bucket = loc_values[0],
+                                   .endpoint = loc_values[1],
+                                   .prefix = prefix,
+                                   .service_account_file = c.sa,
+                                   .token_file = c.token_file,
+                                   .token_command = (const char *const *)c.argv,
+                                   .ca_file = cafull};
     rc = adcp_gcs_provider_new(out, &o, err);
     if (rc == ADCP_EINVALID_INPUT) *bad_node = binding;
   }
@@ -220,7 +226,8 @@ int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const
     *out = NULL;
     return rc;
   }
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
+  adcp_ledger_binding_config bc = {
+      ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
   return adcp_config__add_binding(p, binding, where, &bc);
 }
 

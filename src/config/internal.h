@@ -20,8 +20,8 @@ typedef struct cfg_worker {
 /* A file a run will open: checked by adcp_config_check_files. */
 typedef struct cfg_file {
   char *path;
-  const char *what;    /* "audit.signing_key_file", "gcs_credentials.NAME.token_file", … */
-  int private_key;     /* must not be group/world-readable */
+  const char *what; /* "audit.signing_key_file", "gcs_credentials.NAME.token_file", … */
+  int private_key;  /* must not be group/world-readable */
 } cfg_file;
 
 struct adcp_config {
@@ -36,8 +36,8 @@ struct adcp_config {
   adcp_config_rule *rules;
   size_t n_rules;
   char *def;
-  int feed_off;         /* "change_feed": false (docs/feed.md) */
-  int names_command;    /* a gcs_credentials entry has token_command */
+  int feed_off;      /* "change_feed": false (docs/feed.md) */
+  int names_command; /* a gcs_credentials entry has token_command */
   cfg_worker worker;
   adcp_config_retention retention;
   adcp_config_collector collector;
@@ -94,7 +94,7 @@ int adcp_config__no_fs_keys(cfgp *p, uint32_t b, const char *where);
  * and its host-only ca_file (resolved, recorded for the file checks);
  * `needs` is the message when location is absent. */
 int adcp_config__cloud_location(cfgp *p, uint32_t b, const char *where, uint32_t loc, const char *const *lkeys,
-                       const char **v, const char **ca, const char *needs);
+                                const char **v, const char **ca, const char *needs);
 /* Fills binding i's location pairs from the non-NULL values; their count. */
 size_t adcp_config__location_kv(adcp_config *c, size_t i, const char *const *lkeys, const char *const *v);
 
@@ -109,10 +109,10 @@ int adcp_config__parse_collector(cfgp *p, uint32_t node);
 int adcp_config__parse_worker(cfgp *p, uint32_t node);
 int adcp_config__parse_fence(cfgp *p, uint32_t node);
 /* Builds binding i's provider for an "azure" / "gcs" binding (azure.c, gcs.c). */
-int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
-                      int compression, const char *cred, uint32_t loc);
-int adcp_config__gcs_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix, const char *tmpl,
-                    int compression, const char *cred, uint32_t loc);
+int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix,
+                               const char *tmpl, int compression, const char *cred, uint32_t loc);
+int adcp_config__gcs_binding(cfgp *p, uint32_t b, const char *where, const char *id, const char *prefix,
+                             const char *tmpl, int compression, const char *cred, uint32_t loc);
 /* Appends binding i (client already in providers[i]) after the library's own
  * binding checks (adcp_ledger_binding_config_check), refused at node b. */
 int adcp_config__add_binding(cfgp *p, uint32_t b, const char *where, const adcp_ledger_binding_config *bc);

@@ -64,13 +64,13 @@ int adcp_config__known_keys(cfgp *p, uint32_t obj, const char *where, const char
 
 const char *adcp_config__type_name(int t) {
   switch (t) {
-    case ADCP_JSON_NULL: return "null";
-    case ADCP_JSON_FALSE:
-    case ADCP_JSON_TRUE: return "a boolean";
-    case ADCP_JSON_NUMBER: return "a number";
-    case ADCP_JSON_STRING: return "a string";
-    case ADCP_JSON_ARRAY: return "an array";
-    default: return "an object";
+  case ADCP_JSON_NULL: return "null";
+  case ADCP_JSON_FALSE:
+  case ADCP_JSON_TRUE: return "a boolean";
+  case ADCP_JSON_NUMBER: return "a number";
+  case ADCP_JSON_STRING: return "a string";
+  case ADCP_JSON_ARRAY: return "an array";
+  default: return "an object";
   }
 }
 
@@ -79,7 +79,8 @@ int adcp_config__get_str(cfgp *p, uint32_t obj, const char *k, const char *where
   uint32_t v = adcp_json_get(p->d, obj, k);
   if (!v) return 0;
   if (adcp_json_at(p->d, v)->type != ADCP_JSON_STRING)
-    return adcp_config__refuse(p, v, "%s.%s must be a string, not %s", where, k, adcp_config__type_name(adcp_json_at(p->d, v)->type));
+    return adcp_config__refuse(p, v, "%s.%s must be a string, not %s", where, k,
+                               adcp_config__type_name(adcp_json_at(p->d, v)->type));
   size_t n;
   const char *s = adcp_json_str(p->d, v, &n);
   if (!n || memchr(s, 0, n)) return adcp_config__refuse(p, v, "%s.%s must be a non-empty string", where, k);
@@ -103,7 +104,7 @@ int adcp_config__get_range(cfgp *p, uint32_t obj, const char *k, const char *whe
   adcp_error e2 = {0};
   if (adcp_json_at(p->d, v)->type != ADCP_JSON_NUMBER || adcp_json_get_u64(&u, p->d, v, &e2) || u < lo || u > hi)
     return adcp_config__refuse(p, v, "%s.%s must be an integer from %llu to %llu", where, k, (unsigned long long)lo,
-                      (unsigned long long)hi);
+                               (unsigned long long)hi);
   *out = (int64_t)u;
   return 0;
 }
@@ -122,7 +123,7 @@ int adcp_config__get_typed(cfgp *p, uint32_t obj, const char *k, const char *whe
   *out = adcp_json_get(p->d, obj, k);
   if (*out && adcp_json_at(p->d, *out)->type != type)
     return adcp_config__refuse(p, *out, "%s.%s must be %s, not %s", where, k, adcp_config__type_name(type),
-                      adcp_config__type_name(adcp_json_at(p->d, *out)->type));
+                               adcp_config__type_name(adcp_json_at(p->d, *out)->type));
   return 0;
 }
 

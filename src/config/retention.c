@@ -15,9 +15,11 @@
 int adcp_config__parse_retention(cfgp *p, uint32_t node) {
   if (!node) return 0;
   adcp_config_retention *out = &p->c->retention;
-  if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, node, "retention must be an object");
-  static const char *const keys[] = {"enabled", "status_retention_days", "ledger_record_retention_days",
-                                     "change_retention_days", "max_feed_hold_days", NULL};
+  if (adcp_json_at(p->d, node)->type != ADCP_JSON_OBJECT)
+    return adcp_config__refuse(p, node, "retention must be an object");
+  static const char *const keys[] = {
+      "enabled", "status_retention_days", "ledger_record_retention_days", "change_retention_days", "max_feed_hold_days",
+      NULL};
   int64_t *slots[] = {NULL, &out->policy.status_retention_days, &out->policy.ledger_record_retention_days,
                       &out->policy.change_retention_days, &out->policy.max_feed_hold_days};
   int rc = adcp_config__known_keys(p, node, "retention", keys);
@@ -30,7 +32,8 @@ int adcp_config__parse_retention(cfgp *p, uint32_t node) {
     return adcp_config__refuse(p, node, "retention.status_retention_days is required (the advertised window)");
   adcp_retention_policy checked;
   adcp_error e2 = {0};
-  if (adcp_retention_policy_check(&checked, &out->policy, &e2)) return adcp_config__refuse(p, node, "retention: %s", e2.message);
+  if (adcp_retention_policy_check(&checked, &out->policy, &e2))
+    return adcp_config__refuse(p, node, "retention: %s", e2.message);
   out->policy = checked;
   return 0;
 }

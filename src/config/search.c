@@ -36,7 +36,8 @@ int adcp_config_find(char *out, size_t cap, const char **source, const adcp_conf
   if (!cap) return adcp_error_set(err, ADCP_EINVALID_INPUT, "config: no room for the path");
   out[0] = '\0';
   if (source) *source = src;
-  if (s && s->version != ADCP_CONFIG_SEARCH_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "config search: unknown version");
+  if (s && s->version != ADCP_CONFIG_SEARCH_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "config search: unknown version");
   const char *explicit_path = s ? s->explicit_path : NULL;
   const char *env = getenv("ADCP_LEDGER_CONFIG");
   const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");

@@ -33,11 +33,13 @@ static int parse_task(cfgp *p, adcp_config_worker_task *t, uint32_t key, uint32_
   for (size_t i = 0; i < n && m + 1 < sizeof name; i++) name[m++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
   name[m] = 0;
   const adcp_worker_catalog_entry *e = m == n ? adcp_worker_catalog_find(name) : NULL;
-  if (!e) return adcp_config__refuse(p, key, "worker.tasks: no task \"%s\" (see adcp-ledger maintain --help for the list)", name);
+  if (!e)
+    return adcp_config__refuse(p, key, "worker.tasks: no task \"%s\" (see adcp-ledger maintain --help for the list)", name);
   t->name = e->name;
   t->enabled = -1;
   snprintf(where, sizeof where, "worker.tasks.%s", e->name);
-  if (adcp_json_at(p->d, obj)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, obj, "%s must be an object", where);
+  if (adcp_json_at(p->d, obj)->type != ADCP_JSON_OBJECT)
+    return adcp_config__refuse(p, obj, "%s must be an object", where);
   static const char *const keys[] = {"interval_s", "limit", "enabled", "settings", NULL};
   uint32_t set = 0;
   int rc = adcp_config__known_keys(p, obj, where, keys);
@@ -65,7 +67,8 @@ int adcp_config__parse_worker(cfgp *p, uint32_t node) {
   if (!node) return 0;
   adcp_json_doc *d = p->d;
   cfg_worker *w = &p->c->worker;
-  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT) return adcp_config__refuse(p, node, "config.worker must be an object");
+  if (adcp_json_at(d, node)->type != ADCP_JSON_OBJECT)
+    return adcp_config__refuse(p, node, "config.worker must be an object");
   static const char *const keys[] = {"interval_s", "tasks", NULL};
   uint32_t tasks = 0;
   int rc = adcp_config__known_keys(p, node, "worker", keys);
@@ -75,7 +78,8 @@ int adcp_config__parse_worker(cfgp *p, uint32_t node) {
   if (!rc && n && !(w->tasks = calloc(n, sizeof *w->tasks))) rc = adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   for (uint32_t t = rc || !n ? 0 : adcp_json_first(d, tasks); !rc && t; t = adcp_json_next(d, tasks, t + 1)) {
     for (size_t i = 0; !rc && i < w->n_tasks; i++)
-      if (adcp_json_str_eq(d, t, w->tasks[i].name)) rc = adcp_config__refuse(p, t, "worker.tasks.%s is given twice", w->tasks[i].name);
+      if (adcp_json_str_eq(d, t, w->tasks[i].name))
+        rc = adcp_config__refuse(p, t, "worker.tasks.%s is given twice", w->tasks[i].name);
     if (!rc) rc = parse_task(p, &w->tasks[w->n_tasks++], t, t + 1);
   }
   return rc;
@@ -103,9 +107,9 @@ int adcp_config_worker_task_enabled(const adcp_config *c, const adcp_worker_cata
   const adcp_config_worker_task *t = adcp_config_worker_task_find(c, e->name);
   int on = t && t->enabled >= 0 ? t->enabled : e->enabled;
   switch (on) {
-    case ADCP_WORKER_FOLLOWS_RETENTION: return adcp_config_retention_section(c)->enabled;
-    case ADCP_WORKER_FOLLOWS_AUDIT: return adcp_config_audit_section(c)->signing_key_file != NULL;
-    case ADCP_WORKER_FOLLOWS_COLLECTOR: return adcp_config_collector_section(c)->enabled;
-    default: return on != 0;
+  case ADCP_WORKER_FOLLOWS_RETENTION: return adcp_config_retention_section(c)->enabled;
+  case ADCP_WORKER_FOLLOWS_AUDIT: return adcp_config_audit_section(c)->signing_key_file != NULL;
+  case ADCP_WORKER_FOLLOWS_COLLECTOR: return adcp_config_collector_section(c)->enabled;
+  default: return on != 0;
   }
 }

@@ -23,8 +23,7 @@ static int hexval(char c) {
 int adcp_hex_decode(uint8_t *out, const char *in, size_t n, adcp_error *err) {
   for (size_t i = 0; i < n; i++) {
     int hi = hexval(in[2 * i]), lo = hexval(in[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "invalid hex digit at offset %zu", 2 * i);
+    if (hi < 0 || lo < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "invalid hex digit at offset %zu", 2 * i);
     out[i] = (uint8_t)(hi << 4 | lo);
   }
   return 0;

@@ -18,9 +18,7 @@ void adcp_log(const adcp_logger *lg, adcp_log_level level, const char *event, co
 
 static const char *const names[] = {"off", "error", "warn", "info", "debug"};
 
-const char *adcp_log_level_name(adcp_log_level level) {
-  return (unsigned)level <= ADCP_LOG_DEBUG ? names[level] : "?";
-}
+const char *adcp_log_level_name(adcp_log_level level) { return (unsigned)level <= ADCP_LOG_DEBUG ? names[level] : "?"; }
 
 int adcp_log_level_parse(adcp_log_level *out, const char *name, adcp_error *err) {
   for (int i = 0; i <= ADCP_LOG_DEBUG; i++)
@@ -46,10 +44,12 @@ static int put_escaped(adcp_buf *b, const char *s, int json) {
 int adcp_log_format_json(adcp_buf *out, const char *ts, adcp_log_level level, const char *event, const char *message,
                          const adcp_log_field *fields, size_t n) {
   int rc = adcp_buf_append_str(out, "{");
-  if (!rc && ts) rc = adcp_buf_append_str(out, "\"ts\":\"") || put_escaped(out, ts, 1) || adcp_buf_append_str(out, "\",");
+  if (!rc && ts)
+    rc = adcp_buf_append_str(out, "\"ts\":\"") || put_escaped(out, ts, 1) || adcp_buf_append_str(out, "\",");
   if (!rc) rc = adcp_buf_printf(out, "\"level\":\"%s\",\"event\":\"", adcp_log_level_name(level));
-  if (!rc) rc = put_escaped(out, event, 1) || adcp_buf_append_str(out, "\",\"msg\":\"") ||
-                put_escaped(out, message, 1) || adcp_buf_append_str(out, "\"");
+  if (!rc)
+    rc = put_escaped(out, event, 1) || adcp_buf_append_str(out, "\",\"msg\":\"") || put_escaped(out, message, 1) ||
+         adcp_buf_append_str(out, "\"");
   for (size_t i = 0; !rc && i < n; i++) {
     rc = adcp_buf_append_str(out, ",\"") || put_escaped(out, fields[i].key, 1) || adcp_buf_append_str(out, "\":");
     if (!rc && fields[i].kind == ADCP_LOG_FIELD_INT) rc = adcp_buf_printf(out, "%lld", (long long)fields[i].num);
@@ -74,7 +74,8 @@ int adcp_log_format_text(adcp_buf *out, const char *ts, adcp_log_level level, co
     else if (!rc) {
       const char *t = fields[i].text ? fields[i].text : "";
       int quote = !*t || strpbrk(t, " =\"") != NULL;
-      rc = (quote && adcp_buf_append_byte(out, '"')) || put_escaped(out, t, 0) || (quote && adcp_buf_append_byte(out, '"'));
+      rc = (quote && adcp_buf_append_byte(out, '"')) || put_escaped(out, t, 0) ||
+           (quote && adcp_buf_append_byte(out, '"'));
     }
   }
   if (!rc) rc = adcp_buf_append_byte(out, '\n');

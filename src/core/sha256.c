@@ -38,8 +38,7 @@ void adcp_sha256_free(adcp_sha256 *h) {
 int adcp_sha256_hex(char out[65], const void *p, size_t n, adcp_error *err) {
   uint8_t d[32];
   unsigned int len = 0;
-  if (EVP_Digest(p, n, d, &len, EVP_sha256(), NULL) != 1)
-    return adcp_error_set(err, ADCP_EINTERNAL, "SHA-256 failed");
+  if (EVP_Digest(p, n, d, &len, EVP_sha256(), NULL) != 1) return adcp_error_set(err, ADCP_EINTERNAL, "SHA-256 failed");
   adcp_hex_encode(out, d, 32);
   return 0;
 }

@@ -10,12 +10,12 @@
 
 /* Versions 1..current are accepted: a caller built against an older header
  * asks for the layout it knows, which is a prefix of today's. */
-#define ADCP__STRUCT_INIT(type, fn, current)                                                        \
-  int fn(type *out, unsigned version) {                                                             \
-    if (!out || version < 1 || version > (unsigned)(current)) return ADCP_EINVALID_INPUT;           \
-    memset(out, 0, sizeof *out);                                                                    \
-    out->version = (int)version;                                                                    \
-    return 0;                                                                                       \
+#define ADCP__STRUCT_INIT(type, fn, current) \
+  int fn(type *out, unsigned version) { \
+    if (!out || version < 1 || version > (unsigned)(current)) return ADCP_EINVALID_INPUT; \
+    memset(out, 0, sizeof *out); \
+    out->version = (int)version; \
+    return 0; \
   }
 
 #endif

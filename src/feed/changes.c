@@ -164,10 +164,9 @@ int adcp_feed__check_name(const char *s, const char *what, size_t max, adcp_erro
   if (n < 1 || n > max) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must be 1-%zu characters", what, max);
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)s[i];
-    if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
-          ch == '.' || ch == ':' || ch == '-'))
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s may contain only A-Z a-z 0-9 _ . : - (byte %zu)", what,
-                            i + 1);
+    if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+          ch == ':' || ch == '-'))
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s may contain only A-Z a-z 0-9 _ . : - (byte %zu)", what, i + 1);
   }
   return 0;
 }
@@ -179,16 +178,16 @@ int adcp_feed__check_account(const char *s, adcp_error *err) {
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "account_id is not valid UTF-8");
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)s[i];
-    if (ch < 0x20 || ch == 0x7f || (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
-                                    (unsigned char)s[i + 1] <= 0x9f))
+    if (ch < 0x20 || ch == 0x7f ||
+        (ch == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f))
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "account_id contains a control character (byte %zu)", i + 1);
   }
   return 0;
 }
 
 static const char SEL_PG[] =
-    "SELECT c.seq, c.xid::text AS xid_text, c.account_id, c.record_kind, c.record_id, c.obligation_id, "
-    ADCP_SQL_PG_INSTANT("c.recorded_at") " FROM adcp_reporting_changes c ";
+    "SELECT c.seq, c.xid::text AS xid_text, c.account_id, c.record_kind, c.record_id, c.obligation_id, " ADCP_SQL_PG_INSTANT(
+        "c.recorded_at") " FROM adcp_reporting_changes c ";
 static const char SEL_SQ[] =
     "SELECT c.seq, c.xid, c.account_id, c.record_kind, c.record_id, c.obligation_id, c.recorded_at "
     "FROM adcp_reporting_changes c ";
@@ -203,8 +202,8 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
   snprintf(xid, sizeof xid, "%" PRIu64, pos->xid);
   adcp_sql_param p[7];
   if (account) {
-    snprintf(sql, sizeof sql, "%sWHERE c.account_id = $1 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", pg ? SEL_PG : SEL_SQ,
-             filter ? KIND_FILTER : "");
+    snprintf(sql, sizeof sql, "%sWHERE c.account_id = $1 AND c.seq > $2 %sORDER BY c.seq LIMIT $3",
+             pg ? SEL_PG : SEL_SQ, filter ? KIND_FILTER : "");
     p[0] = adcp_sql_text(account);
   } else if (pg) {
     /* Only finished transactions: an in-flight one has xid >= xmin and so
@@ -220,8 +219,7 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
     /* SQLite: one writer and xid always 0 (a CHECK), so (xid, seq) order is
      * seq order and a cursor with xid > 0 is past every row; the rowid
      * (seq) serves the range. */
-    snprintf(sql, sizeof sql, "%sWHERE $1 = 0 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", SEL_SQ,
-             filter ? KIND_FILTER : "");
+    snprintf(sql, sizeof sql, "%sWHERE $1 = 0 AND c.seq > $2 %sORDER BY c.seq LIMIT $3", SEL_SQ, filter ? KIND_FILTER : "");
     p[0] = adcp_sql_int64(pos->xid > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)pos->xid);
   }
   p[1] = adcp_sql_int64(pos->seq);
@@ -261,7 +259,8 @@ static int read_page(adcp_change_page *out, adcp_sql_conn *c, const adcp_feed_po
 
 int adcp_feed_changes_after(adcp_change_page *out, adcp_sql_conn *c, const adcp_changes_query *q, adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!q || q->version != ADCP_CHANGES_QUERY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
+  if (!q || q->version != ADCP_CHANGES_QUERY_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "changes_after: unknown query version");
   const char *account = q->account_id && *q->account_id ? q->account_id : NULL;
   size_t limit = q->limit ? q->limit : ADCP_FEED_DEFAULT_LIMIT;
   if (limit > ADCP_FEED_MAX_LIMIT)

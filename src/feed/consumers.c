@@ -18,12 +18,12 @@ static int pg(adcp_sql_conn *c) { return adcp_sql_dialect_of(c) == ADCP_SQL_POST
 
 /* The changes a consumer f has not passed yet, in its own feed's order
  * ((xid, seq) deployment-wide, seq within an account): its lag. */
-#define PG_LAG                                                                                                     \
-  "SELECT COUNT(*) AS n, MIN(ch.recorded_at) AS oldest FROM adcp_reporting_changes ch WHERE CASE WHEN "             \
+#define PG_LAG \
+  "SELECT COUNT(*) AS n, MIN(ch.recorded_at) AS oldest FROM adcp_reporting_changes ch WHERE CASE WHEN " \
   "f.account_id IS NULL THEN (ch.xid, ch.seq) > (f.cursor_xid, f.cursor_seq) ELSE ch.account_id = f.account_id AND " \
   "ch.seq > f.cursor_seq END"
-#define SQ_LAG                                                                                                     \
-  "FROM adcp_reporting_changes ch WHERE (f.account_id IS NULL OR ch.account_id = f.account_id) AND ch.seq > "        \
+#define SQ_LAG \
+  "FROM adcp_reporting_changes ch WHERE (f.account_id IS NULL OR ch.account_id = f.account_id) AND ch.seq > " \
   "f.cursor_seq"
 
 /* "updated_at within hold days" for each dialect; $1 is the day count. */
@@ -136,25 +136,29 @@ void adcp_feed_consumers_free(adcp_feed_consumer *items, size_t count) {
   free(items);
 }
 
-int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_conn *c, int64_t hold_days,
-                            adcp_error *err) {
+int adcp_feed_consumer_list(adcp_feed_consumer **out, size_t *count, adcp_sql_conn *c, int64_t hold_days, adcp_error *err) {
   *out = NULL, *count = 0;
   int rc = check_hold(&hold_days, err);
   if (rc) return rc;
   adcp_sql_param d = adcp_sql_int64(hold_days);
   adcp_sql_rows *r;
-  rc = adcp_sql_query(&r, c,
-                      pg(c) ? "SELECT consumer_name, account_id, cursor_xid::text, cursor_seq, " ADCP_SQL_PG_INSTANT("updated_at")
-                              ", (" PG_LIVE "), l.n, "
-                              "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - l.oldest), 0)::float8::text, "
-                              "EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::float8::text FROM "
-                              "adcp_reporting_feed_consumers f CROSS JOIN LATERAL (" PG_LAG ") l ORDER BY consumer_name"
-                            : "SELECT consumer_name, account_id, cursor_xid, cursor_seq, updated_at, (" SQ_LIVE "), "
-                              "(SELECT COUNT(*) " SQ_LAG "), COALESCE((julianday('now') - julianday((SELECT "
-                              "MIN(ch.recorded_at) " SQ_LAG "))) * 86400.0, 0), (julianday('now') - "
-                              "julianday(updated_at)) * 86400.0 FROM adcp_reporting_feed_consumers f ORDER BY "
-                              "consumer_name",
-                      &d, 1, err);
+  rc = adcp_sql_query(
+      &r, c,
+      pg(c) ? "SELECT consumer_name, account_id, cursor_xid::text, cursor_seq, " ADCP_SQL_PG_INSTANT(
+                  "updated_at") ", (" PG_LIVE
+                                "), l.n, "
+                                "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - l.oldest), 0)::float8::text, "
+                                "EXTRACT(EPOCH FROM clock_timestamp() - updated_at)::float8::text FROM "
+                                "adcp_reporting_feed_consumers f CROSS JOIN LATERAL (" PG_LAG ") l ORDER BY consumer_name"
+            : "SELECT consumer_name, account_id, cursor_xid, cursor_seq, updated_at, (" SQ_LIVE
+              "), "
+              "(SELECT COUNT(*) " SQ_LAG
+              "), COALESCE((julianday('now') - julianday((SELECT "
+              "MIN(ch.recorded_at) " SQ_LAG
+              "))) * 86400.0, 0), (julianday('now') - "
+              "julianday(updated_at)) * 86400.0 FROM adcp_reporting_feed_consumers f ORDER BY "
+              "consumer_name",
+      &d, 1, err);
   if (rc) return rc;
   adcp_feed_consumer *items = NULL;
   size_t n = 0, cap = 0;
@@ -206,8 +210,7 @@ int adcp_feed_consumer_drop(adcp_sql_conn *c, const char *name, adcp_error *err)
   if (rc) return rc;
   adcp_sql_param n = adcp_sql_text(name);
   int64_t changed = 0;
-  rc = adcp_sql_exec_changes(&changed, c, "DELETE FROM adcp_reporting_feed_consumers WHERE consumer_name = $1", &n, 1,
-                             err);
+  rc = adcp_sql_exec_changes(&changed, c, "DELETE FROM adcp_reporting_feed_consumers WHERE consumer_name = $1", &n, 1, err);
   if (!rc && !changed) rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "no consumer named %s", name);
   return rc;
 }
@@ -227,8 +230,7 @@ int adcp_feed_live_consumers(int64_t *out, adcp_sql_conn *c, int64_t hold_days, 
   return rc;
 }
 
-int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligation_id, int64_t hold_days,
-                              adcp_error *err) {
+int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligation_id, int64_t hold_days, adcp_error *err) {
   *held = 0;
   int rc = check_hold(&hold_days, err);
   if (rc) return rc;
@@ -237,11 +239,13 @@ int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligatio
   int found = 0;
   rc = adcp_sql_query_text(one, sizeof one, &found, c,
                            pg(c) ? "SELECT 1 FROM adcp_reporting_changes ch JOIN adcp_reporting_feed_consumers f ON "
-                                   "f." PG_LIVE " AND ((f.account_id IS NULL AND (ch.xid, ch.seq) > (f.cursor_xid, "
+                                   "f." PG_LIVE
+                                   " AND ((f.account_id IS NULL AND (ch.xid, ch.seq) > (f.cursor_xid, "
                                    "f.cursor_seq)) OR (f.account_id = ch.account_id AND ch.seq > f.cursor_seq)) "
                                    "WHERE ch.obligation_id = $2 LIMIT 1"
                                  : "SELECT 1 FROM adcp_reporting_changes ch JOIN adcp_reporting_feed_consumers f ON "
-                                   "f." SQ_LIVE " AND ((f.account_id IS NULL AND (ch.xid, ch.seq) > (f.cursor_xid, "
+                                   "f." SQ_LIVE
+                                   " AND ((f.account_id IS NULL AND (ch.xid, ch.seq) > (f.cursor_xid, "
                                    "f.cursor_seq)) OR (f.account_id = ch.account_id AND ch.seq > f.cursor_seq)) "
                                    "WHERE ch.obligation_id = $2 LIMIT 1",
                            p, 2, err);

@@ -54,14 +54,14 @@ static int js_string(adcp_buf *b, const char *s) {
   int rc = adcp_buf_append_byte(b, '"');
   for (const unsigned char *p = (const unsigned char *)s; !rc && *p; p++) {
     switch (*p) {
-      case '"': rc = adcp_buf_append_str(b, "\\\""); break;
-      case '\\': rc = adcp_buf_append_str(b, "\\\\"); break;
-      case '\b': rc = adcp_buf_append_str(b, "\\b"); break;
-      case '\f': rc = adcp_buf_append_str(b, "\\f"); break;
-      case '\n': rc = adcp_buf_append_str(b, "\\n"); break;
-      case '\r': rc = adcp_buf_append_str(b, "\\r"); break;
-      case '\t': rc = adcp_buf_append_str(b, "\\t"); break;
-      default: rc = *p < 0x20 ? adcp_buf_printf(b, "\\u%04x", *p) : adcp_buf_append_byte(b, *p);
+    case '"': rc = adcp_buf_append_str(b, "\\\""); break;
+    case '\\': rc = adcp_buf_append_str(b, "\\\\"); break;
+    case '\b': rc = adcp_buf_append_str(b, "\\b"); break;
+    case '\f': rc = adcp_buf_append_str(b, "\\f"); break;
+    case '\n': rc = adcp_buf_append_str(b, "\\n"); break;
+    case '\r': rc = adcp_buf_append_str(b, "\\r"); break;
+    case '\t': rc = adcp_buf_append_str(b, "\\t"); break;
+    default: rc = *p < 0x20 ? adcp_buf_printf(b, "\\u%04x", *p) : adcp_buf_append_byte(b, *p);
     }
   }
   return rc ? rc : adcp_buf_append_byte(b, '"');
@@ -116,8 +116,7 @@ int adcp_feed_cursor_decode(adcp_feed_position *out, const char *cursor, const c
   adcp_json_doc_init(&doc);
   adcp_json_options jo = {.max_depth = 16, .allow_unsafe_numbers = 1};
   int rc = 0;
-  if (adcp_json_parse(&doc, (const char *)raw.data, raw.len, &jo, NULL) ||
-      adcp_json_at(&doc, 0)->type != ADCP_JSON_OBJECT) {
+  if (adcp_json_parse(&doc, (const char *)raw.data, raw.len, &jo, NULL) || adcp_json_at(&doc, 0)->type != ADCP_JSON_OBJECT) {
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "change cursor is not a JSON object");
     goto out;
   }

@@ -13,20 +13,21 @@
 #include "feed/internal.h"
 
 /* $1 retention days, $2 hold days, $3 limit. */
-#define NEEDED_PG                                                                                           \
-  "NOT EXISTS (SELECT 1 FROM adcp_reporting_feed_consumers f WHERE f.updated_at > clock_timestamp() - "     \
-  "make_interval(days => $2::int) AND ((f.account_id IS NULL AND (c.xid, c.seq) > (f.cursor_xid, "         \
+#define NEEDED_PG \
+  "NOT EXISTS (SELECT 1 FROM adcp_reporting_feed_consumers f WHERE f.updated_at > clock_timestamp() - " \
+  "make_interval(days => $2::int) AND ((f.account_id IS NULL AND (c.xid, c.seq) > (f.cursor_xid, " \
   "f.cursor_seq)) OR (f.account_id = c.account_id AND c.seq > f.cursor_seq)))"
-#define NEEDED_SQ                                                                                           \
-  "NOT EXISTS (SELECT 1 FROM adcp_reporting_feed_consumers f WHERE f.updated_at > strftime("               \
-  "'%Y-%m-%dT%H:%M:%f', 'now', printf('-%d days', $2)) || '000Z' AND ((f.account_id IS NULL AND (c.xid, "  \
+#define NEEDED_SQ \
+  "NOT EXISTS (SELECT 1 FROM adcp_reporting_feed_consumers f WHERE f.updated_at > strftime(" \
+  "'%Y-%m-%dT%H:%M:%f', 'now', printf('-%d days', $2)) || '000Z' AND ((f.account_id IS NULL AND (c.xid, " \
   "c.seq) > (f.cursor_xid, f.cursor_seq)) OR (f.account_id = c.account_id AND c.seq > f.cursor_seq)))"
 
 /* One statement: pick, delete, move both horizons (data-modifying CTEs share
  * one snapshot, and the singleton UPDATE serialises concurrent prunes). */
 static const char PRUNE_PG[] =
     "WITH victims AS (SELECT c.seq FROM adcp_reporting_changes c WHERE c.recorded_at < clock_timestamp() - "
-    "make_interval(days => $1::int) AND " NEEDED_PG " ORDER BY c.recorded_at, c.seq LIMIT $3), "
+    "make_interval(days => $1::int) AND " NEEDED_PG
+    " ORDER BY c.recorded_at, c.seq LIMIT $3), "
     "del AS (DELETE FROM adcp_reporting_changes d USING victims v WHERE d.seq = v.seq "
     "RETURNING d.seq, d.xid, d.account_id), "
     "dep AS (UPDATE adcp_reporting_change_horizon h SET pruned_through_xid = m.xid, pruned_through_seq = m.seq "
@@ -42,7 +43,8 @@ static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_
   memset(out, 0, sizeof *out);
   adcp_feed_prune_options o = {ADCP_FEED_PRUNE_OPTIONS_VERSION, 0, 0, 0};
   if (opts) {
-    if (opts->version != ADCP_FEED_PRUNE_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune: unknown options version");
+    if (opts->version != ADCP_FEED_PRUNE_OPTIONS_VERSION)
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune: unknown options version");
     o = *opts;
   }
   if (!o.retention_days) o.retention_days = ADCP_FEED_DEFAULT_RETENTION_DAYS;
@@ -54,8 +56,7 @@ static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "hold days must be 1-36500");
   if (o.limit > 1000000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune limit must be 1-1000000");
   int pg = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES;
-  adcp_sql_param p[3] = {adcp_sql_int64(o.retention_days), adcp_sql_int64(o.hold_days),
-                         adcp_sql_int64((int64_t)o.limit)};
+  adcp_sql_param p[3] = {adcp_sql_int64(o.retention_days), adcp_sql_int64(o.hold_days), adcp_sql_int64((int64_t)o.limit)};
   int rc = adcp_sql_begin(c, 1, err);
   if (rc) return rc;
   if (pg) {
@@ -92,8 +93,7 @@ static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_
                          "excluded.pruned_through_seq)",
                          NULL, 0, err);
     if (!rc && n > 0)
-      rc = adcp_sql_exec(c,
-                         "DELETE FROM adcp_reporting_changes WHERE seq IN (SELECT seq FROM temp.adcp_feed_prune_batch)",
+      rc = adcp_sql_exec(c, "DELETE FROM adcp_reporting_changes WHERE seq IN (SELECT seq FROM temp.adcp_feed_prune_batch)",
                          NULL, 0, err);
     if (!rc) rc = adcp_sql_exec(c, "DELETE FROM temp.adcp_feed_prune_batch", NULL, 0, err);
     if (!rc) out->deleted = (uint64_t)n;
@@ -108,8 +108,7 @@ static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_
   return rc;
 }
 
-int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts,
-                    adcp_error *err) {
+int adcp_feed_prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts, adcp_error *err) {
   return prune(out, c, opts, 0, err);
 }
 

@@ -24,7 +24,6 @@
 #define FENCE_IO_DEADLINE_MS 10000 /* below the lease: a late write cannot outlive its mark */
 #define FENCE_MAX_PAGES 64
 
-
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -98,11 +97,9 @@ int adcp_fence__fingerprint(const adcp_fence_view *v, adcp_error *err) {
     if (rc < 0) return rc;
     struct stat st;
     if (!path[0]) snprintf(v->fingerprint, v->fingerprint_cap, "sqlite:memory");
-    else if (stat(path, &st))
-      return adcp_error_set(err, ADCP_EIO, "fence: the database file cannot be examined");
+    else if (stat(path, &st)) return adcp_error_set(err, ADCP_EIO, "fence: the database file cannot be examined");
     else
-      snprintf(v->fingerprint, v->fingerprint_cap, "sqlite:dev=%ju:ino=%ju", (uintmax_t)st.st_dev,
-               (uintmax_t)st.st_ino);
+      snprintf(v->fingerprint, v->fingerprint_cap, "sqlite:dev=%ju:ino=%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
     return 0;
   }
   if (adcp_sql_in_transaction(v->conn))
@@ -113,8 +110,8 @@ int adcp_fence__fingerprint(const adcp_fence_view *v, adcp_error *err) {
   /* pg_control_system() needs superuser or pg_monitor-like grants on some
    * installations; without it the OID alone still separates dumps restored
    * into this cluster (docs/fence.md). */
-  if (adcp_sql_query_text(sys, sizeof sys, &f, v->conn, "SELECT system_identifier::text FROM pg_control_system()",
-                          NULL, 0, &e) ||
+  if (adcp_sql_query_text(sys, sizeof sys, &f, v->conn, "SELECT system_identifier::text FROM pg_control_system()", NULL,
+                          0, &e) ||
       !f)
     snprintf(sys, sizeof sys, "unreadable");
   int rc = adcp_sql_query_text(oid, sizeof oid, &f, v->conn,
@@ -166,15 +163,12 @@ int adcp_fence__row_read(fence_row *r, const adcp_fence_view *v, int lock, adcp_
   adcp_sql_rows *q;
   int rc = adcp_sql_query(
       &q, v->conn,
-      pg ? (lock ? "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at")
-                 ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT("pending_at")
-                 ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()")
-                 " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2 "
-                 "FOR UPDATE"
-                 : "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at")
-                   ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT("pending_at")
-                   ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()")
-                   " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2")
+      pg ? (lock
+                ? "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at") ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT(
+                      "pending_at") ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()") " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2 "
+                                                                                                             "FOR UPDATE"
+                : "SELECT scope_sha256, epoch, owner_id, owner_token, " ADCP_SQL_PG_INSTANT("claimed_at") ", " ADCP_SQL_PG_INSTANT("updated_at") ", coalesce(pending_epoch, 0), coalesce(pending_token, ''), coalesce(" ADCP_SQL_PG_INSTANT(
+                      "pending_at") ", ''), database_fingerprint, " ADCP_SQL_PG_INSTANT("clock_timestamp()") " FROM adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2")
          : "SELECT scope_sha256, epoch, owner_id, owner_token, claimed_at, updated_at, coalesce(pending_epoch, 0), "
            "coalesce(pending_token, ''), coalesce(pending_at, ''), database_fingerprint, adcp_now() FROM "
            "adcp_reporting_orphan_collector_fences WHERE namespace_key = $1 AND row_binding_id = $2",
@@ -245,7 +239,8 @@ int adcp_fence__list_read(fence_list *out, const adcp_fence_view *v, adcp_error 
       if (e > out->highest) out->highest = e;
       out->n++;
     }
-    if (!rc && pg.next_token && !(token = strdup(pg.next_token))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    if (!rc && pg.next_token && !(token = strdup(pg.next_token)))
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     adcp_object_list_page_free(&pg);
     if (!token) break;
   }
@@ -267,7 +262,7 @@ const fence_obj *adcp_fence__list_find(const fence_list *fl, uint64_t epoch) {
 
 /* *state: 0 read (rec filled), 1 absent, 2 unreadable. */
 int adcp_fence__object_read(adcp_fence_record *rec, int *state, const adcp_fence_view *v, uint64_t epoch,
-                      const char *version, adcp_error *err) {
+                            const char *version, adcp_error *err) {
   memset(rec, 0, sizeof *rec);
   *state = 1;
   if (!version) return 0;
@@ -374,9 +369,10 @@ static int exec_row(int64_t *changed, const adcp_fence_view *v, const char *pg_s
 /* Drops an advance mark (never the mark of an unconfirmed first claim or takeover). */
 static int clear_pending(const adcp_fence_view *v, const char *token, adcp_error *err) {
   adcp_sql_param p[3] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id), adcp_sql_text(token)};
-  const char *sql = "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = NULL, pending_token = NULL, "
-                    "pending_at = NULL WHERE namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3 AND "
-                    "pending_epoch <> epoch";
+  const char *sql =
+      "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = NULL, pending_token = NULL, "
+      "pending_at = NULL WHERE namespace_key = $1 AND row_binding_id = $2 AND pending_token = $3 AND "
+      "pending_epoch <> epoch";
   return exec_row(NULL, v, sql, sql, p, 3, err);
 }
 
@@ -413,8 +409,8 @@ int adcp_fence__refusal(adcp_error *err, const char *binding, int cause, const c
 }
 
 /* Verifies the chain against a confirmed row before advancing: highest == epoch, token there == row's. */
-static int check_chain(adcp_fence_cause *cause, const adcp_fence_view *v, const fence_row *r,
-                       const fence_list *fl, adcp_error *err) {
+static int check_chain(adcp_fence_cause *cause, const adcp_fence_view *v, const fence_row *r, const fence_list *fl,
+                       adcp_error *err) {
   *cause = ADCP_FENCE_OK;
   if (fl->highest > r->epoch) return *cause = ADCP_FENCE_ADVANCED, 0;
   const fence_obj *o = adcp_fence__list_find(fl, r->epoch);
@@ -468,8 +464,9 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
     rc = adcp_fence__row_read(&r, v, 1, err);
     if (!rc && !r.found) {
       if (!(rc = adcp_fence__token(token, err))) {
-        adcp_sql_param p[6] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id), adcp_sql_text(scope),
-                               adcp_sql_text(v->owner_id), adcp_sql_text(token), adcp_sql_text(v->fingerprint)};
+        adcp_sql_param p[6] = {
+            adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id), adcp_sql_text(scope),
+            adcp_sql_text(v->owner_id),      adcp_sql_text(token),         adcp_sql_text(v->fingerprint)};
         rc = exec_row(NULL, v,
                       "INSERT INTO adcp_reporting_orphan_collector_fences (namespace_key, row_binding_id, scope_sha256, "
                       "epoch, owner_id, owner_token, pending_epoch, pending_token, pending_at, database_fingerprint) "
@@ -493,8 +490,8 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
     }
     if (!rc && !r.pending_epoch) {
       if (!(rc = adcp_fence__token(token, err))) {
-        adcp_sql_param p[4] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id), adcp_sql_int64((int64_t)r.epoch + 1),
-                               adcp_sql_text(token)};
+        adcp_sql_param p[4] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id),
+                               adcp_sql_int64((int64_t)r.epoch + 1), adcp_sql_text(token)};
         rc = exec_row(NULL, v,
                       "UPDATE adcp_reporting_orphan_collector_fences SET pending_epoch = $3, pending_token = $4, "
                       "pending_at = clock_timestamp() WHERE namespace_key = $1 AND row_binding_id = $2",
@@ -531,9 +528,9 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
         if ((rc = tx_begin(v, err))) return rc;
         if ((rc = tx_end(v, clear_pending(v, r.pending_token, err), err))) return rc;
       }
-      *out_cause = st == 2 ? ADCP_FENCE_UNREADABLE
+      *out_cause = st == 2                                                    ? ADCP_FENCE_UNREADABLE
                    : r.pending_epoch == r.epoch && highest <= r.pending_epoch ? ADCP_FENCE_TOKEN_MISMATCH
-                                                                                : ADCP_FENCE_ADVANCED;
+                                                                              : ADCP_FENCE_ADVANCED;
       return 0;
     }
     if (r.pending_age_ms < FENCE_PENDING_LEASE_MS) {
@@ -679,8 +676,7 @@ static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, ui
     const fence_obj *o = adcp_fence__list_find(&fl, fl.highest);
     adcp_fence_record rec;
     int st = 1;
-    if (r.pending_epoch == fl.highest && o)
-      rc = adcp_fence__object_read(&rec, &st, v, fl.highest, o->version, err);
+    if (r.pending_epoch == fl.highest && o) rc = adcp_fence__object_read(&rec, &st, v, fl.highest, o->version, err);
     if (!rc && !(st == 0 && !strcmp(rec.owner_token, r.pending_token))) cause = ADCP_FENCE_ADVANCED;
     if (!rc && !cause) {
       /* that epoch's predecessor (the row's) must still be ours too */
@@ -702,15 +698,15 @@ static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, ui
   return 0;
 }
 
-int adcp_fence__recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, const adcp_fence_view *v,
-                        adcp_error *err) {
+int adcp_fence__recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, const adcp_fence_view *v, adcp_error *err) {
   /* The row and the listing are two reads: a sibling advancing in between
    * (its object listed, the row read before it) is not a foreign advance.
    * Read again while the row keeps moving; bounded. */
   uint64_t seen = 0, again = 0;
   int rc = recheck_once(claim, out_cause, &seen, v, err);
-  for (int i = 0; !rc && i < 8 && (*out_cause == ADCP_FENCE_ADVANCED || *out_cause == ADCP_FENCE_MISSING ||
-                                   *out_cause == ADCP_FENCE_REGRESSED || *out_cause == ADCP_FENCE_TOKEN_MISMATCH);
+  for (int i = 0; !rc && i < 8 &&
+                  (*out_cause == ADCP_FENCE_ADVANCED || *out_cause == ADCP_FENCE_MISSING ||
+                   *out_cause == ADCP_FENCE_REGRESSED || *out_cause == ADCP_FENCE_TOKEN_MISMATCH);
        i++) {
     fence_row r;
     if ((rc = adcp_fence__row_read(&r, v, 0, err))) break;
@@ -734,7 +730,8 @@ int adcp_fence__take_over(adcp_fence_claim *out, const adcp_fence_view *v, adcp_
   if (rc) return rc;
   if (!yes) return adcp_error_set(err, ADCP_EREPORTING_SCHEMA_BEHIND, "the fence table is missing (run migrate)");
   char scope[65], token[33];
-  if ((rc = adcp_fence__fingerprint(v, err)) || (rc = adcp_fence__scope(scope, v, err)) || (rc = adcp_fence__token(token, err)))
+  if ((rc = adcp_fence__fingerprint(v, err)) || (rc = adcp_fence__scope(scope, v, err)) ||
+      (rc = adcp_fence__token(token, err)))
     return rc;
   fence_list fl;
   if ((rc = adcp_fence__list_read(&fl, v, err))) return rc;
@@ -748,8 +745,8 @@ int adcp_fence__take_over(adcp_fence_claim *out, const adcp_fence_view *v, adcp_
   if (!rc && r.pending_epoch > target) target = r.pending_epoch;
   target++;
   if (!rc) {
-    adcp_sql_param p[7] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id),    adcp_sql_text(scope),
-                           adcp_sql_int64((int64_t)target), adcp_sql_text(v->owner_id), adcp_sql_text(token),
+    adcp_sql_param p[7] = {adcp_sql_text(v->namespace_key), adcp_sql_text(v->binding_id), adcp_sql_text(scope),
+                           adcp_sql_int64((int64_t)target), adcp_sql_text(v->owner_id),   adcp_sql_text(token),
                            adcp_sql_text(v->fingerprint)};
     if (r.found)
       rc = exec_row(NULL, v,
@@ -777,18 +774,20 @@ int adcp_fence__take_over(adcp_fence_claim *out, const adcp_fence_view *v, adcp_
   int conflict = 0;
   if ((rc = write_object(&conflict, version, v, scope, target, token, err))) return rc;
   if (conflict)
-    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another claim of epoch %" PRIu64, v->binding_id,
-                          target);
+    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another claim of epoch %" PRIu64,
+                          v->binding_id, target);
   adcp_fence_record rec;
   int st = 0;
   if ((rc = adcp_fence__object_read(&rec, &st, v, target, version, err))) return rc;
   if (st || strcmp(rec.owner_token, token))
-    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s: the new fence object did not read back", v->binding_id);
+    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s: the new fence object did not read back",
+                          v->binding_id);
   int64_t changed = 0;
   if ((rc = tx_begin(v, err))) return rc;
   rc = finalize(&changed, v, token, err);
   if ((rc = tx_end(v, rc, err))) return rc;
-  if (changed != 1) return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another takeover", v->binding_id);
+  if (changed != 1)
+    return adcp_error_set(err, ADCP_ECONFLICT, "fence take-over of %s raced another takeover", v->binding_id);
   if (v->guard) v->guard->list_ms = 0, v->guard->held = 0;
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", v->binding_id);
   snprintf(out->namespace_key, sizeof out->namespace_key, "%s", v->namespace_key);

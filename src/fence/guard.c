@@ -16,8 +16,8 @@
 /* Evaluates a confirmed, same-database row against a fresh listing: whether the
  * newest fence object is this database's (the row's epoch, or its in-flight
  * advance). verify = also read the row's object and compare its token. */
-static int evaluate(adcp_fence_cause *cause, const adcp_fence_view *v, const fence_row *r,
-                    const fence_list *fl, int verify, adcp_error *err) {
+static int evaluate(adcp_fence_cause *cause, const adcp_fence_view *v, const fence_row *r, const fence_list *fl,
+                    int verify, adcp_error *err) {
   *cause = ADCP_FENCE_OK;
   if (fl->highest > r->epoch) {
     const fence_obj *o = adcp_fence__list_find(fl, fl->highest);
@@ -124,7 +124,7 @@ int adcp_fence__guard_delete(const adcp_fence_view *v, int *cause_out, adcp_erro
 }
 
 int adcp_fence__guard_adopt(const adcp_fence_view *v, int advance, adcp_error *err) {
-  v->guard->checked_ms = 0; /* never the unchecked fast path */
+  v->guard->checked_ms = 0;        /* never the unchecked fast path */
   if (advance) v->guard->held = 0; /* acquire: the adopting database fences every other one first */
   return adcp_fence__guard_delete(v, NULL, err);
 }
@@ -179,8 +179,8 @@ int adcp_fence__status_one(adcp_fence_status_entry *e, const adcp_fence_view *v,
     if ((rc = evaluate(&cause, v, &r, &fl, 1, err))) goto out;
     if (!cause && strcmp(r.owner, v->owner_id)) {
       cause = ADCP_FENCE_CLAIMED_ELSEWHERE;
-      snprintf(e->detail, sizeof e->detail, "held by owner_id %.80s; this host's owner_id is %.80s (commits still work)",
-               r.owner, v->owner_id);
+      snprintf(e->detail, sizeof e->detail,
+               "held by owner_id %.80s; this host's owner_id is %.80s (commits still work)", r.owner, v->owner_id);
     }
   }
   e->cause = cause;

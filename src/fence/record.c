@@ -165,8 +165,7 @@ int adcp_fence_record_parse(adcp_fence_record *out, const uint8_t *bytes, size_t
   return 0;
 }
 
-int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespace_key, uint64_t epoch,
-                          adcp_error *err) {
+int adcp_fence_object_key(adcp_buf *out, const char *prefix, const char *namespace_key, uint64_t epoch, adcp_error *err) {
   adcp_buf_reset(out);
   if (!prefix || !namespace_key || epoch < 1 || epoch > 9999999999999999ULL)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "fence key: bad prefix, namespace or epoch");

@@ -49,8 +49,7 @@ typedef struct adcp_fence_view {
 /* The claim protocol (claim.c) on a view: as adcp_fence_acquire, _recheck and
  * _take_over of adcp/ledger.h, whose ledger-handle forms build the view. */
 int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, const adcp_fence_view *v, adcp_error *err);
-int adcp_fence__recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, const adcp_fence_view *v,
-                        adcp_error *err);
+int adcp_fence__recheck(adcp_fence_claim *claim, adcp_fence_cause *out_cause, const adcp_fence_view *v, adcp_error *err);
 int adcp_fence__take_over(adcp_fence_claim *out, const adcp_fence_view *v, adcp_error *err);
 /* Whether the fence table exists (no table = migration_required). */
 int adcp_fence__table_exists(int *yes, adcp_sql_conn *conn, adcp_sql_dialect dialect, adcp_error *err);

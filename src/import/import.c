@@ -138,7 +138,7 @@ static int is_hex64(const char *s) {
 typedef struct header {
   adcp_finality finality;
   uint64_t bytes, rows;
-  int alg;                     /* 0 = unknown (try both), else adcp_binding_algorithm */
+  int alg; /* 0 = unknown (try both), else adcp_binding_algorithm */
   adcp_control_totals totals;
 } header;
 
@@ -187,7 +187,8 @@ static int encode_check(int *failed, adcp_rows_result *res, run *x, const import
   const char *row;
   size_t len;
   int more;
-  while (!rc && (more = adcp_import__rows_next(&it, &row, &len, err)) == 1) rc = adcp_rows_encoder_add_json(enc, row, len, err);
+  while (!rc && (more = adcp_import__rows_next(&it, &row, &len, err)) == 1)
+    rc = adcp_rows_encoder_add_json(enc, row, len, err);
   if (!rc && more < 0) rc = more;
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
   adcp_rows_encoder_free(enc);
@@ -281,7 +282,8 @@ static int one(run *x, const import_candidate *c, int *cursor_ok, adcp_error *er
     int f2 = 0;
     int rc2 = attempt(&f2, &res, x, c, &h, ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0, &e2);
     /* Neither rule reproduces: report the typed rule's failure. */
-    if (rc2 != ADCP_EROWS_INTEGRITY_FAILED || !f2 || first_conflict) rc = rc2, failed = f2, e = e2, rep->legacy_algorithm += !rc2;
+    if (rc2 != ADCP_EROWS_INTEGRITY_FAILED || !f2 || first_conflict)
+      rc = rc2, failed = f2, e = e2, rep->legacy_algorithm += !rc2;
   }
   adcp_totals_free(&h.totals);
   if (!rc) {
@@ -313,7 +315,8 @@ static int one(run *x, const import_candidate *c, int *cursor_ok, adcp_error *er
 int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src, const adcp_import_options *o,
                     adcp_error *err) {
   memset(out, 0, sizeof *out);
-  if (!o || o->version != ADCP_IMPORT_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "import: unknown options version");
+  if (!o || o->version != ADCP_IMPORT_OPTIONS_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "import: unknown options version");
   adcp_import_source chk;
   if (adcp_import_source_parse(&chk, adcp_import_source_name(o->source), err)) return ADCP_EINVALID_INPUT;
   size_t batch = o->batch ? o->batch : ADCP_IMPORT_BATCH_DEFAULT;
@@ -339,7 +342,8 @@ int adcp_import_run(adcp_import_report *out, adcp_ledger *l, adcp_sql_conn *src,
     import_candidate *v;
     size_t n;
     size_t want = batch;
-    if (o->max_candidates && o->max_candidates - out->examined < want) want = (size_t)(o->max_candidates - out->examined);
+    if (o->max_candidates && o->max_candidates - out->examined < want)
+      want = (size_t)(o->max_candidates - out->examined);
     if (!want) break;
     rc = adcp_import__source_batch(&v, &n, src, o->source, o->account_id, pat, pid, want, err);
     adcp_import__candidates_free(prev, nprev);

@@ -41,8 +41,8 @@ int adcp_import_quarantine_each(adcp_ledger *l, const char *account_id,
 int adcp_import_quarantine_count(uint64_t *out, adcp_sql_conn *conn, adcp_error *err) {
   char n[32] = "0";
   int found = 0;
-  int rc = adcp_sql_query_text(n, sizeof n, &found, conn, "SELECT COUNT(*) FROM adcp_legacy_import_quarantine", NULL,
-                               0, err);
+  int rc =
+      adcp_sql_query_text(n, sizeof n, &found, conn, "SELECT COUNT(*) FROM adcp_legacy_import_quarantine", NULL, 0, err);
   *out = rc ? 0 : (uint64_t)strtoull(n, NULL, 10);
   return rc;
 }
@@ -61,8 +61,7 @@ int adcp_import_quarantine_release(char *account_out, size_t account_n, adcp_led
                              "SELECT account_id FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, err);
   if (!rc && !found)
     rc = adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision %.200s is not quarantined", revision_id);
-  if (!rc)
-    rc = adcp_sql_exec(c, "DELETE FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, err);
+  if (!rc) rc = adcp_sql_exec(c, "DELETE FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, err);
   if (!rc) rc = adcp_sql_commit(c, err);
   if (rc) adcp_sql_rollback(c, NULL);
   if (!rc && account_out && account_n) snprintf(account_out, account_n, "%s", acct);

@@ -20,7 +20,6 @@
 
 #include "import/internal.h"
 
-
 static const char js_pg_select[] =
     "SELECT r.revision_id, r.obligation_id, o.account_id, o.configuration_id, o.period_ordinal, " ADCP_SQL_PG_INSTANT(
         "o.period_start") ", " ADCP_SQL_PG_INSTANT("o.period_end") ", r.finality, "
@@ -67,8 +66,7 @@ static const char py_lite_select[] =
     "h.period_start, h.period_end, h.finality, h.revision_content_sha256, h.canonical_byte_count, h.row_count, "
     "coalesce(h.binding_algorithm, ''), coalesce(h.control_totals, '[]'), 'array', h.recorded_at "
     "FROM reporting_revisions h WHERE ($1 = '' OR h.account_id = $1) ";
-static const char py_lite_after[] =
-    "AND (h.recorded_at > $2 OR (h.recorded_at = $2 AND h.reporting_revision_id > $3)) ";
+static const char py_lite_after[] = "AND (h.recorded_at > $2 OR (h.recorded_at = $2 AND h.reporting_revision_id > $3)) ";
 
 const char *adcp_import__legacy_table(adcp_import_source s) {
   return s == ADCP_IMPORT_PY_INLINE ? "reporting_revision_rows" : "adcp_reporting_revisions";
@@ -78,10 +76,11 @@ int adcp_import__source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_err
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sql;
   if (s == ADCP_IMPORT_PY_INLINE)
-    sql = "SELECT count(*) FROM (SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, "
-          "h.period_start, h.period_end, h.finality, h.revision_content_sha256, h.canonical_byte_count, h.row_count, "
-          "h.binding_algorithm, h.control_totals, h.recorded_at FROM reporting_revisions h LIMIT 1) a, "
-          "(SELECT reporting_revision_id, ordinal, row_payload FROM reporting_revision_rows LIMIT 1) b";
+    sql =
+        "SELECT count(*) FROM (SELECT h.reporting_revision_id, h.reporting_obligation_id, h.account_id, "
+        "h.period_start, h.period_end, h.finality, h.revision_content_sha256, h.canonical_byte_count, h.row_count, "
+        "h.binding_algorithm, h.control_totals, h.recorded_at FROM reporting_revisions h LIMIT 1) a, "
+        "(SELECT reporting_revision_id, ordinal, row_payload FROM reporting_revision_rows LIMIT 1) b";
   else
     sql = pg ? "SELECT count(*) FROM (SELECT r.revision_id, r.obligation_id, r.finality, r.data, r.recorded_at FROM "
                "adcp_reporting_revisions r LIMIT 1) a, (SELECT obligation_id, configuration_id, account_id, "
@@ -105,16 +104,15 @@ int adcp_import__source_probe(adcp_sql_conn *src, adcp_import_source s, adcp_err
 }
 
 int adcp_import__source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_source s, const char *account,
-                        adcp_error *err) {
+                              adcp_error *err) {
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
-  const char *sql =
-      s == ADCP_IMPORT_PY_INLINE
-          ? "SELECT count(*) FROM reporting_revisions h WHERE ($1 = '' OR h.account_id = $1)"
-          : (pg ? "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
-                  "o.obligation_id = r.obligation_id WHERE r.data ? 'rows' AND ($1 = '' OR o.account_id = $1)"
-                : "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
-                  "o.obligation_id = r.obligation_id WHERE json_type(r.data, '$.rows') IS NOT NULL AND "
-                  "($1 = '' OR o.account_id = $1)");
+  const char *sql = s == ADCP_IMPORT_PY_INLINE
+                        ? "SELECT count(*) FROM reporting_revisions h WHERE ($1 = '' OR h.account_id = $1)"
+                        : (pg ? "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
+                                "o.obligation_id = r.obligation_id WHERE r.data ? 'rows' AND ($1 = '' OR o.account_id = $1)"
+                              : "SELECT count(*) FROM adcp_reporting_revisions r JOIN adcp_reporting_obligations o ON "
+                                "o.obligation_id = r.obligation_id WHERE json_type(r.data, '$.rows') IS NOT NULL AND "
+                                "($1 = '' OR o.account_id = $1)");
   adcp_sql_param p = adcp_sql_text(account ? account : "");
   char n[32];
   int found = 0;
@@ -124,9 +122,9 @@ int adcp_import__source_count(uint64_t *out, adcp_sql_conn *src, adcp_import_sou
 }
 
 void adcp_import__candidate_free(import_candidate *c) {
-  char **f[] = {&c->revision_id, &c->obligation_id, &c->account_id, &c->configuration_id, &c->period_start,
-                &c->period_end, &c->finality, &c->content_sha256, &c->byte_count, &c->row_count,
-                &c->algorithm, &c->totals_json, &c->rows_type, &c->recorded_at};
+  char **f[] = {&c->revision_id, &c->obligation_id, &c->account_id,     &c->configuration_id, &c->period_start,
+                &c->period_end,  &c->finality,      &c->content_sha256, &c->byte_count,       &c->row_count,
+                &c->algorithm,   &c->totals_json,   &c->rows_type,      &c->recorded_at};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) free(*f[i]), *f[i] = NULL;
 }
 
@@ -145,7 +143,7 @@ static char *dup_col(adcp_sql_rows *r, int col) {
 }
 
 int adcp_import__source_batch(import_candidate **out, size_t *n, adcp_sql_conn *src, adcp_import_source s,
-                        const char *account, const char *at, const char *id, size_t limit, adcp_error *err) {
+                              const char *account, const char *at, const char *id, size_t limit, adcp_error *err) {
   *out = NULL, *n = 0;
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sel, *after, *order;
@@ -205,7 +203,7 @@ int adcp_import__source_batch(import_candidate **out, size_t *n, adcp_sql_conn *
 }
 
 int adcp_import__rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_source s, const char *revision_id,
-                     adcp_error *err) {
+                           adcp_error *err) {
   memset(it, 0, sizeof *it);
   int pg = adcp_sql_dialect_of(src) == ADCP_SQL_POSTGRES;
   const char *sql;
@@ -291,7 +289,7 @@ int adcp_import__safe_text(char *out, size_t cap, const char *raw) {
 }
 
 int adcp_import__quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, const char *revision_id,
-                             const char *account_id, const char *check, const char *message, adcp_error *err) {
+                                   const char *account_id, const char *check, const char *message, adcp_error *err) {
   char m[512];
   snprintf(m, sizeof m, "%s", message);
   adcp_sql_param p[5] = {adcp_sql_text(revision_id), adcp_sql_text(adcp_import_source_name(s)),
@@ -303,7 +301,7 @@ int adcp_import__quarantine_insert(adcp_sql_conn *dst, adcp_import_source s, con
 }
 
 int adcp_import__dst_state(int *present, int *quarantined, int *collision, adcp_sql_conn *dst, const char *account_id,
-                     const char *revision_id, adcp_error *err) {
+                           const char *revision_id, adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(revision_id);
   char owner[ADCP_LEDGER_ID_MAX] = "";
   int found = 0;

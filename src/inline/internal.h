@@ -6,7 +6,7 @@
 #include "adcp/inline.h"
 
 struct adcp_inline_store {
-  adcp_sql_conn *conn;            /* borrowed */
+  adcp_sql_conn *conn; /* borrowed */
   adcp_sql_dialect dialect;
   size_t max_payload;
   adcp_inline_fault_fn fault;
@@ -43,7 +43,6 @@ int adcp_inline__abort(adcp_inline_store *st, int code, adcp_error *err);
 /* The catalog audit inside an open transaction. full = ignore the SQLite
  * schema_version shortcut. report may be NULL. 0, ADCP_ESCHEMA_UNREADY (err
  * names the first problem when name_first), or ADCP_ESTATE_UNAVAILABLE. */
-int adcp_inline__audit(adcp_inline_store *st, int full, adcp_catalog_report **report, int name_first,
-                       adcp_error *err);
+int adcp_inline__audit(adcp_inline_store *st, int full, adcp_catalog_report **report, int name_first, adcp_error *err);
 
 #endif

@@ -62,8 +62,7 @@ static int str_is(const adcp_json_doc *doc, uint32_t node, const char *want) {
 static int manifest_ok(const char *account, const char *key, const adcp_inline_sealed *s) {
   size_t rl = strnlen(s->staged_commit_ref, sizeof s->staged_commit_ref);
   if (rl == sizeof s->staged_commit_ref || !adcp_inline__ref_ok(s->staged_commit_ref, rl)) return 0;
-  if (!lower_hex64(s->manifest_sha256) || s->byte_count < 1 || s->byte_count > ADCP_INLINE_MAX_MANIFEST_BYTES)
-    return 0;
+  if (!lower_hex64(s->manifest_sha256) || s->byte_count < 1 || s->byte_count > ADCP_INLINE_MAX_MANIFEST_BYTES) return 0;
   /* 1. size cap and byte count */
   if (!s->manifest || s->manifest_len > ADCP_INLINE_MAX_MANIFEST_BYTES || (int64_t)s->manifest_len != s->byte_count)
     return 0;
@@ -79,11 +78,12 @@ static int manifest_ok(const char *account, const char *key, const adcp_inline_s
   /* 5. manifest shape */
   uint32_t identity = 0;
   if (ok) ok = adcp_json_at(&doc, 0)->type == ADCP_JSON_OBJECT && integers_only(&doc);
-  if (ok) ok = (identity = adcp_json_get(&doc, 0, "identity")) && adcp_json_at(&doc, identity)->type == ADCP_JSON_OBJECT;
+  if (ok)
+    ok = (identity = adcp_json_get(&doc, 0, "identity")) && adcp_json_at(&doc, identity)->type == ADCP_JSON_OBJECT;
   uint32_t ia = ok ? adcp_json_get(&doc, identity, "account_id") : 0;
   uint32_t ik = ok ? adcp_json_get(&doc, identity, "source_execution_key") : 0;
-  if (ok) ok = ia && ik && adcp_json_at(&doc, ia)->type == ADCP_JSON_STRING &&
-               adcp_json_at(&doc, ik)->type == ADCP_JSON_STRING;
+  if (ok)
+    ok = ia && ik && adcp_json_at(&doc, ia)->type == ADCP_JSON_STRING && adcp_json_at(&doc, ik)->type == ADCP_JSON_STRING;
   /* 6. the bytes are their own canonical encoding */
   if (ok) {
     adcp_buf c;
@@ -107,8 +107,7 @@ int adcp_inline_manifest_validate(const char *account_id, const char *execution_
 
 /* The get rules (§5.1 steps 2–5) inside the open transaction. Returns 0 with
  * *found, or an ADCP_E* code without message. */
-static int get_in_tx(adcp_inline_sealed *out, int *found, adcp_inline_store *st, const char *account,
-                     const char *key) {
+static int get_in_tx(adcp_inline_sealed *out, int *found, adcp_inline_store *st, const char *account, const char *key) {
   *found = 0;
   adcp_sql_param p[2] = {adcp_sql_text(account), adcp_sql_text(key)};
   adcp_sql_rows *r;
@@ -185,7 +184,6 @@ int adcp_inline_seal_put(adcp_inline_sealed *out, int *won, adcp_inline_store *s
    * unconfirmed commit learns that its own seal was the one committed. */
   if (won)
     *won = !strcmp(out->staged_commit_ref, candidate->staged_commit_ref) &&
-           out->manifest_len == candidate->manifest_len &&
-           !memcmp(out->manifest, candidate->manifest, out->manifest_len);
+           out->manifest_len == candidate->manifest_len && !memcmp(out->manifest, candidate->manifest, out->manifest_len);
   return 0;
 }

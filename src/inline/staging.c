@@ -31,8 +31,8 @@ static int lower_hex64(const char *g) {
  * bytes it must equal (stage); otherwise they are re-hashed against the
  * generation and copied to out (read). Returns 0 or an ADCP_E* code (no
  * message). */
-static int read_in_tx(adcp_inline_store *st, const char *account, const char *gen, const void *want,
-                      size_t want_len, adcp_buf *out) {
+static int read_in_tx(adcp_inline_store *st, const char *account, const char *gen, const void *want, size_t want_len,
+                      adcp_buf *out) {
   adcp_sql_param p[3] = {adcp_sql_text(account), adcp_sql_textn(gen, 64), adcp_sql_int64((int64_t)st->max_payload)};
   adcp_sql_rows *r;
   if (adcp_sql_query(&r, st->conn, st->dialect == ADCP_SQL_POSTGRES ? PG_READ_SQL : SQ_READ_SQL, p, 3, NULL))
@@ -60,9 +60,8 @@ static int read_in_tx(adcp_inline_store *st, const char *account, const char *ge
   return rc;
 }
 
-int adcp_inline_stage(adcp_inline_staged *out, adcp_inline_store *st, const char *account_id,
-                      const char *execution_key, int64_t ordinal, const void *payload, size_t len,
-                      adcp_error *err) {
+int adcp_inline_stage(adcp_inline_staged *out, adcp_inline_store *st, const char *account_id, const char *execution_key,
+                      int64_t ordinal, const void *payload, size_t len, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!out || !st || !adcp_inline__account_ok(account_id) || !adcp_inline__key_ok(execution_key) || ordinal < 0 ||
       ordinal >= ADCP_INLINE_ORDINAL_LIMIT || (len && !payload) || len > st->max_payload)

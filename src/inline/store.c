@@ -9,23 +9,23 @@
 int adcp_inline__fail(adcp_error *err, int code) {
   const char *m;
   switch (code) {
-    case ADCP_EINVALID_INPUT: m = "inline storage input is invalid"; break;
-    case ADCP_ENOT_FOUND: m = "inline object is unavailable within the supplied account"; break;
-    case ADCP_EINTEGRITY_FAILED: m = "inline storage integrity verification failed"; break;
-    case ADCP_ESCHEMA_UNREADY: m = "inline storage schema is not ready"; break;
-    case ADCP_ENOMEM: m = "out of memory"; break;
-    default:
-      code = ADCP_ESTATE_UNAVAILABLE;
-      m = "inline storage operation did not confirm an outcome; resume the same identity";
+  case ADCP_EINVALID_INPUT: m = "inline storage input is invalid"; break;
+  case ADCP_ENOT_FOUND: m = "inline object is unavailable within the supplied account"; break;
+  case ADCP_EINTEGRITY_FAILED: m = "inline storage integrity verification failed"; break;
+  case ADCP_ESCHEMA_UNREADY: m = "inline storage schema is not ready"; break;
+  case ADCP_ENOMEM: m = "out of memory"; break;
+  default:
+    code = ADCP_ESTATE_UNAVAILABLE;
+    m = "inline storage operation did not confirm an outcome; resume the same identity";
   }
   return adcp_error_set(err, code, "%s", m);
 }
 
-int adcp_inline_open(adcp_inline_store **out, adcp_sql_conn *conn, const adcp_inline_options *opts,
-                     adcp_error *err) {
+int adcp_inline_open(adcp_inline_store **out, adcp_sql_conn *conn, const adcp_inline_options *opts, adcp_error *err) {
   if (!out) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   *out = NULL;
-  if (!conn || (opts && opts->version != ADCP_INLINE_OPTIONS_VERSION)) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
+  if (!conn || (opts && opts->version != ADCP_INLINE_OPTIONS_VERSION))
+    return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   size_t cap = opts && opts->max_payload_bytes ? opts->max_payload_bytes : ADCP_INLINE_MAX_PAYLOAD_BYTES;
   if (cap > ADCP_INLINE_MAX_PAYLOAD_BYTES) return adcp_inline__fail(err, ADCP_EINVALID_INPUT);
   adcp_inline_store *st = calloc(1, sizeof *st);

@@ -73,7 +73,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
     rc = adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   /* Keys of the conditions present now (an intent list is bounded by the
    * sweep; duplicates per (binding, account) collapse in ensure). */
-  char (*present)[ADCP_ISSUE_KEY_MAX] = rc ? NULL : calloc(n ? n : 1, sizeof *present);
+  char(*present)[ADCP_ISSUE_KEY_MAX] = rc ? NULL : calloc(n ? n : 1, sizeof *present);
   size_t np = 0;
   if (!rc && !present) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < n; i++) {

@@ -42,8 +42,8 @@ static int count_candidates(int64_t *n, adcp_issues *s, const char *boundary, ad
   char text[32];
   int found = 0;
   adcp_sql_param p = adcp_sql_text(boundary);
-  int rc = adcp_sql_query_text(text, sizeof text, &found, s->conn, adcp_issues__sql(s, q, sizeof q, COUNT_CANDIDATES), &p,
-                               1, err);
+  int rc = adcp_sql_query_text(text, sizeof text, &found, s->conn, adcp_issues__sql(s, q, sizeof q, COUNT_CANDIDATES),
+                               &p, 1, err);
   if (!rc) *n = found ? strtoll(text, NULL, 10) : 0;
   return rc;
 }

@@ -7,9 +7,9 @@
 #include "adcp/issues.h"
 
 struct adcp_issues {
-  adcp_sql_conn *conn;    /* borrowed */
+  adcp_sql_conn *conn; /* borrowed */
   adcp_sql_dialect dialect;
-  int ready;              /* 1 once a readiness check passed (never cached negative) */
+  int ready; /* 1 once a readiness check passed (never cached negative) */
 };
 
 /* Renders a statement for the store's dialect into out (size n):
@@ -51,18 +51,18 @@ void adcp_issues__read_issue(adcp_issue *out, adcp_sql_rows *r, int col0);
 
 /* The live occurrence of (account, key) into out, *found 1/0. */
 int adcp_issues__get_live(adcp_issue *out, int *found, adcp_issues *s, const char *account_id, const char *issue_key,
-                     adcp_error *err);
+                          adcp_error *err);
 
 /* Inside the locked transaction: appends the event of a transition of
  * `issue` (kind, state after it, instant). *recorded = 1 when a row was
  * inserted (0: that (issue_id, kind) exists already). */
-int adcp_issues__record(int *recorded, adcp_issues *s, const adcp_issue *issue, const char *kind, const char *state_after,
-                   const char *occurred_at, adcp_error *err);
+int adcp_issues__record(int *recorded, adcp_issues *s, const adcp_issue *issue, const char *kind,
+                        const char *state_after, const char *occurred_at, adcp_error *err);
 
 /* Inside the locked transaction: the resolved transition of a live
  * open/acknowledged occurrence (no-op for waived or none). */
 int adcp_issues__retire_locked(adcp_issue_result *out, adcp_issues *s, const char *account_id, const char *issue_key,
-                          const char *at, adcp_error *err);
+                               const char *at, adcp_error *err);
 
 void adcp_issues__copy(char *dst, size_t n, const char *src);
 

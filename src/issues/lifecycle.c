@@ -11,16 +11,16 @@
 #define Q(name) char name[2048]
 
 int adcp_issues__get_live(adcp_issue *out, int *found, adcp_issues *s, const char *account_id, const char *issue_key,
-                     adcp_error *err) {
+                          adcp_error *err) {
   Q(q);
   adcp_sql_param p[2] = {adcp_sql_text(account_id), adcp_sql_text(issue_key)};
   adcp_sql_rows *r;
   *found = 0;
   int rc = adcp_sql_query(&r, s->conn,
                           adcp_issues__sql(s, q, sizeof q,
-                                      "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle "
-                                      "WHERE account_id = $1 AND issue_key = $2 "
-                                      "AND issue_state IN ('open', 'acknowledged', 'waived')"),
+                                           "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle "
+                                           "WHERE account_id = $1 AND issue_key = $2 "
+                                           "AND issue_state IN ('open', 'acknowledged', 'waived')"),
                           p, 2, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) == 1) {
@@ -62,7 +62,8 @@ int adcp_issues_ensure_opened(adcp_issue_result *out, adcp_issues *s, const char
   if ((rc = adcp_issues__begin_locked(s, account_id, err))) return rc;
   if (!observed_at && (rc = adcp_issues__instant(s, at, NULL, err))) return adcp_issues__abort(s, rc);
   int found = 0;
-  if ((rc = adcp_issues__get_live(&out->issue, &found, s, account_id, issue_key, err))) return adcp_issues__abort(s, rc);
+  if ((rc = adcp_issues__get_live(&out->issue, &found, s, account_id, issue_key, err)))
+    return adcp_issues__abort(s, rc);
   if (found) {
     /* The second caller sees the first caller's opened_at. */
     out->found = 1;
@@ -91,8 +92,8 @@ int adcp_issues_ensure_opened(adcp_issue_result *out, adcp_issues *s, const char
     return adcp_issues__abort(s, rc);
   if (got)
     return adcp_issues__abort(s, adcp_error_set(err, ADCP_ECONFLICT,
-                                           "issue_key is already used by another account (issue_id derives from the "
-                                           "key alone: qualify the key, docs/issues.md)"));
+                                                "issue_key is already used by another account (issue_id derives from the "
+                                                "key alone: qualify the key, docs/issues.md)"));
   adcp_issues__copy(i->account_id, sizeof i->account_id, account_id);
   adcp_issues__copy(i->issue_key, sizeof i->issue_key, issue_key);
   adcp_issues__copy(i->consumer_id, sizeof i->consumer_id, consumer_id);
@@ -104,8 +105,8 @@ int adcp_issues_ensure_opened(adcp_issue_result *out, adcp_issues *s, const char
   p[5] = adcp_sql_text(at);
   rc = adcp_sql_exec(s->conn,
                      adcp_issues__sql(s, q, sizeof q,
-                                 "INSERT INTO reporting_issue_lifecycle (account_id, issue_key, generation, issue_id, "
-                                 "consumer_id, opened_at, issue_state) VALUES ($1, $2, $3, $4, $5, @in(6), 'open')"),
+                                      "INSERT INTO reporting_issue_lifecycle (account_id, issue_key, generation, issue_id, "
+                                      "consumer_id, opened_at, issue_state) VALUES ($1, $2, $3, $4, $5, @in(6), 'open')"),
                      p, 6, err);
   if (!rc) rc = adcp_issues__record(&out->recorded, s, i, "opened", "open", at, err);
   if (!rc) rc = adcp_sql_commit(s->conn, err);
@@ -124,7 +125,8 @@ int adcp_issues_set_state(adcp_issue_result *out, adcp_issues *s, const char *ac
   if (!state || (strcmp(state, "acknowledged") && strcmp(state, "waived")))
     return adcp_error_set(err, ADCP_EISSUE_STATE_NOT_OPERATOR_SETTABLE,
                           "operators may set only acknowledged or waived (resolved follows the condition)");
-  if (external_ref && (rc = adcp_issues__check_text(external_ref, ADCP_ISSUE_REF_MAX, 1, "external_ref", err))) return rc;
+  if (external_ref && (rc = adcp_issues__check_text(external_ref, ADCP_ISSUE_REF_MAX, 1, "external_ref", err)))
+    return rc;
   char at[32];
   if (at_text && (rc = adcp_issues__instant(s, at, at_text, err))) return rc;
   if ((rc = start(out, s, err)) <= 0) return rc;
@@ -135,19 +137,18 @@ int adcp_issues_set_state(adcp_issue_result *out, adcp_issues *s, const char *ac
   if ((rc = adcp_issues__get_live(i, &found, s, account_id, issue_key, err))) return adcp_issues__abort(s, rc);
   if (!found)
     return adcp_issues__abort(s, adcp_error_set(err, ADCP_EISSUE_NOT_OPEN,
-                                           "no live occurrence of this issue (a retired one is never reopened)"));
+                                                "no live occurrence of this issue (a retired one is never reopened)"));
   out->found = 1;
   Q(q);
   int same = !strcmp(i->state, state);
   if (!same && !(strcmp(i->state, "open") == 0 || (!strcmp(i->state, "acknowledged") && !strcmp(state, "waived"))))
     return adcp_issues__abort(s, adcp_error_set(err, ADCP_EISSUE_STATE_TRANSITION_INVALID,
-                                           "an issue in state %s cannot become %s", i->state, state));
+                                                "an issue in state %s cannot become %s", i->state, state));
   if (same) {
     /* Idempotent: only a new external_ref changes the row, and records nothing. */
     if (external_ref && strcmp(external_ref, i->external_ref)) {
       adcp_sql_param p[2] = {adcp_sql_text(external_ref), adcp_sql_text(i->issue_id)};
-      rc = adcp_sql_exec(s->conn, "UPDATE reporting_issue_lifecycle SET external_ref = $1 WHERE issue_id = $2", p,
-                         2, err);
+      rc = adcp_sql_exec(s->conn, "UPDATE reporting_issue_lifecycle SET external_ref = $1 WHERE issue_id = $2", p, 2, err);
       if (rc) return adcp_issues__abort(s, rc);
       adcp_issues__copy(i->external_ref, sizeof i->external_ref, external_ref);
       out->changed = 1;
@@ -159,8 +160,8 @@ int adcp_issues_set_state(adcp_issue_result *out, adcp_issues *s, const char *ac
                          external_ref ? adcp_sql_text(external_ref) : adcp_sql_null(), adcp_sql_text(i->issue_id)};
   rc = adcp_sql_exec(s->conn,
                      adcp_issues__sql(s, q, sizeof q,
-                                 "UPDATE reporting_issue_lifecycle SET issue_state = $1, retired_at = @in(2), "
-                                 "external_ref = coalesce($3, external_ref) WHERE issue_id = $4"),
+                                      "UPDATE reporting_issue_lifecycle SET issue_state = $1, retired_at = @in(2), "
+                                      "external_ref = coalesce($3, external_ref) WHERE issue_id = $4"),
                      p, 4, err);
   if (!rc) rc = adcp_issues__record(&out->recorded, s, i, state, state, at, err);
   if (!rc) rc = adcp_sql_commit(s->conn, err);
@@ -173,7 +174,7 @@ int adcp_issues_set_state(adcp_issue_result *out, adcp_issues *s, const char *ac
 }
 
 int adcp_issues__retire_locked(adcp_issue_result *out, adcp_issues *s, const char *account_id, const char *issue_key,
-                          const char *at, adcp_error *err) {
+                               const char *at, adcp_error *err) {
   int found = 0;
   adcp_issue *i = &out->issue;
   int rc = adcp_issues__get_live(i, &found, s, account_id, issue_key, err);
@@ -184,8 +185,8 @@ int adcp_issues__retire_locked(adcp_issue_result *out, adcp_issues *s, const cha
   adcp_sql_param p[2] = {adcp_sql_text(at), adcp_sql_text(i->issue_id)};
   rc = adcp_sql_exec(s->conn,
                      adcp_issues__sql(s, q, sizeof q,
-                                 "UPDATE reporting_issue_lifecycle SET issue_state = 'resolved', retired_at = @in(1) "
-                                 "WHERE issue_id = $2"),
+                                      "UPDATE reporting_issue_lifecycle SET issue_state = 'resolved', retired_at = @in(1) "
+                                      "WHERE issue_id = $2"),
                      p, 2, err);
   if (!rc) rc = adcp_issues__record(&out->recorded, s, i, "resolved", "resolved", at, err);
   if (rc) return rc;
@@ -250,10 +251,10 @@ int adcp_issues_get(adcp_issue *out, int *found, adcp_issues *s, const char *acc
   rc = adcp_sql_query(
       &rows, s->conn,
       adcp_issues__sql(s, q, sizeof q,
-                  issue_key ? "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle WHERE account_id = $1 "
-                              "AND issue_key = $2 ORDER BY CASE WHEN issue_state IN ('open', 'acknowledged', "
-                              "'waived') THEN 0 ELSE 1 END, generation DESC LIMIT 1"
-                            : "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle WHERE issue_id = $1"),
+                       issue_key ? "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle WHERE account_id = $1 "
+                                   "AND issue_key = $2 ORDER BY CASE WHEN issue_state IN ('open', 'acknowledged', "
+                                   "'waived') THEN 0 ELSE 1 END, generation DESC LIMIT 1"
+                                 : "SELECT " ISSUES_LIFECYCLE_COLS " FROM reporting_issue_lifecycle WHERE issue_id = $1"),
       p, issue_key ? 2 : 1, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(rows, err)) == 1) {
@@ -278,8 +279,10 @@ int adcp_issues_list(adcp_issue **out, size_t *count, adcp_issues *s, const adcp
   size_t limit = f->limit ? f->limit : 100;
   if (limit > 1000) return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be 1..1000");
   int rc;
-  if (f->account_id && (rc = adcp_issues__check_text(f->account_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "account_id", err))) return rc;
-  if (f->key_prefix && (rc = adcp_issues__check_text(f->key_prefix, ADCP_ISSUE_KEY_MAX, 1, "key prefix", err))) return rc;
+  if (f->account_id && (rc = adcp_issues__check_text(f->account_id, ADCP_ISSUE_ACCOUNT_MAX, 0, "account_id", err)))
+    return rc;
+  if (f->key_prefix && (rc = adcp_issues__check_text(f->key_prefix, ADCP_ISSUE_KEY_MAX, 1, "key prefix", err)))
+    return rc;
   int r = adcp_issues__ready(s, err);
   if (r <= 0) return r;
   Q(q);
@@ -292,14 +295,14 @@ int adcp_issues_list(adcp_issue **out, size_t *count, adcp_issues *s, const adcp
   rc = adcp_sql_query(
       &rows, s->conn,
       adcp_issues__sql(s, q, sizeof q,
-                  "SELECT " ISSUES_LIFECYCLE_COLS ", (SELECT count(*) FROM reporting_issue_events e WHERE "
-                  "e.issue_id = l.issue_id AND e.completed_at IS NULL AND e.dead_lettered_at IS NULL), "
-                  "(SELECT count(*) FROM reporting_issue_events e WHERE e.issue_id = l.issue_id AND "
-                  "e.dead_lettered_at IS NOT NULL) FROM reporting_issue_lifecycle l "
-                  "WHERE (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
-                  "AND (CAST($2 AS TEXT) IS NULL OR substr(issue_key, 1, CAST($3 AS INTEGER)) = $2) "
-                  "AND ($4 = 1 OR issue_state IN ('open', 'acknowledged', 'waived')) "
-                  "ORDER BY account_id, opened_at, issue_id LIMIT $5"),
+                       "SELECT " ISSUES_LIFECYCLE_COLS ", (SELECT count(*) FROM reporting_issue_events e WHERE "
+                       "e.issue_id = l.issue_id AND e.completed_at IS NULL AND e.dead_lettered_at IS NULL), "
+                       "(SELECT count(*) FROM reporting_issue_events e WHERE e.issue_id = l.issue_id AND "
+                       "e.dead_lettered_at IS NOT NULL) FROM reporting_issue_lifecycle l "
+                       "WHERE (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
+                       "AND (CAST($2 AS TEXT) IS NULL OR substr(issue_key, 1, CAST($3 AS INTEGER)) = $2) "
+                       "AND ($4 = 1 OR issue_state IN ('open', 'acknowledged', 'waived')) "
+                       "ORDER BY account_id, opened_at, issue_id LIMIT $5"),
       p, 5, err);
   if (rc) return rc;
   size_t cap = 0;

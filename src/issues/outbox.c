@@ -13,21 +13,18 @@
 #define Q(name) char name[4096]
 
 int adcp_issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, const char *kind, const char *state_after,
-                   const char *occurred_at, adcp_error *err) {
+                        const char *occurred_at, adcp_error *err) {
   *recorded = 0;
   char event_id[ADCP_ISSUE_ID_LEN + 1];
   int rc = adcp_issue_event_id(event_id, i->issue_id, kind, err);
   if (rc) return rc;
   Q(q);
-  adcp_sql_param p[9] = {adcp_sql_text(event_id),
-                         adcp_sql_text(i->account_id),
-                         adcp_sql_text(i->issue_id),
-                         adcp_sql_text(i->issue_key),
-                         adcp_sql_int64(i->generation),
-                         i->consumer_id[0] ? adcp_sql_text(i->consumer_id) : adcp_sql_null(),
-                         adcp_sql_text(kind),
-                         adcp_sql_text(state_after),
-                         adcp_sql_text(occurred_at)};
+  adcp_sql_param p[9] = {
+      adcp_sql_text(event_id),       adcp_sql_text(i->account_id),
+      adcp_sql_text(i->issue_id),    adcp_sql_text(i->issue_key),
+      adcp_sql_int64(i->generation), i->consumer_id[0] ? adcp_sql_text(i->consumer_id) : adcp_sql_null(),
+      adcp_sql_text(kind),           adcp_sql_text(state_after),
+      adcp_sql_text(occurred_at)};
   /* SQLite: seq and the recording instants are drawn here, under the writer
    * lock the transaction holds; PostgreSQL: BIGSERIAL and clock_timestamp(). */
   const char *t = s->dialect == ADCP_SQL_POSTGRES
@@ -46,10 +43,10 @@ int adcp_issues__record(int *recorded, adcp_issues *s, const adcp_issue *i, cons
 
 /* ---- claims ------------------------------------------------------------------------- */
 
-#define EVENT_COLS                                                                                              \
+#define EVENT_COLS \
   "event_id, seq, account_id, issue_id, issue_key, generation, consumer_id, kind, issue_state, @ts(occurred_at), " \
-  "@ts(recorded_at), @ts(available_at), lease_token, @ts(lease_expires_at), attempts, @ts(completed_at), "        \
-  "@ts(dead_lettered_at), (SELECT l.external_ref FROM reporting_issue_lifecycle l WHERE l.issue_id = "        \
+  "@ts(recorded_at), @ts(available_at), lease_token, @ts(lease_expires_at), attempts, @ts(completed_at), " \
+  "@ts(dead_lettered_at), (SELECT l.external_ref FROM reporting_issue_lifecycle l WHERE l.issue_id = " \
   "reporting_issue_events.issue_id)"
 
 static void read_event(adcp_issue_event *e, adcp_sql_rows *r) {
@@ -234,8 +231,7 @@ int adcp_issues_complete_events(int *ok, int64_t *completed, adcp_issues *s, con
   return 0;
 }
 
-int adcp_issues_complete_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
-                               adcp_error *err) {
+int adcp_issues_complete_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token, adcp_error *err) {
   adcp_issue_event_lease l = {event_id, lease_token};
   int one = 0;
   int rc = adcp_issues_complete_events(&one, NULL, s, &l, 1, err);
@@ -258,8 +254,7 @@ int adcp_issues_release_event(int *ok, adcp_issues *s, const char *event_id, con
                 at, err);
 }
 
-int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token,
-                                  adcp_error *err) {
+int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id, const char *lease_token, adcp_error *err) {
   int rc = adcp_issues__require_ready(s, err);
   if (rc) return rc;
   return settle(ok, s, event_id, lease_token,
@@ -268,8 +263,7 @@ int adcp_issues_dead_letter_event(int *ok, adcp_issues *s, const char *event_id,
                 NULL, err);
 }
 
-int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_than_ms, size_t limit,
-                             adcp_error *err) {
+int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_than_ms, size_t limit, adcp_error *err) {
   if (deleted) *deleted = 0;
   if (older_than_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "older_than must not be negative");
   if (!limit) limit = 10000;
@@ -284,9 +278,9 @@ int adcp_issues_prune_events(int64_t *deleted, adcp_issues *s, int64_t older_tha
    * events are never deleted. */
   rc = adcp_sql_exec_changes(&n, s->conn,
                              adcp_issues__sql(s, q, sizeof q,
-                                         "DELETE FROM reporting_issue_events WHERE event_id IN (SELECT event_id FROM "
-                                         "reporting_issue_events WHERE completed_at IS NOT NULL AND completed_at < "
-                                         "@in(1) ORDER BY completed_at LIMIT $2)"),
+                                              "DELETE FROM reporting_issue_events WHERE event_id IN (SELECT event_id FROM "
+                                              "reporting_issue_events WHERE completed_at IS NOT NULL AND completed_at < "
+                                              "@in(1) ORDER BY completed_at LIMIT $2)"),
                              p, 2, err);
   if (!rc && deleted) *deleted = n;
   return rc;
@@ -301,11 +295,11 @@ int adcp_issues_event_stats(adcp_issue_event_stats *out, adcp_issues *s, adcp_er
   int rc = adcp_sql_query(
       &rows, s->conn,
       adcp_issues__sql(s, q, sizeof q,
-                  "SELECT coalesce(sum(CASE WHEN completed_at IS NULL AND dead_lettered_at IS NULL THEN 1 ELSE 0 "
-                  "END), 0), coalesce(sum(CASE WHEN completed_at IS NULL AND lease_expires_at > @now THEN 1 ELSE 0 "
-                  "END), 0), coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0), "
-                  "coalesce(sum(CASE WHEN dead_lettered_at IS NOT NULL THEN 1 ELSE 0 END), 0) "
-                  "FROM reporting_issue_events"),
+                       "SELECT coalesce(sum(CASE WHEN completed_at IS NULL AND dead_lettered_at IS NULL THEN 1 ELSE 0 "
+                       "END), 0), coalesce(sum(CASE WHEN completed_at IS NULL AND lease_expires_at > @now THEN 1 ELSE 0 "
+                       "END), 0), coalesce(sum(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END), 0), "
+                       "coalesce(sum(CASE WHEN dead_lettered_at IS NOT NULL THEN 1 ELSE 0 END), 0) "
+                       "FROM reporting_issue_events"),
       NULL, 0, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(rows, err)) == 1) {

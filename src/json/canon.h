@@ -24,7 +24,7 @@
 
 typedef struct shape {
   uint32_t count;
-  uint32_t used;  /* clock value of the last hit or store, for replacement */
+  uint32_t used; /* clock value of the last hit or store, for replacement */
   uint16_t lens[SHAPE_MAX_KEYS];
   uint8_t perm[SHAPE_MAX_KEYS];
   char keys[SHAPE_MAX_BYTES];
@@ -38,11 +38,11 @@ typedef struct shape_cache {
   int requested, resolved; /* doc->scanner as last seen, and what it resolved to (+1; 0 = not yet) */
   shape s[SHAPE_SLOTS];
   adcp_json_keyref fm[3 * FAST_MAX_MEMBERS]; /* open objects' keys, then sort scratch */
-  struct adcp_json_plan *plan; /* the previous row's shape plan (canon_plan.c), or NULL */
-  int plan_mode;                /* 0: ADCP_JSON_SHAPE_PLAN decides; 1 on; 2 off */
-  int plan_on;                  /* resolved with the scanner */
-  uint32_t plan_misses;         /* rows since the plan last matched: rebuilding backs off */
-  uint64_t plan_hits;           /* rows the plan wrote (tests check the plan ran) */
+  struct adcp_json_plan *plan;               /* the previous row's shape plan (canon_plan.c), or NULL */
+  int plan_mode;                             /* 0: ADCP_JSON_SHAPE_PLAN decides; 1 on; 2 off */
+  int plan_on;                               /* resolved with the scanner */
+  uint32_t plan_misses;                      /* rows since the plan last matched: rebuilding backs off */
+  uint64_t plan_hits;                        /* rows the plan wrote (tests check the plan ran) */
 } adcp_json_shape_cache;
 
 /* The byte-wise path: the exact output or the exact refusal for any input.
@@ -52,8 +52,8 @@ int adcp_json__canon_bytewise(adcp_buf *out, int *root_type, adcp_json_doc *scra
 
 /* The indexed path: 0 with the canonical text appended to out, or
  * ADCP_JSON_FALLBACK with out untouched. sc->resolved names the scanner. */
-int adcp_json__canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, adcp_json_shape_cache *sc, const uint8_t *s,
-                             size_t n, const adcp_json_options *opts);
+int adcp_json__canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, adcp_json_shape_cache *sc,
+                             const uint8_t *s, size_t n, const adcp_json_options *opts);
 
 /* The per-shape plan (canon_plan.c): rows up to this size and slot count. */
 #define ADCP_JSON_PLAN_MAX_LINE (64u << 10)

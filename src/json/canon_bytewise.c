@@ -47,7 +47,9 @@ static inline int ensure(canon *c, size_t k) {
   if (__builtin_expect(k <= c->out->cap - c->out->len, 1)) return 0;
   if (c->sink && c->out->len && flush(c)) return c->f.code;
   if (k <= c->out->cap - c->out->len) return 0;
-  return adcp_buf_reserve(c->out, k < SINK_PIECE && c->sink ? SINK_PIECE : k) ? cfail(c, ADCP_ENOMEM, c->i, "out of memory") : 0;
+  return adcp_buf_reserve(c->out, k < SINK_PIECE && c->sink ? SINK_PIECE : k)
+             ? cfail(c, ADCP_ENOMEM, c->i, "out of memory")
+             : 0;
 }
 
 static inline int put(canon *c, const void *p, size_t len) {
@@ -83,13 +85,13 @@ static int key_next(key_iter *k) {
   uint8_t e = k->p[1];
   k->p += 2;
   switch (e) {
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'u': break;
-    default: return e; /* '"', '\\', '/' */
+  case 'b': return '\b';
+  case 'f': return '\f';
+  case 'n': return '\n';
+  case 'r': return '\r';
+  case 't': return '\t';
+  case 'u': break;
+  default: return e; /* '"', '\\', '/' */
   }
   uint32_t cp = 0, lo = 0xDC00;
   lex_hex4(k->p, &cp);
@@ -169,19 +171,27 @@ static void sort_keys(const uint8_t *s, uint32_t *a, size_t n, int budget) {
     }
     size_t m = n / 2;
     /* median of three into a[0] */
-    if (src_key_cmp(s, a[m], a[0]) < 0) { uint32_t t = a[m]; a[m] = a[0], a[0] = t; }
+    if (src_key_cmp(s, a[m], a[0]) < 0) {
+      uint32_t t = a[m];
+      a[m] = a[0], a[0] = t;
+    }
     if (src_key_cmp(s, a[n - 1], a[m]) < 0) {
       uint32_t t = a[n - 1];
       a[n - 1] = a[m], a[m] = t;
-      if (src_key_cmp(s, a[m], a[0]) < 0) { t = a[m]; a[m] = a[0], a[0] = t; }
+      if (src_key_cmp(s, a[m], a[0]) < 0) {
+        t = a[m];
+        a[m] = a[0], a[0] = t;
+      }
     }
     uint32_t t = a[m];
     a[m] = a[0], a[0] = t;
     uint32_t pv = a[0];
     size_t i = 0, j = n;
     for (;;) { /* Hoare partition around pv */
-      do i++; while (i < n && src_key_cmp(s, a[i], pv) < 0);
-      do j--; while (src_key_cmp(s, pv, a[j]) < 0);
+      do i++;
+      while (i < n && src_key_cmp(s, a[i], pv) < 0);
+      do j--;
+      while (src_key_cmp(s, pv, a[j]) < 0);
       if (i >= j) break;
       t = a[i], a[i] = a[j], a[j] = t;
     }
@@ -301,7 +311,8 @@ static int check_array(canon *c) {
 }
 
 static int check_literal(canon *c, const char *word, size_t wl) {
-  if (c->n - c->i < wl || memcmp(c->s + c->i, word, wl) != 0) return cfail(c, ADCP_EINVALID_INPUT, c->i, "invalid literal");
+  if (c->n - c->i < wl || memcmp(c->s + c->i, word, wl) != 0)
+    return cfail(c, ADCP_EINVALID_INPUT, c->i, "invalid literal");
   c->i += wl;
   return 0;
 }
@@ -310,22 +321,22 @@ static int check_value(canon *c) {
   if (c->i >= c->n) return cfail(c, ADCP_EINVALID_INPUT, c->i, "unexpected end of input");
   uint8_t ch = c->s[c->i];
   switch (ch) {
-    case '{': return check_object(c);
-    case '[': return check_array(c);
-    case '"': return check_string(c);
-    case 't': return check_literal(c, "true", 4);
-    case 'f': return check_literal(c, "false", 5);
-    case 'n': return check_literal(c, "null", 4);
-    default:
-      if (ch == '-' || (ch >= '0' && ch <= '9')) {
-        lex_num num;
-        if (lex_number(c->s, c->n, c->i, c->allow_unsafe, &num, &c->f)) return c->f.code;
-        c->i = num.end;
-        return 0;
-      }
-      if (ch >= 0x80 && adcp_utf8_seq(c->s + c->i, c->n - c->i) == 0)
-        return cfail(c, ADCP_EINVALID_ROW, c->i, "invalid UTF-8");
-      return cfail(c, ADCP_EINVALID_INPUT, c->i, "unexpected character");
+  case '{': return check_object(c);
+  case '[': return check_array(c);
+  case '"': return check_string(c);
+  case 't': return check_literal(c, "true", 4);
+  case 'f': return check_literal(c, "false", 5);
+  case 'n': return check_literal(c, "null", 4);
+  default:
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+      lex_num num;
+      if (lex_number(c->s, c->n, c->i, c->allow_unsafe, &num, &c->f)) return c->f.code;
+      c->i = num.end;
+      return 0;
+    }
+    if (ch >= 0x80 && adcp_utf8_seq(c->s + c->i, c->n - c->i) == 0)
+      return cfail(c, ADCP_EINVALID_ROW, c->i, "invalid UTF-8");
+    return cfail(c, ADCP_EINVALID_INPUT, c->i, "unexpected character");
   }
 }
 
@@ -429,19 +440,19 @@ static int emit_value(canon *c, size_t i) {
   uint8_t ch = c->s[i];
   size_t end;
   switch (ch) {
-    case '{': return emit_object(c, i);
-    case '[': return emit_array(c, i);
-    case '"': return emit_string(c, i, &end);
-    case 't': return put(c, "true", 4);
-    case 'f': return put(c, "false", 5);
-    case 'n': return put(c, "null", 4);
-    default: {
-      lex_num num;
-      c->i = i;
-      if (lex_number(c->s, c->n, i, c->allow_unsafe, &num, &c->f) || ensure(c, 32)) return c->f.code;
-      c->out->len += adcp_json_put_number(c->out->data + c->out->len, c->s + i, num.end - i, num.flags, num.v);
-      return 0;
-    }
+  case '{': return emit_object(c, i);
+  case '[': return emit_array(c, i);
+  case '"': return emit_string(c, i, &end);
+  case 't': return put(c, "true", 4);
+  case 'f': return put(c, "false", 5);
+  case 'n': return put(c, "null", 4);
+  default: {
+    lex_num num;
+    c->i = i;
+    if (lex_number(c->s, c->n, i, c->allow_unsafe, &num, &c->f) || ensure(c, 32)) return c->f.code;
+    c->out->len += adcp_json_put_number(c->out->data + c->out->len, c->s + i, num.end - i, num.flags, num.v);
+    return 0;
+  }
   }
 }
 
@@ -466,8 +477,13 @@ int adcp_json__canon_bytewise(adcp_buf *out, int *root_type, adcp_json_doc *scra
   int type = 0;
   if (c.i < c.n) {
     uint8_t ch = c.s[c.i];
-    type = ch == '{' ? ADCP_JSON_OBJECT : ch == '[' ? ADCP_JSON_ARRAY : ch == '"' ? ADCP_JSON_STRING
-         : ch == 't' ? ADCP_JSON_TRUE : ch == 'f' ? ADCP_JSON_FALSE : ch == 'n' ? ADCP_JSON_NULL : ADCP_JSON_NUMBER;
+    type = ch == '{'   ? ADCP_JSON_OBJECT
+           : ch == '[' ? ADCP_JSON_ARRAY
+           : ch == '"' ? ADCP_JSON_STRING
+           : ch == 't' ? ADCP_JSON_TRUE
+           : ch == 'f' ? ADCP_JSON_FALSE
+           : ch == 'n' ? ADCP_JSON_NULL
+                       : ADCP_JSON_NUMBER;
   }
   int rc = check_value(&c);
   if (!rc) {

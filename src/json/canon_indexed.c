@@ -59,15 +59,15 @@ typedef struct fast {
   const uint8_t *s;
   size_t n;
   adcp_json_index x;
-  size_t k;            /* next entry of x.pos */
+  size_t k; /* next entry of x.pos */
   adcp_json_doc *d;
   adcp_json_shape_cache *sc;
   adcp_json_node *nodes;
   uint32_t nn;
-  uint32_t *order;     /* per object: key nodes in UTF-16 key order */
+  uint32_t *order; /* per object: key nodes in UTF-16 key order */
   uint32_t norder;
-  size_t nm;           /* keys of open objects on sc->fm */
-  size_t alt;          /* bytes of rewritten numbers (in d->text) */
+  size_t nm;  /* keys of open objects on sc->fm */
+  size_t alt; /* bytes of rewritten numbers (in d->text) */
   uint32_t depth, max_depth;
   int allow_unsafe;
 } fast;
@@ -168,10 +168,10 @@ static int fast_scalar(fast *f, size_t a, size_t b, int *asis) {
 static int fast_value(fast *f, size_t from, size_t *vend, int *asis);
 
 /* Next entry of the index, or FAST_FALLBACK at its end. */
-#define NEXT(p)                                   \
-  do {                                            \
+#define NEXT(p) \
+  do { \
     if (f->k >= f->x.count) return FAST_FALLBACK; \
-    (p) = f->x.pos[f->k];                         \
+    (p) = f->x.pos[f->k]; \
   } while (0)
 
 /* Key order of the object whose keys are ks[0..count): its key nodes go to
@@ -405,32 +405,32 @@ static inline uint8_t *fast_put(uint8_t *o, const uint8_t *p, size_t len, const 
 static uint8_t *fast_emit(const fast *f, uint32_t i, uint8_t *o) {
   const adcp_json_node *nd = &f->nodes[i];
   switch (nd->type) {
-    case FK_SRC: return fast_put(o, f->s + nd->src, nd->len, f->s + f->n);
-    case FK_ALT: return fast_put(o, f->d->text.data + nd->src, nd->len, f->d->text.data + f->d->text.len);
-    case FK_ARR: {
-      *o++ = '[';
-      uint32_t c = i + 1;
-      for (uint32_t k = 0; k < nd->count; k++) {
-        if (k) *o++ = ',';
-        o = fast_emit(f, c, o);
-        c = f->nodes[c].end;
-      }
-      *o++ = ']';
-      return o;
+  case FK_SRC: return fast_put(o, f->s + nd->src, nd->len, f->s + f->n);
+  case FK_ALT: return fast_put(o, f->d->text.data + nd->src, nd->len, f->d->text.data + f->d->text.len);
+  case FK_ARR: {
+    *o++ = '[';
+    uint32_t c = i + 1;
+    for (uint32_t k = 0; k < nd->count; k++) {
+      if (k) *o++ = ',';
+      o = fast_emit(f, c, o);
+      c = f->nodes[c].end;
     }
-    default: {
-      *o++ = '{';
-      const uint32_t *ord = f->order + nd->aux;
-      for (uint32_t k = 0; k < nd->count; k++) {
-        if (k) *o++ = ',';
-        const adcp_json_node *key = &f->nodes[ord[k]];
-        o = fast_put(o, f->s + key->src, key->len, f->s + f->n);
-        *o++ = ':';
-        o = fast_emit(f, ord[k] + 1, o);
-      }
-      *o++ = '}';
-      return o;
+    *o++ = ']';
+    return o;
+  }
+  default: {
+    *o++ = '{';
+    const uint32_t *ord = f->order + nd->aux;
+    for (uint32_t k = 0; k < nd->count; k++) {
+      if (k) *o++ = ',';
+      const adcp_json_node *key = &f->nodes[ord[k]];
+      o = fast_put(o, f->s + key->src, key->len, f->s + f->n);
+      *o++ = ':';
+      o = fast_emit(f, ord[k] + 1, o);
     }
+    *o++ = '}';
+    return o;
+  }
   }
 }
 
@@ -444,8 +444,8 @@ static int grow_u32(uint32_t **arr, uint32_t *cap, size_t need) {
 }
 
 /* 0 with the canonical text appended to out, or FAST_FALLBACK (out untouched). */
-int adcp_json__canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, adcp_json_shape_cache *sc, const uint8_t *s,
-                             size_t n, const adcp_json_options *opts) {
+int adcp_json__canon_indexed(adcp_buf *out, int *root_type, adcp_json_doc *d, adcp_json_shape_cache *sc,
+                             const uint8_t *s, size_t n, const adcp_json_options *opts) {
   size_t i = 0;
   while (i < n && is_ws(s[i])) i++;
   if (i == n || (s[i] != '{' && s[i] != '[')) return FAST_FALLBACK;

@@ -37,10 +37,10 @@ struct adcp_json_plan {
   uint32_t max_depth;
   int allow_unsafe, root_type;
   uint32_t nslots, nops, cap_ops;
-  uint8_t *kind;      /* per slot */
-  uint32_t *seg_off;  /* nslots + 1 source segments in segs, with seg_off[nslots + 1] the end */
-  plan_op *ops;       /* the output, in canonical order */
-  plan_slot *slots;   /* where the current row's slots are */
+  uint8_t *kind;     /* per slot */
+  uint32_t *seg_off; /* nslots + 1 source segments in segs, with seg_off[nslots + 1] the end */
+  plan_op *ops;      /* the output, in canonical order */
+  plan_slot *slots;  /* where the current row's slots are */
   adcp_buf segs, consts, tmp;
 };
 
@@ -70,23 +70,23 @@ int adcp_json__plan_run(adcp_buf *out, int *root_type, adcp_json_plan *p, const 
     if (pos >= n) return ADCP_JSON_FALLBACK;
     uint8_t c = s[pos];
     switch (p->kind[j]) {
-      case SLOT_STR: {
-        size_t end;
-        sv->dec_off = p->tmp.len;
-        if (c != '"' || lex_string(s, n, pos, &end, &sv->escaped, &p->tmp, &lf)) return ADCP_JSON_FALLBACK;
-        sv->dec_len = p->tmp.len - sv->dec_off;
-        pos = end;
-        break;
-      }
-      case SLOT_NUM:
-        if ((c != '-' && (c < '0' || c > '9')) || lex_number(s, n, pos, allow_unsafe, &sv->num, &lf))
-          return ADCP_JSON_FALLBACK;
-        pos = sv->num.end;
-        break;
-      default:
-        if (n - pos >= 4 && (!memcmp(s + pos, "true", 4) || !memcmp(s + pos, "null", 4))) pos += 4;
-        else if (n - pos >= 5 && !memcmp(s + pos, "false", 5)) pos += 5;
-        else return ADCP_JSON_FALLBACK;
+    case SLOT_STR: {
+      size_t end;
+      sv->dec_off = p->tmp.len;
+      if (c != '"' || lex_string(s, n, pos, &end, &sv->escaped, &p->tmp, &lf)) return ADCP_JSON_FALLBACK;
+      sv->dec_len = p->tmp.len - sv->dec_off;
+      pos = end;
+      break;
+    }
+    case SLOT_NUM:
+      if ((c != '-' && (c < '0' || c > '9')) || lex_number(s, n, pos, allow_unsafe, &sv->num, &lf))
+        return ADCP_JSON_FALLBACK;
+      pos = sv->num.end;
+      break;
+    default:
+      if (n - pos >= 4 && (!memcmp(s + pos, "true", 4) || !memcmp(s + pos, "null", 4))) pos += 4;
+      else if (n - pos >= 5 && !memcmp(s + pos, "false", 5)) pos += 5;
+      else return ADCP_JSON_FALLBACK;
     }
     sv->len = pos - sv->start;
   }

@@ -22,7 +22,6 @@ static inline int adcp_json_key_cmp(const char *a, size_t la, const char *b, siz
   return la < lb ? -1 : la > lb ? 1 : 0;
 }
 
-
 /* A key resolved to its decoded bytes, for sorting without indirection. */
 typedef struct adcp_json_keyref {
   const char *p;

@@ -36,15 +36,14 @@ static uint8_t *put_escaped(uint8_t *o, const uint8_t *s, size_t n) {
     }
     *o++ = '\\';
     switch (c) {
-      case '"': *o++ = '"'; break;
-      case '\\': *o++ = '\\'; break;
-      case '\b': *o++ = 'b'; break;
-      case '\t': *o++ = 't'; break;
-      case '\n': *o++ = 'n'; break;
-      case '\f': *o++ = 'f'; break;
-      case '\r': *o++ = 'r'; break;
-      default:
-        *o++ = 'u', *o++ = '0', *o++ = '0', *o++ = hexdig[c >> 4], *o++ = hexdig[c & 15];
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\t': *o++ = 't'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\f': *o++ = 'f'; break;
+    case '\r': *o++ = 'r'; break;
+    default: *o++ = 'u', *o++ = '0', *o++ = '0', *o++ = hexdig[c >> 4], *o++ = hexdig[c & 15];
     }
   }
   return o;
@@ -67,36 +66,36 @@ static uint8_t *put_string(uint8_t *o, const adcp_json_doc *doc, uint32_t i) {
 static uint8_t *put_node(uint8_t *o, const adcp_json_doc *doc, uint32_t i) {
   const adcp_json_node *nd = &doc->nodes[i];
   switch (nd->type) {
-    case ADCP_JSON_NULL: memcpy(o, "null", 4); return o + 4;
-    case ADCP_JSON_TRUE: memcpy(o, "true", 4); return o + 4;
-    case ADCP_JSON_FALSE: memcpy(o, "false", 5); return o + 5;
-    case ADCP_JSON_STRING: return put_string(o, doc, i);
-    case ADCP_JSON_NUMBER:
-      return o + adcp_json_put_number(o, (const uint8_t *)doc->src + nd->src, nd->len, nd->flags, nd->v.num);
-    case ADCP_JSON_ARRAY: {
-      *o++ = '[';
-      uint32_t c = i + 1;
-      for (uint32_t k = 0; k < nd->count; k++) {
-        if (k) *o++ = ',';
-        o = put_node(o, doc, c);
-        c = doc->nodes[c].end;
-      }
-      *o++ = ']';
-      return o;
+  case ADCP_JSON_NULL: memcpy(o, "null", 4); return o + 4;
+  case ADCP_JSON_TRUE: memcpy(o, "true", 4); return o + 4;
+  case ADCP_JSON_FALSE: memcpy(o, "false", 5); return o + 5;
+  case ADCP_JSON_STRING: return put_string(o, doc, i);
+  case ADCP_JSON_NUMBER:
+    return o + adcp_json_put_number(o, (const uint8_t *)doc->src + nd->src, nd->len, nd->flags, nd->v.num);
+  case ADCP_JSON_ARRAY: {
+    *o++ = '[';
+    uint32_t c = i + 1;
+    for (uint32_t k = 0; k < nd->count; k++) {
+      if (k) *o++ = ',';
+      o = put_node(o, doc, c);
+      c = doc->nodes[c].end;
     }
-    default: { /* object: members in the order sorted at parse time */
-      *o++ = '{';
-      /* An empty object has no slice of doc->order (which may be unallocated). */
-      const uint32_t *keys = nd->count ? doc->order + nd->aux : NULL;
-      for (uint32_t k = 0; k < nd->count; k++) {
-        if (k) *o++ = ',';
-        o = put_string(o, doc, keys[k]);
-        *o++ = ':';
-        o = put_node(o, doc, keys[k] + 1);
-      }
-      *o++ = '}';
-      return o;
+    *o++ = ']';
+    return o;
+  }
+  default: { /* object: members in the order sorted at parse time */
+    *o++ = '{';
+    /* An empty object has no slice of doc->order (which may be unallocated). */
+    const uint32_t *keys = nd->count ? doc->order + nd->aux : NULL;
+    for (uint32_t k = 0; k < nd->count; k++) {
+      if (k) *o++ = ',';
+      o = put_string(o, doc, keys[k]);
+      *o++ = ':';
+      o = put_node(o, doc, keys[k] + 1);
     }
+    *o++ = '}';
+    return o;
+  }
   }
 }
 

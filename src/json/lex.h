@@ -58,8 +58,7 @@ static inline int lex_hex4(const uint8_t *s, uint32_t *out) {
  * after the closing quote. Strings without escapes are left in place
  * (*escaped = 0: the bytes between the quotes are the decoded text and need no
  * JCS escaping); otherwise the decoded text is appended to dec. */
-static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, int *escaped, adcp_buf *dec,
-                             lex_fail *f) {
+static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, int *escaped, adcp_buf *dec, lex_fail *f) {
   size_t start = i, seg = ++i;
   *escaped = 0;
   for (;;) {
@@ -69,8 +68,8 @@ static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, 
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
     while (i + 16 <= n) {
       __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-      __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmplt_epi8(v, space));
+      __m128i hit =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), _mm_cmplt_epi8(v, space));
       unsigned mask = (unsigned)_mm_movemask_epi8(hit);
       if (mask) {
         i += (size_t)__builtin_ctz(mask);
@@ -99,33 +98,33 @@ static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, 
     if (i + 1 >= n) return lex_error(f, ADCP_EINVALID_INPUT, start, "unterminated string");
     uint8_t ch;
     switch (s[i + 1]) {
-      case '"': ch = '"'; break;
-      case '\\': ch = '\\'; break;
-      case '/': ch = '/'; break;
-      case 'b': ch = '\b'; break;
-      case 'f': ch = '\f'; break;
-      case 'n': ch = '\n'; break;
-      case 'r': ch = '\r'; break;
-      case 't': ch = '\t'; break;
-      case 'u': {
-        uint32_t cp;
-        if (i + 6 > n || lex_hex4(s + i + 2, &cp)) return lex_error(f, ADCP_EINVALID_INPUT, i, "invalid \\u escape");
-        size_t adv = 6;
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return lex_error(f, ADCP_EINVALID_ROW, i, "lone low surrogate escape");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          uint32_t lo;
-          if (i + 12 > n || s[i + 6] != '\\' || s[i + 7] != 'u' || lex_hex4(s + i + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
-            return lex_error(f, ADCP_EINVALID_ROW, i, "lone high surrogate escape");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          adv = 12;
-        }
-        uint8_t u[4];
-        if (adcp_buf_append(dec, u, adcp_utf8_put(u, cp))) return lex_error(f, ADCP_ENOMEM, i, "out of memory");
-        i += adv;
-        seg = i;
-        continue;
+    case '"': ch = '"'; break;
+    case '\\': ch = '\\'; break;
+    case '/': ch = '/'; break;
+    case 'b': ch = '\b'; break;
+    case 'f': ch = '\f'; break;
+    case 'n': ch = '\n'; break;
+    case 'r': ch = '\r'; break;
+    case 't': ch = '\t'; break;
+    case 'u': {
+      uint32_t cp;
+      if (i + 6 > n || lex_hex4(s + i + 2, &cp)) return lex_error(f, ADCP_EINVALID_INPUT, i, "invalid \\u escape");
+      size_t adv = 6;
+      if (cp >= 0xDC00 && cp <= 0xDFFF) return lex_error(f, ADCP_EINVALID_ROW, i, "lone low surrogate escape");
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        uint32_t lo;
+        if (i + 12 > n || s[i + 6] != '\\' || s[i + 7] != 'u' || lex_hex4(s + i + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+          return lex_error(f, ADCP_EINVALID_ROW, i, "lone high surrogate escape");
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        adv = 12;
       }
-      default: return lex_error(f, ADCP_EINVALID_INPUT, i, "invalid escape in string");
+      uint8_t u[4];
+      if (adcp_buf_append(dec, u, adcp_utf8_put(u, cp))) return lex_error(f, ADCP_ENOMEM, i, "out of memory");
+      i += adv;
+      seg = i;
+      continue;
+    }
+    default: return lex_error(f, ADCP_EINVALID_INPUT, i, "invalid escape in string");
     }
     if (adcp_buf_append_byte(dec, ch)) return lex_error(f, ADCP_ENOMEM, i, "out of memory");
     i += 2;
@@ -137,7 +136,7 @@ static inline int lex_string(const uint8_t *s, size_t n, size_t i, size_t *end, 
 }
 
 typedef struct lex_num {
-  size_t end;    /* index after the literal */
+  size_t end; /* index after the literal */
   double v;
   uint8_t flags; /* ADCP_JSON_F_SHORT_INT / ADCP_JSON_F_SHORT_DEC */
 } lex_num;

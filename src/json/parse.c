@@ -176,7 +176,8 @@ static int parse_container(parser *p, int is_obj) {
       if ((rc = parse_value(p))) return rc;
       count++;
       skip_ws(p);
-      if (p->i >= p->n) return fail(p, ADCP_EINVALID_INPUT, start, is_obj ? "unterminated object" : "unterminated array");
+      if (p->i >= p->n)
+        return fail(p, ADCP_EINVALID_INPUT, start, is_obj ? "unterminated object" : "unterminated array");
       uint8_t c = p->s[p->i++];
       if (c == ',') continue;
       if (c == close) break;
@@ -241,22 +242,21 @@ static int parse_value(parser *p) {
   uint8_t c = p->s[p->i];
   uint32_t idx;
   switch (c) {
-    case '{': return parse_container(p, 1);
-    case '[': return parse_container(p, 0);
-    case '"': return parse_string(p, &idx);
-    case 't': return parse_literal(p, "true", 4, ADCP_JSON_TRUE);
-    case 'f': return parse_literal(p, "false", 5, ADCP_JSON_FALSE);
-    case 'n': return parse_literal(p, "null", 4, ADCP_JSON_NULL);
-    default:
-      if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p);
-      if (c >= 0x80 && adcp_utf8_seq(p->s + p->i, p->n - p->i) == 0)
-        return fail(p, ADCP_EINVALID_ROW, p->i, "invalid UTF-8");
-      return fail(p, ADCP_EINVALID_INPUT, p->i, "unexpected character");
+  case '{': return parse_container(p, 1);
+  case '[': return parse_container(p, 0);
+  case '"': return parse_string(p, &idx);
+  case 't': return parse_literal(p, "true", 4, ADCP_JSON_TRUE);
+  case 'f': return parse_literal(p, "false", 5, ADCP_JSON_FALSE);
+  case 'n': return parse_literal(p, "null", 4, ADCP_JSON_NULL);
+  default:
+    if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p);
+    if (c >= 0x80 && adcp_utf8_seq(p->s + p->i, p->n - p->i) == 0)
+      return fail(p, ADCP_EINVALID_ROW, p->i, "invalid UTF-8");
+    return fail(p, ADCP_EINVALID_INPUT, p->i, "unexpected character");
   }
 }
 
-int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts,
-                    adcp_error *err) {
+int adcp_json_parse(adcp_json_doc *doc, const char *src, size_t len, const adcp_json_options *opts, adcp_error *err) {
   parser p = {doc, (const uint8_t *)src, len, 0, 0, ADCP_JSON_DEFAULT_MAX_DEPTH, 0, err};
   if (opts) {
     if (opts->max_depth) p.max_depth = opts->max_depth;

@@ -18,11 +18,11 @@
 #endif
 
 typedef struct adcp_json_index {
-  uint32_t *pos;   /* caller-sized: n + 64 entries */
+  uint32_t *pos;     /* caller-sized: n + 64 entries */
   uint64_t *special; /* caller-sized: n / 64 + 1 words; backslashes and bytes >= 0x80 in strings */
-  size_t count;    /* out: entries in pos */
+  size_t count;      /* out: entries in pos */
   uint64_t any_special;
-  int bad;         /* out: the line is certainly refused (control byte in a string, a byte
+  int bad; /* out: the line is certainly refused (control byte in a string, a byte
                     * >= 0x80 or a backslash outside strings, unterminated string) */
 } adcp_json_index;
 
@@ -76,8 +76,9 @@ static inline uint64_t scan_escaped(uint64_t bs, uint64_t *carry) {
 
 /* Interprets one 64-byte block's raw masks (bit i = byte base+i). */
 /* Forced inline: compiled inside each kernel's target (popcnt, BMI) rather than the baseline. */
-__attribute__((always_inline)) static inline void scan_block(scan_state *st, adcp_json_index *ix, size_t base, uint64_t quote, uint64_t bs,
-                              uint64_t op, uint64_t ctrl, uint64_t hi) {
+__attribute__((always_inline)) static inline void scan_block(scan_state *st, adcp_json_index *ix, size_t base,
+                                                             uint64_t quote, uint64_t bs, uint64_t op, uint64_t ctrl,
+                                                             uint64_t hi) {
   if (bs | st->esc) quote &= ~scan_escaped(bs, &st->esc);
   uint64_t instr = scan_prefix_xor(quote) ^ st->in_str;
   st->in_str = (uint64_t)((int64_t)instr >> 63);

@@ -8,8 +8,7 @@
 
 #define AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt")))
 
-AVX2 static inline void masks32(__m256i v, unsigned sh, uint64_t *q, uint64_t *b, uint64_t *o, uint64_t *c,
-                                uint64_t *h) {
+AVX2 static inline void masks32(__m256i v, unsigned sh, uint64_t *q, uint64_t *b, uint64_t *o, uint64_t *c, uint64_t *h) {
   __m256i low = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
   __m256i op = _mm256_or_si256(
       _mm256_or_si256(_mm256_cmpeq_epi8(low, _mm256_set1_epi8('{')), _mm256_cmpeq_epi8(low, _mm256_set1_epi8('}'))),

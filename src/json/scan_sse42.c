@@ -8,8 +8,7 @@
 
 #define SSE42 __attribute__((target("sse4.2,popcnt")))
 
-SSE42 static inline void masks16(__m128i v, unsigned sh, uint64_t *q, uint64_t *b, uint64_t *o, uint64_t *c,
-                                 uint64_t *h) {
+SSE42 static inline void masks16(__m128i v, unsigned sh, uint64_t *q, uint64_t *b, uint64_t *o, uint64_t *c, uint64_t *h) {
   __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
   __m128i op = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(low, _mm_set1_epi8('{')), _mm_cmpeq_epi8(low, _mm_set1_epi8('}'))),
                             _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8(','))));

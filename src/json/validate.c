@@ -18,7 +18,7 @@ static const unsigned char plain[256] = {
 
 typedef struct vstate {
   const uint8_t *p, *e, *start;
-  uint8_t *bits;  /* bit d set: level d is an object */
+  uint8_t *bits;     /* bit d set: level d is an object */
   size_t depth, cap; /* cap in bits */
   uint8_t local[256];
   const char *why;
@@ -47,7 +47,7 @@ static int push(vstate *v, int is_object) {
   }
   size_t d = v->depth++;
   if (is_object) v->bits[d >> 3] |= (uint8_t)(1u << (d & 7));
-  else v->bits[d >> 3] &= (uint8_t)~(1u << (d & 7));
+  else v->bits[d >> 3] &= (uint8_t) ~(1u << (d & 7));
   return 0;
 }
 
@@ -129,7 +129,8 @@ static int number(vstate *v) {
   if (p < e && *p == '-') p++;
   if (p >= e) return bad(v, s, "bad number");
   if (*p == '0') p++;
-  else if (*p >= '1' && *p <= '9') while (p < e && *p >= '0' && *p <= '9') p++;
+  else if (*p >= '1' && *p <= '9')
+    while (p < e && *p >= '0' && *p <= '9') p++;
   else return bad(v, s, "bad number");
   if (p < e && *p == '.') {
     const uint8_t *d = ++p;

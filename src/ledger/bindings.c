@@ -72,7 +72,8 @@ static int prefixes_overlap(const char *a, const char *b) {
 /* The checks of one binding that need no handle: the configuration room runs
  * them at load so `config check` refuses exactly what configuring refuses. */
 int adcp_ledger_binding_config_check(const adcp_ledger_binding_config *cfg, adcp_error *err) {
-  if (!cfg || cfg->version != ADCP_LEDGER_BINDING_CONFIG_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
+  if (!cfg || cfg->version != ADCP_LEDGER_BINDING_CONFIG_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "binding config: unknown version");
   int rc = check_binding_id(cfg->id, err);
   if (rc) return rc;
   if (!strcmp(cfg->id, ADCP_LEDGER_POSTGRES_BINDING))
@@ -127,8 +128,9 @@ int adcp_ledger_configure_binding(adcp_ledger *l, const adcp_ledger_binding_conf
   adcp_buf_init(&ic);
   adcp_buf_init(&oc);
   rc = adcp_object_identity_config_json(&ic, cfg->prefix, tmpl, cfg->location, cfg->n_location, err);
-  if (!rc) rc = adcp_object_binding_identity_sha256(b.identity_sha256, "object", cfg->provider, (const char *)ic.data,
-                                                    ic.len, err);
+  if (!rc)
+    rc = adcp_object_binding_identity_sha256(b.identity_sha256, "object", cfg->provider, (const char *)ic.data, ic.len,
+                                             err);
   if (!rc) {
     int e = adcp_buf_printf(&oc, "{\"compression\":\"%s\"", adcp_object_compression_name(cfg->compression));
     if (!e && cfg->credential_ref) e = adcp_buf_printf(&oc, ",\"credentialRef\":\"%s\"", cfg->credential_ref);
@@ -201,16 +203,20 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
   if (rc) return rc;
   if (id && !strcmp(id, ADCP_LEDGER_POSTGRES_BINDING)) return 0;
   ledger_binding *b = adcp_ledger__binding_find(l, id);
-  if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id ? id : "");
+  if (!b)
+    return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id ? id : "");
   int found = 0;
   /* A stored row that is not ours is refused before we touch the store. */
   if ((rc = adcp_ledger__binding_check_stored(l, b, &found, NULL, err))) return rc;
   if (!found) {
     adcp_object_ctx ctx = {adcp_object_now_ms() + 30000, NULL};
     if ((rc = adcp_object_probe(b->client, &ctx, err))) return rc;
-    adcp_sql_param p[6] = {adcp_sql_text(b->id),          adcp_sql_text(b->provider),
-                           adcp_sql_text(b->identity_config), adcp_sql_text(b->identity_sha256),
-                           adcp_sql_text(b->operational_config), adcp_sql_text(l->ns_key)};
+    adcp_sql_param p[6] = {adcp_sql_text(b->id),
+                           adcp_sql_text(b->provider),
+                           adcp_sql_text(b->identity_config),
+                           adcp_sql_text(b->identity_sha256),
+                           adcp_sql_text(b->operational_config),
+                           adcp_sql_text(l->ns_key)};
     rc = adcp_sql_exec(l->conn,
                        "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
                        "identity_sha256, operational_config, namespace_key) VALUES ($1, 'object', $2, $3, $4, $5, $6) "
@@ -265,7 +271,10 @@ int adcp_ledger_list_bindings(adcp_binding_info **out, size_t *count, adcp_ledge
   size_t n = 0;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     adcp_binding_info *g = realloc(items, (n + 1) * sizeof *g);
-    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     items = g;
     adcp_binding_info *it = &items[n++];
     memset(it, 0, sizeof *it);

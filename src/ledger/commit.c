@@ -28,8 +28,7 @@
 #include "adcp/feed.h"
 #include "ledger/internal.h"
 
-int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                                adcp_error *err) {
+int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   memset(out, 0, sizeof *out);
   int rc = adcp_ledger__validate_commit(req, err);
   if (rc) return rc;
@@ -43,8 +42,7 @@ int adcp_ledger_commit_revision(adcp_commit_result *out, adcp_ledger *l, const a
   return adcp_ledger__commit_object(out, l, req, bid, err);
 }
 
-int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days,
-                                adcp_error *err) {
+int adcp_ledger_set_change_feed(adcp_ledger *l, int enabled, int64_t *live_consumers, int64_t hold_days, adcp_error *err) {
   if (live_consumers) *live_consumers = 0;
   l->feed_off = !enabled;
   /* Spec 03 §2: a writer with the feed off while consumers are live is a

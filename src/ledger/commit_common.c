@@ -14,7 +14,6 @@
 #include "adcp/feed.h"
 #include "ledger/internal.h"
 
-
 /* Feeds every row of the request's source to the encoder (both kinds). */
 int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err) {
   if (!req->next_row) return 0;
@@ -53,8 +52,8 @@ int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_err
 
 /* Encodes without storing (replay comparison). */
 static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  adcp_ledger__commit_algorithm(req), NULL, NULL};
+  adcp_rows_encoder_options eo = {
+      ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals, adcp_ledger__commit_algorithm(req), NULL, NULL};
   adcp_rows_encoder *enc;
   int rc = adcp_rows_encoder_new(&enc, &eo, err);
   if (rc) return rc;
@@ -103,14 +102,15 @@ static int replay_header_diff(const adcp_revision_header *h, const ledger_rowset
 /* Replay against the stored header. content/manifest NULL: encode the rows
  * (without storing them) to compare. */
 int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                          const char *content_sha256, const char *row_manifest_sha256, adcp_error *err) {
+                                const char *content_sha256, const char *row_manifest_sha256, adcp_error *err) {
   adcp_revision_header h;
   ledger_rowset rs;
   memset(&rs, 0, sizeof rs);
   int found = 0;
   int rc = adcp_ledger__load_header(&h, &rs, &found, l, 1, req->revision_id, NULL, err);
   if (rc) return rc;
-  if (!found) return adcp_error_set(err, ADCP_ECONFLICT, "revision %s vanished during the commit; retry", req->revision_id);
+  if (!found)
+    return adcp_error_set(err, ADCP_ECONFLICT, "revision %s vanished during the commit; retry", req->revision_id);
   /* Another account's or another obligation's ID: refuse without reading rows
    * and without saying whose it is. */
   if (strcmp(h.account_id, req->account_id) || strcmp(h.obligation_id, req->obligation_id)) {
@@ -225,8 +225,8 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
   if (req->period_ordinal < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "period ordinal must be >= 0");
   /* A retired period is never re-created (spec 03 §6.3), not even by a replay. */
   if ((rc = adcp_ledger__check_not_retired(l, req->obligation_id, cfg, req->period_ordinal, err))) return rc;
-  adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id), adcp_sql_text(cfg), adcp_sql_text(req->account_id),
-                         adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps), adcp_sql_text(pe)};
+  adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id),   adcp_sql_text(cfg), adcp_sql_text(req->account_id),
+                         adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps),  adcp_sql_text(pe)};
   rc = adcp_sql_exec(l->conn,
                      "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, "
                      "period_ordinal, period_start, period_end) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -236,14 +236,15 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
                           "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
                           req->period_ordinal);
   if (!rc) *created = 1;
-  if (!rc) rc = adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
+  if (!rc)
+    rc = adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
   return rc;
 }
 
 /* The ledger decides when (obligation created, revision committed, never on
  * replay); the feed layer writes the row. */
 int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
-                       const char *obligation_id, adcp_error *err) {
+                             const char *obligation_id, adcp_error *err) {
   return l->feed_off ? 0 : adcp_feed_append(l->conn, account_id, kind, record_id, obligation_id, err);
 }
 
@@ -255,7 +256,8 @@ static int ledger_check_instant(char out[32], const char *text, const char *fiel
 }
 
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err) {
-  if (!req || req->version != ADCP_LEDGER_COMMIT_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
+  if (!req || req->version != ADCP_LEDGER_COMMIT_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "commit: unknown request version");
   int rc;
   /* Every external identifier, once, before anything reaches SQL or a key. */
   if ((rc = adcp_ledger__check_ident(req->account_id, "account_id", err)) ||
@@ -292,7 +294,7 @@ adcp_binding_algorithm adcp_ledger__commit_algorithm(const adcp_ledger_commit *r
 /* Import expectation (spec 02 §13.3): the rows reproduce the committed
  * binding, checked before anything is committed; the digest never changes. */
 int adcp_ledger__check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                             adcp_error *err) {
+                                   adcp_error *err) {
   if (!req->expect_content_sha256) return 0;
   if (res->row_count != req->expect_row_count) {
     out->expect_failed = ADCP_LEDGER_EXPECT_ROW_COUNT;
@@ -338,7 +340,7 @@ int adcp_ledger_lock_account(adcp_sql_conn *conn, const char *account, adcp_erro
 /* The row set of a new revision (both kinds). A duplicate row_set_id is the
  * same revision ID with different content. */
 int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                          const char *shared, const char *binding_id, adcp_error *err) {
+                                const char *shared, const char *binding_id, adcp_error *err) {
   adcp_sql_param p[10] = {adcp_sql_text(req->revision_id),
                           adcp_sql_text(req->account_id),
                           adcp_sql_text(req->obligation_id),
@@ -364,7 +366,7 @@ int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, c
 
 /* Chunk records of a new row set, in order; loc NULL = postgres kind (no locators). */
 int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
-                                size_t n, const ledger_locator *loc, adcp_error *err) {
+                                      size_t n, const ledger_locator *loc, adcp_error *err) {
   adcp_buf segs;
   adcp_buf_init(&segs);
   int rc = 0;
@@ -415,8 +417,8 @@ int adcp_ledger__object_lock_key(adcp_buf *out, const char *binding, const char 
   return 0;
 }
 
-int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
-                       adcp_error *err) {
+int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l,
+                             const char *obligation_id, adcp_error *err) {
   *number = 1;
   prev_id[0] = '\0';
   adcp_sql_param p = adcp_sql_text(obligation_id);
@@ -447,15 +449,17 @@ int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], 
 static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   adcp_sql_param p[2] = {adcp_sql_text(req->account_id), adcp_sql_text(req->obligation_id)};
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, l->conn,
-                          l->dialect == ADCP_SQL_POSTGRES
-                              ? "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) FROM "
-                                "adcp_reporting_revisions WHERE account_id = $1)") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) "
-                                "FROM adcp_reporting_revisions WHERE obligation_id = $2)")
-                              : "SELECT adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
-                                "account_id = $1), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
-                                "obligation_id = $2)",
-                          p, 2, err);
+  int rc = adcp_sql_query(
+      &r, l->conn,
+      l->dialect == ADCP_SQL_POSTGRES
+          ? "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()") ", " ADCP_SQL_PG_INSTANT(
+                "(SELECT max(recorded_at) FROM "
+                "adcp_reporting_revisions WHERE account_id = $1)") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) "
+                                                                                            "FROM adcp_reporting_revisions WHERE obligation_id = $2)")
+          : "SELECT adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
+            "account_id = $1), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
+            "obligation_id = $2)",
+      p, 2, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) != 1) {
     adcp_sql_rows_free(r);
@@ -482,9 +486,9 @@ static void number_taken(int64_t number, const adcp_ledger_commit *req, adcp_err
                  number, req->obligation_id);
 }
 
-int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
-                           const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
-                           const char *observed_at, adcp_error *err) {
+int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
+                                 const char *shared_from, const char *observed_at, adcp_error *err) {
   char recorded[40];
   int rc = recorded_instant(recorded, l, req, err);
   if (rc) return rc;
@@ -531,10 +535,12 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
     rc = adcp_buf_printf(&sql, "%s RETURNING %s", ins, adcp_audit_header_returning(l->dialect)) || adcp_buf_cstr(&sql)
              ? adcp_error_set(err, ADCP_ENOMEM, "out of memory")
              : adcp_sql_query(&r, l->conn, (const char *)sql.data, all, 15, err);
-    if (!rc && (rc = adcp_sql_next(r, err)) == 0) rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
+    if (!rc && (rc = adcp_sql_next(r, err)) == 0)
+      rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
     if (rc == ADCP_ECONFLICT) number_taken(number, req, err); /* the insert's own conflict, not the leaf's */
     if (rc == 1) rc = adcp_audit_append_revision_row(NULL, l->conn, r, err);
-    if (!rc && (rc = adcp_sql_next(r, err)) == 1) rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned two rows");
+    if (!rc && (rc = adcp_sql_next(r, err)) == 1)
+      rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned two rows");
     adcp_sql_rows_free(r);
     adcp_buf_free(&sql);
   }

@@ -53,7 +53,7 @@ typedef struct staged_chunk {
 
 typedef struct spool {
   adcp_ledger *l;
-  FILE *f;                /* spool file; NULL when chunks are staged instead */
+  FILE *f; /* spool file; NULL when chunks are staged instead */
   adcp_chunk_manifest *ms;
   uint64_t *off;
   size_t n, cap;
@@ -65,9 +65,9 @@ typedef struct spool {
   int64_t stage_deadline_ms;
   staged_chunk *sc;
   size_t sn, scap;
-  char (*likely)[65];     /* chunk digests of the newest row set in the binding */
+  char (*likely)[65]; /* chunk digests of the newest row set in the binding */
   size_t nlikely;
-  uint64_t spos;          /* writer thread's end of the spool file */
+  uint64_t spos; /* writer thread's end of the spool file */
 } spool;
 
 static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
@@ -89,8 +89,7 @@ static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
   if (rc) {
     char why[ADCP_ERROR_MESSAGE_MAX];
     snprintf(why, sizeof why, "%s", err ? err->message : "");
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
-                          why);
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index, why);
   }
   if (s->pipe) {
     if ((rc = adcp_ledger__pipe_push(s->pipe, m, body, len, err))) return rc;
@@ -173,7 +172,7 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
   }
   if ((rc = adcp_manifest_checker_init(&s->mcheck, err))) return rc;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ADCP_BINDING_RFC8785_JCS_V1, spool_chunk, s};
+                                  ADCP_BINDING_RFC8785_JCS_V1,       spool_chunk,      s};
   adcp_rows_encoder *enc;
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) return rc;
   rc = adcp_ledger__pull_rows(enc, req, err);
@@ -182,7 +181,8 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
   if (!rc && s->pipe) {
     rc = adcp_ledger__pipe_finish(s->pipe, err);
     s->pipe = NULL;
-    if (!rc && s->sn != s->n) rc = adcp_error_set(err, ADCP_ESTORAGE,
+    if (!rc && s->sn != s->n)
+      rc = adcp_error_set(err, ADCP_ESTORAGE,
                           "internal error: %zu of %zu chunks reached the staged writer; nothing was committed, retry",
                           s->sn, s->n);
   }
@@ -259,8 +259,8 @@ static int objlock_take(adcp_ledger *l, objlock *ol, const char *binding, const 
   adcp_sql_param p = adcp_sql_text((const char *)k.data);
   char v[8];
   int f;
-  int rc = adcp_sql_query_text(v, sizeof v, &f, l->conn, "SELECT pg_advisory_lock(hashtextextended($1, 0))::text", &p,
-                               1, err);
+  int rc =
+      adcp_sql_query_text(v, sizeof v, &f, l->conn, "SELECT pg_advisory_lock(hashtextextended($1, 0))::text", &p, 1, err);
   if (!rc) ol->keys[ol->n++] = (char *)k.data; /* ownership moves */
   else adcp_buf_free(&k);
   return rc;
@@ -289,9 +289,9 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     if ((rc = adcp_ledger__now_plus(l, need, l->write_deadline_ms + 5000, err))) goto out;
     adcp_sql_rows *r;
     if ((rc = adcp_sql_query(&r, l->conn,
-                             pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(" ADCP_SQL_PG_INSTANT("lease_expires_at")
-                                  ", '') FROM "
-                                  "adcp_reporting_obligations WHERE obligation_id = $1 FOR UPDATE"
+                             pg ? "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(" ADCP_SQL_PG_INSTANT(
+                                      "lease_expires_at") ", '') FROM "
+                                                          "adcp_reporting_obligations WHERE obligation_id = $1 FOR UPDATE"
                                 : "SELECT coalesce(lease_owner, ''), lease_generation, coalesce(lease_expires_at, '') "
                                   "FROM adcp_reporting_obligations WHERE obligation_id = $1",
                              &oid, 1, err)))
@@ -337,8 +337,8 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     char gen[24];
     int f = 0;
     if ((rc = adcp_sql_query_text(gen, sizeof gen, &f, l->conn,
-                                  "SELECT lease_generation FROM adcp_reporting_obligations WHERE obligation_id = $1", &oid,
-                                  1, err)))
+                                  "SELECT lease_generation FROM adcp_reporting_obligations WHERE obligation_id = $1",
+                                  &oid, 1, err)))
       goto out;
     snprintf(lease_owner, ADCP_LEDGER_ID_MAX, "%s", token);
     *lease_gen = strtoll(gen, NULL, 10);
@@ -347,17 +347,22 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   /* Intent expiry: the lease expiry plus the write deadline (database clock). */
   char iexp[32];
   adcp_ledger__instant_format(iexp, adcp_ledger__instant_us(lease_exp) + l->write_deadline_ms * 1000);
-  adcp_sql_param ip[6] = {adcp_sql_text(b->id), adcp_sql_text(req->account_id), adcp_sql_text(req->revision_id),
-                          adcp_sql_text(res->content_sha256), adcp_sql_text(token), adcp_sql_text(iexp)};
+  adcp_sql_param ip[6] = {adcp_sql_text(b->id),
+                          adcp_sql_text(req->account_id),
+                          adcp_sql_text(req->revision_id),
+                          adcp_sql_text(res->content_sha256),
+                          adcp_sql_text(token),
+                          adcp_sql_text(iexp)};
   int64_t changed = 0;
-  if ((rc = adcp_sql_exec_changes(&changed, l->conn,
-                                  pg ? "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
-                                       "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
-                                       "$6::timestamptz) ON CONFLICT DO NOTHING"
-                                     : "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
-                                       "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
-                                       "$6) ON CONFLICT DO NOTHING",
-                                  ip, 6, err)))
+  if ((rc = adcp_sql_exec_changes(
+           &changed, l->conn,
+           pg ? "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                "$6::timestamptz) ON CONFLICT DO NOTHING"
+              : "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                "$6) ON CONFLICT DO NOTHING",
+           ip, 6, err)))
     goto out;
   if (changed == 0) {
     /* Take over an open intent of this revision whose writer's lease has
@@ -411,8 +416,9 @@ static int adopt_existing(ledger_locator *loc, const ledger_binding *b, const ch
 static int append_created(adcp_ledger *l, const ledger_binding *b, const adcp_ledger_commit *req,
                           const adcp_rows_result *res, const char *token, const char *key, const char *version,
                           adcp_error *err) {
-  adcp_sql_param p[6] = {adcp_sql_text(b->id),   adcp_sql_text(req->revision_id), adcp_sql_text(res->content_sha256),
-                         adcp_sql_text(token),   adcp_sql_text(key),              adcp_sql_text(version)};
+  adcp_sql_param p[6] = {
+      adcp_sql_text(b->id), adcp_sql_text(req->revision_id), adcp_sql_text(res->content_sha256), adcp_sql_text(token),
+      adcp_sql_text(key),   adcp_sql_text(version)};
   int64_t changed = 0;
   int rc = adcp_sql_exec_changes(
       &changed, l->conn,
@@ -671,7 +677,7 @@ static int upload_one(void *vctx, ledger_job *job, adcp_error *err) {
 }
 
 int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const char *bid,
-                         adcp_error *err) {
+                               adcp_error *err) {
   int rc = adcp_ledger__register_binding(l, err);
   if (rc) return rc;
   /* Replay check first: an existing revision ID uploads nothing (spec 02 §8.3 step 1). */
@@ -701,7 +707,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   if ((rc = spool_encode(&s, &res, req, err))) goto done;
 
   if (!bid) {
-    adcp_ledger_select_input in = {req->account_id, req->obligation_id, "revision", req->finality,
+    adcp_ledger_select_input in = {req->account_id, req->obligation_id,       "revision",     req->finality,
                                    res.row_count,   res.canonical_byte_count, res.chunk_count};
     const char *chosen = NULL;
     if ((rc = l->select_fn(l->select_ctx, &in, &chosen, err))) goto done;
@@ -781,7 +787,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
      * takes its object lock before the put, and appends every created object
      * to the intent as its put returns. width 1 runs each put inline, exactly
      * one at a time as before. */
-    size_t width = l->upload_concurrency > 0 ? (size_t)l->upload_concurrency
+    size_t width = l->upload_concurrency > 0                ? (size_t)l->upload_concurrency
                    : adcp_object_stage_supported(b->client) ? 1
                                                             : 4;
     if (width > 32) width = 32;
@@ -808,9 +814,11 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
         j->pool = pool, j->written[0] = 0, j->recorded = 0;
         if (!j->st)
           rc = s.sc ? spool_read_at(&j->chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&j->chunk, &s, i, err);
-        adcp_object_key_input ki = {b->prefix,        l->ns_key,          req->account_id,
-                                    req->revision_id, ps[0] ? ps : NULL, adcp_finality_name(req->finality),
-                                    res.content_sha256, (uint32_t)m->chunk_index, b->compression};
+        adcp_object_key_input ki = {b->prefix,          l->ns_key,
+                                    req->account_id,    req->revision_id,
+                                    ps[0] ? ps : NULL,  adcp_finality_name(req->finality),
+                                    res.content_sha256, (uint32_t)m->chunk_index,
+                                    b->compression};
         if (!rc) rc = adcp_object_key_render(&j->key, b->key_template, &ki, err);
         if (!rc) rc = objlock_take(l, &ol, b->id, (const char *)j->key.data, err);
         if (rc) {
@@ -865,8 +873,8 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
    * database that adopts first fences the original before the original's
    * sweep could delete what it adopted. A header-only share rechecks. */
   if ((rc = out->objects_adopted ? adcp_ledger__fence_guard_adopt(l, b, 1, err)
-            : shared[0]           ? adcp_ledger__fence_guard_adopt(l, b, 0, err)
-                                  : adcp_ledger__fence_commit_check(l, b, err)))
+            : shared[0]          ? adcp_ledger__fence_guard_adopt(l, b, 0, err)
+                                 : adcp_ledger__fence_commit_check(l, b, err)))
     goto done;
   int replayed = 0;
   rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);

@@ -79,8 +79,7 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
   if (rc) {
     char why[ADCP_ERROR_MESSAGE_MAX];
     snprintf(why, sizeof why, "%s", err ? err->message : "");
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index,
-                          why);
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index, why);
   }
   return adcp_ledger__pipe_push(c->pipe, m, body, len, err);
 }
@@ -123,8 +122,8 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
 
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  adcp_ledger__commit_algorithm(req), on_chunk, &c};
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1,  req->revision_id, req->totals,
+                                  adcp_ledger__commit_algorithm(req), on_chunk,         &c};
   if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
   /* Two queued chunks: enough to keep both threads busy, bounded memory. */
   if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
@@ -135,8 +134,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   c.pipe = NULL;
   if (rc) goto done;
   /* spec 01 §9.4 point 3: the stored chunks reproduce the binding we commit. */
-  if ((rc = adcp_manifest_checker_finish(&c.mcheck, res.row_manifest_sha256, res.row_count, (int64_t)res.chunk_count,
-                                         err))) {
+  if ((rc = adcp_manifest_checker_finish(&c.mcheck, res.row_manifest_sha256, res.row_count, (int64_t)res.chunk_count, err))) {
     char why[ADCP_ERROR_MESSAGE_MAX];
     snprintf(why, sizeof why, "%s", err ? err->message : "");
     rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "rows do not reproduce the binding being committed: %s", why);

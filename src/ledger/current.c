@@ -43,8 +43,7 @@ static int b64url_encode(char **out, const char *s, size_t n) {
   return 0;
 }
 
-static int cursor_decode(char start[32], char id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *cursor,
-                         adcp_error *err) {
+static int cursor_decode(char start[32], char id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *cursor, adcp_error *err) {
   size_t n = strlen(cursor);
   if (n == 0 || n > 2048) goto bad;
   char *t = malloc(n + 4);
@@ -77,16 +76,16 @@ bad:
   return adcp_error_set(err, ADCP_EINVALID_INPUT, "cursor is not a list_current_revisions cursor");
 }
 
-int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, const char *account_id,
-                                       const char *from, const char *to, size_t limit, const char *cursor,
-                                       adcp_error *err) {
+int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, const char *account_id, const char *from,
+                                       const char *to, size_t limit, const char *cursor, adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!account_id) return adcp_error_set(err, ADCP_EINVALID_INPUT, "account ID is required");
   int rc = adcp_ledger__check_read_ids(account_id, NULL, NULL, err);
   if (rc) return rc;
   if (limit == 0) limit = 100;
   if (limit > ADCP_LEDGER_LIST_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "limit must be at most 1000");
-  char f[32] = "0001-01-01T00:00:00.000000Z", t[32] = "9999-12-31T23:59:59.999999Z", cs[32] = "", cid[ADCP_LEDGER_ID_MAX] = "";
+  char f[32] = "0001-01-01T00:00:00.000000Z", t[32] = "9999-12-31T23:59:59.999999Z", cs[32] = "",
+       cid[ADCP_LEDGER_ID_MAX] = "";
   if (from && (rc = adcp_ledger_normalize_instant(f, from, err))) return rc;
   if (to && (rc = adcp_ledger_normalize_instant(t, to, err))) return rc;
   if (cursor && (rc = cursor_decode(cs, cid, l, cursor, err))) return rc;
@@ -102,14 +101,15 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
       "WHERE x.obligation_id = o.obligation_id) ";
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (adcp_buf_append_str(&sql, adcp_ledger__header_select(l->dialect)) || adcp_buf_append_str(&sql, pg ? tail_pg : tail_sqlite) ||
+  if (adcp_buf_append_str(&sql, adcp_ledger__header_select(l->dialect)) ||
+      adcp_buf_append_str(&sql, pg ? tail_pg : tail_sqlite) ||
       (cursor && adcp_buf_append_str(&sql, pg ? "AND (o.period_start, o.obligation_id) > ($5::timestamptz, $6) "
                                               : "AND (o.period_start, o.obligation_id) > ($5, $6) ")) ||
       adcp_buf_append_str(&sql, "ORDER BY o.period_start, o.obligation_id LIMIT $4") || adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
-  adcp_sql_param p[6] = {adcp_sql_text(account_id), adcp_sql_text(f),  adcp_sql_text(t),
+  adcp_sql_param p[6] = {adcp_sql_text(account_id),          adcp_sql_text(f),  adcp_sql_text(t),
                          adcp_sql_int64((int64_t)limit + 1), adcp_sql_text(cs), adcp_sql_text(cid)};
   adcp_sql_rows *r;
   rc = adcp_sql_query(&r, l->conn, (const char *)sql.data, p, cursor ? 6 : 4, err);
@@ -132,9 +132,10 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
     const adcp_revision_header *last = &out->items[out->count - 1];
     adcp_buf j;
     adcp_buf_init(&j);
-    if (adcp_buf_append_str(&j, "{\"start\":") || adcp_jcs_write_string(&j, last->period_start, strlen(last->period_start)) ||
-        adcp_buf_append_str(&j, ",\"id\":") || adcp_jcs_write_string(&j, last->obligation_id, strlen(last->obligation_id)) ||
-        adcp_buf_append_byte(&j, '}') || b64url_encode(&out->next_cursor, (const char *)j.data, j.len))
+    if (adcp_buf_append_str(&j, "{\"start\":") ||
+        adcp_jcs_write_string(&j, last->period_start, strlen(last->period_start)) || adcp_buf_append_str(&j, ",\"id\":") ||
+        adcp_jcs_write_string(&j, last->obligation_id, strlen(last->obligation_id)) || adcp_buf_append_byte(&j, '}') ||
+        b64url_encode(&out->next_cursor, (const char *)j.data, j.len))
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     adcp_buf_free(&j);
   }
@@ -145,8 +146,7 @@ int adcp_ledger_list_current_revisions(adcp_revision_list *out, adcp_ledger *l, 
   return 0;
 }
 
-int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id,
-                                  adcp_error *err) {
+int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, const char *account_id, adcp_error *err) {
   *out = NULL, *count = 0;
   int rc = adcp_ledger__check_read_ids(account_id, NULL, NULL, err);
   if (rc) return rc;
@@ -166,10 +166,16 @@ int adcp_ledger_list_revision_ids(char ***out, size_t *count, adcp_ledger *l, co
     if (*count == cap) {
       cap = cap ? cap * 2 : 64;
       char **g = realloc(ids, cap * sizeof *g);
-      if (!g) { rc = ADCP_ENOMEM; break; }
+      if (!g) {
+        rc = ADCP_ENOMEM;
+        break;
+      }
       ids = g;
     }
-    if (!(ids[*count] = strdup(adcp_sql_get_text(r, 0, NULL)))) { rc = ADCP_ENOMEM; break; }
+    if (!(ids[*count] = strdup(adcp_sql_get_text(r, 0, NULL)))) {
+      rc = ADCP_ENOMEM;
+      break;
+    }
     (*count)++;
   }
   adcp_sql_rows_free(r);

@@ -17,8 +17,8 @@
 static int list_accounts(char ***out, size_t *n, adcp_ledger *l, adcp_error *err) {
   *out = NULL, *n = 0;
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, l->conn, "SELECT DISTINCT account_id FROM adcp_reporting_obligations ORDER BY 1", NULL,
-                          0, err);
+  int rc =
+      adcp_sql_query(&r, l->conn, "SELECT DISTINCT account_id FROM adcp_reporting_obligations ORDER BY 1", NULL, 0, err);
   if (rc) return rc;
   size_t cap = 0;
   while ((rc = adcp_sql_next(r, err)) == 1) {

@@ -106,16 +106,14 @@ int adcp_ledger__fence_guard_adopt(adcp_ledger *l, ledger_binding *b, int advanc
   return rc ? rc : adcp_fence__guard_adopt(&v, advance, err);
 }
 
-int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id,
-                      adcp_error *err) {
+int adcp_fence_status(adcp_fence_status_entry **out, size_t *n, adcp_ledger *l, const char *binding_id, adcp_error *err) {
   *out = NULL, *n = 0;
   int rc = adcp_ledger__namespace_key(l, err);
   if (rc) return rc;
   if (binding_id) {
     ledger_binding *b = adcp_ledger__binding_find(l, binding_id);
     if (!b || !b->client)
-      return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "binding %s is not a configured object binding",
-                            binding_id);
+      return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "binding %s is not a configured object binding", binding_id);
   }
   int yes = 0;
   if ((rc = adcp_fence__table_exists(&yes, l->conn, l->dialect, err))) return rc;

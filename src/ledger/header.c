@@ -8,28 +8,30 @@
 
 #include "ledger/internal.h"
 
-
 /* Column order read by adcp_ledger__header_from_row. */
-#define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE)                                                                 \
-  "SELECT r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, "                         \
-  "coalesce(r.supersedes_revision_id, ''), r.binding_algorithm, r.revision_content_sha256, "                     \
-  "r.canonical_byte_count, r.row_count, r.control_totals, r.row_manifest_sha256, "                               \
-  "coalesce(r.rows_shared_from_revision_id, ''), coalesce(" TS_OBS ", ''), " TS_REC ", " TS_PS ", " TS_PE ", "  \
+#define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE) \
+  "SELECT r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, " \
+  "coalesce(r.supersedes_revision_id, ''), r.binding_algorithm, r.revision_content_sha256, " \
+  "r.canonical_byte_count, r.row_count, r.control_totals, r.row_manifest_sha256, " \
+  "coalesce(r.rows_shared_from_revision_id, ''), coalesce(" TS_OBS ", ''), " TS_REC ", " TS_PS ", " TS_PE \
+  ", " \
   "s.row_set_id IS NOT NULL, coalesce(s.rows_state, ''), coalesce(b.kind, ''), coalesce(s.digest_profile, ''), " \
-  "coalesce(s.content_sha256, ''), coalesce(s.row_manifest_sha256, ''), coalesce(s.account_id, ''), "            \
-  "coalesce(s.obligation_id, ''), coalesce(s.row_count, 0), coalesce(s.canonical_byte_count, 0), "               \
-  "coalesce(s.chunk_count, 0), coalesce(s.row_binding_id, ''), coalesce(b.identity_sha256, ''), "              \
-  "coalesce(s.row_location_version, 0) "                                                                         \
-  "FROM adcp_reporting_revisions r "                                                                             \
-  "JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "                                      \
-  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) "                 \
+  "coalesce(s.content_sha256, ''), coalesce(s.row_manifest_sha256, ''), coalesce(s.account_id, ''), " \
+  "coalesce(s.obligation_id, ''), coalesce(s.row_count, 0), coalesce(s.canonical_byte_count, 0), " \
+  "coalesce(s.chunk_count, 0), coalesce(s.row_binding_id, ''), coalesce(b.identity_sha256, ''), " \
+  "coalesce(s.row_location_version, 0) " \
+  "FROM adcp_reporting_revisions r " \
+  "JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
+  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) " \
   "LEFT JOIN adcp_reporting_row_bindings b ON b.row_binding_id = s.row_binding_id "
 
-static const char HEADER_PG[] =
-    HEADER_COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"), ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
+static const char HEADER_PG[] = HEADER_COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"),
+                                            ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
 static const char HEADER_SQLITE[] = HEADER_COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
 
-const char *adcp_ledger__header_select(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE; }
+const char *adcp_ledger__header_select(adcp_sql_dialect d) {
+  return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE;
+}
 
 /* ---- headers ------------------------------------------------------------------------- */
 
@@ -83,7 +85,7 @@ int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adc
 }
 
 int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
-                       const char *a, const char *b, adcp_error *err) {
+                             const char *a, const char *b, adcp_error *err) {
   *found = 0;
   memset(h, 0, sizeof *h);
   const char *sql = mode == 0 ? l->sql_header_by_id : mode == 1 ? l->sql_header_by_id_any : l->sql_header_current;
@@ -100,8 +102,8 @@ int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *fo
   return rc < 0 ? rc : 0;
 }
 
-int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const char *account_id,
-                             const char *revision_id, adcp_error *err) {
+int adcp_ledger_get_revision(adcp_revision_header *out, adcp_ledger *l, const char *account_id, const char *revision_id,
+                             adcp_error *err) {
   int found = 0;
   memset(out, 0, sizeof *out);
   int rc = adcp_ledger__check_read_ids(account_id, revision_id, "revision_id", err);

@@ -45,7 +45,8 @@ int adcp_ledger_normalize_instant(char out[32], const char *t, adcp_error *err) 
       p++;
     } else if (*p == '+' || *p == '-') {
       int oh, om;
-      if (strlen(p) != 6 || digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59) goto bad;
+      if (strlen(p) != 6 || digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59)
+        goto bad;
       off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
       p += 6;
     } else {

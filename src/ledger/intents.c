@@ -6,21 +6,20 @@
 
 #include "ledger/internal.h"
 
-
 int adcp_ledger_list_intents(adcp_intent_info **out, size_t *count, adcp_ledger *l, const char *binding_id,
                              adcp_error *err) {
   *out = NULL, *count = 0;
   int pg = l->dialect == ADCP_SQL_POSTGRES;
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (adcp_buf_printf(&sql,
-                      "SELECT row_binding_id, account_id, row_set_id, content_sha256, state, %s, %s, %s, "
-                      "CASE WHEN expires_at <= %s THEN 1 ELSE 0 END FROM adcp_reporting_row_write_intents "
-                      "WHERE (CAST($1 AS TEXT) IS NULL OR row_binding_id = $1) "
-                      "ORDER BY expires_at, row_binding_id, row_set_id, content_sha256",
-                      pg ? ADCP_SQL_PG_INSTANT("created_at") : "created_at", pg ? ADCP_SQL_PG_INSTANT("expires_at") : "expires_at",
-                      pg ? "jsonb_array_length(created_objects)" : "json_array_length(created_objects)",
-                      adcp_ledger__now_sql(l)) ||
+  if (adcp_buf_printf(
+          &sql,
+          "SELECT row_binding_id, account_id, row_set_id, content_sha256, state, %s, %s, %s, "
+          "CASE WHEN expires_at <= %s THEN 1 ELSE 0 END FROM adcp_reporting_row_write_intents "
+          "WHERE (CAST($1 AS TEXT) IS NULL OR row_binding_id = $1) "
+          "ORDER BY expires_at, row_binding_id, row_set_id, content_sha256",
+          pg ? ADCP_SQL_PG_INSTANT("created_at") : "created_at", pg ? ADCP_SQL_PG_INSTANT("expires_at") : "expires_at",
+          pg ? "jsonb_array_length(created_objects)" : "json_array_length(created_objects)", adcp_ledger__now_sql(l)) ||
       adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");

@@ -24,14 +24,14 @@ typedef struct ledger_binding {
   char id[129];
   char provider[65];
   char identity_sha256[65];
-  char *identity_config;  /* canonical JSON */
+  char *identity_config; /* canonical JSON */
   char *operational_config;
   char *prefix;
-  char *key_template;     /* never NULL (default filled in) */
-  char *location_key;     /* sorted key=value list of the location, to spot shared stores */
+  char *key_template; /* never NULL (default filled in) */
+  char *location_key; /* sorted key=value list of the location, to spot shared stores */
   int compression;
   adcp_object_provider *client;
-  int registered;         /* DB row checked by this handle (identity + namespace) */
+  int registered; /* DB row checked by this handle (identity + namespace) */
   /* Fence state of this handle (fence/guard.c): the commit check's cached
    * listing, and the claim held for deletes. */
   adcp_fence_guard fence;
@@ -43,8 +43,8 @@ struct adcp_ledger {
   adcp_sql_dialect dialect;
   char ns[257];
   int binding_registered;
-  char ns_key[65];        /* namespace_key of this installation ("" until loaded) */
-  char inst_id[64];       /* installation_id::text, loaded with ns_key (object metadata) */
+  char ns_key[65];  /* namespace_key of this installation ("" until loaded) */
+  char inst_id[64]; /* installation_id::text, loaded with ns_key (object metadata) */
   ledger_binding *bindings;
   size_t n_bindings;
   adcp_ledger_select_fn select_fn;
@@ -56,15 +56,15 @@ struct adcp_ledger {
   manifest_cache_entry *cache;
   size_t cache_cap;
   uint64_t cache_clock;
-  int feed_off;       /* 1: this writer appends no change rows (adcp_ledger_set_change_feed) */
-  int audit_off;      /* 1: no audit log leaves (adcp_ledger_set_audit_log; benchmarks only) */
-  char fence_owner[129];        /* adcp_ledger_options.fence_owner_id */
-  int64_t fence_cache_ttl_ms;   /* < 0 = no cache */
-  int64_t fence_advance_ms;     /* < 0 = always advance */
+  int feed_off;               /* 1: this writer appends no change rows (adcp_ledger_set_change_feed) */
+  int audit_off;              /* 1: no audit log leaves (adcp_ledger_set_audit_log; benchmarks only) */
+  char fence_owner[129];      /* adcp_ledger_options.fence_owner_id */
+  int64_t fence_cache_ttl_ms; /* < 0 = no cache */
+  int64_t fence_advance_ms;   /* < 0 = always advance */
   int (*fence_hook)(void *ctx, int step);
   void *fence_hook_ctx;
-  char adcp_ledger__fence_fingerprint[160];  /* this database's fingerprint ("" until computed) */
-  adcp_json_doc doc;  /* scratch for manifest and line parsing */
+  char adcp_ledger__fence_fingerprint[160]; /* this database's fingerprint ("" until computed) */
+  adcp_json_doc doc;                        /* scratch for manifest and line parsing */
   adcp_buf scratch;
 };
 
@@ -85,7 +85,7 @@ typedef struct ledger_rowset {
  * account), 2 = current revision of (obligation ID = a, account = b).
  * *found = 0 when nothing matched. rs may be NULL. */
 int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
-                       const char *a, const char *b, adcp_error *err);
+                             const char *a, const char *b, adcp_error *err);
 /* Reads the header columns of the current row (the column order of the header SELECTs). */
 int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err);
 /* The SELECT list + FROM of the header queries (for list queries). */
@@ -117,12 +117,12 @@ void adcp_ledger__instant_format(char out[32], int64_t us);
 int adcp_ledger__uuid(char out[37], adcp_error *err);
 /* The object-kind commit (commit_object.c); called by adcp_ledger_commit_revision (commit.c). */
 int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                         const char *binding_id, adcp_error *err);
+                               const char *binding_id, adcp_error *err);
 /* The postgres-kind commit (commit_postgres.c). */
 int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Replay comparison against a stored header (commit_common.c). */
 int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
-                          const char *content_sha256, const char *row_manifest_sha256, adcp_error *err);
+                                const char *content_sha256, const char *row_manifest_sha256, adcp_error *err);
 /* segments JSON of a manifest in wire field order (commit_common.c). */
 int adcp_ledger__segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
@@ -132,19 +132,19 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction
  * unless the feed is off for this handle (commit_common.c; SQL in src/feed). */
 int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
-                       const char *obligation_id, adcp_error *err);
+                             const char *obligation_id, adcp_error *err);
 /* *exists = whether a revision with this ID is stored (any account). */
 int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revision_id, adcp_error *err);
 /* Numbering and the official rule (under the account lock): *number = max + 1,
  * prev_id = the revision it supersedes ("" for the first); CONFLICT when the
  * obligation already has its official revision. Shared by both write paths. */
-int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *obligation_id,
-                       adcp_error *err);
+int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l,
+                             const char *obligation_id, adcp_error *err);
 /* Inserts the immutable revision header (row_set_id = revision_id). A unique
  * violation is the numbering race: CONFLICT naming the number. */
-int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, int64_t number,
-                           const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
-                           const char *observed_at, adcp_error *err);
+int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
+                                 const char *shared_from, const char *observed_at, adcp_error *err);
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
@@ -152,7 +152,7 @@ int adcp_ledger__not_found_or_quarantined(adcp_ledger *l, const char *account, c
 /* Import support (src/import): the request's binding algorithm and its expectation check. */
 adcp_binding_algorithm adcp_ledger__commit_algorithm(const adcp_ledger_commit *req);
 int adcp_ledger__check_expectation(adcp_commit_result *out, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                             adcp_error *err);
+                                   adcp_error *err);
 /* Per-object lifetime lock key (spec 02 §7.3). */
 int adcp_ledger__object_lock_key(adcp_buf *out, const char *binding, const char *key);
 
@@ -174,7 +174,7 @@ int adcp_ledger__map_read_error(int rc, adcp_error *err);
  * checked against the header (spec 01 §9.2). The returned array is owned by
  * the cache when *owned == 0, else the caller frees it. */
 int adcp_ledger__load_manifests(adcp_chunk_manifest **ms, size_t *n, int *owned, adcp_ledger *l,
-                          const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
+                                const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
 
 /* Row-set state and header cross-checks before any read (spec 01 §9.1, 02 §10.1). */
 int adcp_ledger__check_rowset(const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err);
@@ -199,9 +199,9 @@ int adcp_ledger__check_read_ids(const char *account_id, const char *id, const ch
 /* Row set and chunk records of a new revision (commit_common.c; both kinds). A
  * duplicate row set is CONTENT_CONFLICT. loc NULL = postgres kind. */
 int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                          const char *shared, const char *binding_id, adcp_error *err);
+                                const char *shared, const char *binding_id, adcp_error *err);
 int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_chunk_manifest *ms,
-                                size_t n, const ledger_locator *loc, adcp_error *err);
+                                      size_t n, const ledger_locator *loc, adcp_error *err);
 
 /* Chunk writer thread (pipe.c): encoding stays on the caller's thread while a
  * second thread stores each closed chunk, in order, through `fn`. push copies
@@ -209,8 +209,7 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
  * lent instead: push returns once the sink is done with it); after a sink error,
  * push and finish return it. finish drains and joins; free abandons queued
  * chunks and joins. While a pipe runs, only the sink touches the connection. */
-typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,
-                              adcp_error *err);
+typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
 typedef struct ledger_pipe ledger_pipe;
 int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err);
 int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
@@ -249,7 +248,7 @@ int adcp_ledger__pool_ask(ledger_pool *p, ledger_job *job, adcp_error *err);
  * (by obligation ID, or by configuration + ordinal when cfg is non-NULL) has a
  * tombstone, so a retired period is never re-created or resurrected. */
 int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
-                             adcp_error *err);
+                                   adcp_error *err);
 /* A read that failed as missing or corrupt bytes: if the revision has vanished,
  * its rows expired or its period is tombstoned meanwhile, it raced retention
  * and answers ROWS_EXPIRED instead (never an integrity failure). */
@@ -268,8 +267,8 @@ typedef struct ledger_direct {
   const char *envelope_revision_id;
 } ledger_direct;
 int adcp_ledger__direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledger_chunk_fn fn, void *ctx, adcp_error *err);
-int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
-                       adcp_error *err);
+int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset,
+                             uint64_t limit, adcp_error *err);
 /* ---- ownership fence (fence_link.c over src/fence; docs/fence.md) ---------------- */
 /* Object-kind commit check before transaction B: UNSAFE_BINDING naming the
  * cause when this database does not hold binding b's fence claim; an

@@ -40,7 +40,8 @@ static char *concat(const char *a, const char *b) {
 int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_options *opts, adcp_error *err) {
   *out = NULL;
   if (!conn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: connection is NULL");
-  if (opts && opts->version != ADCP_LEDGER_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: unknown options version");
+  if (opts && opts->version != ADCP_LEDGER_OPTIONS_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "ledger open: unknown options version");
   adcp_ledger *l = calloc(1, sizeof *l);
   if (!l) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   l->conn = conn;
@@ -75,8 +76,9 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   const char *sel = adcp_ledger__header_select(l->dialect);
   l->sql_header_by_id = concat(sel, "WHERE r.revision_id = $1 AND r.account_id = $2");
   l->sql_header_by_id_any = concat(sel, "WHERE r.revision_id = $1");
-  l->sql_header_current = concat(sel, "WHERE r.obligation_id = $1 AND r.account_id = $2 "
-                                      "ORDER BY r.revision_number DESC LIMIT 1");
+  l->sql_header_current = concat(sel,
+                                 "WHERE r.obligation_id = $1 AND r.account_id = $2 "
+                                 "ORDER BY r.revision_number DESC LIMIT 1");
   adcp_json_doc_init(&l->doc);
   adcp_buf_init(&l->scratch);
   if ((l->cache_cap && !l->cache) || !l->sql_header_by_id || !l->sql_header_by_id_any || !l->sql_header_current) {
@@ -120,22 +122,20 @@ int adcp_ledger__map_read_error(int rc, adcp_error *err) {
 
 int adcp_ledger_buyer_code(int code) {
   switch (code) {
-    case ADCP_OK: return ADCP_OK;
-    case ADCP_EROWS_UNAVAILABLE:
-    case ADCP_EROWS_INTEGRITY_FAILED:
-    case ADCP_EMANIFEST_MISMATCH:
-    case ADCP_ECHUNK_INTEGRITY_FAILED:
-    case ADCP_EENVELOPE_INTEGRITY_FAILED:
-    case ADCP_ESTATE_UNAVAILABLE:
-    case ADCP_EPROVIDER_UNAVAILABLE:
-    case ADCP_EDEADLINE_EXCEEDED:
-    case ADCP_EABORTED:
-    case ADCP_ESTORAGE:
-      return ADCP_ESERVICE_UNAVAILABLE;
-    case ADCP_EROWS_EXPIRED:
-    case ADCP_EREFERENCE_NOT_FOUND:
-    case ADCP_ENOT_FOUND:
-      return ADCP_EREFERENCE_NOT_FOUND;
-    default: return code;
+  case ADCP_OK: return ADCP_OK;
+  case ADCP_EROWS_UNAVAILABLE:
+  case ADCP_EROWS_INTEGRITY_FAILED:
+  case ADCP_EMANIFEST_MISMATCH:
+  case ADCP_ECHUNK_INTEGRITY_FAILED:
+  case ADCP_EENVELOPE_INTEGRITY_FAILED:
+  case ADCP_ESTATE_UNAVAILABLE:
+  case ADCP_EPROVIDER_UNAVAILABLE:
+  case ADCP_EDEADLINE_EXCEEDED:
+  case ADCP_EABORTED:
+  case ADCP_ESTORAGE: return ADCP_ESERVICE_UNAVAILABLE;
+  case ADCP_EROWS_EXPIRED:
+  case ADCP_EREFERENCE_NOT_FOUND:
+  case ADCP_ENOT_FOUND: return ADCP_EREFERENCE_NOT_FOUND;
+  default: return code;
   }
 }

@@ -25,7 +25,10 @@ static int cache_put(adcp_ledger *l, const adcp_revision_header *h, adcp_chunk_m
   if (!l->cache_cap || n > 4096) return 0;
   manifest_cache_entry *v = &l->cache[0];
   for (size_t i = 0; i < l->cache_cap; i++) {
-    if (!l->cache[i].ms) { v = &l->cache[i]; break; }
+    if (!l->cache[i].ms) {
+      v = &l->cache[i];
+      break;
+    }
     if (l->cache[i].stamp < v->stamp) v = &l->cache[i];
   }
   free(v->ms);
@@ -36,7 +39,7 @@ static int cache_put(adcp_ledger *l, const adcp_revision_header *h, adcp_chunk_m
 }
 
 int adcp_ledger__load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *owned, adcp_ledger *l,
-                          const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
+                                const adcp_revision_header *h, const ledger_rowset *rs, adcp_error *err) {
   *out = NULL, *n_out = 0, *owned = 0;
   manifest_cache_entry *e = cache_find(l, h);
   if (e) {
@@ -60,11 +63,14 @@ int adcp_ledger__load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *o
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       adcp_chunk_manifest *g = realloc(ms, cap * sizeof *ms);
-      if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
       ms = g;
     }
-    if (adcp_sql_get_int64(r, 6) != !strcmp(rs->row_binding_kind, "postgres") || strcmp(adcp_sql_get_text(r, 7, NULL), h->account_id) ||
-        strcmp(adcp_sql_get_text(r, 8, NULL), h->obligation_id)) {
+    if (adcp_sql_get_int64(r, 6) != !strcmp(rs->row_binding_kind, "postgres") ||
+        strcmp(adcp_sql_get_text(r, 7, NULL), h->account_id) || strcmp(adcp_sql_get_text(r, 8, NULL), h->obligation_id)) {
       rc = adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
                           "chunk record %zu does not belong to this row set's binding or obligation", n);
       break;
@@ -73,13 +79,17 @@ int adcp_ledger__load_manifests(adcp_chunk_manifest **out, size_t *n_out, int *o
     adcp_buf_reset(&l->scratch);
     size_t seglen;
     const char *segs = adcp_sql_get_text(r, 5, &seglen);
-    rc = adcp_buf_printf(&l->scratch, "{\"chunk_index\":%s,\"first_ordinal\":%s,\"row_count\":%s,\"byte_count\":%s,"
-                                      "\"sha256\":\"%s\",\"segments\":",
+    rc = adcp_buf_printf(&l->scratch,
+                         "{\"chunk_index\":%s,\"first_ordinal\":%s,\"row_count\":%s,\"byte_count\":%s,"
+                         "\"sha256\":\"%s\",\"segments\":",
                          adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL), adcp_sql_get_text(r, 2, NULL),
                          adcp_sql_get_text(r, 3, NULL), adcp_sql_get_text(r, 4, NULL));
     if (!rc) rc = adcp_buf_append(&l->scratch, segs, seglen);
     if (!rc) rc = adcp_buf_append_byte(&l->scratch, '}');
-    if (rc) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (rc) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     if ((rc = adcp_json_parse(&l->doc, (const char *)l->scratch.data, l->scratch.len, NULL, err)) ||
         (rc = adcp_manifest_from_json(&ms[n], &l->doc, 0, err))) {
       rc = adcp_error_set(err, ADCP_EMANIFEST_MISMATCH, "chunk record %zu is malformed", n);

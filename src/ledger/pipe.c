@@ -185,7 +185,7 @@ struct ledger_pool {
   ledger_job *asks; /* jobs blocked in pool_ask (LIFO: order does not matter) */
   ledger_ask_fn ask_fn;
   void *ask_ctx;
-  size_t running;   /* jobs inside fn */
+  size_t running; /* jobs inside fn */
   int stopping;
 };
 

@@ -51,9 +51,9 @@ typedef struct opened {
   ledger_locator *loc;
   int moved; /* a missing object whose row set moved or expired meanwhile */
   adcp_buf phys;
-  int env;    /* LEDGER_ENV_*: which content digest a full read re-derives */
+  int env;                     /* LEDGER_ENV_*: which content digest a full read re-derives */
   const char *env_revision_id; /* envelope ID when it is not the row set ID (NULL: same) */
-  int direct; /* opened by row set ID alone (rowsets.c): no revision header */
+  int direct;                  /* opened by row set ID alone (rowsets.c): no revision header */
 } opened;
 
 static void opened_free(opened *o) {
@@ -95,7 +95,10 @@ static int open_locators(opened *o, adcp_ledger *l, adcp_error *err) {
     ledger_locator *c = &o->loc[i++];
     c->object_key = strdup(adcp_sql_get_text(r, 1, NULL));
     c->native_version = strdup(adcp_sql_get_text(r, 2, NULL));
-    if (!c->object_key || !c->native_version) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!c->object_key || !c->native_version) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     /* A stored key that is malformed or outside the binding's prefix was
      * edited in the database: an integrity failure, not caller input. */
     size_t kl = strlen(c->object_key), pl = strlen(b->prefix ? b->prefix : "");
@@ -132,8 +135,7 @@ int adcp_ledger__not_found_or_quarantined(adcp_ledger *l, const char *account, c
   if (rc) return rc;
   if (found)
     return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED,
-                          "revision was quarantined by the legacy import (%s check failed); its rows are not served",
-                          why);
+                          "revision was quarantined by the legacy import (%s check failed); its rows are not served", why);
   return adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "revision not found");
 }
 
@@ -173,8 +175,9 @@ static int fetch_range(adcp_buf *out, adcp_ledger *l, opened *o, const adcp_chun
                                  p, 3, err);
     if (rc) return rc;
     adcp_buf_reset(out);
-    if (found) rc = adcp_sql_blob_read(out, l->conn, "adcp_reporting_chunk_bodies", "body", strtoll(rowid, NULL, 10),
-                                       off, (size_t)len, err);
+    if (found)
+      rc = adcp_sql_blob_read(out, l->conn, "adcp_reporting_chunk_bodies", "body", strtoll(rowid, NULL, 10), off,
+                              (size_t)len, err);
     if (!found || rc == ADCP_ENOT_FOUND) return rows_missing(l, o, (size_t)(m - o->ms), err);
     return rc;
   }
@@ -242,7 +245,8 @@ static int rows_missing_direct(adcp_ledger *l, opened *o, size_t ci, adcp_error 
     const char *st = adcp_sql_get_text(r, 0, NULL);
     found = 1;
     expired = !strcmp(st, "pruning") || !strcmp(st, "pruned");
-    moved = adcp_sql_get_int64(r, 1) != o->rs.row_location_version || strcmp(adcp_sql_get_text(r, 2, NULL), o->rs.row_binding_id);
+    moved = adcp_sql_get_int64(r, 1) != o->rs.row_location_version ||
+            strcmp(adcp_sql_get_text(r, 2, NULL), o->rs.row_binding_id);
   }
   adcp_sql_rows_free(r);
   if (rc < 0) return rc;
@@ -278,7 +282,8 @@ static int fetch_object(adcp_buf *out, adcp_ledger *l, opened *o, size_t ci, uin
   if (c->compression == ADCP_OBJECT_COMPRESSION_NONE && (whole || (p->capabilities & ADCP_OBJECT_CAP_RANGED_READS))) {
     if (c->physical_byte_count != m->byte_count || strcmp(c->physical_sha256, m->sha256))
       return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "chunk %zu locator disagrees with its manifest", ci);
-    adcp_object_get_input gi = {c->object_key, c->native_version, !whole, off, len, whole ? c->physical_byte_count : len};
+    adcp_object_get_input gi = {
+        c->object_key, c->native_version, !whole, off, len, whole ? c->physical_byte_count : len};
     rc = adcp_object_get(p, out, &gi, &ctx, err);
     if (rc == ADCP_ENOT_FOUND) return rows_missing(l, o, ci, err);
     if (rc) return stored_locator_error(rc, ci, err);
@@ -342,7 +347,8 @@ static int verify_opened(adcp_ledger *l, opened *o, adcp_ledger_chunk_fn fn, voi
   if (o->env == LEDGER_ENV_ROWS) rc = adcp_rows_hasher_init_rows(&h, o->h.row_count, err);
   else if (o->env == LEDGER_ENV_REVISION)
     rc = adcp_rows_hasher_init_envelope(&h, env_id, o->h.row_count, &totals,
-                                        o->h.binding_algorithm ? o->h.binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1, err);
+                                        o->h.binding_algorithm ? o->h.binding_algorithm : ADCP_BINDING_RFC8785_JCS_V1,
+                                        err);
   adcp_rows_hasher *hp = o->env == LEDGER_ENV_NONE ? NULL : &h;
   adcp_buf body;
   adcp_buf_init(&body);
@@ -373,7 +379,8 @@ int adcp_ledger_verify_revision(adcp_ledger *l, const char *account_id, const ch
     int moved = o.moved;
     opened_free(&o);
     /* Retry a moved row set once, unless chunks were already handed out. */
-    if (!(rc && moved && attempt == 0 && !fn)) return rc ? adcp_ledger__read_failure_recheck(l, revision_id, rc, err) : 0;
+    if (!(rc && moved && attempt == 0 && !fn))
+      return rc ? adcp_ledger__read_failure_recheck(l, revision_id, rc, err) : 0;
   }
 }
 
@@ -432,7 +439,8 @@ static int read_page_opened(adcp_ledger_page *out, adcp_ledger *l, opened *op, u
   if (page_bytes > l->max_page_bytes) {
     opened_free(&o);
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
-                          "page of %" PRIu64 " bytes exceeds the %" PRIu64 "-byte page limit: ask for fewer rows or "
+                          "page of %" PRIu64 " bytes exceeds the %" PRIu64
+                          "-byte page limit: ask for fewer rows or "
                           "stream the revision (adcp_ledger_verify_revision, or `adcp-ledger read` without --limit)",
                           page_bytes, l->max_page_bytes);
   }
@@ -467,7 +475,8 @@ static int read_page_opened(adcp_ledger_page *out, adcp_ledger *l, opened *op, u
     if ((rc = adcp_rows_verify_segments(m, from, to, buf.data, buf.len, err))) break;
     /* Every fetched segment verified; parse and release only the page's lines. */
     const uint8_t *p = buf.data, *e = buf.data + buf.len;
-    for (uint64_t k = sf->first_ordinal; k < lo && p < e; k++) p = (const uint8_t *)memchr(p, '\n', (size_t)(e - p)) + 1;
+    for (uint64_t k = sf->first_ordinal; k < lo && p < e; k++)
+      p = (const uint8_t *)memchr(p, '\n', (size_t)(e - p)) + 1;
     const uint8_t *q = p;
     for (uint64_t k = lo; k < hi && q < e; k++) q = (const uint8_t *)memchr(q, '\n', (size_t)(e - q)) + 1;
     release_ctx rctx = {out, lo, lo, hi};
@@ -517,8 +526,8 @@ int adcp_ledger__direct_verify(adcp_ledger *l, const ledger_direct *d, adcp_ledg
   }
 }
 
-int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset, uint64_t limit,
-                       adcp_error *err) {
+int adcp_ledger__direct_page(adcp_ledger_page *out, adcp_ledger *l, const ledger_direct *d, uint64_t offset,
+                             uint64_t limit, adcp_error *err) {
   page_reset(out);
   for (int attempt = 0;; attempt++) {
     opened o;

@@ -60,7 +60,10 @@ static int load_locs(repin_loc **out, size_t *n_out, adcp_ledger *l, const char 
     c->index = (uint32_t)(n - 1);
     c->key = strdup(adcp_sql_get_text(r, 1, NULL));
     c->version = strdup(adcp_sql_get_text(r, 2, NULL));
-    if (!c->key || !c->version) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!c->key || !c->version) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     size_t phys_len = 0;
     const char *phys = adcp_sql_get_text(r, 4, &phys_len);
     if (adcp_object_compression_parse(&c->compression, adcp_sql_get_text(r, 3, NULL), NULL) || phys_len != 64 ||
@@ -84,8 +87,8 @@ static int load_locs(repin_loc **out, size_t *n_out, adcp_ledger *l, const char 
   return 0;
 }
 
-static void report(adcp_repin_report *out, adcp_repin_item_fn fn, void *ctx, const char *row_set_id,
-                   const repin_loc *c, const char *outcome, const char *new_version, const char *reason) {
+static void report(adcp_repin_report *out, adcp_repin_item_fn fn, void *ctx, const char *row_set_id, const repin_loc *c,
+                   const char *outcome, const char *new_version, const char *reason) {
   if (!strcmp(outcome, "ok")) out->ok++;
   else if (!strcmp(outcome, "repinned")) out->repinned++;
   else if (!strcmp(outcome, "would_repin")) out->would_repin++;
@@ -94,7 +97,7 @@ static void report(adcp_repin_report *out, adcp_repin_item_fn fn, void *ctx, con
   if (reason && !out->first_problem[0])
     snprintf(out->first_problem, sizeof out->first_problem, "row set %s chunk %u: %s", row_set_id, c->index, reason);
   if (fn) {
-    adcp_repin_item it = {row_set_id, c->index, c->key, outcome, c->version, new_version ? new_version : "",
+    adcp_repin_item it = {row_set_id,          c->index, c->key, outcome, c->version, new_version ? new_version : "",
                           reason ? reason : ""};
     fn(ctx, &it);
   }
@@ -111,7 +114,8 @@ static int record(int *changed, adcp_ledger *l, ledger_binding *b, const char *r
   adcp_buf_init(&lk);
   if (adcp_ledger__object_lock_key(&lk, b->id, c->key)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int rc = adcp_sql_begin(l->conn, 1, err);
-  if (!rc && l->dialect == ADCP_SQL_POSTGRES) rc = adcp_sql_exec(l->conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
+  if (!rc && l->dialect == ADCP_SQL_POSTGRES)
+    rc = adcp_sql_exec(l->conn, "SET LOCAL lock_timeout = '5s'", NULL, 0, err);
   if (!rc) rc = adcp_sql_advisory_xact_lock(l->conn, (const char *)lk.data, err);
   if (!rc) rc = adcp_ledger__lock_account(l, account, err);
   adcp_object_info info;
@@ -126,9 +130,12 @@ static int record(int *changed, adcp_ledger *l, ledger_binding *b, const char *r
   int64_t n = 0;
   if (!rc && present) {
     /* Compare-and-set on everything the bytes were verified against. */
-    adcp_sql_param p[7] = {adcp_sql_text(new_version),    adcp_sql_text(row_set_id),
-                           adcp_sql_int64(c->index),      adcp_sql_text(c->key),
-                           adcp_sql_text(c->version),     adcp_sql_text(c->physical_sha256),
+    adcp_sql_param p[7] = {adcp_sql_text(new_version),
+                           adcp_sql_text(row_set_id),
+                           adcp_sql_int64(c->index),
+                           adcp_sql_text(c->key),
+                           adcp_sql_text(c->version),
+                           adcp_sql_text(c->physical_sha256),
                            adcp_sql_int64((int64_t)c->physical_byte_count)};
     rc = adcp_sql_exec_changes(&n, l->conn,
                                "UPDATE adcp_reporting_row_chunks SET native_version = $1 WHERE row_set_id = $2 AND "
@@ -155,8 +162,8 @@ static int record(int *changed, adcp_ledger *l, ledger_binding *b, const char *r
 
 /* One row set: verified manifests first (the digests the bytes are checked
  * against must themselves match the header), then every locator. */
-static int repin_row_set(adcp_repin_report *out, adcp_ledger *l, ledger_binding *b, const char *row_set_id,
-                         int dry_run, adcp_repin_item_fn fn, void *fctx, adcp_error *err) {
+static int repin_row_set(adcp_repin_report *out, adcp_ledger *l, ledger_binding *b, const char *row_set_id, int dry_run,
+                         adcp_repin_item_fn fn, void *fctx, adcp_error *err) {
   adcp_revision_header h;
   ledger_rowset rs;
   int found = 0;
@@ -240,7 +247,8 @@ static int repin_row_set(adcp_repin_report *out, adcp_ledger *l, ledger_binding 
     int changed = 0;
     if ((rc = record(&changed, l, b, row_set_id, h.account_id, c, info.native_version, err))) break;
     if (changed) report(out, fn, fctx, row_set_id, c, "repinned", info.native_version, NULL);
-    else report(out, fn, fctx, row_set_id, c, "missing", NULL, "the object or its record changed during the repin; run again");
+    else
+      report(out, fn, fctx, row_set_id, c, "missing", NULL, "the object or its record changed during the repin; run again");
   }
   adcp_buf_free(&phys);
   adcp_buf_free(&logical);
@@ -272,11 +280,14 @@ int adcp_ledger_repin_binding(adcp_repin_report *out, adcp_ledger *l, const char
    * so only the holder of the binding's fence claim may do it (docs/fence.md). */
   if (!rc && !dry_run) rc = adcp_ledger__fence_guard_adopt(l, b, 1, err);
   char last[ADCP_LEDGER_ID_MAX] = "";
-  char (*ids)[ADCP_LEDGER_ID_MAX] = NULL;
+  char(*ids)[ADCP_LEDGER_ID_MAX] = NULL;
   while (!rc) {
     free(ids);
     ids = calloc(100, sizeof *ids);
-    if (!ids) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!ids) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     adcp_sql_param p[2] = {adcp_sql_text(b->id), adcp_sql_text(last)};
     adcp_sql_rows *r;
     if ((rc = adcp_sql_query(&r, l->conn,

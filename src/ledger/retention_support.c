@@ -102,9 +102,8 @@ int adcp_ledger_delete_object_version(int *outcome, adcp_ledger *l, const char *
 }
 
 int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
-                             adcp_error *err) {
-  adcp_sql_param p[3] = {adcp_sql_text(obligation_id), cfg ? adcp_sql_text(cfg) : adcp_sql_null(),
-                         adcp_sql_int64(ordinal)};
+                                   adcp_error *err) {
+  adcp_sql_param p[3] = {adcp_sql_text(obligation_id), cfg ? adcp_sql_text(cfg) : adcp_sql_null(), adcp_sql_int64(ordinal)};
   char st[16] = "";
   int f = 0;
   int rc = adcp_sql_query_text(st, sizeof st, &f, l->conn,

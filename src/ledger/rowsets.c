@@ -9,12 +9,12 @@
 
 #include "ledger/internal.h"
 
-#define ROWSET_COLS                                                                                                  \
-  "SELECT s.row_set_id, s.row_set_kind, s.account_id, s.obligation_id, s.row_binding_id, coalesce(b.kind, ''), "    \
-  "s.digest_profile, s.rows_state, s.encoding, s.content_sha256, s.row_manifest_sha256, "                           \
-  "coalesce(s.rows_shared_from_row_set_id, ''), s.row_count, s.chunk_count, s.canonical_byte_count, "               \
-  "coalesce(b.identity_sha256, ''), s.row_location_version, "                                                       \
-  "(SELECT count(*) FROM adcp_reporting_revisions r WHERE r.revision_id = s.row_set_id) "                           \
+#define ROWSET_COLS \
+  "SELECT s.row_set_id, s.row_set_kind, s.account_id, s.obligation_id, s.row_binding_id, coalesce(b.kind, ''), " \
+  "s.digest_profile, s.rows_state, s.encoding, s.content_sha256, s.row_manifest_sha256, " \
+  "coalesce(s.rows_shared_from_row_set_id, ''), s.row_count, s.chunk_count, s.canonical_byte_count, " \
+  "coalesce(b.identity_sha256, ''), s.row_location_version, " \
+  "(SELECT count(*) FROM adcp_reporting_revisions r WHERE r.revision_id = s.row_set_id) " \
   "FROM adcp_reporting_row_sets s LEFT JOIN adcp_reporting_row_bindings b ON b.row_binding_id = s.row_binding_id "
 
 static void info_from_row(adcp_rowset_info *o, ledger_rowset *rs, adcp_sql_rows *r) {
@@ -85,8 +85,9 @@ int adcp_ledger_list_rowsets(adcp_rowset_info **out, size_t *count, adcp_ledger 
   /* Byte order on both engines (row_set_id is COLLATE "C" / BINARY). */
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
-                          ROWSET_COLS "WHERE s.row_set_id > $1 AND ($2 = '' OR s.row_binding_id = $2) "
-                                      "ORDER BY s.row_set_id LIMIT $3",
+                          ROWSET_COLS
+                          "WHERE s.row_set_id > $1 AND ($2 = '' OR s.row_binding_id = $2) "
+                          "ORDER BY s.row_set_id LIMIT $3",
                           p, 3, err);
   if (rc) {
     free(v);
@@ -103,8 +104,7 @@ int adcp_ledger_list_rowsets(adcp_rowset_info **out, size_t *count, adcp_ledger 
   return 0;
 }
 
-int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id,
-                              adcp_error *err) {
+int adcp_ledger_count_rowsets(uint64_t *count, uint64_t *bytes, adcp_ledger *l, const char *binding_id, adcp_error *err) {
   *count = *bytes = 0;
   adcp_sql_param p = adcp_sql_text(binding_id ? binding_id : "");
   adcp_sql_rows *r;
@@ -215,7 +215,8 @@ int adcp_ledger_verify_rowset(int *content, adcp_ledger *l, const char *row_set_
   prepared p;
   int rc = prepare(&p, l, row_set_id, env, err);
   if (!rc) rc = adcp_ledger__direct_verify(l, &p.d, fn, ctx, err);
-  if (!rc && content) *content = p.d.env == LEDGER_ENV_NONE ? ADCP_ROWSET_CONTENT_UNCHECKED : ADCP_ROWSET_CONTENT_VERIFIED;
+  if (!rc && content)
+    *content = p.d.env == LEDGER_ENV_NONE ? ADCP_ROWSET_CONTENT_UNCHECKED : ADCP_ROWSET_CONTENT_VERIFIED;
   prepared_free(&p);
   return rc ? adcp_ledger__map_read_error(rc, err) : 0;
 }

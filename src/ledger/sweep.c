@@ -23,7 +23,6 @@
 /* How long a claimed intent is this sweeper's before another may retry it. */
 #define SWEEP_CLAIM_LEASE_S 600
 
-
 typedef struct cand {
   char binding[129];
   char account[ADCP_LEDGER_ID_MAX];
@@ -191,10 +190,11 @@ static int resolve(adcp_ledger *l, ledger_binding *b, const adcp_buf *objs, adcp
       char got[8] = "";
       int f = 0;
       adcp_sql_param p = adcp_sql_text((const char *)lk.data);
-      if (!rc) rc = adcp_sql_query_text(got, sizeof got, &f, l->conn,
-                                        "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 't' ELSE "
-                                        "'f' END",
-                                        &p, 1, err);
+      if (!rc)
+        rc = adcp_sql_query_text(got, sizeof got, &f, l->conn,
+                                 "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 't' ELSE "
+                                 "'f' END",
+                                 &p, 1, err);
       if (!rc && got[0] != 't') {
         out->held++;
         *complete = 0;
@@ -278,8 +278,9 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
 
   /* Skipped: eligible intents whose binding is not usable here. */
   adcp_buf_reset(&sql);
-  if (adcp_buf_printf(&sql, "SELECT count(*), coalesce(%s, '') FROM adcp_reporting_row_write_intents WHERE "
-                            "expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+  if (adcp_buf_printf(&sql,
+                      "SELECT count(*), coalesce(%s, '') FROM adcp_reporting_row_write_intents WHERE "
+                      "expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                       pg ? ADCP_SQL_PG_INSTANT("min(expires_at)") : "min(expires_at)", now) ||
       in_list(&sql, 2, nb, 1) || adcp_buf_cstr(&sql)) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -304,8 +305,9 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   /* Fenced: eligible intents of the bindings whose claim this database lost. */
   if (nl < nb) {
     adcp_buf_reset(&sql);
-    if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
-                              "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+    if (adcp_buf_printf(&sql,
+                        "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
+                        "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                         now) ||
         in_list(&sql, 2, nb - nl, 0) || adcp_buf_cstr(&sql)) {
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -327,8 +329,9 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   }
   /* Stalled: sweeping intents in backoff. */
   adcp_buf_reset(&sql);
-  if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'sweeping' AND "
-                            "expires_at > %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+  if (adcp_buf_printf(&sql,
+                      "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'sweeping' AND "
+                      "expires_at > %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                       now) ||
       in_list(&sql, 2, nl, 0) || adcp_buf_cstr(&sql)) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -342,9 +345,10 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
   }
   /* Candidates, oldest expiry first; one more than the limit tells "pending". */
   adcp_buf_reset(&sql);
-  if (adcp_buf_printf(&sql, "SELECT row_binding_id, account_id, row_set_id, content_sha256, %s FROM "
-                            "adcp_reporting_row_write_intents WHERE expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
-                            "AND ",
+  if (adcp_buf_printf(&sql,
+                      "SELECT row_binding_id, account_id, row_set_id, content_sha256, %s FROM "
+                      "adcp_reporting_row_write_intents WHERE expires_at <= %s AND (CAST($1 AS TEXT) IS NULL OR account_id = $1) "
+                      "AND ",
                       pg ? ADCP_SQL_PG_INSTANT("created_at") : "created_at", now) ||
       in_list(&sql, 2, nl, 0) ||
       adcp_buf_printf(&sql, " ORDER BY expires_at, row_binding_id, row_set_id, content_sha256 LIMIT %zu", limit + 1) ||
@@ -361,7 +365,10 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
         continue;
       }
       cand *g = realloc(cs, (nc + 1) * sizeof *g);
-      if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
       cs = g;
       cand *c = &cs[nc++];
       snprintf(c->binding, sizeof c->binding, "%s", adcp_sql_get_text(r, 0, NULL));
@@ -378,8 +385,9 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
    * §8.2), not just "some". */
   if (out->pending) {
     adcp_buf_reset(&sql);
-    if (adcp_buf_printf(&sql, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
-                              "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
+    if (adcp_buf_printf(&sql,
+                        "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE expires_at <= %s AND "
+                        "(CAST($1 AS TEXT) IS NULL OR account_id = $1) AND ",
                         now) ||
         in_list(&sql, 2, nl, 0) || adcp_buf_cstr(&sql)) {
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -412,8 +420,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
     }
     if (r) {
       out->failed++;
-      if (!out->first_failure[0])
-      {
+      if (!out->first_failure[0]) {
         adcp_buf m;
         adcp_buf_init(&m);
         if (!adcp_buf_printf(&m, "%s/%s: %s: %s", c->binding, c->row_set, adcp_error_code_name(r), e.message) &&

@@ -25,34 +25,46 @@
 #define OF_OBLIGATION "FROM " REVS " x WHERE x.obligation_id = r.obligation_id"
 
 /* Column order is read by check_row below. */
-#define HEADER_INVARIANTS_SQL                                                                                      \
-  "SELECT r.revision_number, r.finality, coalesce(r.supersedes_revision_id, ''), "                               \
-  "coalesce(r.rows_shared_from_revision_id, ''), r.binding_algorithm, coalesce(r.row_set_id, ''), "              \
-  "CASE WHEN o.obligation_id IS NULL THEN 0 ELSE 1 END, coalesce(o.account_id, ''), "                            \
-  "CASE WHEN o.period_end > o.period_start THEN 1 ELSE 0 END, "                                                  \
-  "(SELECT count(*) " OF_OBLIGATION "), "                                                                        \
-  "(SELECT count(DISTINCT x.revision_number) " OF_OBLIGATION "), "                                               \
-  "(SELECT min(x.revision_number) " OF_OBLIGATION "), "                                                          \
-  "(SELECT max(x.revision_number) " OF_OBLIGATION "), "                                                          \
-  "(SELECT count(*) " OF_OBLIGATION " AND x.finality = 'official'), "                                            \
-  "(SELECT count(*) " OF_OBLIGATION " AND x.revision_number = r.revision_number), "                              \
-  "(SELECT count(*) " OF_OBLIGATION " AND x.revision_number > r.revision_number), "                              \
-  "(SELECT count(*) FROM " REVS " x WHERE x.supersedes_revision_id = r.revision_id), "                           \
-  "CASE WHEN p.revision_id IS NULL THEN 0 ELSE 1 END, coalesce(p.obligation_id, ''), "                           \
-  "coalesce(p.revision_number, 0), coalesce(p.account_id, ''), "                                                 \
+#define HEADER_INVARIANTS_SQL \
+  "SELECT r.revision_number, r.finality, coalesce(r.supersedes_revision_id, ''), " \
+  "coalesce(r.rows_shared_from_revision_id, ''), r.binding_algorithm, coalesce(r.row_set_id, ''), " \
+  "CASE WHEN o.obligation_id IS NULL THEN 0 ELSE 1 END, coalesce(o.account_id, ''), " \
+  "CASE WHEN o.period_end > o.period_start THEN 1 ELSE 0 END, " \
+  "(SELECT count(*) " OF_OBLIGATION \
+  "), " \
+  "(SELECT count(DISTINCT x.revision_number) " OF_OBLIGATION \
+  "), " \
+  "(SELECT min(x.revision_number) " OF_OBLIGATION \
+  "), " \
+  "(SELECT max(x.revision_number) " OF_OBLIGATION \
+  "), " \
+  "(SELECT count(*) " OF_OBLIGATION \
+  " AND x.finality = 'official'), " \
+  "(SELECT count(*) " OF_OBLIGATION \
+  " AND x.revision_number = r.revision_number), " \
+  "(SELECT count(*) " OF_OBLIGATION \
+  " AND x.revision_number > r.revision_number), " \
+  "(SELECT count(*) FROM " REVS \
+  " x WHERE x.supersedes_revision_id = r.revision_id), " \
+  "CASE WHEN p.revision_id IS NULL THEN 0 ELSE 1 END, coalesce(p.obligation_id, ''), " \
+  "coalesce(p.revision_number, 0), coalesce(p.account_id, ''), " \
   "CASE WHEN h.revision_id IS NULL THEN 0 ELSE 1 END, coalesce(h.obligation_id, ''), coalesce(h.account_id, ''), " \
-  "coalesce(h.revision_number, 0), coalesce(h.row_manifest_sha256, ''), coalesce(h.row_count, -1), "            \
-  "r.row_manifest_sha256, r.row_count, r.account_id, r.obligation_id, "                                          \
-  "CASE WHEN s.row_set_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_set_kind, ''), coalesce(s.encoding, ''), "  \
-  "coalesce(s.rows_shared_from_row_set_id, ''), coalesce(s.chunk_count, 0), "                                   \
-  "(SELECT count(*) FROM adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id), "                      \
+  "coalesce(h.revision_number, 0), coalesce(h.row_manifest_sha256, ''), coalesce(h.row_count, -1), " \
+  "r.row_manifest_sha256, r.row_count, r.account_id, r.obligation_id, " \
+  "CASE WHEN s.row_set_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_set_kind, ''), coalesce(s.encoding, ''), " \
+  "coalesce(s.rows_shared_from_row_set_id, ''), coalesce(s.chunk_count, 0), " \
+  "(SELECT count(*) FROM adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id), " \
   "CASE WHEN b.row_binding_id IS NULL THEN 0 ELSE 1 END, coalesce(s.row_binding_id, ''), r.canonical_byte_count, " \
-  "(SELECT count(*) " OF_OBLIGATION " AND x.finality = 'official' AND x.revision_number < r.revision_number) "   \
-  "FROM " REVS " r "                                                                                             \
-  "LEFT JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id "                                 \
-  "LEFT JOIN " REVS " p ON p.revision_id = r.supersedes_revision_id "                                            \
-  "LEFT JOIN " REVS " h ON h.revision_id = r.rows_shared_from_revision_id "                                      \
-  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) "                 \
+  "(SELECT count(*) " OF_OBLIGATION \
+  " AND x.finality = 'official' AND x.revision_number < r.revision_number) " \
+  "FROM " REVS \
+  " r " \
+  "LEFT JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
+  "LEFT JOIN " REVS \
+  " p ON p.revision_id = r.supersedes_revision_id " \
+  "LEFT JOIN " REVS \
+  " h ON h.revision_id = r.rows_shared_from_revision_id " \
+  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) " \
   "LEFT JOIN adcp_reporting_row_bindings b ON b.row_binding_id = s.row_binding_id "
 
 static const char SQL_BY_ACCOUNT[] = HEADER_INVARIANTS_SQL "WHERE r.revision_id = $1 AND r.account_id = $2";
@@ -60,14 +72,47 @@ static const char SQL_ANY[] = HEADER_INVARIANTS_SQL "WHERE r.revision_id = $1";
 
 /* Column positions of HEADER_INVARIANTS_SQL. */
 enum {
-  C_NUMBER, C_FINALITY, C_SUPERSEDES, C_SHARED, C_ALGORITHM, C_ROW_SET_ID,
-  C_OB_EXISTS, C_OB_ACCOUNT, C_OB_PERIOD_OK,
-  C_COUNT, C_DISTINCT, C_MIN, C_MAX, C_OFFICIALS, C_SAME_NUMBER, C_LATER, C_SUCCESSORS,
-  C_PREV_EXISTS, C_PREV_OBLIGATION, C_PREV_NUMBER, C_PREV_ACCOUNT,
-  C_SH_EXISTS, C_SH_OBLIGATION, C_SH_ACCOUNT, C_SH_NUMBER, C_SH_MANIFEST, C_SH_ROWS,
-  C_MANIFEST, C_ROWS, C_ACCOUNT, C_OBLIGATION,
-  C_RS_EXISTS, C_RS_KIND, C_RS_ENCODING, C_RS_SHARED, C_RS_CHUNKS, C_CHUNK_RECORDS,
-  C_BINDING_EXISTS, C_BINDING_ID, C_BYTES, C_OFFICIAL_BEFORE,
+  C_NUMBER,
+  C_FINALITY,
+  C_SUPERSEDES,
+  C_SHARED,
+  C_ALGORITHM,
+  C_ROW_SET_ID,
+  C_OB_EXISTS,
+  C_OB_ACCOUNT,
+  C_OB_PERIOD_OK,
+  C_COUNT,
+  C_DISTINCT,
+  C_MIN,
+  C_MAX,
+  C_OFFICIALS,
+  C_SAME_NUMBER,
+  C_LATER,
+  C_SUCCESSORS,
+  C_PREV_EXISTS,
+  C_PREV_OBLIGATION,
+  C_PREV_NUMBER,
+  C_PREV_ACCOUNT,
+  C_SH_EXISTS,
+  C_SH_OBLIGATION,
+  C_SH_ACCOUNT,
+  C_SH_NUMBER,
+  C_SH_MANIFEST,
+  C_SH_ROWS,
+  C_MANIFEST,
+  C_ROWS,
+  C_ACCOUNT,
+  C_OBLIGATION,
+  C_RS_EXISTS,
+  C_RS_KIND,
+  C_RS_ENCODING,
+  C_RS_SHARED,
+  C_RS_CHUNKS,
+  C_CHUNK_RECORDS,
+  C_BINDING_EXISTS,
+  C_BINDING_ID,
+  C_BYTES,
+  C_OFFICIAL_BEFORE,
 };
 
 typedef struct problems {
@@ -170,8 +215,7 @@ static void check_row(problems *p, adcp_sql_rows *r, const char *revision_id) {
   }
 }
 
-int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id,
-                                       adcp_error *err) {
+int adcp_ledger_verify_revision_header(adcp_ledger *l, const char *account_id, const char *revision_id, adcp_error *err) {
   /* The boundary rule of every read (ids.c): a malformed ID is INVALID_INPUT. */
   int rc = adcp_ledger__check_read_ids(account_id, revision_id, "revision_id", err);
   if (rc) return rc;

@@ -123,8 +123,16 @@ static int append_lower(adcp_buf *b, const char *s) {
 int adcp_azure_string_to_sign(adcp_buf *out, const char *method, const adcp_azure_hdr *hdrs, size_t n_hdrs,
                               size_t content_length, const char *account, const char *path, const adcp_azure_qp *q,
                               size_t nq) {
-  static const char *const std[] = {"Content-Encoding", "Content-Language", NULL, "Content-MD5", "Content-Type",
-                                    "Date", "If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since",
+  static const char *const std[] = {"Content-Encoding",
+                                    "Content-Language",
+                                    NULL,
+                                    "Content-MD5",
+                                    "Content-Type",
+                                    "Date",
+                                    "If-Modified-Since",
+                                    "If-Match",
+                                    "If-None-Match",
+                                    "If-Unmodified-Since",
                                     "Range"};
   adcp_buf_reset(out);
   if (adcp_buf_printf(out, "%s\n", method)) return ADCP_ENOMEM;

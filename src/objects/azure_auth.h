@@ -15,8 +15,8 @@
 #include "adcp/core.h"
 
 typedef struct adcp_azure_creds {
-  char *account;       /* AccountName (may be NULL for a SAS-only string) */
-  uint8_t *key;        /* decoded AccountKey, or NULL */
+  char *account; /* AccountName (may be NULL for a SAS-only string) */
+  uint8_t *key;  /* decoded AccountKey, or NULL */
   size_t key_len;
   char *sas;           /* SharedAccessSignature without a leading '?', or NULL */
   char *blob_endpoint; /* BlobEndpoint, or NULL */

@@ -52,8 +52,7 @@ static int resolve_creds(azp *p, const char *ref, adcp_error *err) {
     else if (acc && *acc && key && *key) rc = adcp_buf_printf(&text, "AccountName=%s;AccountKey=%s", acc, key);
     else if (sas && *sas) rc = adcp_buf_printf(&text, "SharedAccessSignature=%s", sas);
     else {
-      return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
-                            "no Azure credentials found for the binding's credential reference");
+      return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "no Azure credentials found for the binding's credential reference");
     }
   } else if (!strncmp(ref, "env:", 4) && ref[4]) {
     for (const char *c = ref + 4; *c; c++)
@@ -98,13 +97,12 @@ typedef struct sign_arg {
 
 static void http_date(char out[32]) {
   static const char *const wd[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
-  snprintf(out, 32, "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday], tm.tm_mday, mo[tm.tm_mon],
-           tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  snprintf(out, 32, "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday], tm.tm_mday, mo[tm.tm_mon], tm.tm_year + 1900,
+           tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 /* Per attempt: a fresh x-ms-date and, with an account key, the Shared Key signature. */
@@ -151,9 +149,8 @@ static int az_call(azp *p, adcp_http_response *resp, const char *method, const c
   if (adcp_buf_printf(&path, "%s%s%s", p->base_path, key ? "/" : "", key ? key : "") || adcp_buf_cstr(&path)) goto done;
   if (adcp_buf_printf(&url, "%s%s", p->origin, (char *)path.data)) goto done;
   for (size_t i = 0; i < nq; i++) {
-    if (adcp_buf_append_byte(&url, i ? '&' : '?') ||
-        adcp_http_uri_encode(&url, q[i].name, strlen(q[i].name), 0) || adcp_buf_append_byte(&url, '=') ||
-        adcp_http_uri_encode(&url, q[i].value, strlen(q[i].value), 0))
+    if (adcp_buf_append_byte(&url, i ? '&' : '?') || adcp_http_uri_encode(&url, q[i].name, strlen(q[i].name), 0) ||
+        adcp_buf_append_byte(&url, '=') || adcp_http_uri_encode(&url, q[i].value, strlen(q[i].value), 0))
       goto done;
   }
   if (p->cred.sas && !p->cred.key && adcp_buf_printf(&url, "%c%s", nq ? '&' : '?', p->cred.sas)) goto done;
@@ -262,10 +259,12 @@ static int az_validate_location(adcp_object_provider *self, const adcp_object_kv
   for (size_t i = 0; i < n; i++) {
     const char *k = loc[i].key, *v = loc[i].value;
     if (!strcmp(k, "account")) {
-      if (!account_ok(v)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.account must match ^[a-z0-9]{3,24}$");
+      if (!account_ok(v))
+        return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.account must match ^[a-z0-9]{3,24}$");
       have_account = 1;
     } else if (!strcmp(k, "container")) {
-      if (!container_ok(v)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.container is not a valid container name");
+      if (!container_ok(v))
+        return adcp_error_set(err, ADCP_EINVALID_INPUT, "Azure location.container is not a valid container name");
       have_container = 1;
     } else if (!strcmp(k, "endpoint")) {
       int rc = adcp_http_endpoint_check(v, ADCP_HTTP_EP_PATH, "Azure location.endpoint", err);
@@ -601,8 +600,8 @@ static int az_list(adcp_object_provider *self, adcp_object_list_page *out, const
   adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t), adcp_buf_init(&tok);
   int rc = 0;
   for (int req = 0; req < 10000; req++) {
-    adcp_azure_qp q[6] = {{"restype", "container"}, {"comp", "list"}, {"prefix", prefix}, {"maxresults", maxr},
-                          {"include", "versions"}};
+    adcp_azure_qp q[6] = {
+        {"restype", "container"}, {"comp", "list"}, {"prefix", prefix}, {"maxresults", maxr}, {"include", "versions"}};
     size_t nq = 5;
     if (marker && *marker) q[nq++] = (adcp_azure_qp){"marker", marker};
     adcp_http_response r;
@@ -628,7 +627,8 @@ static int az_list(adcp_object_provider *self, adcp_object_list_page *out, const
       int current = adcp_http_xml_text(&t, x, e, &ip, "IsCurrentVersion") && !strcmp((char *)t.data, "true");
       if (has_version && !current) continue; /* a previous version */
       if (!has_version && !p->allow_unversioned) {
-        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "Azure listing has blobs without a versionId (blob versioning is not enabled)");
+        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                            "Azure listing has blobs without a versionId (blob versioning is not enabled)");
         break;
       }
       if (has_version && !version_ok((char *)v.data)) continue;
@@ -710,7 +710,8 @@ static int empirical_create_only(azp *p, const adcp_object_ctx *ctx, adcp_error 
   uint8_t rnd[16];
   char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64];
   char v1[ADCP_OBJECT_VERSION_MAX + 1] = "", v2[ADCP_OBJECT_VERSION_MAX + 1] = "", etag[256] = "";
-  if (RAND_bytes(rnd, sizeof rnd) != 1) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
+  if (RAND_bytes(rnd, sizeof rnd) != 1)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(key, sizeof key, "%s/.adcp-probe/%s", p->prefix, hex);
   static const uint8_t body[] = "{\"probe\":1}\n";
@@ -758,8 +759,7 @@ static int az_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   adcp_azure_qp q[] = {{"restype", "container"}};
   int rc = az_call(p, &r, "GET", NULL, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err);
   if (rc) goto done;
-  if (r.status == 404)
-    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "Azure container does not exist");
+  if (r.status == 404) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "Azure container does not exist");
   else if ((r.status == 403 || r.status == 401) && sas_expired(p))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "Azure container is not accessible: SAS token expired");
   else if (r.status == 403 || r.status == 401)

@@ -47,8 +47,7 @@ int adcp_objects__fs_root_is_symlink(const char *root);
 int adcp_objects__fs_open_root(const fs_provider *fs, int *out, adcp_error *err);
 int adcp_objects__fs_open_parent_mode(int rootfd, const char *key, mode_t create, int *dirfd, const char **leaf,
                                       adcp_error *err);
-int adcp_objects__fs_open_parent(int rootfd, const char *key, int create, int *dirfd, const char **leaf,
-                                 adcp_error *err);
+int adcp_objects__fs_open_parent(int rootfd, const char *key, int create, int *dirfd, const char **leaf, adcp_error *err);
 int adcp_objects__fs_stat_fd(int fd, fs_stat *out);
 int adcp_objects__fs_open_leaf(int dirfd, const char *leaf, const char *key, int *out, adcp_error *err);
 int adcp_objects__fs_open_object(fs_provider *fs, const char *key, int *out_dirfd, const char **leaf, int *out_fd,
@@ -60,8 +59,7 @@ ssize_t adcp_objects__fs_pread_full(int fd, uint8_t *p, size_t n, off_t off);
 int adcp_objects__fs_compare_existing(fs_provider *fs, int dirfd, const char *leaf, const adcp_object_put_input *in,
                                       adcp_object_put_result *out, const adcp_object_ctx *ctx, adcp_error *err);
 int adcp_objects__fs_stamp_version(int fd, const uint8_t rnd[16]);
-int adcp_objects__fs_after_link(fs_provider *fs, adcp_object_put_result *out, int dirfd, const char *key,
-                                adcp_error *err);
+int adcp_objects__fs_after_link(fs_provider *fs, adcp_object_put_result *out, int dirfd, const char *key, adcp_error *err);
 int adcp_objects__fs_put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_object_put_input *in,
                             const adcp_object_ctx *ctx, adcp_error *err);
 int adcp_objects__fs_delete_at(fs_provider *fs, int *outcome, const char *key, const char *version,
@@ -80,8 +78,7 @@ int adcp_objects__fs_list(adcp_object_provider *self, adcp_object_list_page *out
                           size_t page_size, const adcp_object_ctx *ctx, adcp_error *err);
 
 /* fs_probe.c */
-int adcp_objects__fs_validate_location(adcp_object_provider *self, const adcp_object_kv *loc, size_t n,
-                                       adcp_error *err);
+int adcp_objects__fs_validate_location(adcp_object_provider *self, const adcp_object_kv *loc, size_t n, adcp_error *err);
 int adcp_objects__fs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp_error *err);
 
 #endif

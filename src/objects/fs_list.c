@@ -25,7 +25,7 @@ typedef struct list_state {
   size_t page_size;
   adcp_object_list_page *page;
   size_t cap;
-  int more;           /* a key beyond the page exists */
+  int more; /* a key beyond the page exists */
   const adcp_object_ctx *ctx;
   adcp_error *err;
 } list_state;
@@ -152,7 +152,7 @@ static int walk(list_state *ls, int dirfd, adcp_buf *path) {
 }
 
 int adcp_objects__fs_list(adcp_object_provider *self, adcp_object_list_page *out, const char *prefix, const char *token,
-                   size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+                          size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
   fs_provider *fs = (fs_provider *)self;
   memset(out, 0, sizeof *out);
   size_t pl = strlen(fs->prefix), n = strlen(prefix);

@@ -36,13 +36,15 @@ int adcp_objects__fs_fail_errno(adcp_error *err, const char *what, const char *k
 }
 
 int adcp_objects__fs_hook(fs_provider *fs, int step, const char *key, adcp_error *err) {
-  if (fs->hook && fs->hook(fs->hook_ctx, step, key)) return adcp_objects__fs_fail_errno(err, "step (injected fault)", key, EIO);
+  if (fs->hook && fs->hook(fs->hook_ctx, step, key))
+    return adcp_objects__fs_fail_errno(err, "step (injected fault)", key, EIO);
   return 0;
 }
 
 int adcp_objects__fs_own_key(const fs_provider *fs, const char *key, adcp_error *err) {
   size_t n = key ? strlen(key) : 0, pl = strlen(fs->prefix);
-  if (!adcp_object_key_is_valid(key, n)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "object key is not a valid key");
+  if (!adcp_object_key_is_valid(key, n))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "object key is not a valid key");
   if (n <= pl + 1 || memcmp(key, fs->prefix, pl) != 0 || key[pl] != '/')
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "object key %.160s lies outside the owned prefix", key);
   return 0;
@@ -64,7 +66,8 @@ int adcp_objects__fs_open_root(const fs_provider *fs, int *out, adcp_error *err)
   if (adcp_objects__fs_root_is_symlink(fs->root))
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem root %s is a symbolic link", fs->root_name);
   if (errno == ENOENT || errno == ENOTDIR)
-    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s is missing (probe creates it)", fs->root_name);
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s is missing (probe creates it)",
+                          fs->root_name);
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "filesystem root %s cannot be opened", fs->root_name);
 }
 
@@ -73,7 +76,7 @@ int adcp_objects__fs_open_root(const fs_provider *fs, int *out, adcp_error *err)
  * umask is undone by fchmod) when it is not 0. *leaf points into key. Without
  * create, a missing or non-directory component is ADCP_ENOT_FOUND. */
 int adcp_objects__fs_open_parent_mode(int rootfd, const char *key, mode_t create, int *dirfd, const char **leaf,
-                            adcp_error *err) {
+                                      adcp_error *err) {
   int cur = dup(rootfd);
   if (cur < 0) return adcp_objects__fs_fail(err, "open", key);
   const char *seg = key;
@@ -106,10 +109,10 @@ int adcp_objects__fs_open_parent_mode(int rootfd, const char *key, mode_t create
       struct stat st;
       int is_link = fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
       close(cur);
-      if (is_link)
-        return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "path of key %.160s contains a symbolic link", key);
+      if (is_link) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "path of key %.160s contains a symbolic link", key);
       if (!create && (e == ENOENT || e == ENOTDIR)) return ADCP_ENOT_FOUND;
-      return adcp_objects__fs_fail_errno(err, e == ENOTDIR ? "directory walk (a file blocks the path)" : "directory walk", key, e);
+      return adcp_objects__fs_fail_errno(
+          err, e == ENOTDIR ? "directory walk (a file blocks the path)" : "directory walk", key, e);
     }
     close(cur);
     cur = next;
@@ -173,7 +176,7 @@ int adcp_objects__fs_open_leaf(int dirfd, const char *leaf, const char *key, int
 /* Opens key's file and checks it is a regular file; shared by get/delete/head.
  * Returns 0, ADCP_ENOT_FOUND or an error. dirfd is returned for delete. */
 int adcp_objects__fs_open_object(fs_provider *fs, const char *key, int *out_dirfd, const char **leaf, int *out_fd,
-                       fs_stat *st, adcp_error *err) {
+                                 fs_stat *st, adcp_error *err) {
   int rootfd = -1, dirfd = -1, fd = -1, rc = adcp_objects__fs_open_root(fs, &rootfd, err);
   if (rc) return rc;
   rc = adcp_objects__fs_open_parent(rootfd, key, 0, &dirfd, leaf, err);

@@ -58,8 +58,7 @@ static int config_errno(int e) {
 
 /* Maps a failed probe step. Returns the code to report, or 0 when the failure
  * says the binding is unsafe (the caller words that refusal). */
-static int probe_step_failed(const fs_provider *fs, int rc, const adcp_error *inner, const char *step,
-                             adcp_error *err) {
+static int probe_step_failed(const fs_provider *fs, int rc, const adcp_error *inner, const char *step, adcp_error *err) {
   if (rc == ADCP_EDEADLINE_EXCEEDED || rc == ADCP_EABORTED || rc == ADCP_ENOMEM)
     return adcp_error_set(err, rc, "%s", inner->message);
   if (rc == ADCP_EPROVIDER_UNAVAILABLE && !config_errno(adcp_objects__fs_last_errno))
@@ -95,7 +94,8 @@ int adcp_objects__fs_probe(adcp_object_provider *self, const adcp_object_ctx *ct
   int rootfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0) {
     int e = errno;
-    if (adcp_objects__fs_root_is_symlink(fs->root)) return unsafe(err, "filesystem root %s is a symbolic link", fs->root_name);
+    if (adcp_objects__fs_root_is_symlink(fs->root))
+      return unsafe(err, "filesystem root %s is a symbolic link", fs->root_name);
     if (e == ENOTDIR) return unsafe(err, "filesystem root %s is not a directory", fs->root_name);
     if (e == ENOENT) return unsafe(err, "filesystem root %s does not exist and was not created", fs->root_name);
     if (config_errno(e)) return unsafe(err, "filesystem root %s cannot be opened", fs->root_name);
@@ -134,7 +134,8 @@ int adcp_objects__fs_probe(adcp_object_provider *self, const adcp_object_ctx *ct
   rc = adcp_objects__fs_open_parent_mode(rootfd, (const char *)probe_dir.data, fs->dir_mode, &dirfd, &leaf, &inner);
   adcp_buf_free(&probe_dir);
   close(rootfd);
-  if (rc == ADCP_EUNSAFE_BINDING) return unsafe(err, "a component of binding prefix %.128s is a symbolic link", fs->prefix);
+  if (rc == ADCP_EUNSAFE_BINDING)
+    return unsafe(err, "a component of binding prefix %.128s is a symbolic link", fs->prefix);
   if (rc) {
     int t = probe_step_failed(fs, rc, &inner, "creating the prefix directories", err);
     return t ? t : unsafe(err, "binding prefix %.128s cannot be created as directories under the root", fs->prefix);
@@ -165,8 +166,7 @@ int adcp_objects__fs_probe(adcp_object_provider *self, const adcp_object_ctx *ct
     if (t) rc = t;
     else if (rc == ADCP_EUNSAFE_BINDING && strstr(inner.message, "hard links"))
       rc = unsafe(err, "filesystem under root %s does not support hard links (link())", fs->root_name);
-    else
-      rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
+    else rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
   } else if (r1.outcome != ADCP_OBJECT_CREATED) {
     rc = unsafe(err, "create-only test write under root %s failed", fs->root_name);
   }
@@ -189,7 +189,9 @@ int adcp_objects__fs_probe(adcp_object_provider *self, const adcp_object_ctx *ct
     else if (r || strcmp(pst.version, r1.native_version) != 0)
       rc = unsafe(err, "probe object under root %s changed version", fs->root_name);
     else if (pst.mtime_nsec == 0)
-      rc = unsafe(err, "filesystem under root %s keeps whole-second modification times; native versions would not be write-unique", fs->root_name);
+      rc = unsafe(
+          err, "filesystem under root %s keeps whole-second modification times; native versions would not be write-unique",
+          fs->root_name);
   }
   int outcome = 0;
   if (r1.native_version[0]) {

@@ -53,7 +53,7 @@ ssize_t adcp_objects__fs_pread_full(int fd, uint8_t *p, size_t n, off_t off) {
 /* Compares the existing object with bytes. 0 identical, ADCP_ECONTENT_CONFLICT,
  * ADCP_ENOT_FOUND (vanished: retry the link), or an error. */
 int adcp_objects__fs_compare_existing(fs_provider *fs, int dirfd, const char *leaf, const adcp_object_put_input *in,
-                            adcp_object_put_result *out, const adcp_object_ctx *ctx, adcp_error *err) {
+                                      adcp_object_put_result *out, const adcp_object_ctx *ctx, adcp_error *err) {
   int fd = -1, rc = adcp_objects__fs_open_leaf(dirfd, leaf, in->key, &fd, err);
   if (rc) return rc;
   fs_stat st;
@@ -63,7 +63,8 @@ int adcp_objects__fs_compare_existing(fs_provider *fs, int dirfd, const char *le
   }
   if (!st.regular) {
     close(fd);
-    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "key %.160s is occupied by something that is not an object", in->key);
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "key %.160s is occupied by something that is not an object",
+                          in->key);
   }
   memcpy(out->native_version, st.version, sizeof st.version);
   if (st.size != in->len) {
@@ -115,7 +116,7 @@ int adcp_objects__fs_after_link(fs_provider *fs, adcp_object_put_result *out, in
 /* put without the key check: the probe writes under its own directory, whose
  * name is deliberately outside the key alphabet. */
 int adcp_objects__fs_put_at(fs_provider *fs, adcp_object_put_result *out, const adcp_object_put_input *in,
-                  const adcp_object_ctx *ctx, adcp_error *err) {
+                            const adcp_object_ctx *ctx, adcp_error *err) {
   memset(out, 0, sizeof *out);
   int rc = adcp_object_ctx_check(ctx, err);
   if (rc) return rc;
@@ -179,15 +180,16 @@ int adcp_objects__fs_put_at(fs_provider *fs, adcp_object_put_result *out, const 
       break;
     }
     if (errno != EEXIST) {
-      rc = errno == EPERM || errno == EOPNOTSUPP ? adcp_error_set(err, ADCP_EUNSAFE_BINDING,
-                                                                  "filesystem does not support hard links")
-                                                 : adcp_objects__fs_fail(err, "link", in->key);
+      rc = errno == EPERM || errno == EOPNOTSUPP
+               ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem does not support hard links")
+               : adcp_objects__fs_fail(err, "link", in->key);
       break;
     }
     rc = adcp_objects__fs_compare_existing(fs, dirfd, leaf, in, out, ctx, err);
     if (rc == 0) out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
   }
-  if (rc == ADCP_ENOT_FOUND) rc = adcp_objects__fs_fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
+  if (rc == ADCP_ENOT_FOUND)
+    rc = adcp_objects__fs_fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
 done:
   close(tfd);
   unlinkat(dirfd, tmp, 0); /* the final name, if linked, keeps the inode */
@@ -222,7 +224,8 @@ static int fs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
   uint64_t off = in->has_range ? in->offset : 0;
   if (off > st.size || (in->has_range && in->length > st.size - off)) {
     close(fd);
-    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object at key %.160s", in->key);
+    return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object at key %.160s",
+                          in->key);
   }
   uint64_t len = in->has_range ? in->length : st.size - off;
   if (len > in->max_bytes || len > SIZE_MAX / 2) {
@@ -259,7 +262,7 @@ static int fs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
 }
 
 int adcp_objects__fs_delete_at(fs_provider *fs, int *outcome, const char *key, const char *version,
-                     const adcp_object_ctx *ctx, adcp_error *err) {
+                               const adcp_object_ctx *ctx, adcp_error *err) {
   *outcome = 0;
   int rc = adcp_object_ctx_check(ctx, err);
   if (rc) return rc;
@@ -290,7 +293,8 @@ int adcp_objects__fs_delete_at(fs_provider *fs, int *outcome, const char *key, c
     close(dirfd);
     return rc;
   }
-  if ((rc = adcp_objects__fs_hook(fs, ADCP_FS_STEP_FSYNC_DIR, key, err)) == 0 && fsync(dirfd) != 0) rc = adcp_objects__fs_fail(err, "directory fsync", key);
+  if ((rc = adcp_objects__fs_hook(fs, ADCP_FS_STEP_FSYNC_DIR, key, err)) == 0 && fsync(dirfd) != 0)
+    rc = adcp_objects__fs_fail(err, "directory fsync", key);
   close(dirfd);
   if (!rc) *outcome = ADCP_OBJECT_DELETED;
   return rc;
@@ -349,7 +353,8 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root must be an absolute directory path");
   if (!options) return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem provider options are missing");
   const char *name = options->root_name ? options->root_name : "default";
-  if (!root_name_ok(name)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root name must match ^[A-Za-z0-9_.-]{1,64}$");
+  if (!root_name_ok(name))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "filesystem root name must match ^[A-Za-z0-9_.-]{1,64}$");
   int rc = adcp_object_prefix_validate(options->prefix, err);
   if (rc) return rc;
   fs_provider *fs = calloc(1, sizeof *fs);
@@ -371,8 +376,8 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
   fs->base.version = ADCP_OBJECT_PROVIDER_VERSION;
   fs->base.name = "filesystem";
   fs->base.prefix = fs->prefix;
-  fs->base.capabilities = ADCP_OBJECT_CAP_RANGED_READS | ADCP_OBJECT_CAP_NATIVE_CREATE_ONLY | ADCP_OBJECT_CAP_HEAD |
-                          ADCP_OBJECT_CAP_LIST;
+  fs->base.capabilities =
+      ADCP_OBJECT_CAP_RANGED_READS | ADCP_OBJECT_CAP_NATIVE_CREATE_ONLY | ADCP_OBJECT_CAP_HEAD | ADCP_OBJECT_CAP_LIST;
   fs->base.validate_location = adcp_objects__fs_validate_location;
   fs->base.probe = adcp_objects__fs_probe;
   fs->base.put_create_only = fs_put;
@@ -391,8 +396,7 @@ int adcp_fs_provider_new(adcp_object_provider **out, const char *root_dir, const
   return 0;
 }
 
-int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode,
-                               adcp_error *err) {
+int adcp_fs_provider_set_modes(adcp_object_provider *p, unsigned int file_mode, unsigned int dir_mode, adcp_error *err) {
   if (!p || p->destroy != fs_destroy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "file and directory modes apply to filesystem providers only");
   /* The owner must keep access; nobody else may write (planted entries). */

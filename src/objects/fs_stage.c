@@ -32,7 +32,7 @@
 struct adcp_object_stage {
   char name[sizeof TEMP_PREFIX + 32 + sizeof STAGE_SUFFIX];
   uint64_t len;
-  dev_t dev;  /* identity of the file written, checked again before and after link */
+  dev_t dev; /* identity of the file written, checked again before and after link */
   ino_t ino;
   /* Once linked, never link again: the inode (and so the version) would be
    * the same as the first object's, and a pinned delete of that one would
@@ -58,7 +58,7 @@ static int open_staging(fs_provider *fs, int create, int *out, adcp_error *err) 
 }
 
 int adcp_objects__fs_stage_put(adcp_object_provider *self, adcp_object_stage **out, const uint8_t *bytes, size_t len,
-                        const adcp_object_ctx *ctx, adcp_error *err) {
+                               const adcp_object_ctx *ctx, adcp_error *err) {
   fs_provider *fs = (fs_provider *)self;
   *out = NULL;
   adcp_object_stage *st = calloc(1, sizeof *st);
@@ -130,7 +130,8 @@ done:
 /* Reads the whole staged file (for comparing with an existing object). */
 static int read_staged(adcp_buf *b, int fd, const adcp_object_stage *st, adcp_error *err) {
   adcp_buf_reset(b);
-  if (adcp_buf_reserve(b, (size_t)st->len ? (size_t)st->len : 1)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (adcp_buf_reserve(b, (size_t)st->len ? (size_t)st->len : 1))
+    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   ssize_t got = adcp_objects__fs_pread_full(fd, b->data, (size_t)st->len, 0);
   if (got < 0 || (uint64_t)got != st->len) return adcp_objects__fs_fail(err, "read", STAGE_WHAT);
   b->len = (size_t)st->len;
@@ -138,7 +139,7 @@ static int read_staged(adcp_buf *b, int fd, const adcp_object_stage *st, adcp_er
 }
 
 int adcp_objects__fs_stage_link(adcp_object_provider *self, adcp_object_put_result *out, adcp_object_stage *st,
-                         const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err) {
+                                const adcp_object_put_input *in, const adcp_object_ctx *ctx, adcp_error *err) {
   fs_provider *fs = (fs_provider *)self;
   memset(out, 0, sizeof *out);
   int rc = adcp_objects__fs_own_key(fs, in->key, err);
@@ -152,7 +153,8 @@ int adcp_objects__fs_stage_link(adcp_object_provider *self, adcp_object_put_resu
   close(rootfd);
   if (rc) return rc;
   if ((rc = open_staging(fs, 0, &sdir, err))) {
-    if (rc == ADCP_ENOT_FOUND) rc = adcp_objects__fs_fail_errno(err, "staged file vanished before link", in->key, ENOENT);
+    if (rc == ADCP_ENOT_FOUND)
+      rc = adcp_objects__fs_fail_errno(err, "staged file vanished before link", in->key, ENOENT);
     goto done;
   }
   sfd = openat(sdir, st->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -182,8 +184,7 @@ int adcp_objects__fs_stage_link(adcp_object_provider *self, adcp_object_put_resu
       struct stat b;
       if (fstatat(dirfd, leaf, &b, AT_SYMLINK_NOFOLLOW) != 0 || b.st_dev != st->dev || b.st_ino != st->ino) {
         unlinkat(dirfd, leaf, 0); /* the entry this call just created */
-        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "staged file for key %.160s was replaced before its link",
-                            in->key);
+        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "staged file for key %.160s was replaced before its link", in->key);
         break;
       }
       st->linked = 1;
@@ -203,8 +204,9 @@ int adcp_objects__fs_stage_link(adcp_object_provider *self, adcp_object_put_resu
       break;
     }
     if (e != EEXIST) {
-      rc = e == EPERM || e == EOPNOTSUPP ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem does not support hard links")
-                                         : adcp_objects__fs_fail_errno(err, "link", in->key, e);
+      rc = e == EPERM || e == EOPNOTSUPP
+               ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "filesystem does not support hard links")
+               : adcp_objects__fs_fail_errno(err, "link", in->key, e);
       break;
     }
     if (!bytes.len && st->len && (rc = read_staged(&bytes, sfd, st, err))) break;
@@ -213,12 +215,13 @@ int adcp_objects__fs_stage_link(adcp_object_provider *self, adcp_object_put_resu
     rc = adcp_objects__fs_compare_existing(fs, dirfd, leaf, &pi, out, ctx, err);
     if (rc == 0) out->outcome = ADCP_OBJECT_ADOPTED_IDENTICAL;
     if (rc == ADCP_ENOT_FOUND && st->linked) {
-      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "staged write for key %.160s was already linked once; stage it again",
-                          in->key);
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "staged write for key %.160s was already linked once; stage it again", in->key);
       break;
     }
   }
-  if (rc == ADCP_ENOT_FOUND) rc = adcp_objects__fs_fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
+  if (rc == ADCP_ENOT_FOUND)
+    rc = adcp_objects__fs_fail_errno(err, "link (the key keeps being deleted)", in->key, ENOENT);
 done:
   if (sfd >= 0) close(sfd);
   if (sdir >= 0) close(sdir);

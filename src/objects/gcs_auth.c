@@ -180,7 +180,8 @@ static int b64url(adcp_buf *out, const uint8_t *in, size_t n) {
   for (size_t i = 0; i < t.len; i++) {
     char c = (char)t.data[i];
     if (c == '=') break;
-    if (adcp_buf_append_byte(out, (uint8_t)(c == '+' ? '-' : c == '/' ? '_' : c))) return adcp_buf_free(&t), ADCP_ENOMEM;
+    if (adcp_buf_append_byte(out, (uint8_t)(c == '+' ? '-' : c == '/' ? '_' : c)))
+      return adcp_buf_free(&t), ADCP_ENOMEM;
   }
   adcp_buf_free(&t);
   return 0;
@@ -239,8 +240,7 @@ static int jwt_time_refused(const adcp_http_response *r) {
 }
 
 /* Exchanges a fresh JWT for an access token. Writes token and lifetime. */
-static int fetch_sa_token(adcp_gcs_auth *a, char *token, int64_t *lifetime_s, const adcp_object_ctx *ctx,
-                          adcp_error *err) {
+static int fetch_sa_token(adcp_gcs_auth *a, char *token, int64_t *lifetime_s, const adcp_object_ctx *ctx, adcp_error *err) {
   adcp_buf jwt, body;
   adcp_buf_init(&jwt), adcp_buf_init(&body);
   int rc = make_jwt(a, &jwt, err);
@@ -381,8 +381,7 @@ static int token_from_command(adcp_gcs_auth *a, char *token, const adcp_object_c
       rc = adcp_error_set(err, ADCP_EABORTED, "object operation cancelled");
     else if (ctx && ctx->deadline_ms > 0 && adcp_object_now_ms() >= ctx->deadline_ms)
       rc = adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED, "object operation deadline exceeded");
-    else
-      rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS token command did not finish in time");
+    else rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS token command did not finish in time");
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS token command failed");
   } else if (too_long || take_token(token, buf, got)) {
@@ -416,8 +415,7 @@ static int lock_within(adcp_gcs_auth *a, const adcp_object_ctx *ctx, adcp_error 
   }
 }
 
-int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, const adcp_object_ctx *ctx,
-                         adcp_error *err) {
+int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, const adcp_object_ctx *ctx, adcp_error *err) {
   int rc = lock_within(a, ctx, err);
   if (rc) return rc;
   int64_t now = adcp_object_now_ms();

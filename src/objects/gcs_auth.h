@@ -31,8 +31,7 @@ void adcp_gcs_auth_free(adcp_gcs_auth *a);
 /* Appends "Authorization: Bearer …" to a curl header list (see
  * adcp_http_add_header), fetching or refreshing the token first when needed.
  * *serial receives the cache serial of the token used (for invalidate). */
-int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, const adcp_object_ctx *ctx,
-                         adcp_error *err);
+int adcp_gcs_auth_header(adcp_gcs_auth *a, void *headers, uint64_t *serial, const adcp_object_ctx *ctx, adcp_error *err);
 /* The store refused the token of `serial` (401): forget it unless a newer one
  * was fetched meanwhile. */
 void adcp_gcs_auth_invalidate(adcp_gcs_auth *a, uint64_t serial);

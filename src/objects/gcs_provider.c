@@ -91,8 +91,10 @@ static int obj_path(const gcsp *p, adcp_buf *out, const char *key) {
 
 static int map_failure(const adcp_http_response *r, const char *what, adcp_error *err) {
   long st = r->status;
-  if (st == 401) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS %s refused: credentials not accepted", what);
-  if (st == 403) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS %s refused: access denied (HTTP 403)", what);
+  if (st == 401)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS %s refused: credentials not accepted", what);
+  if (st == 403)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS %s refused: access denied (HTTP 403)", what);
   if (st == 301 || st == 302 || st == 307 || st == 308)
     return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS endpoint redirected the request");
   return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "GCS %s failed (HTTP %ld)", what, st);
@@ -150,8 +152,7 @@ static int gcs_validate_location(adcp_object_provider *self, const adcp_object_k
     else if (strcmp(k, "endpoint") == 0) {
       int rc = adcp_http_endpoint_check(v, 0, "GCS location.endpoint", err);
       if (rc) return rc;
-    } else
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS location has an unknown entry %.40s", k);
+    } else return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS location has an unknown entry %.40s", k);
   }
   if (!have_bucket) return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS location needs bucket");
   return 0;
@@ -187,12 +188,9 @@ static int read_current(gcsp *p, adcp_buf *out, char gen[ADCP_OBJECT_VERSION_MAX
   }
   if ((rc = gcs_call(p, &r, "GET", (char *)path.data, (char *)q.data, NULL, 0, NULL, 0, cap, ctx, err))) goto done;
   const char *echo = adcp_http_header_get(&r, "x-goog-generation");
-  if (r.status == 404 || (r.status == 200 && (!echo || strcmp(echo, gen))))
-    rc = ADCP_ENOT_FOUND;
-  else if (r.status != 200 || r.too_large)
-    rc = map_failure(&r, "get", err);
-  else if (adcp_buf_append(out, r.body.data, r.body.len))
-    rc = ADCP_ENOMEM;
+  if (r.status == 404 || (r.status == 200 && (!echo || strcmp(echo, gen)))) rc = ADCP_ENOT_FOUND;
+  else if (r.status != 200 || r.too_large) rc = map_failure(&r, "get", err);
+  else if (adcp_buf_append(out, r.body.data, r.body.len)) rc = ADCP_ENOMEM;
 done:
   if (rc == ADCP_ENOMEM) adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_http_response_free(&r);
@@ -218,8 +216,7 @@ static int upload_body(adcp_buf *b, char boundary[40], const adcp_object_put_inp
     bad = adcp_buf_append_str(b, ",\"metadata\":{");
     for (size_t i = 0; !bad && i < in->n_metadata; i++)
       bad = (i && adcp_buf_append_byte(b, ',')) ||
-            adcp_jcs_write_string(b, in->metadata[i].key, strlen(in->metadata[i].key)) ||
-            adcp_buf_append_byte(b, ':') ||
+            adcp_jcs_write_string(b, in->metadata[i].key, strlen(in->metadata[i].key)) || adcp_buf_append_byte(b, ':') ||
             adcp_jcs_write_string(b, in->metadata[i].value, strlen(in->metadata[i].value));
     bad = bad || adcp_buf_append_byte(b, '}');
   }
@@ -242,8 +239,9 @@ static int upload_once(gcsp *p, long *status, char gen[ADCP_OBJECT_VERSION_MAX +
   adcp_http_response r;
   memset(&r, 0, sizeof r);
   int rc = 0;
-  if (adcp_base64_encode(&m64, md5, 16) || adcp_buf_cstr(&m64) || (rc = upload_body(&body, boundary, in, (char *)m64.data)) ||
-      q_add(&q, "uploadType", "multipart") || q_add(&q, "ifGenerationMatch", "0") || adcp_buf_cstr(&q)) {
+  if (adcp_base64_encode(&m64, md5, 16) || adcp_buf_cstr(&m64) ||
+      (rc = upload_body(&body, boundary, in, (char *)m64.data)) || q_add(&q, "uploadType", "multipart") ||
+      q_add(&q, "ifGenerationMatch", "0") || adcp_buf_cstr(&q)) {
     rc = rc == ADCP_EPROVIDER_UNAVAILABLE ? adcp_error_set(err, rc, "no randomness for the upload")
                                           : adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     goto done;
@@ -333,7 +331,10 @@ static int gcs_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_
   snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)in->offset,
            (unsigned long long)(in->offset + in->length - 1));
   rc = gcs_call(p, &r, "GET", (char *)path.data, (char *)q.data, hdrs, in->has_range && !zero ? 1 : 0, NULL, 0,
-                zero ? GCS_JSON_MAX : in->has_range ? in->length : in->max_bytes, ctx, err);
+                zero            ? GCS_JSON_MAX
+                : in->has_range ? in->length
+                                : in->max_bytes,
+                ctx, err);
   if (rc) goto done;
   long st = r.status;
   if (st == 404 || st == 400) {
@@ -393,7 +394,8 @@ static int gcs_delete(adcp_object_provider *self, int *outcome, const char *key,
     if (obj_path(p, &path, key) || q_add(&q, "generation", ver) || adcp_buf_cstr(&q))
       rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     /* The generation parameter names exactly one object version: never another. */
-    if (!rc) rc = gcs_call(p, &r, "DELETE", (char *)path.data, (char *)q.data, NULL, 0, NULL, 0, GCS_SMALL_MAX, ctx, err);
+    if (!rc)
+      rc = gcs_call(p, &r, "DELETE", (char *)path.data, (char *)q.data, NULL, 0, NULL, 0, GCS_SMALL_MAX, ctx, err);
     long st = r.status;
     if (!rc && st != 204 && st != 200 && st != 404 && st != 412 && st != 400) rc = map_failure(&r, "delete", err);
     adcp_http_response_free(&r);
@@ -428,7 +430,8 @@ static int gcs_list(adcp_object_provider *self, adcp_object_list_page *out, cons
   adcp_buf_init(&q), adcp_buf_init(&path);
   char *ptoken = NULL;
   int rc = 0, more = 0;
-  if (adcp_buf_printf(&path, "%s/o", p->bpath) || adcp_buf_cstr(&path)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (adcp_buf_printf(&path, "%s/o", p->bpath) || adcp_buf_cstr(&path))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   for (int req = 0; !rc && req < 100000; req++) {
     adcp_buf_reset(&q);
     if (q_add(&q, "prefix", prefix) || q_add(&q, "maxResults", maxr) || (token && q_add(&q, "startOffset", token)) ||
@@ -540,7 +543,8 @@ static int check_lifecycle(gcsp *p, const adcp_json_doc *d, adcp_error *err) {
       overlaps = prefix_overlaps(s, n, p->prefix);
     }
     if (overlaps)
-      return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS lifecycle Delete rule can remove live objects under the prefix");
+      return adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                            "GCS lifecycle Delete rule can remove live objects under the prefix");
   }
   return 0;
 }
@@ -554,8 +558,10 @@ static void probe_cleanup(gcsp *p, const char *key, const char *gen) {
 
 static int empirical_create_only(gcsp *p, const adcp_object_ctx *ctx, adcp_error *err) {
   uint8_t rnd[16];
-  char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], g1[ADCP_OBJECT_VERSION_MAX + 1] = "", g2[ADCP_OBJECT_VERSION_MAX + 1] = "";
-  if (RAND_bytes(rnd, sizeof rnd) != 1) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
+  char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], g1[ADCP_OBJECT_VERSION_MAX + 1] = "",
+                                                                               g2[ADCP_OBJECT_VERSION_MAX + 1] = "";
+  if (RAND_bytes(rnd, sizeof rnd) != 1)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(key, sizeof key, "%s/.adcp-probe/%s", p->prefix, hex);
   static const uint8_t body[] = "{\"probe\":1}\n";
@@ -603,8 +609,8 @@ static int gcs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adc
   adcp_json_doc_init(&d);
   if (r.status == 404) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket does not exist");
   else if (r.status == 401 || r.status == 403)
-    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket metadata is unreadable with these credentials (HTTP %ld)",
-                        r.status);
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                        "GCS bucket metadata is unreadable with these credentials (HTTP %ld)", r.status);
   else if (r.status != 200 || r.too_large)
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS bucket metadata is unverifiable (HTTP %ld)", r.status);
   else if (parse_body(&d, &r)) /* re-initialises d: nothing was parsed into it yet */
@@ -617,8 +623,7 @@ static int gcs_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adc
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS uniform bucket-level access is not enabled");
     else if (!iam || !json_text(pap, sizeof pap, &d, iam, "publicAccessPrevention") || strcmp(pap, "enforced"))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "GCS public access prevention is not enforced");
-    else
-      rc = check_lifecycle(p, &d, err);
+    else rc = check_lifecycle(p, &d, err);
   }
   adcp_json_doc_free(&d);
   adcp_http_response_free(&r);
@@ -650,7 +655,8 @@ static int bucket_ok(const char *b) {
 
 int adcp_gcs_provider_new(adcp_object_provider **out, const adcp_gcs_provider_options *o, adcp_error *err) {
   *out = NULL;
-  if (!o || !o->bucket || !o->prefix) return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS provider needs bucket and prefix");
+  if (!o || !o->bucket || !o->prefix)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS provider needs bucket and prefix");
   int rc = adcp_object_prefix_validate(o->prefix, err);
   if (rc) return rc;
   if (!bucket_ok(o->bucket)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "GCS bucket name is not valid");

@@ -123,7 +123,7 @@ typedef struct xfer {
   const adcp_object_ctx *ctx;
   CURL *c;
   struct curl_slist *hdrs;
-  long status;   /* parsed from the status line */
+  long status; /* parsed from the status line */
   int head;
   int oom;
 } xfer;
@@ -287,13 +287,11 @@ static int xfer_classify(xfer *x, CURLcode cc, int64_t *retry_after_ms, int *rc,
   }
   if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_SSL_CONNECT_ERROR ||
       cc == CURLE_SSL_CERTPROBLEM)
-    return *rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "TLS connection to the object store failed"),
-           R_DONE;
+    return *rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "TLS connection to the object store failed"), R_DONE;
   if (cc != CURLE_OK) {
     /* Reset, refused, truncated body, nothing received: transient. */
     if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING ||
-        cc == CURLE_PARTIAL_FILE || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_HTTP2 ||
-        cc == CURLE_HTTP2_STREAM)
+        cc == CURLE_PARTIAL_FILE || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_HTTP2 || cc == CURLE_HTTP2_STREAM)
       return *rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object store connection failed"), R_RETRY;
     return *rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object store request failed"), R_DONE;
   }
@@ -351,10 +349,8 @@ static void label_failure(adcp_error *err, const adcp_http_request *q) {
   const char *qm = strchr(q->url, '?');
   size_t n = qm ? strcspn(qm + 1, "=&#") : 0, len = strlen(err->message);
   if (n > 32) n = 32;
-  if (qm && n)
-    snprintf(err->message + len, sizeof err->message - len, " (%s ?%.*s)", q->method, (int)n, qm + 1);
-  else
-    snprintf(err->message + len, sizeof err->message - len, " (%s)", q->method);
+  if (qm && n) snprintf(err->message + len, sizeof err->message - len, " (%s ?%.*s)", q->method, (int)n, qm + 1);
+  else snprintf(err->message + len, sizeof err->message - len, " (%s)", q->method);
 }
 
 int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request *req, const adcp_object_ctx *ctx,
@@ -370,8 +366,9 @@ int adcp_http_do(adcp_http *h, adcp_http_response *resp, const adcp_http_request
     if ((rc = adcp_object_ctx_check(ctx, err))) break;
     int64_t left = remaining_ms(h, ctx, started);
     if (left <= 0) {
-      rc = ctx && ctx->deadline_ms > 0 ? adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED, "object operation deadline exceeded")
-                                       : adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object store did not answer in time");
+      rc = ctx && ctx->deadline_ms > 0
+               ? adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED, "object operation deadline exceeded")
+               : adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object store did not answer in time");
       break;
     }
     response_reset(resp);
@@ -577,8 +574,7 @@ int adcp_http_content_range_total(const char *content_range, uint64_t *total) {
   return 0;
 }
 
-int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in,
-                        adcp_error *err) {
+int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in, adcp_error *err) {
   const uint8_t *bytes = r->body.data;
   size_t len = r->body.len;
   if (in->has_range) {
@@ -588,16 +584,14 @@ int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_o
       beyond = in->offset > len || in->length > len - in->offset;
       bytes += beyond ? 0 : in->offset, len = (size_t)in->length;
     } else { /* 206: a range running past the end comes back short */
-      beyond = len != in->length ||
-               (adcp_http_content_range_total(adcp_http_header_get(r, "content-range"), &total) == 0 &&
-                (in->offset > total || in->length > total - in->offset));
+      beyond = len != in->length || (adcp_http_content_range_total(adcp_http_header_get(r, "content-range"), &total) == 0 &&
+                                     (in->offset > total || in->length > total - in->offset));
     }
     if (beyond) return adcp_error_set(err, ADCP_EROWS_INTEGRITY_FAILED, "requested range exceeds the stored object");
   }
   if (adcp_buf_append(out, bytes, len)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   return 0;
 }
-
 
 /* ---- endpoints ------------------------------------------------------------------ */
 
@@ -645,8 +639,7 @@ static char *part(CURLU *u, CURLUPart what) {
   return c;
 }
 
-int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what,
-                             adcp_error *err) {
+int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what, adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!url || !*url) return adcp_error_set(err, ADCP_EINVALID_INPUT, "%s is empty", what);
   for (const char *c = url; *c; c++)
@@ -707,8 +700,8 @@ int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned 
   }
   out->tls = strcmp(scheme, "https") == 0;
   if (!out->tls && strcmp(host, "localhost") != 0 && !literal_loopback(host)) {
-    rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "%s must use https unless its host is a loopback address or localhost",
-                        what);
+    rc = adcp_error_set(err, ADCP_EINVALID_INPUT,
+                        "%s must use https unless its host is a loopback address or localhost", what);
     goto done;
   }
   size_t pl = path ? strlen(path) : 0;

@@ -20,10 +20,10 @@
 typedef struct adcp_http adcp_http;
 
 typedef struct adcp_http_options {
-  const char *ca_file;      /* PEM bundle; NULL = the system store. Verification is always on. */
-  int max_attempts;         /* total attempts for a transient failure; 0 = 4 */
-  int64_t backoff_base_ms;  /* first backoff (full jitter, doubling); 0 = 50 */
-  int64_t backoff_max_ms;   /* cap per wait (and on Retry-After); 0 = 2000 */
+  const char *ca_file;        /* PEM bundle; NULL = the system store. Verification is always on. */
+  int max_attempts;           /* total attempts for a transient failure; 0 = 4 */
+  int64_t backoff_base_ms;    /* first backoff (full jitter, doubling); 0 = 50 */
+  int64_t backoff_max_ms;     /* cap per wait (and on Retry-After); 0 = 2000 */
   int64_t default_timeout_ms; /* per call when the context has no deadline; 0 = 120000 */
 } adcp_http_options;
 
@@ -33,11 +33,11 @@ typedef struct adcp_http_header {
 } adcp_http_header;
 
 typedef struct adcp_http_response {
-  long status;                /* 0 when no HTTP response arrived */
+  long status; /* 0 when no HTTP response arrived */
   adcp_buf body;
-  adcp_http_header *headers;  /* of the last attempt */
+  adcp_http_header *headers; /* of the last attempt */
   size_t n_headers;
-  int too_large;              /* the body (or its Content-Length) exceeded max_body */
+  int too_large; /* the body (or its Content-Length) exceeded max_body */
   int attempts;
 } adcp_http_response;
 
@@ -46,8 +46,8 @@ typedef struct adcp_http_response {
 typedef int (*adcp_http_sign_fn)(void *arg, void *headers, adcp_error *err);
 
 typedef struct adcp_http_request {
-  const char *method;     /* GET PUT HEAD DELETE POST */
-  const char *url;        /* fully encoded */
+  const char *method;         /* GET PUT HEAD DELETE POST */
+  const char *url;            /* fully encoded */
   const char *const *headers; /* fixed "Name: value" lines; may be NULL */
   size_t n_headers;
   const uint8_t *body;
@@ -56,7 +56,7 @@ typedef struct adcp_http_request {
   adcp_http_sign_fn sign; /* may be NULL */
   void *sign_arg;
   /* Statuses that are answers, not transient failures, even if 5xx (none today). */
-  int no_retry;           /* 1 = a single attempt */
+  int no_retry; /* 1 = a single attempt */
 } adcp_http_request;
 
 /* An endpoint parsed once with libcurl's URL API (never by string prefix).
@@ -80,8 +80,7 @@ typedef struct adcp_http_endpoint {
 /* Parses url into *out (zeroed first; free with adcp_http_endpoint_free).
  * `what` names the endpoint in messages ("S3 endpoint"). INVALID_INPUT for
  * every refusal (the message says which rule), ENOMEM. */
-int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what,
-                             adcp_error *err);
+int adcp_http_endpoint_parse(adcp_http_endpoint *out, const char *url, unsigned flags, const char *what, adcp_error *err);
 void adcp_http_endpoint_free(adcp_http_endpoint *e);
 /* The same rule without keeping the parts (for location checks). */
 int adcp_http_endpoint_check(const char *url, unsigned flags, const char *what, adcp_error *err);
@@ -123,8 +122,7 @@ int adcp_http_content_range_total(const char *content_range, uint64_t *total);
  * for every provider: a 200 to a ranged request (the store ignored Range) is
  * sliced here; a 206 whose Content-Range total or body length shows the range
  * runs past the object is ROWS_INTEGRITY_FAILED, never short data. */
-int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in,
-                        adcp_error *err);
+int adcp_http_take_body(adcp_buf *out, const adcp_http_response *r, const adcp_object_get_input *in, adcp_error *err);
 
 /* Percent-encodes s per RFC 3986 unreserved set; '/' kept when keep_slash. */
 int adcp_http_uri_encode(adcp_buf *out, const char *s, size_t n, int keep_slash);

@@ -46,8 +46,8 @@ int adcp_object_prefix_validate(const char *prefix, adcp_error *err) {
   return 0;
 }
 
-static const char *const placeholders[] = {"prefix",      "namespace_key",  "account_key", "period_date",
-                                           "finality",    "revision_key",   "content_sha256", "chunk_index"};
+static const char *const placeholders[] = {"prefix",   "namespace_key", "account_key",    "period_date",
+                                           "finality", "revision_key",  "content_sha256", "chunk_index"};
 #define N_PLACEHOLDERS (sizeof placeholders / sizeof placeholders[0])
 
 static int placeholder_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
@@ -82,9 +82,9 @@ int adcp_object_key_template_validate(const char *tmpl, adcp_error *err) {
     size_t pl = placeholder_len(s);
     if (pl) {
       if (placeholder_index(s + 1, pl - 2) < 0)
-        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "unknown key template placeholder {%.*s}", (int)(pl - 2) > 64 ? 64 : (int)(pl - 2), s + 1);
-      else if (adcp_buf_append_byte(&lit, 'x'))
-        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "unknown key template placeholder {%.*s}",
+                            (int)(pl - 2) > 64 ? 64 : (int)(pl - 2), s + 1);
+      else if (adcp_buf_append_byte(&lit, 'x')) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       s += pl;
     } else {
       if (adcp_buf_append_byte(&lit, (uint8_t)*s++)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -132,8 +132,7 @@ static int digest_strings(char out[65], const char *const *v, const char *const 
   return rc;
 }
 
-int adcp_object_namespace_key(char out[65], const char *deployment_namespace, const char *installation_id,
-                              adcp_error *err) {
+int adcp_object_namespace_key(char out[65], const char *deployment_namespace, const char *installation_id, adcp_error *err) {
   if (!deployment_namespace || !*deployment_namespace || strlen(deployment_namespace) > 256)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "deployment namespace must be 1-256 characters");
   if (!installation_id || !*installation_id)
@@ -175,7 +174,8 @@ int adcp_object_binding_identity_sha256(char out[65], const char *kind, const ch
     int crc = adcp_jcs_canonicalize(&b, &type, &scratch, identity_config_json, len, NULL, &inner);
     if (crc == ADCP_ENOMEM) rc = adcp_error_set(err, crc, "out of memory");
     else if (crc) rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "identity config is not valid JSON: %s", inner.message);
-    else if (type != ADCP_JSON_OBJECT) rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "identity config must be a JSON object");
+    else if (type != ADCP_JSON_OBJECT)
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "identity config must be a JSON object");
   }
   if (!rc && adcp_buf_append_byte(&b, ']')) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) rc = adcp_sha256_hex(out, b.data, b.len, err);
@@ -190,9 +190,12 @@ int adcp_object_identity_config_json(adcp_buf *out, const char *prefix, const ch
   adcp_buf_init(&raw);
   int rc = 0;
 #define APPEND(x) \
-  do { if (!rc && adcp_buf_append_str(&raw, x)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); } while (0)
+  do { \
+    if (!rc && adcp_buf_append_str(&raw, x)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); \
+  } while (0)
   APPEND("{\"keyTemplate\":");
-  if (!rc) rc = append_jcs_string(&raw, key_template ? key_template : ADCP_OBJECT_DEFAULT_KEY_TEMPLATE, "key template", err);
+  if (!rc)
+    rc = append_jcs_string(&raw, key_template ? key_template : ADCP_OBJECT_DEFAULT_KEY_TEMPLATE, "key template", err);
   APPEND(",\"location\":{");
   for (size_t i = 0; i < n_location && !rc; i++) {
     if (i) APPEND(",");
@@ -322,9 +325,9 @@ int adcp_object_key_render(adcp_buf *out, const char *tmpl, const adcp_object_ke
     return rc;
   adcp_object_period_date(period, in->period_start);
   snprintf(chunk, sizeof chunk, "%06u", (unsigned)in->chunk_index);
-  const char *values[N_PLACEHOLDERS] = {in->prefix,   in->namespace_key, account_key,        period,
-                                        in->finality ? in->finality : "adjustment", revision_key,
-                                        in->content_sha256, chunk};
+  const char *values[N_PLACEHOLDERS] = {
+      in->prefix,   in->namespace_key,  account_key, period, in->finality ? in->finality : "adjustment",
+      revision_key, in->content_sha256, chunk};
   adcp_buf_reset(out);
   for (const char *s = tmpl; *s && !rc;) {
     size_t pl = placeholder_len(s);

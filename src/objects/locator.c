@@ -81,7 +81,8 @@ int adcp_object_physical_verify(adcp_buf *out, const uint8_t *phys, size_t phys_
     /* Length first, so a huge object is refused before hashing it. */
     if (phys_len > physical_byte_count) return integrity(err, "larger than its recorded size");
     if (phys_len != physical_byte_count) return integrity(err, "shorter than its recorded size (truncated)");
-    if (physical_byte_count != byte_count) return integrity(err, "uncompressed size differs from the manifest byte_count");
+    if (physical_byte_count != byte_count)
+      return integrity(err, "uncompressed size differs from the manifest byte_count");
     char want[65], got[65];
     if (!physical_sha256 || adcp_hex_normalize_sha256(want, physical_sha256, strlen(physical_sha256), NULL))
       return integrity(err, "recorded physical_sha256 is not a digest");
@@ -96,9 +97,8 @@ int adcp_object_physical_verify(adcp_buf *out, const uint8_t *phys, size_t phys_
   return rc;
 }
 
-int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byte_count, const uint8_t *existing,
-                                size_t n, int compression, uint64_t byte_count, const char *chunk_sha256,
-                                adcp_error *err) {
+int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byte_count, const uint8_t *existing, size_t n,
+                                int compression, uint64_t byte_count, const char *chunk_sha256, adcp_error *err) {
   if (!chunk_sha256) return adcp_error_set(err, ADCP_EINVALID_INPUT, "chunk sha256 is missing");
   char phys[65];
   int rc = adcp_sha256_hex(phys, existing ? existing : (const uint8_t *)"", n, err);
@@ -109,7 +109,8 @@ int adcp_object_adoption_verify(char physical_sha256[65], uint64_t *physical_byt
   rc = adcp_object_physical_verify(&logical, existing, n, compression, phys, n, byte_count, chunk_sha256, &inner);
   adcp_buf_free(&logical);
   if (rc == ADCP_ENOMEM || rc == ADCP_EINVALID_INPUT) return adcp_error_set(err, rc, "%s", inner.message);
-  if (rc) return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "existing object holds different bytes (%s)", inner.message);
+  if (rc)
+    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "existing object holds different bytes (%s)", inner.message);
   memcpy(physical_sha256, phys, 65);
   *physical_byte_count = n;
   return 0;

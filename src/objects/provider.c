@@ -17,7 +17,8 @@ int64_t adcp_object_now_ms(void) {
 int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err) {
   if (!ctx) return 0;
   /* Cancellation wins over an expired deadline: it is the caller's explicit intent. */
-  if (ctx->cancel && __atomic_load_n(ctx->cancel, __ATOMIC_ACQUIRE)) return adcp_error_set(err, ADCP_EABORTED, "object operation cancelled");
+  if (ctx->cancel && __atomic_load_n(ctx->cancel, __ATOMIC_ACQUIRE))
+    return adcp_error_set(err, ADCP_EABORTED, "object operation cancelled");
   if (ctx->deadline_ms > 0 && adcp_object_now_ms() >= ctx->deadline_ms)
     return adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED, "object operation deadline exceeded");
   return 0;
@@ -56,7 +57,8 @@ static int check_key(const adcp_object_provider *p, const char *key, adcp_error 
 
 static int check_version(const char *v, adcp_error *err) {
   if (!v || !*v) return adcp_error_set(err, ADCP_EINVALID_INPUT, "native version is missing");
-  if (strlen(v) > ADCP_OBJECT_VERSION_MAX) return adcp_error_set(err, ADCP_EINVALID_INPUT, "native version is too long");
+  if (strlen(v) > ADCP_OBJECT_VERSION_MAX)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "native version is too long");
   return 0;
 }
 
@@ -64,8 +66,7 @@ void adcp_object_provider_free(adcp_object_provider *p) {
   if (p && p->destroy) p->destroy(p);
 }
 
-int adcp_object_validate_location(adcp_object_provider *p, const adcp_object_kv *location, size_t n,
-                                  adcp_error *err) {
+int adcp_object_validate_location(adcp_object_provider *p, const adcp_object_kv *location, size_t n, adcp_error *err) {
   int rc = check_provider(p, err);
   if (rc) return rc;
   if (n && !location) return adcp_error_set(err, ADCP_EINVALID_INPUT, "location entries are missing");
@@ -91,9 +92,9 @@ static int check_put_input(const adcp_object_provider *p, const adcp_object_put_
   /* application/json only for ownership-fence records ("…/_collector-fence/NAME", adcp/fence.h). */
   const char *fd = strstr(in->key, "/_collector-fence/");
   int fence_key = fd && !strchr(fd + sizeof "/_collector-fence/" - 1, '/');
-  if (!in->content_type || (strcmp(in->content_type, "application/gzip") != 0 &&
-                            strcmp(in->content_type, "application/x-ndjson") != 0 &&
-                            !(fence_key && !strcmp(in->content_type, "application/json"))))
+  if (!in->content_type ||
+      (strcmp(in->content_type, "application/gzip") != 0 && strcmp(in->content_type, "application/x-ndjson") != 0 &&
+       !(fence_key && !strcmp(in->content_type, "application/json"))))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "content type must be application/gzip or application/x-ndjson");
   for (size_t i = 0; i < in->n_metadata; i++)
     if (!in->metadata || !in->metadata[i].key || !in->metadata[i].value)
@@ -123,8 +124,7 @@ static int relay_written(void *ctx, const char *key, const char *native_version,
     w->rc = adcp_error_set(&w->err, ADCP_EPROVIDER_UNAVAILABLE, "object provider reported a second written version");
   else if (!native_version || !*native_version || strlen(native_version) > ADCP_OBJECT_VERSION_MAX)
     w->rc = adcp_error_set(&w->err, ADCP_EPROVIDER_UNAVAILABLE, "object provider reported a malformed written version");
-  else
-    w->rc = w->fn(w->ctx, key, native_version, &w->err);
+  else w->rc = w->fn(w->ctx, key, native_version, &w->err);
   if (w->rc && err) *err = w->err;
   return w->rc;
 }
@@ -170,7 +170,8 @@ int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, cons
   if (!bytes && len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "stage bytes are missing");
   if ((rc = adcp_object_ctx_check(ctx, err))) return rc;
   rc = sanitize(p->stage_put(p, out, bytes, len, ctx, err), 0, 0, p, err);
-  if (!rc && !*out) rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object provider %s returned no stage", p->name);
+  if (!rc && !*out)
+    rc = adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "object provider %s returned no stage", p->name);
   if (rc && *out) {
     p->stage_drop(p, *out);
     *out = NULL;
@@ -194,8 +195,8 @@ void adcp_object_stage_drop(adcp_object_provider *p, adcp_object_stage *stage) {
   if (stage && adcp_object_stage_supported(p)) p->stage_drop(p, stage);
 }
 
-int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_get_input *in,
-                    const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_object_get(adcp_object_provider *p, adcp_buf *out, const adcp_object_get_input *in, const adcp_object_ctx *ctx,
+                    adcp_error *err) {
   int rc = check_provider(p, err);
   if (rc) return rc;
   if (!in || !out) return adcp_error_set(err, ADCP_EINVALID_INPUT, "get input is missing");
@@ -288,8 +289,8 @@ static int list_checked(list_fn fn, const char *what, adcp_object_provider *p, a
   return rc;
 }
 
-int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
-                     const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix, const char *page_token,
+                     size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
   int rc = check_provider(p, err);
   return rc ? rc : list_checked(p->list, "list", p, out, prefix, page_token, page_size, ctx, err);
 }
@@ -299,8 +300,7 @@ int adcp_object_has_list_versions(const adcp_object_provider *p) {
 }
 
 int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
-                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx,
-                              adcp_error *err) {
+                              const char *page_token, size_t page_size, const adcp_object_ctx *ctx, adcp_error *err) {
   int rc = check_provider(p, err);
   if (rc) return rc;
   return list_checked(adcp_object_has_list_versions(p) ? p->list_versions : NULL, "version listing", p, out, prefix,

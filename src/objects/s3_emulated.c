@@ -13,8 +13,8 @@
 
 #define S3_KEY_VERSIONS_MAX 10000 /* versions of one key looked at before giving up */
 
-int adcp_objects__s3_list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine, const adcp_object_ctx *ctx,
-                                       adcp_error *err) {
+int adcp_objects__s3_list_key_versions(s3p *p, key_versions *out, const char *key, const char *mine,
+                                       const adcp_object_ctx *ctx, adcp_error *err) {
   memset(out, 0, sizeof *out);
   adcp_buf k, v, t;
   adcp_buf_init(&k), adcp_buf_init(&v), adcp_buf_init(&t);
@@ -62,11 +62,13 @@ int adcp_objects__s3_list_key_versions(s3p *p, key_versions *out, const char *ke
 }
 
 /* Deletes version ver of key for good (204/200; 404 = already gone). */
-int adcp_objects__s3_delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_objects__s3_delete_version_at(s3p *p, const char *key, const char *ver, const adcp_object_ctx *ctx,
+                                       adcp_error *err) {
   adcp_http_response r;
   qp q[] = {{"versionId", ver}};
   int rc = adcp_objects__s3_call(p, &r, "DELETE", key, q, 1, NULL, 0, NULL, 0, 64 * 1024, ctx, err);
-  if (!rc && r.status != 204 && r.status != 200 && r.status != 404) rc = adcp_objects__s3_map_failure(&r, "delete", err);
+  if (!rc && r.status != 204 && r.status != 200 && r.status != 404)
+    rc = adcp_objects__s3_map_failure(&r, "delete", err);
   adcp_http_response_free(&r);
   return rc;
 }
@@ -77,8 +79,8 @@ int adcp_objects__s3_delete_version_at(s3p *p, const char *key, const char *ver,
  * adoption and conflict, and our version is deleted at its pinned ID. Every
  * writer sees the same oldest version (read-after-write listing in write
  * order, which the probe checks), so racing writers converge on it. */
-int adcp_objects__s3_emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in, const char *mine,
-                                     const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_objects__s3_emulated_decide(s3p *p, adcp_object_put_result *out, const adcp_object_put_input *in,
+                                     const char *mine, const adcp_object_ctx *ctx, adcp_error *err) {
   for (int round = 0; round < 6; round++) {
     key_versions kv;
     int rc = adcp_objects__s3_list_key_versions(p, &kv, in->key, mine, ctx, err);

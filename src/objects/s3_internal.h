@@ -34,9 +34,9 @@ int adcp_objects__s3_resolve_creds(s3p *p, const char *ref, adcp_error *err);
 
 /* One signed request. key NULL = the bucket itself. Query pairs are encoded
  * there and sent in canonical (sorted) order, so the URL is the signed query. */
-int adcp_objects__s3_call(s3p *p, adcp_http_response *resp, const char *method, const char *key, const qp *q,
-                          size_t nq, const char *const *hdrs, size_t nh, const uint8_t *body, size_t len,
-                          size_t max_body, const adcp_object_ctx *ctx, adcp_error *err);
+int adcp_objects__s3_call(s3p *p, adcp_http_response *resp, const char *method, const char *key, const qp *q, size_t nq,
+                          const char *const *hdrs, size_t nh, const uint8_t *body, size_t len, size_t max_body,
+                          const adcp_object_ctx *ctx, adcp_error *err);
 
 /* 1 when the S3 error <Code> of r is code (compared, never echoed). */
 int adcp_objects__s3_err_code_is(const adcp_http_response *r, const char *code);

@@ -35,16 +35,16 @@ static int s3_validate_location(adcp_object_provider *self, const adcp_object_kv
     } else if (strcmp(k, "path_style") == 0) {
       if (strcmp(v, "true") && strcmp(v, "false"))
         return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location.path_style must be \"true\" or \"false\"");
-    } else
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location has an unknown entry %.40s", k);
+    } else return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location has an unknown entry %.40s", k);
   }
-  if (!have_bucket || !have_region) return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location needs bucket and region");
+  if (!have_bucket || !have_region)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 location needs bucket and region");
   return 0;
 }
 
 /* Reads version ver of key into out (at most cap bytes). ADCP_ENOT_FOUND if absent. */
-int adcp_objects__s3_read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap, const adcp_object_ctx *ctx,
-                                  adcp_error *err) {
+int adcp_objects__s3_read_version(s3p *p, adcp_buf *out, const char *key, const char *ver, size_t cap,
+                                  const adcp_object_ctx *ctx, adcp_error *err) {
   adcp_http_response r;
   qp q[] = {{"versionId", ver}};
   int rc = adcp_objects__s3_call(p, &r, "GET", key, q, 1, NULL, 0, NULL, 0, cap, ctx, err);
@@ -101,7 +101,8 @@ static int verify_version(s3p *p, const char *key, const char *ver, size_t len, 
   if (!rc) {
     const char *v = adcp_http_header_get(&r, "x-amz-version-id"), *cl = adcp_http_header_get(&r, "content-length");
     if (r.status == 200 && v && !strcmp(v, ver) && cl && strtoull(cl, NULL, 10) == len) rc = 0;
-    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405) rc = adcp_objects__s3_lost_write(err, key);
+    else if (r.status == 200 || r.status == 404 || r.status == 400 || r.status == 405)
+      rc = adcp_objects__s3_lost_write(err, key);
     else rc = adcp_objects__s3_map_failure(&r, "head", err);
   }
   adcp_http_response_free(&r);
@@ -109,8 +110,8 @@ static int verify_version(s3p *p, const char *key, const char *ver, size_t len, 
 }
 
 /* One ListObjectVersions page; r is freed on failure. */
-int adcp_objects__s3_versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys, const char *kmark,
-                                   const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
+int adcp_objects__s3_versions_page(s3p *p, adcp_http_response *r, const char *prefix, const char *max_keys,
+                                   const char *kmark, const char *vmark, const adcp_object_ctx *ctx, adcp_error *err) {
   qp q[5] = {{"versions", ""}, {"prefix", prefix}, {"max-keys", max_keys}};
   size_t nq = 3;
   if (kmark) q[nq++] = (qp){"key-marker", kmark};
@@ -159,7 +160,8 @@ static int s3_put_observed(adcp_object_provider *self, adcp_object_put_result *o
       char mine[ADCP_OBJECT_VERSION_MAX + 1];
       if (v) snprintf(mine, sizeof mine, "%s", v);
       adcp_http_response_free(&r);
-      if (!v) return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
+      if (!v)
+        return adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 returned no VersionId (bucket versioning is not enabled)");
       /* The emulated decision's listing shows our version and its size; it is the check. */
       if (p->emulated) {
         /* Our version exists now, whatever the decision: the caller records
@@ -212,7 +214,8 @@ static int s3_put(adcp_object_provider *self, adcp_object_put_result *out, const
 static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_get_input *in,
                   const adcp_object_ctx *ctx, adcp_error *err) {
   s3p *p = (s3p *)self;
-  if (!adcp_objects__s3_version_ok(in->native_version)) return adcp_error_set(err, ADCP_ENOT_FOUND, "object version is absent");
+  if (!adcp_objects__s3_version_ok(in->native_version))
+    return adcp_error_set(err, ADCP_ENOT_FOUND, "object version is absent");
   qp q[] = {{"versionId", in->native_version}};
   adcp_http_response r;
   int rc;
@@ -227,7 +230,7 @@ static int s3_get(adcp_object_provider *self, adcp_buf *out, const adcp_object_g
     snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)in->offset,
              (unsigned long long)(in->offset + in->length - 1));
     rc = adcp_objects__s3_call(p, &r, "GET", in->key, q, 1, hdrs, in->has_range ? 1 : 0, NULL, 0,
-                 in->has_range ? in->length : in->max_bytes, ctx, err);
+                               in->has_range ? in->length : in->max_bytes, ctx, err);
   }
   if (rc) goto done;
   long st = r.status;
@@ -369,7 +372,8 @@ static int s3_list(adcp_object_provider *self, adcp_object_list_page *out, const
     size_t tp = 0;
     int truncated = adcp_http_xml_text(&t, x, n, &tp, "IsTruncated") && strcmp((char *)t.data, "true") == 0;
     if (!rc && out->n_entries == page_size && (more_in_doc || truncated)) {
-      if (!(out->next_token = strdup(out->entries[page_size - 1].key))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      if (!(out->next_token = strdup(out->entries[page_size - 1].key)))
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
       adcp_http_response_free(&r);
       break;
     }
@@ -438,7 +442,10 @@ static int s3_list_versions(adcp_object_provider *self, adcp_object_list_page *o
       if (!adcp_http_xml_text(&v, x, e, &ip, "VersionId") || !adcp_objects__s3_version_ok((char *)v.data)) continue;
       int c = rk ? strcmp((char *)k.data, rk) : 1;
       if (phase_key) {
-        if (c > 0) { end_of_key = 1; break; } /* keys after rk: phase two lists them */
+        if (c > 0) {
+          end_of_key = 1;
+          break;
+        } /* keys after rk: phase two lists them */
         if (c < 0) continue;
         if (!found && strcmp((char *)v.data, rv)) continue; /* returned before */
         found = 1;
@@ -550,8 +557,10 @@ static void probe_cleanup(s3p *p, const char *key, const char *v) {
 
 static int empirical_create_only(s3p *p, const adcp_object_ctx *ctx, adcp_error *err) {
   uint8_t rnd[16];
-  char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], v1[ADCP_OBJECT_VERSION_MAX + 1] = "", v2[ADCP_OBJECT_VERSION_MAX + 1] = "";
-  if (RAND_bytes(rnd, sizeof rnd) != 1) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
+  char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], v1[ADCP_OBJECT_VERSION_MAX + 1] = "",
+                                                                               v2[ADCP_OBJECT_VERSION_MAX + 1] = "";
+  if (RAND_bytes(rnd, sizeof rnd) != 1)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(key, sizeof key, "%s/.adcp-probe/%s", p->prefix, hex);
   const char *hdrs[] = {"Content-Type: application/x-ndjson", "If-None-Match: *"};
@@ -564,8 +573,9 @@ static int empirical_create_only(s3p *p, const adcp_object_ctx *ctx, adcp_error 
     goto done;
   }
   if (r.status != 200) {
-    rc = r.status == 403 ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
-                         : adcp_objects__s3_map_failure(&r, "probe write", err);
+    rc = r.status == 403
+             ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
+             : adcp_objects__s3_map_failure(&r, "probe write", err);
     goto done;
   }
   if (!adcp_objects__s3_resp_version(&r)) {
@@ -574,7 +584,8 @@ static int empirical_create_only(s3p *p, const adcp_object_ctx *ctx, adcp_error 
   }
   snprintf(v1, sizeof v1, "%s", adcp_objects__s3_resp_version(&r));
   adcp_http_response_free(&r);
-  if ((rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err))) goto done;
+  if ((rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 2, body, sizeof body - 1, 64 * 1024, ctx, err)))
+    goto done;
   if (r.status == 200) {
     if (adcp_objects__s3_resp_version(&r)) snprintf(v2, sizeof v2, "%s", adcp_objects__s3_resp_version(&r));
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
@@ -599,7 +610,8 @@ done:
 static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *err) {
   uint8_t rnd[16];
   char hex[33], key[ADCP_OBJECT_PREFIX_MAX + 64], v[2][ADCP_OBJECT_VERSION_MAX + 1] = {"", ""};
-  if (RAND_bytes(rnd, sizeof rnd) != 1) return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
+  if (RAND_bytes(rnd, sizeof rnd) != 1)
+    return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "no randomness for the probe");
   adcp_hex_encode(hex, rnd, sizeof rnd);
   snprintf(key, sizeof key, "%s/.adcp-probe/%s", p->prefix, hex);
   const char *hdrs[] = {"Content-Type: application/x-ndjson"};
@@ -609,18 +621,19 @@ static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *er
     adcp_http_response r;
     rc = adcp_objects__s3_call(p, &r, "PUT", key, NULL, 0, hdrs, 1, body, sizeof body - 1, 64 * 1024, ctx, err);
     if (!rc && r.status != 200)
-      rc = r.status == 403 ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
-                           : adcp_objects__s3_map_failure(&r, "probe write", err);
+      rc = r.status == 403
+               ? adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write refused: not writable with these credentials")
+               : adcp_objects__s3_map_failure(&r, "probe write", err);
     else if (!rc && !adcp_objects__s3_resp_version(&r))
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe write returned no VersionId");
-    else if (!rc)
-      snprintf(v[i], sizeof v[i], "%s", adcp_objects__s3_resp_version(&r));
+    else if (!rc) snprintf(v[i], sizeof v[i], "%s", adcp_objects__s3_resp_version(&r));
     adcp_http_response_free(&r);
   }
   if (!rc && !strcmp(v[0], v[1]))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: two writes to one key gave the same VersionId");
   key_versions kv;
-  if (!rc && !(rc = adcp_objects__s3_list_key_versions(p, &kv, key, v[1], ctx, err)) && (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
+  if (!rc && !(rc = adcp_objects__s3_list_key_versions(p, &kv, key, v[1], ctx, err)) &&
+      (kv.n != 2 || !kv.mine_seen || strcmp(kv.oldest, v[0])))
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
                         "S3 probe writes: the version listing does not show both versions, oldest first (emulated "
                         "create-only needs read-after-write listing in write order)");
@@ -629,7 +642,8 @@ static int empirical_emulated(s3p *p, const adcp_object_ctx *ctx, adcp_error *er
     adcp_object_put_input in = {key, body, sizeof body - 1, "application/x-ndjson", NULL, 0};
     rc = adcp_objects__s3_emulated_decide(p, &res, &in, v[1], ctx, err);
     if (!rc && (res.outcome != ADCP_OBJECT_ADOPTED_IDENTICAL || strcmp(res.native_version, v[0])))
-      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the emulated decision did not pick the first version");
+      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                          "S3 probe writes: the emulated decision did not pick the first version");
     if (rc == ADCP_ECONTENT_CONFLICT)
       rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 probe writes: the first version reads back different bytes");
   }
@@ -645,8 +659,7 @@ static int s3_probe(adcp_object_provider *self, const adcp_object_ctx *ctx, adcp
   adcp_buf_init(&t);
   int rc = bucket_get(p, &r, "versioning", ctx, err);
   if (rc) goto done;
-  if (r.status == 404)
-    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 bucket does not exist");
+  if (r.status == 404) rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 bucket does not exist");
   else if (r.status == 403 || r.status == 401)
     rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "S3 bucket is not accessible with these credentials");
   else if (r.status == 301 || r.status == 307)
@@ -733,7 +746,8 @@ int adcp_s3_provider_new(adcp_object_provider **out, const adcp_s3_provider_opti
   if (o->create_only && strcmp(o->create_only, "conditional") && strcmp(o->create_only, "emulated"))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 create_only must be \"conditional\" or \"emulated\"");
   for (const char *c = o->region; *c; c++)
-    if (!isalnum((unsigned char)*c) && *c != '-') return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 region is not valid");
+    if (!isalnum((unsigned char)*c) && *c != '-')
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "S3 region is not valid");
   adcp_http_endpoint e = {0};
   s3p *p = calloc(1, sizeof *p);
   if (!p) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");

@@ -129,8 +129,8 @@ static int s3_sign(void *arg, void *headers, adcp_error *err) {
   names[n] = "x-amz-content-sha256", values[n++] = a->payload;
   names[n] = "x-amz-date", values[n++] = date;
   if (p->token) names[n] = "x-amz-security-token", values[n++] = p->token;
-  adcp_sigv4_input in = {a->method, a->uri, a->query, names, values, n, a->payload, date,
-                         p->region, "s3", p->akid, p->secret};
+  adcp_sigv4_input in = {a->method,  a->uri, a->query,  names, values,  n,
+                         a->payload, date,   p->region, "s3",  p->akid, p->secret};
   adcp_buf auth, line;
   adcp_buf_init(&auth), adcp_buf_init(&line);
   int rc = adcp_sigv4_authorization(&auth, NULL, &in, err);
@@ -232,7 +232,8 @@ int adcp_objects__s3_err_code_is(const adcp_http_response *r, const char *code) 
 /* Maps a status that is not the operation's expected answer. */
 int adcp_objects__s3_map_failure(const adcp_http_response *r, const char *what, adcp_error *err) {
   long st = r->status;
-  if (st == 400 && (adcp_objects__s3_err_code_is(r, "ExpiredToken") || adcp_objects__s3_err_code_is(r, "TokenRefreshRequired")))
+  if (st == 400 &&
+      (adcp_objects__s3_err_code_is(r, "ExpiredToken") || adcp_objects__s3_err_code_is(r, "TokenRefreshRequired")))
     return adcp_error_set(err, ADCP_EPROVIDER_UNAVAILABLE, "S3 %s refused: session token expired", what);
   if (st == 403 || st == 401) {
     if (adcp_objects__s3_err_code_is(r, "RequestTimeTooSkewed"))

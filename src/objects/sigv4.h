@@ -12,15 +12,15 @@
 
 typedef struct adcp_sigv4_input {
   const char *method;
-  const char *canonical_uri;   /* already URI-encoded path, e.g. "/bucket/a%20b" */
-  const char *canonical_query; /* already encoded and sorted "a=1&b=" (may be "") */
+  const char *canonical_uri;        /* already URI-encoded path, e.g. "/bucket/a%20b" */
+  const char *canonical_query;      /* already encoded and sorted "a=1&b=" (may be "") */
   const char *const *header_names;  /* lowercase, sorted ascending, unique */
   const char *const *header_values; /* trimmed */
   size_t n_headers;
-  const char *payload_sha256;  /* hex, or "UNSIGNED-PAYLOAD" */
-  const char *amz_date;        /* YYYYMMDDTHHMMSSZ */
+  const char *payload_sha256; /* hex, or "UNSIGNED-PAYLOAD" */
+  const char *amz_date;       /* YYYYMMDDTHHMMSSZ */
   const char *region;
-  const char *service;         /* "s3" */
+  const char *service; /* "s3" */
   const char *access_key_id;
   const char *secret_access_key;
 } adcp_sigv4_input;

@@ -11,8 +11,8 @@ int adcp_principals__check_id(const char *value, const char *field, adcp_error *
   return adcp_ledger_check_identifier(value, field, err);
 }
 
-int adcp_principals__canon_object(adcp_buf *out, adcp_json_doc *scratch, const char *text, size_t max, const char *field,
-                    adcp_error *err) {
+int adcp_principals__canon_object(adcp_buf *out, adcp_json_doc *scratch, const char *text, size_t max,
+                                  const char *field, adcp_error *err) {
   adcp_buf_reset(out);
   if (!text) text = "{}";
   size_t n = strlen(text);
@@ -74,6 +74,5 @@ int adcp_principals__no_principal(adcp_error *err) {
 int adcp_principals__principal_exists(int *found, adcp_sql_conn *c, const char *principal_id, adcp_error *err) {
   char one[8];
   adcp_sql_param p[] = {adcp_sql_text(principal_id)};
-  return adcp_sql_query_text(one, sizeof one, found, c, "SELECT 1 FROM adcp_principals WHERE principal_id = $1", p, 1,
-                             err);
+  return adcp_sql_query_text(one, sizeof one, found, c, "SELECT 1 FROM adcp_principals WHERE principal_id = $1", p, 1, err);
 }

@@ -61,10 +61,12 @@ int adcp_subscription_exception_put(adcp_subscription_exception *out, adcp_subsc
                       "VALUES ($1, $2, $3, $4, 1) ON CONFLICT (principal_id, subject) DO NOTHING "
                       "RETURNING " EX_COLS_SQLITE)
           : (st->pg ? "UPDATE adcp_subscription_exceptions SET state = $3, reason = $4, version = version + 1, "
-                      "updated_at = " PR_NOW_PG " WHERE principal_id = $1 AND subject = $2 AND version = $5 "
+                      "updated_at = " PR_NOW_PG
+                      " WHERE principal_id = $1 AND subject = $2 AND version = $5 "
                       "RETURNING " EX_COLS_PG
                     : "UPDATE adcp_subscription_exceptions SET state = $3, reason = $4, version = version + 1, "
-                      "updated_at = " PR_NOW_SQLITE " WHERE principal_id = $1 AND subject = $2 AND version = $5 "
+                      "updated_at = " PR_NOW_SQLITE
+                      " WHERE principal_id = $1 AND subject = $2 AND version = $5 "
                       "RETURNING " EX_COLS_SQLITE);
   adcp_sql_rows *r = NULL;
   int got = 0, s = 0;
@@ -74,7 +76,8 @@ int adcp_subscription_exception_put(adcp_subscription_exception *out, adcp_subsc
     adcp_subscription_exception tmp;
     rc = read_row(out ? out : &tmp, r, err);
     if (!out) adcp_subscription_exception_clear(&tmp);
-    while (!rc && (s = adcp_sql_next(r, err)) == 1) {}
+    while (!rc && (s = adcp_sql_next(r, err)) == 1) {
+    }
   }
   if (!rc && s < 0) rc = s;
   int fk = rc && adcp_sql_last_failure(st->c) == ADCP_SQL_FAIL_FOREIGN_KEY;
@@ -115,9 +118,11 @@ int adcp_subscription_exceptions(adcp_exception_list *out, adcp_subscription_sto
   adcp_sql_param p[] = {adcp_sql_text(principal_id), adcp_sql_text(after), adcp_sql_int64((int64_t)n + 1)};
   adcp_sql_rows *r = NULL;
   rc = adcp_sql_query(&r, st->c,
-                      st->pg ? "SELECT " EX_COLS_PG " FROM adcp_subscription_exceptions WHERE principal_id = $1 "
+                      st->pg ? "SELECT " EX_COLS_PG
+                               " FROM adcp_subscription_exceptions WHERE principal_id = $1 "
                                "AND subject > $2 ORDER BY subject LIMIT $3"
-                             : "SELECT " EX_COLS_SQLITE " FROM adcp_subscription_exceptions WHERE principal_id = $1 "
+                             : "SELECT " EX_COLS_SQLITE
+                               " FROM adcp_subscription_exceptions WHERE principal_id = $1 "
                                "AND subject > $2 ORDER BY subject LIMIT $3",
                       p, 3, err);
   if (!rc && !(out->items = calloc(n, sizeof *out->items))) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");

@@ -30,8 +30,8 @@ struct adcp_subscription_store {
 /* adcp_ledger_check_identifier naming field. */
 int adcp_principals__check_id(const char *value, const char *field, adcp_error *err);
 /* Canonicalizes text (a JSON object, at most max canonical bytes) into out. */
-int adcp_principals__canon_object(adcp_buf *out, adcp_json_doc *scratch, const char *text, size_t max, const char *field,
-                    adcp_error *err);
+int adcp_principals__canon_object(adcp_buf *out, adcp_json_doc *scratch, const char *text, size_t max,
+                                  const char *field, adcp_error *err);
 /* Copies s into dst (size n); s longer than n - 1 is truncated (never happens
  * for rows the CHECKs admitted). */
 void adcp_principals__copy(char *dst, size_t n, const char *s);

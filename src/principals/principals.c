@@ -6,9 +6,8 @@
 
 #include "principals/internal.h"
 
-#define COLS_PG                                                                                                 \
-  "principal_id, account_scope, display_name, status, attributes, version, " PR_TS("created_at") ", " PR_TS( \
-      "updated_at")
+#define COLS_PG \
+  "principal_id, account_scope, display_name, status, attributes, version, " PR_TS("created_at") ", " PR_TS("updated_at")
 #define COLS_SQLITE "principal_id, account_scope, display_name, status, attributes, version, created_at, updated_at"
 
 int adcp_principals_open(adcp_principal_store **out, adcp_sql_conn *conn, adcp_error *err) {
@@ -56,8 +55,9 @@ int adcp_principal_write_json(adcp_buf *out, const adcp_principal *p) {
   const char *dn = p->display_name ? p->display_name : "";
   if (!rc) rc = adcp_jcs_write_string(out, dn, strlen(dn));
   if (!rc)
-    rc = adcp_buf_printf(out, ",\"status\":\"%s\",\"attributes\":%s,\"version\":%lld,\"created_at\":\"%s\","
-                              "\"updated_at\":\"%s\"}",
+    rc = adcp_buf_printf(out,
+                         ",\"status\":\"%s\",\"attributes\":%s,\"version\":%lld,\"created_at\":\"%s\","
+                         "\"updated_at\":\"%s\"}",
                          p->status, p->attributes_json ? p->attributes_json : "{}", (long long)p->version,
                          p->created_at, p->updated_at);
   return rc;
@@ -83,8 +83,8 @@ static int read_row(adcp_principal *out, adcp_sql_rows *r, adcp_error *err) {
 
 /* Runs a statement returning at most one principal row: *got = 1 with *out
  * filled (when out is non-NULL) if it returned one. */
-static int one_row(adcp_principal *out, int *got, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
-                   size_t n, adcp_error *err) {
+static int one_row(adcp_principal *out, int *got, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                   adcp_error *err) {
   adcp_sql_rows *r = NULL;
   *got = 0;
   int rc = adcp_sql_query(&r, c, sql, p, n, err);
@@ -96,7 +96,8 @@ static int one_row(adcp_principal *out, int *got, adcp_sql_conn *c, const char *
       if (out) rc = read_row(out, r, err);
     }
     /* Drain so a RETURNING statement completes on SQLite. */
-    while (!rc && s == 1 && (s = adcp_sql_next(r, err)) == 1) {}
+    while (!rc && s == 1 && (s = adcp_sql_next(r, err)) == 1) {
+    }
     if (!rc && s < 0) rc = s;
   }
   adcp_sql_rows_free(r);
@@ -108,18 +109,18 @@ static int cas_refusal(adcp_principal_store *ps, const char *id, int64_t expecte
   char v[32];
   int found = 0;
   adcp_sql_param p[] = {adcp_sql_text(id)};
-  int rc = adcp_sql_query_text(v, sizeof v, &found, ps->c, "SELECT version FROM adcp_principals WHERE principal_id = $1",
-                               p, 1, err);
+  int rc = adcp_sql_query_text(v, sizeof v, &found, ps->c,
+                               "SELECT version FROM adcp_principals WHERE principal_id = $1", p, 1, err);
   if (rc) return rc;
   if (!found) return adcp_principals__no_principal(err);
   return adcp_error_set(err, ADCP_ECONFLICT, "principal is at version %s, not %lld: re-read and retry", v,
                         (long long)expected);
 }
 
-int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in,
-                          adcp_error *err) {
+int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const adcp_principal_put *in, adcp_error *err) {
   if (out) memset(out, 0, sizeof *out);
-  if (!ps || !in || in->version != ADCP_PRINCIPAL_PUT_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal put: bad arguments");
+  if (!ps || !in || in->version != ADCP_PRINCIPAL_PUT_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "principal put: bad arguments");
   int rc = adcp_principals__check_id(in->principal_id, "principal_id", err);
   if (!rc) rc = adcp_principals__check_id(in->account_scope, "account_scope", err);
   if (rc) return rc;
@@ -132,8 +133,8 @@ int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const a
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "status: must be active or disabled");
   if (in->expected_version < 0)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "expected_version: 0 (create) or the current version");
-  rc = adcp_principals__canon_object(&ps->canon, &ps->scratch, in->attributes_json, ADCP_PRINCIPAL_ATTRIBUTES_MAX, "attributes",
-                       err);
+  rc = adcp_principals__canon_object(&ps->canon, &ps->scratch, in->attributes_json, ADCP_PRINCIPAL_ATTRIBUTES_MAX,
+                                     "attributes", err);
   if (rc) return rc;
   const char *attrs = (const char *)ps->canon.data;
   int got = 0;
@@ -151,8 +152,9 @@ int adcp_principal_upsert(adcp_principal *out, adcp_principal_store *ps, const a
       rc = adcp_error_set(err, ADCP_ECONFLICT, "principal already exists: put it with its current version");
     return rc;
   }
-  adcp_sql_param p[] = {adcp_sql_text(in->principal_id), adcp_sql_text(in->account_scope), adcp_sql_text(name),
-                        adcp_sql_text(attrs), adcp_sql_text(in->status), adcp_sql_int64(in->expected_version)};
+  adcp_sql_param p[] = {
+      adcp_sql_text(in->principal_id), adcp_sql_text(in->account_scope),    adcp_sql_text(name), adcp_sql_text(attrs),
+      adcp_sql_text(in->status),       adcp_sql_int64(in->expected_version)};
   rc = one_row(out, &got, ps->c,
                ps->pg ? "UPDATE adcp_principals SET account_scope = $2, display_name = $3, attributes = $4, "
                         "status = coalesce($5, status), version = version + 1, updated_at = " PR_NOW_PG
@@ -232,8 +234,8 @@ int adcp_principal_disable(adcp_principal *out, adcp_principal_store *ps, const 
     rc = one_row(out, &got, ps->c,
                  ps->pg ? "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = " PR_NOW_PG
                           " WHERE principal_id = $1 AND status <> 'disabled' RETURNING " COLS_PG
-                        : "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = "
-                          PR_NOW_SQLITE " WHERE principal_id = $1 AND status <> 'disabled' RETURNING " COLS_SQLITE,
+                        : "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = " PR_NOW_SQLITE
+                          " WHERE principal_id = $1 AND status <> 'disabled' RETURNING " COLS_SQLITE,
                  p, 1, err);
     /* Already disabled (or missing): report what is stored. */
     if (!rc && !got) {
@@ -247,8 +249,8 @@ int adcp_principal_disable(adcp_principal *out, adcp_principal_store *ps, const 
   rc = one_row(out, &got, ps->c,
                ps->pg ? "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = " PR_NOW_PG
                         " WHERE principal_id = $1 AND version = $2 RETURNING " COLS_PG
-                      : "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = "
-                        PR_NOW_SQLITE " WHERE principal_id = $1 AND version = $2 RETURNING " COLS_SQLITE,
+                      : "UPDATE adcp_principals SET status = 'disabled', version = version + 1, updated_at = " PR_NOW_SQLITE
+                        " WHERE principal_id = $1 AND version = $2 RETURNING " COLS_SQLITE,
                p, 2, err);
   if (!rc && !got) rc = cas_refusal(ps, principal_id, expected_version, err);
   return rc;

@@ -32,7 +32,8 @@ static int one(adcp_subscription_snapshot *out, int *got, adcp_sql_conn *c, cons
   if (!rc && (s = adcp_sql_next(r, err)) == 1) {
     *got = 1;
     rc = read_row(out, r, err);
-    while (!rc && (s = adcp_sql_next(r, err)) == 1) {}
+    while (!rc && (s = adcp_sql_next(r, err)) == 1) {
+    }
   }
   if (!rc && s < 0) rc = s;
   adcp_sql_rows_free(r);
@@ -50,8 +51,8 @@ int adcp_subscription_snapshot_get(adcp_subscription_snapshot *out, int *found, 
   if (rc) return rc;
   adcp_sql_param p[] = {adcp_sql_text(principal_id)};
   return one(out, found, st->c,
-             st->pg ? "SELECT version, journal_seq, state, " PR_TS("updated_at")
-                      " FROM adcp_subscription_snapshots WHERE principal_id = $1"
+             st->pg ? "SELECT version, journal_seq, state, " PR_TS(
+                          "updated_at") " FROM adcp_subscription_snapshots WHERE principal_id = $1"
                     : "SELECT version, journal_seq, state, updated_at FROM adcp_subscription_snapshots "
                       "WHERE principal_id = $1",
              p, 1, err);
@@ -106,10 +107,12 @@ int adcp_subscription_snapshot_put(adcp_subscription_snapshot *out, adcp_subscri
   } else if (!rc) {
     rc = one(out, &got, st->c,
              st->pg ? "UPDATE adcp_subscription_snapshots SET version = version + 1, journal_seq = $3, state = $4, "
-                      "updated_at = " PR_NOW_PG " WHERE principal_id = $1 AND version = $2 AND journal_seq <= $3 "
+                      "updated_at = " PR_NOW_PG
+                      " WHERE principal_id = $1 AND version = $2 AND journal_seq <= $3 "
                       "RETURNING version, journal_seq, state, " PR_TS("updated_at")
                     : "UPDATE adcp_subscription_snapshots SET version = version + 1, journal_seq = $3, state = $4, "
-                      "updated_at = " PR_NOW_SQLITE " WHERE principal_id = $1 AND version = $2 AND journal_seq <= $3 "
+                      "updated_at = " PR_NOW_SQLITE
+                      " WHERE principal_id = $1 AND version = $2 AND journal_seq <= $3 "
                       "RETURNING version, journal_seq, state, updated_at",
              p, 4, err);
     if (!rc && !got) {
@@ -124,8 +127,7 @@ int adcp_subscription_snapshot_put(adcp_subscription_snapshot *out, adcp_subscri
         rc = adcp_error_set(err, ADCP_ECONFLICT, "snapshot is at version %lld, not %lld: re-read and retry",
                             (long long)cur.version, (long long)expected_version);
       else if (!rc)
-        rc = adcp_error_set(err, ADCP_ECONFLICT,
-                            "stale snapshot: it reflects journal_seq %lld, the stored one %lld",
+        rc = adcp_error_set(err, ADCP_ECONFLICT, "stale snapshot: it reflects journal_seq %lld, the stored one %lld",
                             (long long)journal_seq, (long long)cur.journal_seq);
       adcp_subscription_snapshot_clear(&cur);
     }

@@ -66,8 +66,8 @@ int adcp_retention_hold_add(adcp_ledger *l, const char *hold_id, const char *acc
     char st[16] = "";
     int f = 0;
     if ((rc = adcp_sql_query_text(st, sizeof st, &f, c,
-                                  "SELECT state FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1", p, 1,
-                                  err)))
+                                  "SELECT state FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1", p,
+                                  1, err)))
       goto out;
     if (f) {
       rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "period of obligation %s is already %s: a hold cannot keep it",
@@ -84,8 +84,8 @@ int adcp_retention_hold_add(adcp_ledger *l, const char *hold_id, const char *acc
     }
   }
   adcp_sql_param p[5] = {adcp_sql_text(hold_id), adcp_sql_text(account_id),
-                         obligation_id ? adcp_sql_text(obligation_id) : adcp_sql_null(), adcp_sql_text(reason ? reason : ""),
-                         until[0] ? adcp_sql_text(until) : adcp_sql_null()};
+                         obligation_id ? adcp_sql_text(obligation_id) : adcp_sql_null(),
+                         adcp_sql_text(reason ? reason : ""), until[0] ? adcp_sql_text(until) : adcp_sql_null()};
   rc = adcp_sql_exec(c,
                      pg ? "INSERT INTO adcp_reporting_retention_holds (hold_id, account_id, obligation_id, reason, "
                           "expires_at) VALUES ($1, $2, $3, $4, $5::timestamptz)"
@@ -134,7 +134,10 @@ int adcp_retention_hold_list(adcp_retention_hold **out, size_t *count, adcp_ledg
   size_t n = 0;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     adcp_retention_hold *g = realloc(items, (n + 1) * sizeof *g);
-    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     items = g;
     adcp_retention_hold *h = &items[n++];
     memset(h, 0, sizeof *h);

@@ -13,7 +13,8 @@
 #define DAY_US (86400LL * 1000000LL)
 
 int adcp_retention_policy_check(adcp_retention_policy *out, const adcp_retention_policy *p, adcp_error *err) {
-  if (!p || p->version != ADCP_RETENTION_POLICY_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
+  if (!p || p->version != ADCP_RETENTION_POLICY_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention policy: unknown version");
   adcp_retention_policy q = *p;
   if (q.status_retention_days <= 0 || q.status_retention_days > ADCP_RETENTION_MAX_DAYS)
     return adcp_error_set(err, ADCP_EINVALID_INPUT,
@@ -86,7 +87,7 @@ int adcp_retention__pass_refresh(rpass *rp, adcp_error *err) {
 }
 
 int adcp_retention__pass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_policy *policy, const char *account_id,
-                const char *as_of, adcp_error *err) {
+                               const char *as_of, adcp_error *err) {
   memset(rp, 0, sizeof *rp);
   rp->l = l;
   rp->c = adcp_ledger_conn(l);
@@ -145,8 +146,7 @@ int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *t) {
       const char *e = strchr(t, '}');
       if (!e) return ADCP_EINTERNAL;
       int n = (int)(e - t - 5);
-      rc = rp->pg ? adcp_buf_printf(out, ADCP_SQL_PG_INSTANT("%.*s"), n, t + 5)
-                  : adcp_buf_printf(out, "%.*s", n, t + 5);
+      rc = rp->pg ? adcp_buf_printf(out, ADCP_SQL_PG_INSTANT("%.*s"), n, t + 5) : adcp_buf_printf(out, "%.*s", n, t + 5);
       t = e + 1;
     } else if (!strncmp(t, "@UNUSABLE", 9)) {
       if (!rp->nids) rc = adcp_buf_append_str(out, "1 = 1");
@@ -164,8 +164,8 @@ int adcp_retention__sql(adcp_buf *out, const rpass *rp, const char *t) {
   return rc ? ADCP_ENOMEM : 0;
 }
 
-void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, const char *operation, const char *obligation_id,
-                        const char *account_id, int code, const char *message) {
+void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, const char *operation,
+                                    const char *obligation_id, const char *account_id, int code, const char *message) {
   out->failed++;
   if (out->n_failures < ADCP_RETENTION_FAILURES_MAX) {
     adcp_retention_failure *f = &out->failures[out->n_failures++];
@@ -195,20 +195,23 @@ void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, con
   char next[32], cause[ADCP_ERROR_MESSAGE_MAX + 32];
   inst_fmt(next, inst_us(now) + delay_s * 1000000LL);
   snprintf(cause, sizeof cause, "%s: %s", adcp_error_code_name(code), message ? message : "");
-  adcp_sql_param p[6] = {adcp_sql_text(obligation_id), adcp_sql_text(operation), adcp_sql_text(account_id),
-                         adcp_sql_text(now), adcp_sql_text(next), adcp_sql_textn(cause, strlen(cause) > 500 ? 500 : strlen(cause))};
+  adcp_sql_param p[6] = {
+      adcp_sql_text(obligation_id), adcp_sql_text(operation),
+      adcp_sql_text(account_id),    adcp_sql_text(now),
+      adcp_sql_text(next),          adcp_sql_textn(cause, strlen(cause) > 500 ? 500 : strlen(cause))};
   adcp_sql_exec(rp->c,
-                rp->pg ? "INSERT INTO adcp_reporting_retention_attempts (obligation_id, operation, account_id, failures, "
-                         "first_failed_at, last_failed_at, next_attempt_at, last_cause) VALUES ($1, $2, $3, 1, "
-                         "$4::timestamptz, $4::timestamptz, $5::timestamptz, $6) ON CONFLICT (obligation_id, operation) DO "
-                         "UPDATE SET failures = adcp_reporting_retention_attempts.failures + 1, last_failed_at = "
-                         "EXCLUDED.last_failed_at, next_attempt_at = EXCLUDED.next_attempt_at, last_cause = "
-                         "EXCLUDED.last_cause"
-                       : "INSERT INTO adcp_reporting_retention_attempts (obligation_id, operation, account_id, failures, "
-                         "first_failed_at, last_failed_at, next_attempt_at, last_cause) VALUES ($1, $2, $3, 1, $4, $4, $5, "
-                         "$6) ON CONFLICT (obligation_id, operation) DO UPDATE SET failures = "
-                         "adcp_reporting_retention_attempts.failures + 1, last_failed_at = excluded.last_failed_at, "
-                         "next_attempt_at = excluded.next_attempt_at, last_cause = excluded.last_cause",
+                rp->pg
+                    ? "INSERT INTO adcp_reporting_retention_attempts (obligation_id, operation, account_id, failures, "
+                      "first_failed_at, last_failed_at, next_attempt_at, last_cause) VALUES ($1, $2, $3, 1, "
+                      "$4::timestamptz, $4::timestamptz, $5::timestamptz, $6) ON CONFLICT (obligation_id, operation) DO "
+                      "UPDATE SET failures = adcp_reporting_retention_attempts.failures + 1, last_failed_at = "
+                      "EXCLUDED.last_failed_at, next_attempt_at = EXCLUDED.next_attempt_at, last_cause = "
+                      "EXCLUDED.last_cause"
+                    : "INSERT INTO adcp_reporting_retention_attempts (obligation_id, operation, account_id, failures, "
+                      "first_failed_at, last_failed_at, next_attempt_at, last_cause) VALUES ($1, $2, $3, 1, $4, $4, $5, "
+                      "$6) ON CONFLICT (obligation_id, operation) DO UPDATE SET failures = "
+                      "adcp_reporting_retention_attempts.failures + 1, last_failed_at = excluded.last_failed_at, "
+                      "next_attempt_at = excluded.next_attempt_at, last_cause = excluded.last_cause",
                 p, 6, &e);
 }
 

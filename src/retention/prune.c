@@ -16,16 +16,16 @@
 #include "adcp/fence.h"
 #include "retention/internal.h"
 
-#define PRUNE_EXPIRED                                                                                           \
+#define PRUNE_EXPIRED \
   "(s.rows_state = 'pruning' OR (s.row_set_kind = 'revision' AND EXISTS (SELECT 1 FROM adcp_reporting_revisions " \
-  "n WHERE n.supersedes_revision_id = s.row_set_id AND n.recorded_at <= $2@TS)) OR (" RET_AGE " AND (" RET_LEASE  \
+  "n WHERE n.supersedes_revision_id = s.row_set_id AND n.recorded_at <= $2@TS)) OR (" RET_AGE " AND (" RET_LEASE \
   " OR " RET_FEEDHOLD ")))"
-#define PRUNE_BASE                                                                                         \
+#define PRUNE_BASE \
   "FROM adcp_reporting_row_sets s JOIN adcp_reporting_obligations o ON o.obligation_id = s.obligation_id " \
   "WHERE s.rows_state IN ('live', 'unavailable', 'pruning') AND " RET_ACCOUNT " AND " RET_NO_TOMB " AND " PRUNE_EXPIRED
-#define PRUNE_CASE                                                                                       \
-  "CASE WHEN " RET_XHOLD " THEN 2 WHEN (s.row_binding_id <> 'postgres' AND @UNUSABLE) THEN 4 WHEN " \
-  RET_BACKOFF("row_pruning") " THEN 5 ELSE 0 END"
+#define PRUNE_CASE \
+  "CASE WHEN " RET_XHOLD \
+  " THEN 2 WHEN (s.row_binding_id <> 'postgres' AND @UNUSABLE) THEN 4 WHEN " RET_BACKOFF("row_pruning") " THEN 5 ELSE 0 END"
 
 typedef struct rset {
   char id[ADCP_LEDGER_ID_MAX], account[ADCP_LEDGER_ID_MAX], obligation[ADCP_LEDGER_ID_MAX];
@@ -34,12 +34,12 @@ typedef struct rset {
 } rset;
 
 static int hook(const adcp_retention_options *o, int s, adcp_error *err) {
-  if (o->step_hook && o->step_hook(o->step_ctx, s)) return adcp_error_set(err, ADCP_EABORTED, "stopped by the step hook");
+  if (o->step_hook && o->step_hook(o->step_ctx, s))
+    return adcp_error_set(err, ADCP_EABORTED, "stopped by the step hook");
   return 0;
 }
 
-static int run(adcp_sql_rows **r, rpass *rp, const char *tmpl, const adcp_sql_param *extra, size_t nextra,
-               adcp_error *err) {
+static int run(adcp_sql_rows **r, rpass *rp, const char *tmpl, const adcp_sql_param *extra, size_t nextra, adcp_error *err) {
   adcp_buf sql;
   adcp_buf_init(&sql);
   if (adcp_retention__sql(&sql, rp, tmpl)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -125,9 +125,9 @@ static int set_pruned(rpass *rp, const rset *s, int locked_tx, adcp_error *err) 
  * under the account lock (a commit reusing a body takes the same lock). */
 #define BODY_FREE_PRED \
   "FROM adcp_reporting_chunk_bodies AS b WHERE b.account_id = $1 AND b.obligation_id = $2 AND b.sha256 IN (SELECT " \
-  "c.sha256 FROM adcp_reporting_row_chunks c WHERE c.row_set_id = $3 AND c.object_key IS NULL) AND NOT EXISTS "  \
-  "(SELECT 1 FROM adcp_reporting_row_chunks c2 JOIN adcp_reporting_row_sets x ON x.row_set_id = c2.row_set_id "  \
-  "WHERE c2.account_id = b.account_id AND c2.obligation_id = b.obligation_id AND c2.sha256 = b.sha256 AND "       \
+  "c.sha256 FROM adcp_reporting_row_chunks c WHERE c.row_set_id = $3 AND c.object_key IS NULL) AND NOT EXISTS " \
+  "(SELECT 1 FROM adcp_reporting_row_chunks c2 JOIN adcp_reporting_row_sets x ON x.row_set_id = c2.row_set_id " \
+  "WHERE c2.account_id = b.account_id AND c2.obligation_id = b.obligation_id AND c2.sha256 = b.sha256 AND " \
   "c2.object_key IS NULL AND x.rows_state NOT IN ('pruning', 'pruned'))"
 
 static int free_bodies(rpass *rp, const adcp_retention_options *o, const rset *s, adcp_retention_counters *out,
@@ -179,12 +179,18 @@ static int free_objects(rpass *rp, const adcp_retention_options *o, const rset *
     if (gv) v = gv;
     int64_t *gs = realloc(sz, (n + 1) * sizeof *gs);
     if (gs) sz = gs;
-    if (!gk || !gv || !gs) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!gk || !gv || !gs) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     k[n] = strdup(adcp_sql_get_text(r, 0, NULL));
     v[n] = strdup(adcp_sql_get_text(r, 1, NULL));
     sz[n] = adcp_sql_get_int64(r, 2);
     n++;
-    if (!k[n - 1] || !v[n - 1]) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!k[n - 1] || !v[n - 1]) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
   }
   adcp_sql_rows_free(r);
   if (rc > 0) rc = 0;
@@ -217,7 +223,9 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
   adcp_sql_rows *r = NULL;
   uint64_t eligible = 0;
   if (!rc) rc = adcp_retention__snapshot_begin(&rp, err);
-  if (!rc) rc = run(&r, &rp, "SELECT cls, count(*) FROM (SELECT " PRUNE_CASE " AS cls " PRUNE_BASE ") q GROUP BY cls", NULL, 0, err);
+  if (!rc)
+    rc = run(&r, &rp, "SELECT cls, count(*) FROM (SELECT " PRUNE_CASE " AS cls " PRUNE_BASE ") q GROUP BY cls", NULL, 0,
+             err);
   while (r && (rc = adcp_sql_next(r, err)) == 1) {
     int64_t cls = adcp_sql_get_int64(r, 0), n = adcp_sql_get_int64(r, 1);
     if (cls == 0) eligible += (uint64_t)n;
@@ -244,7 +252,10 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
     while (!rc && r && (rc = adcp_sql_next(r, err)) == 1) {
       rc = 0;
       rset *g = realloc(cs, (nc + 1) * sizeof *g);
-      if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+      if (!g) {
+        rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+        break;
+      }
       cs = g;
       rset *s = &cs[nc++];
       memset(s, 0, sizeof *s);
@@ -281,8 +292,9 @@ int adcp_retention_prune_rows(adcp_retention_counters *out, adcp_ledger *l, cons
       continue;
     }
     if (!x) x = hook(o, ADCP_RETENTION_STEP_PRUNE_MARKED, &e);
-    if (!x) x = strcmp(s->binding, ADCP_LEDGER_POSTGRES_BINDING) ? free_objects(&rp, o, s, out, &held, &e)
-                                                                 : free_bodies(&rp, o, s, out, &e);
+    if (!x)
+      x = strcmp(s->binding, ADCP_LEDGER_POSTGRES_BINDING) ? free_objects(&rp, o, s, out, &held, &e)
+                                                           : free_bodies(&rp, o, s, out, &e);
     if (x == ADCP_EABORTED && o->step_hook) {
       free(cs);
       adcp_retention__pass_end(&rp);

@@ -18,7 +18,7 @@
 #include "adcp/feed.h"
 #include "retention/internal.h"
 
-#define CLASS_CASE                                                                                            \
+#define CLASS_CASE \
   "CASE WHEN " RET_LEASE " THEN 1 WHEN " RET_XHOLD " THEN 2 WHEN " RET_FEEDHOLD " THEN 3 WHEN " RET_UNCONF \
   " THEN 4 WHEN " RET_BACKOFF("retirement") " THEN 5 ELSE 0 END"
 
@@ -129,7 +129,8 @@ static int query1(adcp_sql_rows **r, rpass *rp, const char *tmpl, const char *id
 }
 
 static int step(const adcp_retention_options *o, int s, adcp_error *err) {
-  if (o->step_hook && o->step_hook(o->step_ctx, s)) return adcp_error_set(err, ADCP_EABORTED, "stopped by the step hook");
+  if (o->step_hook && o->step_hook(o->step_ctx, s))
+    return adcp_error_set(err, ADCP_EABORTED, "stopped by the step hook");
   return 0;
 }
 
@@ -144,7 +145,8 @@ static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
   if (!rc)
     rc = query1(&r, rp,
                 "SELECT CASE WHEN NOT (" RET_AGE ") THEN 9 WHEN " RET_LEASE " THEN 1 WHEN " RET_XHOLD
-                " THEN 2 WHEN " RET_FEEDHOLD " THEN 3 ELSE 0 END, (SELECT count(*) FROM "
+                " THEN 2 WHEN " RET_FEEDHOLD
+                " THEN 3 ELSE 0 END, (SELECT count(*) FROM "
                 "adcp_reporting_obligation_tombstones t WHERE t.obligation_id = o.obligation_id) FROM "
                 "adcp_reporting_obligations o WHERE o.obligation_id = $ID",
                 c->id, err);
@@ -207,19 +209,28 @@ static int phase2(rpass *rp, const adcp_retention_options *o, const cand *c, adc
                           "2, 3",
                           &p, 1, err);
   if (rc) return rc;
-  typedef struct obj { char *b, *k, *v; int64_t n; } obj;
+  typedef struct obj {
+    char *b, *k, *v;
+    int64_t n;
+  } obj;
   obj *os = NULL;
   size_t n = 0;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     obj *g = realloc(os, (n + 1) * sizeof *g);
-    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     os = g;
     os[n].b = strdup(adcp_sql_get_text(r, 0, NULL));
     os[n].k = strdup(adcp_sql_get_text(r, 1, NULL));
     os[n].v = strdup(adcp_sql_get_text(r, 2, NULL));
     os[n].n = adcp_sql_get_int64(r, 3);
     n++;
-    if (!os[n - 1].b || !os[n - 1].k || !os[n - 1].v) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!os[n - 1].b || !os[n - 1].k || !os[n - 1].v) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
   }
   adcp_sql_rows_free(r);
   if (rc > 0) rc = 0;
@@ -233,8 +244,7 @@ static int phase2(rpass *rp, const adcp_retention_options *o, const cand *c, adc
     if (outcome == ADCP_LEDGER_OBJECT_HELD) *held = 1;
     if (outcome == ADCP_LEDGER_OBJECT_DELETED) out->objects_deleted++, out->bytes_freed += (uint64_t)os[i].n;
     if (outcome == ADCP_LEDGER_OBJECT_KEPT) out->objects_kept++;
-    if (outcome == ADCP_LEDGER_OBJECT_DELETED || outcome == ADCP_LEDGER_OBJECT_ABSENT ||
-        outcome == ADCP_LEDGER_OBJECT_KEPT)
+    if (outcome == ADCP_LEDGER_OBJECT_DELETED || outcome == ADCP_LEDGER_OBJECT_ABSENT || outcome == ADCP_LEDGER_OBJECT_KEPT)
       rc = step(o, ADCP_RETENTION_STEP_PHASE2, err);
   }
   for (size_t i = 0; i < n; i++) free(os[i].b), free(os[i].k), free(os[i].v);
@@ -289,8 +299,15 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
                           p, 1, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) == 1) {
-    adcp_audit_retirement rec = {ADCP_AUDIT_RETIREMENT_VERSION, c->account, c->id, c->id, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL),
-                                 adcp_sql_get_text(r, 2, NULL), (const char *const *)ids, n,
+    adcp_audit_retirement rec = {ADCP_AUDIT_RETIREMENT_VERSION,
+                                 c->account,
+                                 c->id,
+                                 c->id,
+                                 adcp_sql_get_text(r, 0, NULL),
+                                 adcp_sql_get_text(r, 1, NULL),
+                                 adcp_sql_get_text(r, 2, NULL),
+                                 (const char *const *)ids,
+                                 n,
                                  adcp_retention_window_days(&rp->pol)};
     uint64_t leaf = 0;
     rc = adcp_audit_append_retirement(&leaf, rp->c, &rec, err);
@@ -302,8 +319,8 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
 }
 
 /* Phase 3. *flipped = 1 when this call moved the tombstone to retired. */
-static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out,
-                  int *flipped, adcp_error *err) {
+static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out, int *flipped,
+                  adcp_error *err) {
   *flipped = 0;
   int rc = adcp_sql_begin(rp->c, 1, err);
   if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
@@ -376,17 +393,17 @@ static int period_lock(rpass *rp, const char *id, int take, int *got, adcp_error
   adcp_sql_param p = adcp_sql_text((const char *)k.data);
   char v[8] = "";
   int f = 0;
-  int rc = adcp_sql_query_text(v, sizeof v, &f, rp->c,
-                               take ? "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END"
-                                    : "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END",
-                               &p, 1, err);
+  int rc =
+      adcp_sql_query_text(v, sizeof v, &f, rp->c,
+                          take ? "SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END"
+                               : "SELECT CASE WHEN pg_advisory_unlock(hashtextextended($1, 0)) THEN 't' ELSE 'f' END",
+                          &p, 1, err);
   adcp_buf_free(&k);
   if (!rc && take) *got = v[0] == 't';
   return rc;
 }
 
-int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o,
-                          adcp_error *err) {
+int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o, adcp_error *err) {
   memset(out, 0, sizeof *out);
   if (!o || o->version != ADCP_RETENTION_OPTIONS_VERSION || !o->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention options: unknown version or no policy");

@@ -20,13 +20,13 @@ static void bucket(adcp_retention_bucket *b, const ret_classes *c, int cls) {
 
 /* The newest anchor of a period: its end, its newest revision (or its
  * creation) and its newest adjustment (spec 03 §6.2), as UTC text. */
-#define ANCHOR_PG                                                                                                 \
-  "greatest(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE "              \
-  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM "                  \
+#define ANCHOR_PG \
+  "greatest(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE " \
+  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM " \
   "adcp_reporting_adjustments a WHERE a.obligation_id = o.obligation_id), o.period_end))"
-#define ANCHOR_SQ                                                                                                 \
-  "max(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE "                   \
-  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM "                  \
+#define ANCHOR_SQ \
+  "max(o.period_end, coalesce((SELECT max(r.recorded_at) FROM adcp_reporting_revisions r WHERE " \
+  "r.obligation_id = o.obligation_id), o.created_at), coalesce((SELECT max(a.recorded_at) FROM " \
   "adcp_reporting_adjustments a WHERE a.obligation_id = o.obligation_id), o.period_end))"
 
 /* anchor + W days, keeping the microseconds (UTC text in, UTC text out). */
@@ -102,10 +102,11 @@ int adcp_retention_get_status(adcp_retention_status *out, adcp_ledger *l, const 
   }
   adcp_buf sql;
   adcp_buf_init(&sql);
-  if (!rc && adcp_retention__sql(&sql, &rp,
-                  "SELECT (SELECT count(*) FROM adcp_reporting_obligation_tombstones o WHERE o.state = 'retired' AND "
-                  RET_ACCOUNT "), (SELECT count(*) FROM adcp_reporting_retention_holds o WHERE " RET_ACCOUNT
-                  " AND (o.expires_at IS NULL OR o.expires_at > $1@TS)) FROM (SELECT $2@TS AS c, $3@TS AS d) z"))
+  if (!rc && adcp_retention__sql(
+                 &sql, &rp,
+                 "SELECT (SELECT count(*) FROM adcp_reporting_obligation_tombstones o WHERE o.state = 'retired' AND " RET_ACCOUNT
+                 "), (SELECT count(*) FROM adcp_reporting_retention_holds o WHERE " RET_ACCOUNT
+                 " AND (o.expires_at IS NULL OR o.expires_at > $1@TS)) FROM (SELECT $2@TS AS c, $3@TS AS d) z"))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (!rc) {
     adcp_sql_rows *r;
@@ -145,7 +146,10 @@ int adcp_retention_list_stalled(adcp_retention_stalled **out, size_t *count, adc
   size_t n = 0;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     adcp_retention_stalled *g = realloc(items, (n + 1) * sizeof *g);
-    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     items = g;
     adcp_retention_stalled *s = &items[n++];
     memset(s, 0, sizeof *s);

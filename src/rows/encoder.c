@@ -26,9 +26,9 @@
 #define HASH_SLOTS 4u
 
 typedef struct hash_slot {
-  adcp_buf buf;     /* copy of one closed segment */
-  uint32_t seg;     /* its index in the open chunk's manifest */
-  int seg_done;     /* the caller already wrote the segment digest */
+  adcp_buf buf; /* copy of one closed segment */
+  uint32_t seg; /* its index in the open chunk's manifest */
+  int seg_done; /* the caller already wrote the segment digest */
 } hash_slot;
 
 typedef struct hash_thread {
@@ -38,25 +38,25 @@ typedef struct hash_thread {
   hash_slot slots[HASH_SLOTS];
   unsigned head, count; /* count filled slots from head; the hasher owns them */
   int stop;
-  int rc;               /* first failure of a digest call */
+  int rc; /* first failure of a digest call */
 } hash_thread;
 
 struct adcp_rows_encoder {
   adcp_rows_encoder_options opts;
   adcp_json_doc doc;
-  adcp_buf chunk;         /* canonical bytes of the open chunk */
-  adcp_chunk_manifest m;  /* manifest of the open chunk */
-  uint64_t ordinal;       /* rows accepted so far */
-  uint64_t seg_start;     /* offset of the open segment in chunk */
+  adcp_buf chunk;        /* canonical bytes of the open chunk */
+  adcp_chunk_manifest m; /* manifest of the open chunk */
+  uint64_t ordinal;      /* rows accepted so far */
+  uint64_t seg_start;    /* offset of the open segment in chunk */
   uint64_t seg_rows;
   uint64_t stored_bytes;
   adcp_sha256 seg_sha, chunk_sha, manifest_sha;
   adcp_rows_hasher content;
   adcp_buf mscratch;
   int failed, finished;
-  unsigned threads;       /* 1 serial, 2 with a hasher thread */
-  hash_thread *ht;        /* started at the first closed segment */
-  adcp_sha256 own_sha;    /* caller-side segment digests while the hasher is busy */
+  unsigned threads;    /* 1 serial, 2 with a hasher thread */
+  hash_thread *ht;     /* started at the first closed segment */
+  adcp_sha256 own_sha; /* caller-side segment digests while the hasher is busy */
 };
 
 /* ADCP_ROWS_THREADS=1|2 overrides; otherwise two threads when this process
@@ -75,7 +75,8 @@ static unsigned default_threads(void) {
 
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_error *err) {
   if (threads > 2) return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoder threads must be 0 (default), 1 or 2");
-  if (e->ht || e->ordinal) return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
+  if (e->ht || e->ordinal)
+    return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
   e->threads = threads ? threads : default_threads();
   return 0;
 }
@@ -214,8 +215,7 @@ int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_optio
   if (e->opts.totals && (rc = adcp_totals_validate(e->opts.totals, err))) goto fail;
   if (e->opts.profile == ADCP_PROFILE_REVISION_ENVELOPE_V1)
     rc = adcp_rows_hasher_init_envelope(&e->content, e->opts.revision_id, 0, e->opts.totals, e->opts.algorithm, err);
-  else
-    rc = adcp_rows_hasher_init_rows(&e->content, 0, err);
+  else rc = adcp_rows_hasher_init_rows(&e->content, 0, err);
   if (rc) goto fail;
   e->content.expect_any = 1; /* the row count is whatever we are given */
   if ((rc = adcp_sha256_init(&e->seg_sha, err)) || (rc = adcp_sha256_init(&e->chunk_sha, err)) ||

@@ -58,8 +58,7 @@ static int isal_compress(adcp_buf *out, const uint8_t *in, size_t n, int level, 
   return 0;
 }
 
-int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level,
-                            adcp_error *err) {
+int adcp_gzip_compress_with(adcp_buf *out, const uint8_t *in, size_t n, adcp_gzip_impl impl, int level, adcp_error *err) {
   if (impl == ADCP_GZIP_DEFAULT) adcp_gzip_write_choice(&impl, &level);
   if (impl == ADCP_GZIP_ISAL) {
     if (level < 0 || level > ISAL_DEF_MAX_LEVEL) level = 1;
@@ -102,8 +101,8 @@ int adcp_gzip_inflate_verified(adcp_buf *out, const uint8_t *phys, size_t phys_l
   size_t in_used = 0, produced = 0;
   /* Room for exactly expected_bytes: a member that would produce more fails with
    * INSUFFICIENT_SPACE instead of being inflated (bomb guard). */
-  enum libdeflate_result r = libdeflate_gzip_decompress_ex(d, phys, phys_len, out->data + out->len,
-                                                           (size_t)expected_bytes, &in_used, &produced);
+  enum libdeflate_result r =
+      libdeflate_gzip_decompress_ex(d, phys, phys_len, out->data + out->len, (size_t)expected_bytes, &in_used, &produced);
   libdeflate_free_decompressor(d);
   if (r == LIBDEFLATE_INSUFFICIENT_SPACE) return integrity(err, "inflates to more than the manifest's byte_count");
   if (r != LIBDEFLATE_SUCCESS) return integrity(err, "not a valid gzip stream");

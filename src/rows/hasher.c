@@ -60,8 +60,7 @@ static int start(adcp_rows_hasher *h, const adcp_buf *prefix, const char *suffix
 }
 
 int adcp_rows_hasher_init_envelope(adcp_rows_hasher *h, const char *revision_id, uint64_t row_count,
-                                   const adcp_control_totals *totals, adcp_binding_algorithm alg,
-                                   adcp_error *err) {
+                                   const adcp_control_totals *totals, adcp_binding_algorithm alg, adcp_error *err) {
   int rc = adcp_rows_check_revision_id(revision_id, err);
   if (rc) return rc;
   adcp_buf p;
@@ -91,7 +90,8 @@ static int hasher_update(adcp_rows_hasher *h, uint8_t *mut, const uint8_t *p, si
   if (n == 0) return 0;
   if (h->finished) return adcp_error_set(err, ADCP_EINTERNAL, "hasher used after final");
   if (p[n - 1] != '\n')
-    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED, "bytes fed to the content hasher do not end at a row boundary");
+    return adcp_error_set(err, ADCP_ECHUNK_INTEGRITY_FAILED,
+                          "bytes fed to the content hasher do not end at a row boundary");
   if (h->rows > 0) {
     adcp_sha256_update(&h->sha, ",", 1);
     h->bytes++;
@@ -142,8 +142,7 @@ int adcp_rows_hasher_final(adcp_rows_hasher *h, char hex_out[65], uint64_t *byte
   return 0;
 }
 
-int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes,
-                            adcp_error *err) {
+int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, uint64_t expected_bytes, adcp_error *err) {
   char got[65], want[65];
   uint64_t bytes;
   int rc = adcp_rows_hasher_final(h, got, &bytes, err);
@@ -152,8 +151,9 @@ int adcp_rows_hasher_verify(adcp_rows_hasher *h, const char *expected_sha256, ui
       strcmp(got, want) != 0)
     return adcp_error_set(err, ADCP_EENVELOPE_INTEGRITY_FAILED, "content digest does not match the header");
   if (expected_bytes != UINT64_MAX && bytes != expected_bytes)
-    return adcp_error_set(err, ADCP_EENVELOPE_INTEGRITY_FAILED, "canonical byte count %llu does not match the header's %llu",
-                          (unsigned long long)bytes, (unsigned long long)expected_bytes);
+    return adcp_error_set(err, ADCP_EENVELOPE_INTEGRITY_FAILED,
+                          "canonical byte count %llu does not match the header's %llu", (unsigned long long)bytes,
+                          (unsigned long long)expected_bytes);
   return 0;
 }
 

@@ -11,14 +11,16 @@ static int bad(adcp_error *err, const char *what, uint64_t chunk) {
 
 int adcp_manifest_write_jcs(adcp_buf *out, const adcp_chunk_manifest *m, adcp_error *err) {
   if (m->segment_count > ADCP_ROWS_CHUNK_MAX_SEGMENTS) return bad(err, "more than 20 segments", m->chunk_index);
-  int rc = adcp_buf_printf(out, "{\"byte_count\":%llu,\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"segments\":[",
-                           (unsigned long long)m->byte_count, (unsigned long long)m->chunk_index,
-                           (unsigned long long)m->first_ordinal, (unsigned long long)m->row_count);
+  int rc = adcp_buf_printf(
+      out, "{\"byte_count\":%llu,\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"segments\":[",
+      (unsigned long long)m->byte_count, (unsigned long long)m->chunk_index, (unsigned long long)m->first_ordinal,
+      (unsigned long long)m->row_count);
   for (uint32_t i = 0; !rc && i < m->segment_count; i++) {
     const adcp_segment_manifest *s = &m->segments[i];
-    rc = adcp_buf_printf(out, "%s{\"byte_count\":%llu,\"byte_offset\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"sha256\":",
-                         i ? "," : "", (unsigned long long)s->byte_count, (unsigned long long)s->byte_offset,
-                         (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count);
+    rc = adcp_buf_printf(
+        out, "%s{\"byte_count\":%llu,\"byte_offset\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"sha256\":",
+        i ? "," : "", (unsigned long long)s->byte_count, (unsigned long long)s->byte_offset,
+        (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count);
     if (!rc) rc = adcp_jcs_write_string(out, s->sha256, strnlen(s->sha256, 64));
     if (!rc) rc = adcp_buf_append_byte(out, '}');
   }
@@ -31,16 +33,18 @@ int adcp_manifest_write_jcs(adcp_buf *out, const adcp_chunk_manifest *m, adcp_er
 int adcp_manifest_write_wire(adcp_buf *out, const adcp_chunk_manifest *m) {
   /* Digests go through the JCS string writer: a manifest built in memory is not
    * guaranteed to hold hex, and the output must stay valid JSON. */
-  int rc = adcp_buf_printf(out, "{\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_count\":%llu,\"sha256\":",
-                           (unsigned long long)m->chunk_index, (unsigned long long)m->first_ordinal,
-                           (unsigned long long)m->row_count, (unsigned long long)m->byte_count);
+  int rc = adcp_buf_printf(
+      out, "{\"chunk_index\":%llu,\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_count\":%llu,\"sha256\":",
+      (unsigned long long)m->chunk_index, (unsigned long long)m->first_ordinal, (unsigned long long)m->row_count,
+      (unsigned long long)m->byte_count);
   if (!rc) rc = adcp_jcs_write_string(out, m->sha256, strnlen(m->sha256, 64));
   if (!rc) rc = adcp_buf_append_str(out, ",\"segments\":[");
   for (uint32_t i = 0; !rc && i < m->segment_count && i < ADCP_ROWS_CHUNK_MAX_SEGMENTS; i++) {
     const adcp_segment_manifest *s = &m->segments[i];
-    rc = adcp_buf_printf(out, "%s{\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_offset\":%llu,\"byte_count\":%llu,\"sha256\":",
-                         i ? "," : "", (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count,
-                         (unsigned long long)s->byte_offset, (unsigned long long)s->byte_count);
+    rc = adcp_buf_printf(
+        out, "%s{\"first_ordinal\":%llu,\"row_count\":%llu,\"byte_offset\":%llu,\"byte_count\":%llu,\"sha256\":",
+        i ? "," : "", (unsigned long long)s->first_ordinal, (unsigned long long)s->row_count,
+        (unsigned long long)s->byte_offset, (unsigned long long)s->byte_count);
     if (!rc) rc = adcp_jcs_write_string(out, s->sha256, strnlen(s->sha256, 64));
     if (!rc) rc = adcp_buf_append_byte(out, '}');
   }
@@ -48,8 +52,7 @@ int adcp_manifest_write_wire(adcp_buf *out, const adcp_chunk_manifest *m) {
   return rc;
 }
 
-static int get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t obj, const char *key, uint64_t chunk,
-                   adcp_error *err) {
+static int get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t obj, const char *key, uint64_t chunk, adcp_error *err) {
   uint32_t v = adcp_json_get(doc, obj, key);
   if (adcp_json_get_u64(out, doc, v, NULL) != 0) {
     char what[80];
@@ -83,7 +86,8 @@ int adcp_manifest_from_json(adcp_chunk_manifest *out, const adcp_json_doc *doc, 
   uint64_t ci = out->chunk_index;
   if ((rc = get_u64(&out->first_ordinal, doc, node, "first_ordinal", ci, err)) ||
       (rc = get_u64(&out->row_count, doc, node, "row_count", ci, err)) ||
-      (rc = get_u64(&out->byte_count, doc, node, "byte_count", ci, err)) || (rc = get_hex(out->sha256, doc, node, ci, err)))
+      (rc = get_u64(&out->byte_count, doc, node, "byte_count", ci, err)) ||
+      (rc = get_hex(out->sha256, doc, node, ci, err)))
     return rc;
   uint32_t segs = adcp_json_get(doc, node, "segments");
   if (!segs || adcp_json_at(doc, segs)->type != ADCP_JSON_ARRAY) return bad(err, "\"segments\" is missing", ci);
@@ -139,8 +143,7 @@ static int check_structure(const adcp_chunk_manifest *m, uint64_t want_index, ui
 
 int adcp_manifest_checker_add(adcp_manifest_checker *c, const adcp_chunk_manifest *m, adcp_error *err) {
   adcp_buf_reset(&c->scratch);
-  if (c->chunks && adcp_buf_append_byte(&c->scratch, ','))
-    return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  if (c->chunks && adcp_buf_append_byte(&c->scratch, ',')) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int rc = adcp_manifest_write_jcs(&c->scratch, m, c->struct_rc ? NULL : &c->struct_err);
   if (rc == ADCP_ENOMEM) return adcp_error_set(err, rc, "out of memory");
   if (rc) {
@@ -162,7 +165,8 @@ int adcp_manifest_checker_finish(adcp_manifest_checker *c, const char *expected_
   adcp_sha256_update(&c->sha, "]", 1);
   adcp_sha256_final_hex(&c->sha, got);
   if (strcmp(want, got) != 0)
-    return adcp_error_set(err, ADCP_EMANIFEST_MISMATCH, "row_manifest_sha256 of the stored manifests does not match the header");
+    return adcp_error_set(err, ADCP_EMANIFEST_MISMATCH,
+                          "row_manifest_sha256 of the stored manifests does not match the header");
   if (c->struct_rc) {
     if (err) *err = c->struct_err;
     return c->struct_rc;
@@ -181,8 +185,8 @@ void adcp_manifest_checker_free(adcp_manifest_checker *c) {
   adcp_buf_free(&c->scratch);
 }
 
-int adcp_manifests_verify(const adcp_chunk_manifest *ms, size_t n, const char *expected_sha256,
-                          uint64_t expected_rows, adcp_error *err) {
+int adcp_manifests_verify(const adcp_chunk_manifest *ms, size_t n, const char *expected_sha256, uint64_t expected_rows,
+                          adcp_error *err) {
   adcp_manifest_checker c;
   int rc = adcp_manifest_checker_init(&c, err);
   for (size_t i = 0; !rc && i < n; i++) rc = adcp_manifest_checker_add(&c, &ms[i], err);

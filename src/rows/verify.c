@@ -66,8 +66,8 @@ int adcp_rows_verify_chunk(const adcp_chunk_manifest *m, const uint8_t *body, si
   return 0;
 }
 
-int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint32_t to, const uint8_t *buf,
-                              size_t len, adcp_error *err) {
+int adcp_rows_verify_segments(const adcp_chunk_manifest *m, uint32_t from, uint32_t to, const uint8_t *buf, size_t len,
+                              adcp_error *err) {
   if (from > to || to >= m->segment_count || m->segment_count > ADCP_ROWS_CHUNK_MAX_SEGMENTS)
     return adcp_error_set(err, ADCP_EMANIFEST_MISMATCH, "segment range [%u, %u] is outside chunk %llu", from, to,
                           (unsigned long long)m->chunk_index);

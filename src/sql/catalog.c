@@ -34,7 +34,6 @@ void adcp_catalog_free(adcp_catalog *cat) {
   free(cat);
 }
 
-
 /* Adds key -> fingerprint of columns [first, first+strlen(types)) of the
  * current row. types: 's' text-or-null, 'b' boolean, 'S' text with the
  * schema prefix stripped already in SQL. */
@@ -74,8 +73,8 @@ static int add(cat_builder *cb, const char *key, adcp_sql_rows *r, int first, co
 /* Runs sql; for each row: key = prefix + col0 [+ "." + col1 when two_part],
  * fingerprint over the remaining columns typed by `types`; enabled_col >= 0
  * names a column whose truthiness is the enabled flag. */
-static int walk(cat_builder *cb, adcp_sql_conn *c, const char *sql, const char *prefix, int two_part,
-                const char *types, int enabled_col, adcp_error *err) {
+static int walk(cat_builder *cb, adcp_sql_conn *c, const char *sql, const char *prefix, int two_part, const char *types,
+                int enabled_col, adcp_error *err) {
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, c, sql, NULL, 0, err);
   if (rc) return rc;
@@ -83,8 +82,7 @@ static int walk(cat_builder *cb, adcp_sql_conn *c, const char *sql, const char *
     char key[600];
     if (two_part)
       snprintf(key, sizeof key, "%s%s.%s", prefix, adcp_sql_get_text(r, 0, NULL), adcp_sql_get_text(r, 1, NULL));
-    else
-      snprintf(key, sizeof key, "%s%s", prefix, adcp_sql_get_text(r, 0, NULL));
+    else snprintf(key, sizeof key, "%s%s", prefix, adcp_sql_get_text(r, 0, NULL));
     int enabled = enabled_col < 0 ? 1 : adcp_sql_get_int64(r, enabled_col) != 0;
     if ((rc = add(cb, key, r, two_part ? 2 : 1, types, enabled, err))) break;
   }
@@ -101,8 +99,7 @@ static int walk(cat_builder *cb, adcp_sql_conn *c, const char *sql, const char *
 
 static const char PG_TABLES[] =
     "SELECT c.relname, c.relkind::text, c.relpersistence::text, c.relrowsecurity, c.relforcerowsecurity "
-    "FROM pg_class c " PG_NS
-    "WHERE " PG_OURS "AND c.relkind IN ('r', 'p') ORDER BY 1";
+    "FROM pg_class c " PG_NS "WHERE " PG_OURS "AND c.relkind IN ('r', 'p') ORDER BY 1";
 static const char PG_COLUMNS[] =
     "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, "
     "CASE WHEN a.attcollation = 0 THEN NULL ELSE co.collname END, " PG_STRIP("pg_get_expr(d.adbin, d.adrelid)") ", "
@@ -227,8 +224,10 @@ int adcp_catalog_expected(adcp_catalog **out, adcp_sql_conn *c, const adcp_migra
   if (rc && err) {
     char m[ADCP_ERROR_MESSAGE_MAX];
     snprintf(m, sizeof m, "%s", err->message);
-    adcp_error_set(err, err->code, "catalog audit could not build the expected schema (needs CREATE on the "
-                   "database): %.150s", m);
+    adcp_error_set(err, err->code,
+                   "catalog audit could not build the expected schema (needs CREATE on the "
+                   "database): %.150s",
+                   m);
   }
   return rc;
 }
@@ -252,7 +251,7 @@ int adcp_catalog_compare(adcp_catalog_report **out, const adcp_catalog *expected
     const adcp_catalog_entry *want = &expected->entries[i];
     adcp_catalog_entry key = {.key = want->key};
     const adcp_catalog_entry *have = bsearch(&key, actual->entries, actual->count, sizeof key, cmp_entry);
-    const char *problem = !have                                         ? "missing"
+    const char *problem = !have                                          ? "missing"
                           : (want->enabled && !have->enabled)            ? "disabled"
                           : strcmp(have->fingerprint, want->fingerprint) ? "changed"
                                                                          : NULL;

@@ -56,9 +56,8 @@ static int sqlite_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adcp_
   }
   adcp_sql_rows_free(r);
   if (rc < 0) return rc;
-  rc = adcp_sql_query(&r, c,
-                      "SELECT \"table\", parent, count(*) FROM pragma_foreign_key_check GROUP BY 1, 2 ORDER BY 1, 2",
-                      NULL, 0, err);
+  rc = adcp_sql_query(
+      &r, c, "SELECT \"table\", parent, count(*) FROM pragma_foreign_key_check GROUP BY 1, 2 ORDER BY 1, 2", NULL, 0, err);
   if (rc) return rc;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     snprintf(line, sizeof line, "foreign_key_check: %lld rows of %.100s name a missing %.100s row",
@@ -95,8 +94,8 @@ static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, 
 static int postgres_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adcp_error *err) {
   char role[32], line[512];
   int found = 0;
-  int rc = adcp_sql_query_text(role, sizeof role, &found, c, "SELECT current_setting('session_replication_role')",
-                               NULL, 0, err);
+  int rc = adcp_sql_query_text(role, sizeof role, &found, c, "SELECT current_setting('session_replication_role')", NULL,
+                               0, err);
   if (rc) return rc;
   if (found && strcmp(role, "origin")) {
     snprintf(line, sizeof line,
@@ -112,7 +111,10 @@ static int postgres_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adc
   if ((rc = adcp_sql_query(&r, c, PG_FOREIGN_KEYS, NULL, 0, err))) return rc;
   while ((rc = adcp_sql_next(r, err)) == 1) {
     fk *g = realloc(fks, (n + 1) * sizeof *g);
-    if (!g) { rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory"); break; }
+    if (!g) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
     fks = g;
     fk *k = &fks[n];
     const char *v[5];
@@ -133,8 +135,8 @@ static int postgres_checks(adcp_sql_integrity_report *rep, adcp_sql_conn *c, adc
              fks[i].table, fks[i].column, fks[i].ref_table, fks[i].ref_column, fks[i].column);
     if ((rc = adcp_sql_query_text(cnt, sizeof cnt, &found, c, sql, NULL, 0, err))) break;
     if (found && strcmp(cnt, "0")) {
-      snprintf(line, sizeof line, "foreign key %s: %s rows of %s name a missing %s row", fks[i].name, cnt,
-               fks[i].table, fks[i].ref_table);
+      snprintf(line, sizeof line, "foreign key %s: %s rows of %s name a missing %s row", fks[i].name, cnt, fks[i].table,
+               fks[i].ref_table);
       if ((rc = push(rep, line, err))) break;
     }
   }
@@ -166,7 +168,8 @@ static const struct {
 } PROBES[] = {
     {"adcp_reporting_row_bindings.identity_sha256",
      "UPDATE adcp_reporting_row_bindings SET identity_sha256 = $2 WHERE row_binding_id = $1"},
-    {"adcp_reporting_row_sets.content_sha256", "UPDATE adcp_reporting_row_sets SET content_sha256 = $2 WHERE row_set_id = $1"},
+    {"adcp_reporting_row_sets.content_sha256",
+     "UPDATE adcp_reporting_row_sets SET content_sha256 = $2 WHERE row_set_id = $1"},
     {"adcp_reporting_row_chunks.sha256", "UPDATE adcp_reporting_row_chunks SET sha256 = $2 WHERE row_set_id = $1"},
     {"adcp_reporting_chunk_bodies.recorded_at",
      "UPDATE adcp_reporting_chunk_bodies SET recorded_at = recorded_at WHERE account_id = $1"},
@@ -196,8 +199,7 @@ static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, 
   int found = 0;
   if (!rc)
     rc = adcp_sql_query_text(id, sizeof id, &found, c,
-                             "SELECT 'adcp-check-probe-' || md5(random()::text || clock_timestamp()::text)", NULL, 0,
-                             err);
+                             "SELECT 'adcp-check-probe-' || md5(random()::text || clock_timestamp()::text)", NULL, 0, err);
   adcp_sql_param setup[2] = {adcp_sql_text(id), adcp_sql_text(zeros)};
   adcp_sql_param p[2] = {adcp_sql_text(id), adcp_sql_text(effs)};
   for (size_t i = 0; !rc && i < sizeof PROBE_SETUP / sizeof PROBE_SETUP[0]; i++)
@@ -206,8 +208,10 @@ static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, 
     char m[ADCP_ERROR_MESSAGE_MAX];
     snprintf(m, sizeof m, "%s", err ? err->message : "");
     adcp_sql_rollback(c, NULL);
-    return adcp_error_set(err, rc, "immutability probe could not set up its rows (needs INSERT; always rolled "
-                          "back): %.150s", m);
+    return adcp_error_set(err, rc,
+                          "immutability probe could not set up its rows (needs INSERT; always rolled "
+                          "back): %.150s",
+                          m);
   }
   for (size_t i = 0; !rc && i < sizeof PROBES / sizeof PROBES[0]; i++) {
     if ((rc = adcp_sql_savepoint(c, "adcp_probe", err))) break;
@@ -218,13 +222,16 @@ static int immutability_probe(adcp_sql_integrity_report *rep, adcp_sql_conn *c, 
     if ((rc = adcp_sql_rollback_to(c, "adcp_probe", err))) break;
     char line[300];
     if (!urc && changed > 0)
-      snprintf(line, sizeof line, "immutability probe: an UPDATE of %s was not refused (trigger function "
-               "adcp_reporting_row_storage_immutable or its trigger does not guard it)", PROBES[i].what);
+      snprintf(line, sizeof line,
+               "immutability probe: an UPDATE of %s was not refused (trigger function "
+               "adcp_reporting_row_storage_immutable or its trigger does not guard it)",
+               PROBES[i].what);
     else if (urc && why != ADCP_SQL_FAIL_CHECK)
-      snprintf(line, sizeof line, "immutability probe: an UPDATE of %s failed other than with check_violation: "
-               "%.120s", PROBES[i].what, e.message);
-    else
-      continue;
+      snprintf(line, sizeof line,
+               "immutability probe: an UPDATE of %s failed other than with check_violation: "
+               "%.120s",
+               PROBES[i].what, e.message);
+    else continue;
     rc = push(rep, line, err);
   }
   adcp_sql_rollback(c, NULL);

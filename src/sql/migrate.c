@@ -79,9 +79,8 @@ static int parse_one(adcp_migration *m, const adcp_sql_file *f, const adcp_sql_f
   const char *fn = f->name;
   size_t fl = strlen(fn);
   /* NNNN_<snake_name>.sql */
-  int ok = fl > 9 && isdigit((unsigned char)fn[0]) && isdigit((unsigned char)fn[1]) &&
-           isdigit((unsigned char)fn[2]) && isdigit((unsigned char)fn[3]) && fn[4] == '_' &&
-           !strcmp(fn + fl - 4, ".sql");
+  int ok = fl > 9 && isdigit((unsigned char)fn[0]) && isdigit((unsigned char)fn[1]) && isdigit((unsigned char)fn[2]) &&
+           isdigit((unsigned char)fn[3]) && fn[4] == '_' && !strcmp(fn + fl - 4, ".sql");
   for (size_t i = 5; ok && i < fl - 4; i++)
     if (!(islower((unsigned char)fn[i]) || isdigit((unsigned char)fn[i]) || fn[i] == '_')) ok = 0;
   if (!ok) return adcp_error_set(err, ADCP_EINVALID_INPUT, "migration %s: name must be NNNN_<snake_name>.sql", fn);
@@ -110,10 +109,8 @@ static int parse_one(adcp_migration *m, const adcp_sql_file *f, const adcp_sql_f
     trim(&val, &vl);
     if (kl == 12 && !memcmp(key, "adcp-upgrade", 12)) {
       upgrades++;
-      if (vl == 8 && !memcmp(val, "additive", 8))
-        m->upgrade = ADCP_UPGRADE_ADDITIVE;
-      else if (vl == 14 && !memcmp(val, "stopped-worker", 14))
-        m->upgrade = ADCP_UPGRADE_STOPPED_WORKER;
+      if (vl == 8 && !memcmp(val, "additive", 8)) m->upgrade = ADCP_UPGRADE_ADDITIVE;
+      else if (vl == 14 && !memcmp(val, "stopped-worker", 14)) m->upgrade = ADCP_UPGRADE_STOPPED_WORKER;
       else
         rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "migration %s: adcp-upgrade must be additive or stopped-worker", fn);
     } else if (kl == 12 && !memcmp(key, "adcp-version", 12)) {
@@ -137,8 +134,7 @@ static int parse_one(adcp_migration *m, const adcp_sql_file *f, const adcp_sql_f
       if (!rc) rc = adcp_buf_append(&text, a->text, a->len);
       if (!rc && a->len && a->text[a->len - 1] != '\n') rc = adcp_buf_append_byte(&text, '\n');
     } else if (kl > 5 && !memcmp(key, "adcp-", 5)) {
-      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "migration %s: unknown header %.*s", fn, (int)(kl > 40 ? 40 : kl),
-                          key);
+      rc = adcp_error_set(err, ADCP_EINVALID_INPUT, "migration %s: unknown header %.*s", fn, (int)(kl > 40 ? 40 : kl), key);
     }
   }
   if (!rc && upgrades != 1)
@@ -165,8 +161,8 @@ static int cmp_migration(const void *a, const void *b) {
   return strcmp(((const adcp_migration *)a)->version, ((const adcp_migration *)b)->version);
 }
 
-int adcp_migrations_parse(adcp_migration_set **out, adcp_sql_dialect dialect, const adcp_sql_file *files,
-                          size_t nfiles, const adcp_sql_file *assets, size_t nassets, adcp_error *err) {
+int adcp_migrations_parse(adcp_migration_set **out, adcp_sql_dialect dialect, const adcp_sql_file *files, size_t nfiles,
+                          const adcp_sql_file *assets, size_t nassets, adcp_error *err) {
   *out = NULL;
   adcp_migration_set *s = calloc(1, sizeof *s);
   if (!s || (nfiles && !(s->items = calloc(nfiles, sizeof *s->items)))) {
@@ -241,7 +237,8 @@ static int history_read(history_row **out, size_t *n, adcp_sql_conn *c, adcp_err
   int rc = history_exists(&exists, c, err);
   if (rc || !exists) return rc;
   const char *sql = adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                        ? "SELECT version, name, upgrade, checksum, " ADCP_SQL_PG_INSTANT("applied_at") " FROM adcp_schema_migrations ORDER BY version"
+                        ? "SELECT version, name, upgrade, checksum, " ADCP_SQL_PG_INSTANT(
+                              "applied_at") " FROM adcp_schema_migrations ORDER BY version"
                         : "SELECT version, name, upgrade, checksum, applied_at FROM adcp_schema_migrations "
                           "ORDER BY version";
   adcp_sql_rows *r;
@@ -291,18 +288,17 @@ void adcp_migration_status_free(adcp_migration_status *st) {
   free(st);
 }
 
-int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *c, const adcp_migration_set *set,
-                        adcp_error *err) {
+int adcp_migrate_status(adcp_migration_status **out, adcp_sql_conn *c, const adcp_migration_set *set, adcp_error *err) {
   *out = NULL;
   history_row *h;
   size_t nh;
   /* One read-only snapshot for the existence probe and the history read. */
   int own = !adcp_sql_in_transaction(c);
-  int rc = own ? adcp_sql__begin_with(c, adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                                             ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                                             : "BEGIN",
-                                      err)
-               : 0;
+  int rc =
+      own ? adcp_sql__begin_with(
+                c, adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
+                err)
+          : 0;
   if (!rc) rc = history_read(&h, &nh, c, err);
   if (own) adcp_sql_rollback(c, NULL);
   if (rc) return rc;
@@ -469,9 +465,9 @@ int adcp_migrate_check(adcp_sql_conn *c, const adcp_migration_set *set, adcp_err
   for (size_t i = 0; i < st->count; i++) {
     const adcp_migration_status_entry *e = &st->entries[i];
     if (e->state == ADCP_MIGRATION_PENDING)
-      adcp_buf_printf(&b, " pending %s%s", e->version, e->upgrade == ADCP_UPGRADE_STOPPED_WORKER ? " (stopped-worker)" : "");
-    else if (e->state == ADCP_MIGRATION_CHECKSUM_MISMATCH)
-      adcp_buf_printf(&b, " %s checksum differs", e->version);
+      adcp_buf_printf(&b, " pending %s%s", e->version,
+                      e->upgrade == ADCP_UPGRADE_STOPPED_WORKER ? " (stopped-worker)" : "");
+    else if (e->state == ADCP_MIGRATION_CHECKSUM_MISMATCH) adcp_buf_printf(&b, " %s checksum differs", e->version);
     else if (e->state == ADCP_MIGRATION_UNKNOWN && e->upgrade == ADCP_UPGRADE_STOPPED_WORKER)
       adcp_buf_printf(&b, " unknown stopped-worker %s (a newer deployment fenced writers)", e->version);
   }

@@ -36,12 +36,12 @@
  * statement prepared for an int8 $1 must not run with a bytea $1). */
 typedef struct pg_cached {
   char *sql;
-  char *types;      /* one char per parameter: 'i' int8, 'b' bytea, 'u' inferred */
+  char *types; /* one char per parameter: 'i' int8, 'b' bytea, 'u' inferred */
   size_t ntypes;
   char name[40];
-  int described;    /* result format decided (queries only) */
-  int binary;       /* 1 = ask for binary results (see want_binary) */
-  uint64_t used;    /* LRU stamp */
+  int described; /* result format decided (queries only) */
+  int binary;    /* 1 = ask for binary results (see want_binary) */
+  uint64_t used; /* LRU stamp */
 } pg_cached;
 
 typedef struct pg_conn {
@@ -49,17 +49,17 @@ typedef struct pg_conn {
   pg_cached cache[CACHE_MAX];
   size_t ncache;
   unsigned next_id;
-  unsigned tag;     /* per-connection name prefix: avoids clashes on pooled servers */
+  unsigned tag; /* per-connection name prefix: avoids clashes on pooled servers */
   uint64_t tick;
-  int no_cache;     /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
+  int no_cache; /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
 } pg_conn;
 
 typedef struct pg_rows {
   adcp_sql_rows head;
   PGresult *res;
-  int row;     /* current row, -1 before the first next() */
+  int row; /* current row, -1 before the first next() */
   int nrows;
-  int binary;  /* results in binary format */
+  int binary; /* results in binary format */
   adcp_buf blob;
   char (*num)[24]; /* per column: text of a binary integer/bool for get_text */
   adcp_buf *hex;   /* per column: "\x…" text of a binary bytea for get_text */
@@ -102,15 +102,16 @@ static const struct {
   const char *why;
 } CONNECT_CLASSES[] = {
     /* Access rules: an unencrypted connection the server's pg_hba does not allow. */
-    {"no encryption", "TLS required: the server does not accept unencrypted connections from this host and role "
-                      "(use sslmode=require)"},
+    {"no encryption",
+     "TLS required: the server does not accept unencrypted connections from this host and role "
+     "(use sslmode=require)"},
     {"SSL was required", "TLS required by the URL (sslmode) but the server does not support it"},
     {"no pg_hba.conf entry", "refused by the server's access rules (pg_hba.conf) for this host, role and database"},
     {"pg_hba.conf rejects", "refused by the server's access rules (pg_hba.conf) for this host, role and database"},
     {"authentication failed", "authentication failed (check the user and password)"}, /* 28P01, ident, peer */
     {"no password supplied", "authentication failed: the server wants a password and none was given"},
     {"is not permitted to log in", "authentication failed (the role may not log in)"}, /* 28000 */
-    {"role \"", "authentication failed (the role does not exist)"},                     /* 28000 */
+    {"role \"", "authentication failed (the role does not exist)"},                    /* 28000 */
     {"SCRAM", "authentication failed (check the user and password)"},
     {"does not exist", "database does not exist"}, /* 3D000 */
     {"Connection refused", "connection refused (no server listening at that host and port)"},
@@ -120,9 +121,9 @@ static const struct {
     {"timeout expired", "timeout (no answer within connect_timeout)"},
     {"certificate", "TLS failed (server certificate not verified)"},
     {"SSL", "TLS failed"},
-    {"starting up", "the server is starting up; retry"},          /* 57P03 */
-    {"shutting down", "the server is shutting down"},            /* 57P03 */
-    {"too many", "the server has no free connection slots"},     /* 53300 */
+    {"starting up", "the server is starting up; retry"},     /* 57P03 */
+    {"shutting down", "the server is shutting down"},        /* 57P03 */
+    {"too many", "the server has no free connection slots"}, /* 53300 */
     {"remaining connection slots", "the server has no free connection slots"},
 };
 
@@ -259,10 +260,16 @@ static int want_binary(const PGresult *d) {
   int n = PQnfields(d), bytea = 0;
   for (int i = 0; i < n; i++) {
     switch (PQftype(d, i)) {
-      case OID_BYTEA: bytea = 1; break;
-      case OID_TEXT: case OID_VARCHAR: case OID_BPCHAR: case OID_NAME:
-      case OID_INT2: case OID_INT4: case OID_INT8: case OID_BOOL: break;
-      default: return 0;
+    case OID_BYTEA: bytea = 1; break;
+    case OID_TEXT:
+    case OID_VARCHAR:
+    case OID_BPCHAR:
+    case OID_NAME:
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+    case OID_BOOL: break;
+    default: return 0;
     }
   }
   return bytea;
@@ -352,27 +359,27 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
   for (size_t i = 0; i < n; i++) {
     lens[i] = 0, fmts[i] = 0, vals[i] = NULL, types[i] = param_oid(&prm[i]);
     switch (prm[i].type) {
-      case ADCP_SQL_NULL: break;
-      case ADCP_SQL_INT64:
-        snprintf(text, 24, "%lld", (long long)prm[i].i64);
-        vals[i] = text;
-        text += 24;
-        break;
-      case ADCP_SQL_TEXT:
-        if (prm[i].len && memchr(prm[i].data, 0, prm[i].len)) {
-          free(mem);
-          return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: text parameter $%zu contains NUL", i + 1);
-        }
-        if (prm[i].len) memcpy(text, prm[i].data, prm[i].len);
-        text[prm[i].len] = '\0';
-        vals[i] = text;
-        text += prm[i].len + 1;
-        break;
-      case ADCP_SQL_BLOB:
-        vals[i] = prm[i].len ? prm[i].data : "";
-        lens[i] = (int)prm[i].len;
-        fmts[i] = 1; /* binary bytea: no hex/escape round trip */
-        break;
+    case ADCP_SQL_NULL: break;
+    case ADCP_SQL_INT64:
+      snprintf(text, 24, "%lld", (long long)prm[i].i64);
+      vals[i] = text;
+      text += 24;
+      break;
+    case ADCP_SQL_TEXT:
+      if (prm[i].len && memchr(prm[i].data, 0, prm[i].len)) {
+        free(mem);
+        return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: text parameter $%zu contains NUL", i + 1);
+      }
+      if (prm[i].len) memcpy(text, prm[i].data, prm[i].len);
+      text[prm[i].len] = '\0';
+      vals[i] = text;
+      text += prm[i].len + 1;
+      break;
+    case ADCP_SQL_BLOB:
+      vals[i] = prm[i].len ? prm[i].data : "";
+      lens[i] = (int)prm[i].len;
+      fmts[i] = 1; /* binary bytea: no hex/escape round trip */
+      break;
     }
   }
   PGresult *r = NULL;
@@ -429,10 +436,8 @@ static int pg_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   PGresult *r = PQexec(IMPL(c)->pg, sql);
   ExecStatusType s = PQresultStatus(r);
   int rc = 0;
-  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY)
-    rc = fail_res(c, r, err);
-  else
-    adcp_sql__ok(c);
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) rc = fail_res(c, r, err);
+  else adcp_sql__ok(c);
   PQclear(r);
   return rc;
 }
@@ -607,12 +612,10 @@ static int pg_txn_failed(const adcp_sql_conn *c) { return PQtransactionStatus(IM
 static int pg_commit(adcp_sql_conn *c, adcp_error *err) {
   PGresult *r = PQexec(IMPL(c)->pg, "COMMIT");
   int rc;
-  if (PQresultStatus(r) != PGRES_COMMAND_OK)
-    rc = fail_res(c, r, err);
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
   else if (!strcmp(PQcmdStatus(r), "ROLLBACK")) /* the server rolled back instead */
     rc = adcp_sql__fail(c, ADCP_SQL_FAIL_OTHER, "25P02", NULL, "PostgreSQL rolled back the transaction at COMMIT", err);
-  else
-    rc = 0, adcp_sql__ok(c);
+  else rc = 0, adcp_sql__ok(c);
   PQclear(r);
   return rc;
 }
@@ -656,8 +659,8 @@ static int pg_redact_url(char *out, size_t n, const char *url) {
       if (b.len) rc = adcp_buf_append_byte(&b, ' ');
       if (!rc) rc = adcp_buf_printf(&b, "%s=", o->keyword);
       /* A dbname that is itself a URL or conninfo could carry a password. */
-      int mask = secret_key(o->keyword) ||
-                 (!strcmp(o->keyword, "dbname") && (strstr(o->val, "://") || strchr(o->val, '=')));
+      int mask =
+          secret_key(o->keyword) || (!strcmp(o->keyword, "dbname") && (strstr(o->val, "://") || strchr(o->val, '=')));
       if (!rc) rc = mask ? adcp_buf_append_str(&b, "***") : append_value(&b, o->val);
     }
   if (!rc) rc = adcp_buf_cstr(&b);

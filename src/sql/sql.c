@@ -61,7 +61,8 @@ void adcp_sql_redact_url(char *out, size_t n, const char *url) {
      * when an '@' follows one of those, mask everything after the scheme. */
     const char *rest = scheme + 3;
     const char *at = strrchr(rest, '@');
-    if (!(at && strcspn(rest, "/?#") < (size_t)(at - rest)) && backend_redact(&adcp_sql_postgres_backend, out, n, url) == 0) return;
+    if (!(at && strcspn(rest, "/?#") < (size_t)(at - rest)) && backend_redact(&adcp_sql_postgres_backend, out, n, url) == 0)
+      return;
     copy_out(out, n, url, (size_t)(rest - url), "***");
     return;
   }
@@ -80,9 +81,7 @@ void adcp_sql_redact_url(char *out, size_t n, const char *url) {
 
 static int connect_url(adcp_sql_conn **out, const char *url, int read_only, adcp_error *err);
 
-int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err) {
-  return connect_url(out, url, 0, err);
-}
+int adcp_sql_connect(adcp_sql_conn **out, const char *url, adcp_error *err) { return connect_url(out, url, 0, err); }
 
 int adcp_sql_connect_read_only(adcp_sql_conn **out, const char *url, adcp_error *err) {
   return connect_url(out, url, 1, err);
@@ -127,21 +126,21 @@ int adcp_sql_is_durable(const adcp_sql_conn *c) { return c->durable; }
 
 const char *adcp_sql__failure_phrase(adcp_sql_failure cls) {
   switch (cls) {
-    case ADCP_SQL_FAIL_NONE: return "no failure";
-    case ADCP_SQL_FAIL_UNIQUE: return "unique violation";
-    case ADCP_SQL_FAIL_RETRY: return "concurrent transaction conflict (retry)";
-    case ADCP_SQL_FAIL_CHECK: return "check or immutability violation";
-    case ADCP_SQL_FAIL_FOREIGN_KEY: return "foreign key violation";
-    case ADCP_SQL_FAIL_NOT_NULL: return "not-null violation";
-    case ADCP_SQL_FAIL_UNDEFINED: return "undefined table, column or function";
-    case ADCP_SQL_FAIL_CONNECTION: return "connection to the database lost";
-    case ADCP_SQL_FAIL_OTHER: break;
+  case ADCP_SQL_FAIL_NONE: return "no failure";
+  case ADCP_SQL_FAIL_UNIQUE: return "unique violation";
+  case ADCP_SQL_FAIL_RETRY: return "concurrent transaction conflict (retry)";
+  case ADCP_SQL_FAIL_CHECK: return "check or immutability violation";
+  case ADCP_SQL_FAIL_FOREIGN_KEY: return "foreign key violation";
+  case ADCP_SQL_FAIL_NOT_NULL: return "not-null violation";
+  case ADCP_SQL_FAIL_UNDEFINED: return "undefined table, column or function";
+  case ADCP_SQL_FAIL_CONNECTION: return "connection to the database lost";
+  case ADCP_SQL_FAIL_OTHER: break;
   }
   return "database error";
 }
 
-int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
-                   const char *constraint, const char *what, adcp_error *err) {
+int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate, const char *constraint,
+                   const char *what, adcp_error *err) {
   c->last_failure = cls;
   snprintf(c->last_sqlstate, sizeof c->last_sqlstate, "%s", sqlstate ? sqlstate : "");
   /* The first failure inside a transaction dooms it (PostgreSQL semantics,
@@ -171,9 +170,7 @@ const char *adcp_sql_last_sqlstate(const adcp_sql_conn *c) { return c->last_sqls
 
 /* ---- statements ------------------------------------------------------------- */
 
-adcp_sql_param adcp_sql_text(const char *s) {
-  return s ? adcp_sql_textn(s, strlen(s)) : adcp_sql_null();
-}
+adcp_sql_param adcp_sql_text(const char *s) { return s ? adcp_sql_textn(s, strlen(s)) : adcp_sql_null(); }
 
 static int check_params(const adcp_sql_param *p, size_t n, adcp_error *err) {
   if (n && !p) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: parameters missing");
@@ -189,8 +186,8 @@ static int check_params(const adcp_sql_param *p, size_t n, adcp_error *err) {
   return 0;
 }
 
-int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
-                          size_t n, adcp_error *err) {
+int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                          adcp_error *err) {
   int64_t changes = 0;
   int rc = check_params(p, n, err);
   if (!rc) rc = c->be->exec(c, sql, p, n, &changes, err);
@@ -202,12 +199,10 @@ int adcp_sql_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, si
   return adcp_sql_exec_changes(NULL, c, sql, p, n, err);
 }
 
-int adcp_sql_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
-  return c->be->exec_script(c, sql, err);
-}
+int adcp_sql_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) { return c->be->exec_script(c, sql, err); }
 
-int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
-                   size_t n, adcp_error *err) {
+int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                   adcp_error *err) {
   *out = NULL;
   int rc = check_params(p, n, err);
   if (rc) return rc;
@@ -221,15 +216,13 @@ const char *adcp_sql_get_text(const adcp_sql_rows *r, int col, size_t *len) {
   return r->conn->be->get_text(r, col, len);
 }
 int64_t adcp_sql_get_int64(const adcp_sql_rows *r, int col) { return r->conn->be->get_int64(r, col); }
-const uint8_t *adcp_sql_get_blob(adcp_sql_rows *r, int col, size_t *len) {
-  return r->conn->be->get_blob(r, col, len);
-}
+const uint8_t *adcp_sql_get_blob(adcp_sql_rows *r, int col, size_t *len) { return r->conn->be->get_blob(r, col, len); }
 void adcp_sql_rows_free(adcp_sql_rows *r) {
   if (r) r->conn->be->rows_free(r);
 }
 
-int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const char *sql,
-                        const adcp_sql_param *p, size_t np, adcp_error *err) {
+int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
+                        size_t np, adcp_error *err) {
   if (n) out[0] = '\0';
   if (found) *found = 0;
   adcp_sql_rows *r;
@@ -248,8 +241,7 @@ int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const
 /* ---- transactions, locks, clock ----------------------------------------------- */
 
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err) {
-  if (c->be->in_transaction(c))
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: a transaction is already open");
+  if (c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: a transaction is already open");
   int rc = c->be->exec_script(c, sql, err);
   if (!rc) c->txn_open = 1, c->aborted = 0;
   return rc;
@@ -325,7 +317,8 @@ int adcp_sql_savepoint(adcp_sql_conn *c, const char *name, adcp_error *err) {
   char sql[80];
   int rc = savepoint_sql(sql, sizeof sql, "SAVEPOINT", name, err);
   if (rc) return rc;
-  if (!c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: savepoint needs an open transaction");
+  if (!c->be->in_transaction(c))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: savepoint needs an open transaction");
   if ((rc = refuse_if_aborted(c, err))) return rc;
   return c->be->exec_script(c, sql, err);
 }
@@ -334,7 +327,8 @@ int adcp_sql_release(adcp_sql_conn *c, const char *name, adcp_error *err) {
   char sql[80];
   int rc = savepoint_sql(sql, sizeof sql, "RELEASE SAVEPOINT", name, err);
   if (rc) return rc;
-  if (!c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: release needs an open transaction");
+  if (!c->be->in_transaction(c))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: release needs an open transaction");
   if ((rc = refuse_if_aborted(c, err))) return rc;
   return c->be->exec_script(c, sql, err);
 }
@@ -360,8 +354,7 @@ static int advisory_lock(adcp_sql_conn *c, const char *key, int64_t timeout_ms, 
     /* SQLite has one writer lock for the whole database: holding it excludes
      * every other writer, which is what any advisory key would give. */
     if (!c->be->holds_write_lock(c))
-      return adcp_error_set(err, ADCP_EINVALID_INPUT,
-                            "advisory lock on SQLite needs a transaction begun with immediate=1");
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock on SQLite needs a transaction begun with immediate=1");
     return 0;
   }
   adcp_sql_param p[2] = {adcp_sql_text(key), adcp_sql_int64(timeout_ms)};
@@ -384,9 +377,8 @@ int adcp_sql_advisory_xact_lock_wait(adcp_sql_conn *c, const char *key, int64_t 
 }
 
 int adcp_sql_now(adcp_sql_conn *c, char out[32], adcp_error *err) {
-  const char *sql = c->be->dialect == ADCP_SQL_SQLITE
-                        ? "SELECT adcp_now()"
-                        : "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()");
+  const char *sql =
+      c->be->dialect == ADCP_SQL_SQLITE ? "SELECT adcp_now()" : "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()");
   int found = 0;
   int rc = adcp_sql_query_text(out, 32, &found, c, sql, NULL, 0, err);
   if (!rc && (!found || strlen(out) != 27)) rc = adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");

@@ -15,11 +15,9 @@ typedef struct adcp_sql_backend {
   /* target: the URL with the scheme handled (SQLite path, or the libpq string). */
   int (*connect)(adcp_sql_conn *c, const char *target, adcp_error *err);
   void (*close)(adcp_sql_conn *c);
-  int (*exec)(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
-              int64_t *changes, adcp_error *err);
+  int (*exec)(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes, adcp_error *err);
   int (*exec_script)(adcp_sql_conn *c, const char *sql, adcp_error *err);
-  int (*query)(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
-               size_t n, adcp_error *err);
+  int (*query)(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, adcp_error *err);
   int (*next)(adcp_sql_rows *r, adcp_error *err);
   int (*column_count)(const adcp_sql_rows *r);
   int (*is_null)(const adcp_sql_rows *r, int col);
@@ -52,8 +50,8 @@ struct adcp_sql_conn {
   /* Transaction bookkeeping kept by the port so both dialects agree: once a
    * statement fails inside a transaction, COMMIT fails with that failure
    * (PostgreSQL would silently roll back; SQLite would commit the rest). */
-  int txn_open;                 /* begun through adcp_sql_begin */
-  int aborted;                  /* a statement failed since BEGIN / the last ROLLBACK TO */
+  int txn_open; /* begun through adcp_sql_begin */
+  int aborted;  /* a statement failed since BEGIN / the last ROLLBACK TO */
   adcp_sql_failure abort_failure;
   char abort_sqlstate[6];
 };
@@ -68,8 +66,8 @@ extern const adcp_sql_backend adcp_sql_postgres_backend;
 
 /* Records a failure on c (class + SQLSTATE) and fills err with a sanitized
  * message; returns ADCP_ECONFLICT for UNIQUE/RETRY, else ADCP_ESTORAGE. */
-int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
-                   const char *constraint, const char *what, adcp_error *err);
+int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate, const char *constraint,
+                   const char *what, adcp_error *err);
 /* BEGIN with a dialect-specific statement (e.g. an isolation level). */
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err);
 /* Clears the failure state after a successful call. */

@@ -29,10 +29,10 @@
 #define CACHE_MAX 64
 
 typedef struct cached_stmt {
-  char *sql;           /* caller's text (cache key) */
+  char *sql; /* caller's text (cache key) */
   sqlite3_stmt *st;
-  int busy;            /* owned by a live row iterator */
-  uint64_t used;       /* LRU stamp */
+  int busy;      /* owned by a live row iterator */
+  uint64_t used; /* LRU stamp */
 } cached_stmt;
 
 /* Background checkpointer of one connection (started on first need). */
@@ -71,30 +71,28 @@ static int fail_rc(adcp_sql_conn *c, int rc, const char *what, adcp_error *err) 
   adcp_sql_failure cls = ADCP_SQL_FAIL_OTHER;
   const char *state = "HV000";
   switch (ext) {
-    case SQLITE_CONSTRAINT_UNIQUE:
-    case SQLITE_CONSTRAINT_PRIMARYKEY: cls = ADCP_SQL_FAIL_UNIQUE, state = "23505"; break;
-    case SQLITE_CONSTRAINT_CHECK:
-    case SQLITE_CONSTRAINT_TRIGGER: cls = ADCP_SQL_FAIL_CHECK, state = "23514"; break;
-    case SQLITE_CONSTRAINT_FOREIGNKEY: cls = ADCP_SQL_FAIL_FOREIGN_KEY, state = "23503"; break;
-    case SQLITE_CONSTRAINT_NOTNULL: cls = ADCP_SQL_FAIL_NOT_NULL, state = "23502"; break;
-    default:
-      switch (ext & 0xff) {
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED: cls = ADCP_SQL_FAIL_RETRY, state = "40001"; break;
-        case SQLITE_CONSTRAINT: cls = ADCP_SQL_FAIL_CHECK, state = "23000"; break;
-        case SQLITE_FULL: state = "53100"; break;
-        case SQLITE_IOERR:
-        case SQLITE_CORRUPT:
-        case SQLITE_CANTOPEN: state = "58030"; break;
-        case SQLITE_ERROR:
-          /* Classify "no such table/column/function" without repeating the text. */
-          if (s && s->db && !strncmp(sqlite3_errmsg(s->db), "no such ", 8))
-            cls = ADCP_SQL_FAIL_UNDEFINED, state = "42P01";
-          else
-            state = "42000";
-          break;
-        default: break;
-      }
+  case SQLITE_CONSTRAINT_UNIQUE:
+  case SQLITE_CONSTRAINT_PRIMARYKEY: cls = ADCP_SQL_FAIL_UNIQUE, state = "23505"; break;
+  case SQLITE_CONSTRAINT_CHECK:
+  case SQLITE_CONSTRAINT_TRIGGER: cls = ADCP_SQL_FAIL_CHECK, state = "23514"; break;
+  case SQLITE_CONSTRAINT_FOREIGNKEY: cls = ADCP_SQL_FAIL_FOREIGN_KEY, state = "23503"; break;
+  case SQLITE_CONSTRAINT_NOTNULL: cls = ADCP_SQL_FAIL_NOT_NULL, state = "23502"; break;
+  default:
+    switch (ext & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: cls = ADCP_SQL_FAIL_RETRY, state = "40001"; break;
+    case SQLITE_CONSTRAINT: cls = ADCP_SQL_FAIL_CHECK, state = "23000"; break;
+    case SQLITE_FULL: state = "53100"; break;
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_CANTOPEN: state = "58030"; break;
+    case SQLITE_ERROR:
+      /* Classify "no such table/column/function" without repeating the text. */
+      if (s && s->db && !strncmp(sqlite3_errmsg(s->db), "no such ", 8)) cls = ADCP_SQL_FAIL_UNDEFINED, state = "42P01";
+      else state = "42000";
+      break;
+    default: break;
+    }
   }
   char w[128];
   snprintf(w, sizeof w, "%s [SQLite: %s]", what ? what : "SQLite refused the statement", sqlite3_errstr(ext));
@@ -111,8 +109,8 @@ static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   time_t sec = ts.tv_sec;
   gmtime_r(&sec, &tm);
   char out[96];
-  snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000) % 1000000);
+  snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000) % 1000000);
   sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
@@ -148,8 +146,8 @@ static int pragma(adcp_sql_conn *c, const char *sql, adcp_error *err) {
  * still returns after the WAL fsync (synchronous=FULL), and a checkpoint that
  * fails or never runs leaves the WAL intact. Should the thread fall far
  * behind, the committing connection checkpoints itself (WAL_HARD_FRAMES). */
-#define WAL_WAKE_FRAMES 1024   /* 16 MiB of 16 KiB pages, SQLite's default count */
-#define WAL_HARD_FRAMES 65536  /* 1 GiB: bound the WAL when the thread lags */
+#define WAL_WAKE_FRAMES 1024  /* 16 MiB of 16 KiB pages, SQLite's default count */
+#define WAL_HARD_FRAMES 65536 /* 1 GiB: bound the WAL when the thread lags */
 
 static void *ck_main(void *arg) {
   checkpointer *k = arg;
@@ -257,7 +255,7 @@ static int create_private(const char *path, adcp_error *err) {
     }
     struct stat ls, ts;
     if (lstat(path, &ls) != 0) continue; /* removed meanwhile: create again */
-    if (!S_ISLNK(ls.st_mode)) return 0;   /* an existing file keeps its mode */
+    if (!S_ISLNK(ls.st_mode)) return 0;  /* an existing file keeps its mode */
     if (stat(path, &ts) != 0)
       return adcp_error_set(err, ADCP_ESTORAGE,
                             "SQLite database path is a symbolic link whose target does not exist (refused: the "
@@ -291,9 +289,10 @@ static int sq_connect_read_only(adcp_sql_conn *c, sqlite_conn *s, const char *ta
   struct stat st;
   int code = 0;
   if (stat(target, &st) != 0) {
-    code = adcp_error_set(err, ADCP_ESTORAGE, errno == ENOENT ? "database file does not exist (run `adcp-ledger init` or "
-                                                                "`adcp-ledger migrate` first)"
-                                                              : "cannot open the SQLite database file");
+    code = adcp_error_set(err, ADCP_ESTORAGE,
+                          errno == ENOENT ? "database file does not exist (run `adcp-ledger init` or "
+                                            "`adcp-ledger migrate` first)"
+                                          : "cannot open the SQLite database file");
   } else if (!S_ISREG(st.st_mode)) {
     code = adcp_error_set(err, ADCP_ESTORAGE, "database path is not a regular file");
   }
@@ -319,20 +318,21 @@ static int sq_connect_read_only(adcp_sql_conn *c, sqlite_conn *s, const char *ta
       int e = adcp_buf_append_str(&uri, "file:");
       for (const unsigned char *p = (const unsigned char *)target; !e && *p; p++)
         e = (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p >= 0x7f) ? adcp_buf_printf(&uri, "%%%02X", *p)
-                                                                              : adcp_buf_append_byte(&uri, *p);
+                                                                             : adcp_buf_append_byte(&uri, *p);
       if (!e) e = adcp_buf_append_str(&uri, "?immutable=1");
       if (!e) e = adcp_buf_cstr(&uri);
       if (!e) {
         sqlite3_close(s->db);
         s->db = NULL;
-        rc = sqlite3_open_v2((const char *)uri.data, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+        rc = sqlite3_open_v2((const char *)uri.data, &s->db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK) rc = sq_probe(s->db);
       }
       adcp_buf_free(&uri);
     }
     if (rc != SQLITE_OK)
-      code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database read-only [SQLite: %s]", sqlite3_errstr(rc));
+      code = adcp_error_set(err, ADCP_ESTORAGE, "cannot open the SQLite database read-only [SQLite: %s]",
+                            sqlite3_errstr(rc));
   }
   if (!code) {
     sqlite3_extended_result_codes(s->db, 1);
@@ -440,11 +440,13 @@ static char *translate(const char *sql) {
   for (size_t i = 0; i < n; i++) {
     char ch = t[i];
     if (ch == '\'' || ch == '"') {
-      for (i++; i < n && t[i] != ch; i++) {}
+      for (i++; i < n && t[i] != ch; i++) {
+      }
     } else if (ch == '-' && t[i + 1] == '-') {
       while (i < n && t[i] != '\n') i++;
     } else if (ch == '/' && t[i + 1] == '*') {
-      for (i += 2; i + 1 < n && !(t[i] == '*' && t[i + 1] == '/'); i++) {}
+      for (i += 2; i + 1 < n && !(t[i] == '*' && t[i + 1] == '/'); i++) {
+      }
       i++;
     } else if (ch == '$' && t[i + 1] >= '1' && t[i + 1] <= '9') {
       t[i] = '?';
@@ -522,18 +524,19 @@ static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, siz
   for (size_t i = 0; i < n; i++) {
     int idx = (int)i + 1, rc = SQLITE_OK;
     switch (p[i].type) {
-      case ADCP_SQL_NULL: rc = sqlite3_bind_null(st, idx); break;
-      case ADCP_SQL_INT64: rc = sqlite3_bind_int64(st, idx, p[i].i64); break;
-      case ADCP_SQL_TEXT: rc = sqlite3_bind_text64(st, idx, p[i].data ? p[i].data : "", p[i].len, how, SQLITE_UTF8); break;
-      case ADCP_SQL_BLOB: rc = sqlite3_bind_blob64(st, idx, p[i].data ? p[i].data : "", p[i].len, how); break;
+    case ADCP_SQL_NULL: rc = sqlite3_bind_null(st, idx); break;
+    case ADCP_SQL_INT64: rc = sqlite3_bind_int64(st, idx, p[i].i64); break;
+    case ADCP_SQL_TEXT:
+      rc = sqlite3_bind_text64(st, idx, p[i].data ? p[i].data : "", p[i].len, how, SQLITE_UTF8);
+      break;
+    case ADCP_SQL_BLOB: rc = sqlite3_bind_blob64(st, idx, p[i].data ? p[i].data : "", p[i].len, how); break;
     }
     if (rc != SQLITE_OK) return fail_rc(c, rc, "SQLite could not bind a parameter", err);
   }
   return 0;
 }
 
-static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes,
-                   adcp_error *err) {
+static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes, adcp_error *err) {
   sqlite3_stmt *st;
   cached_stmt *slot;
   int rc = prepare(&st, &slot, c, sql, err);
@@ -541,7 +544,8 @@ static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, s
   rc = bind(c, st, p, n, 0, err); /* exec steps before returning: no copies */
   if (!rc) {
     int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {}
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    }
     if (s != SQLITE_DONE) rc = fail_rc(c, s, NULL, err);
   }
   if (!rc) {

@@ -21,9 +21,9 @@
 struct adcp_storage {
   adcp_sql_conn *conn;
   adcp_migration_set *migrations;
-  char *url;          /* resolved URL (kept to open more connections) */
+  char *url; /* resolved URL (kept to open more connections) */
   char *url_redacted;
-  int read_only;      /* adcp_storage_options.read_only */
+  int read_only; /* adcp_storage_options.read_only */
   /* Components handed out by the adcp_storage_<component> accessors: opened
    * on first use over conn, closed by adcp_storage_close. */
   adcp_ledger *ledger;
@@ -112,8 +112,7 @@ static int refuse_non_durable(const adcp_storage *s, adcp_error *err) {
   size_t n = 0;
   for (size_t i = 0; i < N_COMPONENTS; i++)
     if (!components[i].durable(s->conn))
-      n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s", n ? ", " : "",
-                            components[i].name);
+      n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s", n ? ", " : "", components[i].name);
   return adcp_error_set(err, ADCP_EREPORTING_STORAGE_NOT_DURABLE,
                         "storage %s is not durable (process memory: %s); use a durable database URL "
                         "(sqlite:PATH or postgresql://…) or set ADCP_ENV=development or ADCP_ENV=test",
@@ -125,7 +124,8 @@ int adcp_storage_open(adcp_storage **out, const char *url, const adcp_storage_op
   *out = NULL;
   adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (opts) {
-    if (opts->version != ADCP_STORAGE_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
+    if (opts->version != ADCP_STORAGE_OPTIONS_VERSION)
+      return adcp_error_set(err, ADCP_EINVALID_INPUT, "storage open: unknown options version");
     o = *opts;
   }
   const char *resolved = adcp_storage_resolve_url(url);
@@ -214,15 +214,12 @@ int adcp_storage_check_ready(adcp_catalog_report **report, adcp_storage *s, adcp
     rc = adcp_error_set(err, ADCP_ESCHEMA_UNREADY, "%s", b.data ? (const char *)b.data : "schema catalog drift");
     adcp_buf_free(&b);
   }
-  if (report)
-    *report = r;
-  else
-    adcp_catalog_report_free(r);
+  if (report) *report = r;
+  else adcp_catalog_report_free(r);
   return rc;
 }
 
-int adcp_storage_inline_open(adcp_inline_store **out, adcp_storage *s, const adcp_inline_options *opts,
-                             adcp_error *err) {
+int adcp_storage_inline_open(adcp_inline_store **out, adcp_storage *s, const adcp_inline_options *opts, adcp_error *err) {
   return adcp_inline_open(out, s ? s->conn : NULL, opts, err);
 }
 

@@ -21,8 +21,7 @@ void adcp_worker__gauges_free(worker_gauges *g) {
 }
 
 /* Rows of (label, count): adds each count to the slot its label names. */
-static int grouped(adcp_sql_conn *c, const char *sql, const char *const *labels, int64_t *const *slots,
-                   adcp_error *err) {
+static int grouped(adcp_sql_conn *c, const char *sql, const char *const *labels, int64_t *const *slots, adcp_error *err) {
   adcp_sql_rows *r = NULL;
   int rc = adcp_sql_query(&r, c, sql, NULL, 0, err);
   while (!rc && (rc = adcp_sql_next(r, err)) == 1) {

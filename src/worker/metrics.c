@@ -12,16 +12,32 @@
 #include <string.h>
 
 const double adcp_worker__bucket_bounds[WORKER_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                     1,     2.5,  5,     10,   30,  60,   300};
+                                                           1,     2.5,  5,     10,   30,  60,   300};
 
 /* Task counters that describe a state seen by the latest run (a gauge of its
  * value) rather than work done (a counter summed over runs). */
-static const char *const state_counters[] = {
-    "pending",          "stalled",           "held",           "protected",     "skipped",
-    "skipped_unconfigured", "skipped_foreign", "skipped_rechecked", "skipped_referenced", "skipped_young",
-    "unchanged",        "candidates",        "bindings_due",   "events_pending", "events_dead_lettered",
-    "sweeping",         "would_sweep",       "would_delete",   "would_open",    "fenced",
-    "truncated",        NULL};
+static const char *const state_counters[] = {"pending",
+                                             "stalled",
+                                             "held",
+                                             "protected",
+                                             "skipped",
+                                             "skipped_unconfigured",
+                                             "skipped_foreign",
+                                             "skipped_rechecked",
+                                             "skipped_referenced",
+                                             "skipped_young",
+                                             "unchanged",
+                                             "candidates",
+                                             "bindings_due",
+                                             "events_pending",
+                                             "events_dead_lettered",
+                                             "sweeping",
+                                             "would_sweep",
+                                             "would_delete",
+                                             "would_open",
+                                             "fenced",
+                                             "truncated",
+                                             NULL};
 
 static int is_state(const char *name) {
   for (size_t i = 0; state_counters[i]; i++)
@@ -56,8 +72,7 @@ static int task_counters(adcp_buf *b, const adcp_worker *w) {
       char fam[160], text[240];
       family(fam, sizeof fam, name, state);
       snprintf(text, sizeof text,
-               state ? "The %s count of each task's latest run." : "Items counted as %s, summed over every run.",
-               name);
+               state ? "The %s count of each task's latest run." : "Items counted as %s, summed over every run.", name);
       rc = help(b, fam, state ? "gauge" : "counter", text);
       for (size_t j = i; !rc && j < w->n; j++)
         for (size_t m = 0; !rc && m < w->slots[j].n_totals; m++)
@@ -75,11 +90,12 @@ static int durations(adcp_buf *b, const adcp_worker *w) {
     uint64_t cum = 0;
     for (size_t k = 0; !rc && k < WORKER_BUCKETS; k++) {
       cum += s->buckets[k];
-      rc = adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"%g\"} %" PRIu64 "\n",
-                           s->name, adcp_worker__bucket_bounds[k], cum);
+      rc = adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"%g\"} %" PRIu64 "\n", s->name,
+                           adcp_worker__bucket_bounds[k], cum);
     }
-    rc = rc || adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"+Inf\"} %" PRIu64 "\n",
-                               s->name, s->runs) ||
+    rc = rc ||
+         adcp_buf_printf(b, "adcp_worker_task_duration_seconds_bucket{task=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", s->name,
+                         s->runs) ||
          adcp_buf_printf(b, "adcp_worker_task_duration_seconds_sum{task=\"%s\"} %.6f\n", s->name,
                          (double)s->duration_sum_us / 1e6) ||
          adcp_buf_printf(b, "adcp_worker_task_duration_seconds_count{task=\"%s\"} %" PRIu64 "\n", s->name, s->runs);
@@ -140,7 +156,8 @@ int adcp_worker_metrics_text(adcp_buf *b, adcp_worker *w) {
        adcp_buf_printf(b, "adcp_ledger_build_info{version=\"%s\"} 1\n", adcp_version());
   rc = rc || help(b, "adcp_worker_passes_total", "counter", "Maintenance passes that ran at least one task.") ||
        adcp_buf_printf(b, "adcp_worker_passes_total %" PRIu64 "\n", w->passes);
-  rc = rc || help(b, "adcp_worker_task_runs_total", "counter", "Task runs by outcome (ran: returned; failed: could not run).");
+  rc = rc ||
+       help(b, "adcp_worker_task_runs_total", "counter", "Task runs by outcome (ran: returned; failed: could not run).");
   for (size_t i = 0; !rc && i < w->n; i++) {
     const worker_slot *s = &w->slots[i];
     rc = adcp_buf_printf(b, "adcp_worker_task_runs_total{task=\"%s\",status=\"ran\"} %" PRIu64 "\n", s->name,

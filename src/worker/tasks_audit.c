@@ -14,9 +14,8 @@ static int newest_size(int64_t *size, adcp_sql_conn *conn, const char *account, 
   adcp_sql_param p[2] = {adcp_sql_text(account), adcp_sql_text(key_id)};
   adcp_sql_rows *r;
   *size = -1;
-  int rc = adcp_sql_query(&r, conn,
-                          "SELECT max(tree_size) FROM adcp_audit_checkpoints WHERE account_id = $1 AND key_id = $2",
-                          p, 2, err);
+  int rc = adcp_sql_query(
+      &r, conn, "SELECT max(tree_size) FROM adcp_audit_checkpoints WHERE account_id = $1 AND key_id = $2", p, 2, err);
   if (rc) return rc;
   rc = adcp_sql_next(r, err);
   if (rc == 1 && !adcp_sql_is_null(r, 0)) *size = adcp_sql_get_int64(r, 0);
@@ -24,13 +23,13 @@ static int newest_size(int64_t *size, adcp_sql_conn *conn, const char *account, 
   return rc < 0 ? rc : 0;
 }
 
-int adcp_worker_task_audit_checkpoint(void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err) {
+int adcp_worker_task_audit_checkpoint(void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   const adcp_worker_audit_ctx *c = vctx;
-  static const char *const names[] = {"checkpointed", "unchanged", "published", "failed", "pending",
-                                      "skipped_unconfigured", "held", "protected", "stalled"};
+  static const char *const names[] = {"checkpointed",         "unchanged", "published", "failed", "pending",
+                                      "skipped_unconfigured", "held",      "protected", "stalled"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) adcp_worker_report_add(out, names[i], 0);
-  if (!c || c->version != ADCP_WORKER_AUDIT_CTX_VERSION || !c->conn) return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit task: bad context");
+  if (!c || c->version != ADCP_WORKER_AUDIT_CTX_VERSION || !c->conn)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "audit task: bad context");
   if (!c->signer) {
     adcp_worker_report_add(out, "skipped_unconfigured", 1);
     return 0;

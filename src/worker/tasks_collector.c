@@ -16,12 +16,24 @@ static int in_list(const char *const *v, size_t n, const char *s) {
   return 0;
 }
 
-int adcp_worker_task_orphan_collection(void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err) {
+int adcp_worker_task_orphan_collection(void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_collector_ctx *c = vctx;
-  static const char *const names[] = {"bindings_due", "listed", "pages", "candidates", "deleted", "absent",
-                                      "skipped_foreign", "skipped_young", "skipped_referenced", "skipped_rechecked",
-                                      "failed", "fenced", "stalled", "pending", "truncated", NULL};
+  static const char *const names[] = {"bindings_due",
+                                      "listed",
+                                      "pages",
+                                      "candidates",
+                                      "deleted",
+                                      "absent",
+                                      "skipped_foreign",
+                                      "skipped_young",
+                                      "skipped_referenced",
+                                      "skipped_rechecked",
+                                      "failed",
+                                      "fenced",
+                                      "stalled",
+                                      "pending",
+                                      "truncated",
+                                      NULL};
   for (size_t i = 0; names[i]; i++) adcp_worker_report_add(out, names[i], 0);
   int64_t interval = c->interval_s > 0 ? c->interval_s : 86400, retry = c->retry_s > 0 ? c->retry_s : 3600;
   if (interval < 3600) interval = 3600;

@@ -9,13 +9,12 @@
 
 #include "adcp/issues.h"
 
-int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err) {
+int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_issues_ctx *c = ctx;
   if (!c || c->version != ADCP_WORKER_ISSUES_CTX_VERSION || !c->store || !pass || !out)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "issue_escalation: bad task context");
-  static const char *const names[] = {"escalated", "resolved", "failed", "skipped", "pending",
-                                      "events_pending", "events_dead_lettered"};
+  static const char *const names[] = {
+      "escalated", "resolved", "failed", "skipped", "pending", "events_pending", "events_dead_lettered"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) adcp_worker_report_add(out, names[i], 0);
   if (c->ledger) adcp_worker_report_add(out, "intents_opened", 0), adcp_worker_report_add(out, "intents_resolved", 0);
   size_t limit = pass->limit > 0 && pass->limit <= 10000 ? (size_t)pass->limit : 100;

@@ -18,8 +18,8 @@
 #define SWEEP_STEP 10
 
 static void sweep_zeros(adcp_worker_report *out, int dry_run) {
-  static const char *const names[] = {"swept", "objects_deleted", "objects_kept", "failed", "held",
-                                      "stalled", "pending", "skipped_unconfigured"};
+  static const char *const names[] = {"swept", "objects_deleted", "objects_kept", "failed",
+                                      "held",  "stalled",         "pending",      "skipped_unconfigured"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) adcp_worker_report_add(out, names[i], 0);
   if (dry_run) adcp_worker_report_add(out, "would_sweep", 0);
 }
@@ -34,8 +34,7 @@ static void stale_warning(adcp_worker_report *out, uint64_t skipped, int64_t old
 }
 
 /* Dry run: what the next sweep would take, from the operator listing. */
-static int sweep_preview(adcp_worker_sweep_ctx *x, const adcp_worker_pass *pass, adcp_worker_report *out,
-                         adcp_error *err) {
+static int sweep_preview(adcp_worker_sweep_ctx *x, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_intent_info *items = NULL;
   size_t n = 0;
   int rc = adcp_ledger_list_intents(&items, &n, x->ledger, NULL, err);
@@ -105,8 +104,7 @@ int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_
   return 0;
 }
 
-int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                    adcp_error *err) {
+int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_prune_ctx *x = ctx;
   if (!x || x->version != ADCP_WORKER_PRUNE_CTX_VERSION || !x->conn || !pass)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "change_pruning: needs a version-1 context with a connection");

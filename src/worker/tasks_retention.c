@@ -13,7 +13,8 @@ static int run(int retire, void *vctx, const adcp_worker_pass *pass, adcp_worker
   const adcp_retention_task_ctx *ctx = vctx;
   if (!ctx || ctx->version != ADCP_RETENTION_TASK_CTX_VERSION || !ctx->ledger || !ctx->policy)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad context");
-  if (!pass || pass->version != ADCP_WORKER_PASS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad pass");
+  if (!pass || pass->version != ADCP_WORKER_PASS_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention task: bad pass");
   adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION,
                               .policy = ctx->policy,
                               .account_id = ctx->account_id,
@@ -38,12 +39,12 @@ static int run(int retire, void *vctx, const adcp_worker_pass *pass, adcp_worker
   for (size_t i = 0; i < c.n_failures; i++)
     adcp_worker_report_cause(out, "%s: %s: %s", c.failures[i].obligation_id, adcp_error_code_name(c.failures[i].code),
                              c.failures[i].message);
-  if (c.failed > c.n_failures) adcp_worker_report_cause(out, "and %llu more", (unsigned long long)(c.failed - c.n_failures));
+  if (c.failed > c.n_failures)
+    adcp_worker_report_cause(out, "and %llu more", (unsigned long long)(c.failed - c.n_failures));
   return 0;
 }
 
-int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                       adcp_error *err) {
+int adcp_worker_task_period_retirement(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   return run(1, ctx, pass, out, err);
 }
 

@@ -20,8 +20,8 @@
  * never clear by a clean verify: it resolves once the revision is gone AND a
  * hashed retirement leaf of the audit log lists it (a revision deleted by
  * anyone else stays an open issue). Returns the number resolved. */
-static int64_t settle_retired_revisions(const adcp_worker_stalled_ctx *c, const adcp_worker_pass *pass,
-                                        int64_t *budget, int64_t *failed, int64_t *pending, adcp_worker_report *out) {
+static int64_t settle_retired_revisions(const adcp_worker_stalled_ctx *c, const adcp_worker_pass *pass, int64_t *budget,
+                                        int64_t *failed, int64_t *pending, adcp_worker_report *out) {
   adcp_issue *live = NULL;
   size_t nl = 0;
   adcp_issue_filter f = {NULL, UNREADABLE_PREFIX, 0, 1000};
@@ -77,8 +77,7 @@ static int still_stalled(const adcp_retention_stalled *st, size_t n, const adcp_
   return 0;
 }
 
-int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out,
-                                      adcp_error *err) {
+int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_stalled_ctx *c = ctx;
   if (!c || c->version != ADCP_WORKER_STALLED_CTX_VERSION || !c->ledger || !c->issues)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "retention_issues: bad context");

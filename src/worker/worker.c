@@ -18,16 +18,17 @@ int64_t adcp_worker__mono_us(void) {
 
 const char *adcp_worker_status_name(adcp_worker_status s) {
   switch (s) {
-    case ADCP_WORKER_SKIPPED: return "skipped";
-    case ADCP_WORKER_RAN: return "ran";
-    case ADCP_WORKER_FAILED: return "failed";
+  case ADCP_WORKER_SKIPPED: return "skipped";
+  case ADCP_WORKER_RAN: return "ran";
+  case ADCP_WORKER_FAILED: return "failed";
   }
   return "?";
 }
 
 int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_error *err) {
   *out = NULL;
-  if (opts && opts->version != ADCP_WORKER_OPTIONS_VERSION) return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown options version");
+  if (opts && opts->version != ADCP_WORKER_OPTIONS_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown options version");
   adcp_worker *w = calloc(1, sizeof *w);
   if (!w) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (pthread_mutex_init(&w->mu, NULL)) {
@@ -145,7 +146,8 @@ static void log_run(const adcp_worker *w, const adcp_worker_task_result *r, int 
   f[n++] = ADCP_LOG_STR("status", adcp_worker_status_name(r->status));
   f[n++] = ADCP_LOG_INT("duration_ms", r->duration_us / 1000);
   if (dry_run) f[n++] = ADCP_LOG_INT("dry_run", 1);
-  for (size_t i = 0; i < r->report.count; i++) f[n++] = ADCP_LOG_INT(r->report.counters[i].name, r->report.counters[i].value);
+  for (size_t i = 0; i < r->report.count; i++)
+    f[n++] = ADCP_LOG_INT(r->report.counters[i].name, r->report.counters[i].value);
   if (r->status == ADCP_WORKER_FAILED) f[n++] = ADCP_LOG_STR("code", adcp_error_code_name(r->code));
   if (r->report.causes[0]) f[n++] = ADCP_LOG_STR("causes", r->report.causes);
   adcp_log(w->log, r->status == ADCP_WORKER_FAILED ? ADCP_LOG_ERROR : ADCP_LOG_INFO, "worker.task",
@@ -225,8 +227,7 @@ int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error
     if (rc) return rc;
     if ((r->ran || r->failed) && o->on_pass) o->on_pass(o->ctx, r);
     /* Idle until the next task is due, waking to look at the stop flag. */
-    for (int64_t wait = adcp_worker_next_due_ms(w); wait > 0 && !atomic_load(o->stop);
-         wait = adcp_worker_next_due_ms(w)) {
+    for (int64_t wait = adcp_worker_next_due_ms(w); wait > 0 && !atomic_load(o->stop); wait = adcp_worker_next_due_ms(w)) {
       int64_t ms = wait < poll ? wait : poll;
       struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);

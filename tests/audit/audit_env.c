@@ -41,10 +41,16 @@ void commit_one(adcp_ledger *l, const char *obligation, const char *rev, uint64_
   adcp_error err = {0};
   gen g;
   gen_init(&g, rows, 16, salt);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = obligation, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .observed_at = observed,
-                            .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = obligation,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .observed_at = observed,
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   adcp_commit_result_free(&res);
@@ -106,8 +112,8 @@ void tamper(env *e, const char *sql) {
 adcp_audit_report audit(env *e, findings *fs, const adcp_audit_keyring *keys, int with_buyer) {
   memset(fs, 0, sizeof *fs);
   adcp_error err = {0};
-  adcp_audit_options o = {2, NULL, keys, with_buyer ? &e->buyer : NULL, with_buyer ? 1 : 0, 0, collect, fs, WINDOW_DAYS,
-                          NULL, 0};
+  adcp_audit_options o = {2,           NULL, keys, with_buyer ? &e->buyer : NULL, with_buyer ? 1 : 0, 0, collect, fs,
+                          WINDOW_DAYS, NULL, 0};
   adcp_audit_report rep;
   OK(adcp_audit_run(&rep, e->c, &o, &err));
   return rep;
@@ -126,7 +132,8 @@ void rebuild_nodes(env *e, const char *account) {
   adcp_sql_param p = adcp_sql_text(account);
   OK(adcp_sql_query(&r, e->c, "SELECT leaf_hash FROM adcp_audit_log_leaves WHERE account_id = $1 ORDER BY leaf_index",
                     &p, 1, &err));
-  for (int64_t i = 0; adcp_sql_next(r, &err) == 1; i++) OK(adcp_hex_decode(leaves[i], adcp_sql_get_text(r, 0, NULL), 32, &err));
+  for (int64_t i = 0; adcp_sql_next(r, &err) == 1; i++)
+    OK(adcp_hex_decode(leaves[i], adcp_sql_get_text(r, 0, NULL), 32, &err));
   adcp_sql_rows_free(r);
   adcp_merkle_mem t;
   OK(adcp_merkle_mem_build(&t, leaves, (uint64_t)n, &err));

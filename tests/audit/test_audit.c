@@ -81,8 +81,10 @@ static void log_order_and_head(void **state) {
   adcp_error err = {0};
   static const char *const order[] = {"r1", "r2", "r3", "r4", "q1"};
   adcp_sql_rows *r;
-  OK(adcp_sql_query(&r, e.c, "SELECT leaf_index, entry_id FROM adcp_audit_log_leaves WHERE account_id = 'acct' "
-                    "ORDER BY leaf_index", NULL, 0, &err));
+  OK(adcp_sql_query(&r, e.c,
+                    "SELECT leaf_index, entry_id FROM adcp_audit_log_leaves WHERE account_id = 'acct' "
+                    "ORDER BY leaf_index",
+                    NULL, 0, &err));
   adcp_hash32 leaves[5];
   for (int i = 0; i < 5; i++) {
     assert_int_equal(adcp_sql_next(r, &err), 1);
@@ -161,7 +163,8 @@ static void header_field_edits(void **state) {
       {"UPDATE adcp_reporting_revisions SET observed_at = '2026-10-01T02:00:00Z' WHERE revision_id = 'r1'", "r1", 0},
       {"UPDATE adcp_reporting_revisions SET rows_shared_from_revision_id = 'r2' WHERE revision_id = 'r3'", "r3", 2},
       {"UPDATE adcp_reporting_revisions SET control_totals = '[{\"metric\":\"impressions\",\"value\":7}]' "
-       "WHERE revision_id = 'q1'", "q1", 4},
+       "WHERE revision_id = 'q1'",
+       "q1", 4},
   };
   for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
     adcp_error err = {0};
@@ -198,9 +201,10 @@ static void consistent_rewrite_and_swapped_key(void **state) {
   adcp_error err = {0};
   /* A consistent digest rewrite: r2 now claims r3's rows (every digest the
    * readers check moved together), and the log was rebuilt to match. */
-  tamper(&e, "UPDATE adcp_reporting_revisions SET revision_content_sha256 = (SELECT revision_content_sha256 FROM "
-             "adcp_reporting_revisions WHERE revision_id = 'r3'), row_manifest_sha256 = (SELECT row_manifest_sha256 "
-             "FROM adcp_reporting_revisions WHERE revision_id = 'r3') WHERE revision_id = 'r2'");
+  tamper(&e,
+         "UPDATE adcp_reporting_revisions SET revision_content_sha256 = (SELECT revision_content_sha256 FROM "
+         "adcp_reporting_revisions WHERE revision_id = 'r3'), row_manifest_sha256 = (SELECT row_manifest_sha256 "
+         "FROM adcp_reporting_revisions WHERE revision_id = 'r3') WHERE revision_id = 'r2'");
   rewrite_log(&e, "r2", 1);
   OK(adcp_audit_check_revision(e.c, "r2", &err)); /* the database alone is fooled */
   findings fs;
@@ -237,17 +241,19 @@ static void deletions(void **state) {
   env_open(&e, state);
   findings fs;
   /* The middle revision, with its row set and chunk records. */
-  tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'r2';\n"
-             "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = 'r2';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'r2'");
+  tamper(&e,
+         "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'r2';\n"
+         "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = 'r2';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'r2'");
   audit(&e, &fs, &e.keys, 1);
   dump(&fs);
   assert_true(has(&fs, "revision_missing", 1));
   assert_int_equal(fs.n, 1);
   /* The last revision, leaf kept. */
-  tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'q1';\n"
-             "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = 'q1';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'q1'");
+  tamper(&e,
+         "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'q1';\n"
+         "DELETE FROM adcp_reporting_row_sets WHERE row_set_id = 'q1';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'q1'");
   audit(&e, &fs, &e.keys, 1);
   assert_true(has(&fs, "revision_missing", 4));
   /* ... and its leaf too (the log truncated): the checkpoint remembers. */
@@ -268,17 +274,19 @@ static void replaced_and_reordered(void **state) {
   env_open(&e, state);
   findings fs;
   /* Replaced under the same ID: deleted and inserted again with other content. */
-  tamper(&e, "CREATE TEMP TABLE t AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r3';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'r3';\n"
-             "UPDATE t SET observed_at = '2026-10-01T05:00:00Z', canonical_byte_count = canonical_byte_count + 1;\n"
-             "INSERT INTO adcp_reporting_revisions SELECT * FROM t;\nDROP TABLE t");
+  tamper(&e,
+         "CREATE TEMP TABLE t AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r3';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE revision_id = 'r3';\n"
+         "UPDATE t SET observed_at = '2026-10-01T05:00:00Z', canonical_byte_count = canonical_byte_count + 1;\n"
+         "INSERT INTO adcp_reporting_revisions SELECT * FROM t;\nDROP TABLE t");
   audit(&e, &fs, &e.keys, 1);
   assert_true(has(&fs, "header_edited", 2));
   assert_int_equal(fs.n, 1);
   /* Reordered numbers: r2 and r1's successors swap places. */
-  tamper(&e, "UPDATE adcp_reporting_revisions SET revision_number = 100 WHERE revision_id = 'r2';\n"
-             "UPDATE adcp_reporting_revisions SET revision_number = 2 WHERE revision_id = 'r4';\n"
-             "UPDATE adcp_reporting_revisions SET revision_number = 4 WHERE revision_id = 'r2'");
+  tamper(&e,
+         "UPDATE adcp_reporting_revisions SET revision_number = 100 WHERE revision_id = 'r2';\n"
+         "UPDATE adcp_reporting_revisions SET revision_number = 2 WHERE revision_id = 'r4';\n"
+         "UPDATE adcp_reporting_revisions SET revision_number = 4 WHERE revision_id = 'r2'");
   audit(&e, &fs, &e.keys, 1);
   dump(&fs);
   assert_true(has(&fs, "header_edited", 1));
@@ -296,15 +304,17 @@ static void retirement_and_unlogged(void **state) {
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const ids[] = {"r1", "r2", "r3", "r4"};
   /* An instant past the window (the revisions were recorded today). */
-  adcp_audit_retirement rec = {2, "acct", "ob", "tomb_ob", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z",
-                               "2099-12-01T00:00:00.000000Z", ids, 4, WINDOW_DAYS};
+  adcp_audit_retirement rec = {
+      2,   "acct", "ob",       "tomb_ob", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z", "2099-12-01T00:00:00.000000Z",
+      ids, 4,      WINDOW_DAYS};
   uint64_t idx = 0;
   if (adcp_audit_append_retirement(&idx, e.c, &rec, &err)) fail_msg("append: %s", err.message);
   OK(adcp_sql_commit(e.c, &err));
   assert_int_equal(idx, 5);
-  tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob';\n"
-             "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob'");
+  tamper(&e,
+         "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob';\n"
+         "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob'");
   adcp_audit_report rep = audit(&e, &fs, &e.keys, 1);
   dump(&fs);
   assert_int_equal(rep.findings, 0);
@@ -316,15 +326,17 @@ static void retirement_and_unlogged(void **state) {
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.retired, 4);
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'r1'"), 2);
-  tamper(&e, "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob9';\n"
-             "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob9';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob9';\n"
-             "DELETE FROM adcp_reporting_obligations WHERE obligation_id = 'ob9'");
+  tamper(&e,
+         "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob9';\n"
+         "DELETE FROM adcp_reporting_row_sets WHERE obligation_id = 'ob9';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE obligation_id = 'ob9';\n"
+         "DELETE FROM adcp_reporting_obligations WHERE obligation_id = 'ob9'");
   /* A forged tombstone (ordinary writable state, review finding) excuses
    * nothing: only a hashed retirement leaf proves a retirement. */
-#define TOMBSTONE(ob)                                                                                              \
+#define TOMBSTONE(ob) \
   "INSERT INTO adcp_reporting_obligation_tombstones (obligation_id, account_id, configuration_id, period_ordinal, " \
-  "period_start, period_end, state, revision_count, adjustment_count) VALUES ('" ob "', 'acct', 'tomb-" ob "', 1, " \
+  "period_start, period_end, state, revision_count, adjustment_count) VALUES ('" ob "', 'acct', 'tomb-" ob \
+  "', 1, " \
   "'2020-01-01T00:00:00.000000Z', '2020-01-02T00:00:00.000000Z', 'retiring', 1, 0)"
   tamper(&e, TOMBSTONE("ob2") ";\n"
              "DELETE FROM adcp_reporting_row_chunks WHERE obligation_id = 'ob2';\n"
@@ -493,9 +505,15 @@ static void *worker(void *vp) {
     for (int attempt = 0; attempt < 20; attempt++) {
       gen g;
       gen_init(&g, 3, 8, (uint64_t)(w->id * 100 + i));
-      adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = ob, .revision_id = rev,
-                                .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                                .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+      adcp_ledger_commit req = {.version = 1,
+                                .account_id = "acct",
+                                .obligation_id = ob,
+                                .revision_id = rev,
+                                .finality = ADCP_FINALITY_SNAPSHOT,
+                                .period_start = "2026-10-01T00:00:00Z",
+                                .period_end = "2026-10-02T00:00:00Z",
+                                .next_row = gen_next,
+                                .row_ctx = &g};
       adcp_commit_result res;
       rc = adcp_ledger_commit_revision(&res, l, &req, &err);
       adcp_buf_free(&g.line);
@@ -536,7 +554,8 @@ static void concurrent_commits(void **state) {
   assert_int_equal(rep.findings, 0);
   assert_int_equal(rep.headers, T * 20);
   /* Per obligation, leaf order is revision order. */
-  assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_audit_log_leaves a JOIN adcp_audit_log_leaves b ON "
+  assert_int_equal(tu_scalar(c,
+                             "SELECT count(*) FROM adcp_audit_log_leaves a JOIN adcp_audit_log_leaves b ON "
                              "a.obligation_id = b.obligation_id AND a.leaf_index < b.leaf_index JOIN "
                              "adcp_reporting_revisions ra ON ra.revision_id = a.entry_id JOIN adcp_reporting_revisions "
                              "rb ON rb.revision_id = b.entry_id WHERE ra.revision_number > rb.revision_number"),
@@ -573,9 +592,15 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
         snprintf(rev, sizeof rev, "k%d_%d", run, i);
         gen g;
         gen_init(&g, 50, 32, (uint64_t)i);
-        adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = rev, .revision_id = rev,
-                                  .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                                  .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+        adcp_ledger_commit req = {.version = 1,
+                                  .account_id = "acct",
+                                  .obligation_id = rev,
+                                  .revision_id = rev,
+                                  .finality = ADCP_FINALITY_SNAPSHOT,
+                                  .period_start = "2026-10-01T00:00:00Z",
+                                  .period_end = "2026-10-02T00:00:00Z",
+                                  .next_row = gen_next,
+                                  .row_ctx = &g,
                                   .step_hook = slow_hook};
         adcp_commit_result res;
         if (!adcp_ledger_commit_revision(&res, l, &req, &err)) adcp_commit_result_free(&res);

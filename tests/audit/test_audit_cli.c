@@ -59,10 +59,11 @@ static void cx_open(cx *x, void **state, int with_keys) {
   assert_int_equal(tu_run(pubtxt, NULL, 0, &b64), 0);
   adcp_buf_cstr(&b64);
   tu_write_config(x->cfg,
-           "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
-           "\"demo\"},\"root_dir\":\"./bucket\",\"prefix\":\"rows\"}],\n"
-           "\"audit\":{\"signing_key_file\":\"k.pem\"%s%s%s,\"checkpoint_binding\":\"fs1\"}}\n",
-           with_keys ? ",\"public_keys\":[\"" : "", with_keys ? (const char *)b64.data : "", with_keys ? "\"]" : "");
+                  "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
+                  "\"demo\"},\"root_dir\":\"./bucket\",\"prefix\":\"rows\"}],\n"
+                  "\"audit\":{\"signing_key_file\":\"k.pem\"%s%s%s,\"checkpoint_binding\":\"fs1\"}}\n",
+                  with_keys ? ",\"public_keys\":[\"" : "", with_keys ? (const char *)b64.data : "",
+                  with_keys ? "\"]" : "");
   adcp_buf_free(&b64);
   assert_int_equal(run(x, "migrate"), 0);
   for (int i = 1; i <= 3; i++) {
@@ -71,8 +72,9 @@ static void cx_open(cx *x, void **state, int with_keys) {
     char text[64];
     snprintf(text, sizeof text, "{\"a\":%d}\n{\"b\":\"x\"}\n", i);
     tu_write_file(rows, text, strlen(text));
-    assert_int_equal(run(x, "commit --account acct --obligation ob --revision r%d --finality snapshot --period-start "
-                            "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+    assert_int_equal(run(x,
+                         "commit --account acct --obligation ob --revision r%d --finality snapshot --period-start "
+                         "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
                          i, rows),
                      0);
   }
@@ -91,8 +93,7 @@ static void tamper(cx *x, const char *sql) {
   char buf[2048];
   if (x->f->dialect == ADCP_SQL_SQLITE)
     snprintf(buf, sizeof buf, "DROP TRIGGER adcp_reporting_revisions_immutable;\n%s", sql);
-  else
-    snprintf(buf, sizeof buf, "SET session_replication_role = replica;\n%s", sql);
+  else snprintf(buf, sizeof buf, "SET session_replication_role = replica;\n%s", sql);
   OK(adcp_sql_exec_script(c, buf, &err));
   adcp_sql_close(c);
 }
@@ -113,8 +114,9 @@ static void end_to_end(void **state) {
   assert_non_null(strstr(out_of(&x), "\"object_key\":\"rows/_checkpoints/"));
   /* audit: clean. */
   assert_int_equal(run(&x, "audit"), 0);
-  assert_non_null(strstr(out_of(&x), "audit: 1 accounts, 3 leaves, 3 headers, 0 retired, 2 checkpoints, 1 consistency "
-                                     "proofs, 0 findings\n"));
+  assert_non_null(strstr(out_of(&x),
+                         "audit: 1 accounts, 3 leaves, 3 headers, 0 retired, 2 checkpoints, 1 consistency "
+                         "proofs, 0 findings\n"));
   assert_int_equal(run(&x, "audit --checkpoint '%s' --json", cpfile), 0);
   assert_non_null(strstr(out_of(&x), "{\"ok\":true,\"accounts\":1,"));
   assert_int_equal(run(&x, "audit --from-binding fs1"), 0);
@@ -169,7 +171,7 @@ static void refusals_and_help(void **state) {
     assert_int_equal(run(&x, "%s --help", cmds[i]), 0);
     assert_non_null(strstr(out_of(&x), "usage: adcp-ledger"));
   }
-  assert_int_equal(run(&x, "checkpoint"), 1);                       /* neither --account nor --all */
+  assert_int_equal(run(&x, "checkpoint"), 1); /* neither --account nor --all */
   assert_int_equal(run(&x, "checkpoint --account a --all"), 1);
   assert_int_equal(run(&x, "audit --bogus x"), 1);
   assert_int_equal(run(&x, "prove --account acct"), 1);
@@ -253,7 +255,8 @@ static void modes_and_outside(void **state) {
      "'%s/bucket/rows/_checkpoints/zz/00000000000000000001-x-1.json'",
      x.dir, x.dir);
   assert_int_equal(run(&x, "audit --from-binding fs1 --require-outside"), 3);
-  assert_non_null(strstr(out_of(&x), "FINDING checkpoint_unreadable - - rows/_checkpoints/zz/00000000000000000001-x-1.json"));
+  assert_non_null(
+      strstr(out_of(&x), "FINDING checkpoint_unreadable - - rows/_checkpoints/zz/00000000000000000001-x-1.json"));
   assert_non_null(strstr(out_of(&x), "mode: 1 outside checkpoint verified"));
   assert_non_null(strstr(out_of(&x), "audit: 1 accounts"));
   /* A configuration that lost its keys cannot pass silently. */

@@ -26,8 +26,8 @@ static void leaf_digest(env *e, const char *account, int64_t idx, char out[65]) 
   adcp_sql_param p[2] = {adcp_sql_text(account), adcp_sql_int64(idx)};
   int hit = 0;
   OK(adcp_sql_query_text(out, 65, &hit, e->c,
-                         "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE account_id = $1 AND leaf_index = $2", p, 2,
-                         &err));
+                         "SELECT entry_sha256 FROM adcp_audit_log_leaves WHERE account_id = $1 AND leaf_index = $2", p,
+                         2, &err));
   assert_true(hit);
 }
 
@@ -110,14 +110,15 @@ static void backdated_period_retired_early(void **state) {
 static void insertion_with_copied_leaf(void **state) {
   env e;
   env_open(&e, state);
-  tamper(&e, "CREATE TEMP TABLE t1 AS SELECT * FROM adcp_reporting_row_sets WHERE row_set_id = 'r4';\n"
-             "UPDATE t1 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_sets SELECT * FROM t1;\n"
-             "CREATE TEMP TABLE t2 AS SELECT * FROM adcp_reporting_row_chunks WHERE row_set_id = 'r4';\n"
-             "UPDATE t2 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_chunks SELECT * FROM t2;\n"
-             "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
-             "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4', row_set_id = "
-             "CASE WHEN row_set_id IS NULL THEN NULL ELSE 'r5' END;\n"
-             "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t1;\nDROP TABLE t2;\nDROP TABLE t3");
+  tamper(&e,
+         "CREATE TEMP TABLE t1 AS SELECT * FROM adcp_reporting_row_sets WHERE row_set_id = 'r4';\n"
+         "UPDATE t1 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_sets SELECT * FROM t1;\n"
+         "CREATE TEMP TABLE t2 AS SELECT * FROM adcp_reporting_row_chunks WHERE row_set_id = 'r4';\n"
+         "UPDATE t2 SET row_set_id = 'r5';\nINSERT INTO adcp_reporting_row_chunks SELECT * FROM t2;\n"
+         "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
+         "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4', row_set_id = "
+         "CASE WHEN row_set_id IS NULL THEN NULL ELSE 'r5' END;\n"
+         "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t1;\nDROP TABLE t2;\nDROP TABLE t3");
   char d[65];
   leaf_digest(&e, "acct", 3, d);
   forge_leaf(&e, "acct", "revision", "r4", "ob", "adcp-header-v1", d, NULL);
@@ -229,16 +230,30 @@ static void verify_lookup_by_account(void **state) {
   /* An ID retired in acct (leaf 3) and committed again in acct2 (leaf 0). */
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const ids[] = {"r4"};
-  adcp_audit_retirement rec = {2, "acct", "ob", "tomb_r4", "2026-10-01T00:00:00.000000Z", "2026-10-02T00:00:00.000000Z",
-                               "2099-01-01T00:00:00.000000Z", ids, 1, WINDOW_DAYS};
+  adcp_audit_retirement rec = {2,
+                               "acct",
+                               "ob",
+                               "tomb_r4",
+                               "2026-10-01T00:00:00.000000Z",
+                               "2026-10-02T00:00:00.000000Z",
+                               "2099-01-01T00:00:00.000000Z",
+                               ids,
+                               1,
+                               WINDOW_DAYS};
   OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
   OK(adcp_sql_commit(e.c, &err));
   drop_revision(&e, "r4");
   gen g;
   gen_init(&g, 4, 16, 77);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct2", .obligation_id = "ob_b", .revision_id = "r4",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct2",
+                            .obligation_id = "ob_b",
+                            .revision_id = "r4",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
   adcp_commit_result_free(&res);
@@ -255,9 +270,10 @@ static void adoption_and_vanished_account(void **state) {
   adcp_error err = {0};
   /* r5 claims to predate the log (recorded 2020, before 0009) yet supersedes
    * r4, which the log holds: adoption refuses and adopts nothing. */
-  tamper(&e, "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
-             "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4';\n"
-             "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t3");
+  tamper(&e,
+         "CREATE TEMP TABLE t3 AS SELECT * FROM adcp_reporting_revisions WHERE revision_id = 'r4';\n"
+         "UPDATE t3 SET revision_id = 'r5', revision_number = 5, supersedes_revision_id = 'r4';\n"
+         "INSERT INTO adcp_reporting_revisions SELECT * FROM t3;\nDROP TABLE t3");
   tamper(&e, e.f->dialect == ADCP_SQL_POSTGRES
                  ? "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00Z' WHERE revision_id = 'r5'"
                  : "UPDATE adcp_reporting_revisions SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE revision_id = "
@@ -273,8 +289,16 @@ static void adoption_and_vanished_account(void **state) {
   /* A retirement whose instant is later than a checkpoint that covers it. */
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const rids[] = {"q1"};
-  adcp_audit_retirement rec = {2, "acct", "ob2", "ob2", "2026-10-01T00:00:00.000000Z", "2026-10-02T00:00:00.000000Z",
-                               "2099-01-01T00:00:00.000000Z", rids, 1, WINDOW_DAYS};
+  adcp_audit_retirement rec = {2,
+                               "acct",
+                               "ob2",
+                               "ob2",
+                               "2026-10-01T00:00:00.000000Z",
+                               "2026-10-02T00:00:00.000000Z",
+                               "2099-01-01T00:00:00.000000Z",
+                               rids,
+                               1,
+                               WINDOW_DAYS};
   OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
   OK(adcp_sql_commit(e.c, &err));
   drop_revision(&e, "q1");
@@ -287,11 +311,12 @@ static void adoption_and_vanished_account(void **state) {
   assert_true(has(&fs, "retirement_after_checkpoint", 5));
   /* The whole account deleted: its stored checkpoints still speak, even
    * without a pinned key. */
-  tamper(&e, "DELETE FROM adcp_audit_log_leaves WHERE account_id = 'acct';\n"
-             "DELETE FROM adcp_audit_log_nodes WHERE account_id = 'acct';\n"
-             "DELETE FROM adcp_reporting_row_chunks WHERE account_id = 'acct';\n"
-             "DELETE FROM adcp_reporting_row_sets WHERE account_id = 'acct';\n"
-             "DELETE FROM adcp_reporting_revisions WHERE account_id = 'acct'");
+  tamper(&e,
+         "DELETE FROM adcp_audit_log_leaves WHERE account_id = 'acct';\n"
+         "DELETE FROM adcp_audit_log_nodes WHERE account_id = 'acct';\n"
+         "DELETE FROM adcp_reporting_row_chunks WHERE account_id = 'acct';\n"
+         "DELETE FROM adcp_reporting_row_sets WHERE account_id = 'acct';\n"
+         "DELETE FROM adcp_reporting_revisions WHERE account_id = 'acct'");
   adcp_audit_report rep = audit(&e, &fs, NULL, 0);
   dump(&fs);
   assert_true(has(&fs, "log_missing", -2));
@@ -303,16 +328,22 @@ static void adoption_and_vanished_account(void **state) {
 
 enum { FORGE_KINDS = 12 };
 static const char *const FORGE_NAMES[FORGE_KINDS] = {
-    "delete",       "insert",       "duplicate leaf", "cross-account leaf", "fake retirement", "premature retirement",
-    "reorder",      "header edit",  "replace under ID", "truncate log",     "node rewrite",    "checkpoint swap"};
+    "delete",  "insert",      "duplicate leaf",   "cross-account leaf", "fake retirement", "premature retirement",
+    "reorder", "header edit", "replace under ID", "truncate log",       "node rewrite",    "checkpoint swap"};
 
 static void pcommit(env *e, const char *account, const char *ob, const char *rev, uint64_t salt) {
   adcp_error err = {0};
   gen g;
   gen_init(&g, 3, 8, salt);
-  adcp_ledger_commit req = {.version = 1, .account_id = account, .obligation_id = ob, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = account,
+                            .obligation_id = ob,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, e->l, &req, &err));
   adcp_commit_result_free(&res);
@@ -352,8 +383,8 @@ static void relog(env *e, const char *account, const char *rev) {
 static void forge(env *e, const char *A, int kind, uint64_t *seed) {
   adcp_error err = {0};
   char rev[256], sql[4096], d[65];
-  nth(e, rev, sizeof rev, "SELECT revision_id FROM adcp_reporting_revisions WHERE account_id = $1 ORDER BY revision_id", A,
-      tu_rand(seed));
+  nth(e, rev, sizeof rev, "SELECT revision_id FROM adcp_reporting_revisions WHERE account_id = $1 ORDER BY revision_id",
+      A, tu_rand(seed));
   char fresh[300];
   snprintf(fresh, sizeof fresh, "%s_fresh", A);
   switch (kind) {
@@ -397,8 +428,10 @@ static void forge(env *e, const char *A, int kind, uint64_t *seed) {
                     A, fresh, fresh, now);
     adcp_sql_param p[2] = {adcp_sql_text(A), adcp_sql_text(fresh)};
     adcp_sql_rows *r;
-    OK(adcp_sql_query(&r, e->c, "SELECT leaf_index, entry_sha256, entry_id FROM adcp_audit_log_leaves WHERE account_id = "
-                      "$1 AND obligation_id = $2 ORDER BY leaf_index", p, 2, &err));
+    OK(adcp_sql_query(&r, e->c,
+                      "SELECT leaf_index, entry_sha256, entry_id FROM adcp_audit_log_leaves WHERE account_id = "
+                      "$1 AND obligation_id = $2 ORDER BY leaf_index",
+                      p, 2, &err));
     for (int i = 0; adcp_sql_next(r, &err) == 1; i++)
       adcp_buf_printf(&b, "%s{\"header_sha256\":\"%s\",\"leaf_index\":%lld,\"revision_id\":\"%s\"}", i ? "," : "",
                       adcp_sql_get_text(r, 1, NULL), (long long)adcp_sql_get_int64(r, 0), adcp_sql_get_text(r, 2, NULL));
@@ -564,12 +597,8 @@ static void property_random_forgeries(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(deletion_dressed_as_retirement),
-      BOTH(backdated_period_retired_early),
-      BOTH(insertion_with_copied_leaf),
-      BOTH(three_retirements_clean),
-      BOTH(verify_lookup_by_account),
-      BOTH(adoption_and_vanished_account),
+      BOTH(deletion_dressed_as_retirement), BOTH(backdated_period_retired_early), BOTH(insertion_with_copied_leaf),
+      BOTH(three_retirements_clean),        BOTH(verify_lookup_by_account),       BOTH(adoption_and_vanished_account),
       BOTH(property_random_forgeries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

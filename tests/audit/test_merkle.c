@@ -9,18 +9,17 @@
 #include "adcp/audit.h"
 #include "testutil.h"
 
-static const char *const CT_LEAVES[] = {"", "00", "10", "2021", "3031", "40414243", "5051525354555657",
-                                        "606162636465666768696a6b6c6d6e6f"};
-static const char *const CT_ROOTS[] = {
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
-    "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
-    "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
-    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-    "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
-    "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
-    "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
-    "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"};
+static const char *const CT_LEAVES[] = {
+    "", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"};
+static const char *const CT_ROOTS[] = {"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                                       "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+                                       "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+                                       "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+                                       "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                                       "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+                                       "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+                                       "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+                                       "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"};
 
 static void hex_of(char out[65], const uint8_t h[32]) { adcp_hex_encode(out, h, 32); }
 
@@ -56,8 +55,7 @@ static void ct_roots(void **state) {
   }
 }
 
-static void check_path(adcp_merkle_mem *t, int consistency, uint64_t a, uint64_t n, const char *const *want,
-                       size_t nwant) {
+static void check_path(adcp_merkle_mem *t, int consistency, uint64_t a, uint64_t n, const char *const *want, size_t nwant) {
   adcp_hash32 p[ADCP_AUDIT_MAX_PATH];
   size_t np = 0;
   adcp_error err = {0};
@@ -105,7 +103,8 @@ static void round_trip_and_tamper(void **state) {
   adcp_error err = {0};
   assert_int_equal(adcp_merkle_mem_build(&t, leaves, N, &err), 0);
   uint8_t roots[N + 1][32];
-  for (uint64_t n = 0; n <= N; n++) assert_int_equal(adcp_merkle_root(roots[n], n, adcp_merkle_mem_subtree, &t, &err), 0);
+  for (uint64_t n = 0; n <= N; n++)
+    assert_int_equal(adcp_merkle_root(roots[n], n, adcp_merkle_mem_subtree, &t, &err), 0);
   for (uint64_t n = 1; n <= N; n++) {
     for (uint64_t m = 0; m < n; m++) {
       adcp_hash32 p[ADCP_AUDIT_MAX_PATH];
@@ -198,7 +197,8 @@ static void python_cross_check(void **state) {
       assert_true(sscanf(line, "%7s %llu %llu %4095s", kind, &a, &b, want) >= 3);
       adcp_hash32 p[ADCP_AUDIT_MAX_PATH];
       size_t np;
-      if (!strcmp(kind, "path")) assert_int_equal(adcp_merkle_inclusion_proof(p, &np, a, b, adcp_merkle_mem_subtree, &t, &err), 0);
+      if (!strcmp(kind, "path"))
+        assert_int_equal(adcp_merkle_inclusion_proof(p, &np, a, b, adcp_merkle_mem_subtree, &t, &err), 0);
       else assert_int_equal(adcp_merkle_consistency_proof(p, &np, a, b, adcp_merkle_mem_subtree, &t, &err), 0);
       for (size_t i = 0; i < np; i++) {
         char hx[65];

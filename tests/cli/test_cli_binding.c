@@ -63,24 +63,24 @@ static int run(cenv *e, int with_cfg, const char *args) {
   return tu_cli_db(e->dir, e->f ? e->f->url : NULL, with_cfg ? e->cfg : NULL, NULL, &e->out, &e->err, "%s", args);
 }
 
-#define EXPECT(e, with_cfg, args, code)                                                                         \
-  do {                                                                                                         \
-    int st_ = run((e), (with_cfg), (args));                                                                    \
-    if (st_ != (code))                                                                                         \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code),                        \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : "");        \
+#define EXPECT(e, with_cfg, args, code) \
+  do { \
+    int st_ = run((e), (with_cfg), (args)); \
+    if (st_ != (code)) \
+      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
+               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
   } while (0)
 
-#define ERR_HAS(e, text)                                                                                       \
-  do {                                                                                                         \
-    if (!(e)->err.data || !strstr((char *)(e)->err.data, (text)))                                              \
-      fail_msg("stderr lacks \"%s\": %s", (text), (e)->err.data ? (char *)(e)->err.data : "");                 \
+#define ERR_HAS(e, text) \
+  do { \
+    if (!(e)->err.data || !strstr((char *)(e)->err.data, (text))) \
+      fail_msg("stderr lacks \"%s\": %s", (text), (e)->err.data ? (char *)(e)->err.data : ""); \
   } while (0)
 
-#define OUT_HAS(e, text)                                                                                       \
-  do {                                                                                                         \
-    if (!(e)->out.data || !strstr((char *)(e)->out.data, (text)))                                              \
-      fail_msg("stdout lacks \"%s\": %s", (text), (e)->out.data ? (char *)(e)->out.data : "");                 \
+#define OUT_HAS(e, text) \
+  do { \
+    if (!(e)->out.data || !strstr((char *)(e)->out.data, (text))) \
+      fail_msg("stdout lacks \"%s\": %s", (text), (e)->out.data ? (char *)(e)->out.data : ""); \
   } while (0)
 
 /* stdout is exactly one JSON document (adcp_json_parse refuses trailing text). */
@@ -118,7 +118,8 @@ static void binding_of(const cenv *e, const char *rev, char out[130]) {
 }
 
 #define COMMIT(ob, rev) \
-  "commit --account acct --obligation " ob " --revision " rev " --finality snapshot " \
+  "commit --account acct --obligation " ob " --revision " rev \
+  " --finality snapshot " \
   "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z "
 
 /* ---- help and usage (no database needed) --------------------------------------------- */
@@ -127,7 +128,8 @@ static void help_and_usage(void **state) {
   (void)state;
   cenv e;
   cenv_open(&e, NULL);
-  static const char *helps[] = {"binding --help", "binding add --help",   "binding list --help", "binding retire -h",
+  static const char *helps[] = {"binding --help",       "binding add --help",
+                                "binding list --help",  "binding retire -h",
                                 "binding repin --help", "binding repin fs1 --acknowledge-restore --help",
                                 "sweep --help"};
   for (size_t i = 0; i < sizeof helps / sizeof *helps; i++) {
@@ -471,8 +473,9 @@ static void repin_cli(void **state) {
   fixture *f = *state;
   cenv e;
   cenv_open(&e, f);
-  write_cfg(&e, "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},"
-                "\"root_dir\":\"bucket\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}");
+  write_cfg(&e,
+            "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},"
+            "\"root_dir\":\"bucket\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}");
   char args[1500];
   write_rows(&e, 400, 1);
   snprintf(args, sizeof args, COMMIT("ob1", "r1") "--binding fs1 '%s'", e.rows);
@@ -540,11 +543,12 @@ static void repin_cli(void **state) {
   cenv_close(&e);
 }
 
-#define BOTH_CLI(fn) {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, {"postgres/" #fn, fn, setup, teardown, &POSTGRES}
+#define BOTH_CLI(fn) \
+  {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, { "postgres/" #fn, fn, setup, teardown, &POSTGRES }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(help_and_usage), BOTH_CLI(config_refusals), BOTH_CLI(namespace_switch),
+      cmocka_unit_test(help_and_usage),   BOTH_CLI(config_refusals), BOTH_CLI(namespace_switch),
       BOTH_CLI(selection_skips_inactive), BOTH_CLI(repin_cli),
   };
   return cmocka_run_group_tests_name("cli binding, sweep and configuration (SQLite + PostgreSQL)", tests, NULL, NULL);

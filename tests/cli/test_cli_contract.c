@@ -85,7 +85,8 @@ static size_t json_len(adcp_json_doc *d, uint32_t arr) {
 }
 
 #define ROWS "{\"spend\":\"1.50\",\"n\":1}\n{\"spend\":\"2.50\",\"n\":2}\n"
-#define COMMIT1 "commit --account acct_1 --obligation ob_1 --period-start 2026-10-01T00:00:00Z --period-end 2026-11-01T00:00:00Z --finality snapshot "
+#define COMMIT1 \
+  "commit --account acct_1 --obligation ob_1 --period-start 2026-10-01T00:00:00Z --period-end 2026-11-01T00:00:00Z --finality snapshot "
 
 static void init_db(void) {
   assert_int_equal(CLI(NULL, "init"), 0);
@@ -108,14 +109,17 @@ static void run_table(const char *dbarg, const row *t, size_t n) {
       fail_msg("'%s %s': exit %d (want %d), stderr: %s", dbarg, t[i].args, st, t[i].exit_code, txt(&errb));
     /* With --json the same failure is also exactly one JSON document on stdout
      * (read streams JSONL: stderr and the exit code only). */
-    if (!t[i].exit_code || t[i].exit_code == 1 || !strncmp(t[i].args, "read ", 5) || strstr(t[i].args, "--json")) continue;
+    if (!t[i].exit_code || t[i].exit_code == 1 || !strncmp(t[i].args, "read ", 5) || strstr(t[i].args, "--json"))
+      continue;
     st = raw(strstr(t[i].args, "commit") ? ROWS : NULL, "%s %s --json", dbarg, t[i].args);
     if (st != t[i].exit_code) fail_msg("'%s %s --json': exit %d (want %d)", dbarg, t[i].args, st, t[i].exit_code);
     adcp_json_doc d;
     one_json(&d);
     uint32_t ok = adcp_json_get(&d, 0, "ok");
-    if (!ok || adcp_json_at(&d, ok)->type != ADCP_JSON_FALSE) fail_msg("'%s --json': no \"ok\":false: %s", t[i].args, txt(&out));
-    if (t[i].code && !strstr(txt(&out), t[i].code)) fail_msg("'%s --json' lacks %s: %s", t[i].args, t[i].code, txt(&out));
+    if (!ok || adcp_json_at(&d, ok)->type != ADCP_JSON_FALSE)
+      fail_msg("'%s --json': no \"ok\":false: %s", t[i].args, txt(&out));
+    if (t[i].code && !strstr(txt(&out), t[i].code))
+      fail_msg("'%s --json' lacks %s: %s", t[i].args, t[i].code, txt(&out));
     adcp_json_doc_free(&d);
   }
 }
@@ -169,10 +173,20 @@ static void error_table(void **state) {
   /* A missing SQLite file: every command but init and an applying migrate
    * refuses it and creates nothing. */
   {
-    static const char *const cmds[] = {"changes", "consumer list", "binding list", "check-ready", "check",
-                                       "migrate --status", "migrate --dry-run", "sweep", "intents list",
-                                       "show --account a --revision r", "seal get --account a --key kkkkkkkk",
-                                       "issue list", "issue show --account a --key k", "issue-events prune --older-than 0",
+    static const char *const cmds[] = {"changes",
+                                       "consumer list",
+                                       "binding list",
+                                       "check-ready",
+                                       "check",
+                                       "migrate --status",
+                                       "migrate --dry-run",
+                                       "sweep",
+                                       "intents list",
+                                       "show --account a --revision r",
+                                       "seal get --account a --key kkkkkkkk",
+                                       "issue list",
+                                       "issue show --account a --key k",
+                                       "issue-events prune --older-than 0",
                                        COMMIT1 "--revision rev_9"};
     char missing[4400], marg[4500];
     snprintf(missing, sizeof missing, "%s/missing.db", dir);
@@ -284,8 +298,9 @@ static void generic_options(void **state) {
   assert_non_null(strstr(txt(&errb), "command options go after the command"));
 
   /* Help: top level, help COMMAND, COMMAND --help and subcommands. */
-  const char *cmds[] = {"canonicalize", "encode", "verify-chunks", "migrate", "init", "commit", "read", "show",
-                        "current", "history", "list", "verify", "intents", "binding", "sweep", "check", NULL};
+  const char *cmds[] = {"canonicalize", "encode",  "verify-chunks", "migrate", "init", "commit",
+                        "read",         "show",    "current",       "history", "list", "verify",
+                        "intents",      "binding", "sweep",         "check",   NULL};
   for (size_t i = 0; cmds[i]; i++) {
     assert_int_equal(raw(NULL, "help %s", cmds[i]), 0);
     if (!strstr(txt(&out), "usage: adcp-ledger")) fail_msg("help %s: %s", cmds[i], txt(&out));
@@ -338,8 +353,10 @@ static void commit_rules(void **state) {
   assert_non_null(strstr(txt(&errb), "--lease-owner applies to object writes only"));
   assert_int_equal(CLI(ROWS, COMMIT1 "--revision e_3 --lease-owner me --binding postgres --lease-generation 3"), 1);
   assert_int_equal(CLI(ROWS, COMMIT1 "--revision e_3 --lease-owner me --binding fs1"), 1);
-  assert_int_equal(CLI(ROWS, "commit --account acct_1 --obligation ob_9 --revision e_3 --finality snapshot "
-                             "--period-start 2026-10-01T00:00:00Z"), 1);
+  assert_int_equal(CLI(ROWS,
+                       "commit --account acct_1 --obligation ob_9 --revision e_3 --finality snapshot "
+                       "--period-start 2026-10-01T00:00:00Z"),
+                   1);
   assert_int_equal(raw(ROWS, "encode --profile rows_v1 --revision-id r"), 1);
   assert_int_equal(raw(ROWS, "encode --revision-id r --gzip"), 1);
 }
@@ -430,8 +447,8 @@ static void verify_chunks_files(void **state) {
   unlink(c0);
   /* A symbolic link to the right bytes: refused (never followed). */
   assert_int_equal(symlink(keep, c0), 0);
-  assert_int_equal(raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --revision-id r --json", manifest, chunks),
-                   3);
+  assert_int_equal(
+      raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --revision-id r --json", manifest, chunks), 3);
   adcp_json_doc d;
   one_json(&d);
   adcp_json_doc_free(&d);
@@ -449,14 +466,14 @@ static void verify_chunks_files(void **state) {
   assert_non_null(strstr(txt(&errb), "is longer than the manifest's"));
   /* Options that only matter for the envelope are refused without one. */
   tu_write_file(c0, body, n);
-  assert_int_equal(raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --canonical-byte-count 5", manifest, chunks),
-                   2);
+  assert_int_equal(
+      raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --canonical-byte-count 5", manifest, chunks), 2);
   char bare[600];
   snprintf(bare, sizeof bare, "%s/bare.json", dir);
   tu_write_file(bare, "[]", 2);
   assert_int_equal(raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --revision-id r", bare, chunks), 2);
-  assert_int_equal(raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --profile rows_v1 --revision-id r", manifest,
-                       chunks), 1);
+  assert_int_equal(
+      raw(NULL, "verify-chunks --manifest '%s' --chunks-dir '%s' --profile rows_v1 --revision-id r", manifest, chunks), 1);
   free(body);
   adcp_buf_free(&longer);
 }
@@ -476,7 +493,8 @@ static void verify_json(void **state) {
   adcp_sql_conn *c;
   adcp_error err = {0};
   assert_int_equal(adcp_sql_connect(&c, db, &err), 0);
-  if (adcp_sql_exec_script(c, "DROP TRIGGER adcp_reporting_chunk_bodies_immutable; PRAGMA ignore_check_constraints=ON", &err) ||
+  if (adcp_sql_exec_script(c, "DROP TRIGGER adcp_reporting_chunk_bodies_immutable; PRAGMA ignore_check_constraints=ON",
+                           &err) ||
       adcp_sql_exec(c,
                     "UPDATE adcp_reporting_chunk_bodies SET body = CAST(replace(CAST(body AS TEXT), '1.50', '1.51') "
                     "AS BLOB) WHERE sha256 IN (SELECT sha256 FROM adcp_reporting_row_chunks WHERE row_set_id = 'rev_1')",

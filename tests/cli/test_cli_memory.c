@@ -158,9 +158,22 @@ static void commit_row_at_cap(void **state) {
   int st;
   run_rss(mig, &st);
   assert_int_equal(st, 0);
-  const char *commit[] = {db, "commit", "--account", "a", "--obligation", "o", "--revision", "r1", "--finality",
-                          "snapshot", "--period-start", "2026-10-01T00:00:00Z", "--period-end",
-                          "2026-10-02T00:00:00Z", path, NULL};
+  const char *commit[] = {db,
+                          "commit",
+                          "--account",
+                          "a",
+                          "--obligation",
+                          "o",
+                          "--revision",
+                          "r1",
+                          "--finality",
+                          "snapshot",
+                          "--period-start",
+                          "2026-10-01T00:00:00Z",
+                          "--period-end",
+                          "2026-10-02T00:00:00Z",
+                          path,
+                          NULL};
   peak_under(f->dialect == ADCP_SQL_SQLITE ? "commit (SQLite), one 16 MiB row of short keys"
                                            : "commit (PostgreSQL), one 16 MiB row of short keys",
              commit, 64); /* SQLite 53 MiB, PostgreSQL 52 MiB; was 86 MiB (SQLite) */
@@ -174,9 +187,25 @@ static void commit_row_at_cap(void **state) {
                     f->dir);
     char cfgopt[720];
     snprintf(cfgopt, sizeof cfgopt, "--config=%s", cfg);
-    const char *obj[] = {db, cfgopt, "commit", "--binding", "fs1", "--account", "a", "--obligation", "o2",
-                         "--revision", "r2", "--finality", "snapshot", "--period-start", "2026-10-01T00:00:00Z",
-                         "--period-end", "2026-10-02T00:00:00Z", path, NULL};
+    const char *obj[] = {db,
+                         cfgopt,
+                         "commit",
+                         "--binding",
+                         "fs1",
+                         "--account",
+                         "a",
+                         "--obligation",
+                         "o2",
+                         "--revision",
+                         "r2",
+                         "--finality",
+                         "snapshot",
+                         "--period-start",
+                         "2026-10-01T00:00:00Z",
+                         "--period-end",
+                         "2026-10-02T00:00:00Z",
+                         path,
+                         NULL};
     peak_under("commit (filesystem object binding), one 16 MiB row of short keys", obj, 64); /* 54 MiB */
   }
   unlink(path);

@@ -33,11 +33,12 @@ static const adcp_cli_optdef opts[] = {
     {"--out", ADCP_CLI_OPT_FILE, 0, "FILE", 0, 0, NULL, "output file"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const char *const excl[] = {"--after", "--dry-run", NULL};
-static const adcp_cli_spec sub = {1, "thing run", "[--db URL]", "runs a thing", opts, 0, 2, "[A [B]]", excl,
-                                  "exit status: 0 ok\n", NULL, 0, 0, run_cmd, NULL, NULL};
+static const adcp_cli_spec sub = {1,         "thing run", "[--db URL]",          "runs a thing", opts, 0, 2,
+                                  "[A [B]]", excl,        "exit status: 0 ok\n", NULL,           0,    0, run_cmd,
+                                  NULL,      NULL};
 static const adcp_cli_spec *const subs[] = {&sub, NULL};
-static const adcp_cli_spec parent = {1, "thing", NULL, "things", NULL, 0, 0, NULL, NULL, "exit status: 0\n", subs,
-                                     0, 0, NULL, NULL, NULL};
+static const adcp_cli_spec parent = {1,    "thing", NULL, "things", NULL, 0,   0, NULL, NULL, "exit status: 0\n",
+                                     subs, 0,       0,    NULL,     NULL, NULL};
 
 /* Splits words on spaces (no quoting needed here) and parses them. */
 static int parse(adcp_cli_args *a, adcp_cli_globals *g, const char *line) {
@@ -144,9 +145,18 @@ static void instants(void **state) {
   (void)state;
   const char *good[] = {"2026-10-01T00:00:00Z", "2026-10-01t00:00:00z", "2024-02-29T23:59:59.123456+05:30",
                         "2026-10-01T00:00:00.1-00:00", NULL};
-  const char *bad[] = {"2026-10-01", "2026-10-01T00:00:00", "2026-10-01T00:00:00.1234567Z", "2026-13-01T00:00:00Z",
-                       "2025-02-29T00:00:00Z", "2026-10-01T24:00:00Z", "2026-10-01T00:00:00+2400", "yesterday",
-                       "2026-10-01T00:00:00.Z", " 2026-10-01T00:00:00Z", "2026-10-01T00:00:00+05:60", NULL};
+  const char *bad[] = {"2026-10-01",
+                       "2026-10-01T00:00:00",
+                       "2026-10-01T00:00:00.1234567Z",
+                       "2026-13-01T00:00:00Z",
+                       "2025-02-29T00:00:00Z",
+                       "2026-10-01T24:00:00Z",
+                       "2026-10-01T00:00:00+2400",
+                       "yesterday",
+                       "2026-10-01T00:00:00.Z",
+                       " 2026-10-01T00:00:00Z",
+                       "2026-10-01T00:00:00+05:60",
+                       NULL};
   for (size_t i = 0; good[i]; i++)
     if (adcp_cli_instant_check(good[i])) fail_msg("'%s' refused", good[i]);
   for (size_t i = 0; bad[i]; i++)

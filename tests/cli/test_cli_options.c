@@ -77,8 +77,7 @@ static const row T[] = {
      "--account A --key k --ordinal 1 in.json --json", 0},
     {"staged read", "--account A ref gen", "--db", NULL, "--account A ref gen --json", 0},
     {"seal get", "--account A --key k", "--db", NULL, "--account A --key k --json", 0},
-    {"seal put", "--account A --key k --ref r in.json", "--out", NULL, "--account A --key k --ref r in.json --json",
-     0},
+    {"seal put", "--account A --key k --ref r in.json", "--out", NULL, "--account A --key k --ref r in.json --json", 0},
     {"check-ready", "", "--db", NULL, "--json", 0},
     {"principal put", "p1 --account A", "--name", "--expected-version", "p1 --account A --json", 0},
     {"principal get", "p1", "--db", NULL, "p1 --json", 0},
@@ -136,9 +135,9 @@ static int setup(void **state) {
   tu_write_file(p, "{}", 2);
   snprintf(p, sizeof p, "%s/rows.jsonl", dir);
   tu_write_file(p, "{\"a\":1}\n", 8);
-  if (cli(NULL, "init") ||
-      cli("{\"a\":1}\n", "commit --account A --obligation o1 --revision r1 --finality snapshot "
-                         "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z"))
+  if (cli(NULL, "init") || cli("{\"a\":1}\n",
+                               "commit --account A --obligation o1 --revision r1 --finality snapshot "
+                               "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z"))
     fail_msg("setup: %s", txt(&errb));
   return 0;
 }
@@ -242,7 +241,8 @@ static void converted_command_refusals(void **state) {
       {"import-legacy --quarantined --quiet", "--quarantined and --quiet exclude each other"},
   };
   int bad = 0;
-  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
+  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++)
+    one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
   if (bad) fail_msg("%d refusals failed", bad);
 }
 
@@ -254,8 +254,8 @@ static void requires_rules(void **state) {
   static const struct {
     const char *line, *want, *help, *rule;
   } R[] = {
-      {"commit --account A --obligation O --revision R --finality snapshot --lease-owner o in.jsonl", "--lease-owner needs --lease-generation",
-       "commit", "--lease-owner needs --lease-generation"},
+      {"commit --account A --obligation O --revision R --finality snapshot --lease-owner o in.jsonl",
+       "--lease-owner needs --lease-generation", "commit", "--lease-owner needs --lease-generation"},
       {"commit --account A --obligation O --revision R --finality snapshot --lease-generation 1 in.jsonl",
        "--lease-generation needs --lease-owner", "commit", "--lease-generation needs --lease-owner"},
       {"commit --account A --obligation O --revision R --finality snapshot --period-start 2026-01-01T00:00:00Z in.jsonl",
@@ -263,8 +263,7 @@ static void requires_rules(void **state) {
       {"commit --account A --obligation O --revision R --finality snapshot --period-end 2026-01-01T00:00:00Z in.jsonl",
        "--period-end needs --period-start", "commit", "--period-end needs --period-start"},
       {"encode --gzip in.jsonl", "--gzip needs --chunks-dir", "encode", "--gzip needs --chunks-dir"},
-      {"read --row-set rs --revision-id r", "--revision-id needs --totals", "read --row-set",
-       "--revision-id needs --totals"},
+      {"read --row-set rs --revision-id r", "--revision-id needs --totals", "read --row-set", "--revision-id needs --totals"},
       {"read --row-set rs --binding-algorithm rfc8785_jcs_v1", "--binding-algorithm needs --totals", "read --row-set",
        "--binding-algorithm needs --totals"},
       {"maintain --metrics-token-file t", "--metrics-token-file needs --metrics-listen", "maintain",
@@ -293,18 +292,45 @@ static void requires_rules(void **state) {
  * table, not its siblings', with the command's exit statuses. */
 static void subcommand_help_is_its_own(void **state) {
   (void)state;
-  static const char *const subs[] = {"principal put", "principal get", "principal list", "principal disable",
-                                     "subscription-state journal", "subscription-state exceptions",
-                                     "subscription-state snapshot", "subscription-state grant",
-                                     "subscription-state revoke", "subscription-state exception-put",
-                                     "subscription-state snapshot-put", "staged read", "seal get", "seal put",
-                                     "config check", "issue open", "issue ack", "issue waive", "issue resolve",
-                                     "issue list", "issue show", "retention status", "retention retire",
-                                     "retention prune-rows", "retention stalled", "hold add", "hold remove",
-                                     "hold list", "issue-events claim", "issue-events complete",
-                                     "issue-events release", "issue-events prune", "issue-events deliver",
-                                     "binding add", "binding list", "binding retire", "binding repin",
-                                     "binding probe", NULL};
+  static const char *const subs[] = {"principal put",
+                                     "principal get",
+                                     "principal list",
+                                     "principal disable",
+                                     "subscription-state journal",
+                                     "subscription-state exceptions",
+                                     "subscription-state snapshot",
+                                     "subscription-state grant",
+                                     "subscription-state revoke",
+                                     "subscription-state exception-put",
+                                     "subscription-state snapshot-put",
+                                     "staged read",
+                                     "seal get",
+                                     "seal put",
+                                     "config check",
+                                     "issue open",
+                                     "issue ack",
+                                     "issue waive",
+                                     "issue resolve",
+                                     "issue list",
+                                     "issue show",
+                                     "retention status",
+                                     "retention retire",
+                                     "retention prune-rows",
+                                     "retention stalled",
+                                     "hold add",
+                                     "hold remove",
+                                     "hold list",
+                                     "issue-events claim",
+                                     "issue-events complete",
+                                     "issue-events release",
+                                     "issue-events prune",
+                                     "issue-events deliver",
+                                     "binding add",
+                                     "binding list",
+                                     "binding retire",
+                                     "binding repin",
+                                     "binding probe",
+                                     NULL};
   int bad = 0;
   for (size_t i = 0; subs[i]; i++) {
     for (int via_help = 0; via_help < 2; via_help++) {
@@ -425,8 +451,8 @@ static void options_checked_before_input(void **state) {
   snprintf(p, sizeof p, "%s/big.jsonl", dir);
   tu_write_file(p, rows.data, rows.len);
   adcp_buf_free(&rows);
-  static const char *const bad[] = {"--observed-at yesterday", "--observed-at 2026-10-01",
-                                    "--period-ordinal ' 5'", "--finality final", "--observed-at ''"};
+  static const char *const bad[] = {"--observed-at yesterday", "--observed-at 2026-10-01", "--period-ordinal ' 5'",
+                                    "--finality final", "--observed-at ''"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int st = cli(NULL,
                  "--config '%s' commit --account A --obligation big --revision rb --finality snapshot "
@@ -471,20 +497,17 @@ static void modes_have_their_own_table(void **state) {
            {"verify-chunks --manifest m.json", "needs --chunks-dir"},
            {"intents", "needs a subcommand"}};
   int bad = 0;
-  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
+  for (size_t i = 0; i < sizeof R / sizeof R[0]; i++)
+    one_line_usage(R[i].line, cli("", "%s", R[i].line), R[i].want, &bad);
   if (bad) fail_msg("%d mode refusals failed", bad);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_command_in_the_table),
-      cmocka_unit_test(option_errors),
-      cmocka_unit_test(converted_command_refusals),
-      cmocka_unit_test(requires_rules),
-      cmocka_unit_test(subcommand_help_is_its_own),
-      cmocka_unit_test(json_and_failed_writes),
-      cmocka_unit_test(options_checked_before_input),
-      cmocka_unit_test(modes_have_their_own_table),
+      cmocka_unit_test(every_command_in_the_table),   cmocka_unit_test(option_errors),
+      cmocka_unit_test(converted_command_refusals),   cmocka_unit_test(requires_rules),
+      cmocka_unit_test(subcommand_help_is_its_own),   cmocka_unit_test(json_and_failed_writes),
+      cmocka_unit_test(options_checked_before_input), cmocka_unit_test(modes_have_their_own_table),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

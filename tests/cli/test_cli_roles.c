@@ -92,8 +92,7 @@ static void each_class_under_its_role(void **state) {
   assert_int_equal(run_as(&x, "adcp_reader", suffix, "verify --all"), 0);
   assert_non_null(strstr(out_of(&x), "checked 1: 1 verified, 0 failed"));
   assert_int_equal(run_as(&x, "adcp_reader", suffix, "changes --limit 5"), 0);
-  snprintf(args, sizeof args,
-           "commit --account acct --obligation ob --revision r2 --finality snapshot '%s'", x.path);
+  snprintf(args, sizeof args, "commit --account acct --obligation ob --revision r2 --finality snapshot '%s'", x.path);
   assert_int_equal(run_as(&x, "adcp_reader", suffix, args), 4);
   assert_non_null(strstr(err_of(&x), "STORAGE_ERROR"));
   /* auditor: check does what it may and says what it could not */

@@ -8,9 +8,9 @@
 #include "ledger/js_fixture.h"
 #include "support/support_cli.h"
 
-#define OK2(expr, e)                                                 \
-  do {                                                               \
-    int r2_ = (expr);                                                \
+#define OK2(expr, e) \
+  do { \
+    int r2_ = (expr); \
     if (r2_) fail_msg("%s failed: %d %s", #expr, r2_, (e).message); \
   } while (0)
 
@@ -153,7 +153,8 @@ static void cli_read_rowset(void **state) {
                       "control_totals, row_manifest_sha256) SELECT row_set_id, obligation_id, account_id, 1, 'snapshot', "
                       "'rfc8785_jcs_v1', content_sha256, canonical_byte_count, row_count, '[]', row_manifest_sha256 "
                       "FROM adcp_reporting_row_sets WHERE row_set_id = $1",
-                      &p, 1, &err2), err2);
+                      &p, 1, &err2),
+        err2);
   }
   assert_int_equal(run(&e, 1, "read --account acct_js --revision rrev_js_deep", &out, &err), 0);
   assert_int_equal(out.len, en);
@@ -210,7 +211,8 @@ static void cli_rowsets_tamper(void **state) {
   assert_non_null(strstr(hit, "MANIFEST_MISMATCH"));
   assert_int_equal(run(&e, 1, "verify --row-sets", &out, &err), 3);
   adcp_buf_cstr(&out);
-  assert_non_null(strstr((char *)out.data, "FAILED rrev_fixture_three-segments (revision, binding postgres): ROWS_INTEGRITY_FAILED"));
+  assert_non_null(strstr((char *)out.data,
+                         "FAILED rrev_fixture_three-segments (revision, binding postgres): ROWS_INTEGRITY_FAILED"));
   assert_int_equal(run(&e, 1, "read --row-set rrev_fixture_three-segments", &out, &err), 3);
   adcp_buf_free(&out), adcp_buf_free(&err);
   cenv_close(&e);

@@ -37,8 +37,10 @@ static const char *both(adcp_buf *out, adcp_buf *err_b, const char *needle) {
   return a ? a : err_b->data ? strstr((const char *)err_b->data, needle) : NULL;
 }
 
-#define COMMIT(ob) "commit --account acct_1 --obligation " ob " --period-start 2026-10-01T00:00:00Z " \
-                   "--period-end 2026-11-01T00:00:00Z --finality snapshot "
+#define COMMIT(ob) \
+  "commit --account acct_1 --obligation " ob \
+  " --period-start 2026-10-01T00:00:00Z " \
+  "--period-end 2026-11-01T00:00:00Z --finality snapshot "
 
 static void verify_names_broken_header_invariants(void **state) {
   (void)state;

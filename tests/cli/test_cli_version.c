@@ -84,7 +84,8 @@ static void expect_member(const adcp_json_doc *d, uint32_t obj, const char *key,
   if (!v || adcp_json_at(d, v)->type != ADCP_JSON_STRING) fail_msg("--version --json: no string %s", key);
   size_t n;
   const char *s = adcp_json_str(d, v, &n);
-  if (want && (n != strlen(want) || memcmp(s, want, n))) fail_msg("--version --json: %s is '%.*s', not '%s'", key, (int)n, s, want);
+  if (want && (n != strlen(want) || memcmp(s, want, n)))
+    fail_msg("--version --json: %s is '%.*s', not '%s'", key, (int)n, s, want);
   if (!want && !n) fail_msg("--version --json: %s is empty", key);
 }
 

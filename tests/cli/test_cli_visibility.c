@@ -12,17 +12,17 @@
 
 #include "cli/cli_cx.h"
 
-
 static void cx_open(cx *x, void **state) {
   cx_init(x, state);
   snprintf(x->cfg, sizeof x->cfg, "%s/cfg.json", x->dir);
   snprintf(x->path, sizeof x->path, "%s/rows.jsonl", x->dir);
   char cfg[4600];
-  snprintf(cfg, sizeof cfg,
-           "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
-           "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"},{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":"
-           "\"filesystem\",\"location\":{\"root\":\"demo2\"},\"root_dir\":\"%s/bucket2\",\"prefix\":\"rows\"}],\"retention\":{\"enabled\":true,\"status_retention_days\":30}}\n",
-           x->dir, x->dir);
+  snprintf(
+      cfg, sizeof cfg,
+      "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
+      "\"demo\"},\"root_dir\":\"%s/bucket\",\"prefix\":\"rows\"},{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":"
+      "\"filesystem\",\"location\":{\"root\":\"demo2\"},\"root_dir\":\"%s/bucket2\",\"prefix\":\"rows\"}],\"retention\":{\"enabled\":true,\"status_retention_days\":30}}\n",
+      x->dir, x->dir);
   tu_write_file(x->cfg, cfg, strlen(cfg));
   tu_write_file(x->path, "{\"a\":1}\n{\"b\":2}\n", 16);
   assert_int_equal(run(x, "migrate"), 0);
@@ -35,17 +35,17 @@ static void show_names_the_binding(void **state) {
   cx x;
   cx_open(&x, state);
   const char *period = "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z";
-  assert_int_equal(run(&x, "commit --account acct --obligation ob_db --revision r_db --finality snapshot %s '%s'",
-                       period, x.path),
-                   0);
-  assert_int_equal(run(&x, "commit --account acct --obligation ob_obj --revision r_obj --finality snapshot --binding "
-                           "fs1 %s '%s'",
+  assert_int_equal(
+      run(&x, "commit --account acct --obligation ob_db --revision r_db --finality snapshot %s '%s'", period, x.path), 0);
+  assert_int_equal(run(&x,
+                       "commit --account acct --obligation ob_obj --revision r_obj --finality snapshot --binding "
+                       "fs1 %s '%s'",
                        period, x.path),
                    0);
   /* The same rows again: header-only, the bytes stay where r_obj put them. */
-  assert_int_equal(run(&x, "commit --account acct --obligation ob_obj --revision r_obj2 --finality snapshot --binding fs1 '%s'",
-                       x.path),
-                   0);
+  assert_int_equal(
+      run(&x, "commit --account acct --obligation ob_obj --revision r_obj2 --finality snapshot --binding fs1 '%s'", x.path),
+      0);
   assert_int_equal(run(&x, "show --account acct --revision r_db --json"), 0);
   assert_non_null(strstr(out_of(&x), "\"row_binding_id\":\"postgres\"}"));
   assert_int_equal(run(&x, "show --account acct --revision r_obj --json"), 0);
@@ -71,8 +71,9 @@ static void binding_list_shows_unregistered(void **state) {
   assert_non_null(strstr(u, " UNREG "));
   assert_non_null(strstr(u, "not registered: run 'adcp-ledger binding add fs_new'"));
   assert_int_equal(run(&x, "binding list --json"), 0);
-  assert_non_null(strstr(out_of(&x), "{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":\"filesystem\",\"state\":"
-                                     "\"unregistered\",\"configured\":true,\"registered\":false}"));
+  assert_non_null(strstr(out_of(&x),
+                         "{\"id\":\"fs_new\",\"kind\":\"object\",\"provider\":\"filesystem\",\"state\":"
+                         "\"unregistered\",\"configured\":true,\"registered\":false}"));
   assert_non_null(strstr(out_of(&x), "\"id\":\"fs1\""));
   /* registered: no longer listed as such */
   assert_int_equal(run(&x, "binding add fs_new"), 0);
@@ -86,8 +87,9 @@ static void retention_status_counts_live(void **state) {
   cx_open(&x, state);
   assert_int_equal(run(&x, "retention status --json"), 0);
   assert_non_null(strstr(out_of(&x), "\"live\":0,\"next_eligible\":null}"));
-  assert_int_equal(run(&x, "commit --account acct --obligation ob_a --revision r1 --finality snapshot --period-start "
-                           "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+  assert_int_equal(run(&x,
+                       "commit --account acct --obligation ob_a --revision r1 --finality snapshot --period-start "
+                       "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
                        x.path),
                    0);
   assert_int_equal(run(&x, "show --account acct --revision r1 --json"), 0);
@@ -121,8 +123,9 @@ static void retention_status_counts_live(void **state) {
 static void dry_run_shows_young_ages(void **state) {
   cx x;
   cx_open(&x, state);
-  assert_int_equal(run(&x, "commit --account acct --obligation ob_y --revision r_y --finality snapshot --binding fs1 "
-                           "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+  assert_int_equal(run(&x,
+                       "commit --account acct --obligation ob_y --revision r_y --finality snapshot --binding fs1 "
+                       "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
                        x.path),
                    0);
   assert_int_equal(run(&x, "collect-orphans --dry-run --binding fs1 --json"), 0);
@@ -142,8 +145,9 @@ static void dry_run_shows_young_ages(void **state) {
 static void hold_refuses_unknown(void **state) {
   cx x;
   cx_open(&x, state);
-  assert_int_equal(run(&x, "commit --account acct --obligation ob --revision r1 --finality snapshot --period-start "
-                           "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+  assert_int_equal(run(&x,
+                       "commit --account acct --obligation ob --revision r1 --finality snapshot --period-start "
+                       "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
                        x.path),
                    0);
   assert_int_equal(run(&x, "hold add --id h1 --account acct_nosuch"), 5);
@@ -166,8 +170,9 @@ static void json_logs_carry_refusals(void **state) {
   assert_int_equal(run(&x, "--log-format json --verbose show --account acct --revision r_nosuch"), 5);
   const char *e = err_of(&x);
   assert_null(strstr(e, "adcp-ledger show: REFERENCE_NOT_FOUND")); /* no text line */
-  assert_non_null(strstr(e, "\"level\":\"error\",\"event\":\"cli.refused\",\"msg\":\"revision not found\","
-                            "\"command\":\"show\",\"code\":\"REFERENCE_NOT_FOUND\"}"));
+  assert_non_null(strstr(e,
+                         "\"level\":\"error\",\"event\":\"cli.refused\",\"msg\":\"revision not found\","
+                         "\"command\":\"show\",\"code\":\"REFERENCE_NOT_FOUND\"}"));
   assert_non_null(strstr(e, "\"event\":\"cli.done\""));
   assert_non_null(strstr(e, "\"exit\":5,"));
   assert_non_null(strstr(e, "\"code\":\"REFERENCE_NOT_FOUND\"}\n"));

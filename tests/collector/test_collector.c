@@ -136,8 +136,8 @@ static void intent_content_match(void **state) {
   assert_true(found);
   adcp_buf key, other;
   adcp_buf_init(&key), adcp_buf_init(&other);
-  adcp_object_key_input ki = {"rows", e.ns, "acct", "retrying", "2026-10-01T00:00:00Z", "snapshot", content, 0,
-                              ADCP_OBJECT_COMPRESSION_NONE};
+  adcp_object_key_input ki = {
+      "rows", e.ns, "acct", "retrying", "2026-10-01T00:00:00Z", "snapshot", content, 0, ADCP_OBJECT_COMPRESSION_NONE};
   OK(adcp_object_key_render(&key, NULL, &ki, &err));
   ki.row_set_id = "another-revision"; /* same content, another revision: not protected */
   OK(adcp_object_key_render(&other, NULL, &ki, &err));
@@ -367,48 +367,48 @@ static void hostile_provider(void **state) {
     hostile_case(f, modes[m], &rep, &h, &e, &k);
     const adcp_collector_binding_report *b = &rep.bindings[0];
     switch (modes[m]) {
-      case H_EXTRA:
-        /* dropped and counted foreign; the real orphan is collected */
-        assert_int_equal(b->c.skipped_foreign, 4);
-        assert_int_equal(b->c.deleted, 1);
-        assert_int_equal(h->deletes, 1);
-        assert_true(b->complete);
-        break;
-      case H_REPEAT:
-              assert_string_equal(b->status, "failed");
-        assert_non_null(strstr(b->failure, "PROVIDER_UNAVAILABLE"));
-        assert_non_null(strstr(b->failure, "repeated"));
-        assert_int_equal(h->deletes, 0);
-        assert_true(file_exists(&e, (const char *)k.data));
-        break;
-      case H_OVERSIZE:
-        assert_string_equal(b->status, "failed");
-        assert_non_null(strstr(b->failure, "more than"));
-        assert_int_equal(h->deletes, 0);
-        assert_int_equal(b->c.listed, 0);
-        assert_true(file_exists(&e, (const char *)k.data));
-        break;
-      case H_ENDLESS:
-        /* the page cap ends the binding with a cursor; the orphan of page 1 went */
-        assert_true(b->truncated);
-        assert_non_null(b->cursor);
-        assert_int_equal(b->c.pages, 5);
-        assert_int_equal(b->c.deleted, 1);
-        {
-          adcp_collector_report r2;
-          adcp_collector_options o = opts_deleting();
-          const char *cur[] = {b->cursor};
-          o.page_size = 10, o.page_cap = 2, o.cursors = cur, o.n_cursors = 1;
-          run_ok(&r2, &e, &o);
-          assert_int_equal(r2.bindings[0].c.pages, 2);
-          assert_int_equal(r2.bindings[0].c.listed, 0); /* resumed: later pages only */
-          adcp_collector_report_free(&r2);
-        }
-        break;
-      case H_DUP:
-        assert_string_equal(b->status, "failed");
-        assert_int_equal(h->deletes, 0);
-        break;
+    case H_EXTRA:
+      /* dropped and counted foreign; the real orphan is collected */
+      assert_int_equal(b->c.skipped_foreign, 4);
+      assert_int_equal(b->c.deleted, 1);
+      assert_int_equal(h->deletes, 1);
+      assert_true(b->complete);
+      break;
+    case H_REPEAT:
+      assert_string_equal(b->status, "failed");
+      assert_non_null(strstr(b->failure, "PROVIDER_UNAVAILABLE"));
+      assert_non_null(strstr(b->failure, "repeated"));
+      assert_int_equal(h->deletes, 0);
+      assert_true(file_exists(&e, (const char *)k.data));
+      break;
+    case H_OVERSIZE:
+      assert_string_equal(b->status, "failed");
+      assert_non_null(strstr(b->failure, "more than"));
+      assert_int_equal(h->deletes, 0);
+      assert_int_equal(b->c.listed, 0);
+      assert_true(file_exists(&e, (const char *)k.data));
+      break;
+    case H_ENDLESS:
+      /* the page cap ends the binding with a cursor; the orphan of page 1 went */
+      assert_true(b->truncated);
+      assert_non_null(b->cursor);
+      assert_int_equal(b->c.pages, 5);
+      assert_int_equal(b->c.deleted, 1);
+      {
+        adcp_collector_report r2;
+        adcp_collector_options o = opts_deleting();
+        const char *cur[] = {b->cursor};
+        o.page_size = 10, o.page_cap = 2, o.cursors = cur, o.n_cursors = 1;
+        run_ok(&r2, &e, &o);
+        assert_int_equal(r2.bindings[0].c.pages, 2);
+        assert_int_equal(r2.bindings[0].c.listed, 0); /* resumed: later pages only */
+        adcp_collector_report_free(&r2);
+      }
+      break;
+    case H_DUP:
+      assert_string_equal(b->status, "failed");
+      assert_int_equal(h->deletes, 0);
+      break;
     }
     adcp_collector_report_free(&rep);
     adcp_buf_free(&k);
@@ -522,8 +522,8 @@ static void other_binding_same_store(void **state) {
   adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l2, e.c, &lo, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs2", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL,
-                                   e.p};
+  adcp_ledger_binding_config bc = {1,    "fs2", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL, e.p};
   OK(adcp_ledger_configure_binding(l2, &bc, &err));
   gen g;
   gen_init(&g, 30, 8, 9);
@@ -611,7 +611,7 @@ static void kill_mid_pass_then_resume(void **state) {
     adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
     if (adcp_fs_provider_new(&p, e.root, &po, &err)) _exit(3);
     adcp_object_kv loc[1] = {{"root", "bucket"}};
-    adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+    adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
                                      NULL, p};
     if (adcp_ledger_configure_binding(l, &bc, &err)) _exit(3);
     int n = 3;
@@ -658,7 +658,6 @@ static void kill_mid_pass_then_resume(void **state) {
   env_close(&e);
 }
 
-
 /* ---- key grammar -------------------------------------------------------------------- */
 
 static void key_grammar(void **state) {
@@ -704,14 +703,9 @@ static void key_grammar(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(key_grammar),
-      BOTH(classify_and_collect),
-      BOTH(intent_content_match),
-      BOTH(options_and_bindings),
-      BOTH(hostile_provider),
-      BOTH(intent_during_lock_wait),
-      BOTH(other_binding_same_store),
-      BOTH(kill_mid_pass_then_resume),
+      cmocka_unit_test(key_grammar),  BOTH(classify_and_collect),      BOTH(intent_content_match),
+      BOTH(options_and_bindings),     BOTH(hostile_provider),          BOTH(intent_during_lock_wait),
+      BOTH(other_binding_same_store), BOTH(kill_mid_pass_then_resume),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

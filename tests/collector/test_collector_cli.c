@@ -43,21 +43,21 @@ static void cenv_close(cenv *e) {
 
 static void write_cfg(cenv *e, const char *extra) {
   tu_write_config(e->cfg,
-           "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
-           "\"bk\",\"prefix\":\"rows\"}],\"default\":\"fs1\"%s}",
-           extra);
+                  "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
+                  "\"bk\",\"prefix\":\"rows\"}],\"default\":\"fs1\"%s}",
+                  extra);
 }
 
 static int run(cenv *e, const char *args) {
   return tu_cli_db(e->dir, e->f ? e->f->url : NULL, e->cfg, NULL, &e->out, &e->err, "%s", args);
 }
 
-#define EXPECT(e, args, code)                                                                                  \
-  do {                                                                                                         \
-    int st_ = run((e), (args));                                                                                \
-    if (st_ != (code))                                                                                         \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code),                        \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : "");        \
+#define EXPECT(e, args, code) \
+  do { \
+    int st_ = run((e), (args)); \
+    if (st_ != (code)) \
+      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
+               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
   } while (0)
 
 static const char *out_text(cenv *e) { return e->out.data ? (const char *)e->out.data : ""; }
@@ -108,10 +108,14 @@ static void help_and_usage(void **state) {
   EXPECT(&e, "collect-orphans --help", 0);
   assert_non_null(strstr(out_text(&e), "usage: adcp-ledger"));
   assert_non_null(strstr(out_text(&e), "--acknowledge-exclusive-namespace"));
-  static const char *usage[] = {"collect-orphans --bogus",         "collect-orphans --limit 0",
-                                "collect-orphans --limit x",       "collect-orphans --limit 100001",
-                                "collect-orphans --dry-run=yes",   "collect-orphans --json --json",
-                                "collect-orphans --min-age-seconds -5", "collect-orphans --limit",
+  static const char *usage[] = {"collect-orphans --bogus",
+                                "collect-orphans --limit 0",
+                                "collect-orphans --limit x",
+                                "collect-orphans --limit 100001",
+                                "collect-orphans --dry-run=yes",
+                                "collect-orphans --json --json",
+                                "collect-orphans --min-age-seconds -5",
+                                "collect-orphans --limit",
                                 "collect-orphans extra"};
   for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) EXPECT(&e, usage[i], 1);
   cenv_close(&e);

@@ -29,8 +29,8 @@ static void peer_open(peer *q, const char *url, const char *root) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&q->p, root, &po, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL,
-                                   q->p};
+  adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL, q->p};
   OK(adcp_ledger_configure_binding(q->l, &bc, &err));
 }
 
@@ -212,7 +212,6 @@ static void two_collectors_at_once(void **state) {
   free(g.line.data);
   env_close(&e);
 }
-
 
 /* The maintenance task: a fenced binding is stalled work and is looked at
  * again within the hour (not on the next tick, not after the full interval). */

@@ -43,8 +43,13 @@ static void s3_collect(void **state) {
   snprintf(q, sizeof q, "/__ctl/set?bucket=%s&age_ms=%lld", bucket, 9LL * 86400 * 1000);
   ctl(q);
   adcp_object_provider *p;
-  adcp_s3_provider_options so3 = {.bucket = bucket, .region = "us-east-1", .endpoint = endpoint, .path_style = 1,
-                                  .prefix = "rows", .credential_ref = "env", .backoff_base_ms = 20};
+  adcp_s3_provider_options so3 = {.bucket = bucket,
+                                  .region = "us-east-1",
+                                  .endpoint = endpoint,
+                                  .path_style = 1,
+                                  .prefix = "rows",
+                                  .credential_ref = "env",
+                                  .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&p, &so3, &err));
   adcp_storage *s = open_migrated(f);
   adcp_ledger *l;
@@ -60,9 +65,15 @@ static void s3_collect(void **state) {
   gen g;
   gen_init(&g, 30, 8, 1);
   adcp_commit_result res;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "kept",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = "kept",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .binding_id = "s3a"};
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   adcp_commit_result_free(&res);
@@ -137,8 +148,13 @@ static void s3_collect_versions(void **state) {
   snprintf(q, sizeof q, "/__ctl/set?bucket=%s&ignore_inm=1&age_ms=%lld", bucket, 9LL * 86400 * 1000);
   ctl(q);
   adcp_object_provider *p, *raw;
-  adcp_s3_provider_options so3 = {.bucket = bucket, .region = "us-east-1", .endpoint = endpoint, .path_style = 1,
-                                  .prefix = "rows", .credential_ref = "env", .backoff_base_ms = 20,
+  adcp_s3_provider_options so3 = {.bucket = bucket,
+                                  .region = "us-east-1",
+                                  .endpoint = endpoint,
+                                  .path_style = 1,
+                                  .prefix = "rows",
+                                  .credential_ref = "env",
+                                  .backoff_base_ms = 20,
                                   .create_only = "emulated"};
   OK(adcp_s3_provider_new(&p, &so3, &err));
   so3.create_only = "conditional"; /* writes a second version behind the emulated decision's back */
@@ -157,9 +173,15 @@ static void s3_collect_versions(void **state) {
   gen g;
   gen_init(&g, 30, 8, 1);
   adcp_commit_result res;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "kept",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = "kept",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .binding_id = "s3v"};
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   adcp_commit_result_free(&res);
@@ -185,8 +207,8 @@ static void s3_collect_versions(void **state) {
 
   adcp_collector_report rep;
   /* page_size 2: pages end inside the versions of one key (the token resumes after a version). */
-  adcp_collector_options o = {.version = ADCP_COLLECTOR_OPTIONS_VERSION, .acknowledge_exclusive_namespace = 1,
-                              .page_size = 2};
+  adcp_collector_options o = {
+      .version = ADCP_COLLECTOR_OPTIONS_VERSION, .acknowledge_exclusive_namespace = 1, .page_size = 2};
   OK(adcp_collector_collect_orphaned_row_objects(&rep, l, &o, &err));
   const adcp_collector_binding_report *b = &rep.bindings[0];
   if (strcmp(b->status, "collected")) fail_msg("status %s %s %s", b->status, b->refusal, b->failure);
@@ -228,8 +250,13 @@ static void s3_version_token_resume(void **state) {
   ctl("/__ctl/bucket?name=vtok&versioning=Enabled");
   ctl("/__ctl/set?bucket=vtok&ignore_inm=1");
   adcp_object_provider *p;
-  adcp_s3_provider_options so3 = {.bucket = "vtok", .region = "us-east-1", .endpoint = endpoint, .path_style = 1,
-                                  .prefix = "t", .credential_ref = "env", .backoff_base_ms = 20};
+  adcp_s3_provider_options so3 = {.bucket = "vtok",
+                                  .region = "us-east-1",
+                                  .endpoint = endpoint,
+                                  .path_style = 1,
+                                  .prefix = "t",
+                                  .credential_ref = "env",
+                                  .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&p, &so3, &err));
   char a1[ADCP_OBJECT_VERSION_MAX + 1], a2[ADCP_OBJECT_VERSION_MAX + 1], a3[ADCP_OBJECT_VERSION_MAX + 1];
   char b1[ADCP_OBJECT_VERSION_MAX + 1];

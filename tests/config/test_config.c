@@ -192,8 +192,7 @@ static void t_audit_via_search(void **state) {
   scratch_init(&s);
   sh("cd '%s' && openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem", s.dir);
   char doc[600];
-  snprintf(doc, sizeof doc,
-           "{\"audit\":{\"signing_key_file\":\"../k.pem\",\"public_keys\":[\"%s\"]}}",
+  snprintf(doc, sizeof doc, "{\"audit\":{\"signing_key_file\":\"../k.pem\",\"public_keys\":[\"%s\"]}}",
            "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=");
   clear_search_env(s.dir);
   char xdg[1300];
@@ -256,19 +255,20 @@ static void t_refusal_format(void **state) {
 /* ---- what `binding add` refuses, refused at load with the binding's ID -------- */
 
 #define FS(id, extra) \
-  "{\"id\":\"" id "\",\"provider\":\"filesystem\",\"location\":{\"root\":\"r\"},\"root_dir\":\"" id "\",\"prefix\":\"rows\"" extra "}"
+  "{\"id\":\"" id "\",\"provider\":\"filesystem\",\"location\":{\"root\":\"r\"},\"root_dir\":\"" id \
+  "\",\"prefix\":\"rows\"" extra "}"
 
 static void t_binding_checks(void **state) {
   (void)state;
   scratch s;
   scratch_init(&s);
   static const char *const templates[] = {
-      "rows/{namespace_key}/{content_sha256}/{chunk_index}",                 /* wrong head */
-      "{prefix}/{namespace_key}/{chunk_index}",                              /* no content digest */
-      "{prefix}/{namespace_key}/{content_sha256}",                           /* no chunk index */
-      "{prefix}/{namespace_key}/{colour}/{content_sha256}/{chunk_index}",    /* unknown placeholder */
-      "{prefix}/{namespace_key}/a b/{content_sha256}/{chunk_index}",         /* unsafe character */
-      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",          /* unsafe segment */
+      "rows/{namespace_key}/{content_sha256}/{chunk_index}",              /* wrong head */
+      "{prefix}/{namespace_key}/{chunk_index}",                           /* no content digest */
+      "{prefix}/{namespace_key}/{content_sha256}",                        /* no chunk index */
+      "{prefix}/{namespace_key}/{colour}/{content_sha256}/{chunk_index}", /* unknown placeholder */
+      "{prefix}/{namespace_key}/a b/{content_sha256}/{chunk_index}",      /* unsafe character */
+      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",       /* unsafe segment */
   };
   char path[1300], doc[1200];
   snprintf(path, sizeof path, "%s/c.json", s.dir);
@@ -303,8 +303,8 @@ static void t_s3_missing_credential_names_binding(void **state) {
   (void)state;
   scratch s;
   scratch_init(&s);
-  const char *keep[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
-                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"};
+  const char *keep[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",       "AWS_SESSION_TOKEN",
+                        "AWS_PROFILE",       "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"};
   char *saved[6];
   for (size_t i = 0; i < 6; i++) {
     const char *v = getenv(keep[i]);
@@ -314,8 +314,9 @@ static void t_s3_missing_credential_names_binding(void **state) {
   char home_save[1300];
   snprintf(home_save, sizeof home_save, "%s", getenv("HOME") ? getenv("HOME") : "/");
   setenv("HOME", s.dir, 1);
-  const char *doc = "{\"bindings\":[{\"id\":\"s3-eu\",\"provider\":\"s3\",\"prefix\":\"rows\","
-                    "\"location\":{\"bucket\":\"bucket-one\",\"region\":\"eu-west-1\"}}]}";
+  const char *doc =
+      "{\"bindings\":[{\"id\":\"s3-eu\",\"provider\":\"s3\",\"prefix\":\"rows\","
+      "\"location\":{\"bucket\":\"bucket-one\",\"region\":\"eu-west-1\"}}]}";
   adcp_error err = {0};
   adcp_config *c = NULL;
   assert_int_equal(parse(&c, doc, "c.json", &err), ADCP_EUNSAFE_BINDING);
@@ -367,8 +368,7 @@ static void t_check_files(void **state) {
   assert_int_equal(adcp_config_audit_signer(&signer, c, &err), ADCP_EIO);
   adcp_config_free(c);
   /* a signing key whose public key is not pinned: every checkpoint it signs fails audit */
-  snprintf(doc, sizeof doc, "{\"audit\":{\"signing_key_file\":\"k.pem\",\"public_keys\":[%s]}}",
-           (const char *)other.data);
+  snprintf(doc, sizeof doc, "{\"audit\":{\"signing_key_file\":\"k.pem\",\"public_keys\":[%s]}}", (const char *)other.data);
   OK(load_path(&c, put(&s, "c.json", doc, 0600), &err));
   assert_int_equal(adcp_config_check_files(c, &err), ADCP_EINVALID_INPUT);
   assert_non_null(strstr(err.message, "is not among audit.public_keys"));
@@ -400,9 +400,10 @@ static void t_check_files(void **state) {
   OK(adcp_config_check_files(c, &err));
   adcp_config_free(c);
   /* a configuration naming a command must not be writable by others */
-  snprintf(doc, sizeof doc,
-           "{\"gcs_credentials\":{\"cmd\":{\"token_command\":[\"/bin/echo\",\"t\"]}},\"bindings\":[{\"id\":\"g1\","
-           "\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"cmd\",\"location\":{\"bucket\":\"bucket-one\"}}]}");
+  snprintf(
+      doc, sizeof doc,
+      "{\"gcs_credentials\":{\"cmd\":{\"token_command\":[\"/bin/echo\",\"t\"]}},\"bindings\":[{\"id\":\"g1\","
+      "\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"cmd\",\"location\":{\"bucket\":\"bucket-one\"}}]}");
   OK(load_path(&c, put(&s, "c.json", doc, 0620), &err));
   assert_int_equal(adcp_config_check_files(c, &err), ADCP_EUNSAFE_BINDING);
   assert_non_null(strstr(err.message, "names a token_command"));
@@ -421,9 +422,10 @@ static void t_check_files(void **state) {
   assert_non_null(strstr(err.message, "gcs token_file"));
   assert_null(strstr(err.message, "secret-token"));
   adcp_config_free(c);
-  snprintf(doc, sizeof doc,
-           "{\"gcs_credentials\":{\"cmd\":{\"token_command\":[\"/bin/echo\"]}},\"bindings\":[{\"id\":\"g1\",\"provider\":"
-           "\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"cmd\",\"ca_file\":\"ca.pem\",\"location\":{\"bucket\":\"bucket-one\"}}]}");
+  snprintf(
+      doc, sizeof doc,
+      "{\"gcs_credentials\":{\"cmd\":{\"token_command\":[\"/bin/echo\"]}},\"bindings\":[{\"id\":\"g1\",\"provider\":"
+      "\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"cmd\",\"ca_file\":\"ca.pem\",\"location\":{\"bucket\":\"bucket-one\"}}]}");
   OK(load_path(&c, put(&s, "c.json", doc, 0600), &err));
   assert_int_equal(adcp_config_check_files(c, &err), ADCP_EIO);
   assert_non_null(strstr(err.message, "ca_file"));
@@ -526,9 +528,15 @@ static void t_apply(void **state) {
   /* the selection rule sends 50 rows to fs1, 5 rows to postgres */
   gen g;
   gen_init(&g, 50, 6, 1);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "r1",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = "r1",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   assert_string_equal(res.row_binding_id, "fs1");

@@ -115,10 +115,11 @@ static void test_valid_file_reported(void **state) {
   assert_non_null(strstr(out_s(e), "  fs1 (filesystem)"));
   assert_non_null(strstr(out_s(e), "\nok\n"));
   assert_int_equal(run(e, "", "config check --json --config c.json"), 0);
-  assert_one_doc_with(e, "{\"audit\":null,\"bindings\":[{\"id\":\"fs1\",\"probe\":null,\"provider\":\"filesystem\"}],"
-                         "\"change_feed\":true,\"collector\":null,\"default\":\"fs1\",\"deployment_namespace\":\"ns1\","
-                         "\"fence\":{\"owner_id\":null},\"ok\":true,\"path\":\"c.json\",\"retention\":null,\"rules\":1,"
-                         "\"source\":\"--config\",\"worker\":{\"interval_s\":300,\"tasks\":[{\"enabled\":true,");
+  assert_one_doc_with(e,
+                      "{\"audit\":null,\"bindings\":[{\"id\":\"fs1\",\"probe\":null,\"provider\":\"filesystem\"}],"
+                      "\"change_feed\":true,\"collector\":null,\"default\":\"fs1\",\"deployment_namespace\":\"ns1\","
+                      "\"fence\":{\"owner_id\":null},\"ok\":true,\"path\":\"c.json\",\"retention\":null,\"rules\":1,"
+                      "\"source\":\"--config\",\"worker\":{\"interval_s\":300,\"tasks\":[{\"enabled\":true,");
 }
 
 static void test_unknown_key_top_and_nested(void **state) {
@@ -140,7 +141,8 @@ static void test_type_errors(void **state) {
   put(e->dir, "c.json", "{\"bindings\":{}}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
   assert_err_has(e, "config c.json:1:13: config.bindings must be an array, not an object");
-  put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("fs1", "b1") "],\n\"rules\":[{\"binding\":\"fs1\",\"min_rows\":\"5\"}]}\n");
+  put(e->dir, "c.json",
+      "{\"bindings\":[" FS_BINDING("fs1", "b1") "],\n\"rules\":[{\"binding\":\"fs1\",\"min_rows\":\"5\"}]}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 2);
   assert_err_has(e, "config c.json:2:38: rules[0].min_rows must be a non-negative integer");
   put(e->dir, "c.json", "{\"change_feed\":\"no\"}\n");
@@ -191,8 +193,9 @@ static void test_probe_ok_and_refused(void **state) {
   assert_non_null(strstr(out_s(e), "probe of binding fs1 (filesystem):\n  root, prefix and create-only layout"));
   assert_non_null(strstr(out_s(e), "ok (probed)\n"));
   assert_int_equal(run(e, "", "--config c.json config check --probe --json"), 0);
-  assert_one_doc_with(e, "\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and create-only layout\","
-                         "\"status\":\"ok\"}],\"ok\":true,\"provider\":\"filesystem\"}");
+  assert_one_doc_with(e,
+                      "\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and create-only layout\","
+                      "\"status\":\"ok\"}],\"ok\":true,\"provider\":\"filesystem\"}");
   /* The root directory is a regular file: the probe (not the parse) refuses. */
   put(e->dir, "b2", "not a directory\n");
   put(e->dir, "c.json", "{\"bindings\":[" FS_BINDING("fs1", "b1") ",\n" FS_BINDING("fs2", "b2") "]}\n");
@@ -201,10 +204,12 @@ static void test_probe_ok_and_refused(void **state) {
   assert_int_equal(run(e, "", "--config c.json config check --probe --json"), 4);
   assert_one_doc_with(e, "\"ok\":false");
   /* Every binding is probed (fs1 ok, fs2 refused), not only up to the first refusal. */
-  assert_one_doc_with(e, "{\"id\":\"fs1\",\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and "
-                         "create-only layout\",\"status\":\"ok\"}],\"ok\":true");
-  assert_one_doc_with(e, "\"status\":\"refused\"}],\"code\":\"UNSAFE_BINDING\",\"ok\":false,\"provider\":\"filesystem\","
-                         "\"reason\":\"filesystem root b2 is not a directory\"}");
+  assert_one_doc_with(e,
+                      "{\"id\":\"fs1\",\"probe\":{\"binding\":\"fs1\",\"checks\":[{\"check\":\"root, prefix and "
+                      "create-only layout\",\"status\":\"ok\"}],\"ok\":true");
+  assert_one_doc_with(e,
+                      "\"status\":\"refused\"}],\"code\":\"UNSAFE_BINDING\",\"ok\":false,\"provider\":\"filesystem\","
+                      "\"reason\":\"filesystem root b2 is not a directory\"}");
   assert_err_has(e, "adcp-ledger config: UNSAFE_BINDING: binding fs2: filesystem root b2 is not a directory");
   assert_int_equal(run(e, "", "--config c.json config check --probe"), 4);
   assert_non_null(strstr(out_s(e), "refused: filesystem root b2 is not a directory"));
@@ -244,8 +249,8 @@ static void test_search_order(void **state) {
   env *e = *state;
   write_all(e);
   char vars[2400];
-  snprintf(vars, sizeof vars, "ADCP_LEDGER_CONFIG=envfile.json XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'",
-           e->xdg, e->sys);
+  snprintf(vars, sizeof vars,
+           "ADCP_LEDGER_CONFIG=envfile.json XDG_CONFIG_HOME='%s' ADCP_LEDGER_TEST_SYSTEM_CONFIG='%s'", e->xdg, e->sys);
   assert_int_equal(run(e, vars, "--config flag.json config check --json"), 0);
   assert_one_doc_with(e, "\"deployment_namespace\":\"ns-flag\"");
   assert_one_doc_with(e, "\"source\":\"--config\"");
@@ -363,9 +368,10 @@ static void sh_in(env *e, const char *cmd) {
  * is caught now, with the path (and mode) or the key. */
 static void test_check_catches_runtime_failures(void **state) {
   env *e = *state;
-  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl genpkey "
-           "-algorithm ed25519 -out o.pem 2>/dev/null && openssl pkey -in o.pem -pubout -out o_pub.pem && "
-           "openssl pkey -in k.pem -pubout -out k_pub.pem");
+  sh_in(e,
+        "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl genpkey "
+        "-algorithm ed25519 -out o.pem 2>/dev/null && openssl pkey -in o.pem -pubout -out o_pub.pem && "
+        "openssl pkey -in k.pem -pubout -out k_pub.pem");
   /* a signing key file that does not exist: exit 1 naming the path */
   put(e->dir, "c.json", "{\"audit\":{\"signing_key_file\":\"missing.pem\"}}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 1);
@@ -446,18 +452,27 @@ static void test_check_prints_every_section(void **state) {
       "\"fence\":{\"owner_id\":\"host-a\"},\"collector\":{\"enabled\":true,\"acknowledge_exclusive_namespace\":true},"
       "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"settings\":{\"hold_days\":3}}}}}\n");
   assert_int_equal(run(e, "", "--config c.json config check"), 0);
-  const char *want[] = {"retention:\n", "  status_retention_days 30\n", "audit:\n", "  checkpoint_binding fs1\n",
-                        "  public_keys ", "fence:\n  owner_id host-a\n", "collector:\n", "  enabled true\n",
-                        "worker:\n  interval_s 60\n", "change_pruning     enabled, interval_s 60, limit 10000, hold_days 3",
-                        "period_retirement  enabled", "orphan_collection  enabled"};
+  const char *want[] = {"retention:\n",
+                        "  status_retention_days 30\n",
+                        "audit:\n",
+                        "  checkpoint_binding fs1\n",
+                        "  public_keys ",
+                        "fence:\n  owner_id host-a\n",
+                        "collector:\n",
+                        "  enabled true\n",
+                        "worker:\n  interval_s 60\n",
+                        "change_pruning     enabled, interval_s 60, limit 10000, hold_days 3",
+                        "period_retirement  enabled",
+                        "orphan_collection  enabled"};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     if (!strstr(out_s(e), want[i])) fail_msg("config check output lacks '%s':\n%s", want[i], out_s(e));
   assert_int_equal(run(e, "", "--config c.json config check --json"), 0);
   assert_one_doc_with(e, "\"retention\":{\"change_retention_days\":30,\"enabled\":true,");
   assert_one_doc_with(e, "\"fence\":{\"owner_id\":\"host-a\"}");
   assert_one_doc_with(e, "\"audit\":{\"checkpoint_binding\":\"fs1\",\"public_keys\":[\"");
-  assert_one_doc_with(e, "{\"enabled\":true,\"interval_s\":60,\"limit\":10000,\"name\":\"change_pruning\","
-                         "\"settings\":{\"hold_days\":3}}");
+  assert_one_doc_with(e,
+                      "{\"enabled\":true,\"interval_s\":60,\"limit\":10000,\"name\":\"change_pruning\","
+                      "\"settings\":{\"hold_days\":3}}");
 }
 
 /* Issue 26: the audit section was read from --config / $ADCP_LEDGER_CONFIG
@@ -465,8 +480,9 @@ static void test_check_prints_every_section(void **state) {
  * key and maintain dropped its checkpoint task. */
 static void test_audit_section_on_search_path(void **state) {
   env *e = *state;
-  sh_in(e, "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl pkey -in k.pem "
-           "-pubout -out k_pub.pem");
+  sh_in(e,
+        "openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && chmod 600 k.pem && openssl pkey -in k.pem "
+        "-pubout -out k_pub.pem");
   char cfg[1600], vars[1400], path[1300];
   snprintf(path, sizeof path, "%s/k_pub.pem", e->dir);
   size_t n = 0;

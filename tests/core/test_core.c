@@ -40,8 +40,13 @@ static void hex_and_base64(void **state) {
   assert_int_equal(adcp_hex_decode(back, "DEAD000F", 4, NULL), 0);
   assert_memory_equal(back, in, 4);
   assert_int_equal(adcp_hex_decode(back, "DEAG000F", 4, NULL), ADCP_EINVALID_INPUT);
-  const char *cases[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
-                            {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const char *cases[][2] = {{"", ""},
+                            {"f", "Zg=="},
+                            {"fo", "Zm8="},
+                            {"foo", "Zm9v"},
+                            {"foob", "Zm9vYg=="},
+                            {"fooba", "Zm9vYmE="},
+                            {"foobar", "Zm9vYmFy"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     adcp_buf b, d;
     adcp_buf_init(&b), adcp_buf_init(&d);
@@ -60,7 +65,8 @@ static void hex_and_base64(void **state) {
   assert_int_equal(adcp_base64_decode(&d, "Zm!v", 4, NULL), ADCP_EINVALID_INPUT);
   adcp_buf_free(&d);
   char norm[65];
-  assert_int_equal(adcp_hex_normalize_sha256(norm, "4F53CDA18C2BAA0C0354BB5F9A3ECBE5ED12AB4D8E11BA873C2F11161202B945", 64, NULL), 0);
+  assert_int_equal(
+      adcp_hex_normalize_sha256(norm, "4F53CDA18C2BAA0C0354BB5F9A3ECBE5ED12AB4D8E11BA873C2F11161202B945", 64, NULL), 0);
   assert_true(adcp_hex_is_sha256(norm, 64));
   assert_false(adcp_hex_is_sha256("4F53", 4));
 }
@@ -91,15 +97,15 @@ static void utf8_strict(void **state) {
   } cases[] = {
       {"plain ascii text!", 17, 17},
       {"caf\xc3\xa9", 5, 5},
-      {"\xf0\x9f\x98\x80", 4, 4},           /* U+1F600 */
-      {"\xed\xa0\x80", 3, 0},               /* surrogate U+D800 */
-      {"\xed\x9f\xbf", 3, 3},               /* U+D7FF */
-      {"\xc0\xaf", 2, 0},                   /* overlong '/' */
-      {"\xe0\x80\xaf", 3, 0},               /* overlong */
-      {"\xf4\x90\x80\x80", 4, 0},           /* > U+10FFFF */
-      {"ab\xf0\x9f\x98", 5, 2},             /* truncated */
-      {"abcdefghij\x80", 11, 10},           /* stray continuation after fast path */
-      {"\xef\xbf\xbf", 3, 3},               /* U+FFFF is valid */
+      {"\xf0\x9f\x98\x80", 4, 4}, /* U+1F600 */
+      {"\xed\xa0\x80", 3, 0},     /* surrogate U+D800 */
+      {"\xed\x9f\xbf", 3, 3},     /* U+D7FF */
+      {"\xc0\xaf", 2, 0},         /* overlong '/' */
+      {"\xe0\x80\xaf", 3, 0},     /* overlong */
+      {"\xf4\x90\x80\x80", 4, 0}, /* > U+10FFFF */
+      {"ab\xf0\x9f\x98", 5, 2},   /* truncated */
+      {"abcdefghij\x80", 11, 10}, /* stray continuation after fast path */
+      {"\xef\xbf\xbf", 3, 3},     /* U+FFFF is valid */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     assert_int_equal(adcp_utf8_valid_prefix((const uint8_t *)cases[i].s, cases[i].n), cases[i].valid);
@@ -111,8 +117,10 @@ static void utf8_strict(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(error_names_are_stable), cmocka_unit_test(buffers_grow),
-      cmocka_unit_test(hex_and_base64), cmocka_unit_test(sha256_incremental_matches_oneshot),
+      cmocka_unit_test(error_names_are_stable),
+      cmocka_unit_test(buffers_grow),
+      cmocka_unit_test(hex_and_base64),
+      cmocka_unit_test(sha256_incremental_matches_oneshot),
       cmocka_unit_test(utf8_strict),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,26 +22,26 @@
 #include "adcp/worker.h"
 
 /* Fills a struct with 0xA5, inits it, and checks: version set, every other byte zero. */
-#define CHECK_INIT(type, fn, VER)                                                    \
-  do {                                                                               \
-    type s, zero;                                                                    \
-    memset(&s, 0xA5, sizeof s);                                                      \
-    memset(&zero, 0, sizeof zero);                                                   \
-    assert_int_equal(fn(&s, (unsigned)(VER)), 0);                                    \
-    assert_int_equal(s.version, (VER));                                              \
-    zero.version = (VER);                                                            \
-    assert_memory_equal(&s, &zero, sizeof s);                                        \
-    memset(&s, 0xA5, sizeof s);                                                      \
-    assert_int_equal(fn(&s, 0), ADCP_EINVALID_INPUT);                                \
-    assert_int_equal(fn(&s, (unsigned)(VER) + 1), ADCP_EINVALID_INPUT);              \
-    assert_int_equal(fn(NULL, (unsigned)(VER)), ADCP_EINVALID_INPUT);                \
+#define CHECK_INIT(type, fn, VER) \
+  do { \
+    type s, zero; \
+    memset(&s, 0xA5, sizeof s); \
+    memset(&zero, 0, sizeof zero); \
+    assert_int_equal(fn(&s, (unsigned)(VER)), 0); \
+    assert_int_equal(s.version, (VER)); \
+    zero.version = (VER); \
+    assert_memory_equal(&s, &zero, sizeof s); \
+    memset(&s, 0xA5, sizeof s); \
+    assert_int_equal(fn(&s, 0), ADCP_EINVALID_INPUT); \
+    assert_int_equal(fn(&s, (unsigned)(VER) + 1), ADCP_EINVALID_INPUT); \
+    assert_int_equal(fn(NULL, (unsigned)(VER)), ADCP_EINVALID_INPUT); \
   } while (0)
 
 /* The static initializer sets the version (the other fields are zero by C's rules). */
-#define CHECK_STATIC(type, INIT, VER)                                                \
-  do {                                                                               \
-    type s = INIT;                                                                   \
-    assert_int_equal(s.version, (VER));                                              \
+#define CHECK_STATIC(type, INIT, VER) \
+  do { \
+    type s = INIT; \
+    assert_int_equal(s.version, (VER)); \
   } while (0)
 
 static void test_init_functions(void **state) {

@@ -9,7 +9,6 @@
 
 #include "cli/cli_cx.h"
 
-
 /* The number after "KEY": in the consumer NAME's object of the --json list. */
 static double field(cx *x, const char *name, const char *key) {
   char pat[160];
@@ -28,8 +27,9 @@ static void commit(cx *x, const char *account, const char *obligation, const cha
   char rows[4200];
   snprintf(rows, sizeof rows, "%s/rows.jsonl", x->dir);
   tu_write_file(rows, "{\"a\":1}\n", 8);
-  assert_int_equal(run(x, "commit --account %s --obligation %s --revision %s --finality snapshot --period-start "
-                          "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
+  assert_int_equal(run(x,
+                       "commit --account %s --obligation %s --revision %s --finality snapshot --period-start "
+                       "2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
                        account, obligation, rev, rows),
                    0);
 }

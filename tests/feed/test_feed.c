@@ -21,7 +21,6 @@ static int64_t count_changes(adcp_sql_conn *c, const char *where) {
   return strtoll(n, NULL, 10);
 }
 
-
 static void page_of(adcp_change_page *p, adcp_sql_conn *c, const char *cursor, const char *account, unsigned kinds,
                     size_t limit) {
   adcp_error err = {0};
@@ -38,8 +37,8 @@ static void migration_objects(void **state) {
   adcp_error err = {0};
   char v[64];
   int found = 0;
-  OK(adcp_sql_query_text(v, sizeof v, &found, c,
-                         "SELECT pruned_through_seq FROM adcp_reporting_change_horizon", NULL, 0, &err));
+  OK(adcp_sql_query_text(v, sizeof v, &found, c, "SELECT pruned_through_seq FROM adcp_reporting_change_horizon", NULL,
+                         0, &err));
   assert_true(found);
   assert_string_equal(v, "0");
   OK(adcp_sql_query_text(v, sizeof v, &found, c, "SELECT upgrade FROM adcp_schema_migrations WHERE version = '0004'",
@@ -164,9 +163,15 @@ static void rollback_writes_no_change(void **state) {
   adcp_error err = {0};
   gen g;
   gen_init(&g, 5, 8, 2);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct-r", .obligation_id = "obl-r", .revision_id = "rev-r",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct-r",
+                            .obligation_id = "obl-r",
+                            .revision_id = "rev-r",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .step_hook = abort_before_commit};
   adcp_commit_result r;
   /* The hook runs after both change rows were inserted: the rollback takes them. */
@@ -254,8 +259,7 @@ static void cursor_layout_is_byte_exact(void **state) {
   }
   /* Any key order and extra keys are accepted; a missing account is null; 1.0 is 1. */
   adcp_feed_position p;
-  OK(adcp_feed_cursor_decode(&p, "eyJ4aWQiOiIzIiwic2VxIjoiMiIsInYiOjEsImFjY291bnQiOm51bGwsImV4dHJhIjpbMSwyXX0", NULL,
-                             &err));
+  OK(adcp_feed_cursor_decode(&p, "eyJ4aWQiOiIzIiwic2VxIjoiMiIsInYiOjEsImFjY291bnQiOm51bGwsImV4dHJhIjpbMSwyXX0", NULL, &err));
   assert_int_equal(p.seq, 2);
   assert_true(p.xid == 3);
   OK(adcp_feed_cursor_decode(&p, "eyJ2IjoxLCJzZXEiOiI0IiwieGlkIjoiMiJ9", NULL, &err));
@@ -389,8 +393,9 @@ static void changes_after_pages_and_filters(void **state) {
   adcp_buf_init(&j);
   OK(adcp_change_write_json(&j, &p.items[0], 0));
   OK(adcp_buf_cstr(&j));
-  assert_non_null(strstr((char *)j.data, "\"kind\":\"obligation\",\"record_id\":\"obl-B-0\","
-                                         "\"reporting_obligation_id\":\"obl-B-0\",\"account_id\":\"B\""));
+  assert_non_null(strstr((char *)j.data,
+                         "\"kind\":\"obligation\",\"record_id\":\"obl-B-0\","
+                         "\"reporting_obligation_id\":\"obl-B-0\",\"account_id\":\"B\""));
   adcp_buf_free(&j);
   adcp_change_page_free(&p);
   adcp_ledger_close(l);
@@ -581,9 +586,9 @@ static void cursor_ahead_of_the_feed_is_refused(void **state) {
   OK(adcp_feed_consumer_register(c, "acc", "A", NULL, &err));
   adcp_feed_position ahead[3];
   memset(ahead, 0, sizeof ahead);
-  ahead[0].seq = 99999;                                               /* deployment, seq past the head */
+  ahead[0].seq = 99999; /* deployment, seq past the head */
   ahead[1].seq = 99999, snprintf(ahead[1].account_id, sizeof ahead[1].account_id, "A"); /* account */
-  ahead[2].seq = 1, ahead[2].xid = (uint64_t)1 << 40;                 /* deployment, xid never assigned */
+  ahead[2].seq = 1, ahead[2].xid = (uint64_t)1 << 40; /* deployment, xid never assigned */
   for (int i = 0; i < 3; i++) {
     adcp_buf cb;
     adcp_buf_init(&cb);
@@ -595,8 +600,7 @@ static void cursor_ahead_of_the_feed_is_refused(void **state) {
     assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_EINVALID_INPUT);
     assert_non_null(strstr(err.message, "ahead of the feed"));
     assert_int_equal(adcp_feed_consumer_register(c, "new", acct, (const char *)cb.data, &err), ADCP_EINVALID_INPUT);
-    assert_int_equal(adcp_feed_consumer_advance(c, acct ? "acc" : "dep", (const char *)cb.data, &err),
-                     ADCP_EINVALID_INPUT);
+    assert_int_equal(adcp_feed_consumer_advance(c, acct ? "acc" : "dep", (const char *)cb.data, &err), ADCP_EINVALID_INPUT);
     assert_non_null(strstr(err.message, "ahead of the feed"));
     adcp_buf_free(&cb);
   }

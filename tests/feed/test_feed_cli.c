@@ -81,7 +81,6 @@ static size_t lines(const char *s, char *last, size_t n) {
   return count;
 }
 
-
 static void migrate(clienv *e) { assert_int_equal(cli(e, NULL, "migrate"), 0); }
 
 static void changes_jsonl_and_consumers(void **state) {
@@ -94,8 +93,9 @@ static void changes_jsonl_and_consumers(void **state) {
   assert_int_equal(cli(&e, NULL, "changes"), 0);
   char last[512];
   assert_int_equal(lines(out(&e), last, sizeof last), 5);
-  assert_non_null(strstr(out(&e), "{\"kind\":\"revision\",\"record_id\":\"r2\",\"reporting_obligation_id\":\"o2\","
-                                  "\"account_id\":\"B\",\"recorded_at\":\"20"));
+  assert_non_null(strstr(out(&e),
+                         "{\"kind\":\"revision\",\"record_id\":\"r2\",\"reporting_obligation_id\":\"o2\","
+                         "\"account_id\":\"B\",\"recorded_at\":\"20"));
   assert_true(!strncmp(last, "{\"cursor\":\"", 11));
   /* Account feed, kinds, limit. */
   assert_int_equal(cli(&e, NULL, "changes --account=A --kinds revision"), 0);
@@ -127,7 +127,8 @@ static void changes_jsonl_and_consumers(void **state) {
   assert_true(!strncmp(out(&e), "NAME ", 5));
   assert_non_null(strstr(out(&e), "LAG_CHANGES"));
   assert_non_null(strstr(out(&e), "\nwh "));
-  assert_int_equal(cli(&e, NULL, "consumer register acc --account A --after %s", "eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 0);
+  assert_int_equal(
+      cli(&e, NULL, "consumer register acc --account A --after %s", "eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 0);
   assert_int_equal(cli(&e, NULL, "changes --consumer acc --account B"), 2);
   assert_int_equal(cli(&e, NULL, "changes prune --json"), 0);
   assert_one_json(&e);
@@ -183,7 +184,7 @@ static void help_and_refusals(void **state) {
   clienv e;
   env_open(&e, *state);
   migrate(&e);
-  static const char *const helps[] = {"changes --help", "changes prune --help", "changes resync --help",
+  static const char *const helps[] = {"changes --help",  "changes prune --help",     "changes resync --help",
                                       "consumer --help", "consumer register --help", "consumer list --help"};
   for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
     assert_int_equal(cli(&e, NULL, "%s", helps[i]), 0);
@@ -196,7 +197,8 @@ static void help_and_refusals(void **state) {
   } refusal;
   static const refusal R[] = {
       {"changes --after bogus!", 2, "INVALID_INPUT: change cursor is not base64url"},
-      {"changes --after eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ", 2, "INVALID_INPUT: change cursor belongs to an account feed"},
+      {"changes --after eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ", 2,
+       "INVALID_INPUT: change cursor belongs to an account feed"},
       {"changes --account B --after eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ", 2, "another account's feed"},
       {"changes --limit 0", 1, "--limit must be"},
       {"changes --limit 10001", 1, "--limit must be"},
@@ -217,8 +219,7 @@ static void help_and_refusals(void **state) {
       {"consumer register x --after bogus!", 2, "INVALID_INPUT"},
       {"consumer register x --cursor abc", 1, "unknown option '--cursor'"},
       {"consumer advance x", 1, "needs --cursor"},
-      {"consumer advance nobody --cursor eyJ2IjoxLCJhY2NvdW50IjpudWxsLCJzZXEiOiIwIiwieGlkIjoiMCJ9", 5,
-       "REFERENCE_NOT_FOUND"},
+      {"consumer advance nobody --cursor eyJ2IjoxLCJhY2NvdW50IjpudWxsLCJzZXEiOiIwIiwieGlkIjoiMCJ9", 5, "REFERENCE_NOT_FOUND"},
       {"consumer list --hold-days -1", 1, "--hold-days must be"},
       {"consumer drop nobody", 5, "REFERENCE_NOT_FOUND"},
   };
@@ -344,8 +345,10 @@ static void feed_off_by_configuration(void **state) {
   assert_non_null(strstr(errs(&e), "cfg.json:1:16: config.change_feed must be true or false, not a string"));
   tu_write_file(cfg, "{\"change_feed\":false}", 21);
   /* no consumer yet: no warning, and the commit leaves no change row */
-  snprintf(args, sizeof args, "--config '%s' commit --account A --obligation o1 --revision r1 --finality snapshot "
-           "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z", cfg);
+  snprintf(args, sizeof args,
+           "--config '%s' commit --account A --obligation o1 --revision r1 --finality snapshot "
+           "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z",
+           cfg);
   assert_int_equal(cli(&e, "{\"a\":1}\n", "%s", args), 0);
   assert_null(strstr(errs(&e), "WARNING"));
   settle(e.f->url);

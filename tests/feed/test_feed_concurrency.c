@@ -67,8 +67,7 @@ static int cmp64(const void *a, const void *b) {
 }
 
 /* Reads one page; appends seqs; checks order; returns the count. */
-static size_t follow_page(char **cursor, seen_set *seen, adcp_sql_conn *c, const char *account,
-                          adcp_feed_position *last) {
+static size_t follow_page(char **cursor, seen_set *seen, adcp_sql_conn *c, const char *account, adcp_feed_position *last) {
   adcp_error err = {0};
   adcp_change_page p;
   adcp_changes_query q = {1, *cursor, account, 0, 7};
@@ -215,9 +214,15 @@ static void low_seq_committed_late(void **state) {
     adcp_ledger_options lo = {.version = 1};
     if (adcp_ledger_open(&l, adcp_storage_sql(s2), &lo, &err)) _exit(3);
     hold_ctx h = {ready[1], go[0]};
-    adcp_ledger_commit req = {.version = 1, .account_id = "slow", .obligation_id = "o-slow", .revision_id = "r-slow",
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                              .period_end = "2026-10-02T00:00:00Z", .step_hook = hold_hook, .step_ctx = &h};
+    adcp_ledger_commit req = {.version = 1,
+                              .account_id = "slow",
+                              .obligation_id = "o-slow",
+                              .revision_id = "r-slow",
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01T00:00:00Z",
+                              .period_end = "2026-10-02T00:00:00Z",
+                              .step_hook = hold_hook,
+                              .step_ctx = &h};
     adcp_commit_result r;
     int rc = adcp_ledger_commit_revision(&r, l, &req, &err);
     adcp_commit_result_free(&r);

@@ -136,10 +136,10 @@ void check_imported(const two *t, const lb_spec *s) {
       char check[32];
       int found = 0;
       OK(adcp_sql_query_text(check, sizeof check, &found, c,
-                             "SELECT failed_check FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1,
-                             &err));
+                             "SELECT failed_check FROM adcp_legacy_import_quarantine WHERE revision_id = $1", &p, 1, &err));
       assert_true(found);
-      if (strcmp(check, lb_check_names[kind])) fail_msg("%s quarantined as %s, expected %s", rev, check, lb_check_names[kind]);
+      if (strcmp(check, lb_check_names[kind]))
+        fail_msg("%s quarantined as %s, expected %s", rev, check, lb_check_names[kind]);
       continue;
     }
     if (rc) fail_msg("read of %s failed: %d %s", rev, rc, e.message);
@@ -194,15 +194,20 @@ void import_with_kills(const two *t, const char *source, int kills, uint64_t *se
   /* 3 when this last run itself quarantined something. */
   if (rc != 0 && rc != 3) fail_msg("final --resume exited %d: %s", rc, txt(&out));
   /* The killed runs got somewhere: the last one resumed from their cursor. */
-  if (killed_progress && !strstr(txt(&out), "\"resumed\":true")) fail_msg("no cursor survived the kills: %s", txt(&out));
+  if (killed_progress && !strstr(txt(&out), "\"resumed\":true"))
+    fail_msg("no cursor survived the kills: %s", txt(&out));
   adcp_buf_free(&out);
 }
 
 void full_cycle(void **state, adcp_import_source source) {
   two *t = *state;
   const char *name = adcp_import_source_name(source);
-  lb_spec s = {.source = source, .revisions = N_REVISIONS, .rows_per_revision = 3, .revisions_per_obligation = 4,
-               .accounts = 3, .tamper_every = 100};
+  lb_spec s = {.source = source,
+               .revisions = N_REVISIONS,
+               .rows_per_revision = 3,
+               .revisions_per_obligation = 4,
+               .accounts = 3,
+               .tamper_every = 100};
   build_source(t, &s);
   migrate_dst(t);
   adcp_buf out, eout, before_src, before_dst, after;
@@ -232,15 +237,15 @@ void full_cycle(void **state, adcp_import_source source) {
   /* A bounded first run, then 20 kills at random points, then --resume. */
   uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
   fprintf(stderr, "kill seed %llu\n", (unsigned long long)seed);
-  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source %s --account acct_1 --batch 7 --json",
-                       t->src_url, name), 3);
+  assert_int_equal(
+      cli(t, &out, NULL, "import-legacy --from '%s' --source %s --account acct_1 --batch 7 --json", t->src_url, name), 3);
   assert_non_null(strstr(txt(&out), "\"quarantined\":"));
   import_with_kills(t, name, 20, &seed);
   check_imported(t, &s);
 
   /* Another pass (one account, from the start) finds everything in place. */
-  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source %s --account acct_2 --json", t->src_url,
-                       name), 0);
+  assert_int_equal(
+      cli(t, &out, NULL, "import-legacy --from '%s' --source %s --account acct_2 --json", t->src_url, name), 0);
   assert_non_null(strstr(txt(&out), "\"migrated\":0"));
   assert_non_null(strstr(txt(&out), "\"quarantined\":0"));
   assert_null(strstr(txt(&out), "\"already_present\":0,"));
@@ -284,9 +289,10 @@ void py_legacy_pairs_vector(void **state) {
   adcp_error err = {0};
   OK(adcp_sql_connect(&c, t->src_url, &err));
   OK(lb_schema(c, ADCP_IMPORT_PY_INLINE, &err));
-  const char *pre = "{\"control_totals\":[{\"name\":\"impressions\",\"value\":\"10\"},{\"name\":\"spend\",\"value\":"
-                    "\"1.25\"}],\"reporting_revision_id\":\"rpr_legacy_vector\",\"reporting_rows\":[{\"impressions\":"
-                    "10,\"spend\":\"1.25\"}],\"row_count\":1}";
+  const char *pre =
+      "{\"control_totals\":[{\"name\":\"impressions\",\"value\":\"10\"},{\"name\":\"spend\",\"value\":"
+      "\"1.25\"}],\"reporting_revision_id\":\"rpr_legacy_vector\",\"reporting_rows\":[{\"impressions\":"
+      "10,\"spend\":\"1.25\"}],\"row_count\":1}";
   char sql[1600];
   snprintf(sql, sizeof sql,
            "INSERT INTO reporting_revisions VALUES ('rpr_legacy_vector', 'obl_v', 'acct_v', '2026-01-01T00:00:00Z', "
@@ -319,8 +325,13 @@ void py_legacy_pairs_vector(void **state) {
   adcp_storage *st = open_migrated(t->dst);
   adcp_ledger *l;
   OK(adcp_storage_ledger(&l, st, &err));
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_v", .obligation_id = "obl_w", .revision_id = "r_w",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-01-01", .period_end = "2026-01-02",
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct_v",
+                            .obligation_id = "obl_w",
+                            .revision_id = "r_w",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-01-01",
+                            .period_end = "2026-01-02",
                             .binding_algorithm = ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0};
   adcp_commit_result res;
   assert_int_equal(adcp_ledger_commit_revision(&res, l, &req, &err), ADCP_EINVALID_INPUT);
@@ -350,11 +361,13 @@ void py_row_refused(void **state) {
   adcp_buf out;
   adcp_buf_init(&out);
   assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline", t->src_url), 3);
-  assert_non_null(strstr(txt(&out), "QUARANTINED rpr_bad_row: ROWS_INTEGRITY_FAILED: unparsable_row check failed: "
-                                    "INVALID_ROW: row at ordinal 1"));
+  assert_non_null(strstr(txt(&out),
+                         "QUARANTINED rpr_bad_row: ROWS_INTEGRITY_FAILED: unparsable_row check failed: "
+                         "INVALID_ROW: row at ordinal 1"));
   assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --dry-run --json", t->src_url), 0);
-  assert_int_equal(count(t->dst->url, "SELECT count(*) FROM adcp_legacy_import_quarantine WHERE failed_check = "
-                                      "'unparsable_row' AND message LIKE 'INVALID_ROW: row at ordinal 1%'"),
+  assert_int_equal(count(t->dst->url,
+                         "SELECT count(*) FROM adcp_legacy_import_quarantine WHERE failed_check = "
+                         "'unparsable_row' AND message LIKE 'INVALID_ROW: row at ordinal 1%'"),
                    1);
   adcp_buf_free(&out);
 }

@@ -67,6 +67,7 @@ void py_row_refused(void **state);
 /* Refusals: each with its exit status and a message on stderr. */
 void bad_input(void **state);
 
-#define BOTH2(fn) {"sqlite/" #fn, fn, setup2, teardown2, &SQLITE}, {"postgres/" #fn, fn, setup2, teardown2, &POSTGRES}
+#define BOTH2(fn) \
+  {"sqlite/" #fn, fn, setup2, teardown2, &SQLITE}, { "postgres/" #fn, fn, setup2, teardown2, &POSTGRES }
 
 #endif

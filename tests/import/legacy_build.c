@@ -12,14 +12,14 @@ void lb_ids(const lb_spec *s, uint64_t i, char rev[64], char obl[64], char acct[
   snprintf(rev, 64, "rrev_%06" PRIu64, i);
   snprintf(obl, 64, "obl_%06" PRIu64, i / (s->revisions_per_obligation ? s->revisions_per_obligation : 1));
   uint64_t accounts = s->accounts ? s->accounts : 1;
-  snprintf(acct, 32, "acct_%" PRIu64,
-           (i / (s->revisions_per_obligation ? s->revisions_per_obligation : 1)) % accounts);
+  snprintf(acct, 32, "acct_%" PRIu64, (i / (s->revisions_per_obligation ? s->revisions_per_obligation : 1)) % accounts);
 }
 
 void lb_row(adcp_buf *b, const lb_spec *s, uint64_t i, uint64_t j) {
   adcp_buf_reset(b);
   adcp_buf_printf(b,
-                  "{ \"spend\": \"%" PRIu64 ".25\", \"impressions\": %" PRIu64 ", \"ratio\": 1.0, \"cap\": 2e3, "
+                  "{ \"spend\": \"%" PRIu64 ".25\", \"impressions\": %" PRIu64
+                  ", \"ratio\": 1.0, \"cap\": 2e3, "
                   "\"date\": \"2026-10-%02d\", \"nested\": {\"z\": [true, null, -0.5], \"a\": \"r%" PRIu64 "\"}",
                   i + j, i * 7 + j, (int)(1 + j % 28), j);
   if (s->pad) {
@@ -32,8 +32,7 @@ void lb_row(adcp_buf *b, const lb_spec *s, uint64_t i, uint64_t j) {
 }
 
 const char lb_totals[] = "[{\"name\":\"impressions\",\"value\":\"10\",\"value_type\":\"integer\"}]";
-int lb_chunk_sink(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,
-                                adcp_error *err) {
+int lb_chunk_sink(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
   (void)m, (void)err;
   return adcp_buf_append((adcp_buf *)ctx, body, len) ? ADCP_ENOMEM : 0;
 }
@@ -44,8 +43,8 @@ int lb_binding_of(lb_binding *out, adcp_buf *canon, const lb_spec *s, uint64_t i
   adcp_control_totals t = {0};
   int rc = adcp_totals_parse(&t, lb_totals, strlen(lb_totals), err);
   if (rc) return rc;
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, rev, &t, ADCP_BINDING_RFC8785_JCS_V1,
-                                  canon ? lb_chunk_sink : NULL, canon};
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, rev,  &t, ADCP_BINDING_RFC8785_JCS_V1,
+                                  canon ? lb_chunk_sink : NULL,      canon};
   adcp_rows_encoder *enc = NULL;
   adcp_buf row;
   adcp_buf_init(&row);
@@ -144,10 +143,18 @@ int lb_build(adcp_sql_conn *c, const lb_spec *s, adcp_error *err) {
     snprintf(rows_s, sizeof rows_s, "%" PRIu64, b.rows);
     int64_t number = (int64_t)(i % per) + 1;
     if (s->source == ADCP_IMPORT_PY_INLINE) {
-      adcp_sql_param p[12] = {adcp_sql_text(rev), adcp_sql_text(obl), adcp_sql_text(acct), adcp_sql_text(ps),
-                              adcp_sql_text(pe), adcp_sql_int64(number), adcp_sql_text(b.sha256),
-                              adcp_sql_int64((int64_t)b.bytes), adcp_sql_int64((int64_t)b.rows),
-                              adcp_sql_text(lb_totals), adcp_sql_text(at), adcp_sql_text("rfc8785_jcs_v1")};
+      adcp_sql_param p[12] = {adcp_sql_text(rev),
+                              adcp_sql_text(obl),
+                              adcp_sql_text(acct),
+                              adcp_sql_text(ps),
+                              adcp_sql_text(pe),
+                              adcp_sql_int64(number),
+                              adcp_sql_text(b.sha256),
+                              adcp_sql_int64((int64_t)b.bytes),
+                              adcp_sql_int64((int64_t)b.rows),
+                              adcp_sql_text(lb_totals),
+                              adcp_sql_text(at),
+                              adcp_sql_text("rfc8785_jcs_v1")};
       rc = adcp_sql_exec(c,
                          "INSERT INTO reporting_revisions (reporting_revision_id, reporting_obligation_id, account_id, "
                          "period_start, period_end, revision_number, finality, binding_algorithm, "
@@ -167,8 +174,8 @@ int lb_build(adcp_sql_conn *c, const lb_spec *s, adcp_error *err) {
       if (i % per == 0) {
         char ord[24];
         snprintf(ord, sizeof ord, "%" PRIu64, o);
-        adcp_sql_param p[5] = {adcp_sql_text(obl), adcp_sql_text(acct), adcp_sql_int64((int64_t)o),
-                               adcp_sql_text(ps), adcp_sql_text(pe)};
+        adcp_sql_param p[5] = {adcp_sql_text(obl), adcp_sql_text(acct), adcp_sql_int64((int64_t)o), adcp_sql_text(ps),
+                               adcp_sql_text(pe)};
         rc = adcp_sql_exec(c,
                            "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, "
                            "period_ordinal, period_start, period_end, created_at, state) VALUES ($1, 'cfg_' || $1, $2, "
@@ -183,8 +190,12 @@ int lb_build(adcp_sql_conn *c, const lb_spec *s, adcp_error *err) {
                       "\"rowCount\":%s},\"wireRevision\":{\"control_totals\":%s}}",
                       b.sha256, bytes_s, rows_s, lb_totals);
       adcp_buf_cstr(&doc);
-      adcp_sql_param p[6] = {adcp_sql_text(rev), adcp_sql_text(obl), adcp_sql_int64(number), adcp_sql_text(b.sha256),
-                             adcp_sql_textn((const char *)doc.data, doc.len), adcp_sql_text(at)};
+      adcp_sql_param p[6] = {adcp_sql_text(rev),
+                             adcp_sql_text(obl),
+                             adcp_sql_int64(number),
+                             adcp_sql_text(b.sha256),
+                             adcp_sql_textn((const char *)doc.data, doc.len),
+                             adcp_sql_text(at)};
       if (!rc)
         rc = adcp_sql_exec(c,
                            "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, revision_number, "

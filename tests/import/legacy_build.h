@@ -48,8 +48,7 @@ typedef struct lb_binding {
   uint64_t bytes, rows;
 } lb_binding;
 
-int lb_chunk_sink(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len,
-                                adcp_error *err);
+int lb_chunk_sink(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
 int lb_binding_of(lb_binding *out, adcp_buf *canon, const lb_spec *s, uint64_t i, adcp_error *err);
 int lb_schema(adcp_sql_conn *c, adcp_import_source src, adcp_error *err);
 void lb_instant(char out[40], uint64_t seconds);

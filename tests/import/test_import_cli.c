@@ -10,7 +10,6 @@
 #include "import/legacy_build.h"
 #include "cli/cli_cx.h"
 
-
 /* Six revisions, one per obligation; lb_tamper_kind with tamper_every 3
  * tampers revision 1 (digest) and revision 4 (byte_count). */
 static const lb_spec SPEC = {.source = ADCP_IMPORT_PY_INLINE,
@@ -45,10 +44,12 @@ static void verify_counts_quarantine(void **state) {
   cx_open(&x, state);
   assert_int_equal(run(&x, "verify --all"), 3);
   assert_non_null(strstr(out_of(&x), "checked 6: 4 verified, 2 failed"));
-  assert_non_null(strstr(out_of(&x), "FAILED rrev_000001: ROWS_INTEGRITY_FAILED: revision was quarantined by the "
-                                     "legacy import (digest check failed)"));
-  assert_non_null(strstr(out_of(&x), "FAILED rrev_000004: ROWS_INTEGRITY_FAILED: revision was quarantined by the "
-                                     "legacy import (byte_count check failed)"));
+  assert_non_null(strstr(out_of(&x),
+                         "FAILED rrev_000001: ROWS_INTEGRITY_FAILED: revision was quarantined by the "
+                         "legacy import (digest check failed)"));
+  assert_non_null(strstr(out_of(&x),
+                         "FAILED rrev_000004: ROWS_INTEGRITY_FAILED: revision was quarantined by the "
+                         "legacy import (byte_count check failed)"));
   assert_int_equal(run(&x, "verify --all --json"), 3);
   assert_non_null(strstr(out_of(&x), "\"ok\":false,\"checked\":6,\"verified\":4,\"failed\":2"));
   assert_non_null(strstr(out_of(&x), "{\"revision_id\":\"rrev_000001\",\"code\":\"ROWS_INTEGRITY_FAILED\""));
@@ -79,8 +80,9 @@ static void list_quarantined(void **state) {
   assert_non_null(strstr(o, "2 quarantined revision(s)"));
   assert_int_equal(run(&x, "import-legacy --quarantined --json"), 0);
   o = out_of(&x);
-  assert_true(!strncmp(o, "{\"ok\":true,\"count\":2,\"quarantined\":[{\"revision_id\":\"rrev_000001\",\"account_id\":"
-                          "\"acct_0\",\"source\":\"py-inline\",\"code\":\"ROWS_INTEGRITY_FAILED\",\"check\":\"digest\"",
+  assert_true(!strncmp(o,
+                       "{\"ok\":true,\"count\":2,\"quarantined\":[{\"revision_id\":\"rrev_000001\",\"account_id\":"
+                       "\"acct_0\",\"source\":\"py-inline\",\"code\":\"ROWS_INTEGRITY_FAILED\",\"check\":\"digest\"",
                        strlen("{\"ok\":true,\"count\":2,\"quarantined\":[{\"revision_id\":\"rrev_000001\",\"account_"
                               "id\":\"acct_0\",\"source\":\"py-inline\",\"code\":\"ROWS_INTEGRITY_FAILED\",\"check\":"
                               "\"digest\"")));
@@ -109,8 +111,9 @@ static void repair(cx *x, uint64_t i) {
   for (uint64_t j = 0; j < SPEC.rows_per_revision; j++) {
     lb_row(&row, &SPEC, i, j);
     adcp_sql_param p[3] = {adcp_sql_text((const char *)row.data), adcp_sql_text(rev), adcp_sql_int64((int64_t)j)};
-    OK(adcp_sql_exec(c, "UPDATE reporting_revision_rows SET row_payload = $1 WHERE reporting_revision_id = $2 AND "
-                        "ordinal = $3",
+    OK(adcp_sql_exec(c,
+                     "UPDATE reporting_revision_rows SET row_payload = $1 WHERE reporting_revision_id = $2 AND "
+                     "ordinal = $3",
                      p, 3, &err));
   }
   adcp_buf_free(&row);
@@ -150,9 +153,7 @@ static void retry_after_repair(void **state) {
   assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000001", x.path), 5);
   assert_non_null(strstr(err_of(&x), "REFERENCE_NOT_FOUND: revision rrev_000001 is not quarantined"));
   assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --resume", x.path), 1);
-  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --account acct_0",
-                       x.path),
-                   1);
+  assert_int_equal(run(&x, "import-legacy --from '%s' --source py-inline --retry rrev_000004 --account acct_0", x.path), 1);
   assert_int_equal(run(&x, "import-legacy --source py-inline --retry rrev_000004"), 1);
   cx_close(&x);
 }

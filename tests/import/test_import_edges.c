@@ -17,21 +17,23 @@ static int setup3(void **state) {
     char sql[256];
     snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", t->src_db);
     pg_admin(sql);
-    snprintf(sql, sizeof sql,
-             "CREATE DATABASE %s ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0", t->src_db);
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0",
+             t->src_db);
     pg_admin(sql);
   }
   return 0;
 }
 
-#define BOTH3(fn) {"sqlite/" #fn, fn, setup3, teardown2, &SQLITE}, {"postgres/" #fn, fn, setup3, teardown2, &POSTGRES}
+#define BOTH3(fn) \
+  {"sqlite/" #fn, fn, setup3, teardown2, &SQLITE}, { "postgres/" #fn, fn, setup3, teardown2, &POSTGRES }
 
 static adcp_sql_conn *src_conn(const two *t) {
   adcp_sql_conn *c;
   adcp_error err = {0};
   OK(adcp_sql_connect(&c, t->src_url, &err));
   /* No client-side validation: the test writes the hostile bytes itself. */
-  if (adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES) OK(adcp_sql_exec_script(c, "SET client_encoding = 'SQL_ASCII'", &err));
+  if (adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES)
+    OK(adcp_sql_exec_script(c, "SET client_encoding = 'SQL_ASCII'", &err));
   return c;
 }
 
@@ -51,8 +53,10 @@ static void assert_json(adcp_buf *b) {
 
 static void quarantine_check(const two *t, const char *rev, const char *expect) {
   char sql[400];
-  snprintf(sql, sizeof sql, "SELECT count(*) FROM adcp_legacy_import_quarantine WHERE revision_id = '%s' AND "
-                            "failed_check = '%s'", rev, expect);
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM adcp_legacy_import_quarantine WHERE revision_id = '%s' AND "
+           "failed_check = '%s'",
+           rev, expect);
   if (count(t->dst->url, sql) != 1) fail_msg("%s is not quarantined as %s", rev, expect);
 }
 
@@ -78,8 +82,8 @@ static void id_collision_finish(void **state) {
   native_commit(t, &out, &eout);
   /* Before anything is imported: the collision is counted as quarantined
    * (a dry run records nothing), the other revision as remaining. */
-  assert_int_equal(cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --finish --dry-run --json",
-                       t->src_url), 2);
+  assert_int_equal(
+      cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --finish --dry-run --json", t->src_url), 2);
   assert_non_null(strstr(txt(&out), "\"migrated\":0"));
   assert_non_null(strstr(txt(&out), "\"quarantined\":1"));
   assert_non_null(strstr(txt(&out), "\"remaining\":1"));
@@ -88,12 +92,13 @@ static void id_collision_finish(void **state) {
    * would quarantine it too; leave rrev_000000 to --finish. */
   adcp_sql_conn *c = src_conn(t);
   adcp_error err = {0};
-  OK(adcp_sql_exec_script(c, "UPDATE reporting_revisions SET account_id = 'acct_1' WHERE reporting_revision_id = "
-                             "'rrev_000001'",
+  OK(adcp_sql_exec_script(c,
+                          "UPDATE reporting_revisions SET account_id = 'acct_1' WHERE reporting_revision_id = "
+                          "'rrev_000001'",
                           &err));
   adcp_sql_close(c);
-  assert_int_equal(cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --account acct_1 --json",
-                       t->src_url), 0);
+  assert_int_equal(
+      cli(t, &out, NULL, "import-legacy --from '%s' --source py-inline --account acct_1 --json", t->src_url), 0);
   assert_non_null(strstr(txt(&out), "\"migrated\":1"));
   int rc = cli(t, &out, &eout, "import-legacy --from '%s' --source py-inline --finish --json", t->src_url);
   if (rc) fail_msg("--finish exited %d: %s", rc, txt(&eout));
@@ -148,11 +153,12 @@ static void hostile_byte(void **state) {
                    "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
                    "control_totals, recorded_at FROM reporting_revisions WHERE reporting_revision_id = 'rrev_000002'",
                    q, 1, &err));
-  OK(adcp_sql_exec_script(c, adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                                 ? "UPDATE reporting_revisions SET recorded_at = recorded_at + interval '1 hour' "
-                                   "WHERE reporting_obligation_id = 'obl_x'"
-                                 : "UPDATE reporting_revisions SET recorded_at = '2027-01-01T00:00:00.000000Z' "
-                                   "WHERE reporting_obligation_id = 'obl_x'",
+  OK(adcp_sql_exec_script(c,
+                          adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
+                              ? "UPDATE reporting_revisions SET recorded_at = recorded_at + interval '1 hour' "
+                                "WHERE reporting_obligation_id = 'obl_x'"
+                              : "UPDATE reporting_revisions SET recorded_at = '2027-01-01T00:00:00.000000Z' "
+                                "WHERE reporting_obligation_id = 'obl_x'",
                           &err));
   adcp_sql_close(c);
   adcp_buf out, eout;
@@ -195,8 +201,8 @@ static void oversized_row(void **state) {
   adcp_buf_append_str(&row, "\"}");
   adcp_buf_cstr(&row);
   adcp_control_totals tot = {0};
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_big", &tot, ADCP_BINDING_RFC8785_JCS_V1,
-                                  NULL, NULL};
+  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_big", &tot,
+                                  ADCP_BINDING_RFC8785_JCS_V1,       NULL,       NULL};
   adcp_rows_encoder *enc = NULL;
   OK(adcp_rows_encoder_new(&enc, &eo, &err));
   OK(adcp_rows_encoder_add_json(enc, (const char *)row.data, row.len, &err));

@@ -23,8 +23,8 @@ static adcp_inline_store *store_on(adcp_sql_conn *c, size_t cap) {
 /* A canonical manifest for (account, key) of exactly `size` bytes (pad grows). */
 static char *manifest(const char *account, const char *key, size_t size) {
   char head[1024];
-  int n = snprintf(head, sizeof head, "{\"identity\":{\"account_id\":\"%s\",\"source_execution_key\":\"%s\"},\"pad\":\"",
-                   account, key);
+  int n = snprintf(head, sizeof head,
+                   "{\"identity\":{\"account_id\":\"%s\",\"source_execution_key\":\"%s\"},\"pad\":\"", account, key);
   size_t base = (size_t)n + 2;
   assert_true(size >= base);
   char *m = malloc(size + 1);
@@ -196,7 +196,8 @@ static void stage_read_dedupe_and_worked_example(void **state) {
   assert_int_equal(adcp_inline_read(&out, st, ref, missing, "account-1", &err), ADCP_ENOT_FOUND);
   /* Generation rules. */
   char upper[65];
-  for (int i = 0; i < 65; i++) upper[i] = (char)(a.generation[i] >= 'a' && a.generation[i] <= 'f' ? a.generation[i] - 32 : a.generation[i]);
+  for (int i = 0; i < 65; i++)
+    upper[i] = (char)(a.generation[i] >= 'a' && a.generation[i] <= 'f' ? a.generation[i] - 32 : a.generation[i]);
   assert_int_equal(adcp_inline_read(&out, st, a.object_ref, upper, "account-1", &err), ADCP_EINVALID_INPUT);
   assert_int_equal(adcp_inline_read(&out, st, a.object_ref, "abc", "account-1", &err), ADCP_EINVALID_INPUT);
   /* The empty payload is allowed. */
@@ -225,7 +226,8 @@ static void staging_validation_and_caps(void **state) {
   adcp_sql_conn *c = adcp_storage_sql(s);
   adcp_inline_store *st = store_on(c, 0);
   adcp_inline_staged o;
-#define REFUSED(call) assert_int_equal((call), ADCP_EINVALID_INPUT), assert_string_equal(err.message, "inline storage input is invalid")
+#define REFUSED(call) \
+  assert_int_equal((call), ADCP_EINVALID_INPUT), assert_string_equal(err.message, "inline storage input is invalid")
   /* account: 1–255 code points of valid UTF-8 */
   REFUSED(adcp_inline_stage(&o, st, "", KEY, 0, "x", 1, &err));
   char acct[1024];
@@ -393,36 +395,38 @@ static void seals_first_wins_and_validation(void **state) {
 
   /* Every defect is INVALID_INPUT, even though a valid winner exists. */
   adcp_inline_sealed bad;
-#define SEAL_REFUSED(mod)                                                              \
-  do {                                                                                 \
-    bad = candidate("inline.pub-3", m2, 301);                                          \
-    mod;                                                                               \
+#define SEAL_REFUSED(mod) \
+  do { \
+    bad = candidate("inline.pub-3", m2, 301); \
+    mod; \
     assert_int_equal(adcp_inline_seal_put(&w, &won, st, "acct", KEY, &bad, &err), ADCP_EINVALID_INPUT); \
-    assert_string_equal(err.message, "inline storage input is invalid");              \
+    assert_string_equal(err.message, "inline storage input is invalid"); \
   } while (0)
   SEAL_REFUSED(snprintf(bad.staged_commit_ref, sizeof bad.staged_commit_ref, "-starts-with-dash"));
   SEAL_REFUSED(snprintf(bad.staged_commit_ref, sizeof bad.staged_commit_ref, "has space"));
   SEAL_REFUSED(bad.staged_commit_ref[0] = 0);
   SEAL_REFUSED(bad.manifest_sha256[0] = 'G');
   SEAL_REFUSED(bad.byte_count = 0);
-  SEAL_REFUSED(bad.byte_count = 300);                       /* 1. count differs */
-  SEAL_REFUSED(bad.manifest_sha256[5] ^= 1);                /* 2. digest */
-  const char *notutf8 = "{\"identity\":{\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"},\"p\":\"\xff\"}";
-  SEAL_REFUSED(bad = candidate("r", notutf8, strlen(notutf8)));   /* 3. UTF-8 */
-  SEAL_REFUSED(bad = candidate("r", "{not json", 9));             /* 4. JSON */
+  SEAL_REFUSED(bad.byte_count = 300);        /* 1. count differs */
+  SEAL_REFUSED(bad.manifest_sha256[5] ^= 1); /* 2. digest */
+  const char *notutf8 =
+      "{\"identity\":{\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"},\"p\":\"\xff\"}";
+  SEAL_REFUSED(bad = candidate("r", notutf8, strlen(notutf8))); /* 3. UTF-8 */
+  SEAL_REFUSED(bad = candidate("r", "{not json", 9));           /* 4. JSON */
   const char *noid = "{\"pad\":\"x\"}";
-  SEAL_REFUSED(bad = candidate("r", noid, strlen(noid)));         /* 5. shape */
+  SEAL_REFUSED(bad = candidate("r", noid, strlen(noid))); /* 5. shape */
   const char *flt = "{\"identity\":{\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"},\"n\":1.5}";
-  SEAL_REFUSED(bad = candidate("r", flt, strlen(flt)));           /* 5. no floats */
-  const char *unsorted = "{\"pad\":\"x\",\"identity\":{\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"}}";
+  SEAL_REFUSED(bad = candidate("r", flt, strlen(flt))); /* 5. no floats */
+  const char *unsorted =
+      "{\"pad\":\"x\",\"identity\":{\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"}}";
   SEAL_REFUSED(bad = candidate("r", unsorted, strlen(unsorted))); /* 6. not canonical */
   const char *spaced = "{\"identity\": {\"account_id\":\"acct\",\"source_execution_key\":\"exec-key:0001\"}}";
-  SEAL_REFUSED(bad = candidate("r", spaced, strlen(spaced)));     /* 6. whitespace */
+  SEAL_REFUSED(bad = candidate("r", spaced, strlen(spaced))); /* 6. whitespace */
   char *other = manifest("acct-2", KEY, 300);
-  SEAL_REFUSED(bad = candidate("r", other, 300));                 /* 7. account binding */
+  SEAL_REFUSED(bad = candidate("r", other, 300)); /* 7. account binding */
   free(other);
   other = manifest("acct", "exec-key:0002", 300);
-  SEAL_REFUSED(bad = candidate("r", other, 300));                 /* 7. key binding */
+  SEAL_REFUSED(bad = candidate("r", other, 300)); /* 7. key binding */
   free(other);
   /* identity rules */
   bad = candidate("inline.pub-3", m2, 301);
@@ -433,7 +437,8 @@ static void seals_first_wins_and_validation(void **state) {
   const size_t cap = ADCP_INLINE_MAX_MANIFEST_BYTES;
   char *at = manifest("acct", "exec-key:cap-at", cap), *under = manifest("acct", "exec-key:cap-under", cap - 1);
   char *over = manifest("acct", "exec-key:cap-over", cap + 1);
-  adcp_inline_sealed ca = candidate("r1", at, cap), cu = candidate("r2", under, cap - 1), co = candidate("r3", over, cap + 1);
+  adcp_inline_sealed ca = candidate("r1", at, cap), cu = candidate("r2", under, cap - 1),
+                     co = candidate("r3", over, cap + 1);
   OK(adcp_inline_seal_put(&w, &won, st, "acct", "exec-key:cap-at", &ca, &err));
   assert_int_equal(w.manifest_len, cap);
   adcp_inline_sealed_clear(&w);
@@ -557,14 +562,10 @@ static void concurrent_stagers_and_sealers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(unmigrated_is_schema_unready),
-      BOTH(fresh_schema_is_ready_and_drift_is_named),
-      BOTH(disabled_trigger_and_checks_are_drift),
-      BOTH(stage_read_dedupe_and_worked_example),
-      BOTH(staging_validation_and_caps),
-      BOTH(tampered_rows_fail_integrity),
-      BOTH(seals_first_wins_and_validation),
-      BOTH(retry_discovers_unknown_outcome),
+      BOTH(unmigrated_is_schema_unready),          BOTH(fresh_schema_is_ready_and_drift_is_named),
+      BOTH(disabled_trigger_and_checks_are_drift), BOTH(stage_read_dedupe_and_worked_example),
+      BOTH(staging_validation_and_caps),           BOTH(tampered_rows_fail_integrity),
+      BOTH(seals_first_wins_and_validation),       BOTH(retry_discovers_unknown_outcome),
       BOTH(concurrent_stagers_and_sealers),
   };
   return cmocka_run_group_tests_name("inline storage (SQLite + PostgreSQL)", tests, NULL, NULL);

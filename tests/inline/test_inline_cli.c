@@ -69,8 +69,9 @@ static void cli_inline_commands(void **state) {
 
   /* stage: the worked example; --json is one document. */
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 0 '%s'", path), 0);
-  const char *ref = "pg-inline-v1.07e998012c1137decdf3efbbb1c3ee6d79b015638cbc197bdbcce1875de4faad."
-                    "712450d3c4a79eea9509e75dc1dacdeff58034df538536cfae2da882bd8a0c50";
+  const char *ref =
+      "pg-inline-v1.07e998012c1137decdf3efbbb1c3ee6d79b015638cbc197bdbcce1875de4faad."
+      "712450d3c4a79eea9509e75dc1dacdeff58034df538536cfae2da882bd8a0c50";
   const char *gen_hex = "712450d3c4a79eea9509e75dc1dacdeff58034df538536cfae2da882bd8a0c50";
   char line[400];
   snprintf(line, sizeof line, "%s %s\n", ref, gen_hex);
@@ -87,7 +88,7 @@ static void cli_inline_commands(void **state) {
   assert_non_null(strstr(OUT(r), "\"payload_hex\":\"00ff0a\""));
 
   /* Refusals, one each. */
-  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 '%s'", path), 1);           /* usage */
+  assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 '%s'", path), 1); /* usage */
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 0 --bogus '%s'", path), 1);
   assert_int_equal(run(&r, f, "stage --account account-1 --key exec-key:1 --ordinal 0 '%s/none'", f->dir), 1);
   assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -126,7 +127,8 @@ static void cli_inline_commands(void **state) {
   assert_int_equal(run(&r, f, "seal get --account account-1 --key exec-key:1"), 5);
   assert_int_equal(run(&r, f, "seal put --account account-1 --key exec-key:1 --ref inline.p1 '%s'", m), 0);
   assert_true(!strncmp(OUT(r), "sealed inline.p1 ", 17));
-  assert_int_equal(run(&r, f, "seal put --json --account account-1 --key exec-key:1 --ref inline.p2 --out '%s' '%s'", w, m), 0);
+  assert_int_equal(
+      run(&r, f, "seal put --json --account account-1 --key exec-key:1 --ref inline.p2 --out '%s' '%s'", w, m), 0);
   assert_int_equal(json_docs(OUT(r)), 1);
   assert_non_null(strstr(OUT(r), "\"won\":false,\"staged_commit_ref\":\"inline.p1\""));
   size_t wl;
@@ -143,7 +145,8 @@ static void cli_inline_commands(void **state) {
   assert_int_equal(run(&r, f, "seal put --account account-1 --key exec-key:1 --ref inline.p3 '%s'", m), 2); /* winner exists */
   assert_int_equal(truncate(big, 1048577), 0);
   assert_int_equal(run(&r, f, "seal put --account account-1 --key exec-key:1 --ref inline.p3 '%s'", big), 2);
-  assert_int_equal(run(&r, f, "seal put --account account-1 --key exec-key:1 --ref inline.p3 '%s'", fifo), 2); /* not a regular file */
+  assert_int_equal(run(&r, f, "seal put --account account-1 --key exec-key:1 --ref inline.p3 '%s'", fifo),
+                   2); /* not a regular file */
   assert_int_equal(run(&r, f, "seal frob --account account-1 --key exec-key:1"), 1);
 
   /* Integrity (3): a payload rewritten behind the store's back, catalog intact. */
@@ -151,15 +154,16 @@ static void cli_inline_commands(void **state) {
   adcp_sql_conn *t;
   OK(adcp_sql_connect(&t, f->url, &err));
   if (f->dialect == ADCP_SQL_POSTGRES)
-    OK(adcp_sql_exec_script(t,
-                            "BEGIN; ALTER TABLE reporting_inline_objects DISABLE TRIGGER reporting_inline_objects_immutable;"
-                            "ALTER TABLE reporting_inline_objects DROP CONSTRAINT reporting_inline_objects_bytes;"
-                            "UPDATE reporting_inline_objects SET payload = 'x'::bytea WHERE octet_length(payload) = 3;"
-                            "ALTER TABLE reporting_inline_objects ADD CONSTRAINT reporting_inline_objects_bytes "
-                            "CHECK (payload_sha256 = encode(sha256(payload), 'hex')) NOT VALID;"
-                            "UPDATE pg_constraint SET convalidated = true WHERE conname = 'reporting_inline_objects_bytes';"
-                            "ALTER TABLE reporting_inline_objects ENABLE TRIGGER reporting_inline_objects_immutable; COMMIT",
-                            &err));
+    OK(adcp_sql_exec_script(
+        t,
+        "BEGIN; ALTER TABLE reporting_inline_objects DISABLE TRIGGER reporting_inline_objects_immutable;"
+        "ALTER TABLE reporting_inline_objects DROP CONSTRAINT reporting_inline_objects_bytes;"
+        "UPDATE reporting_inline_objects SET payload = 'x'::bytea WHERE octet_length(payload) = 3;"
+        "ALTER TABLE reporting_inline_objects ADD CONSTRAINT reporting_inline_objects_bytes "
+        "CHECK (payload_sha256 = encode(sha256(payload), 'hex')) NOT VALID;"
+        "UPDATE pg_constraint SET convalidated = true WHERE conname = 'reporting_inline_objects_bytes';"
+        "ALTER TABLE reporting_inline_objects ENABLE TRIGGER reporting_inline_objects_immutable; COMMIT",
+        &err));
   else
     OK(adcp_sql_exec_script(t,
                             "PRAGMA ignore_check_constraints = ON; BEGIN;"
@@ -171,9 +175,10 @@ static void cli_inline_commands(void **state) {
   assert_int_equal(run(&r, f, "staged read --account account-1 %s %s", ref, gen_hex), 3);
   assert_int_equal(r.out.len, 0);
   /* Drift (4): a dropped trigger is named. */
-  OK(adcp_sql_exec_script(t, f->dialect == ADCP_SQL_POSTGRES
-                                 ? "DROP TRIGGER reporting_inline_objects_immutable ON reporting_inline_objects"
-                                 : "DROP TRIGGER reporting_inline_objects_immutable_delete",
+  OK(adcp_sql_exec_script(t,
+                          f->dialect == ADCP_SQL_POSTGRES
+                              ? "DROP TRIGGER reporting_inline_objects_immutable ON reporting_inline_objects"
+                              : "DROP TRIGGER reporting_inline_objects_immutable_delete",
                           &err));
   adcp_sql_close(t);
   assert_int_equal(run(&r, f, "check-ready"), 4);

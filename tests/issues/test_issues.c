@@ -220,11 +220,13 @@ static void escalation_once(void **state) {
   assert_int_equal(k.failed, 0);
   assert_int_equal(calls, 3);
   assert_int_equal(count_sql(c, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'escalated'"), 2);
-  assert_int_equal(count_sql(c, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'escalated' AND "
-                                "issue_key IN ('c-waived', 'd-resolved', 'e-recent', 'gone:x')"),
+  assert_int_equal(count_sql(c,
+                             "SELECT count(*) FROM reporting_issue_events WHERE kind = 'escalated' AND "
+                             "issue_key IN ('c-waived', 'd-resolved', 'e-recent', 'gone:x')"),
                    0);
-  assert_int_equal(count_sql(c, "SELECT count(*) FROM reporting_issue_lifecycle WHERE issue_key = 'gone:x' AND "
-                                "issue_state = 'resolved'"),
+  assert_int_equal(count_sql(c,
+                             "SELECT count(*) FROM reporting_issue_lifecycle WHERE issue_key = 'gone:x' AND "
+                             "issue_state = 'resolved'"),
                    1);
   OK(adcp_issues_sweep_escalations(&k, s, 3600000, 0, NULL, NULL, 0, &err));
   assert_int_equal(k.escalated + k.resolved + k.pending, 0);
@@ -527,7 +529,7 @@ static void claims_disjoint_four_workers(void **state) {
     w[i] = (claimer){.f = f, .ids = calloc(2 * N, sizeof *w[i].ids)};
     pthread_create(&t[i], NULL, claim_thread, &w[i]);
   }
-  char (*all)[ADCP_ISSUE_ID_LEN + 1] = calloc(8 * N, sizeof *all);
+  char(*all)[ADCP_ISSUE_ID_LEN + 1] = calloc(8 * N, sizeof *all);
   size_t m = 0;
   for (int i = 0; i < 4; i++) {
     pthread_join(t[i], NULL);
@@ -651,8 +653,8 @@ static void worker_task_counters(void **state) {
   OK(adcp_issues_ensure_opened(&r, s, ACCT, "w:3", NULL, "2020-01-01T00:00:00Z", &err));
   adcp_ledger *l = ledger_on(c, 0);
   int calls = 0;
-  adcp_worker_issues_ctx ctx = {.version = 1, .store = s, .escalation_after_ms = 60000, .settle = settle_gone,
-                                .settle_ctx = &calls, .ledger = l};
+  adcp_worker_issues_ctx ctx = {
+      .version = 1, .store = s, .escalation_after_ms = 60000, .settle = settle_gone, .settle_ctx = &calls, .ledger = l};
   atomic_int stop = 0;
   adcp_worker_pass pass = {.version = 1, .limit = 1, .dry_run = 1, .stop = &stop};
   adcp_worker_report rep;

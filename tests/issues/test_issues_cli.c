@@ -159,7 +159,8 @@ static void issue_commands(void **state) {
   snprintf(tok, sizeof tok, "%.*s", (int)n2, s2);
   assert_true(adcp_json_str_eq(&d, adcp_json_get(&d, ev, "kind"), "opened"));
   adcp_json_doc_free(&d);
-  assert_int_equal(run(x, &out, &e, "issue-events complete --event %s --token 0123456789abcdef0123456789abcdef --json", eid), 2);
+  assert_int_equal(
+      run(x, &out, &e, "issue-events complete --event %s --token 0123456789abcdef0123456789abcdef --json", eid), 2);
   one_doc(&out);
   assert_non_null(strstr(txt(&e), "CONFLICT"));
   assert_int_equal(run(x, &out, &e, "issue-events complete --event %s", eid), 1);
@@ -273,7 +274,8 @@ static void deliver_env_scrubbed(void **state) {
   setenv("AWS_SECRET_ACCESS_KEY", "hook-must-not-see-this", 1);
   /* Issue 27 item 4: the old scrub list missed these (the docs' own
    * credentialRef example among them); an allowlist misses none. */
-  static const char *const missed[] = {"ADCP_AZURE_CONN", "PGSSLKEY", "PGSERVICEFILE", "AWS_SHARED_CREDENTIALS_FILE",
+  static const char *const missed[] = {"ADCP_AZURE_CONN",     "PGSSLKEY",
+                                       "PGSERVICEFILE",       "AWS_SHARED_CREDENTIALS_FILE",
                                        "AZURE_CLIENT_SECRET", "SOME_FUTURE_SECRET"};
   for (size_t i = 0; i < 6; i++) setenv(missed[i], "hook-must-not-see-this-either", 1);
   setenv("LC_ALL", "C", 1), setenv("TZ", "UTC", 1), setenv("HOOK_WANTS_THIS", "passed-on", 1);
@@ -304,9 +306,20 @@ static void deliver_env_scrubbed(void **state) {
   for (char *line = env; *line;) {
     char *nl = strchr(line, '\n');
     size_t nn = strcspn(line, "=");
-    static const char *const ok[] = {"PATH", "HOME", "LANG", "TZ", "TMPDIR", "HOOK_WANTS_THIS", "ADCP_ISSUE_EVENT_ID",
-                                     "ADCP_ISSUE_EVENT_KIND", "ADCP_ISSUE_EVENT_ATTEMPT",
-                                     /* set by /bin/sh itself */ "PWD", "SHLVL", "_", "OLDPWD", NULL};
+    static const char *const ok[] = {"PATH",
+                                     "HOME",
+                                     "LANG",
+                                     "TZ",
+                                     "TMPDIR",
+                                     "HOOK_WANTS_THIS",
+                                     "ADCP_ISSUE_EVENT_ID",
+                                     "ADCP_ISSUE_EVENT_KIND",
+                                     "ADCP_ISSUE_EVENT_ATTEMPT",
+                                     /* set by /bin/sh itself */ "PWD",
+                                     "SHLVL",
+                                     "_",
+                                     "OLDPWD",
+                                     NULL};
     int good = nn > 3 && !strncmp(line, "LC_", 3);
     for (size_t i = 0; !good && ok[i]; i++) good = strlen(ok[i]) == nn && !strncmp(line, ok[i], nn);
     if (!good) fail_msg("hook saw %.*s", (int)nn, line);
@@ -529,8 +542,9 @@ static void verify_tamper_opens_issue(void **state) {
   assert_int_equal(run(x, &out, &e, "read --account acct_1 --revision rrev_1"), 3);
   assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_lifecycle"), 1);
   assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events"), 1);
-  assert_int_equal(q1(x, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND "
-                         "issue_key = 'revision_unreadable:rrev_1' AND account_id = 'acct_1'"),
+  assert_int_equal(q1(x,
+                      "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND "
+                      "issue_key = 'revision_unreadable:rrev_1' AND account_id = 'acct_1'"),
                    1);
   assert_int_equal(run(x, &out, &e, "issue list --json"), 0);
   assert_non_null(strstr(txt(&out), "\"issue_key\":\"revision_unreadable:rrev_1\""));
@@ -571,23 +585,23 @@ static void unmigrated_refused(void **state) {
   assert_non_null(strstr(txt(&e), "0008"));
   assert_int_equal(run(&x, &out, &e, "issue open --account a --key k"), 4);
   assert_int_equal(run(&x, &out, &e, "issue-events claim"), 4);
-  assert_int_equal(q1(&x, f->dialect == ADCP_SQL_SQLITE
-                              ? "SELECT count(*) FROM sqlite_master WHERE name LIKE 'reporting_issue%'"
-                              : "SELECT count(*) FROM pg_class WHERE relname LIKE 'reporting_issue%'"),
-                   0);
+  assert_int_equal(
+      q1(&x, f->dialect == ADCP_SQL_SQLITE ? "SELECT count(*) FROM sqlite_master WHERE name LIKE 'reporting_issue%'"
+                                           : "SELECT count(*) FROM pg_class WHERE relname LIKE 'reporting_issue%'"),
+      0);
   tu_rmtree(x.dir);
   free(x.dir);
   adcp_buf_free(&out), adcp_buf_free(&e);
 }
 
 #define BOTHX(fn) \
-  {"sqlite/" #fn, fn, cx_setup, cx_teardown, &SQLITE}, {"postgres/" #fn, fn, cx_setup, cx_teardown, &POSTGRES}
+  {"sqlite/" #fn, fn, cx_setup, cx_teardown, &SQLITE}, { "postgres/" #fn, fn, cx_setup, cx_teardown, &POSTGRES }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTHX(issue_commands), BOTHX(events_carry_external_ref), BOTHX(deliver_fail_twice), BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging), BOTHX(verify_tamper_opens_issue),
-      BOTHX(deliver_sigterm), BOTHX(deliver_kills_children),
-      BOTH(unmigrated_refused),
+      BOTHX(issue_commands),       BOTHX(events_carry_external_ref), BOTHX(deliver_fail_twice),
+      BOTHX(deliver_env_scrubbed), BOTHX(deliver_hanging),           BOTHX(verify_tamper_opens_issue),
+      BOTHX(deliver_sigterm),      BOTHX(deliver_kills_children),    BOTH(unmigrated_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

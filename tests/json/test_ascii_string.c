@@ -14,8 +14,8 @@
 
 static void matches_python_json_dumps(void **state) {
   (void)state;
-  static const char *const cases[] = {"a\"b\\c", "\b\f\n\r\t\x01\x1f\x7f", "caf\xc3\xa9 \xe2\x80\xa8",
-                                      "\xf0\x9f\x98\x80x", "", "plain text 0123"};
+  static const char *const cases[] = {
+      "a\"b\\c", "\b\f\n\r\t\x01\x1f\x7f", "caf\xc3\xa9 \xe2\x80\xa8", "\xf0\x9f\x98\x80x", "", "plain text 0123"};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     adcp_buf ours, hex, cmd, py;
     adcp_buf_init(&ours), adcp_buf_init(&hex), adcp_buf_init(&cmd), adcp_buf_init(&py);

@@ -125,7 +125,8 @@ static void shapes_agree(void **state) {
   adcp_buf b;
   adcp_buf_init(&b);
   adcp_buf_append_str(&b, "[");
-  for (int i = 0; i < 60000; i++) adcp_buf_printf(&b, "%s{\"b\":%d,\"a\":[\"x\",{\"d\":null,\"c\":true}]}", i ? "," : "", i);
+  for (int i = 0; i < 60000; i++)
+    adcp_buf_printf(&b, "%s{\"b\":%d,\"a\":[\"x\",{\"d\":null,\"c\":true}]}", i ? "," : "", i);
   adcp_buf_append_str(&b, "]");
   assert_int_equal(agree((const char *)b.data, b.len, NULL), 0);
   adcp_buf_reset(&b);

@@ -48,8 +48,7 @@ static void expect_refused(const char *src, size_t len, const adcp_json_options 
   adcp_error err;
   adcp_error_clear(&err);
   int rc = adcp_json_parse(&doc, src, len, opts, &err);
-  if (rc != code)
-    fail_msg("input \"%.*s\": rc %d (%s), want %d", len > 80 ? 80 : (int)len, src, rc, err.message, code);
+  if (rc != code) fail_msg("input \"%.*s\": rc %d (%s), want %d", len > 80 ? 80 : (int)len, src, rc, err.message, code);
   assert_int_equal(err.code, code);
   if (msg && !strstr(err.message, msg)) fail_msg("message \"%s\" lacks \"%s\"", err.message, msg);
   /* The direct canonicalizer refuses with the same code and message, and writes nothing. */
@@ -84,20 +83,20 @@ static void key_order_is_utf16(void **state) {
 
 static void refusals(void **state) {
   (void)state;
-  REFUSED("{\"a\":1,\"\\u0061\":2}", ADCP_EINVALID_ROW);  /* duplicate after unescaping */
+  REFUSED("{\"a\":1,\"\\u0061\":2}", ADCP_EINVALID_ROW); /* duplicate after unescaping */
   REFUSED("{\"a\":1,\"a\":2}", ADCP_EINVALID_ROW);
   REFUSED("{\"x\":{\"\xf0\x9f\x98\x80\":1,\"\\ud83d\\ude00\":2}}", ADCP_EINVALID_ROW);
-  REFUSED("\"\\ud800\"", ADCP_EINVALID_ROW);               /* lone high surrogate */
-  REFUSED("\"\\udc00\"", ADCP_EINVALID_ROW);               /* lone low surrogate */
+  REFUSED("\"\\ud800\"", ADCP_EINVALID_ROW); /* lone high surrogate */
+  REFUSED("\"\\udc00\"", ADCP_EINVALID_ROW); /* lone low surrogate */
   REFUSED("\"\\ud800x\"", ADCP_EINVALID_ROW);
   REFUSED("\"\\ud800\\u0041\"", ADCP_EINVALID_ROW);
-  REFUSED("\"\\udc00\\ud800\"", ADCP_EINVALID_ROW);        /* pair in the wrong order */
-  REFUSED("{\"\\ud83d\":1}", ADCP_EINVALID_ROW);           /* in a key */
-  REFUSED("\"\xed\xa0\x80\"", ADCP_EINVALID_ROW);          /* raw UTF-8 surrogate */
-  REFUSED("\"\xc0\xaf\"", ADCP_EINVALID_ROW);              /* overlong */
-  REFUSED("1e400", ADCP_EINVALID_ROW);                     /* not finite */
+  REFUSED("\"\\udc00\\ud800\"", ADCP_EINVALID_ROW); /* pair in the wrong order */
+  REFUSED("{\"\\ud83d\":1}", ADCP_EINVALID_ROW);    /* in a key */
+  REFUSED("\"\xed\xa0\x80\"", ADCP_EINVALID_ROW);   /* raw UTF-8 surrogate */
+  REFUSED("\"\xc0\xaf\"", ADCP_EINVALID_ROW);       /* overlong */
+  REFUSED("1e400", ADCP_EINVALID_ROW);              /* not finite */
   REFUSED("-1e400", ADCP_EINVALID_ROW);
-  REFUSED("9007199254740992", ADCP_EINVALID_ROW);          /* 2^53 */
+  REFUSED("9007199254740992", ADCP_EINVALID_ROW); /* 2^53 */
   REFUSED("-9007199254740992", ADCP_EINVALID_ROW);
   REFUSED("9007199254740993", ADCP_EINVALID_ROW);
   REFUSED("1e20", ADCP_EINVALID_ROW);
@@ -155,8 +154,13 @@ static void depth_limit(void **state) {
 static void string_escapes(void **state) {
   (void)state;
   /* U+2028, U+0000, U+FFFF accepted; written raw UTF-8 / \u0000. */
-  OK("\"a\\u2028b\\u0000c\\uFFFF\"", "\"a\xe2\x80\xa8" "b\\u0000c\xef\xbf\xbf\"");
-  OK("\"a\xe2\x80\xa8" "b\\u0000c\xef\xbf\xbf\"", "\"a\xe2\x80\xa8" "b\\u0000c\xef\xbf\xbf\"");
+  OK("\"a\\u2028b\\u0000c\\uFFFF\"",
+     "\"a\xe2\x80\xa8"
+     "b\\u0000c\xef\xbf\xbf\"");
+  OK("\"a\xe2\x80\xa8"
+     "b\\u0000c\xef\xbf\xbf\"",
+     "\"a\xe2\x80\xa8"
+     "b\\u0000c\xef\xbf\xbf\"");
   OK("\"\\u001F\"", "\"\\u001f\"");
   OK("\"\\u0008\\u0009\\u000A\\u000C\\u000D\\u0007\\u007F\"", "\"\\b\\t\\n\\f\\r\\u0007\x7f\"");
   OK("\"\\/\\\"\\\\\"", "\"/\\\"\\\\\"");
@@ -452,8 +456,8 @@ static void matches_node_reference(void **state) {
         show(&s1, src, (size_t)src_len), show(&s2, want, (size_t)want_len);
         if (rc == 0) show(&s3, got.data, got.len);
         else adcp_buf_reset(&s3), adcp_buf_printf(&s3, "error %d: %s", rc, err.message);
-        print_error("mismatch at document %llu\n  input: %s\n  node:  %s\n  ours:  %s\n", index,
-                    (char *)s1.data, (char *)s2.data, (char *)s3.data);
+        print_error("mismatch at document %llu\n  input: %s\n  node:  %s\n  ours:  %s\n", index, (char *)s1.data,
+                    (char *)s2.data, (char *)s3.data);
       }
       mismatches++;
     }
@@ -475,9 +479,8 @@ static void matches_node_reference(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(key_order_is_utf16), cmocka_unit_test(refusals),
-      cmocka_unit_test(numbers_by_value),   cmocka_unit_test(depth_limit),
-      cmocka_unit_test(string_escapes),     cmocka_unit_test(matches_node_reference),
+      cmocka_unit_test(key_order_is_utf16), cmocka_unit_test(refusals),       cmocka_unit_test(numbers_by_value),
+      cmocka_unit_test(depth_limit),        cmocka_unit_test(string_escapes), cmocka_unit_test(matches_node_reference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,8 +140,7 @@ static void layout_branches(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char out[64];
     memset(out, 0x55, sizeof out);
-    size_t n = adcp_json_layout_number(out, cases[i].negative, cases[i].digits, (int)strlen(cases[i].digits),
-                                       cases[i].n);
+    size_t n = adcp_json_layout_number(out, cases[i].negative, cases[i].digits, (int)strlen(cases[i].digits), cases[i].n);
     assert_true(n <= 32);
     for (size_t j = n; j < sizeof out; j++) assert_int_equal((unsigned char)out[j], 0x55);
     out[n] = '\0';
@@ -267,8 +266,8 @@ static void matches_node_json_stringify(void **state) {
     fmt(got, v);
     if (strlen(got) != want_len || memcmp(got, want, want_len) != 0) {
       if (mismatches < 10)
-        print_error("mismatch: bits %016llx node \"%.*s\" ours \"%s\"\n", (unsigned long long)bits,
-                    (int)want_len, want, got);
+        print_error("mismatch: bits %016llx node \"%.*s\" ours \"%s\"\n", (unsigned long long)bits, (int)want_len, want,
+                    got);
       mismatches++;
     }
     /* Round trip: what we print parses back to the same double (-0 prints "0"). */

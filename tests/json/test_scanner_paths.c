@@ -81,7 +81,8 @@ static void every_scanner_runs_here(void **state) {
   assert_int_equal(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO), ADCP_JSON_SCANNER_BYTEWISE);
   setenv("ADCP_JSON_SCANNER", "scalar", 1);
   assert_int_equal(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO), ADCP_JSON_SCANNER_SCALAR);
-  assert_int_equal(adcp_json_scanner_effective(ADCP_JSON_SCANNER_SSE42), adcp_json_scanner_effective(ADCP_JSON_SCANNER_SSE42));
+  assert_int_equal(adcp_json_scanner_effective(ADCP_JSON_SCANNER_SSE42),
+                   adcp_json_scanner_effective(ADCP_JSON_SCANNER_SSE42));
   unsetenv("ADCP_JSON_SCANNER");
   assert_true(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO) >= ADCP_JSON_SCANNER_SCALAR);
 }
@@ -91,16 +92,83 @@ static void every_scanner_runs_here(void **state) {
 static void table_cases(void **state) {
   (void)state;
   static const char *const cases[] = {
-      "{}", "[]", " { } ", "[ ]", "{\"a\":1}", "{\"b\":1,\"a\":2}", "{\"a\":1,\"a\":2}", "{\"b\":1,\"a\":2,\"b\":3}",
-      "{\"a\":{\"d\":[],\"c\":{}},\"b\":[1,{\"y\":1,\"x\":2}]}", "[1,2,3]", "[1 ,2, 3 ]", "[1,]", "[,1]", "{\"a\":1,}",
-      "{\"a\" 1}", "{\"a\":}", "{1:2}", "{\"a\":1}x", "{\"a\":1} {}", "[\"a\\\"b\"]", "[\"a\\\\\"]", "[\"\\b\\f\\n\\r\\t\"]",
-      "[\"\\/\"]", "[\"\\u0041\"]", "[\"\\u001f\"]", "[\"\\ud83d\\ude00\"]", "[\"\\ud83d\"]", "[\"\\ude00\"]", "[\"\\x\"]",
-      "{\"\\u0062\":1,\"a\":2}", "{\"a\\\"\":1,\"a\":2}", "[\"caf\xc3\xa9\"]", "[\"\xc3\"]", "[\"\xed\xa0\x80\"]",
-      "[\"\xf0\x9f\x8e\x92\"]", "[\"\x01\"]", "[\"a\tb\"]", "[\xc3\xa9]", "[\\]", "[\"abc", "[\"abc\\", "{\"a\":\"b}",
-      "[0]", "[-0]", "[-0.0]", "[01]", "[1.0]", "[1e2]", "[1E+2]", "[1.5e-7]", "[0.000001]", "[1e21]", "[123456789012345]",
-      "[1234567890123456]", "[9007199254740991]", "[9007199254740992]", "[1e400]", "[-]", "[1.]", "[.5]", "[1e]", "[tru]",
-      "[true,false,null]", "[nul]", "[truex]", "[true false]", "[1 2]", "{\"\xef\xac\x81\":2,\"\xf0\x9f\x98\x80\":1}",
-      "{\"\":1,\"a\":2}", "\"str\"", "12", "true", "", "   ", "[\r\n\t1\r\n]", "[\x0b1]", "{\"a\":[1,2],\"a\":3}",
+      "{}",
+      "[]",
+      " { } ",
+      "[ ]",
+      "{\"a\":1}",
+      "{\"b\":1,\"a\":2}",
+      "{\"a\":1,\"a\":2}",
+      "{\"b\":1,\"a\":2,\"b\":3}",
+      "{\"a\":{\"d\":[],\"c\":{}},\"b\":[1,{\"y\":1,\"x\":2}]}",
+      "[1,2,3]",
+      "[1 ,2, 3 ]",
+      "[1,]",
+      "[,1]",
+      "{\"a\":1,}",
+      "{\"a\" 1}",
+      "{\"a\":}",
+      "{1:2}",
+      "{\"a\":1}x",
+      "{\"a\":1} {}",
+      "[\"a\\\"b\"]",
+      "[\"a\\\\\"]",
+      "[\"\\b\\f\\n\\r\\t\"]",
+      "[\"\\/\"]",
+      "[\"\\u0041\"]",
+      "[\"\\u001f\"]",
+      "[\"\\ud83d\\ude00\"]",
+      "[\"\\ud83d\"]",
+      "[\"\\ude00\"]",
+      "[\"\\x\"]",
+      "{\"\\u0062\":1,\"a\":2}",
+      "{\"a\\\"\":1,\"a\":2}",
+      "[\"caf\xc3\xa9\"]",
+      "[\"\xc3\"]",
+      "[\"\xed\xa0\x80\"]",
+      "[\"\xf0\x9f\x8e\x92\"]",
+      "[\"\x01\"]",
+      "[\"a\tb\"]",
+      "[\xc3\xa9]",
+      "[\\]",
+      "[\"abc",
+      "[\"abc\\",
+      "{\"a\":\"b}",
+      "[0]",
+      "[-0]",
+      "[-0.0]",
+      "[01]",
+      "[1.0]",
+      "[1e2]",
+      "[1E+2]",
+      "[1.5e-7]",
+      "[0.000001]",
+      "[1e21]",
+      "[123456789012345]",
+      "[1234567890123456]",
+      "[9007199254740991]",
+      "[9007199254740992]",
+      "[1e400]",
+      "[-]",
+      "[1.]",
+      "[.5]",
+      "[1e]",
+      "[tru]",
+      "[true,false,null]",
+      "[nul]",
+      "[truex]",
+      "[true false]",
+      "[1 2]",
+      "{\"\xef\xac\x81\":2,\"\xf0\x9f\x98\x80\":1}",
+      "{\"\":1,\"a\":2}",
+      "\"str\"",
+      "12",
+      "true",
+      "",
+      "   ",
+      "[\r\n\t1\r\n]",
+      "[\x0b1]",
+      "{\"a\":[1,2],\"a\":3}",
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) same_everywhere(cases[i], strlen(cases[i]), NULL);
   T("{\"a\":1\0}");
@@ -116,13 +184,14 @@ static void table_cases(void **state) {
  * multi-byte characters meet the block carry in every position. */
 static void block_edges(void **state) {
   (void)state;
-  static const char *const bodies[] = {"\"a\\\\\"", "\"a\\\"b\"", "\"\\\\\\\"\"", "\"caf\xc3\xa9\"", "\"\xf0\x9f\x98\x80\"",
-                                       "\"\\u00e9\"", "\"a\\\\\\\\\"", "\"\\n\"", "\"\xc3\"", "\"\x01\""};
+  static const char *const bodies[] = {
+      "\"a\\\\\"",   "\"a\\\"b\"",    "\"\\\\\\\"\"", "\"caf\xc3\xa9\"", "\"\xf0\x9f\x98\x80\"",
+      "\"\\u00e9\"", "\"a\\\\\\\\\"", "\"\\n\"",      "\"\xc3\"",        "\"\x01\""};
   char buf[256];
   for (size_t b = 0; b < sizeof bodies / sizeof *bodies; b++)
     for (int pad = 0; pad < 70; pad++) {
-      int n = snprintf(buf, sizeof buf, "{\"k\":\"%.*s\",\"a\":%s}", pad, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                       bodies[b]);
+      int n = snprintf(buf, sizeof buf, "{\"k\":\"%.*s\",\"a\":%s}", pad,
+                       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", bodies[b]);
       same_everywhere(buf, (size_t)n, NULL);
       n = snprintf(buf, sizeof buf, "[%*s%s ]", pad, "", bodies[b]);
       same_everywhere(buf, (size_t)n, NULL);
@@ -148,7 +217,8 @@ static void limits(void **state) {
     for (int dup = 0; dup < 2; dup++) {
       adcp_buf_reset(&b);
       adcp_buf_append_str(&b, "{");
-      for (size_t k = 0; k < counts[i]; k++) adcp_buf_printf(&b, "%s\"k%05zu\":%zu", k ? "," : "", (counts[i] * 7 + k * 13) % 100000, k);
+      for (size_t k = 0; k < counts[i]; k++)
+        adcp_buf_printf(&b, "%s\"k%05zu\":%zu", k ? "," : "", (counts[i] * 7 + k * 13) % 100000, k);
       if (dup) adcp_buf_printf(&b, ",\"k%05zu\":0", (counts[i] * 7 + 13) % 100000);
       adcp_buf_append_str(&b, "}");
       same_everywhere((const char *)b.data, b.len, NULL);
@@ -209,9 +279,27 @@ static void report_rows(void **state) {
 
 /* Random documents, then random byte edits of them: all paths agree on every one. */
 static void gen_value(adcp_buf *b, uint64_t *s, int depth) {
-  static const char *const atoms[] = {"0", "-0", "1", "-12", "1.5", "1e5", "2.50", "1E-3", "123456789012345678",
-                                      "true", "false", "null", "\"\"", "\"a\"", "\"\\\"\"", "\"\\u00e9\"", "\"\\/\"",
-                                      "\"\xc3\xa9\"", "\"\\n\\t\"", "\"\xf0\x9f\x98\x80x\"", "\"\\\\\""};
+  static const char *const atoms[] = {"0",
+                                      "-0",
+                                      "1",
+                                      "-12",
+                                      "1.5",
+                                      "1e5",
+                                      "2.50",
+                                      "1E-3",
+                                      "123456789012345678",
+                                      "true",
+                                      "false",
+                                      "null",
+                                      "\"\"",
+                                      "\"a\"",
+                                      "\"\\\"\"",
+                                      "\"\\u00e9\"",
+                                      "\"\\/\"",
+                                      "\"\xc3\xa9\"",
+                                      "\"\\n\\t\"",
+                                      "\"\xf0\x9f\x98\x80x\"",
+                                      "\"\\\\\""};
   static const char *const ws[] = {"", "", "", " ", "\n", "\t ", "\r\n"};
   uint64_t r = tu_rand(s);
   if (depth > 5 || r % 3 == 0) {
@@ -250,12 +338,12 @@ static void random_and_mutated(void **state) {
       size_t at = tu_rand(&seed) % b.len;
       uint8_t c = (uint8_t)edits[tu_rand(&seed) % (sizeof edits - 1)];
       switch (tu_rand(&seed) % 3) {
-        case 0: b.data[at] = c; break;
-        case 1: memmove(b.data + at, b.data + at + 1, b.len - at - 1), b.len--; break;
-        default:
-          adcp_buf_append_byte(&b, 0);
-          memmove(b.data + at + 1, b.data + at, b.len - at - 1);
-          b.data[at] = c;
+      case 0: b.data[at] = c; break;
+      case 1: memmove(b.data + at, b.data + at + 1, b.len - at - 1), b.len--; break;
+      default:
+        adcp_buf_append_byte(&b, 0);
+        memmove(b.data + at + 1, b.data + at, b.len - at - 1);
+        b.data[at] = c;
       }
     }
     if (same_everywhere((const char *)b.data, b.len, NULL)) refused++;
@@ -265,7 +353,6 @@ static void random_and_mutated(void **state) {
   assert_true(ok > 2000 && refused > 3000);
   adcp_buf_free(&b);
 }
-
 
 /* One scratch doc per scanner across a sequence of rows: the shape cache is
  * shared between rows, so an entry replaced by a shape too long to cache must
@@ -351,9 +438,14 @@ static void shape_cache_sequences(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_scanner_runs_here), cmocka_unit_test(table_cases),   cmocka_unit_test(block_edges),
-      cmocka_unit_test(limits),                  cmocka_unit_test(shared_fixture), cmocka_unit_test(report_rows),
-      cmocka_unit_test(random_and_mutated), cmocka_unit_test(shape_cache_sequences),
+      cmocka_unit_test(every_scanner_runs_here),
+      cmocka_unit_test(table_cases),
+      cmocka_unit_test(block_edges),
+      cmocka_unit_test(limits),
+      cmocka_unit_test(shared_fixture),
+      cmocka_unit_test(report_rows),
+      cmocka_unit_test(random_and_mutated),
+      cmocka_unit_test(shape_cache_sequences),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

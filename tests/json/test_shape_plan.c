@@ -74,9 +74,10 @@ static void a_different_row_falls_back(void **state) {
   pair_init(&p, ADCP_JSON_SCANNER_AUTO);
   const char *base = "{\"b\":1,\"a\":[1,2],\"c\":\"s\"}";
   static const char *rows[] = {
-      "{\"b\":1,\"x\":[1,2],\"c\":\"s\"}",   "{\"b\":\"1\",\"a\":[1,2],\"c\":\"s\"}", "{\"b\":1, \"a\":[1,2],\"c\":\"s\"}",
-      "{\"b\":1,\"a\":[1,2,3],\"c\":\"s\"}", "{\"b\":1,\"a\":[1,2],\"c\":\"s\",\"d\":0}", "{\"b\":1,\"a\":{},\"c\":\"s\"}",
-      "{\"b\":true,\"a\":[1,2],\"c\":\"s\"}", "[\"b\",1]",
+      "{\"b\":1,\"x\":[1,2],\"c\":\"s\"}",         "{\"b\":\"1\",\"a\":[1,2],\"c\":\"s\"}",
+      "{\"b\":1, \"a\":[1,2],\"c\":\"s\"}",        "{\"b\":1,\"a\":[1,2,3],\"c\":\"s\"}",
+      "{\"b\":1,\"a\":[1,2],\"c\":\"s\",\"d\":0}", "{\"b\":1,\"a\":{},\"c\":\"s\"}",
+      "{\"b\":true,\"a\":[1,2],\"c\":\"s\"}",      "[\"b\",1]",
   };
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
     same(&p, base, NULL);
@@ -94,11 +95,16 @@ static void refusals_match_the_full_path(void **state) {
   pair_init(&p, ADCP_JSON_SCANNER_AUTO);
   const char *base = "{\"n\":1,\"s\":\"x\",\"t\":true}";
   static const char *rows[] = {
-      "{\"n\":9007199254740993,\"s\":\"x\",\"t\":true}", "{\"n\":1e400,\"s\":\"x\",\"t\":true}",
-      "{\"n\":01,\"s\":\"x\",\"t\":true}",               "{\"n\":1,\"s\":\"\x01\",\"t\":true}",
-      "{\"n\":1,\"s\":\"\xc3\",\"t\":true}",             "{\"n\":1,\"s\":\"\\ud800\",\"t\":true}",
-      "{\"n\":1,\"s\":\"x\",\"t\":tru}",                 "{\"n\":1,\"s\":\"x\",\"t\":true}x",
-      "{\"n\":1,\"s\":\"x\",\"t\":true",                 "{\"n\":1,\"n\":\"x\",\"t\":true}",
+      "{\"n\":9007199254740993,\"s\":\"x\",\"t\":true}",
+      "{\"n\":1e400,\"s\":\"x\",\"t\":true}",
+      "{\"n\":01,\"s\":\"x\",\"t\":true}",
+      "{\"n\":1,\"s\":\"\x01\",\"t\":true}",
+      "{\"n\":1,\"s\":\"\xc3\",\"t\":true}",
+      "{\"n\":1,\"s\":\"\\ud800\",\"t\":true}",
+      "{\"n\":1,\"s\":\"x\",\"t\":tru}",
+      "{\"n\":1,\"s\":\"x\",\"t\":true}x",
+      "{\"n\":1,\"s\":\"x\",\"t\":true",
+      "{\"n\":1,\"n\":\"x\",\"t\":true}",
   };
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
     same(&p, base, NULL);
@@ -127,13 +133,15 @@ static void bytewise_and_the_switch(void **state) {
   adcp_buf_init(&out);
   adcp_error err;
   adcp_error_clear(&err);
-  for (int i = 0; i < 3; i++) assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &d, "{\"b\":1,\"a\":2}", 13, NULL, &err), 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &d, "{\"b\":1,\"a\":2}", 13, NULL, &err), 0);
   assert_int_equal(adcp_json__shape_plan_hits(&d), 0);
   unsetenv("ADCP_JSON_SHAPE_PLAN");
   adcp_json_doc_free(&d);
   adcp_json_doc_init(&d);
   if (adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO) != ADCP_JSON_SCANNER_BYTEWISE) {
-    for (int i = 0; i < 3; i++) assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &d, "{\"b\":1,\"a\":2}", 13, NULL, &err), 0);
+    for (int i = 0; i < 3; i++)
+      assert_int_equal(adcp_jcs_canonicalize(&out, NULL, &d, "{\"b\":1,\"a\":2}", 13, NULL, &err), 0);
     assert_int_equal(adcp_json__shape_plan_hits(&d), 2);
     assert_int_equal(out.len, 6 * 13);
   }

@@ -89,8 +89,7 @@ adcp_fence_cause acquire(fenv *e, adcp_fence_claim *c) {
   return cause;
 }
 
-int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int),
-            adcp_error *err) {
+int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int), adcp_error *err) {
   gen g;
   gen_init(&g, 1500, 40, salt); /* several chunks */
   adcp_ledger_commit req = {.version = 1,

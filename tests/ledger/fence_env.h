@@ -14,7 +14,7 @@ typedef struct fenv {
   adcp_sql_conn *c;
   adcp_ledger *l;
   adcp_object_provider *p;
-  char *dir;      /* owns the bucket (shared by clones) */
+  char *dir; /* owns the bucket (shared by clones) */
   char root[600];
 } fenv;
 
@@ -46,8 +46,7 @@ void fence_path(char *out, size_t n, fenv *e, uint64_t epoch);
 adcp_fence_cause acquire(fenv *e, adcp_fence_claim *c);
 
 /* Commits acct/obligation/rev (1,500 rows of salt, several chunks) through fs1. */
-int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int),
-            adcp_error *err);
+int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int), adcp_error *err);
 
 /* Fails the test unless rev verifies with all of its 1,500 rows. */
 void verifies(fenv *e, const char *rev);

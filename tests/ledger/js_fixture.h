@@ -25,11 +25,10 @@ typedef struct js_object {
 
 typedef struct js_env {
   adcp_object_provider *p, *p_plain; /* prefixes "rows" (gzip binding) and "plain" */
-  char root[700], root_plain[700]; /* one directory per binding (the CLI requires it) */
+  char root[700], root_plain[700];   /* one directory per binding (the CLI requires it) */
   js_object *objs;
   size_t n_objs, cap_objs;
 } js_env;
-
 
 const char *jsf_version(const js_env *e, const char *key);
 void jsf_put(js_env *jsf_cur, const char *path, const char *key);

@@ -4,8 +4,8 @@
  * binding "fs1"), and the commit and read checks both use. */
 #include "objects_env.h"
 
-adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compression, const char *ns,
-                         const char *tmpl, adcp_error *err, int *rc_out) {
+adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compression, const char *ns, const char *tmpl,
+                         adcp_error *err, int *rc_out) {
   adcp_ledger *l;
   adcp_ledger_options o = {.version = 1, .deployment_namespace = ns, .write_deadline_ms = 2000};
   int rc = adcp_ledger_open(&l, c, &o, err);
@@ -16,8 +16,7 @@ adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compress
   return l;
 }
 
-void env_open_hooked(objenv *e, const fixture *f, int compression, int (*hook)(void *, int, const char *),
-                     void *hctx) {
+void env_open_hooked(objenv *e, const fixture *f, int compression, int (*hook)(void *, int, const char *), void *hctx) {
   adcp_error err = {0};
   memset(e, 0, sizeof *e);
   e->s = open_migrated(f);
@@ -48,8 +47,9 @@ void exec(adcp_sql_conn *c, const char *sql) {
 
 void expire_all(adcp_sql_conn *c) {
   exec(c, "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z'");
-  exec(c, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-          "WHERE lease_owner IS NOT NULL");
+  exec(c,
+       "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+       "WHERE lease_owner IS NOT NULL");
 }
 
 int commit_obj(adcp_commit_result *res, adcp_ledger *l, const char *rev, gen *g, const char *binding,
@@ -100,7 +100,8 @@ void check_reads(adcp_ledger *l, const char *rev, gen *g) {
   assert_int_equal(page.count, g->n < off + lim ? g->n - off : lim);
   /* compare against the expected slice */
   size_t start = 0;
-  for (uint64_t i = 0; i < off; i++) start = (size_t)((uint8_t *)memchr(exp.data + start, '\n', exp.len - start) - exp.data) + 1;
+  for (uint64_t i = 0; i < off; i++)
+    start = (size_t)((uint8_t *)memchr(exp.data + start, '\n', exp.len - start) - exp.data) + 1;
   if (page.data.len) assert_memory_equal(page.data.data, exp.data + start, page.data.len);
   /* the whole revision as one page checks the envelope too */
   OK(adcp_ledger_read_revision_rows(&page, l, "acct", rev, 0, 0, &err));

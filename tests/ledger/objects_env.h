@@ -18,12 +18,11 @@ typedef struct objenv {
 } objenv;
 
 /* A ledger on c with binding "fs1" over p; the binding's rc goes to *rc_out. */
-adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compression, const char *ns,
-                         const char *tmpl, adcp_error *err, int *rc_out);
+adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compression, const char *ns, const char *tmpl,
+                         adcp_error *err, int *rc_out);
 
 /* hook (may be NULL): the filesystem provider's test hook. */
-void env_open_hooked(objenv *e, const fixture *f, int compression, int (*hook)(void *, int, const char *),
-                     void *hctx);
+void env_open_hooked(objenv *e, const fixture *f, int compression, int (*hook)(void *, int, const char *), void *hctx);
 void env_open(objenv *e, const fixture *f, int compression);
 void env_close(objenv *e);
 

@@ -33,7 +33,7 @@
 
 static fake_server fake;
 static int bucket_seq;
-static int use_gcs;    /* the provider of the group being run */
+static int use_gcs; /* the provider of the group being run */
 static char sa_file[600];
 
 typedef struct cenv {
@@ -83,8 +83,8 @@ static void cenv_init(cenv *e, uint64_t nrows) {
     adcp_gcs_provider_options o = {.bucket = e->bucket, .endpoint = ep, .prefix = "rows", .service_account_file = sa_file};
     OK(adcp_gcs_provider_new(&e->p, &o, &err));
   } else {
-    adcp_s3_provider_options o = {.bucket = e->bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
-                                  .prefix = "rows", .credential_ref = "env"};
+    adcp_s3_provider_options o = {
+        .bucket = e->bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1, .prefix = "rows", .credential_ref = "env"};
     OK(adcp_s3_provider_new(&e->p, &o, &err));
   }
 }
@@ -108,8 +108,7 @@ static size_t objects(const cenv *e, adcp_buf *out) {
       /* probe objects and fence records (docs/fence.md) are not row objects */
       if (!strstr(pg.entries[i].key, "/.adcp-probe/") && !strstr(pg.entries[i].key, "/_collector-fence/"))
         adcp_buf_printf(out, "%s %s\n", pg.entries[i].key, pg.entries[i].native_version);
-      else
-        n--;
+      else n--;
     free(token);
     token = pg.next_token ? strdup(pg.next_token) : NULL;
     adcp_object_list_page_free(&pg);
@@ -324,8 +323,8 @@ static void killed_at_random(void **state) {
     l += n;
   }
   orphans = count_lines((char *)now.data) - count_lines((char *)rec.data);
-  fprintf(stderr, "# random kills: %d killed, %zu intent objects swept, %zu unrecorded orphans left\n", killed, n_intent,
-          orphans);
+  fprintf(stderr, "# random kills: %d killed, %zu intent objects swept, %zu unrecorded orphans left\n", killed,
+          n_intent, orphans);
   assert_int_equal(run_cli(f, &e, "verify --all", NULL), 0);
   adcp_buf_free(&before), adcp_buf_free(&intents);
   adcp_buf_free(&out), adcp_buf_free(&now), adcp_buf_free(&rec);

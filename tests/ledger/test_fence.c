@@ -102,7 +102,9 @@ static void test_reader_rejections(void **state) {
   reject("not json", "non-JSON");
   reject("[1,2]", "an array");
   /* member surgery on the golden text */
-  struct { const char *from, *to, *what; } cases[] = {
+  struct {
+    const char *from, *to, *what;
+  } cases[] = {
       {"\"epoch\":42", "\"epoch\":42.0", "a non-canonical number"},
       {"\"epoch\":42", "\"epoch\":\"42\"", "a string epoch"},
       {"\"epoch\":42", "\"epoch\":0", "epoch 0"},
@@ -151,8 +153,9 @@ static void test_acquire_advances_and_prunes(void **state) {
   assert_int_equal(c3.epoch, 3);
   assert_int_equal(fence_epochs(&e), (1ULL << 2) | (1ULL << 3)); /* the newest two */
   assert_int_equal(tu_scalar(e.c, "SELECT epoch FROM adcp_reporting_orphan_collector_fences"), 3);
-  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
-                               "IS NOT NULL"),
+  assert_int_equal(tu_scalar(e.c,
+                             "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
+                             "IS NOT NULL"),
                    0);
   adcp_fence_cause cause = 99;
   OK(adcp_fence_recheck(&c3, &cause, e.l, &err));
@@ -204,7 +207,6 @@ static void test_siblings_share(void **state) {
   fenv_close(&b);
   fenv_close(&a);
 }
-
 
 /* Issue 30 defect 5: processes sharing one database (here: handles on their
  * own connections, in threads) acquiring and rechecking at once never fence
@@ -315,8 +317,9 @@ static int abort_uploaded(void *ctx, int step) {
 
 static void expire_intents(adcp_sql_conn *c) {
   exec(c, "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z'");
-  exec(c, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-          "WHERE lease_owner IS NOT NULL");
+  exec(c,
+       "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+       "WHERE lease_owner IS NOT NULL");
 }
 
 static void backdate_period(fenv *e, const char *obl, int recent) {
@@ -328,8 +331,10 @@ static void backdate_period(fenv *e, const char *obl, int recent) {
   if (pg) OK(adcp_sql_exec_script(e->c, "SET session_replication_role = replica", &err));
   /* Backdating rewrites immutable columns: SQLite cannot switch triggers off. */
   if (!pg)
-    OK(adcp_sql_exec_script(e->c, "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
-                                  "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;", &err));
+    OK(adcp_sql_exec_script(e->c,
+                            "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
+                            "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;",
+                            &err));
   OK(adcp_sql_exec(e->c,
                    pg ? "UPDATE adcp_reporting_obligations SET period_start = $2::timestamptz - interval '1 day', "
                         "period_end = $2::timestamptz, created_at = $2::timestamptz WHERE obligation_id = $1"
@@ -519,7 +524,7 @@ static void test_physical_copy_adopting_first_fences_original(void **state) {
   OK(adcp_fence_database_fingerprint(fp, sizeof fp, b.l, &err));
   adcp_sql_param p = adcp_sql_text(fp);
   OK(adcp_sql_exec(b.c, "UPDATE adcp_reporting_orphan_collector_fences SET database_fingerprint = $1", &p, 1, &err));
-  expire_intents(b.c); /* the abandoned commit's lease is gone on the copy too */
+  expire_intents(b.c);                             /* the abandoned commit's lease is gone on the copy too */
   OK(fcommit(&b, "ob2", "crash1", 3, NULL, &err)); /* adopts the abandoned objects, advancing the claim */
   verifies(&b, "crash1");
   /* the original's sweep of its intent for those very objects: fenced */
@@ -555,7 +560,7 @@ static void test_physical_copy_loses_race(void **state) {
   OK(adcp_sql_exec(b.c, "UPDATE adcp_reporting_orphan_collector_fences SET database_fingerprint = $1", &p, 1, &err));
   adcp_sweep_counters sc;
   OK(adcp_ledger_sweep_intents(&sc, a.l, NULL, 0, &err)); /* original's pass advances */
-  expire_intents(a.c);                                     /* (the aborted commit's lease) */
+  expire_intents(a.c);                                    /* (the aborted commit's lease) */
   OK(fcommit(&a, "ob2", "crash1", 3, NULL, &err));        /* and it finishes its commit */
   adcp_error e2 = {0};
   assert_int_equal(fcommit(&b, "ob7", "b7", 12, NULL, &e2), ADCP_EUNSAFE_BINDING);
@@ -569,7 +574,6 @@ static void test_physical_copy_loses_race(void **state) {
   fenv_close(&a);
   drop_clone(cname);
 }
-
 
 /* ---- refusal causes ------------------------------------------------------------------- */
 
@@ -689,8 +693,9 @@ static void test_refusal_causes(void **state) {
   assert_int_equal(acquire(&o, &c2), ADCP_FENCE_CLAIMED_ELSEWHERE);
   fenv_close(&o);
   adcp_fence_cause cause = ADCP_FENCE_OK;
-  exec(e.c, "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = "
-            "'0000000000000000000000000000000000000000000000000000000000000000'");
+  exec(e.c,
+       "UPDATE adcp_reporting_orphan_collector_fences SET scope_sha256 = "
+       "'0000000000000000000000000000000000000000000000000000000000000000'");
   OK(adcp_fence_acquire(&c2, &cause, e.l, "fs1", &err));
   assert_int_equal(cause, ADCP_FENCE_CLAIMED_ELSEWHERE);
   assert_int_equal(recheck(&e, &c), ADCP_FENCE_CLAIM_LOST);

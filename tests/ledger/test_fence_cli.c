@@ -19,13 +19,12 @@ typedef struct cenv {
 
 static void write_cfg(const char *path, const char *root, const char *owner) {
   tu_write_config(path,
-           "{\"bindings\": [{\"id\": \"fs1\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
-           "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s%s%s}\n",
-           root, owner ? ", \"fence\": {\"owner_id\": \"" : "", owner ? owner : "", owner ? "\"}" : "");
+                  "{\"bindings\": [{\"id\": \"fs1\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
+                  "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s%s%s}\n",
+                  root, owner ? ", \"fence\": {\"owner_id\": \"" : "", owner ? owner : "", owner ? "\"}" : "");
 }
 
-static int run(cenv *e, const char *url, const char *cfg, const char *args, const char *in, adcp_buf *out,
-               adcp_buf *errb) {
+static int run(cenv *e, const char *url, const char *cfg, const char *args, const char *in, adcp_buf *out, adcp_buf *errb) {
   return tu_cli_db(e->scratch, url, cfg, in, out, errb, "%s", args);
 }
 
@@ -35,8 +34,9 @@ static void rows(adcp_buf *b, int n, int salt) {
   adcp_buf_cstr(b);
 }
 
-#define COMMIT(ob, rev)                                                                                   \
-  "commit --account acct --obligation " ob " --revision " rev " --finality snapshot --binding fs1 "       \
+#define COMMIT(ob, rev) \
+  "commit --account acct --obligation " ob " --revision " rev \
+  " --finality snapshot --binding fs1 " \
   "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z"
 
 static void one_json_doc(const adcp_buf *out) {
@@ -129,12 +129,10 @@ static void fence_cli(void **state) {
   one_json_doc(&out);
   assert_non_null(strstr((char *)out.data, "\"ok\":false"));
   assert_non_null(strstr((char *)errb.data, "INVALID_INPUT"));
-  assert_int_equal(run(&e, url2, e.cfg, "fence take-over --binding nope --acknowledge-previous-owner-gone", NULL,
-                       &out, &errb),
-                   5);
   assert_int_equal(
-      run(&e, url2, e.cfg, "fence take-over --binding fs1 --acknowledge-previous-owner-gone --json", NULL, &out, &errb),
-      0);
+      run(&e, url2, e.cfg, "fence take-over --binding nope --acknowledge-previous-owner-gone", NULL, &out, &errb), 5);
+  assert_int_equal(
+      run(&e, url2, e.cfg, "fence take-over --binding fs1 --acknowledge-previous-owner-gone --json", NULL, &out, &errb), 0);
   one_json_doc(&out);
   assert_non_null(strstr((char *)out.data, "{\"ok\":true,\"binding\":\"fs1\",\"epoch\":3}"));
   if (run(&e, url2, e.cfg, COMMIT("ob4", "c4"), (char *)in.data, &out, &errb)) fail_msg("%s", (char *)errb.data);

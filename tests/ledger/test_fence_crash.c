@@ -50,8 +50,9 @@ static void test_kill_mid_claim(void **state) {
   adcp_fence_claim c2;
   assert_int_equal(acquire(&e, &c2), ADCP_FENCE_OK);
   assert_int_equal(c2.epoch, 3);
-  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
-                               "IS NOT NULL"),
+  assert_int_equal(tu_scalar(e.c,
+                             "SELECT count(*) FROM adcp_reporting_orphan_collector_fences WHERE pending_epoch "
+                             "IS NOT NULL"),
                    0);
   /* killed after the mark, before any object: once the mark is stale, the next acquire takes over */
   killed_child(f, e.dir, ADCP_FENCE_STEP_PENDING);

@@ -33,8 +33,13 @@ static void senv_open(senv *e, const char *url, const char *bucket) {
   e->c = adcp_storage_sql(e->s);
   char ep[64];
   snprintf(ep, sizeof ep, "http://127.0.0.1:%d", fake.port);
-  adcp_s3_provider_options po = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
-                                 .prefix = "rows", .credential_ref = "env", .backoff_base_ms = 20};
+  adcp_s3_provider_options po = {.bucket = bucket,
+                                 .region = "us-east-1",
+                                 .endpoint = ep,
+                                 .path_style = 1,
+                                 .prefix = "rows",
+                                 .credential_ref = "env",
+                                 .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&e->p, &po, &err));
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000, .fence_cache_ttl_ms = -1};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
@@ -68,9 +73,15 @@ static uint64_t listed(senv *e) {
 static int commit(senv *e, const char *ob, const char *rev, uint64_t salt, adcp_error *err) {
   gen g;
   gen_init(&g, 800, 20, salt);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = ob, .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = ob,
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .binding_id = "s3b"};
   adcp_commit_result res;
   memset(&res, 0, sizeof res);

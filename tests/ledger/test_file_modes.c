@@ -82,7 +82,6 @@ static void sqlite_files_owner_only(void **state) {
   umask(old);
 }
 
-
 /* A new database is 0600 under umask 000, 022 and 077 (077 alone would still
  * give 0600; 000 would give SQLite's 0644), through the library and `init`. */
 static void sqlite_new_db_every_umask(void **state) {
@@ -169,7 +168,6 @@ static void sqlite_symlinked_path(void **state) {
   umask(old);
 }
 
-
 /* Files the CLI writes (encode --chunks-dir) are 0600 under umask 000, 022
  * and 077, and a symlink planted at an output name is replaced, never
  * written through. */
@@ -192,7 +190,8 @@ static void cli_written_files(void **state) {
     snprintf(args, sizeof args, "encode --revision-id r1 --chunks-dir '%s' '%s'", cdir, rows);
     adcp_buf out, eout;
     adcp_buf_init(&out), adcp_buf_init(&eout);
-    if (tu_cli(dir, args, NULL, &out, &eout) != 0) fail_msg("encode under umask %03o: %s", (unsigned)masks[i], eout.data);
+    if (tu_cli(dir, args, NULL, &out, &eout) != 0)
+      fail_msg("encode under umask %03o: %s", (unsigned)masks[i], eout.data);
     assert_int_equal(mode_of(out0), 0600); /* a regular file now, not the link */
     adcp_buf_free(&out), adcp_buf_free(&eout);
     umask(old);
@@ -266,10 +265,10 @@ static void binding_modes(const fixture *f, unsigned file_mode, unsigned dir_mod
   walk w = {file_mode ? file_mode : 0600, dir_mode ? dir_mode : 0700, 0, 0, 0, 0};
   assert_int_equal(mode_of(root), w.dir_mode);
   walk_tree(&w, root);
-  assert_int_equal(w.files, 4);   /* 3 + 1 objects; nothing left in staging */
+  assert_int_equal(w.files, 4);       /* 3 + 1 objects; nothing left in staging */
   assert_int_equal(w.fence_files, 1); /* the first commit claimed the binding's fence (epoch 1) */
-  assert_true(w.dirs >= 4);       /* rows, deep, the namespace and key directories */
-  assert_true(w.staged_dir);      /* the staging directory was created (and checked) */
+  assert_true(w.dirs >= 4);           /* rows, deep, the namespace and key directories */
+  assert_true(w.staged_dir);          /* the staging directory was created (and checked) */
   adcp_ledger_close(l);
   adcp_object_provider_free(p);
   adcp_storage_close(s);
@@ -300,12 +299,9 @@ static void filesystem_modes_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(sqlite_files_owner_only),
-      cmocka_unit_test(sqlite_new_db_every_umask),
-      cmocka_unit_test(sqlite_symlinked_path),
-      cmocka_unit_test(cli_written_files),
-      BOTH(filesystem_binding_owner_only),
-      BOTH(filesystem_binding_configured_modes),
+      cmocka_unit_test(sqlite_files_owner_only),  cmocka_unit_test(sqlite_new_db_every_umask),
+      cmocka_unit_test(sqlite_symlinked_path),    cmocka_unit_test(cli_written_files),
+      BOTH(filesystem_binding_owner_only),        BOTH(filesystem_binding_configured_modes),
       cmocka_unit_test(filesystem_modes_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

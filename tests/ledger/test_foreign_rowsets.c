@@ -172,8 +172,7 @@ static void foreign_rowsets_verify_and_read(void **state) {
   assert_int_equal(n, 2);
   assert_string_equal(v[0].row_set_id, "rrev_js_header_only");
   free(v);
-  assert_int_equal(adcp_ledger_verify_rowset(NULL, e.l, "rrev_missing", NULL, NULL, NULL, &err),
-                   ADCP_EREFERENCE_NOT_FOUND);
+  assert_int_equal(adcp_ledger_verify_rowset(NULL, e.l, "rrev_missing", NULL, NULL, NULL, &err), ADCP_EREFERENCE_NOT_FOUND);
   meta_free(&m);
   env_close(&e);
 }
@@ -184,10 +183,16 @@ static void foreign_rowsets_pages(void **state) {
   env e;
   env_open(&e, *state, 1);
   adcp_error err = {0};
-  struct { const char *id; uint64_t off, lim; } cases[] = {
-      {"rrev_fixture_three-segments", 499, 3}, {"rrev_fixture_three-segments", 1000, 5},
-      {"rrev_js_gzip", 9998, 3}, {"rrev_js_header_only", 0, 2}, {"rrev_js_plain", 1, 1}, {"rrev_js_deep", 0, 1},
-      {"radj_js_1", 1, 1}};
+  struct {
+    const char *id;
+    uint64_t off, lim;
+  } cases[] = {{"rrev_fixture_three-segments", 499, 3},
+               {"rrev_fixture_three-segments", 1000, 5},
+               {"rrev_js_gzip", 9998, 3},
+               {"rrev_js_header_only", 0, 2},
+               {"rrev_js_plain", 1, 1},
+               {"rrev_js_deep", 0, 1},
+               {"radj_js_1", 1, 1}};
   adcp_buf want;
   adcp_buf_init(&want);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -236,8 +241,12 @@ static void foreign_deep_row(void **state) {
   char bc[24], rcs[24];
   snprintf(bc, sizeof bc, "%llu", (unsigned long long)info.canonical_byte_count);
   snprintf(rcs, sizeof rcs, "%llu", (unsigned long long)info.row_count);
-  adcp_sql_param p[6] = {adcp_sql_text("rrev_js_deep"), adcp_sql_text(info.content_sha256), adcp_sql_text(bc),
-                         adcp_sql_text(rcs), adcp_sql_text(info.row_manifest_sha256), adcp_sql_text("obl_js_1")};
+  adcp_sql_param p[6] = {adcp_sql_text("rrev_js_deep"),
+                         adcp_sql_text(info.content_sha256),
+                         adcp_sql_text(bc),
+                         adcp_sql_text(rcs),
+                         adcp_sql_text(info.row_manifest_sha256),
+                         adcp_sql_text("obl_js_1")};
   OK(adcp_sql_exec(e.c,
                    "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
                    "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
@@ -334,7 +343,8 @@ static void foreign_tamper(void **state) {
   /* A body byte: the chunk digest no longer matches. */
   adcp_sql_param p = adcp_sql_text("8fcc0c1b57966f5ab49d8bed4782722734119ae1875a761550209e87a6d2a336");
   size_t bn;
-  uint8_t *body = tu_read_file(JS_FIXTURE_DIR "/bodies/8fcc0c1b57966f5ab49d8bed4782722734119ae1875a761550209e87a6d2a336.jsonl", &bn);
+  uint8_t *body =
+      tu_read_file(JS_FIXTURE_DIR "/bodies/8fcc0c1b57966f5ab49d8bed4782722734119ae1875a761550209e87a6d2a336.jsonl", &bn);
   body[5] ^= 0x01;
   adcp_sql_param up[2] = {adcp_sql_blob(body, bn), p};
   OK(adcp_sql_exec(e.c, "UPDATE adcp_reporting_chunk_bodies SET body = $1 WHERE sha256 = $2", up, 2, &err));
@@ -375,8 +385,7 @@ static void foreign_tamper(void **state) {
                    &dq, 1, &err));
   expect_fail(&e, "rrev_js_deep", ADCP_EROWS_UNAVAILABLE, "missing");
   adcp_sql_param ts = adcp_sql_text("rrev_fixture_three-segments");
-  OK(adcp_sql_exec(e.c, "UPDATE adcp_reporting_row_sets SET rows_state = 'pruning' WHERE row_set_id = $1", &ts, 1,
-                   &err));
+  OK(adcp_sql_exec(e.c, "UPDATE adcp_reporting_row_sets SET rows_state = 'pruning' WHERE row_set_id = $1", &ts, 1, &err));
   expect_fail(&e, "rrev_fixture_three-segments", ADCP_EROWS_EXPIRED, NULL);
   /* Untouched row sets still verify. */
   OK(adcp_ledger_verify_rowset(NULL, e.l, "rrev_fixture_empty", NULL, NULL, NULL, &err));
@@ -391,8 +400,7 @@ static void foreign_unconfigured_binding(void **state) {
   adcp_ledger *bare;
   adcp_ledger_options o = {.version = 1};
   OK(adcp_ledger_open(&bare, e.c, &o, &err));
-  assert_int_equal(adcp_ledger_verify_rowset(NULL, bare, "rrev_js_gzip", NULL, NULL, NULL, &err),
-                   ADCP_ESTATE_UNAVAILABLE);
+  assert_int_equal(adcp_ledger_verify_rowset(NULL, bare, "rrev_js_gzip", NULL, NULL, NULL, &err), ADCP_ESTATE_UNAVAILABLE);
   OK(adcp_ledger_verify_rowset(NULL, bare, "radj_js_1", NULL, NULL, NULL, &err));
   adcp_ledger_close(bare);
   env_close(&e);
@@ -533,10 +541,20 @@ static void commit_like_js(env *e, const char *id, const char *obligation, const
   OK(adcp_totals_parse(&tot, (const char *)t.data, t.len, &err));
   file_rows fr = {0};
   fr.b = expected(v ? id : "rrev_fixture_single-row", &fr.n);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_js", .obligation_id = obligation, .revision_id = id,
-                            .finality = fin, .period_start = period_start, .period_end = period_end,
-                            .configuration_id = "cfg_js", .period_ordinal = ordinal, .totals = &tot,
-                            .next_row = next_file_row, .row_ctx = &fr, .binding_id = binding, .step_hook = hook};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct_js",
+                            .obligation_id = obligation,
+                            .revision_id = id,
+                            .finality = fin,
+                            .period_start = period_start,
+                            .period_end = period_end,
+                            .configuration_id = "cfg_js",
+                            .period_ordinal = ordinal,
+                            .totals = &tot,
+                            .next_row = next_file_row,
+                            .row_ctx = &fr,
+                            .binding_id = binding,
+                            .step_hook = hook};
   adcp_commit_result res;
   memset(&res, 0, sizeof res);
   int rc = adcp_ledger_commit_revision(&res, e->l, &req, &err);
@@ -561,17 +579,27 @@ static void ours_match_js_layout(void **state) {
                  ADCP_FINALITY_SNAPSHOT, "js-fs", NULL, 0);
   commit_like_js(&e, "rrev_js_plain", "obl_js_2", "2026-10-02T00:00:00Z", "2026-10-03T00:00:00Z", 1,
                  ADCP_FINALITY_OFFICIAL, "js-fs-plain", NULL, 0);
-  commit_like_js(&e, "rrev_fixture_three-segments", "obl_js_1", NULL, NULL, 0, ADCP_FINALITY_SNAPSHOT, "postgres",
-                 NULL, 0);
-  static const char *const rs_cols[] = {"row_set_kind", "account_id", "obligation_id", "encoding", "digest_profile",
-                                        "content_sha256", "canonical_byte_count", "row_count", "row_manifest_sha256",
-                                        "chunk_count", "rows_shared_from_row_set_id", "row_binding_id", NULL};
+  commit_like_js(&e, "rrev_fixture_three-segments", "obl_js_1", NULL, NULL, 0, ADCP_FINALITY_SNAPSHOT, "postgres", NULL, 0);
+  static const char *const rs_cols[] = {"row_set_kind",
+                                        "account_id",
+                                        "obligation_id",
+                                        "encoding",
+                                        "digest_profile",
+                                        "content_sha256",
+                                        "canonical_byte_count",
+                                        "row_count",
+                                        "row_manifest_sha256",
+                                        "chunk_count",
+                                        "rows_shared_from_row_set_id",
+                                        "row_binding_id",
+                                        NULL};
   static const char *const ch_cols[] = {"account_id", "obligation_id", "first_ordinal", "row_count", "byte_count",
-                                        "sha256", "object_key", "compression", NULL};
+                                        "sha256",     "object_key",    "compression",   NULL};
   const char *ids[] = {"rrev_js_gzip", "rrev_js_plain", "rrev_fixture_three-segments"};
   int chunks[] = {2, 1, 1};
   for (int i = 0; i < 3; i++) {
-    for (int c = 0; rs_cols[c]; c++) same_column(&e, &fx, "adcp_reporting_row_sets", "row_set_id", ids[i], -1, rs_cols[c], 0);
+    for (int c = 0; rs_cols[c]; c++)
+      same_column(&e, &fx, "adcp_reporting_row_sets", "row_set_id", ids[i], -1, rs_cols[c], 0);
     for (int k = 0; k < chunks[i]; k++) {
       for (int c = 0; ch_cols[c]; c++)
         same_column(&e, &fx, "adcp_reporting_row_chunks", "row_set_id", ids[i], k, ch_cols[c], 0);
@@ -582,7 +610,8 @@ static void ours_match_js_layout(void **state) {
   for (int i = 0; i < 2; i++) {
     const char *b = i ? "js-fs-plain" : "js-fs";
     static const char *const bcols[] = {"kind", "provider", "identity_sha256", "namespace_key", NULL};
-    for (int c = 0; bcols[c]; c++) same_column(&e, &fx, "adcp_reporting_row_bindings", "row_binding_id", b, -1, bcols[c], 0);
+    for (int c = 0; bcols[c]; c++)
+      same_column(&e, &fx, "adcp_reporting_row_bindings", "row_binding_id", b, -1, bcols[c], 0);
     same_column(&e, &fx, "adcp_reporting_row_bindings", "row_binding_id", b, -1, "identity_config", 1);
     same_column(&e, &fx, "adcp_reporting_row_bindings", "row_binding_id", b, -1, "operational_config", 1);
   }
@@ -615,7 +644,9 @@ static void ours_match_js_layout(void **state) {
     assert_true(pn > 2 && phys[0] == 0x1f && phys[1] == 0x8b);
     /* Python's gzip module: an inflater independent of ours. */
     char cmd[2300];
-    snprintf(cmd, sizeof cmd, "python3 -c 'import gzip,sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1],\"rb\").read()))' '%s'", path);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import gzip,sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1],\"rb\").read()))' '%s'",
+             path);
     adcp_buf one;
     adcp_buf_init(&one);
     assert_int_equal(tu_run(cmd, NULL, 0, &one), 0);
@@ -682,7 +713,9 @@ static void rec_note(adcp_object_provider *self, const adcp_object_put_input *in
 static int rec_validate(adcp_object_provider *s, const adcp_object_kv *l, size_t n, adcp_error *e) {
   return INNER(s)->validate_location(INNER(s), l, n, e);
 }
-static int rec_probe(adcp_object_provider *s, const adcp_object_ctx *c, adcp_error *e) { return INNER(s)->probe(INNER(s), c, e); }
+static int rec_probe(adcp_object_provider *s, const adcp_object_ctx *c, adcp_error *e) {
+  return INNER(s)->probe(INNER(s), c, e);
+}
 static int rec_put(adcp_object_provider *s, adcp_object_put_result *o, const adcp_object_put_input *in,
                    const adcp_object_ctx *c, adcp_error *e) {
   rec_note(s, in);
@@ -696,8 +729,7 @@ static int rec_delete(adcp_object_provider *s, int *o, const char *k, const char
                       adcp_error *e) {
   return INNER(s)->delete_version(INNER(s), o, k, v, c, e);
 }
-static int rec_head(adcp_object_provider *s, adcp_object_info *o, const char *k, const adcp_object_ctx *c,
-                    adcp_error *e) {
+static int rec_head(adcp_object_provider *s, adcp_object_info *o, const char *k, const adcp_object_ctx *c, adcp_error *e) {
   return INNER(s)->head(INNER(s), o, k, c, e);
 }
 /* The ownership fence lists its epoch chain before object commits. */
@@ -727,10 +759,10 @@ static void ours_object_metadata(void **state) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e.l, e.c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "jsroot"}};
-  adcp_ledger_binding_config gz = {1, "js-fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL,
-                                   &r[0].base};
-  adcp_ledger_binding_config pl = {1, "js-fs-plain", "filesystem", loc, 1, "plain", NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE, NULL, &r[1].base};
+  adcp_ledger_binding_config gz = {1,    "js-fs",   "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
+                                   NULL, &r[0].base};
+  adcp_ledger_binding_config pl = {
+      1, "js-fs-plain", "filesystem", loc, 1, "plain", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, &r[1].base};
   OK(adcp_ledger_configure_binding(e.l, &gz, &err));
   OK(adcp_ledger_configure_binding(e.l, &pl, &err));
   commit_like_js(&e, "rrev_js_gzip", "obl_js_1", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z", 0,
@@ -751,8 +783,13 @@ static void ours_object_metadata(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(foreign_rowsets_verify_and_read), BOTH(foreign_rowsets_pages), BOTH(foreign_deep_row),
-      BOTH(foreign_tamper), BOTH(foreign_unconfigured_binding), BOTH(foreign_intents), BOTH(ours_match_js_layout),
+      BOTH(foreign_rowsets_verify_and_read),
+      BOTH(foreign_rowsets_pages),
+      BOTH(foreign_deep_row),
+      BOTH(foreign_tamper),
+      BOTH(foreign_unconfigured_binding),
+      BOTH(foreign_intents),
+      BOTH(ours_match_js_layout),
       BOTH(ours_object_metadata),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

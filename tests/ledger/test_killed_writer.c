@@ -121,9 +121,10 @@ static void blocked_at_most_the_lease(void **state) {
     refused++;
     usleep(200 * 1000);
   }
-  print_message("killed writer: next commit of its revision after %.1f s (lease %.1f s, %d refusals, the last "
-                "started %.1f s after the uploads)\n",
-                done, lease_s, refused, last_refused);
+  print_message(
+      "killed writer: next commit of its revision after %.1f s (lease %.1f s, %d refusals, the last "
+      "started %.1f s after the uploads)\n",
+      done, lease_s, refused, last_refused);
   assert_true(done > 0);
   assert_true(refused > 0);
   /* Blocked at most the lease: no attempt that started after it ended was

@@ -43,8 +43,8 @@ static void round_trip_sizes(void **state) {
     read_page(l, "acct", rev, &g, n, n, 10); /* at the end: empty page */
     if (n >= 10000) {
       /* Across segment and chunk boundaries. */
-      static const uint64_t offs[][2] = {{0, 500},   {250, 500},  {499, 2},   {9500, 500}, {9750, 500},
-                                         {9999, 2},  {9000, 1001}, {1, 9999}, {4321, 3333}, {10000, 0}};
+      static const uint64_t offs[][2] = {{0, 500},  {250, 500},   {499, 2},  {9500, 500},  {9750, 500},
+                                         {9999, 2}, {9000, 1001}, {1, 9999}, {4321, 3333}, {10000, 0}};
       for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++)
         if (offs[k][0] < n) read_page(l, "acct", rev, &g, n, offs[k][0], offs[k][1]);
     }
@@ -453,8 +453,13 @@ static void account_isolation_and_host_reads(void **state) {
     snprintf(pe, sizeof pe, "2026-11-%02dT00:00:00Z", 11 - i);
     for (int k = 0; k < 2; k++) {
       snprintf(rev, sizeof rev, "per_%d_%d", i, k);
-      adcp_ledger_commit req = {.version = 1, .account_id = "acct_a", .obligation_id = ob, .revision_id = rev,
-                                .finality = ADCP_FINALITY_SNAPSHOT, .period_start = ps, .period_end = pe,
+      adcp_ledger_commit req = {.version = 1,
+                                .account_id = "acct_a",
+                                .obligation_id = ob,
+                                .revision_id = rev,
+                                .finality = ADCP_FINALITY_SNAPSHOT,
+                                .period_start = ps,
+                                .period_end = pe,
                                 .observed_at = "2026-11-12T10:00:00+02:00"};
       OK(adcp_ledger_commit_revision(&res, l, &req, &err));
       assert_string_equal(res.header.observed_at, "2026-11-12T08:00:00.000000Z");
@@ -529,8 +534,8 @@ static void tamper_cases_fail_precisely(void **state) {
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
   adcp_ledger *w = ledger_on(c, 0);
-  static const char *cases[] = {"t_body", "t_delchunk", "t_reorder", "t_segdigest", "t_manifest_rs", "t_manifest_rev",
-                                "t_delbody", "t_rowcount", "t_clean"};
+  static const char *cases[] = {"t_body",         "t_delchunk", "t_reorder",  "t_segdigest", "t_manifest_rs",
+                                "t_manifest_rev", "t_delbody",  "t_rowcount", "t_clean"};
   size_t ncases = sizeof cases / sizeof cases[0];
   gen g;
   for (size_t i = 0; i < ncases; i++) {
@@ -543,19 +548,23 @@ static void tamper_cases_fail_precisely(void **state) {
   adcp_ledger_close(w);
   unguard(c, pg);
 #define RUN(sql) OK(adcp_sql_exec_script(c, sql, &err))
-  if (pg) RUN("UPDATE adcp_reporting_chunk_bodies SET body = overlay(body PLACING '\\x58'::bytea FROM 100 FOR 1) "
-              "WHERE obligation_id = 't_body'");
-  else RUN("UPDATE adcp_reporting_chunk_bodies SET body = CAST(substr(body, 1, 99) || 'X' || substr(body, 101) AS BLOB) "
-           "WHERE obligation_id = 't_body'");
+  if (pg)
+    RUN("UPDATE adcp_reporting_chunk_bodies SET body = overlay(body PLACING '\\x58'::bytea FROM 100 FOR 1) "
+        "WHERE obligation_id = 't_body'");
+  else
+    RUN("UPDATE adcp_reporting_chunk_bodies SET body = CAST(substr(body, 1, 99) || 'X' || substr(body, 101) AS BLOB) "
+        "WHERE obligation_id = 't_body'");
   RUN("DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 't_delchunk' AND chunk_index = 1");
   RUN("UPDATE adcp_reporting_row_chunks SET chunk_index = 99 WHERE row_set_id = 't_reorder' AND chunk_index = 0;"
       "UPDATE adcp_reporting_row_chunks SET chunk_index = 0 WHERE row_set_id = 't_reorder' AND chunk_index = 1;"
       "UPDATE adcp_reporting_row_chunks SET chunk_index = 1 WHERE row_set_id = 't_reorder' AND chunk_index = 99");
-  if (pg) RUN("UPDATE adcp_reporting_row_chunks SET segments = jsonb_set(segments, '{3,sha256}', "
-              "to_jsonb(repeat('0', 64))) WHERE row_set_id = 't_segdigest' AND chunk_index = 0");
-  else RUN("UPDATE adcp_reporting_row_chunks SET segments = json_set(segments, '$[3].sha256', "
-           "'0000000000000000000000000000000000000000000000000000000000000000') "
-           "WHERE row_set_id = 't_segdigest' AND chunk_index = 0");
+  if (pg)
+    RUN("UPDATE adcp_reporting_row_chunks SET segments = jsonb_set(segments, '{3,sha256}', "
+        "to_jsonb(repeat('0', 64))) WHERE row_set_id = 't_segdigest' AND chunk_index = 0");
+  else
+    RUN("UPDATE adcp_reporting_row_chunks SET segments = json_set(segments, '$[3].sha256', "
+        "'0000000000000000000000000000000000000000000000000000000000000000') "
+        "WHERE row_set_id = 't_segdigest' AND chunk_index = 0");
   RUN("UPDATE adcp_reporting_row_sets SET row_manifest_sha256 = "
       "'1111111111111111111111111111111111111111111111111111111111111111' WHERE row_set_id = 't_manifest_rs'");
   RUN("UPDATE adcp_reporting_revisions SET row_manifest_sha256 = "
@@ -595,8 +604,8 @@ static void tamper_cases_fail_precisely(void **state) {
                    &err));
   assert_int_equal(adcp_ledger_read_revision_rows(&p, l, "acct", "t_clean", 0, 10, &err), ADCP_EROWS_EXPIRED);
   assert_int_equal(adcp_ledger_buyer_code(ADCP_EROWS_EXPIRED), ADCP_EREFERENCE_NOT_FOUND);
-  OK(adcp_sql_exec(c, "UPDATE adcp_reporting_row_sets SET rows_state = 'unavailable' WHERE row_set_id = 't_clean'", NULL,
-                   0, &err));
+  OK(adcp_sql_exec(c, "UPDATE adcp_reporting_row_sets SET rows_state = 'unavailable' WHERE row_set_id = 't_clean'",
+                   NULL, 0, &err));
   assert_int_equal(adcp_ledger_read_revision_rows(&p, l, "acct", "t_clean", 0, 10, &err), ADCP_EROWS_UNAVAILABLE);
   adcp_ledger_page_free(&p);
   adcp_ledger_close(l);
@@ -740,8 +749,8 @@ static void writer_failure_rolls_back(void **state) {
   adcp_buf_free(&big.g.line);
 
   /* Same handle, same revision ID, trigger gone: commits and reads back whole. */
-  OK(adcp_sql_exec_script(c, pg ? "DROP TRIGGER t_fail_body ON adcp_reporting_chunk_bodies" : "DROP TRIGGER t_fail_body",
-                          &err));
+  OK(adcp_sql_exec_script(
+      c, pg ? "DROP TRIGGER t_fail_body ON adcp_reporting_chunk_bodies" : "DROP TRIGGER t_fail_body", &err));
   w.g.next = 0, w.pulled = 0;
   OK(commit_src(&res, l, "ob_w", "wfail", src_next, &w, &err));
   assert_false(res.replay);

@@ -41,8 +41,9 @@ static void rows_text(adcp_buf *b, int n, int salt) {
   adcp_buf_cstr(b);
 }
 
-#define COMMIT "commit --account acct_1 --obligation ob_1 --period-start 2026-10-01T00:00:00Z " \
-               "--period-end 2026-11-01T00:00:00Z "
+#define COMMIT \
+  "commit --account acct_1 --obligation ob_1 --period-start 2026-10-01T00:00:00Z " \
+  "--period-end 2026-11-01T00:00:00Z "
 
 static void ledger_commands(void **state) {
   (void)state;
@@ -60,12 +61,14 @@ static void ledger_commands(void **state) {
    * the field and both values (issue 27 item 6, issue 33 item 4). */
   assert_int_equal(cli("commit --account acct_1 --obligation ob_1 --period-start 2026-09-01T00:00:00Z "
                        "--period-end 2026-11-01T00:00:00Z --revision rrev_1 --finality snapshot",
-                       (char *)rows.data, &out, &err_b), 2);
+                       (char *)rows.data, &out, &err_b),
+                   2);
   assert_non_null(strstr((char *)err_b.data, "CONFLICT"));
   assert_non_null(strstr((char *)err_b.data, "period_start 2026-10-01T00:00:00.000000Z; given 2026-09-01T00:00:00.000000Z"));
   assert_int_equal(cli("commit --account acct_1 --obligation ob_1 --period-start garbage "
                        "--period-end 2026-11-01T00:00:00Z --revision rrev_1 --finality snapshot",
-                       (char *)rows.data, &out, &err_b), 1); /* the option table refuses it before any replay check */
+                       (char *)rows.data, &out, &err_b),
+                   1); /* the option table refuses it before any replay check */
   assert_non_null(strstr((char *)err_b.data, "--period-start"));
   assert_int_equal(cli(COMMIT "--revision rrev_1 --finality official", (char *)rows.data, &out, &err_b), 2);
   assert_non_null(strstr((char *)err_b.data, "finality snapshot; given official"));
@@ -77,19 +80,22 @@ static void ledger_commands(void **state) {
   assert_int_equal(cli(COMMIT "--revision rrev_1 --finality snapshot", (char *)other.data, &out, &err_b), 2);
   assert_non_null(strstr((char *)err_b.data, "CONTENT_CONFLICT"));
   /* A row refused mid-stream: nothing is committed. */
-  assert_int_equal(cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":1,\"a\":2}\n", &out, &err_b), 2);
+  assert_int_equal(
+      cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":1,\"a\":2}\n", &out, &err_b), 2);
   assert_non_null(strstr((char *)err_b.data, "INVALID_ROW"));
   assert_int_equal(cli("show --account acct_1 --revision rrev_bad", NULL, &out, &err_b), 5);
   /* A row that is not JSON is refused with the same code, naming its line and
    * ordinal, never its text (issue 33). */
-  assert_int_equal(cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":\"secret\"\n", &out, &err_b), 2);
+  assert_int_equal(
+      cli(COMMIT "--revision rrev_bad --finality snapshot", "{\"a\":1}\n{\"a\":\"secret\"\n", &out, &err_b), 2);
   assert_non_null(strstr((char *)err_b.data, "commit: INVALID_ROW: row at ordinal 1:"));
   assert_non_null(strstr((char *)err_b.data, "(input line 2)"));
   assert_null(strstr((char *)err_b.data, "secret"));
   assert_int_equal(cli("show --account acct_1 --revision rrev_bad", NULL, &out, &err_b), 5);
   /* A refused request is no row's fault: no input line is named. */
   assert_int_equal(cli("commit --account acct_1 --obligation ob_new --revision rrev_n --finality snapshot",
-                       "{\"a\":1}\n", &out, &err_b), 2);
+                       "{\"a\":1}\n", &out, &err_b),
+                   2);
   assert_non_null(strstr((char *)err_b.data, "INVALID_INPUT: obligation ob_new does not exist yet"));
   assert_null(strstr((char *)err_b.data, "input line"));
   /* Official, then nothing after it. */
@@ -140,7 +146,8 @@ static void ledger_commands(void **state) {
   assert_int_equal(adcp_sql_connect(&c, db, &err), 0);
   /* rrev_2 shares no body with rrev_1 (different rows): edit one of its bytes. */
   /* A database editor: triggers dropped, CHECKs ignored. */
-  if (adcp_sql_exec_script(c, "DROP TRIGGER adcp_reporting_chunk_bodies_immutable; PRAGMA ignore_check_constraints=ON", &err) ||
+  if (adcp_sql_exec_script(c, "DROP TRIGGER adcp_reporting_chunk_bodies_immutable; PRAGMA ignore_check_constraints=ON",
+                           &err) ||
       adcp_sql_exec(c,
                     "UPDATE adcp_reporting_chunk_bodies SET body = CAST(replace(CAST(body AS TEXT), '7.50', '7.51') "
                     "AS BLOB) WHERE sha256 IN (SELECT sha256 FROM adcp_reporting_row_chunks WHERE row_set_id = 'rrev_2')",

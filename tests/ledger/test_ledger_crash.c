@@ -109,8 +109,13 @@ static void kill9_during_commit(void **state) {
   for (int run = 0; run < RUNS; run++) {
     char rev[32];
     snprintf(rev, sizeof rev, "crash_%02d", run);
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob_crash", .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .next_row = gen_next, .row_ctx = &g};
+    adcp_ledger_commit req = {.version = 1,
+                              .account_id = "acct",
+                              .obligation_id = "ob_crash",
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .next_row = gen_next,
+                              .row_ctx = &g};
     g.next = 0;
     adcp_commit_result res;
     OK(adcp_ledger_commit_revision(&res, l, &req, &err));

@@ -161,11 +161,15 @@ static void make_long_ids(void) {
 }
 
 static const bad_id BAD[] = {
-    {"ab\xff" "cd", "invalid UTF-8 at byte 3"},
-    {"ab\xc3", "invalid UTF-8 at byte 3"},               /* truncated sequence */
-    {"a\xc0\xaf", "invalid UTF-8 at byte 2"},            /* overlong '/' */
-    {"a\xed\xa0\x80", "invalid UTF-8 at byte 2"},        /* surrogate */
-    {"ab\x07" "c", "control character U+0007 at byte 3"},
+    {"ab\xff"
+     "cd",
+     "invalid UTF-8 at byte 3"},
+    {"ab\xc3", "invalid UTF-8 at byte 3"},        /* truncated sequence */
+    {"a\xc0\xaf", "invalid UTF-8 at byte 2"},     /* overlong '/' */
+    {"a\xed\xa0\x80", "invalid UTF-8 at byte 2"}, /* surrogate */
+    {"ab\x07"
+     "c",
+     "control character U+0007 at byte 3"},
     {"ab\ncd", "control character U+000A at byte 3"},
     {"a\x7f", "control character U+007F at byte 2"},
     {"a\xc2\x85", "control character U+0085 at byte 2"}, /* C1 NEL */
@@ -176,7 +180,8 @@ static const bad_id BAD[] = {
 
 /* The message names the field and never carries the raw bytes. */
 static void expect_refused_id(int rc, const adcp_error *err, const char *field, const bad_id *b) {
-  if (rc != ADCP_EINVALID_INPUT) fail_msg("%s (%s): expected INVALID_INPUT, got %d: %s", field, b->why, rc, err->message);
+  if (rc != ADCP_EINVALID_INPUT)
+    fail_msg("%s (%s): expected INVALID_INPUT, got %d: %s", field, b->why, rc, err->message);
   char head[64];
   snprintf(head, sizeof head, "%s: ", field);
   if (strncmp(err->message, head, strlen(head)) || !strstr(err->message, b->why))
@@ -210,8 +215,7 @@ static void commit_ids(env *e, const char *binding) {
     }
   /* The stricter pattern of revision and obligation IDs still holds. */
   adcp_ledger_commit r = request("acct", "ob1", "r 1", binding, &g);
-  expect_code(adcp_ledger_commit_revision(&res, e->l, &r, &err), ADCP_EINVALID_INPUT, &err,
-              "revision_id: must match");
+  expect_code(adcp_ledger_commit_revision(&res, e->l, &r, &err), ADCP_EINVALID_INPUT, &err, "revision_id: must match");
   assert_int_equal(revisions(e->c), 0);
   /* No object was written for any refused commit. */
   char root[700];
@@ -278,20 +282,17 @@ static void identifiers_on_reads(void **state) {
     expect_refused_id(adcp_ledger_get_revision(&h, e.l, v, "r1", &err), &err, "account_id", &BAD[i]);
     expect_refused_id(adcp_ledger_read_revision_rows(&p, e.l, v, "r1", 0, 0, &err), &err, "account_id", &BAD[i]);
     expect_refused_id(adcp_ledger_verify_revision(e.l, v, "r1", no_chunks, NULL, &err), &err, "account_id", &BAD[i]);
-    expect_refused_id(adcp_ledger_get_current_revision(&h, &found, e.l, v, "ob1", &err), &err, "account_id",
+    expect_refused_id(adcp_ledger_get_current_revision(&h, &found, e.l, v, "ob1", &err), &err, "account_id", &BAD[i]);
+    expect_refused_id(adcp_ledger_list_current_revisions(&list, e.l, v, NULL, NULL, 0, NULL, &err), &err, "account_id",
                       &BAD[i]);
-    expect_refused_id(adcp_ledger_list_current_revisions(&list, e.l, v, NULL, NULL, 0, NULL, &err), &err,
-                      "account_id", &BAD[i]);
     expect_refused_id(adcp_ledger_list_revision_ids(&ids, &n, e.l, v, &err), &err, "account_id", &BAD[i]);
     expect_refused_id(adcp_ledger_sweep_intents(&sc, e.l, v, 0, &err), &err, "account_id", &BAD[i]);
     /* The other identifier of each read. */
     expect_refused_id(adcp_ledger_get_revision(&h, e.l, "acct", v, &err), &err, "revision_id", &BAD[i]);
     expect_refused_id(adcp_ledger_get_revision(&h, e.l, NULL, v, &err), &err, "revision_id", &BAD[i]);
     expect_refused_id(adcp_ledger_read_revision_rows(&p, e.l, "acct", v, 0, 0, &err), &err, "revision_id", &BAD[i]);
-    expect_refused_id(adcp_ledger_verify_revision(e.l, NULL, v, no_chunks, NULL, &err), &err, "revision_id",
-                      &BAD[i]);
-    expect_refused_id(adcp_ledger_get_current_revision(&h, &found, e.l, "acct", v, &err), &err, "obligation_id",
-                      &BAD[i]);
+    expect_refused_id(adcp_ledger_verify_revision(e.l, NULL, v, no_chunks, NULL, &err), &err, "revision_id", &BAD[i]);
+    expect_refused_id(adcp_ledger_get_current_revision(&h, &found, e.l, "acct", v, &err), &err, "obligation_id", &BAD[i]);
     adcp_ledger_page_free(&p);
   }
   /* Valid but unknown 255-byte IDs are simply not found. */

@@ -95,9 +95,15 @@ static void object_binding_foreign(void **state) {
   assert_non_null(strstr(err.message, "docs/objects.md"));
   gen g;
   gen_init(&g, 50, 6, 1);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "o1",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = "o1",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .binding_id = "fs1"};
   adcp_commit_result res;
   assert_int_equal(adcp_ledger_commit_revision(&res, b, &req, &err), ADCP_EUNSAFE_BINDING);
@@ -138,10 +144,8 @@ static void list_read_only(void **state) {
   adcp_error err = {0};
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
-  OK(adcp_sql_exec_script(c,
-                          f->dialect == ADCP_SQL_POSTGRES ? "SET default_transaction_read_only = on"
-                                                          : "PRAGMA query_only = 1",
-                          &err));
+  OK(adcp_sql_exec_script(
+      c, f->dialect == ADCP_SQL_POSTGRES ? "SET default_transaction_read_only = on" : "PRAGMA query_only = 1", &err));
   adcp_ledger *l = open_ns(c, "ro");
   list_ok(l);
   adcp_binding_info *bi;

@@ -36,9 +36,9 @@ static void round_trip(void **state, int compression) {
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_chunk_bodies"), 0);
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"), 3);
   assert_int_equal(tu_scalar(e.c, compression ? "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'gzip' "
-                                             "AND physical_byte_count < byte_count"
-                                           : "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'none' "
-                                             "AND physical_sha256 = sha256"),
+                                                "AND physical_byte_count < byte_count"
+                                              : "SELECT count(*) FROM adcp_reporting_row_chunks WHERE compression = 'none' "
+                                                "AND physical_sha256 = sha256"),
                    3);
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_obligations WHERE lease_owner IS NULL"), 1);
   check_reads(e.l, "rev1", &g);
@@ -306,7 +306,8 @@ static void bindings_rules(void **state) {
   assert_int_equal(tu_count_jsonl(e.root), 2);
   adcp_ledger_close(foreign);
   /* same ID, different identity (compression is operational; the template is not) */
-  adcp_ledger *changed = ledger_with(e.c, e.p, 1, NULL, "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", &err, &rc);
+  adcp_ledger *changed =
+      ledger_with(e.c, e.p, 1, NULL, "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", &err, &rc);
   OK(rc);
   assert_int_equal(adcp_ledger_register_binding(changed, "fs1", &err), ADCP_EUNSAFE_BINDING);
   adcp_ledger_close(changed);
@@ -318,9 +319,15 @@ static void bindings_rules(void **state) {
   gen small;
   gen_init(&small, 10, 4, 2);
   g.next = 0;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob2", .revision_id = "small",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-02T00:00:00Z",
-                            .period_end = "2026-10-03T00:00:00Z", .next_row = gen_next, .row_ctx = &small};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob2",
+                            .revision_id = "small",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-02T00:00:00Z",
+                            .period_end = "2026-10-03T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &small};
   OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
   assert_string_equal(res.row_binding_id, "postgres");
   adcp_commit_result_free(&res);
@@ -361,8 +368,8 @@ static void bindings_rules(void **state) {
 static void chunk_path(char *out, size_t n, objenv *e, const char *rev, int idx) {
   adcp_error err = {0};
   char sql[256], key[512];
-  snprintf(sql, sizeof sql, "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = '%s' AND chunk_index = %d",
-           rev, idx);
+  snprintf(sql, sizeof sql,
+           "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = '%s' AND chunk_index = %d", rev, idx);
   int f = 0;
   OK(adcp_sql_query_text(key, sizeof key, &f, e->c, sql, NULL, 0, &err));
   assert_int_equal(f, 1);
@@ -394,8 +401,9 @@ static void repoint(objenv *e, const char *rev, int idx, const uint8_t *bytes, s
   OK(adcp_object_put(e->p, &pr, &pi, NULL, &err));
   char sha[65];
   OK(adcp_sha256_hex(sha, bytes, n, &err));
-  adcp_sql_param p[6] = {adcp_sql_text(key), adcp_sql_text(pr.native_version), adcp_sql_text(sha),
-                         adcp_sql_int64((int64_t)n), adcp_sql_text(rev), adcp_sql_int64(idx)};
+  adcp_sql_param p[6] = {adcp_sql_text(key), adcp_sql_text(pr.native_version),
+                         adcp_sql_text(sha), adcp_sql_int64((int64_t)n),
+                         adcp_sql_text(rev), adcp_sql_int64(idx)};
   OK(adcp_sql_exec(e->c,
                    "UPDATE adcp_reporting_row_chunks SET object_key = $1, native_version = $2, physical_sha256 = $3, "
                    "physical_byte_count = $4 WHERE row_set_id = $5 AND chunk_index = $6",
@@ -405,10 +413,10 @@ static void repoint(objenv *e, const char *rev, int idx, const uint8_t *bytes, s
 /* The call fails with code and its message names the check that fired: which
  * message it is proves the order of the checks (size, then physical digest,
  * then inflate with the bomb guard, then the member/trailing checks). */
-#define FAILS_WITH(call, code, text)                                                                          \
-  do {                                                                                                        \
-    int rc_ = (call);                                                                                         \
-    if (rc_ != (code) || !strstr(err.message, (text)))                                                        \
+#define FAILS_WITH(call, code, text) \
+  do { \
+    int rc_ = (call); \
+    if (rc_ != (code) || !strstr(err.message, (text))) \
       fail_msg("%s: rc %d (want %d), message \"%s\" lacks \"%s\"", #call, rc_, (int)(code), err.message, (text)); \
   } while (0)
 
@@ -443,19 +451,20 @@ static void damaged_objects(void **state) {
   OK(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err));
 
   /* swapped locators: chunk 0 points at chunk 1's object */
-  exec(e.c, "UPDATE adcp_reporting_row_chunks SET object_key = (SELECT object_key FROM adcp_reporting_row_chunks "
-            "WHERE row_set_id = 'gz' AND chunk_index = 1), native_version = (SELECT native_version FROM "
-            "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE row_set_id = 'gz' AND "
-            "chunk_index = 0");
+  exec(e.c,
+       "UPDATE adcp_reporting_row_chunks SET object_key = (SELECT object_key FROM adcp_reporting_row_chunks "
+       "WHERE row_set_id = 'gz' AND chunk_index = 1), native_version = (SELECT native_version FROM "
+       "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE row_set_id = 'gz' AND "
+       "chunk_index = 0");
   /* chunk 1's object is larger than chunk 0's recorded physical size: refused by the read limit, unread */
-  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
-             "read limit");
+  FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED, "read limit");
   /* and with the physical digest and size swapped too: the physical checks pass,
    * and inflating stops at chunk 0's byte_count (chunk 1 is longer) */
-  exec(e.c, "UPDATE adcp_reporting_row_chunks SET physical_sha256 = (SELECT physical_sha256 FROM "
-            "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1), physical_byte_count = (SELECT "
-            "physical_byte_count FROM adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE "
-            "row_set_id = 'gz' AND chunk_index = 0");
+  exec(e.c,
+       "UPDATE adcp_reporting_row_chunks SET physical_sha256 = (SELECT physical_sha256 FROM "
+       "adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1), physical_byte_count = (SELECT "
+       "physical_byte_count FROM adcp_reporting_row_chunks WHERE row_set_id = 'gz' AND chunk_index = 1) WHERE "
+       "row_set_id = 'gz' AND chunk_index = 0");
   FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
              "inflates to more than the manifest's byte_count");
 
@@ -488,8 +497,10 @@ static void damaged_objects(void **state) {
   repoint(&e, "gz", 0, ph.data, ph.len - 10, "short");
   {
     adcp_sql_param sp[1] = {adcp_sql_int64((int64_t)ph.len)};
-    OK(adcp_sql_exec(e.c, "UPDATE adcp_reporting_row_chunks SET physical_byte_count = $1 WHERE row_set_id = 'gz' "
-                          "AND chunk_index = 0", sp, 1, &err));
+    OK(adcp_sql_exec(e.c,
+                     "UPDATE adcp_reporting_row_chunks SET physical_byte_count = $1 WHERE row_set_id = 'gz' "
+                     "AND chunk_index = 0",
+                     sp, 1, &err));
   }
   FAILS_WITH(adcp_ledger_verify_revision(e.l, "acct", "gz", NULL, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED,
              "shorter than its recorded size (truncated)");
@@ -637,8 +648,9 @@ static void racing_writers(void **state) {
       gen_init(&g, 15000, 10, 1);
       check_reads(e.l, "race", &g);
       free(g.line.data);
-      exec(e.c, "DELETE FROM adcp_reporting_revisions; DELETE FROM adcp_reporting_row_chunks; "
-                "DELETE FROM adcp_reporting_row_sets; DELETE FROM adcp_reporting_obligations;");
+      exec(e.c,
+           "DELETE FROM adcp_reporting_revisions; DELETE FROM adcp_reporting_row_chunks; "
+           "DELETE FROM adcp_reporting_row_sets; DELETE FROM adcp_reporting_obligations;");
       expire_all(e.c);
       adcp_sweep_counters sc;
       OK(adcp_ledger_sweep_intents(&sc, e.l, NULL, 0, &err));
@@ -651,9 +663,8 @@ static void racing_writers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(round_trip_none),        BOTH(round_trip_gzip),         BOTH(abandoned_upload_swept),
-      BOTH(takeover_adopts),        BOTH(late_writer_after_sweep), BOTH(bindings_rules),
-      BOTH(damaged_objects),        BOTH(racing_writers),
+      BOTH(round_trip_none),         BOTH(round_trip_gzip), BOTH(abandoned_upload_swept), BOTH(takeover_adopts),
+      BOTH(late_writer_after_sweep), BOTH(bindings_rules),  BOTH(damaged_objects),        BOTH(racing_writers),
   };
   return cmocka_run_group_tests_name("ledger objects (SQLite + PostgreSQL)", tests, NULL, NULL);
 }

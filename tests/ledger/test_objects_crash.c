@@ -38,9 +38,9 @@ static void cenv_init(cenv *e, uint64_t nrows) {
   snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
   snprintf(e->root, sizeof e->root, "%s/bucket", e->dir);
   tu_write_config(e->cfg,
-           "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
-           "\"b\"},\"root_dir\":\"%s\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}",
-           e->root);
+                  "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
+                  "\"b\"},\"root_dir\":\"%s\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}",
+                  e->root);
   gen g;
   gen_init(&g, nrows, 30, 1);
   adcp_buf all;
@@ -178,8 +178,9 @@ static void killed_at_random(void **state) {
   assert_non_null(strstr((const char *)out.data, "\"failed\":0"));
   assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   /* exactly the objects the chunk records name remain */
-  assert_int_equal(count_files(e.root),
-                   tu_scalar(c, "SELECT count(DISTINCT object_key) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"));
+  assert_int_equal(
+      count_files(e.root),
+      tu_scalar(c, "SELECT count(DISTINCT object_key) FROM adcp_reporting_row_chunks WHERE object_key IS NOT NULL"));
   adcp_buf_free(&out);
   adcp_storage_close(s);
   cenv_free(&e);
@@ -224,9 +225,15 @@ static adcp_ledger *staging_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
 
 static int staging_commit(adcp_commit_result *res, adcp_ledger *l, const char *rev, gen *g, adcp_error *err) {
   g->next = 0;
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "obs", .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "obs",
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = g,
                             .binding_id = "fs1"};
   return adcp_ledger_commit_revision(res, l, &req, err);
 }
@@ -305,15 +312,17 @@ static void killed_while_staging(void **state) {
     kill(pid, SIGKILL);
     int st;
     waitpid(pid, &st, 0);
-    if (n != 1) fail_msg("run %d: the child never reached step %d #%d (exit %d)", run, step, nth,
-                         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (n != 1)
+      fail_msg("run %d: the child never reached step %d #%d (exit %d)", run, step, nth,
+               WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     assert_true(WIFSIGNALED(st));
     adcp_storage *s = open_migrated(f);
     adcp_sql_conn *c = adcp_storage_sql(s);
     char sql[300];
     snprintf(sql, sizeof sql,
              "SELECT (SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = '%s') + (SELECT count(*) "
-             "FROM adcp_reporting_row_sets WHERE row_set_id = '%s')", rev, rev);
+             "FROM adcp_reporting_row_sets WHERE row_set_id = '%s')",
+             rev, rev);
     assert_int_equal(tu_scalar(c, sql), 0);
     /* Staging precedes transaction A: no intent, no lease, no object. */
     assert_int_equal(tu_scalar(c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);

@@ -39,7 +39,8 @@ static int failing_next(void *ctx, const char **row, size_t *len, adcp_error *er
   for (int i = 0; i < 500 && __atomic_load_n(s->staged, __ATOMIC_SEQ_CST) < 1; i++) usleep(10 * 1000);
   s->staged_seen = __atomic_load_n(s->staged, __ATOMIC_SEQ_CST);
   s->files_seen = staging_entries(s->e);
-  if (!s->as_bad_json) return adcp_error_set(err, ADCP_EIO, "row source broke at row %llu", (unsigned long long)s->fail_at);
+  if (!s->as_bad_json)
+    return adcp_error_set(err, ADCP_EIO, "row source broke at row %llu", (unsigned long long)s->fail_at);
   s->g.next++;
   *row = "{\"i\":", *len = 5;
   return 1;
@@ -71,9 +72,15 @@ static void staged_commit(void **state, int compression) {
     __atomic_store_n(&staged, 0, __ATOMIC_SEQ_CST);
     failing_src fs = {.fail_at = 10500, .as_bad_json = as_bad_json, .staged = &staged, .e = &e};
     gen_init(&fs.g, 25000, 24, 1);
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "rev1",
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                              .period_end = "2026-10-02T00:00:00Z", .next_row = failing_next, .row_ctx = &fs,
+    adcp_ledger_commit req = {.version = 1,
+                              .account_id = "acct",
+                              .obligation_id = "ob1",
+                              .revision_id = "rev1",
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01T00:00:00Z",
+                              .period_end = "2026-10-02T00:00:00Z",
+                              .next_row = failing_next,
+                              .row_ctx = &fs,
                               .binding_id = "fs1"};
     int rc = adcp_ledger_commit_revision(&res, e.l, &req, &err);
     int want = as_bad_json ? ADCP_EINVALID_ROW : ADCP_EIO;
@@ -104,8 +111,9 @@ static void staged_commit(void **state, int compression) {
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   check_reads(e.l, "rev1", &g);
   /* An object already at a key (same bytes): the staged bytes are adopted, not linked, and dropped. */
-  exec(e.c, "DELETE FROM adcp_reporting_revisions; DELETE FROM adcp_reporting_row_chunks; "
-            "DELETE FROM adcp_reporting_row_sets;");
+  exec(e.c,
+       "DELETE FROM adcp_reporting_revisions; DELETE FROM adcp_reporting_row_chunks; "
+       "DELETE FROM adcp_reporting_row_sets;");
   __atomic_store_n(&staged, 0, __ATOMIC_SEQ_CST);
   OK(commit_obj(&res, e.l, "rev1", &g, "fs1", NULL, NULL, &err));
   assert_int_equal(res.objects_created, 0);
@@ -133,8 +141,13 @@ static void staged_commit(void **state, int compression) {
   __atomic_store_n(&staged, 0, __ATOMIC_SEQ_CST);
   split_src sp = {.switch_at = 10000};
   gen_init(&sp.g, 25000, 24, 1);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "ob1", .revision_id = "rev3",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .next_row = split_next, .row_ctx = &sp,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "ob1",
+                            .revision_id = "rev3",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .next_row = split_next,
+                            .row_ctx = &sp,
                             .binding_id = "fs1"};
   OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
   assert_int_equal(res.shared, 0);

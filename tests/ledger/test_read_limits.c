@@ -11,9 +11,15 @@ static void commit_rows(adcp_ledger *l, const char *rev, uint64_t n, size_t pad)
   adcp_error err = {0};
   gen g = {.n = n, .pad = pad, .big = -1};
   adcp_buf_init(&g.line);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_a", .obligation_id = "ob_limits", .revision_id = rev,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-11-01T00:00:00Z", .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct_a",
+                            .obligation_id = "ob_limits",
+                            .revision_id = rev,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-11-01T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   adcp_commit_result_free(&res);
@@ -62,17 +68,21 @@ static void overlapping_bindings(void **state) {
   OK(adcp_fs_provider_new(&p2, root, &po2, &err));
   OK(adcp_fs_provider_new(&p3, root, &po3, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config b1 = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p1};
+  adcp_ledger_binding_config b1 = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL, p1};
   OK(adcp_ledger_configure_binding(l, &b1, &err));
   /* Same store, same prefix under another ID, through the same client. */
-  adcp_ledger_binding_config b1b = {1, "fs1b", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, p1};
+  adcp_ledger_binding_config b1b = {1,    "fs1b", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
+                                    NULL, p1};
   assert_int_equal(adcp_ledger_configure_binding(l, &b1b, &err), ADCP_EUNSAFE_BINDING);
   assert_non_null(strstr(err.message, "overlap binding fs1"));
   /* Same store (same location), nested prefix, another client. */
-  adcp_ledger_binding_config b2 = {1, "fs2", "filesystem", loc, 1, "rows/sub", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p2};
+  adcp_ledger_binding_config b2 = {1,    "fs2", "filesystem", loc, 1, "rows/sub", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL, p2};
   assert_int_equal(adcp_ledger_configure_binding(l, &b2, &err), ADCP_EUNSAFE_BINDING);
   /* A disjoint prefix in the same store is fine ("rowsX" would be too: not a path prefix). */
-  adcp_ledger_binding_config b3 = {1, "fs3", "filesystem", loc, 1, "other", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p3};
+  adcp_ledger_binding_config b3 = {1,    "fs3", "filesystem", loc, 1, "other", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                   NULL, p3};
   OK(adcp_ledger_configure_binding(l, &b3, &err));
   adcp_ledger_close(l);
   adcp_object_provider_free(p1), adcp_object_provider_free(p2), adcp_object_provider_free(p3);
@@ -98,9 +108,15 @@ static void implausible_gzip_locator(void **state) {
   OK(adcp_ledger_configure_binding(l, &b, &err));
   gen g = {.n = 600, .pad = 40, .big = -1};
   adcp_buf_init(&g.line);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_a", .obligation_id = "ob_gz", .revision_id = "rrev_gz_1",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-11-01T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct_a",
+                            .obligation_id = "ob_gz",
+                            .revision_id = "rrev_gz_1",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-11-01T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
                             .binding_id = "fsg"};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
@@ -110,9 +126,8 @@ static void implausible_gzip_locator(void **state) {
   adcp_ledger_page_init(&page);
   OK(adcp_ledger_read_revision_rows(&page, l, "acct_a", "rrev_gz_1", 0, 10, &err));
   /* A database editor records a huge stored size: refused before any fetch. */
-  const char *untrigger = f->dialect == ADCP_SQL_POSTGRES
-                             ? "ALTER TABLE adcp_reporting_row_chunks DISABLE TRIGGER USER"
-                             : "DROP TRIGGER adcp_reporting_row_chunks_immutable";
+  const char *untrigger = f->dialect == ADCP_SQL_POSTGRES ? "ALTER TABLE adcp_reporting_row_chunks DISABLE TRIGGER USER"
+                                                          : "DROP TRIGGER adcp_reporting_row_chunks_immutable";
   if (adcp_sql_exec_script(c, untrigger, &err) ||
       adcp_sql_exec(c,
                     "UPDATE adcp_reporting_row_chunks SET physical_byte_count = 1000000000 "

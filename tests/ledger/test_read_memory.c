@@ -87,8 +87,7 @@ static long cli_read_rss_kb(const fixture *f, const char *rev) {
   if (pid == 0) {
     int fd = open("/dev/null", O_WRONLY);
     if (fd < 0 || dup2(fd, 1) < 0) _exit(99);
-    execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "read", "--account", "acct_mem", "--revision", rev,
-          (char *)NULL);
+    execl(ADCP_CLI_PATH, "adcp-ledger", "--db", f->url, "read", "--account", "acct_mem", "--revision", rev, (char *)NULL);
     _exit(98);
   }
   int st = 0;

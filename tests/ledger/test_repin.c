@@ -91,8 +91,8 @@ static char *versions(adcp_sql_conn *c) {
 static void object_path(char *out, size_t n, renv *e, const char *rev, int idx) {
   adcp_error err = {0};
   char sql[256], key[512];
-  snprintf(sql, sizeof sql, "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = '%s' AND chunk_index = %d",
-           rev, idx);
+  snprintf(sql, sizeof sql,
+           "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = '%s' AND chunk_index = %d", rev, idx);
   int f = 0;
   OK(adcp_sql_query_text(key, sizeof key, &f, e->c, sql, NULL, 0, &err));
   assert_int_equal(f, 1);
@@ -115,7 +115,8 @@ static void on_item(void *ctx, const adcp_repin_item *it) {
   seen *s = ctx;
   assert_non_null(it->object_key);
   assert_non_null(it->old_version);
-  if (!strcmp(it->outcome, "repinned")) s->repinned++, assert_true(it->new_version[0] && strcmp(it->new_version, it->old_version));
+  if (!strcmp(it->outcome, "repinned"))
+    s->repinned++, assert_true(it->new_version[0] && strcmp(it->new_version, it->old_version));
   else if (!strcmp(it->outcome, "would_repin")) s->would++, assert_true(it->new_version[0] != 0);
   else if (!strcmp(it->outcome, "missing")) s->missing++, assert_true(it->reason[0] != 0);
   else if (!strcmp(it->outcome, "mismatched")) s->mismatched++, assert_true(it->reason[0] != 0);

@@ -82,15 +82,18 @@ static void expect_drift(ctx *x, adcp_storage *s, const char *key, const char *p
   static const char *const cmds[] = {"verify --all", "migrate --status"};
   for (size_t i = 0; i < 2; i++) {
     char j[64];
-    if (cli_cmd(x, cmds[i]) != 4) fail_msg("%s: want exit 4 for %s %s; stderr: %s", cmds[i], problem, key, txt(&x->err));
+    if (cli_cmd(x, cmds[i]) != 4)
+      fail_msg("%s: want exit 4 for %s %s; stderr: %s", cmds[i], problem, key, txt(&x->err));
     if (!strstr(txt(&x->out), line)) fail_msg("%s output lacks '%s':\n%s", cmds[i], line, txt(&x->out));
-    if (!strstr(txt(&x->err), "SCHEMA_UNREADY")) fail_msg("%s: stderr lacks SCHEMA_UNREADY: %s\nstdout: %s", cmds[i], txt(&x->err), txt(&x->out));
+    if (!strstr(txt(&x->err), "SCHEMA_UNREADY"))
+      fail_msg("%s: stderr lacks SCHEMA_UNREADY: %s\nstdout: %s", cmds[i], txt(&x->err), txt(&x->out));
     assert_null(strstr(txt(&x->out), "up to date"));
     snprintf(j, sizeof j, "%s --json", cmds[i]);
     assert_int_equal(cli_cmd(x, j), 4);
     adcp_json_doc_init(&doc);
     adcp_error perr = {0};
-    if (adcp_json_parse(&doc, txt(&x->out), x->out.len, NULL, &perr)) fail_msg("%s: not one JSON document: %s", j, txt(&x->out));
+    if (adcp_json_parse(&doc, txt(&x->out), x->out.len, NULL, &perr))
+      fail_msg("%s: not one JSON document: %s", j, txt(&x->out));
     if (!json_has_drift(&doc, key, problem)) fail_msg("%s lacks %s %s:\n%s", j, problem, key, txt(&x->out));
     adcp_json_doc_free(&doc);
   }
@@ -244,8 +247,9 @@ static void integrity_problems_are_reported(void **state) {
                             "FROM adcp_reporting_row_chunks WHERE row_set_id = 'rev_1';"
                             "ALTER TABLE adcp_reporting_row_chunks ENABLE TRIGGER ALL",
                             &err));
-    expect_integrity_problem(&x, "foreign key adcp_reporting_row_chunks_row_set_id_fkey: 1 rows of "
-                                 "adcp_reporting_row_chunks name a missing adcp_reporting_row_sets row");
+    expect_integrity_problem(&x,
+                             "foreign key adcp_reporting_row_chunks_row_set_id_fkey: 1 rows of "
+                             "adcp_reporting_row_chunks name a missing adcp_reporting_row_sets row");
     OK(adcp_sql_exec_script(c, "DELETE FROM adcp_reporting_row_chunks WHERE row_set_id = 'ghost'", &err));
     expect_clean(&x, s);
     /* The shared trigger function's body is not fingerprinted (the SDKs bring
@@ -255,15 +259,16 @@ static void integrity_problems_are_reported(void **state) {
                             "LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END; $$",
                             &err));
     OK(adcp_storage_check_ready(NULL, s, &err)); /* the catalog alone cannot see it */
-    expect_integrity_problem(&x, "immutability probe: an UPDATE of adcp_reporting_row_sets.content_sha256 was not "
-                                 "refused");
+    expect_integrity_problem(&x,
+                             "immutability probe: an UPDATE of adcp_reporting_row_sets.content_sha256 was not "
+                             "refused");
     assert_non_null(strstr(txt(&x.out), "adcp_reporting_chunk_bodies.recorded_at was not refused"));
     /* The probe's rows were rolled back. */
     char n[16];
     int found = 0;
-    OK(adcp_sql_query_text(n, sizeof n, &found, c,
-                           "SELECT count(*) FROM adcp_reporting_obligations WHERE obligation_id LIKE 'adcp-check-probe-%'",
-                           NULL, 0, &err));
+    OK(adcp_sql_query_text(
+        n, sizeof n, &found, c,
+        "SELECT count(*) FROM adcp_reporting_obligations WHERE obligation_id LIKE 'adcp-check-probe-%'", NULL, 0, &err));
     assert_string_equal(n, "0");
     OK(adcp_sql_exec_script(c, "DROP FUNCTION adcp_reporting_row_storage_immutable() CASCADE", &err));
     OK(adcp_sql_exec_script(c, adcp_storage_migrations(s)->items[1].text, &err)); /* 0002 recreates it */
@@ -290,8 +295,9 @@ static void integrity_problems_are_reported(void **state) {
                             "FROM adcp_reporting_row_chunks WHERE row_set_id = 'rev_1';"
                             "PRAGMA foreign_keys = 1",
                             &err));
-    expect_integrity_problem(&x, "foreign_key_check: 1 rows of adcp_reporting_row_chunks name a missing "
-                                 "adcp_reporting_row_sets row");
+    expect_integrity_problem(&x,
+                             "foreign_key_check: 1 rows of adcp_reporting_row_chunks name a missing "
+                             "adcp_reporting_row_sets row");
   }
   adcp_storage_close(s);
   ctx_free(&x);

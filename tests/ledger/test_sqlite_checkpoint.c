@@ -61,7 +61,8 @@ static void sqlite_background_checkpoint(void **state) {
     usleep(20 * 1000);
     size = file_size(db);
   }
-  if (size < (16ll << 20)) fail_msg("database file is %lld bytes 10 s after the commit: nothing was checkpointed", size);
+  if (size < (16ll << 20))
+    fail_msg("database file is %lld bytes 10 s after the commit: nothing was checkpointed", size);
   assert_int_equal(settle_threads(base + 1), base + 1);
   /* The connection still works, and reads what was checkpointed. */
   read_page(l, "acct", "big", &g, 60000, 59990, 10);

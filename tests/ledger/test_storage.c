@@ -22,8 +22,9 @@ static void port_parameters_rows_and_blobs(void **state) {
   adcp_sql_conn *c = connect_raw(f);
   adcp_error err = {0};
   int pg = f->dialect == ADCP_SQL_POSTGRES;
-  OK(adcp_sql_exec_script(c, pg ? "CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT, b BYTEA, z TEXT)"
-                                : "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, b BLOB, z TEXT) STRICT",
+  OK(adcp_sql_exec_script(c,
+                          pg ? "CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT, b BYTEA, z TEXT)"
+                             : "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, b BLOB, z TEXT) STRICT",
                           &err));
   uint8_t blob[300];
   for (size_t i = 0; i < sizeof blob; i++) blob[i] = (uint8_t)(i * 7); /* includes NUL bytes */
@@ -183,20 +184,21 @@ static void port_binary_and_text_results_agree(void **state) {
   adcp_sql_conn *c = connect_raw(f);
   adcp_error err = {0};
   int pg = f->dialect == ADCP_SQL_POSTGRES;
-  OK(adcp_sql_exec_script(c, pg ? "CREATE TABLE t (k TEXT, i2 SMALLINT, i4 INTEGER, i8 BIGINT, ok BOOLEAN, "
-                                  "b BYTEA, v VARCHAR(10))"
-                                : "CREATE TABLE t (k TEXT, i2 INTEGER, i4 INTEGER, i8 INTEGER, ok INTEGER, "
-                                  "b BLOB, v TEXT)",
+  OK(adcp_sql_exec_script(c,
+                          pg ? "CREATE TABLE t (k TEXT, i2 SMALLINT, i4 INTEGER, i8 BIGINT, ok BOOLEAN, "
+                               "b BYTEA, v VARCHAR(10))"
+                             : "CREATE TABLE t (k TEXT, i2 INTEGER, i4 INTEGER, i8 INTEGER, ok INTEGER, "
+                               "b BLOB, v TEXT)",
                           &err));
   const uint8_t raw[] = {0x00, 0x5c, 0x78, 0xff, 0x27};
-  adcp_sql_param p[7] = {adcp_sql_text("r1"),    adcp_sql_int64(-2),          adcp_sql_int64(-70000),
-                         adcp_sql_int64(INT64_MIN), adcp_sql_int64(1), adcp_sql_blob(raw, sizeof raw),
+  adcp_sql_param p[7] = {adcp_sql_text("r1"),       adcp_sql_int64(-2), adcp_sql_int64(-70000),
+                         adcp_sql_int64(INT64_MIN), adcp_sql_int64(1),  adcp_sql_blob(raw, sizeof raw),
                          adcp_sql_text("vé")};
   const char *ins = pg ? "INSERT INTO t VALUES ($1, $2, $3, $4, $5::int::boolean, $6, $7)"
                        : "INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7)";
   OK(adcp_sql_exec(c, ins, p, 7, &err));
-  adcp_sql_param q[7] = {adcp_sql_text("r2"), adcp_sql_null(), adcp_sql_null(), adcp_sql_null(), adcp_sql_int64(0),
-                         adcp_sql_blob("", 0), adcp_sql_null()};
+  adcp_sql_param q[7] = {adcp_sql_text("r2"), adcp_sql_null(),      adcp_sql_null(), adcp_sql_null(),
+                         adcp_sql_int64(0),   adcp_sql_blob("", 0), adcp_sql_null()};
   OK(adcp_sql_exec(c, ins, q, 7, &err));
   adcp_sql_rows *r;
   OK(adcp_sql_query(&r, c, "SELECT k, i2, i4, i8, ok, b, v FROM t ORDER BY k", NULL, 0, &err));
@@ -430,8 +432,9 @@ static void checksum_tamper_is_refused(void **state) {
 /* A series with a stopped-worker step between two additive ones. */
 static adcp_migration_set *custom_series(adcp_sql_dialect d, int with_fourth) {
   static const char a1[] = "-- adcp-version: 0001\n-- adcp-upgrade: additive\nCREATE TABLE adcp_t_a (k TEXT);\n";
-  static const char a2[] = "-- adcp-upgrade: stopped-worker\n-- adcp-note: rewrites keys; stop every writer\n"
-                           "-- include: shared.sql\nCREATE TABLE adcp_t_b (k TEXT);\n";
+  static const char a2[] =
+      "-- adcp-upgrade: stopped-worker\n-- adcp-note: rewrites keys; stop every writer\n"
+      "-- include: shared.sql\nCREATE TABLE adcp_t_b (k TEXT);\n";
   static const char a3[] = "-- adcp-upgrade: additive\n-- free comment: fine\nCREATE TABLE adcp_t_c (k TEXT);\n";
   static const char a4[] = "-- adcp-upgrade: additive\nCREATE TABLE adcp_t_d (k TEXT);\n";
   static const char shared[] = "CREATE TABLE adcp_t_shared (k TEXT);";
@@ -569,8 +572,9 @@ static void shared_function_and_body_storage(void **state) {
   }
   adcp_sql_conn *c = connect_raw(f);
   /* What a JS SDK deployment leaves behind: same name, its own body. */
-  OK(adcp_sql_exec_script(c, "CREATE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger "
-                             "LANGUAGE plpgsql AS $$ BEGIN /* js-sdk body */ RETURN NEW; END; $$",
+  OK(adcp_sql_exec_script(c,
+                          "CREATE FUNCTION adcp_reporting_row_storage_immutable() RETURNS trigger "
+                          "LANGUAGE plpgsql AS $$ BEGIN /* js-sdk body */ RETURN NEW; END; $$",
                           &err));
   adcp_sql_close(c);
   adcp_storage *s = open_migrated(f);
@@ -602,8 +606,9 @@ static void catalog_drift_is_reported_precisely(void **state) {
   assert_int_equal(r->count, 0);
   adcp_catalog_report_free(r);
   /* Extra objects are ignored. */
-  OK(adcp_sql_exec_script(c, "CREATE TABLE adopter_notes (k TEXT); CREATE TABLE adcp_extra (k TEXT); "
-                             "CREATE INDEX adopter_idx ON adcp_reporting_row_sets (row_count)",
+  OK(adcp_sql_exec_script(c,
+                          "CREATE TABLE adopter_notes (k TEXT); CREATE TABLE adcp_extra (k TEXT); "
+                          "CREATE INDEX adopter_idx ON adcp_reporting_row_sets (row_count)",
                           &err));
   OK(adcp_storage_check_ready(NULL, s, &err));
   /* A dropped index is named exactly. */
@@ -658,8 +663,7 @@ static void expect_refused(adcp_sql_conn *c, const char *sql) {
   adcp_error err = {0};
   int rc = adcp_sql_exec(c, sql, NULL, 0, &err);
   if (rc != ADCP_ESTORAGE || adcp_sql_last_failure(c) != ADCP_SQL_FAIL_CHECK)
-    fail_msg("expected a CHECK refusal for: %s (rc %d, class %d, %s)", sql, rc, adcp_sql_last_failure(c),
-             err.message);
+    fail_msg("expected a CHECK refusal for: %s (rc %d, class %d, %s)", sql, rc, adcp_sql_last_failure(c), err.message);
 }
 
 static void allowed(adcp_sql_conn *c, const char *sql) {
@@ -673,68 +677,84 @@ static void immutability_triggers_refuse_forbidden_updates(void **state) {
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
   int pg = f->dialect == ADCP_SQL_POSTGRES;
-  allowed(c, "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
-             "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
-  allowed(c, "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
-             "identity_sha256, namespace_key) VALUES ('postgres', 'postgres', 'postgres', '{}', "
-             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
-             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
-  allowed(c, "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
-             "identity_sha256, namespace_key) VALUES ('fs1', 'object', 'filesystem', '{\"root\":\"/x\"}', "
-             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
-             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
-  allowed(c, "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, encoding, "
-             "digest_profile, content_sha256, canonical_byte_count, row_count, row_manifest_sha256, chunk_count, "
-             "row_binding_id) VALUES ('rev1', 'revision', 'acct', 'ob1', 'adcp_canonical_jsonl_v1', "
-             "'revision_envelope_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
-             "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, 'postgres')");
-  allowed(c, "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-             "first_ordinal, row_count, byte_count, sha256, segments) VALUES ('rev1', 0, 'acct', 'ob1', 0, 1, 3, "
-             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '[]')");
+  allowed(c,
+          "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
+          "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
+  allowed(c,
+          "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+          "identity_sha256, namespace_key) VALUES ('postgres', 'postgres', 'postgres', '{}', "
+          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+          "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
+  allowed(c,
+          "INSERT INTO adcp_reporting_row_bindings (row_binding_id, kind, provider, identity_config, "
+          "identity_sha256, namespace_key) VALUES ('fs1', 'object', 'filesystem', '{\"root\":\"/x\"}', "
+          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+          "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')");
+  allowed(c,
+          "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, encoding, "
+          "digest_profile, content_sha256, canonical_byte_count, row_count, row_manifest_sha256, chunk_count, "
+          "row_binding_id) VALUES ('rev1', 'revision', 'acct', 'ob1', 'adcp_canonical_jsonl_v1', "
+          "'revision_envelope_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
+          "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, 'postgres')");
+  allowed(c,
+          "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
+          "first_ordinal, row_count, byte_count, sha256, segments) VALUES ('rev1', 0, 'acct', 'ob1', 0, 1, 3, "
+          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '[]')");
   /* Chunk bodies are content-addressed: the digest CHECK holds on both dialects. */
   const char body[] = "{}\n";
   char sha[65];
   OK(adcp_sha256_hex(sha, body, 3, &err));
   adcp_sql_param bp[2] = {adcp_sql_text(sha), adcp_sql_blob(body, 3)};
-  const char *ins_body = "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
-                         "VALUES ('acct', 'ob1', $1, $2)";
+  const char *ins_body =
+      "INSERT INTO adcp_reporting_chunk_bodies (account_id, obligation_id, sha256, body) "
+      "VALUES ('acct', 'ob1', $1, $2)";
   OK(adcp_sql_exec(c, ins_body, bp, 2, &err));
   adcp_sql_param bad[2] = {adcp_sql_text(HEX_A), adcp_sql_blob(body, 3)};
   assert_int_equal(adcp_sql_exec(c, ins_body, bad, 2, &err), ADCP_ESTORAGE);
   assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_CHECK);
-  allowed(c, "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-             "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
-             "control_totals, row_manifest_sha256, row_set_id) VALUES ('rev1', 'ob1', 'acct', 1, 'snapshot', "
-             "'rfc8785_jcs_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
-             "'[{\"name\":\"impressions\",\"value\":\"1\",\"value_type\":\"integer\"}]', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'rev1')");
+  allowed(
+      c,
+      "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+      "finality, binding_algorithm, revision_content_sha256, canonical_byte_count, row_count, "
+      "control_totals, row_manifest_sha256, row_set_id) VALUES ('rev1', 'ob1', 'acct', 1, 'snapshot', "
+      "'rfc8785_jcs_v1', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 10, 1, "
+      "'[{\"name\":\"impressions\",\"value\":\"1\",\"value_type\":\"integer\"}]', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'rev1')");
 
   /* Bindings: identity columns are frozen; state and operational config move. */
   expect_refused(c, "UPDATE adcp_reporting_row_bindings SET kind = 'object' WHERE row_binding_id = 'postgres'");
   expect_refused(c, "UPDATE adcp_reporting_row_bindings SET provider = 'other' WHERE row_binding_id = 'postgres'");
-  expect_refused(c, pg ? "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'"
-                       : "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'");
-  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET identity_sha256 = namespace_key WHERE row_binding_id = 'postgres'");
-  expect_refused(c, "UPDATE adcp_reporting_row_bindings SET namespace_key = identity_sha256 WHERE row_binding_id = 'postgres'");
-  allowed(c, "UPDATE adcp_reporting_row_bindings SET state = 'read_only', operational_config = '{\"compression\":\"gzip\"}' "
-             "WHERE row_binding_id = 'fs1'");
+  expect_refused(
+      c, pg ? "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'"
+            : "UPDATE adcp_reporting_row_bindings SET identity_config = '{\"a\":1}' WHERE row_binding_id = 'postgres'");
+  expect_refused(
+      c, "UPDATE adcp_reporting_row_bindings SET identity_sha256 = namespace_key WHERE row_binding_id = 'postgres'");
+  expect_refused(
+      c, "UPDATE adcp_reporting_row_bindings SET namespace_key = identity_sha256 WHERE row_binding_id = 'postgres'");
+  allowed(c,
+          "UPDATE adcp_reporting_row_bindings SET state = 'read_only', operational_config = '{\"compression\":\"gzip\"}' "
+          "WHERE row_binding_id = 'fs1'");
 
   /* Row sets: header frozen; location group moves, a binding move bumps the version by exactly one. */
   expect_refused(c, "UPDATE adcp_reporting_row_sets SET content_sha256 = row_manifest_sha256 WHERE row_set_id = 'rev1'");
   expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_count = 2 WHERE row_set_id = 'rev1'");
   expect_refused(c, "UPDATE adcp_reporting_row_sets SET account_id = 'other' WHERE row_set_id = 'rev1'");
   expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1' WHERE row_set_id = 'rev1'");
-  expect_refused(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 3 "
-                    "WHERE row_set_id = 'rev1'");
-  allowed(c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 2 WHERE row_set_id = 'rev1'");
+  expect_refused(c,
+                 "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 3 "
+                 "WHERE row_set_id = 'rev1'");
+  allowed(
+      c, "UPDATE adcp_reporting_row_sets SET row_binding_id = 'fs1', row_location_version = 2 WHERE row_set_id = 'rev1'");
   allowed(c, "UPDATE adcp_reporting_row_sets SET rows_state = 'unavailable' WHERE row_set_id = 'rev1'");
 
   /* Chunks: manifest frozen; the locator may change (guarded moves). */
-  expect_refused(c, "UPDATE adcp_reporting_row_chunks SET sha256 = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' "
-                    "WHERE row_set_id = 'rev1'");
+  expect_refused(c,
+                 "UPDATE adcp_reporting_row_chunks SET sha256 = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' "
+                 "WHERE row_set_id = 'rev1'");
   expect_refused(c, "UPDATE adcp_reporting_row_chunks SET byte_count = 4 WHERE row_set_id = 'rev1'");
   expect_refused(c, "UPDATE adcp_reporting_row_chunks SET segments = '[{}]' WHERE row_set_id = 'rev1'");
-  allowed(c, "UPDATE adcp_reporting_row_chunks SET object_key = 'p/k', native_version = '1', "
-             "physical_sha256 = sha256, physical_byte_count = 3 WHERE row_set_id = 'rev1'");
+  allowed(c,
+          "UPDATE adcp_reporting_row_chunks SET object_key = 'p/k', native_version = '1', "
+          "physical_sha256 = sha256, physical_byte_count = 3 WHERE row_set_id = 'rev1'");
 
   /* Bodies and revisions: no update at all; deletes stay allowed. */
   expect_refused(c, "UPDATE adcp_reporting_chunk_bodies SET recorded_at = recorded_at");
@@ -749,26 +769,28 @@ static void revision_header_rules(void **state) {
   adcp_error err = {0};
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
-  allowed(c, "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
-             "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
-  const char *ins = "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
-                    "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
-                    "canonical_byte_count, row_count, control_totals, row_manifest_sha256) VALUES "
-                    "($1, 'ob1', 'acct', $2, $3, $4, 'rfc8785_jcs_v1', $5, 10, 1, '[]', $5)";
-#define REV(id, n, fin, sup, expect)                                                                      \
-  do {                                                                                                    \
+  allowed(c,
+          "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, period_ordinal, "
+          "period_start, period_end) VALUES ('ob1', 'cfg', 'acct', 0, '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')");
+  const char *ins =
+      "INSERT INTO adcp_reporting_revisions (revision_id, obligation_id, account_id, revision_number, "
+      "finality, supersedes_revision_id, binding_algorithm, revision_content_sha256, "
+      "canonical_byte_count, row_count, control_totals, row_manifest_sha256) VALUES "
+      "($1, 'ob1', 'acct', $2, $3, $4, 'rfc8785_jcs_v1', $5, 10, 1, '[]', $5)";
+#define REV(id, n, fin, sup, expect) \
+  do { \
     adcp_sql_param p_[5] = {adcp_sql_text(id), adcp_sql_int64(n), adcp_sql_text(fin), adcp_sql_text(sup), \
-                            adcp_sql_text(HEX_A)};                                                        \
-    assert_int_equal(adcp_sql_exec(c, ins, p_, 5, &err), expect);                                          \
+                            adcp_sql_text(HEX_A)}; \
+    assert_int_equal(adcp_sql_exec(c, ins, p_, 5, &err), expect); \
   } while (0)
   REV("r1", 1, "snapshot", NULL, 0);
-  REV("r1b", 1, "snapshot", NULL, ADCP_ECONFLICT);        /* numbering is unique per obligation */
-  REV("r2", 2, "official", NULL, ADCP_ESTORAGE);          /* later revisions name a predecessor */
+  REV("r1b", 1, "snapshot", NULL, ADCP_ECONFLICT); /* numbering is unique per obligation */
+  REV("r2", 2, "official", NULL, ADCP_ESTORAGE);   /* later revisions name a predecessor */
   REV("r2", 2, "official", "r1", 0);
-  REV("r3", 3, "official", "r2", ADCP_ECONFLICT);         /* one official per obligation */
-  REV("r3", 3, "snapshot", "r1", ADCP_ECONFLICT);         /* one successor per revision */
+  REV("r3", 3, "official", "r2", ADCP_ECONFLICT); /* one official per obligation */
+  REV("r3", 3, "snapshot", "r1", ADCP_ECONFLICT); /* one successor per revision */
   REV("r3", 3, "snapshot", "r2", 0);
-  REV("bad id!", 4, "snapshot", "r3", ADCP_ESTORAGE);     /* identifier pattern */
+  REV("bad id!", 4, "snapshot", "r3", ADCP_ESTORAGE); /* identifier pattern */
 #undef REV
   adcp_storage_close(s);
 }

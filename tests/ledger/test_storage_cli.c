@@ -54,15 +54,16 @@ static void migrate_on_sqlite(void **state) {
   assert_non_null(strstr(txt(&out), "pending 0002 row_storage additive\n"));
   assert_non_null(strstr(txt(&out), "pending 0003 chunk_body_storage additive\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
-  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
-                                 "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
-                                 "would-apply 0007 principals additive\n"
-                                 "would-apply 0008 issue_events additive\n"
-                                 "would-apply 0009 history additive\n"
-                                 "would-apply 0010 collector_fence additive\n"
-                                 "would-apply 0011 legacy_import additive\n"
-                                 "would-apply 0012 orphan_collector additive\n");
+  assert_string_equal(txt(&out),
+                      "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
+                      "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
+                      "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
+                      "would-apply 0007 principals additive\n"
+                      "would-apply 0008 issue_events additive\n"
+                      "would-apply 0009 history additive\n"
+                      "would-apply 0010 collector_fence additive\n"
+                      "would-apply 0011 legacy_import additive\n"
+                      "would-apply 0012 orphan_collector additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -73,18 +74,19 @@ static void migrate_on_sqlite(void **state) {
   assert_string_equal(n, "0");
 
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
-  assert_string_equal(txt(&out), "applying 0001 ledger_core additive\ndone 0001\n"
-                                 "applying 0002 row_storage additive\ndone 0002\n"
-                                 "applying 0003 chunk_body_storage additive\ndone 0003\n"
-                                 "applying 0004 change_feed additive\ndone 0004\n"
-                                 "applying 0005 inline_storage additive\ndone 0005\n"
-                                 "applying 0006 retention additive\ndone 0006\n"
-                                 "applying 0007 principals additive\ndone 0007\n"
-                                 "applying 0008 issue_events additive\ndone 0008\n"
-                                 "applying 0009 history additive\ndone 0009\n"
-                                 "applying 0010 collector_fence additive\ndone 0010\n"
-                                 "applying 0011 legacy_import additive\ndone 0011\n"
-                                 "applying 0012 orphan_collector additive\ndone 0012\n");
+  assert_string_equal(txt(&out),
+                      "applying 0001 ledger_core additive\ndone 0001\n"
+                      "applying 0002 row_storage additive\ndone 0002\n"
+                      "applying 0003 chunk_body_storage additive\ndone 0003\n"
+                      "applying 0004 change_feed additive\ndone 0004\n"
+                      "applying 0005 inline_storage additive\ndone 0005\n"
+                      "applying 0006 retention additive\ndone 0006\n"
+                      "applying 0007 principals additive\ndone 0007\n"
+                      "applying 0008 issue_events additive\ndone 0008\n"
+                      "applying 0009 history additive\ndone 0009\n"
+                      "applying 0010 collector_fence additive\ndone 0010\n"
+                      "applying 0011 legacy_import additive\ndone 0011\n"
+                      "applying 0012 orphan_collector additive\ndone 0012\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -94,9 +96,12 @@ static void migrate_on_sqlite(void **state) {
   assert_non_null(strstr(txt(&out), "up to date\n"));
 
   /* A tampered history is refused loudly with the storage exit code. */
-  assert_int_equal(adcp_sql_exec_script(c, "UPDATE adcp_schema_migrations SET checksum = "
-                                           "'0000000000000000000000000000000000000000000000000000000000000000' "
-                                           "WHERE version = '0002'", &err), 0);
+  assert_int_equal(adcp_sql_exec_script(c,
+                                        "UPDATE adcp_schema_migrations SET checksum = "
+                                        "'0000000000000000000000000000000000000000000000000000000000000000' "
+                                        "WHERE version = '0002'",
+                                        &err),
+                   0);
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 4);
   assert_non_null(strstr(txt(&out), "INTEGRITY_FAILED"));
   assert_non_null(strstr(txt(&out), "0002"));
@@ -108,15 +113,17 @@ static void migrate_on_sqlite(void **state) {
   char other[4200];
   snprintf(other, sizeof other, "sqlite:%s/other.db", dir);
   char cmd[9000];
-  snprintf(cmd, sizeof cmd, "cd '%s' && ADCP_DATABASE_URL='%s' DATABASE_URL='sqlite:%s/never.db' '%s' migrate",
-           dir, other, dir, ADCP_CLI_PATH);
+  snprintf(cmd, sizeof cmd, "cd '%s' && ADCP_DATABASE_URL='%s' DATABASE_URL='sqlite:%s/never.db' '%s' migrate", dir,
+           other, dir, ADCP_CLI_PATH);
   assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
   assert_non_null(strstr(txt(&out), "done 0003"));
   snprintf(cmd, sizeof cmd, "test -f '%s/other.db' && test ! -f '%s/never.db'", dir, dir);
   assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
   /* The default ./adcp-ledger.db: a dry run never creates it. */
-  snprintf(cmd, sizeof cmd, "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run 2>&1; "
-           "test ! -e adcp-ledger.db", dir, ADCP_CLI_PATH);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && env -u ADCP_DATABASE_URL -u DATABASE_URL '%s' migrate --dry-run 2>&1; "
+           "test ! -e adcp-ledger.db",
+           dir, ADCP_CLI_PATH);
   assert_int_equal(tu_run(cmd, NULL, 0, &out), 0);
   assert_non_null(strstr(txt(&out), "database file does not exist"));
 
@@ -163,15 +170,16 @@ static void migrate_on_postgres_and_password_masking(void **state) {
   adcp_buf out;
   adcp_buf_init(&out);
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
-  assert_string_equal(txt(&out), "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
-                                 "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
-                                 "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
-                                 "would-apply 0007 principals additive\n"
-                                 "would-apply 0008 issue_events additive\n"
-                                 "would-apply 0009 history additive\n"
-                                 "would-apply 0010 collector_fence additive\n"
-                                 "would-apply 0011 legacy_import additive\n"
-                                 "would-apply 0012 orphan_collector additive\n");
+  assert_string_equal(txt(&out),
+                      "would-apply 0001 ledger_core additive\nwould-apply 0002 row_storage additive\n"
+                      "would-apply 0003 chunk_body_storage additive\nwould-apply 0004 change_feed additive\n"
+                      "would-apply 0005 inline_storage additive\nwould-apply 0006 retention additive\n"
+                      "would-apply 0007 principals additive\n"
+                      "would-apply 0008 issue_events additive\n"
+                      "would-apply 0009 history additive\n"
+                      "would-apply 0010 collector_fence additive\n"
+                      "would-apply 0011 legacy_import additive\n"
+                      "would-apply 0012 orphan_collector additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
   assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);

@@ -23,10 +23,15 @@ static void commit_two(const char *url) {
   for (int i = 0; i < 2; i++) {
     gen g;
     gen_init(&g, 40, 10, (uint64_t)i + 1);
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct_ro", .obligation_id = "ob_ro",
-                              .revision_id = i ? "ro_2" : "ro_1", .finality = ADCP_FINALITY_SNAPSHOT,
-                              .period_start = "2026-10-01T00:00:00Z", .period_end = "2026-11-01T00:00:00Z",
-                              .next_row = gen_next, .row_ctx = &g};
+    adcp_ledger_commit req = {.version = 1,
+                              .account_id = "acct_ro",
+                              .obligation_id = "ob_ro",
+                              .revision_id = i ? "ro_2" : "ro_1",
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2026-10-01T00:00:00Z",
+                              .period_end = "2026-11-01T00:00:00Z",
+                              .next_row = gen_next,
+                              .row_ctx = &g};
     adcp_commit_result res;
     OK(adcp_ledger_commit_revision(&res, l, &req, &err));
     adcp_commit_result_free(&res);
@@ -53,10 +58,8 @@ static void read_and_refuse_writes(const char *url) {
   assert_int_equal(list.items[1].revision_number, 2);
   assert_string_equal(list.items[1].revision_id, "ro_2");
   adcp_revision_list_free(&list);
-  assert_int_equal(adcp_ledger_list_obligation_revisions(&list, l, "acct_other", "ob_ro", &err),
-                   ADCP_EREFERENCE_NOT_FOUND);
-  assert_int_equal(adcp_ledger_list_obligation_revisions(&list, l, "acct_ro", "ob_none", &err),
-                   ADCP_EREFERENCE_NOT_FOUND);
+  assert_int_equal(adcp_ledger_list_obligation_revisions(&list, l, "acct_other", "ob_ro", &err), ADCP_EREFERENCE_NOT_FOUND);
+  assert_int_equal(adcp_ledger_list_obligation_revisions(&list, l, "acct_ro", "ob_none", &err), ADCP_EREFERENCE_NOT_FOUND);
   adcp_intent_info *iv = NULL;
   size_t n = 7;
   OK(adcp_ledger_list_intents(&iv, &n, l, NULL, &err));
@@ -64,8 +67,13 @@ static void read_and_refuse_writes(const char *url) {
   free(iv);
   gen g;
   gen_init(&g, 5, 10, 9);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct_ro", .obligation_id = "ob_ro", .revision_id = "ro_3",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct_ro",
+                            .obligation_id = "ob_ro",
+                            .revision_id = "ro_3",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .next_row = gen_next,
+                            .row_ctx = &g};
   adcp_commit_result res;
   assert_int_not_equal(adcp_ledger_commit_revision(&res, l, &req, &err), 0);
   adcp_buf_free(&g.line);

@@ -24,7 +24,7 @@
 #define DELAY_MIN_MS 400
 
 static int put_delay_ms = DELAY_MIN_MS; /* widths() raises it to 3x the measured undelayed phase */
-#define ROWS 80000 /* 8 chunks of 10 000 rows at this pad */
+#define ROWS 80000                      /* 8 chunks of 10 000 rows at this pad */
 
 static fake_server fake;
 static int bucket_seq;
@@ -48,8 +48,13 @@ static void env_open(uenv *e, const fixture *f, int width, int compression) {
   assert_int_equal(fake_ctl(&fake, q, 0, NULL), 200);
   snprintf(ep, sizeof ep, "http://127.0.0.1:%d", fake.port);
   snprintf(port, sizeof port, "%d", fake.port);
-  adcp_s3_provider_options po = {.bucket = e->bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1,
-                                 .prefix = "rows", .credential_ref = "env", .backoff_base_ms = 20};
+  adcp_s3_provider_options po = {.bucket = e->bucket,
+                                 .region = "us-east-1",
+                                 .endpoint = ep,
+                                 .path_style = 1,
+                                 .prefix = "rows",
+                                 .credential_ref = "env",
+                                 .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&e->p, &po, &err));
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000 + 12 * put_delay_ms, .upload_concurrency = width};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
@@ -101,10 +106,17 @@ static int commit_rev(adcp_commit_result *res, uenv *e, const char *rev, gen *g,
   g->next = 0;
   char rid[96];
   snprintf(rid, sizeof rid, "%s-%s", e->bucket, rev);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = e->bucket, .revision_id = rid,
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = g,
-                            .binding_id = e->bucket, .step_hook = upload_clock};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = e->bucket,
+                            .revision_id = rid,
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = g,
+                            .binding_id = e->bucket,
+                            .step_hook = upload_clock};
   return adcp_ledger_commit_revision(res, e->l, &req, err);
 }
 
@@ -140,7 +152,8 @@ static size_t bucket_objects(uenv *e) {
     OK(adcp_object_list(e->p, &pg, NULL, tok, 1000, NULL, &err));
     free(tok);
     tok = pg.next_token ? strdup(pg.next_token) : NULL;
-    for (size_t i = 0; i < pg.n_entries; i++) n += !strstr(pg.entries[i].key, "/_collector-fence/"); /* not row objects */
+    for (size_t i = 0; i < pg.n_entries; i++)
+      n += !strstr(pg.entries[i].key, "/_collector-fence/"); /* not row objects */
     adcp_object_list_page_free(&pg);
   } while (tok);
   return n;
@@ -165,9 +178,10 @@ static double timed_commit(const fixture *f, int width, long want_inflight, int 
   assert_int_equal(res.header.chunk_count, 8);
   assert_int_equal(res.objects_created, 8);
   adcp_commit_result_free(&res);
-  fprintf(stderr, "# width %d: %.0f ms for 8 chunks at %d ms per PUT, %ld PUTs in flight at most\n", width, dt,
-          delay, inflight);
-  if (want_inflight >= 0 && inflight != want_inflight) fail_msg("width %d: %ld PUTs in flight at most, want %ld", width, inflight, want_inflight);
+  fprintf(stderr, "# width %d: %.0f ms for 8 chunks at %d ms per PUT, %ld PUTs in flight at most\n", width, dt, delay,
+          inflight);
+  if (want_inflight >= 0 && inflight != want_inflight)
+    fail_msg("width %d: %ld PUTs in flight at most, want %ld", width, inflight, want_inflight);
   assert_int_equal(bucket_objects(&e), 8);
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
   check_verifies(&e, "rev1", &g);
@@ -207,9 +221,10 @@ static void failure_midway(void **state) {
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions"), 0);
   assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 1);
   /* Every object the failed commit created is recorded in its intent. */
-  int64_t recorded = tu_scalar(e.c, f->dialect == ADCP_SQL_POSTGRES
-                                     ? "SELECT jsonb_array_length(created_objects) FROM adcp_reporting_row_write_intents"
-                                     : "SELECT json_array_length(created_objects) FROM adcp_reporting_row_write_intents");
+  int64_t recorded =
+      tu_scalar(e.c, f->dialect == ADCP_SQL_POSTGRES
+                         ? "SELECT jsonb_array_length(created_objects) FROM adcp_reporting_row_write_intents"
+                         : "SELECT json_array_length(created_objects) FROM adcp_reporting_row_write_intents");
   size_t stored = bucket_objects(&e);
   fprintf(stderr, "# failed commit: %zu objects stored, %lld recorded\n", stored, (long long)recorded);
   assert_int_equal((int64_t)stored, recorded);

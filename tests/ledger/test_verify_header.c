@@ -88,10 +88,10 @@ static void header_invariants_are_verified(void **state) {
   adcp_ledger *w = ledger_on(c, 0);
   const adcp_finality S = ADCP_FINALITY_SNAPSHOT, O = ADCP_FINALITY_OFFICIAL;
   /* One obligation per case; z is the untouched control (with sharing). */
-  commit_n(w, "ob_a", "a1", S, 30, 1), commit_n(w, "ob_a", "a2", S, 30, 2);            /* official with successor */
+  commit_n(w, "ob_a", "a1", S, 30, 1), commit_n(w, "ob_a", "a2", S, 30, 2); /* official with successor */
   commit_n(w, "ob_b", "b1", S, 30, 3), commit_n(w, "ob_b", "b2", S, 30, 4);
-  commit_n(w, "ob_b", "b3", S, 30, 4);                                                 /* shares b2's rows */
-  commit_n(w, "ob_c", "c1", S, 30, 5), commit_n(w, "ob_c", "c2", S, 30, 5);            /* c2 shares c1 */
+  commit_n(w, "ob_b", "b3", S, 30, 4);                                      /* shares b2's rows */
+  commit_n(w, "ob_c", "c1", S, 30, 5), commit_n(w, "ob_c", "c2", S, 30, 5); /* c2 shares c1 */
   commit_n(w, "ob_d", "d1", S, 10, 6), commit_n(w, "ob_d", "d2", S, 10, 7), commit_n(w, "ob_d", "d3", S, 10, 8);
   commit_n(w, "ob_e", "e1", S, 10, 9), commit_n(w, "ob_e", "e2", S, 10, 10), commit_n(w, "ob_e", "e3", S, 10, 11);
   commit_n(w, "ob_f", "f1", S, 10, 12);
@@ -188,11 +188,12 @@ static void obligation_and_row_set_links(void **state) {
                           "UPDATE adcp_reporting_obligations SET account_id = 'elsewhere' WHERE obligation_id = 'ob_m';"
                           "UPDATE adcp_reporting_revisions SET row_set_id = 'p1' WHERE revision_id = 'n1'",
                           &err));
-  OK(adcp_sql_exec_script(c,
-                          pg ? "ALTER TABLE adcp_reporting_obligations DROP CONSTRAINT adcp_reporting_obligations_check;"
-                               "UPDATE adcp_reporting_obligations SET period_end = period_start WHERE obligation_id = 'ob_p'"
-                             : "UPDATE adcp_reporting_obligations SET period_end = period_start WHERE obligation_id = 'ob_p'",
-                          &err));
+  OK(adcp_sql_exec_script(
+      c,
+      pg ? "ALTER TABLE adcp_reporting_obligations DROP CONSTRAINT adcp_reporting_obligations_check;"
+           "UPDATE adcp_reporting_obligations SET period_end = period_start WHERE obligation_id = 'ob_p'"
+         : "UPDATE adcp_reporting_obligations SET period_end = period_start WHERE obligation_id = 'ob_p'",
+      &err));
   adcp_ledger *l = ledger_on(c, -1);
   expect_broken(l, "m1", "account differs from the account of obligation ob_m");
   expect_broken(l, "n1", "row_set_id p1 is not the revision ID");

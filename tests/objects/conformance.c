@@ -249,7 +249,8 @@ static void c_concurrent_different(void **state) {
     assert_int_equal(created, 1);
     assert_int_equal(conflicts, CONCURRENT_WRITERS - 1);
     for (int i = 0; i < CONCURRENT_WRITERS; i++)
-      if (i != winner && rs[i].r.native_version[0]) assert_string_equal(rs[i].r.native_version, rs[winner].r.native_version);
+      if (i != winner && rs[i].r.native_version[0])
+        assert_string_equal(rs[i].r.native_version, rs[winner].r.native_version);
     expect_bytes(s, key, rs[winner].r.native_version, rs[winner].body, rs[winner].len);
   }
 }
@@ -408,8 +409,8 @@ static void c_list_paging(void **state) {
     return;
   }
   /* Names chosen to catch directory-order vs byte-order mistakes ('-' < '.' < '/' < '0'). */
-  const char *rels[] = {"a-b", "a.b", "a/b-c", "a/b.d", "a/b/c", "a/b/c0", "a0", "B", "b/c/d/e", "b/c/d-e",
-                        "b=1", "c.jsonl", "c.jsonl.gz", "d/0", "d/1", "d/10", "d/2", "e_", "e-", "z/z/z"};
+  const char *rels[] = {"a-b", "a.b",     "a/b-c",      "a/b.d", "a/b/c", "a/b/c0", "a0",  "B",  "b/c/d/e", "b/c/d-e",
+                        "b=1", "c.jsonl", "c.jsonl.gz", "d/0",   "d/1",   "d/10",   "d/2", "e_", "e-",      "z/z/z"};
   size_t n = sizeof rels / sizeof rels[0];
   char *want[32];
   adcp_error err;
@@ -570,8 +571,7 @@ static adcp_object_stage *stage(conf_state *s, const void *b, size_t n) {
 }
 
 /* in->bytes and in->len are decoys: stage_link must ignore them and store the staged bytes. */
-static int link_stage(conf_state *s, adcp_object_put_result *r, adcp_object_stage *st, const char *key,
-                      adcp_error *err) {
+static int link_stage(conf_state *s, adcp_object_put_result *r, adcp_object_stage *st, const char *key, adcp_error *err) {
   adcp_object_put_input in = {key, (const uint8_t *)"decoy\n", 6, "application/x-ndjson", NULL, 0};
   return adcp_object_stage_link(s->p, r, st, &in, NULL, err);
 }
@@ -847,13 +847,26 @@ int conformance_run(const conformance_target *t) {
   void *st = (void *)t;
 #define CASE(f) cmocka_unit_test_prestate_setup_teardown(f, conf_setup, conf_teardown, st)
   const struct CMUnitTest tests[] = {
-      CASE(c_probe),           CASE(c_create_adopt_conflict), CASE(c_concurrent_identical),
-      CASE(c_concurrent_different), CASE(c_pinned_get_and_limits), CASE(c_ranged_get),
-      CASE(c_pinned_delete),   CASE(c_write_unique_version),  CASE(c_list_paging),
-      CASE(c_deadline_and_cancel), CASE(c_keys_outside_prefix), CASE(c_probe_refusals),
-      CASE(c_stage_create_adopt_conflict), CASE(c_stage_outside_prefix), CASE(c_stage_not_listed),
-      CASE(c_stage_drop_keeps_object), CASE(c_stage_concurrent_identical), CASE(c_stage_zero_length),
-      CASE(c_stage_deadline_and_cancel), CASE(c_put_observed),
+      CASE(c_probe),
+      CASE(c_create_adopt_conflict),
+      CASE(c_concurrent_identical),
+      CASE(c_concurrent_different),
+      CASE(c_pinned_get_and_limits),
+      CASE(c_ranged_get),
+      CASE(c_pinned_delete),
+      CASE(c_write_unique_version),
+      CASE(c_list_paging),
+      CASE(c_deadline_and_cancel),
+      CASE(c_keys_outside_prefix),
+      CASE(c_probe_refusals),
+      CASE(c_stage_create_adopt_conflict),
+      CASE(c_stage_outside_prefix),
+      CASE(c_stage_not_listed),
+      CASE(c_stage_drop_keeps_object),
+      CASE(c_stage_concurrent_identical),
+      CASE(c_stage_zero_length),
+      CASE(c_stage_deadline_and_cancel),
+      CASE(c_put_observed),
   };
 #undef CASE
   return _cmocka_run_group_tests(t->name, tests, sizeof tests / sizeof tests[0], NULL, NULL);

@@ -9,8 +9,8 @@
 
 fs_env env; /* test-only fixture: each executable's main sets it up */
 
-adcp_object_provider *make_fs(const char *root, const char *prefix, int (*hk)(void *, int, const char *),
-                              void *hctx, size_t slice) {
+adcp_object_provider *make_fs(const char *root, const char *prefix, int (*hk)(void *, int, const char *), void *hctx,
+                              size_t slice) {
   adcp_fs_provider_options o = {"default", prefix, 1, slice, hk, hctx};
   adcp_object_provider *p = NULL;
   adcp_error err;

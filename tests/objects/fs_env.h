@@ -16,8 +16,8 @@ typedef struct fs_env {
 extern fs_env env; /* test-only fixture: each executable's main sets env.tmp */
 
 /* A filesystem provider on root (bucket "default") with the test hook hk/hctx and write slice. */
-adcp_object_provider *make_fs(const char *root, const char *prefix, int (*hk)(void *, int, const char *),
-                              void *hctx, size_t slice);
+adcp_object_provider *make_fs(const char *root, const char *prefix, int (*hk)(void *, int, const char *), void *hctx,
+                              size_t slice);
 
 /* root/rel in one of four rotating buffers, so two paths can appear in one call. */
 char *path_in(const char *root, const char *rel);

@@ -166,7 +166,8 @@ static void t_config_refusals(void **state) {
     write_config("bad.json", unsafe[i]);
     snprintf(args, sizeof args, "--config %s/bad.json binding probe azz", dir);
     int st = run(args, &out, &errb);
-    if (st != 4 || !strstr((char *)errb.data, "UNSAFE_BINDING")) fail_msg("unsafe %zu: exit %d: %s", i, st, (char *)errb.data);
+    if (st != 4 || !strstr((char *)errb.data, "UNSAFE_BINDING"))
+      fail_msg("unsafe %zu: exit %d: %s", i, st, (char *)errb.data);
   }
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
@@ -175,8 +176,8 @@ static void write_rows(int n) {
   adcp_buf rows;
   adcp_buf_init(&rows);
   for (int i = 0; i < n; i++)
-    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i, i * 7,
-                    1 + i % 28);
+    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i,
+                    i * 7, 1 + i % 28);
   snprintf(rows_path, sizeof rows_path, "%s/rows.jsonl", dir);
   tu_write_file(rows_path, rows.data, rows.len);
   adcp_buf_free(&rows);
@@ -248,9 +249,28 @@ static void t_killed_after_upload_then_sweep(void **state) {
   long v_before = fake_stat("versions");
   char url[700];
   snprintf(url, sizeof url, "sqlite:%s", db);
-  char *argv[] = {"adcp-ledger", "--db", url, "--config", cfg, "commit", "--account", "acct", "--obligation", "ob1",
-                  "--revision", "crash1", "--finality", "snapshot", "--binding", "azk", "--period-start",
-                  "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", rows_path, NULL};
+  char *argv[] = {"adcp-ledger",
+                  "--db",
+                  url,
+                  "--config",
+                  cfg,
+                  "commit",
+                  "--account",
+                  "acct",
+                  "--obligation",
+                  "ob1",
+                  "--revision",
+                  "crash1",
+                  "--finality",
+                  "snapshot",
+                  "--binding",
+                  "azk",
+                  "--period-start",
+                  "2026-10-01T00:00:00Z",
+                  "--period-end",
+                  "2026-10-02T00:00:00Z",
+                  rows_path,
+                  NULL};
   const char *env[] = {"ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=20000", NULL};
   pid_t pid = tu_spawn_until(ADCP_CLI_TESTHOOKS_PATH, argv, env, "uploaded");
   kill(pid, SIGKILL);
@@ -264,9 +284,9 @@ static void t_killed_after_upload_then_sweep(void **state) {
   assert_int_equal(run(args, &out, &errb), 0);
   assert_non_null(strstr((char *)out.data, "\"swept\":0"));
   tu_sqlite_exec(db,
-           "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
-           "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-           "WHERE lease_owner IS NOT NULL;");
+                 "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
+                 "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+                 "WHERE lease_owner IS NOT NULL;");
   /* Each sweep pass advances the binding's fence (docs/fence.md): one new
    * record, the oldest beyond two pruned. So count from just before this pass,
    * where the chain already holds two records. */

@@ -40,7 +40,7 @@ int adcp_azure_provider_testing_get_current(adcp_object_provider *p, adcp_buf *o
 
 static fake_server fake;
 static char endpoint[128];
-static char key64[64];      /* the fake account's random key */
+static char key64[64]; /* the fake account's random key */
 static char wrong_key64[64];
 static char tmpdir_path[512];
 
@@ -53,8 +53,12 @@ static void set_conn(const char *var, const char *account, const char *key, cons
 
 static int make_in(adcp_object_provider **out, const char *ep, const char *account, const char *container,
                    const char *prefix, const char *cred, adcp_error *err) {
-  adcp_azure_provider_options o = {.account = account, .container = container, .endpoint = ep, .prefix = prefix,
-                                   .credential_ref = cred, .backoff_base_ms = 20};
+  adcp_azure_provider_options o = {.account = account,
+                                   .container = container,
+                                   .endpoint = ep,
+                                   .prefix = prefix,
+                                   .credential_ref = cred,
+                                   .backoff_base_ms = 20};
   return adcp_azure_provider_new(out, &o, err);
 }
 
@@ -600,7 +604,8 @@ static void t_az_list_paging(void **state) {
   run_prefix(pre, sizeof pre, "list");
   adcp_object_provider *p = az_must(pre, "env:AZ_CONN_AZURITE");
   assert_int_equal(adcp_azure_provider_testing_allow_unversioned(p), 0);
-  const char *rels[] = {"a-b", "a.b", "a/b-c", "a/b.d", "a/b/c", "a0", "B", "b=1", "c.jsonl", "d/0", "d/1", "d/10", "d/2", "e_"};
+  const char *rels[] = {"a-b", "a.b",     "a/b-c", "a/b.d", "a/b/c", "a0",  "B",
+                        "b=1", "c.jsonl", "d/0",   "d/1",   "d/10",  "d/2", "e_"};
   size_t n = sizeof rels / sizeof rels[0];
   char want[16][200];
   adcp_error err;
@@ -683,8 +688,10 @@ static int run_azurite(void) {
   set_conn("AZ_CONN_AZURITE", az_account, az_key, az_ep);
   set_conn("AZ_CONN_AZURITE_WRONG", az_account, wrong_key64, az_ep);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_az_probe_refused),      cmocka_unit_test(t_az_create_only_and_auth),
-      cmocka_unit_test(t_az_concurrent_creators), cmocka_unit_test(t_az_list_paging),
+      cmocka_unit_test(t_az_probe_refused),
+      cmocka_unit_test(t_az_create_only_and_auth),
+      cmocka_unit_test(t_az_concurrent_creators),
+      cmocka_unit_test(t_az_list_paging),
       cmocka_unit_test(t_az_ranges),
   };
   return cmocka_run_group_tests_name("azure: live Azurite (no versioning; never a versionid)", tests, NULL, NULL);
@@ -724,11 +731,11 @@ int main(void) {
                           sizeof unsafe_cases / sizeof unsafe_cases[0]};
   int failed = conformance_run(&t);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_trust_but_verify),
-      cmocka_unit_test(t_conflict_412_and_metadata), cmocka_unit_test(t_wrong_credentials),
-      cmocka_unit_test(t_sas),                       cmocka_unit_test(t_clock_skew),
-      cmocka_unit_test(t_503_storm_retry_after),     cmocka_unit_test(t_truncated_and_reset),
-      cmocka_unit_test(t_hang_deadline),             cmocka_unit_test(t_endpoint_rules),
+      cmocka_unit_test(t_trust_but_verify),    cmocka_unit_test(t_conflict_412_and_metadata),
+      cmocka_unit_test(t_wrong_credentials),   cmocka_unit_test(t_sas),
+      cmocka_unit_test(t_clock_skew),          cmocka_unit_test(t_503_storm_retry_after),
+      cmocka_unit_test(t_truncated_and_reset), cmocka_unit_test(t_hang_deadline),
+      cmocka_unit_test(t_endpoint_rules),
   };
   failed += cmocka_run_group_tests_name("azure fake: faults, auth, SAS, endpoints", tests, NULL, NULL);
   fake_stop(&fake);

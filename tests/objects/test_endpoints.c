@@ -28,7 +28,7 @@ static char tmpdir_path[512], token_file[600];
 
 /* Each is refused by every provider (and as a token_uri). */
 static const char *const hostile[] = {
-    "http://127.0.0.1@evil.example:9000",  /* the reported one: userinfo hides the host */
+    "http://127.0.0.1@evil.example:9000", /* the reported one: userinfo hides the host */
     "http://127.0.0.1:80@evil.example",
     "http://user:pass@127.0.0.1:9000",
     "http://user@localhost:9000",
@@ -36,50 +36,50 @@ static const char *const hostile[] = {
     "http://@127.0.0.1:9000",
     "http://[::1]@evil.example",
     "http://127.0.0.1;o=x@evil.example",
-    "http://127.0.0.1.example.com",       /* lookalike hosts */
+    "http://127.0.0.1.example.com", /* lookalike hosts */
     "http://127.0.0.1.example.com:9000",
     "http://localhost.example.com:9000",
     "http://localhostx:9000",
     "http://xlocalhost:9000",
     "http://my.localhost.evil.example",
-    "http://localhost.:9000",             /* trailing dots */
+    "http://localhost.:9000", /* trailing dots */
     "http://127.0.0.1.:9000",
     "https://storage.example.com.",
-    "http://LOCALHOST:9000",              /* mixed case */
+    "http://LOCALHOST:9000", /* mixed case */
     "http://LocalHost:9000",
     "https://Storage.Example.com",
-    "http://%6c%6fcalhost:9000",          /* percent-encoding */
+    "http://%6c%6fcalhost:9000", /* percent-encoding */
     "http://127.0.0.%31:9000",
     "http://evil%2eexample",
-    "http://0x7f.0.0.1:9000",             /* numeric shorthand curl would normalise */
+    "http://0x7f.0.0.1:9000", /* numeric shorthand curl would normalise */
     "http://2130706433:9000",
     "http://127.1:9000",
     "http://0177.0.0.1:9000",
-    "http://[::ffff:127.0.0.1]:9000",     /* IPv6 forms */
+    "http://[::ffff:127.0.0.1]:9000", /* IPv6 forms */
     "http://[::2]:9000",
     "http://[fe80::1%25eth0]:9000",
     "http://[::1%25lo]:9000",
     "http://::1:9000",
     "http://[::1:9000",
-    "http://evil.example",                /* plain http off loopback */
+    "http://evil.example", /* plain http off loopback */
     "http://10.0.0.1:9000",
     "http://128.0.0.1:9000",
     "http://169.254.169.254",
-    "http://localhost:0",                 /* ports */
+    "http://localhost:0", /* ports */
     "http://localhost:99999",
     "http://localhost:9000:9000",
     "http://localhost:x",
-    "http://localhost:9000?x=1",          /* query, fragment */
+    "http://localhost:9000?x=1", /* query, fragment */
     "http://localhost:9000#frag",
     "https://storage.example.com?sig=1",
-    "ftp://127.0.0.1",                    /* schemes */
+    "ftp://127.0.0.1", /* schemes */
     "file:///etc/passwd",
     "gopher://127.0.0.1:9000",
     "127.0.0.1:9000",
     "//127.0.0.1:9000",
     "http:///127.0.0.1",
     "http:",
-    "http://127.0.0.1 :9000",             /* spaces, control, backslash, non-ASCII */
+    "http://127.0.0.1 :9000", /* spaces, control, backslash, non-ASCII */
     "http://127.0.0.1\t:9000",
     "http://evil.example\\@127.0.0.1",
     "http://loc\xc3\xa0lhost:9000",
@@ -88,14 +88,14 @@ static const char *const hostile[] = {
 
 /* Accepted by every provider; no request is made. */
 static const char *const friendly[] = {
-    "http://127.0.0.1:9000", "http://localhost:9000", "http://[::1]:9000", "http://127.8.9.10:9000",
+    "http://127.0.0.1:9000",       "http://localhost:9000", "http://[::1]:9000", "http://127.8.9.10:9000",
     "https://storage.example.com", "HTTP://127.0.0.1:9000", "http://localhost",
 };
 
 static int make_s3(const char *ep, adcp_error *err) {
   adcp_object_provider *p = NULL;
-  adcp_s3_provider_options o = {.bucket = "b-1", .region = "us-east-1", .endpoint = ep, .path_style = 1, .prefix = "x",
-                                .credential_ref = "env"};
+  adcp_s3_provider_options o = {
+      .bucket = "b-1", .region = "us-east-1", .endpoint = ep, .path_style = 1, .prefix = "x", .credential_ref = "env"};
   int rc = adcp_s3_provider_new(&p, &o, err);
   adcp_object_provider_free(p);
   return rc;
@@ -103,8 +103,8 @@ static int make_s3(const char *ep, adcp_error *err) {
 
 static int make_az(const char *ep, adcp_error *err) {
   adcp_object_provider *p = NULL;
-  adcp_azure_provider_options o = {.account = "adcpfake", .container = "conf", .endpoint = ep, .prefix = "x",
-                                   .credential_ref = "env:AZ_CONN_EP"};
+  adcp_azure_provider_options o = {
+      .account = "adcpfake", .container = "conf", .endpoint = ep, .prefix = "x", .credential_ref = "env:AZ_CONN_EP"};
   int rc = adcp_azure_provider_new(&p, &o, err);
   adcp_object_provider_free(p);
   return rc;
@@ -140,8 +140,8 @@ static int make_gcs_token_uri(const char *uri, adcp_error *err) {
   esc[k] = 0;
   tu_write_file(path, esc, k);
   adcp_object_provider *p = NULL;
-  adcp_gcs_provider_options o = {.bucket = "b-1", .endpoint = "https://storage.example.com", .prefix = "x",
-                                 .service_account_file = path};
+  adcp_gcs_provider_options o = {
+      .bucket = "b-1", .endpoint = "https://storage.example.com", .prefix = "x", .service_account_file = path};
   int rc = adcp_gcs_provider_new(&p, &o, err);
   adcp_object_provider_free(p);
   return rc;
@@ -220,8 +220,8 @@ static void t_location(void **state) {
   (void)state;
   adcp_error err;
   adcp_object_provider *p = NULL;
-  adcp_s3_provider_options o = {.bucket = "b-1", .region = "us-east-1", .endpoint = "https://s3.example.com",
-                                .prefix = "x", .credential_ref = "env"};
+  adcp_s3_provider_options o = {
+      .bucket = "b-1", .region = "us-east-1", .endpoint = "https://s3.example.com", .prefix = "x", .credential_ref = "env"};
   assert_int_equal(adcp_s3_provider_new(&p, &o, &err), 0);
   adcp_object_kv loc[] = {{"bucket", "b-1"}, {"region", "us-east-1"}, {"endpoint", "http://127.0.0.1@evil.example"}};
   assert_int_equal(adcp_object_validate_location(p, loc, 3, &err), ADCP_EINVALID_INPUT);
@@ -306,8 +306,9 @@ int main(void) {
   setenv("AWS_SECRET_ACCESS_KEY", "secretexample", 1);
   setenv("AZ_CONN_EP", "DefaultEndpointsProtocol=https;AccountName=adcpfake;AccountKey=a2V5", 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_s3),       cmocka_unit_test(t_azure),    cmocka_unit_test(t_gcs),
-      cmocka_unit_test(t_gcs_token_uri), cmocka_unit_test(t_location), cmocka_unit_test(t_pinned),
+      cmocka_unit_test(t_s3),       cmocka_unit_test(t_azure),
+      cmocka_unit_test(t_gcs),      cmocka_unit_test(t_gcs_token_uri),
+      cmocka_unit_test(t_location), cmocka_unit_test(t_pinned),
   };
   int failed = cmocka_run_group_tests_name("endpoint rule", tests, NULL, NULL);
   tu_rmtree(tmp);

@@ -190,9 +190,10 @@ static void t_bad_keys(void **state) {
   char root[600];
   make_root(root, sizeof root, "bad-keys");
   adcp_object_provider *p = make_fs(root, "rows", NULL, NULL, 0);
-  const char *bad[] = {"../x.jsonl",     "/rows/x.jsonl", "rows/../x.jsonl", "rows/a/../../x", "rows\\x.jsonl",
-                       "rows/a\\b",      "rows//x",       "rows/./x",        "rows/x/",        "rows/a\x01z",
-                       "rows/a b",       "rows/\xc3\xa9", "",                "rows/..",        "rows/a\nb"};
+  const char *bad[] = {
+      "../x.jsonl", "/rows/x.jsonl", "rows/../x.jsonl", "rows/a/../../x", "rows\\x.jsonl", "rows/a\\b",
+      "rows//x",    "rows/./x",      "rows/x/",         "rows/a\x01z",    "rows/a b",      "rows/\xc3\xa9",
+      "",           "rows/..",       "rows/a\nb"};
   adcp_error err;
   adcp_object_put_result r;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -351,7 +352,7 @@ static void t_sigkill_mid_write(void **state) {
   adcp_object_provider *reader = make_fs(root, "rows", NULL, NULL, 0);
   struct {
     int step, nth, expect_present;
-  } points[] = {{ADCP_FS_STEP_TEMP_CREATED, 1, 0}, {ADCP_FS_STEP_WROTE_SLICE, 1, 0},  {ADCP_FS_STEP_WROTE_SLICE, 3, 0},
+  } points[] = {{ADCP_FS_STEP_TEMP_CREATED, 1, 0}, {ADCP_FS_STEP_WROTE_SLICE, 1, 0}, {ADCP_FS_STEP_WROTE_SLICE, 3, 0},
                 {ADCP_FS_STEP_FSYNC_FILE, 1, 0},   {ADCP_FS_STEP_BEFORE_LINK, 1, 0}, {ADCP_FS_STEP_FSYNC_DIR, 1, 1}};
   for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
     char key[64];
@@ -426,7 +427,7 @@ static void t_probe_and_location(void **state) {
   assert_non_null(pd);
   for (struct dirent *de; (de = readdir(pd));) assert_null(strstr(de->d_name, ".adcp~probe-")); /* cleaned up */
   closedir(pd);
-  assert_int_equal(adcp_object_probe(p, NULL, &err), 0);                /* repeatable */
+  assert_int_equal(adcp_object_probe(p, NULL, &err), 0); /* repeatable */
   adcp_object_kv ok[] = {{"root", "default"}}, other[] = {{"root", "elsewhere"}},
                  extra[] = {{"root", "default"}, {"bucket", "x"}};
   assert_int_equal(adcp_object_validate_location(p, ok, 1, &err), 0);
@@ -550,8 +551,8 @@ static void t_list_skips_foreign_entries(void **state) {
 int main(void) {
   env.tmp = tu_mkdtemp();
   snprintf(env.root, sizeof env.root, "%s/store", env.tmp);
-  conformance_target t = {"conformance/filesystem", conf_make, &env, "conf", fs_unsafe,
-                          sizeof fs_unsafe / sizeof fs_unsafe[0]};
+  conformance_target t = {
+      "conformance/filesystem", conf_make, &env, "conf", fs_unsafe, sizeof fs_unsafe / sizeof fs_unsafe[0]};
   int failed = conformance_run(&t);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_symlink_intermediate),

@@ -123,8 +123,7 @@ static void t_stage_injected_failures(void **state) {
   (void)state;
   char root[600];
   make_root(root, sizeof root, "stage-faults");
-  const int steps[] = {ADCP_FS_STEP_TEMP_CREATED, ADCP_FS_STEP_WROTE_SLICE, ADCP_FS_STEP_FSYNC_FILE,
-                       ADCP_FS_STEP_STAGED};
+  const int steps[] = {ADCP_FS_STEP_TEMP_CREATED, ADCP_FS_STEP_WROTE_SLICE, ADCP_FS_STEP_FSYNC_FILE, ADCP_FS_STEP_STAGED};
   adcp_error err;
   char names[4][128];
   static char sentinel;
@@ -292,7 +291,7 @@ static void t_stage_stale_swept(void **state) {
   snprintf(linked_path, sizeof linked_path, "%s", staged_file_with(root, "linked\n", 7));
   assert_int_equal(link_to(p, &r, linked, "rows/st/linked.jsonl", &err), 0);
   set_age(stale_path, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600);
-  set_age(young_path, ADCP_OBJECT_STAGE_MAX_AGE_S - 120); /* just under the limit */
+  set_age(young_path, ADCP_OBJECT_STAGE_MAX_AGE_S - 120);   /* just under the limit */
   set_age(linked_path, ADCP_OBJECT_STAGE_MAX_AGE_S + 3600); /* same inode: the object's mtime (and version) moves too */
   int rc = adcp_object_probe(p, NULL, &err);
   if (rc) fail_msg("probe: %s", err.message);
@@ -449,14 +448,10 @@ static void t_stage_port_checks(void **state) {
 int main(void) {
   env.tmp = tu_mkdtemp();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_stage_files_cleaned),
-      cmocka_unit_test(t_stage_injected_failures),
-      cmocka_unit_test(t_stage_link_faults),
-      cmocka_unit_test(t_stage_no_relink_after_delete),
-      cmocka_unit_test(t_stage_swept_at_creation),
-      cmocka_unit_test(t_stage_swapped_before_link),
-      cmocka_unit_test(t_stage_stale_swept),
-      cmocka_unit_test(t_stage_symlinked_staging_dir),
+      cmocka_unit_test(t_stage_files_cleaned),     cmocka_unit_test(t_stage_injected_failures),
+      cmocka_unit_test(t_stage_link_faults),       cmocka_unit_test(t_stage_no_relink_after_delete),
+      cmocka_unit_test(t_stage_swept_at_creation), cmocka_unit_test(t_stage_swapped_before_link),
+      cmocka_unit_test(t_stage_stale_swept),       cmocka_unit_test(t_stage_symlinked_staging_dir),
       cmocka_unit_test(t_stage_port_checks),
   };
   int failed = cmocka_run_group_tests_name("filesystem staged writes", tests, NULL, NULL);

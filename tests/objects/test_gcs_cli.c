@@ -156,21 +156,28 @@ static void t_config_refusals(void **state) {
     const char *msg;
   } bad[] = {
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{\"bucket\":\"cli-good\","
-       "\"region\":\"us\"}}", 2, "unknown key \"region\""},
-      {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{}}", 2, "needs bucket"},
+       "\"region\":\"us\"}}",
+       2, "unknown key \"region\""},
+      {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{}}", 2,
+       "needs bucket"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\"}", 2, "need location"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"root_dir\":\"x\",\"location\":"
-       "{\"bucket\":\"cli-good\"}}", 2, "filesystem bindings only"},
-      {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{\"bucket\":7}}", 2,
-       "non-empty string"},
+       "{\"bucket\":\"cli-good\"}}",
+       2, "filesystem bindings only"},
+      {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{\"bucket\":7}}",
+       2, "non-empty string"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"bad ref!\",\"location\":{\"bucket\":"
-       "\"cli-good\"}}", 2, "credentialRef must be a reference name"},
+       "\"cli-good\"}}",
+       2, "credentialRef must be a reference name"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"nobody\",\"location\":{\"bucket\":"
-       "\"cli-good\"}}", 4, "not an entry of gcs_credentials"},
+       "\"cli-good\"}}",
+       4, "not an entry of gcs_credentials"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{\"bucket\":"
-       "\"Bad_Bucket\"}}", 2, "bucket name is not valid"},
+       "\"Bad_Bucket\"}}",
+       2, "bucket name is not valid"},
       {"{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\",\"credentialRef\":\"sa\",\"location\":{\"bucket\":"
-       "\"cli-good\",\"endpoint\":\"http://example.com\"}}", 2, "https"},
+       "\"cli-good\",\"endpoint\":\"http://example.com\"}}",
+       2, "https"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     write_config("bad.json", bad[i].binding);
@@ -181,9 +188,9 @@ static void t_config_refusals(void **state) {
   }
   /* The credentials section is closed too. */
   const char *sections[] = {
-      "{\"x\":{\"service_account_file\":\"a\",\"token_file\":\"b\"}}", /* two sources */
-      "{\"x\":{\"token_fil\":\"b\"}}",                                 /* misspelt */
-      "{\"x\":{\"token_command\":\"gcloud auth print-access-token\"}}",  /* not argv */
+      "{\"x\":{\"service_account_file\":\"a\",\"token_file\":\"b\"}}",  /* two sources */
+      "{\"x\":{\"token_fil\":\"b\"}}",                                  /* misspelt */
+      "{\"x\":{\"token_command\":\"gcloud auth print-access-token\"}}", /* not argv */
       "{\"x\":{\"token_command\":[]}}",
       "[]",
   };
@@ -191,12 +198,13 @@ static void t_config_refusals(void **state) {
     char path[600];
     snprintf(path, sizeof path, "%s/sec.json", dir);
     tu_write_config(path,
-             "{\"gcs_credentials\":%s,\"bindings\":[{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\","
-             "\"credentialRef\":\"x\",\"location\":{\"bucket\":\"cli-good\",\"endpoint\":\"%s\"}}]}",
-             sections[i], ep);
+                    "{\"gcs_credentials\":%s,\"bindings\":[{\"id\":\"gx\",\"provider\":\"gcs\",\"prefix\":\"rows\","
+                    "\"credentialRef\":\"x\",\"location\":{\"bucket\":\"cli-good\",\"endpoint\":\"%s\"}}]}",
+                    sections[i], ep);
     snprintf(args, sizeof args, "--config %s/sec.json binding probe gx", dir);
     int st = run(args, &out, &errb);
-    if (st != 2 || !strstr((char *)errb.data, "gcs_credentials")) fail_msg("section %zu: exit %d: %s", i, st, (char *)errb.data);
+    if (st != 2 || !strstr((char *)errb.data, "gcs_credentials"))
+      fail_msg("section %zu: exit %d: %s", i, st, (char *)errb.data);
   }
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
@@ -217,8 +225,8 @@ static void t_commit_verify_and_secrets(void **state) {
   snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' binding add ge", db, cfg);
   if (run(args, &out, &errb)) fail_msg("binding add: %s", (char *)errb.data);
   for (int i = 0; i < 100000; i++)
-    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i, i * 7,
-                    1 + i % 28);
+    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i,
+                    i * 7, 1 + i % 28);
   char rp[600];
   snprintf(rp, sizeof rp, "%s/rows.jsonl", dir);
   tu_write_file(rp, rows.data, rows.len);
@@ -286,10 +294,8 @@ int main(void) {
   tu_write_file(path, STATIC_TOKEN "\n", strlen(STATIC_TOKEN) + 1);
   assert_int_equal(fake_ctl(&fake, "/__ctl/bucket?name=cli-good", 0, NULL), 200);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_probe_ok_and_json),
-      cmocka_unit_test(t_probe_refused),
-      cmocka_unit_test(t_probe_token_failure),
-      cmocka_unit_test(t_config_refusals),
+      cmocka_unit_test(t_probe_ok_and_json),         cmocka_unit_test(t_probe_refused),
+      cmocka_unit_test(t_probe_token_failure),       cmocka_unit_test(t_config_refusals),
       cmocka_unit_test(t_commit_verify_and_secrets),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,8 +38,13 @@ static char *sa_pem_line; /* one line of the private key, searched for in messag
 
 static int make_full(adcp_object_provider **out, const char *bucket, const char *prefix, const char *sa, const char *tf,
                      const char *const *cmd, adcp_error *err) {
-  adcp_gcs_provider_options o = {.bucket = bucket, .endpoint = endpoint, .prefix = prefix, .service_account_file = sa,
-                                 .token_file = tf, .token_command = cmd, .backoff_base_ms = 20};
+  adcp_gcs_provider_options o = {.bucket = bucket,
+                                 .endpoint = endpoint,
+                                 .prefix = prefix,
+                                 .service_account_file = sa,
+                                 .token_file = tf,
+                                 .token_command = cmd,
+                                 .backoff_base_ms = 20};
   return adcp_gcs_provider_new(out, &o, err);
 }
 
@@ -119,10 +124,11 @@ static int u_lifecycle_prefix(void *e, adcp_object_provider **o, adcp_error *err
 /* isLive true with a date: live objects */
 static int u_lifecycle_live(void *e, adcp_object_provider **o, adcp_error *err) {
   (void)e;
-  return unsafe_bucket("u-lc-live",
-                       "lifecycle=%7B%22rule%22%3A%5B%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22"
-                       "%3A%7B%22isLive%22%3Atrue%2C%22createdBefore%22%3A%222030-01-01%22%2C%22matchesPrefix%22%3A%5B%22conf%2Fp%2Fx%22%5D%7D%7D%5D%7D",
-                       o, err);
+  return unsafe_bucket(
+      "u-lc-live",
+      "lifecycle=%7B%22rule%22%3A%5B%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22"
+      "%3A%7B%22isLive%22%3Atrue%2C%22createdBefore%22%3A%222030-01-01%22%2C%22matchesPrefix%22%3A%5B%22conf%2Fp%2Fx%22%5D%7D%7D%5D%7D",
+      o, err);
 }
 static int u_ignores(void *e, adcp_object_provider **o, adcp_error *err) {
   (void)e;
@@ -175,16 +181,17 @@ static void t_lifecycle_rules_allowed(void **state) {
   adcp_error err;
   /* Noncurrent-only Delete rules, other prefixes, SetStorageClass: none can remove a live row object. */
   assert_int_equal(
-      unsafe_bucket("lc-ok",
-                    "lifecycle=%7B%22rule%22%3A%5B"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22isLive%22%3Afalse%7D%7D%2C"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22numNewerVersions%22%3A3%7D%7D%2C"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22daysSinceNoncurrentTime%22%3A7%7D%7D%2C"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22noncurrentTimeBefore%22%3A%222030-01-01%22%7D%7D%2C"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22age%22%3A1%2C%22matchesPrefix%22%3A%5B%22conf%2Fpx%22%2C%22tmp%2F%22%5D%7D%7D%2C"
-                    "%7B%22action%22%3A%7B%22type%22%3A%22SetStorageClass%22%2C%22storageClass%22%3A%22NEARLINE%22%7D%2C%22condition%22%3A%7B%22age%22%3A1%7D%7D"
-                    "%5D%7D",
-                    &p, &err),
+      unsafe_bucket(
+          "lc-ok",
+          "lifecycle=%7B%22rule%22%3A%5B"
+          "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22isLive%22%3Afalse%7D%7D%2C"
+          "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22numNewerVersions%22%3A3%7D%7D%2C"
+          "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22daysSinceNoncurrentTime%22%3A7%7D%7D%2C"
+          "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22noncurrentTimeBefore%22%3A%222030-01-01%22%7D%7D%2C"
+          "%7B%22action%22%3A%7B%22type%22%3A%22Delete%22%7D%2C%22condition%22%3A%7B%22age%22%3A1%2C%22matchesPrefix%22%3A%5B%22conf%2Fpx%22%2C%22tmp%2F%22%5D%7D%7D%2C"
+          "%7B%22action%22%3A%7B%22type%22%3A%22SetStorageClass%22%2C%22storageClass%22%3A%22NEARLINE%22%7D%2C%22condition%22%3A%7B%22age%22%3A1%7D%7D"
+          "%5D%7D",
+          &p, &err),
       0);
   int rc = adcp_object_probe(p, NULL, &err);
   if (rc) fail_msg("probe: %s", err.message);
@@ -543,7 +550,8 @@ static void t_upload_shape(void **state) {
   for (const char *c = r.native_version; *c; c++) assert_true(*c >= '0' && *c <= '9');
   assert_true(strlen(r.native_version) <= 16 && r.native_version[0] != '0');
   char url[512];
-  snprintf(url, sizeof url, "curl -sf -H 'Authorization: Bearer %s' 'http://127.0.0.1:%d/storage/v1/b/conf-bucket/o/shape%%2Fp%%2Fx.jsonl'",
+  snprintf(url, sizeof url,
+           "curl -sf -H 'Authorization: Bearer %s' 'http://127.0.0.1:%d/storage/v1/b/conf-bucket/o/shape%%2Fp%%2Fx.jsonl'",
            STATIC_TOKEN, fake.port);
   adcp_buf out;
   adcp_buf_init(&out);
@@ -571,7 +579,8 @@ static void t_endpoint_rules(void **state) {
   (void)state;
   adcp_object_provider *p = NULL;
   adcp_error err;
-  adcp_gcs_provider_options o = {.bucket = "b-1", .endpoint = "http://example.com", .prefix = "x", .token_file = token_file};
+  adcp_gcs_provider_options o = {
+      .bucket = "b-1", .endpoint = "http://example.com", .prefix = "x", .token_file = token_file};
   assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), ADCP_EINVALID_INPUT);
   o.endpoint = "ftp://127.0.0.1";
   assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), ADCP_EINVALID_INPUT);
@@ -601,7 +610,8 @@ static void write_sa_at(const char *out, const char *pem_path, const char *token
   assert_non_null(pem);
   adcp_buf j;
   adcp_buf_init(&j);
-  adcp_buf_printf(&j, "{\"type\":\"service_account\",\"project_id\":\"adcp-test\",\"private_key_id\":\"0123abcd\",\"private_key\":\"");
+  adcp_buf_printf(
+      &j, "{\"type\":\"service_account\",\"project_id\":\"adcp-test\",\"private_key_id\":\"0123abcd\",\"private_key\":\"");
   for (size_t i = 0; i < n; i++) {
     if (pem[i] == '\n') adcp_buf_append_str(&j, "\\n");
     else adcp_buf_append_byte(&j, pem[i]);
@@ -650,8 +660,12 @@ static void t_tls_custom_ca(void **state) {
   adcp_object_provider *p = NULL;
   adcp_error err;
   adcp_object_put_result r;
-  adcp_gcs_provider_options o = {.bucket = "tls-bucket", .endpoint = ep, .prefix = "tls/p", .service_account_file = sa,
-                                 .ca_file = ca, .backoff_base_ms = 20};
+  adcp_gcs_provider_options o = {.bucket = "tls-bucket",
+                                 .endpoint = ep,
+                                 .prefix = "tls/p",
+                                 .service_account_file = sa,
+                                 .ca_file = ca,
+                                 .backoff_base_ms = 20};
   assert_int_equal(adcp_gcs_provider_new(&p, &o, &err), 0);
   int rc = put_key(p, &r, "tls/p/x.jsonl", NULL, &err);
   if (rc) fail_msg("tls put: %s", err.message);
@@ -713,17 +727,24 @@ int main(void) {
   sa_pem_line = strndup(l2, 40);
   free(pemtext);
   ctl("/__ctl/bucket?name=%s%s", "conf-bucket", "");
-  conformance_target t = {"gcs fake (JSON API, generations)", conf_make, NULL, "conf", unsafe_cases,
+  conformance_target t = {"gcs fake (JSON API, generations)",          conf_make, NULL, "conf", unsafe_cases,
                           sizeof unsafe_cases / sizeof unsafe_cases[0]};
   int failed = conformance_run(&t);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_lifecycle_rules_allowed), cmocka_unit_test(t_token_cache_and_refresh),
-      cmocka_unit_test(t_wrong_credentials),       cmocka_unit_test(t_bearer_sources),
-      cmocka_unit_test(t_token_endpoint_failure),  cmocka_unit_test(t_503_storm_retry_after),
-      cmocka_unit_test(t_truncated_and_reset),     cmocka_unit_test(t_hang_deadline),
-      cmocka_unit_test(t_upload_shape),            cmocka_unit_test(t_endpoint_rules),
-      cmocka_unit_test(t_tls_custom_ca),           cmocka_unit_test(t_clock_skew),
-      cmocka_unit_test(t_token_lock_deadline),     cmocka_unit_test(t_store_side_single_create),
+      cmocka_unit_test(t_lifecycle_rules_allowed),
+      cmocka_unit_test(t_token_cache_and_refresh),
+      cmocka_unit_test(t_wrong_credentials),
+      cmocka_unit_test(t_bearer_sources),
+      cmocka_unit_test(t_token_endpoint_failure),
+      cmocka_unit_test(t_503_storm_retry_after),
+      cmocka_unit_test(t_truncated_and_reset),
+      cmocka_unit_test(t_hang_deadline),
+      cmocka_unit_test(t_upload_shape),
+      cmocka_unit_test(t_endpoint_rules),
+      cmocka_unit_test(t_tls_custom_ca),
+      cmocka_unit_test(t_clock_skew),
+      cmocka_unit_test(t_token_lock_deadline),
+      cmocka_unit_test(t_store_side_single_create),
   };
   failed += cmocka_run_group_tests_name("gcs fake: auth, faults, shape", tests, NULL, NULL);
   fake_stop(&fake);

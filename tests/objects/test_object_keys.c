@@ -58,7 +58,8 @@ static void t_binding_identity(void **state) {
   adcp_error err;
   adcp_object_kv loc[] = {{"root", "default"}};
   assert_int_equal(adcp_object_identity_config_json(&cfg, "rows", NULL, loc, 1, &err), 0);
-  const char *want_cfg = "{\"keyTemplate\":\"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE "\",\"location\":{\"root\":\"default\"},\"prefix\":\"rows\"}";
+  const char *want_cfg = "{\"keyTemplate\":\"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE
+                         "\",\"location\":{\"root\":\"default\"},\"prefix\":\"rows\"}";
   assert_string_equal((char *)cfg.data, want_cfg);
   char got[65], want[65], pre[512];
   assert_int_equal(adcp_object_binding_identity_sha256(got, "object", "filesystem", (char *)cfg.data, cfg.len, &err), 0);
@@ -67,7 +68,9 @@ static void t_binding_identity(void **state) {
   assert_string_equal(got, want);
   assert_string_equal(got, "8ecabb34325e9babc7212fbd1b9024ab1fc2c3dd6b654d9e38b8f1d9c233ffef");
   /* any spelling of the same object canonicalizes to the same digest */
-  const char *loose = " { \"prefix\" : \"rows\", \"location\": {\"root\":\"default\"},\n \"keyTemplate\": \"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE "\" } ";
+  const char *loose =
+      " { \"prefix\" : \"rows\", \"location\": {\"root\":\"default\"},\n \"keyTemplate\": \"" ADCP_OBJECT_DEFAULT_KEY_TEMPLATE
+      "\" } ";
   char again[65];
   assert_int_equal(adcp_object_binding_identity_sha256(again, "object", "filesystem", loose, strlen(loose), &err), 0);
   assert_string_equal(again, got);
@@ -78,9 +81,12 @@ static void t_binding_identity(void **state) {
   assert_int_equal(adcp_object_binding_identity_sha256(got, "object", "s3", "{", 1, &err), ADCP_EINVALID_INPUT);
   /* location keys are sorted in the config, duplicates refused */
   adcp_object_kv s3[] = {{"region", "eu-west-1"}, {"bucket", "b"}}, dup[] = {{"root", "a"}, {"root", "b"}};
-  assert_int_equal(adcp_object_identity_config_json(&cfg, "p", "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", s3, 2, &err), 0);
-  assert_string_equal((char *)cfg.data, "{\"keyTemplate\":\"{prefix}/{namespace_key}/{content_sha256}/{chunk_index}\","
-                                        "\"location\":{\"bucket\":\"b\",\"region\":\"eu-west-1\"},\"prefix\":\"p\"}");
+  assert_int_equal(
+      adcp_object_identity_config_json(&cfg, "p", "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}", s3, 2, &err),
+      0);
+  assert_string_equal((char *)cfg.data,
+                      "{\"keyTemplate\":\"{prefix}/{namespace_key}/{content_sha256}/{chunk_index}\","
+                      "\"location\":{\"bucket\":\"b\",\"region\":\"eu-west-1\"},\"prefix\":\"p\"}");
   assert_int_equal(adcp_object_identity_config_json(&cfg, "p", NULL, dup, 2, &err), ADCP_EINVALID_INPUT);
   adcp_buf_free(&cfg);
 }
@@ -91,8 +97,8 @@ static void t_render_default(void **state) {
   adcp_object_account_key(acct, NS_KEY, "acct-1", NULL);
   adcp_object_revision_key(rev, "rev-2024-01", NULL);
   assert_string_equal(acct, "f6d174389dd4f063bbbed6613ed53616c0451daa3d4acede094a10e3a89b0cc1");
-  adcp_object_key_input in = {"rows/v1", NS_KEY, "acct-1", "rev-2024-01", "2024-03-05T23:30:00-02:00",
-                              "official", CONTENT, 7, ADCP_OBJECT_COMPRESSION_GZIP};
+  adcp_object_key_input in = {
+      "rows/v1", NS_KEY, "acct-1", "rev-2024-01", "2024-03-05T23:30:00-02:00", "official", CONTENT, 7, ADCP_OBJECT_COMPRESSION_GZIP};
   adcp_buf key;
   adcp_buf_init(&key);
   adcp_error err;
@@ -127,19 +133,19 @@ static void t_render_default(void **state) {
 static void t_template_refusals(void **state) {
   (void)state;
   const char *bad[] = {
-      "{namespace_key}/{prefix}/{content_sha256}/{chunk_index}",                 /* wrong head */
-      "/{prefix}/{namespace_key}/{content_sha256}/{chunk_index}",                /* absolute */
-      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",              /* .. segment */
-      "{prefix}/{namespace_key}/./{content_sha256}/{chunk_index}",               /* . segment */
-      "{prefix}/{namespace_key}//{content_sha256}/{chunk_index}",                /* empty segment */
-      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/",                /* trailing slash */
-      "{prefix}/{namespace_key}/{content_sha256}\\{chunk_index}",                /* backslash */
-      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{account_id}",    /* unknown placeholder */
-      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{Prefix}",        /* not a placeholder: '{' */
+      "{namespace_key}/{prefix}/{content_sha256}/{chunk_index}",                          /* wrong head */
+      "/{prefix}/{namespace_key}/{content_sha256}/{chunk_index}",                         /* absolute */
+      "{prefix}/{namespace_key}/../{content_sha256}/{chunk_index}",                       /* .. segment */
+      "{prefix}/{namespace_key}/./{content_sha256}/{chunk_index}",                        /* . segment */
+      "{prefix}/{namespace_key}//{content_sha256}/{chunk_index}",                         /* empty segment */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/",                         /* trailing slash */
+      "{prefix}/{namespace_key}/{content_sha256}\\{chunk_index}",                         /* backslash */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{account_id}",             /* unknown placeholder */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}/{Prefix}",                 /* not a placeholder: '{' */
       "{prefix}/{namespace_key}/{period_date:yyyy/MM/dd}/{content_sha256}/{chunk_index}", /* format annotation */
-      "{prefix}/{namespace_key}/{content_sha256}",                               /* no chunk_index */
-      "{prefix}/{namespace_key}/{chunk_index}",                                  /* no content_sha256 */
-      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index} x",               /* space */
+      "{prefix}/{namespace_key}/{content_sha256}",                                        /* no chunk_index */
+      "{prefix}/{namespace_key}/{chunk_index}",                                           /* no content_sha256 */
+      "{prefix}/{namespace_key}/{content_sha256}/{chunk_index} x",                        /* space */
       "{prefix}/{namespace_key}/{content_sha256}/{chunk_index}\x01",
       "",
   };
@@ -149,7 +155,8 @@ static void t_template_refusals(void **state) {
     if (rc != ADCP_EUNSAFE_BINDING) fail_msg("template %zu accepted: %s", i, bad[i]);
   }
   assert_int_equal(adcp_object_key_template_validate(ADCP_OBJECT_DEFAULT_KEY_TEMPLATE, &err), 0);
-  assert_int_equal(adcp_object_key_template_validate("{prefix}/{namespace_key}/x=1/{content_sha256}.{chunk_index}", &err), 0);
+  assert_int_equal(
+      adcp_object_key_template_validate("{prefix}/{namespace_key}/x=1/{content_sha256}.{chunk_index}", &err), 0);
   const char *bad_prefix[] = {"", "/abs", "a/", "a//b", "a/./b", "../a", "a/..", "a b", "a\\b", "\xc3\xa9"};
   for (size_t i = 0; i < sizeof bad_prefix / sizeof bad_prefix[0]; i++)
     assert_int_equal(adcp_object_prefix_validate(bad_prefix[i], &err), ADCP_EUNSAFE_BINDING);
@@ -228,15 +235,19 @@ static void t_locators(void **state) {
   adcp_buf out;
   adcp_buf_init(&out);
   assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
-                                               ph.physical_byte_count, n, chunk_sha, &err), 0);
+                                               ph.physical_byte_count, n, chunk_sha, &err),
+                   0);
   assert_int_equal(out.len, 16);
   adcp_buf_reset(&out);
   assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len - 1, ph.compression, ph.physical_sha256,
-                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+                                               ph.physical_byte_count, n, NULL, &err),
+                   ADCP_EROWS_INTEGRITY_FAILED);
   assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
-                                               ph.physical_byte_count, n + 1, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
-  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, CONTENT,
-                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+                                               ph.physical_byte_count, n + 1, NULL, &err),
+                   ADCP_EROWS_INTEGRITY_FAILED);
+  assert_int_equal(
+      adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, CONTENT, ph.physical_byte_count, n, NULL, &err),
+      ADCP_EROWS_INTEGRITY_FAILED);
   assert_int_equal(out.len, 0);
   adcp_object_physical_free(&ph);
   /* gzip: a single member, verified and inflated back */
@@ -246,7 +257,8 @@ static void t_locators(void **state) {
   adcp_sha256_hex(phys_sha, ph.data, ph.len, NULL);
   assert_string_equal(ph.physical_sha256, phys_sha);
   assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
-                                               ph.physical_byte_count, n, chunk_sha, &err), 0);
+                                               ph.physical_byte_count, n, chunk_sha, &err),
+                   0);
   assert_int_equal(out.len, 16);
   assert_memory_equal(out.data, chunk, 16);
   adcp_buf_reset(&out);
@@ -254,22 +266,31 @@ static void t_locators(void **state) {
   memcpy(tampered, ph.data, ph.len);
   tampered[ph.len / 2] ^= 0x40;
   assert_int_equal(adcp_object_physical_verify(&out, tampered, ph.len, ph.compression, ph.physical_sha256,
-                                               ph.physical_byte_count, n, NULL, &err), ADCP_EROWS_INTEGRITY_FAILED);
+                                               ph.physical_byte_count, n, NULL, &err),
+                   ADCP_EROWS_INTEGRITY_FAILED);
   /* adoption: another writer's gzip (different level, different bytes) with the same content */
   adcp_buf other;
   adcp_buf_init(&other);
   assert_int_equal(adcp_gzip_compress(&other, (const uint8_t *)chunk, n, 1, &err), 0);
   char adopt_sha[65];
   uint64_t adopt_n;
-  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), 0);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP,
+                                               n, chunk_sha, &err),
+                   0);
   adcp_sha256_hex(phys_sha, other.data, other.len, NULL);
   assert_string_equal(adopt_sha, phys_sha); /* the existing object's digest, not ours */
   assert_int_equal(adopt_n, other.len);
   adcp_buf_reset(&other);
   assert_int_equal(adcp_gzip_compress(&other, (const uint8_t *)"{\"a\":1}\n{\"b\":3}\n", 16, 6, &err), 0);
-  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), ADCP_ECONTENT_CONFLICT);
-  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, n, chunk_sha, &err), 0);
-  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)"garbage", 7, ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err), ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, other.data, other.len, ADCP_OBJECT_COMPRESSION_GZIP,
+                                               n, chunk_sha, &err),
+                   ADCP_ECONTENT_CONFLICT);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)chunk, n,
+                                               ADCP_OBJECT_COMPRESSION_NONE, n, chunk_sha, &err),
+                   0);
+  assert_int_equal(adcp_object_adoption_verify(adopt_sha, &adopt_n, (const uint8_t *)"garbage", 7,
+                                               ADCP_OBJECT_COMPRESSION_GZIP, n, chunk_sha, &err),
+                   ADCP_ECONTENT_CONFLICT);
   adcp_buf_free(&other);
   adcp_buf_free(&out);
   adcp_object_physical_free(&ph);
@@ -277,12 +298,8 @@ static void t_locators(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_jcs_keys),
-      cmocka_unit_test(t_binding_identity),
-      cmocka_unit_test(t_render_default),
-      cmocka_unit_test(t_template_refusals),
-      cmocka_unit_test(t_period_date),
-      cmocka_unit_test(t_locators),
+      cmocka_unit_test(t_jcs_keys),          cmocka_unit_test(t_binding_identity), cmocka_unit_test(t_render_default),
+      cmocka_unit_test(t_template_refusals), cmocka_unit_test(t_period_date),      cmocka_unit_test(t_locators),
   };
   return cmocka_run_group_tests_name("object keys and locators", tests, NULL, NULL);
 }

@@ -140,7 +140,8 @@ static void t_config_refusals(void **state) {
     snprintf(args, sizeof args, "--config %s/bad.json binding probe s3x", dir);
     int st = run(args, &out, &errb);
     assert_true(st != 0 && st != 4);
-    if (!strstr((char *)errb.data, "location")) fail_msg("case %zu: exit %d: [%s] [%s]", i, st, (char *)errb.data, (char *)out.data);
+    if (!strstr((char *)errb.data, "location"))
+      fail_msg("case %zu: exit %d: [%s] [%s]", i, st, (char *)errb.data, (char *)out.data);
   }
   /* filesystem-only keys; missing region; a bad credential reference */
   const char *bad[] = {
@@ -189,8 +190,8 @@ static void t_commit_verify_and_secrets(void **state) {
   adcp_buf out, errb, rows;
   adcp_buf_init(&out), adcp_buf_init(&errb), adcp_buf_init(&rows);
   for (int i = 0; i < 100000; i++)
-    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i, i * 7,
-                    1 + i % 28);
+    adcp_buf_printf(&rows, "{\"spend\":\"%d.25\",\"impressions\":%d,\"date\":\"2026-10-%02d\",\"geo\":\"US-NY\"}\n", i,
+                    i * 7, 1 + i % 28);
   char rp[600];
   snprintf(rp, sizeof rp, "%s/rows.jsonl", dir);
   tu_write_file(rp, rows.data, rows.len);
@@ -262,8 +263,9 @@ static void t_probe_emulated_and_refusals(void **state) {
   assert_true(st != 0 && st != 4);
   assert_non_null(strstr((char *)errb.data, "bindings[0] (s3b).create_only must be \"conditional\" or \"emulated\""));
   assert_non_null(strstr((char *)errb.data, "badmode.json:1:"));
-  write_config("fsmode.json", "{\"id\":\"f1\",\"provider\":\"filesystem\",\"prefix\":\"rows\",\"root_dir\":\"r\","
-                              "\"create_only\":\"emulated\"}");
+  write_config("fsmode.json",
+               "{\"id\":\"f1\",\"provider\":\"filesystem\",\"prefix\":\"rows\",\"root_dir\":\"r\","
+               "\"create_only\":\"emulated\"}");
   snprintf(args, sizeof args, "--config %s/fsmode.json binding probe f1", dir);
   st = run(args, &out, &errb);
   assert_true(st != 0 && st != 4);
@@ -318,12 +320,9 @@ int main(void) {
   if (fake_start(&fake, script, args, NULL)) return 1;
   assert_int_equal(fake_ctl(&fake, "/__ctl/bucket?name=cli-good&versioning=Enabled", 0, NULL), 200);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_probe_ok_and_json),
-      cmocka_unit_test(t_probe_refused),
-      cmocka_unit_test(t_probe_attribution),
-      cmocka_unit_test(t_config_refusals),
-      cmocka_unit_test(t_commit_verify_and_secrets),
-      cmocka_unit_test(t_probe_emulated_and_refusals),
+      cmocka_unit_test(t_probe_ok_and_json),         cmocka_unit_test(t_probe_refused),
+      cmocka_unit_test(t_probe_attribution),         cmocka_unit_test(t_config_refusals),
+      cmocka_unit_test(t_commit_verify_and_secrets), cmocka_unit_test(t_probe_emulated_and_refusals),
       cmocka_unit_test(t_commit_lost_ack),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

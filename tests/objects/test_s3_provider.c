@@ -31,7 +31,6 @@
 #include "fake_server.h"
 #include "objects/http.h"
 
-
 #define AK "AKFAKETEST"
 #define SK "fake/Secret+Key=123"
 
@@ -42,8 +41,14 @@ static char tmpdir_path[512];
 
 static int make_mode(adcp_object_provider **out, const char *ep, const char *bucket, const char *prefix, int path_style,
                      const char *cred, const char *ca, const char *create_only, adcp_error *err) {
-  adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = path_style,
-                                .prefix = prefix, .credential_ref = cred, .ca_file = ca, .backoff_base_ms = 20,
+  adcp_s3_provider_options o = {.bucket = bucket,
+                                .region = "us-east-1",
+                                .endpoint = ep,
+                                .path_style = path_style,
+                                .prefix = prefix,
+                                .credential_ref = cred,
+                                .ca_file = ca,
+                                .backoff_base_ms = 20,
                                 .create_only = create_only};
   return adcp_s3_provider_new(out, &o, err);
 }
@@ -72,7 +77,9 @@ static void set_fault_on(const fake_server *f, const char *mode, int count, cons
            retry_after ? retry_after : "");
   assert_int_equal(fake_ctl(f, q, 0, NULL), 200);
 }
-static void set_fault(const char *mode, int count, const char *retry_after) { set_fault_on(&fake, mode, count, retry_after); }
+static void set_fault(const char *mode, int count, const char *retry_after) {
+  set_fault_on(&fake, mode, count, retry_after);
+}
 
 /* ---- conformance against the fake ------------------------------------------------ */
 
@@ -168,17 +175,18 @@ static void t_lifecycle_rules_allowed(void **state) {
   adcp_error err;
   /* Noncurrent-only, tag-filtered, other-prefix and disabled rules cannot expire live row objects. */
   assert_int_equal(
-      unsafe_bucket("lc-ok", "Enabled",
-                    "lifecycle=%3CLifecycleConfiguration%3E"
-                    "%3CRule%3E%3CFilter%3E%3C%2FFilter%3E%3CStatus%3EEnabled%3C%2FStatus%3E%3CNoncurrentVersionExpiration%3E"
-                    "%3CNoncurrentDays%3E1%3C%2FNoncurrentDays%3E%3C%2FNoncurrentVersionExpiration%3E%3C%2FRule%3E"
-                    "%3CRule%3E%3CFilter%3E%3CTag%3E%3CKey%3Et%3C%2FKey%3E%3CValue%3Ev%3C%2FValue%3E%3C%2FTag%3E%3C%2FFilter%3E"
-                    "%3CStatus%3EEnabled%3C%2FStatus%3E%3CExpiration%3E%3CDays%3E1%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E"
-                    "%3CRule%3E%3CFilter%3E%3CPrefix%3Econf%2Fpx%3C%2FPrefix%3E%3C%2FFilter%3E%3CStatus%3EEnabled%3C%2FStatus%3E"
-                    "%3CExpiration%3E%3CDays%3E1%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E"
-                    "%3CRule%3E%3CFilter%3E%3C%2FFilter%3E%3CStatus%3EDisabled%3C%2FStatus%3E%3CExpiration%3E%3CDays%3E1"
-                    "%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E%3C%2FLifecycleConfiguration%3E",
-                    &p, &err),
+      unsafe_bucket(
+          "lc-ok", "Enabled",
+          "lifecycle=%3CLifecycleConfiguration%3E"
+          "%3CRule%3E%3CFilter%3E%3C%2FFilter%3E%3CStatus%3EEnabled%3C%2FStatus%3E%3CNoncurrentVersionExpiration%3E"
+          "%3CNoncurrentDays%3E1%3C%2FNoncurrentDays%3E%3C%2FNoncurrentVersionExpiration%3E%3C%2FRule%3E"
+          "%3CRule%3E%3CFilter%3E%3CTag%3E%3CKey%3Et%3C%2FKey%3E%3CValue%3Ev%3C%2FValue%3E%3C%2FTag%3E%3C%2FFilter%3E"
+          "%3CStatus%3EEnabled%3C%2FStatus%3E%3CExpiration%3E%3CDays%3E1%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E"
+          "%3CRule%3E%3CFilter%3E%3CPrefix%3Econf%2Fpx%3C%2FPrefix%3E%3C%2FFilter%3E%3CStatus%3EEnabled%3C%2FStatus%3E"
+          "%3CExpiration%3E%3CDays%3E1%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E"
+          "%3CRule%3E%3CFilter%3E%3C%2FFilter%3E%3CStatus%3EDisabled%3C%2FStatus%3E%3CExpiration%3E%3CDays%3E1"
+          "%3C%2FDays%3E%3C%2FExpiration%3E%3C%2FRule%3E%3C%2FLifecycleConfiguration%3E",
+          &p, &err),
       0);
   int rc = adcp_object_probe(p, NULL, &err);
   if (rc) fail_msg("probe: %s", err.message);
@@ -195,8 +203,7 @@ static void t_wrong_credentials(void **state) {
   no_secret(&err);
   adcp_object_provider_free(p);
   /* An unknown profile is refused at creation; the reference names no secret. */
-  assert_int_equal(make_in(&p, endpoint, "conf-bucket", "faults/p", 1, "profile:nobody", NULL, &err),
-                   ADCP_EUNSAFE_BINDING);
+  assert_int_equal(make_in(&p, endpoint, "conf-bucket", "faults/p", 1, "profile:nobody", NULL, &err), ADCP_EUNSAFE_BINDING);
   assert_int_equal(make_in(&p, endpoint, "conf-bucket", "faults/p", 1, "vault:x", NULL, &err), ADCP_EINVALID_INPUT);
 }
 
@@ -462,7 +469,8 @@ static void t_http_many(void **state) {
   /* Unsigned object requests are refused by the fake (403): an answer, not retried. */
   char ourl[128];
   snprintf(ourl, sizeof ourl, "http://127.0.0.1:%d/conf-bucket/x", fake.port);
-  for (int i = 0; i < 4; i++) reqs[i] = (adcp_http_request){"PUT", ourl, NULL, 0, (const uint8_t *)"x", 1, 4096, NULL, NULL, 0};
+  for (int i = 0; i < 4; i++)
+    reqs[i] = (adcp_http_request){"PUT", ourl, NULL, 0, (const uint8_t *)"x", 1, 4096, NULL, NULL, 0};
   set_fault("503", 2, "0"); /* the first two get 503 and are retried in the next round */
   assert_int_equal(adcp_http_do_many(h, resps, rcs, reqs, 4, NULL, &err), 0);
   for (int i = 0; i < 4; i++) {
@@ -536,7 +544,8 @@ static void t_trust_but_verify(void **state) {
   }
   assert_null(adcp_s3_provider_create_only_mode(NULL));
   adcp_object_provider *p = NULL;
-  assert_int_equal(make_mode(&p, endpoint, "conf-bucket", "trust/p", 1, "env", NULL, "sometimes", &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(make_mode(&p, endpoint, "conf-bucket", "trust/p", 1, "env", NULL, "sometimes", &err),
+                   ADCP_EINVALID_INPUT);
   assert_non_null(strstr(err.message, "create_only"));
 }
 
@@ -548,7 +557,8 @@ static void t_emulated_older_version_wins(void **state) {
   adcp_object_provider *cond = NULL, *emu = NULL;
   assert_int_equal(make_mode(&cond, endpoint, "emu-bucket", "older/p", 1, "env", NULL, "conditional", &err), 0);
   assert_int_equal(make_mode(&emu, endpoint, "emu-bucket", "older/p", 1, "env", NULL, "emulated", &err), 0);
-  adcp_object_put_input other = {"older/p/k.jsonl", (const uint8_t *)"{\"other\":1}\n", 12, "application/x-ndjson", NULL, 0};
+  adcp_object_put_input other = {
+      "older/p/k.jsonl", (const uint8_t *)"{\"other\":1}\n", 12, "application/x-ndjson", NULL, 0};
   adcp_object_put_result r0, r;
   assert_int_equal(adcp_object_put(cond, &r0, &other, NULL, &err), 0); /* the bucket ignores If-None-Match */
   assert_int_equal(put_key(emu, &r, "older/p/k.jsonl", NULL, &err), ADCP_ECONTENT_CONFLICT);
@@ -647,17 +657,30 @@ static void t_rgw_concurrent_unversioned(void **state) {
 }
 
 static int run_rgw(void) {
-  static conformance_target t = {"s3 radosgw (versioned bucket, create_only emulated)", rgw_make, NULL, "rgwconf",
-                                 rgw_unsafe, sizeof rgw_unsafe / sizeof rgw_unsafe[0]};
+  static conformance_target t = {"s3 radosgw (versioned bucket, create_only emulated)",
+                                 rgw_make,
+                                 NULL,
+                                 "rgwconf",
+                                 rgw_unsafe,
+                                 sizeof rgw_unsafe / sizeof rgw_unsafe[0]};
   void *st = &t;
   /* The whole conformance suite, races included, in production mode (no test switch). */
 #define CASE(f) cmocka_unit_test_prestate_setup_teardown(f, conf_setup, conf_teardown, st)
   const struct CMUnitTest tests[] = {
-      CASE(c_probe),           CASE(c_create_adopt_conflict), CASE(c_concurrent_identical),
-      CASE(c_concurrent_different), CASE(c_pinned_get_and_limits), CASE(c_ranged_get),
-      CASE(c_pinned_delete),   CASE(c_write_unique_version),  CASE(c_list_paging),
-      CASE(c_deadline_and_cancel), CASE(c_keys_outside_prefix), CASE(c_probe_refusals),
-      CASE(c_stage_create_adopt_conflict), CASE(c_stage_zero_length),
+      CASE(c_probe),
+      CASE(c_create_adopt_conflict),
+      CASE(c_concurrent_identical),
+      CASE(c_concurrent_different),
+      CASE(c_pinned_get_and_limits),
+      CASE(c_ranged_get),
+      CASE(c_pinned_delete),
+      CASE(c_write_unique_version),
+      CASE(c_list_paging),
+      CASE(c_deadline_and_cancel),
+      CASE(c_keys_outside_prefix),
+      CASE(c_probe_refusals),
+      CASE(c_stage_create_adopt_conflict),
+      CASE(c_stage_zero_length),
       cmocka_unit_test(t_rgw_concurrent_unversioned),
   };
 #undef CASE
@@ -676,8 +699,8 @@ static void write_profiles(const char *dir, const char *rgw_ak, const char *rgw_
            AK, SK, AK, AK, SK, rgw_ak ? rgw_ak : "x", rgw_sk ? rgw_sk : "x");
   tu_write_file(path, text, strlen(text));
   snprintf(cfg, sizeof cfg, "%s/config", dir);
-  snprintf(text, sizeof text, "[default]\nregion = us-east-1\n[profile cfg]\naws_access_key_id = %s\naws_secret_access_key = %s\n",
-           AK, SK);
+  snprintf(text, sizeof text,
+           "[default]\nregion = us-east-1\n[profile cfg]\naws_access_key_id = %s\naws_secret_access_key = %s\n", AK, SK);
   tu_write_file(cfg, text, strlen(text));
   setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
   setenv("AWS_CONFIG_FILE", cfg, 1);
@@ -700,22 +723,33 @@ int main(void) {
   }
   snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", fake.port);
   new_bucket("conf-bucket", "Enabled");
-  conformance_target t = {"s3 fake (versioned, create-only)", conf_make, NULL, "conf", unsafe_cases,
+  conformance_target t = {"s3 fake (versioned, create-only)",          conf_make, NULL, "conf", unsafe_cases,
                           sizeof unsafe_cases / sizeof unsafe_cases[0]};
   int failed = conformance_run(&t);
   new_bucket("emu-bucket", "Enabled");
   assert_int_equal(fake_ctl(&fake, "/__ctl/set?bucket=emu-bucket&ignore_inm=1", 0, NULL), 200);
-  conformance_target te = {"s3 fake (versioned, ignores If-None-Match; create_only emulated)", emu_make, NULL, "emu",
-                           emu_unsafe_cases, sizeof emu_unsafe_cases / sizeof emu_unsafe_cases[0]};
+  conformance_target te = {"s3 fake (versioned, ignores If-None-Match; create_only emulated)",
+                           emu_make,
+                           NULL,
+                           "emu",
+                           emu_unsafe_cases,
+                           sizeof emu_unsafe_cases / sizeof emu_unsafe_cases[0]};
   failed += conformance_run(&te);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_trust_but_verify),        cmocka_unit_test(t_emulated_older_version_wins),
-      cmocka_unit_test(t_lifecycle_rules_allowed), cmocka_unit_test(t_wrong_credentials),
-      cmocka_unit_test(t_profiles),                cmocka_unit_test(t_clock_skew),
-      cmocka_unit_test(t_503_storm_retry_after),   cmocka_unit_test(t_truncated_and_reset),
-      cmocka_unit_test(t_hang_deadline),           cmocka_unit_test(t_virtual_host),
-      cmocka_unit_test(t_endpoint_rules),          cmocka_unit_test(t_tls_custom_ca),
-      cmocka_unit_test(t_session_token),           cmocka_unit_test(t_http_many),
+      cmocka_unit_test(t_trust_but_verify),
+      cmocka_unit_test(t_emulated_older_version_wins),
+      cmocka_unit_test(t_lifecycle_rules_allowed),
+      cmocka_unit_test(t_wrong_credentials),
+      cmocka_unit_test(t_profiles),
+      cmocka_unit_test(t_clock_skew),
+      cmocka_unit_test(t_503_storm_retry_after),
+      cmocka_unit_test(t_truncated_and_reset),
+      cmocka_unit_test(t_hang_deadline),
+      cmocka_unit_test(t_virtual_host),
+      cmocka_unit_test(t_endpoint_rules),
+      cmocka_unit_test(t_tls_custom_ca),
+      cmocka_unit_test(t_session_token),
+      cmocka_unit_test(t_http_many),
   };
   failed += cmocka_run_group_tests_name("s3 fake: faults, auth, TLS, addressing", tests, NULL, NULL);
   fake_stop(&fake);

@@ -50,11 +50,12 @@ static void ledger_setup_with(char db[600], char cfg[600], const char *name, con
   char args[2048];
   snprintf(cfg, 600, "%s/%s.json", dir, name);
   snprintf(db, 600, "%s/%s.db", dir, name);
-  tu_write_config(cfg,
-           "{\"deployment_namespace\":\"default\"%s,\"bindings\":[{\"id\":\"rgw\",\"kind\":\"object\",\"provider\":\"s3\","
-           "\"prefix\":\"%s/%s\",\"credentialRef\":\"env\",\"create_only\":\"emulated\",\"compression\":\"%s\","
-           "\"location\":{\"bucket\":\"%s\",\"region\":\"us-east-1\",\"endpoint\":\"%s\",\"path_style\":\"true\"}}]}",
-           extra, prefix, name, comp, bucket, ep);
+  tu_write_config(
+      cfg,
+      "{\"deployment_namespace\":\"default\"%s,\"bindings\":[{\"id\":\"rgw\",\"kind\":\"object\",\"provider\":\"s3\","
+      "\"prefix\":\"%s/%s\",\"credentialRef\":\"env\",\"create_only\":\"emulated\",\"compression\":\"%s\","
+      "\"location\":{\"bucket\":\"%s\",\"region\":\"us-east-1\",\"endpoint\":\"%s\",\"path_style\":\"true\"}}]}",
+      extra, prefix, name, comp, bucket, ep);
   adcp_buf out, errb;
   adcp_buf_init(&out), adcp_buf_init(&errb);
   snprintf(args, sizeof args, "--db 'sqlite:%s' init", db);
@@ -64,7 +65,9 @@ static void ledger_setup_with(char db[600], char cfg[600], const char *name, con
   adcp_buf_free(&out), adcp_buf_free(&errb);
 }
 
-static void ledger_setup(char db[600], char cfg[600], const char *name) { ledger_setup_with(db, cfg, name, "", "none"); }
+static void ledger_setup(char db[600], char cfg[600], const char *name) {
+  ledger_setup_with(db, cfg, name, "", "none");
+}
 
 static void commit_args_from(char *buf, size_t n, const char *db, const char *cfg, const char *ob, const char *rev,
                              const char *path) {
@@ -82,9 +85,9 @@ static void commit_args(char *buf, size_t n, const char *db, const char *cfg, co
 static void pinned_version(char out[ADCP_OBJECT_VERSION_MAX + 1], sqlite3 *h, const char *key) {
   sqlite3_stmt *st;
   out[0] = 0;
-  assert_int_equal(sqlite3_prepare_v2(h, "SELECT native_version FROM adcp_reporting_row_chunks WHERE object_key = ?", -1,
-                                      &st, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(h, "SELECT native_version FROM adcp_reporting_row_chunks WHERE object_key = ?", -1, &st, NULL),
+      SQLITE_OK);
   sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
   if (sqlite3_step(st) == SQLITE_ROW) snprintf(out, ADCP_OBJECT_VERSION_MAX + 1, "%s", sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
@@ -96,8 +99,13 @@ static adcp_object_provider *rgw_provider(const char *name, const char *mode) {
   adcp_error err;
   char pfx[128];
   snprintf(pfx, sizeof pfx, "%s/%s", prefix, name);
-  adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1, .prefix = pfx,
-                                .credential_ref = "env", .create_only = mode};
+  adcp_s3_provider_options o = {.bucket = bucket,
+                                .region = "us-east-1",
+                                .endpoint = ep,
+                                .path_style = 1,
+                                .prefix = pfx,
+                                .credential_ref = "env",
+                                .create_only = mode};
   if (adcp_s3_provider_new(&p, &o, &err)) fail_msg("provider: %s", err.message);
   return p;
 }
@@ -196,9 +204,28 @@ static void t_commit_read_replay(void **state) {
 static pid_t start_paused_commit(const char *db, const char *cfg, const char *ob, const char *rev) {
   char url[700];
   snprintf(url, sizeof url, "sqlite:%s", db);
-  char *argv[] = {"adcp-ledger", "--db", url, "--config", (char *)cfg, "commit", "--account", "acct", "--obligation",
-                  (char *)ob, "--revision", (char *)rev, "--finality", "snapshot", "--binding", "rgw", "--period-start",
-                  "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", rows_path, NULL};
+  char *argv[] = {"adcp-ledger",
+                  "--db",
+                  url,
+                  "--config",
+                  (char *)cfg,
+                  "commit",
+                  "--account",
+                  "acct",
+                  "--obligation",
+                  (char *)ob,
+                  "--revision",
+                  (char *)rev,
+                  "--finality",
+                  "snapshot",
+                  "--binding",
+                  "rgw",
+                  "--period-start",
+                  "2026-10-01T00:00:00Z",
+                  "--period-end",
+                  "2026-10-02T00:00:00Z",
+                  rows_path,
+                  NULL};
   const char *env[] = {"ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD=30000", NULL};
   return tu_spawn_until(ADCP_CLI_TESTHOOKS_PATH, argv, env, "uploaded");
 }
@@ -226,9 +253,9 @@ static void t_kill_after_upload_then_sweep(void **state) {
   assert_int_equal(run(args, &out, &errb), 0);
   assert_non_null(strstr((char *)out.data, "\"swept\":0")); /* not expired yet: kept */
   tu_sqlite_exec(db,
-           "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
-           "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-           "WHERE lease_owner IS NOT NULL;");
+                 "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
+                 "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+                 "WHERE lease_owner IS NOT NULL;");
   assert_int_equal(run(args, &out, &errb), 0);
   char want[96];
   snprintf(want, sizeof want, "\"swept\":1,\"objects_deleted\":%zu,", uploaded);
@@ -289,8 +316,9 @@ static void t_two_writers_race(void **state) {
   assert_int_equal(other, 1);
   adcp_buf_init(&out[0]), adcp_buf_init(&errb[0]);
   commit_args(args, sizeof args, db, cfg, "ob_race", "rev_race");
-  tu_sqlite_exec(db, "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-               "WHERE lease_owner IS NOT NULL;");
+  tu_sqlite_exec(db,
+                 "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+                 "WHERE lease_owner IS NOT NULL;");
   if (run(args, &out[0], &errb[0])) fail_msg("replay: %s", (char *)errb[0].data);
   assert_non_null(strstr((char *)out[0].data, "replayed"));
   assert_true(listed_objects("race", db) >= 2);
@@ -313,11 +341,12 @@ static void t_retention_deletes_pinned_versions(void **state) {
   assert_true(listed_objects("ret", db) >= 2);
   /* Time passing, simulated: the immutability trigger is lifted for the one
    * update and put back exactly as the migration creates it. */
-  tu_sqlite_exec(db, "DROP TRIGGER adcp_reporting_revisions_immutable;"
-                     "UPDATE adcp_reporting_revisions SET recorded_at = '2001-01-01T00:00:00.000000Z';"
-                     "UPDATE adcp_reporting_obligations SET created_at = '2001-01-01T00:00:00.000000Z';"
-                     "CREATE TRIGGER adcp_reporting_revisions_immutable BEFORE UPDATE ON adcp_reporting_revisions "
-                     "BEGIN SELECT RAISE(ABORT, 'adcp_reporting_revisions rows are immutable'); END;");
+  tu_sqlite_exec(db,
+                 "DROP TRIGGER adcp_reporting_revisions_immutable;"
+                 "UPDATE adcp_reporting_revisions SET recorded_at = '2001-01-01T00:00:00.000000Z';"
+                 "UPDATE adcp_reporting_obligations SET created_at = '2001-01-01T00:00:00.000000Z';"
+                 "CREATE TRIGGER adcp_reporting_revisions_immutable BEFORE UPDATE ON adcp_reporting_revisions "
+                 "BEGIN SELECT RAISE(ABORT, 'adcp_reporting_revisions rows are immutable'); END;");
   snprintf(args, sizeof args, "--db 'sqlite:%s' --config '%s' retention retire --json", db, cfg);
   if (run(args, &out, &errb)) fail_msg("retire: %s %s", (char *)out.data, (char *)errb.data);
   if (!strstr((char *)out.data, "\"retired\":1")) fail_msg("retire: %s", (char *)out.data);
@@ -343,14 +372,19 @@ static void t_repin_after_restore(void **state) {
   adcp_error err;
   char pfx[128];
   snprintf(pfx, sizeof pfx, "%s/repin", prefix);
-  adcp_s3_provider_options o = {.bucket = bucket, .region = "us-east-1", .endpoint = ep, .path_style = 1, .prefix = pfx,
-                                .credential_ref = "env", .create_only = "emulated"};
+  adcp_s3_provider_options o = {.bucket = bucket,
+                                .region = "us-east-1",
+                                .endpoint = ep,
+                                .path_style = 1,
+                                .prefix = pfx,
+                                .credential_ref = "env",
+                                .create_only = "emulated"};
   if (adcp_s3_provider_new(&p, &o, &err)) fail_msg("provider: %s", err.message);
   sqlite3 *h;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
   sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(h, "SELECT object_key, native_version FROM adcp_reporting_row_chunks", -1, &st, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_prepare_v2(h, "SELECT object_key, native_version FROM adcp_reporting_row_chunks", -1, &st, NULL), SQLITE_OK);
   int n = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *key = (const char *)sqlite3_column_text(st, 0), *ver = (const char *)sqlite3_column_text(st, 1);
@@ -463,13 +497,31 @@ static size_t versions_at(const char *name, const char *key, char vers[][ADCP_OB
 /* The test-hooks CLI committing REV from `path`, paused once the first
  * version it wrote is recorded in the intent, before the emulated decision;
  * returns once it said so. */
-static pid_t start_put_paused_commit(const char *db, const char *cfg, const char *ob, const char *rev,
-                                     const char *path) {
+static pid_t start_put_paused_commit(const char *db, const char *cfg, const char *ob, const char *rev, const char *path) {
   char url[700];
   snprintf(url, sizeof url, "sqlite:%s", db);
-  char *argv[] = {"adcp-ledger", "--db", url, "--config", (char *)cfg, "commit", "--account", "acct", "--obligation",
-                  (char *)ob, "--revision", (char *)rev, "--finality", "snapshot", "--binding", "rgw", "--period-start",
-                  "2026-10-01T00:00:00Z", "--period-end", "2026-10-02T00:00:00Z", (char *)path, NULL};
+  char *argv[] = {"adcp-ledger",
+                  "--db",
+                  url,
+                  "--config",
+                  (char *)cfg,
+                  "commit",
+                  "--account",
+                  "acct",
+                  "--obligation",
+                  (char *)ob,
+                  "--revision",
+                  (char *)rev,
+                  "--finality",
+                  "snapshot",
+                  "--binding",
+                  "rgw",
+                  "--period-start",
+                  "2026-10-01T00:00:00Z",
+                  "--period-end",
+                  "2026-10-02T00:00:00Z",
+                  (char *)path,
+                  NULL};
   const char *env[] = {"ADCP_LEDGER_TEST_PAUSE_AFTER_PUT=30000", NULL};
   return tu_spawn_until(ADCP_CLI_TESTHOOKS_PATH, argv, env, "put returned");
 }
@@ -502,9 +554,9 @@ static void expire_and_sweep(const char *db, const char *cfg, const char *want) 
   assert_int_equal(run(args, &out, &errb), 0);
   if (!strstr((char *)out.data, "\"swept\":0")) fail_msg("sweep before expiry: %s", (char *)out.data);
   tu_sqlite_exec(db,
-           "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
-           "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
-           "WHERE lease_owner IS NOT NULL;");
+                 "UPDATE adcp_reporting_row_write_intents SET expires_at = '2001-01-01T00:00:00.000000Z';"
+                 "UPDATE adcp_reporting_obligations SET lease_expires_at = '2001-01-01T00:00:00.000000Z' "
+                 "WHERE lease_owner IS NOT NULL;");
   assert_int_equal(run(args, &out, &errb), 0);
   if (!strstr((char *)out.data, want)) fail_msg("sweep: %s (wanted %s)", (char *)out.data, want);
   adcp_buf_free(&out), adcp_buf_free(&errb);

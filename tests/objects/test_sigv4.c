@@ -14,8 +14,8 @@
 
 static void sign(char sig[65], adcp_buf *auth, const char *method, const char *uri, const char *query,
                  const char *const *names, const char *const *values, size_t n, const char *payload) {
-  adcp_sigv4_input in = {method, uri, query, names, values, n, payload, "20130524T000000Z", "us-east-1", "s3",
-                         AKID, SECRET};
+  adcp_sigv4_input in = {method,      uri,  query, names, values, n, payload, "20130524T000000Z",
+                         "us-east-1", "s3", AKID,  SECRET};
   adcp_error err;
   int rc = adcp_sigv4_authorization(auth, sig, &in, &err);
   if (rc) fail_msg("sign: %s", err.message);
@@ -70,7 +70,8 @@ static void t_independent_signer(void **state) {
       "x-amz-date:20130524T000000Z\\nx-amz-security-token:tok/en+==\\n\\nhost;x-amz-content-sha256;x-amz-date;"
       "x-amz-security-token\\nUNSIGNED-PAYLOAD\"\n"
       "sts=\"AWS4-HMAC-SHA256\\n20130524T000000Z\\n20130524/us-east-1/s3/aws4_request\\n\"+hashlib.sha256(creq.encode()).hexdigest()\n"
-      "k=h((\"AWS4\"+\"" SECRET "\").encode(),\"20130524\")\n"
+      "k=h((\"AWS4\"+\"" SECRET
+      "\").encode(),\"20130524\")\n"
       "for m in (\"us-east-1\",\"s3\",\"aws4_request\"): k=h(k,m)\n"
       "print(hmac.new(k,sts.encode(),hashlib.sha256).hexdigest(),end=\"\")\n'";
   assert_int_equal(tu_run(py, NULL, 0, &out), 0);

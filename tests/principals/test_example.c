@@ -34,13 +34,17 @@ static void storage_tour_runs(void **state) {
 
   assert_int_equal(tour(&out, f, dir), 0);
   const char *s = (const char *)out.data;
-  const char *want[] = {"(durable: yes)", "principal tour-buyer version 1 status active",
-                        "committed rev_tour_1: revision 1, 3 rows", "page: 2 of 3 rows\n",
+  const char *want[] = {"(durable: yes)",
+                        "principal tour-buyer version 1 status active",
+                        "committed rev_tour_1: revision 1, 3 rows",
+                        "page: 2 of 3 rows\n",
                         "{\"impressions\":1000,\"package_id\":\"pkg_0\",\"spend\":10.5}\n",
-                        "{\"impressions\":2000,\"package_id\":\"pkg_1\",\"spend\":20.5}\n", "change seq 1: obligation obl_tour_2026_11\n",
+                        "{\"impressions\":2000,\"package_id\":\"pkg_1\",\"spend\":20.5}\n",
+                        "change seq 1: obligation obl_tour_2026_11\n",
                         "change seq 2: revision rev_tour_1\n2 change(s)\ncommitted rev_tour_2: revision 2, 4 rows",
                         "change seq 3: revision rev_tour_2\n1 change(s)",
-                        "tour done", NULL};
+                        "tour done",
+                        NULL};
   for (int i = 0; want[i]; i++)
     if (!strstr(s, want[i])) fail_msg("tour output lacks [%s]:\n%s", want[i], s);
   /* What the tour stored is there for the next process (the CLI). */

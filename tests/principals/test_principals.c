@@ -14,8 +14,12 @@
 #include "ledger/ledger_fixture.h"
 
 static adcp_principal_put put_of(const char *id, int64_t expected) {
-  adcp_principal_put p = {.version = 1, .principal_id = id, .account_scope = "acct_1", .display_name = "Buyer One",
-                          .attributes_json = "{\"b\":2, \"a\":[1,2]}", .expected_version = expected};
+  adcp_principal_put p = {.version = 1,
+                          .principal_id = id,
+                          .account_scope = "acct_1",
+                          .display_name = "Buyer One",
+                          .attributes_json = "{\"b\":2, \"a\":[1,2]}",
+                          .expected_version = expected};
   return p;
 }
 
@@ -210,8 +214,8 @@ static void cas_eight_writers(void **state) {
   pthread_barrier_destroy(&sh.barrier);
   assert_int_equal(sh.other_errors, 0);
   for (int r = 0; r < ROUNDS; r++) {
-    assert_int_equal(sh.wins[r], 1);                 /* exactly one wins each version */
-    assert_int_equal(sh.conflicts[r], WRITERS - 1);  /* every loser: CONFLICT */
+    assert_int_equal(sh.wins[r], 1);                /* exactly one wins each version */
+    assert_int_equal(sh.conflicts[r], WRITERS - 1); /* every loser: CONFLICT */
   }
   /* The retries: 8 distinct new versions after the rounds. */
   int seen[WRITERS] = {0};
@@ -254,8 +258,7 @@ static void *journal_writer(void *p) {
     adcp_grant_entry e;
     if (adcp_subscription_append(&e, st, "subscriber", i % 3 ? ADCP_GRANT : ADCP_REVOKE, subject, "acct_1", &err))
       a->errors++;
-    else
-      a->seqs[i] = e.seq;
+    else a->seqs[i] = e.seq;
   }
   adcp_storage_close(s);
   return NULL;
@@ -271,8 +274,7 @@ static void journal_gapless_concurrent(void **state) {
   OK(adcp_storage_subscriptions(&st, s, &err));
   adcp_principal_put in = put_of("subscriber", 0);
   OK(adcp_principal_upsert(NULL, ps, &in, &err));
-  assert_int_equal(adcp_subscription_append(NULL, st, "nobody", ADCP_GRANT, "r", "a", &err),
-                   ADCP_EREFERENCE_NOT_FOUND);
+  assert_int_equal(adcp_subscription_append(NULL, st, "nobody", ADCP_GRANT, "r", "a", &err), ADCP_EREFERENCE_NOT_FOUND);
   assert_int_equal(adcp_subscription_append(NULL, st, "subscriber", ADCP_GRANT, "", "a", &err), ADCP_EINVALID_INPUT);
   assert_int_equal(adcp_subscription_append(NULL, st, "subscriber", (adcp_grant_action)7, "r", "a", &err),
                    ADCP_EINVALID_INPUT);
@@ -331,19 +333,17 @@ static void journal_immutable_in_database(void **state) {
   assert_int_equal(e.seq, 2);
   /* Raw SQL, bypassing the store: the database itself refuses. */
   adcp_sql_conn *c = adcp_storage_sql(s);
-  const char *refused[] = {
-      "UPDATE adcp_subscription_grants SET subject = 'report_b' WHERE seq = 1",
-      "UPDATE adcp_subscription_grants SET seq = seq + 10",
-      "DELETE FROM adcp_subscription_grants WHERE seq = 2",
-      "DELETE FROM adcp_subscription_grants",
-      /* A gap, a duplicate and a rewind are refused as well. */
-      "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
-      "VALUES ('p1', 4, 'grant', 'x', 'y')",
-      "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
-      "VALUES ('p1', 2, 'grant', 'x', 'y')",
-      "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
-      "VALUES ('p1', 1, 'grant', 'x', 'y')",
-      NULL};
+  const char *refused[] = {"UPDATE adcp_subscription_grants SET subject = 'report_b' WHERE seq = 1",
+                           "UPDATE adcp_subscription_grants SET seq = seq + 10",
+                           "DELETE FROM adcp_subscription_grants WHERE seq = 2", "DELETE FROM adcp_subscription_grants",
+                           /* A gap, a duplicate and a rewind are refused as well. */
+                           "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
+                           "VALUES ('p1', 4, 'grant', 'x', 'y')",
+                           "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
+                           "VALUES ('p1', 2, 'grant', 'x', 'y')",
+                           "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
+                           "VALUES ('p1', 1, 'grant', 'x', 'y')",
+                           NULL};
   for (int i = 0; refused[i]; i++) {
     int rc = adcp_sql_exec(c, refused[i], NULL, 0, &err);
     if (!rc) fail_msg("the database accepted: %s", refused[i]);
@@ -354,8 +354,10 @@ static void journal_immutable_in_database(void **state) {
     assert_string_equal(adcp_sql_last_sqlstate(c), "23514");
   }
   /* The next sequence (3) is still accepted from raw SQL: gapless, not frozen. */
-  OK(adcp_sql_exec(c, "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
-                      "VALUES ('p1', 3, 'grant', 'x', 'y')", NULL, 0, &err));
+  OK(adcp_sql_exec(c,
+                   "INSERT INTO adcp_subscription_grants (principal_id, seq, action, subject, scope) "
+                   "VALUES ('p1', 3, 'grant', 'x', 'y')",
+                   NULL, 0, &err));
   adcp_grant_page pg;
   OK(adcp_subscription_journal(&pg, st, "p1", 0, 0, &err));
   assert_int_equal(pg.count, 3);
@@ -367,8 +369,8 @@ static void journal_immutable_in_database(void **state) {
   OK(adcp_subscription_snapshot_put(&snap, st, "p1", 0, 2, "{\"grants\":[]}", &err));
   adcp_subscription_snapshot_clear(&snap);
   assert_int_not_equal(adcp_sql_exec(c, "UPDATE adcp_subscription_snapshots SET version = 1", NULL, 0, &err), 0);
-  assert_int_not_equal(adcp_sql_exec(c, "UPDATE adcp_subscription_snapshots SET version = 2, journal_seq = 1", NULL,
-                                     0, &err), 0);
+  assert_int_not_equal(
+      adcp_sql_exec(c, "UPDATE adcp_subscription_snapshots SET version = 2, journal_seq = 1", NULL, 0, &err), 0);
   adcp_storage_close(s);
 }
 
@@ -390,8 +392,7 @@ static void exceptions_and_snapshots(void **state) {
   assert_string_equal(ex.state, "open");
   adcp_subscription_exception_clear(&ex);
   assert_int_equal(adcp_subscription_exception_put(&ex, st, "p1", "report_z", "open", NULL, 0, &err), ADCP_ECONFLICT);
-  assert_int_equal(adcp_subscription_exception_put(&ex, st, "p1", "report_z", "cleared", NULL, 5, &err),
-                   ADCP_ECONFLICT);
+  assert_int_equal(adcp_subscription_exception_put(&ex, st, "p1", "report_z", "cleared", NULL, 5, &err), ADCP_ECONFLICT);
   OK(adcp_subscription_exception_put(&ex, st, "p1", "report_z", "cleared", NULL, 1, &err));
   assert_int_equal(ex.version, 2);
   assert_string_equal(ex.state, "cleared");
@@ -579,8 +580,8 @@ static void durability_refusal_names_components(void **state) {
       adcp_storage_options o = {.version = 1, .env = prod[i], .allow_non_durable = allow};
       assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", &o, &err), ADCP_EREPORTING_STORAGE_NOT_DURABLE);
       assert_null(s);
-      const char *want[] = {"ledger", "inline", "principals", "subscription_state", "sqlite:PATH", "postgresql://",
-                            "ADCP_ENV=development", NULL};
+      const char *want[] = {"ledger",      "inline",        "principals",           "subscription_state",
+                            "sqlite:PATH", "postgresql://", "ADCP_ENV=development", NULL};
       for (int k = 0; want[k]; k++)
         if (!strstr(err.message, want[k])) fail_msg("message lacks %s: %s", want[k], err.message);
     }

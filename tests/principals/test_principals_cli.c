@@ -51,16 +51,17 @@ static void cli_principal_commands(void **state) {
   assert_non_null(strstr(OUT(r), "REPORTING_SCHEMA_BEHIND"));
   assert_int_equal(run(&r, f, "migrate"), 0);
 
-  const char *helps[] = {"principal --help", "subscription-state --help", "help principal",
-                         "help subscription-state"};
+  const char *helps[] = {"principal --help", "subscription-state --help", "help principal", "help subscription-state"};
   for (size_t i = 0; i < 4; i++) {
     assert_int_equal(run(&r, f, "%s", helps[i]), 0);
     assert_non_null(strstr(OUT(r), "usage: adcp-ledger"));
   }
 
   /* put / get / list / disable. */
-  assert_int_equal(run(&r, f, "principal put buyer:1 --account acct_1 --name 'Buyer One' "
-                              "--attributes '{\"tier\":\"gold\",\"a\":1}'"), 0);
+  assert_int_equal(run(&r, f,
+                       "principal put buyer:1 --account acct_1 --name 'Buyer One' "
+                       "--attributes '{\"tier\":\"gold\",\"a\":1}'"),
+                   0);
   one_doc(&r);
   assert_non_null(strstr(OUT(r), "\"principal_id\":\"buyer:1\""));
   assert_non_null(strstr(OUT(r), "\"attributes\":{\"a\":1,\"tier\":\"gold\"}"));
@@ -68,8 +69,8 @@ static void cli_principal_commands(void **state) {
   char attrs[700];
   snprintf(attrs, sizeof attrs, "%s/attrs.json", f->dir);
   tu_write_file(attrs, "{\"tier\": \"silver\"}\n", 19);
-  assert_int_equal(run(&r, f, "principal put buyer:1 --account acct_1 --attributes-file '%s' --expected-version 1",
-                       attrs), 0);
+  assert_int_equal(
+      run(&r, f, "principal put buyer:1 --account acct_1 --attributes-file '%s' --expected-version 1", attrs), 0);
   assert_non_null(strstr(OUT(r), "\"version\":2"));
   assert_non_null(strstr(OUT(r), "\"display_name\":\"\""));
   /* CONFLICT: stale version, and create of an existing one (exit 2). */
@@ -103,9 +104,9 @@ static void cli_principal_commands(void **state) {
   assert_non_null(strstr(OUT(r), "\"status\":\"disabled\""));
 
   /* Refusals. Usage (exit 1): */
-  const char *usage[] = {"principal", "principal frob x", "principal put x", "principal get",
-                         "principal get a b", "principal list x", "principal get x --account a",
-                         "principal list --expected-version 1", "principal put x --account a --bogus 1",
+  const char *usage[] = {"principal", "principal frob x", "principal put x", "principal get", "principal get a b",
+                         "principal list x", "principal get x --account a", "principal list --expected-version 1",
+                         "principal put x --account a --bogus 1",
                          "principal put x --account a --attributes {} --attributes-file y",
                          "principal put x --account a --attributes-file /nonexistent/file",
                          /* option values the table refuses before anything runs */
@@ -115,10 +116,8 @@ static void cli_principal_commands(void **state) {
   for (int i = 0; usage[i]; i++)
     if (run(&r, f, "%s", usage[i]) != 1) fail_msg("%s: exit %d, want 1", usage[i], r.rc);
   /* Input refused (exit 2): */
-  const char *refused[] = {"principal put 'a\tb' --account acct",
-                           "principal put x --account a --attributes '[1]'",
-                           "principal put x --account a --attributes '{'",
-                           "principal list --cursor bogus", NULL};
+  const char *refused[] = {"principal put 'a\tb' --account acct", "principal put x --account a --attributes '[1]'",
+                           "principal put x --account a --attributes '{'", "principal list --cursor bogus", NULL};
   for (int i = 0; refused[i]; i++) {
     if (run(&r, f, "%s --json", refused[i]) != 2) fail_msg("%s: exit %d, want 2", refused[i], r.rc);
     one_doc(&r);
@@ -136,12 +135,16 @@ static void cli_principal_commands(void **state) {
   assert_int_equal(run(&r, f, "subscription-state journal buyer:1 --after 1"), 0);
   assert_null(strstr(OUT(r), "\"seq\":1,"));
   assert_non_null(strstr(OUT(r), "\"seq\":2,"));
-  assert_int_equal(run(&r, f, "subscription-state exception-put buyer:1 --subject report_a --state open "
-                              "--reason 'webhook failing'"), 0);
+  assert_int_equal(run(&r, f,
+                       "subscription-state exception-put buyer:1 --subject report_a --state open "
+                       "--reason 'webhook failing'"),
+                   0);
   assert_non_null(strstr(OUT(r), "\"state\":\"open\",\"reason\":\"webhook failing\",\"version\":1"));
   assert_int_equal(run(&r, f, "subscription-state exception-put buyer:1 --subject report_a --state cleared"), 2);
-  assert_int_equal(run(&r, f, "subscription-state exception-put buyer:1 --subject report_a --state cleared "
-                              "--expected-version 1"), 0);
+  assert_int_equal(run(&r, f,
+                       "subscription-state exception-put buyer:1 --subject report_a --state cleared "
+                       "--expected-version 1"),
+                   0);
   assert_int_equal(run(&r, f, "subscription-state exceptions buyer:1"), 0);
   one_doc(&r);
   assert_non_null(strstr(OUT(r), "\"state\":\"cleared\""));
@@ -162,16 +165,14 @@ static void cli_principal_commands(void **state) {
   assert_int_equal(run(&r, f, "subscription-state journal nobody --json"), 5);
   one_doc(&r);
   assert_int_equal(run(&r, f, "subscription-state grant nobody --subject s --scope a"), 5);
-  const char *sub_usage[] = {"subscription-state", "subscription-state frob p", "subscription-state journal",
-                             "subscription-state grant buyer:1 --subject s",
-                             "subscription-state journal buyer:1 --subject s",
-                             "subscription-state exception-put buyer:1 --subject s",
-                             "subscription-state snapshot-put buyer:1 --journal-seq 1",
-                             "subscription-state snapshot buyer:1 --limit 3",
-                             /* option values the table refuses before anything runs */
-                             "subscription-state exception-put buyer:1 --subject s --state closed",
-                             "subscription-state journal buyer:1 --after -3",
-                             "subscription-state grant buyer:1 --subject '' --scope a", NULL};
+  const char *sub_usage[] = {
+      "subscription-state", "subscription-state frob p", "subscription-state journal",
+      "subscription-state grant buyer:1 --subject s", "subscription-state journal buyer:1 --subject s",
+      "subscription-state exception-put buyer:1 --subject s", "subscription-state snapshot-put buyer:1 --journal-seq 1",
+      "subscription-state snapshot buyer:1 --limit 3",
+      /* option values the table refuses before anything runs */
+      "subscription-state exception-put buyer:1 --subject s --state closed",
+      "subscription-state journal buyer:1 --after -3", "subscription-state grant buyer:1 --subject '' --scope a", NULL};
   for (int i = 0; sub_usage[i]; i++)
     if (run(&r, f, "%s", sub_usage[i]) != 1) fail_msg("%s: exit %d, want 1", sub_usage[i], r.rc);
 

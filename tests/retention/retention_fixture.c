@@ -11,8 +11,10 @@ static int fail_hook(void *ctx, int step, const char *key) {
 void renv_bindings(renv *e, adcp_ledger *l, int with_a) {
   adcp_error err = {0};
   static adcp_object_kv loca[1] = {{"root", "a"}}, locb[1] = {{"root", "b"}};
-  adcp_ledger_binding_config a = {1, "fsa", "filesystem", loca, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, e->pa};
-  adcp_ledger_binding_config b = {1, "fsb", "filesystem", locb, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, e->pb};
+  adcp_ledger_binding_config a = {1,    "fsa", "filesystem", loca, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
+                                  NULL, e->pa};
+  adcp_ledger_binding_config b = {1,    "fsb", "filesystem", locb, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
+                                  NULL, e->pb};
   if (with_a) OK(adcp_ledger_configure_binding(l, &a, &err));
   OK(adcp_ledger_configure_binding(l, &b, &err));
 }
@@ -42,8 +44,10 @@ void renv_open(renv *e, const fixture *f) {
   e->l = renv_ledger(e, e->c, 1);
   if (!e->pg) {
     /* Backdating rewrites immutable columns: SQLite cannot switch triggers off. */
-    OK(adcp_sql_exec_script(e->c, "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
-                                  "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;", &err));
+    OK(adcp_sql_exec_script(e->c,
+                            "DROP TRIGGER IF EXISTS adcp_reporting_revisions_immutable; "
+                            "DROP TRIGGER IF EXISTS adcp_reporting_row_sets_immutable;",
+                            &err));
   }
 }
 
@@ -66,7 +70,7 @@ int64_t q64(adcp_sql_conn *c, const char *sql, const char *a) {
 }
 
 int rcommit(adcp_ledger *l, const char *acct, const char *obl, int64_t ord, const char *rev, gen *g,
-                          const char *binding, adcp_error *err) {
+            const char *binding, adcp_error *err) {
   if (g) g->next = 0;
   adcp_ledger_commit req = {.version = 1,
                             .account_id = acct,
@@ -95,8 +99,9 @@ void rexec(renv *e, const char *sql_pg, const char *sql_lite, const char *a, con
 }
 
 void backdate(renv *e, const char *obl, const char *ts) {
-  rexec(e, "UPDATE adcp_reporting_obligations SET period_start = $2::timestamptz - interval '1 day', period_end = "
-           "$2::timestamptz, created_at = $2::timestamptz WHERE obligation_id = $1",
+  rexec(e,
+        "UPDATE adcp_reporting_obligations SET period_start = $2::timestamptz - interval '1 day', period_end = "
+        "$2::timestamptz, created_at = $2::timestamptz WHERE obligation_id = $1",
         "UPDATE adcp_reporting_obligations SET period_start = '2000-01-01T00:00:00.000000Z', period_end = $2, "
         "created_at = $2 WHERE obligation_id = $1",
         obl, ts);
@@ -119,16 +124,15 @@ adcp_retention_options ropts(size_t limit) {
 }
 
 int64_t retirement_changes(renv *e, const char *obl) {
-  return q64(e->c, "SELECT count(*) FROM adcp_reporting_changes WHERE record_kind = 'retirement' AND record_id = $1",
-             obl);
+  return q64(e->c, "SELECT count(*) FROM adcp_reporting_changes WHERE record_kind = 'retirement' AND record_id = $1", obl);
 }
 
 const char *tomb_state(renv *e, const char *obl, char out[16]) {
   adcp_error err = {0};
   adcp_sql_param p = adcp_sql_text(obl);
   int f = 0;
-  OK(adcp_sql_query_text(out, 16, &f, e->c, "SELECT state FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1",
-                         &p, 1, &err));
+  OK(adcp_sql_query_text(out, 16, &f, e->c,
+                         "SELECT state FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1", &p, 1, &err));
   if (!f) out[0] = 0;
   return out;
 }

@@ -33,7 +33,7 @@ int64_t q64(adcp_sql_conn *c, const char *sql, const char *a);
 /* Commits `rev` into period ordinal `ord` of configuration "cfg" (obligation
  * obl, account acct), rows from g, binding NULL = postgres kind. */
 int rcommit(adcp_ledger *l, const char *acct, const char *obl, int64_t ord, const char *rev, gen *g,
-                          const char *binding, adcp_error *err);
+            const char *binding, adcp_error *err);
 void rexec(renv *e, const char *sql_pg, const char *sql_lite, const char *a, const char *b);
 
 /* Every anchor of the period (period_end, created_at, revisions, row sets) at ts. */

@@ -106,8 +106,8 @@ static void retire_both_kinds(void **state) {
   assert_string_equal(tomb_state(&e, "obo", st), "retired");
   assert_int_equal(retirement_changes(&e, "obp"), 1);
   assert_int_equal(retirement_changes(&e, "obo"), 1);
-  assert_int_equal(q64(e.c, "SELECT revision_count FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1",
-                       "obp"), 2);
+  assert_int_equal(
+      q64(e.c, "SELECT revision_count FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1", "obp"), 2);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks", NULL), 0);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_chunk_bodies", NULL), 0);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_revisions", NULL), 0);
@@ -125,8 +125,13 @@ static void retire_both_kinds(void **state) {
   /* Issue 30 defect 6: a replay naming only the obligation (no period, no
    * configuration) answers the same conflict, not "does not exist yet". */
   g.next = 0;
-  adcp_ledger_commit bare = {.version = 1, .account_id = "acct", .obligation_id = "obp", .revision_id = "p1",
-                             .finality = ADCP_FINALITY_SNAPSHOT, .next_row = gen_next, .row_ctx = &g};
+  adcp_ledger_commit bare = {.version = 1,
+                             .account_id = "acct",
+                             .obligation_id = "obp",
+                             .revision_id = "p1",
+                             .finality = ADCP_FINALITY_SNAPSHOT,
+                             .next_row = gen_next,
+                             .row_ctx = &g};
   adcp_commit_result bres;
   assert_int_equal(adcp_ledger_commit_revision(&bres, e.l, &bare, &err), ADCP_ECONTENT_CONFLICT);
   assert_non_null(strstr(err.message, "retention"));
@@ -166,8 +171,9 @@ static void holds_do_not_block(void **state) {
   const char *ts[5] = {"2021-01-01T00:00:00.000000Z", "2021-01-02T00:00:00.000000Z", "2021-01-03T00:00:00.000000Z",
                        "2021-01-04T00:00:00.000000Z", "2021-01-05T00:00:00.000000Z"};
   for (int i = 0; i < 5; i++) backdate(&e, all5[i], ts[i]);
-  rexec(&e, "UPDATE adcp_reporting_obligations SET lease_owner = 'w', lease_expires_at = clock_timestamp() + "
-           "interval '1 hour' WHERE obligation_id = $1",
+  rexec(&e,
+        "UPDATE adcp_reporting_obligations SET lease_owner = 'w', lease_expires_at = clock_timestamp() + "
+        "interval '1 hour' WHERE obligation_id = $1",
         "UPDATE adcp_reporting_obligations SET lease_owner = 'w', lease_expires_at = '2999-01-01T00:00:00.000000Z' "
         "WHERE obligation_id = $1",
         "p1", NULL);
@@ -321,8 +327,9 @@ static void stuck_period_does_not_starve(void **state) {
   for (int pass = 0; pass < 2; pass++) {
     expire_backoff(&e, "pa");
     OK(adcp_retention_retire(&c, e.l, &o, &err));
-    if (c.done != 1) fail_msg("pass %d: the stuck period took the slot (done %llu, failed %llu)", pass + 2,
-                              (unsigned long long)c.done, (unsigned long long)c.failed);
+    if (c.done != 1)
+      fail_msg("pass %d: the stuck period took the slot (done %llu, failed %llu)", pass + 2, (unsigned long long)c.done,
+               (unsigned long long)c.failed);
     assert_int_equal(c.failed, 0);
   }
   assert_string_equal(tomb_state(&e, "pb", s), "retired");
@@ -357,17 +364,22 @@ static void slow_writer_clock(void **state) {
   OK(rcommit(e.l, "acct", "oc", 1, "c1", &g, NULL, &err));
   /* 60 s ahead: within the tolerance, so the next revision is accepted and
    * recorded at c1's instant, not before it. */
-  rexec(&e, "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '60 seconds' WHERE "
-            "revision_id = $1",
+  rexec(&e,
+        "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '60 seconds' WHERE "
+        "revision_id = $1",
         "UPDATE adcp_reporting_revisions SET recorded_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+60 seconds') || "
         "'000Z' WHERE revision_id = $1",
         "c1", NULL);
   OK(rcommit(e.l, "acct", "oc", 1, "c2", &g, NULL, &err));
-  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = $1 AND recorded_at = "
-                            "(SELECT recorded_at FROM adcp_reporting_revisions WHERE revision_id = 'c1')", "c2"), 1);
+  assert_int_equal(q64(e.c,
+                       "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = $1 AND recorded_at = "
+                       "(SELECT recorded_at FROM adcp_reporting_revisions WHERE revision_id = 'c1')",
+                       "c2"),
+                   1);
   /* 3 days ahead: this writer is 3 days slow; refused in any obligation of the account. */
-  rexec(&e, "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '3 days' WHERE "
-            "revision_id = $1",
+  rexec(&e,
+        "UPDATE adcp_reporting_revisions SET recorded_at = clock_timestamp() + interval '3 days' WHERE "
+        "revision_id = $1",
         "UPDATE adcp_reporting_revisions SET recorded_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+3 days') || "
         "'000Z' WHERE revision_id = $1",
         "c2", NULL);
@@ -444,7 +456,8 @@ static void prune_header_only(const fixture *f, const char *binding) {
   OK(rcommit(e.l, "acct", "ob", 1, "v1", &g, binding, &err));
   OK(rcommit(e.l, "acct", "ob", 1, "v2", &g, binding, &err)); /* header-only: shares v1's bytes */
   OK(rcommit(e.l, "acct", "ob", 1, "v3", &h, binding, &err)); /* new rows */
-  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE rows_shared_from_row_set_id = $1", "v1"), 1);
+  assert_int_equal(
+      q64(e.c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE rows_shared_from_row_set_id = $1", "v1"), 1);
   /* v1's successor (v2) is older than the window; v2's successor (v3) is not. */
   backdate_rev(&e, "v1", OLD);
   backdate_rev(&e, "v2", OLD);
@@ -460,9 +473,10 @@ static void prune_header_only(const fixture *f, const char *binding) {
   read_ok(e.l, "v3", 0);
   /* Now v3 is old too: v2 goes, and with it the shared bytes (v1 and v2 expired). */
   backdate_rev(&e, "v3", OLD);
-  rexec(&e, "UPDATE adcp_reporting_obligations SET lease_expires_at = clock_timestamp() + interval '1 hour', "
-           "lease_owner = 'w', period_end = '2021-01-01T00:00:00Z', period_start = '2020-12-31T00:00:00Z', "
-           "created_at = '2021-01-01T00:00:00Z' WHERE obligation_id = $1",
+  rexec(&e,
+        "UPDATE adcp_reporting_obligations SET lease_expires_at = clock_timestamp() + interval '1 hour', "
+        "lease_owner = 'w', period_end = '2021-01-01T00:00:00Z', period_start = '2020-12-31T00:00:00Z', "
+        "created_at = '2021-01-01T00:00:00Z' WHERE obligation_id = $1",
         "UPDATE adcp_reporting_obligations SET lease_expires_at = '2999-01-01T00:00:00.000000Z', lease_owner = 'w', "
         "period_end = '2021-01-01T00:00:00.000000Z', period_start = '2020-12-31T00:00:00.000000Z', created_at = "
         "'2021-01-01T00:00:00.000000Z' WHERE obligation_id = $1",
@@ -516,7 +530,10 @@ static void *reader(void *v) {
   racer *r = v;
   adcp_sql_conn *c;
   adcp_error err = {0};
-  if (adcp_sql_connect(&c, r->f->url, &err)) { r->bad = 1; return NULL; }
+  if (adcp_sql_connect(&c, r->f->url, &err)) {
+    r->bad = 1;
+    return NULL;
+  }
   adcp_ledger *l = renv_ledger(r->e, c, 1);
   adcp_ledger_page pg;
   adcp_ledger_page_init(&pg);
@@ -586,7 +603,10 @@ static void *retire_worker(void *v) {
   worker_arg *w = v;
   adcp_sql_conn *c;
   adcp_error err = {0};
-  if (adcp_sql_connect(&c, w->f->url, &err)) { w->bad = 1; return NULL; }
+  if (adcp_sql_connect(&c, w->f->url, &err)) {
+    w->bad = 1;
+    return NULL;
+  }
   adcp_ledger *l = renv_ledger(w->e, c, 1);
   for (int k = 0; k < 200; k++) {
     adcp_retention_options o = ropts(7);
@@ -628,8 +648,8 @@ static void concurrent_retirers(void **state) {
   if (a.bad || b.bad || a.failed || b.failed) fail_msg("worker failed: %s / %s", a.why, b.why);
   assert_int_equal(a.done + b.done, N);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_changes WHERE record_kind = 'retirement'", NULL), N);
-  assert_int_equal(q64(e.c, "SELECT count(DISTINCT record_id) FROM adcp_reporting_changes WHERE record_kind = 'retirement'",
-                       NULL), N);
+  assert_int_equal(
+      q64(e.c, "SELECT count(DISTINCT record_id) FROM adcp_reporting_changes WHERE record_kind = 'retirement'", NULL), N);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_obligation_tombstones WHERE state = 'retired'", NULL), N);
   assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks", NULL), 0);
   adcp_buf_free(&g.line);
@@ -648,7 +668,10 @@ static void *hold_writer(void *v) {
   holder *h = v;
   adcp_sql_conn *c;
   adcp_error err = {0};
-  if (adcp_sql_connect(&c, h->f->url, &err)) { h->other = 1; return NULL; }
+  if (adcp_sql_connect(&c, h->f->url, &err)) {
+    h->other = 1;
+    return NULL;
+  }
   adcp_ledger *l = renv_ledger(h->e, c, 1);
   for (int i = 0; i < 400 && !h->added && !h->refused; i++) {
     char id[32];
@@ -697,7 +720,10 @@ static void hold_write_races_retirement(void **state) {
     /* Exactly one side won, and the loser saw it. */
     if (holds) {
       assert_string_equal(st, "");
-      if (c.held < 1) fail_msg("round %d: held %llu failed %llu done %llu pending %llu: %s", round, (unsigned long long)c.held, (unsigned long long)c.failed, (unsigned long long)c.done, (unsigned long long)c.pending, c.n_failures ? c.failures[0].message : "");
+      if (c.held < 1)
+        fail_msg("round %d: held %llu failed %llu done %llu pending %llu: %s", round, (unsigned long long)c.held,
+                 (unsigned long long)c.failed, (unsigned long long)c.done, (unsigned long long)c.pending,
+                 c.n_failures ? c.failures[0].message : "");
     } else {
       assert_string_equal(st, "retired");
       assert_int_equal(h.refused, 1);
@@ -723,10 +749,17 @@ static void failing_binding_does_not_starve_intents(void **state) {
   for (int i = 0; i < 2; i++) {
     char rev[8];
     snprintf(rev, sizeof rev, "i%d", i);
-    adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = rev, .revision_id = rev,
-                              .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2020-01-01T00:00:00Z",
-                              .period_end = "2020-01-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
-                              .binding_id = bind[i], .step_hook = abort_uploaded};
+    adcp_ledger_commit req = {.version = 1,
+                              .account_id = "acct",
+                              .obligation_id = rev,
+                              .revision_id = rev,
+                              .finality = ADCP_FINALITY_SNAPSHOT,
+                              .period_start = "2020-01-01T00:00:00Z",
+                              .period_end = "2020-01-02T00:00:00Z",
+                              .next_row = gen_next,
+                              .row_ctx = &g,
+                              .binding_id = bind[i],
+                              .step_hook = abort_uploaded};
     g.next = 0;
     adcp_commit_result res;
     assert_int_equal(adcp_ledger_commit_revision(&res, e.l, &req, &err), ADCP_EABORTED);
@@ -764,9 +797,9 @@ static void worker_adapters(void **state) {
   adcp_worker_report r;
   memset(&r, 0, sizeof r);
   OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
-  static const char *const names[] = {"retired", "failed", "held", "protected", "stalled", "pending",
-                                      "skipped_unconfigured", "resumed", "objects_deleted", "bodies_deleted",
-                                      "bytes_freed", NULL};
+  static const char *const names[] = {
+      "retired", "failed",          "held",           "protected",   "stalled", "pending", "skipped_unconfigured",
+      "resumed", "objects_deleted", "bodies_deleted", "bytes_freed", NULL};
   for (int i = 0; names[i]; i++) {
     int found = 0;
     for (size_t k = 0; k < r.count; k++) found |= !strcmp(r.counters[k].name, names[i]);

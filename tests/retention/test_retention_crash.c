@@ -28,10 +28,10 @@ static int files_under(const char *dir) {
 static void write_config(const renv *e, char *path, size_t n) {
   snprintf(path, n, "%s/config.json", e->dir);
   tu_write_config(path,
-           "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
-           "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}],\n"
-           " \"retention\": {\"enabled\": true, \"status_retention_days\": 1}}\n",
-           e->root_b);
+                  "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
+                  "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}],\n"
+                  " \"retention\": {\"enabled\": true, \"status_retention_days\": 1}}\n",
+                  e->root_b);
 }
 
 /* Starts the testhooks binary paused at `step`; returns once it said so, then kills it. */
@@ -63,7 +63,8 @@ static void kill_at(const fixture *f, const char *cfg, const char *sub, const ch
       nanosleep(&ts, NULL);
     }
     int status;
-    if (!paused && waitpid(pid, &status, WNOHANG) == pid) fail_msg("the hooked %s exited before pausing at %s", sub, step);
+    if (!paused && waitpid(pid, &status, WNOHANG) == pid)
+      fail_msg("the hooked %s exited before pausing at %s", sub, step);
   }
   kill(pid, SIGKILL);
   int status;
@@ -207,13 +208,17 @@ static void cli_contract(void **state) {
   /* Retention is opt-in: a disabled section refuses retire but answers status. */
   char off[700];
   snprintf(off, sizeof off, "%s/off.json", e.dir);
-  tu_write_file(off, "{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}", strlen("{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}"));
+  tu_write_file(off, "{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}",
+                strlen("{\"retention\": {\"enabled\": false, \"status_retention_days\": 1}}"));
   assert_int_equal(rcli(f, off, "retention retire --json", &out), 2);
   assert_non_null(strstr((const char *)out.data, "not enabled"));
   assert_int_equal(rcli(f, off, "retention status", &out), 0);
-  tu_write_file(off, "{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}", strlen("{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}"));
+  tu_write_file(
+      off, "{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}",
+      strlen("{\"retention\": {\"enabled\": true, \"status_retention_days\": 5, \"ledger_record_retention_days\": 4}}"));
   assert_int_equal(rcli(f, off, "retention status", NULL), 2);
-  tu_write_file(off, "{\"retention\": {\"enabled\": true, \"status_days\": 5}}", strlen("{\"retention\": {\"enabled\": true, \"status_days\": 5}}"));
+  tu_write_file(off, "{\"retention\": {\"enabled\": true, \"status_days\": 5}}",
+                strlen("{\"retention\": {\"enabled\": true, \"status_days\": 5}}"));
   assert_int_equal(rcli(f, off, "retention status", NULL), 2);
   assert_int_equal(rcli(f, cfg, "retention retire", &out), 0);
   assert_string_equal(tomb_state(&e, "ob", (char[16]){0}), "retired");
@@ -224,8 +229,13 @@ static void cli_contract(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(kill_phase1),       BOTH(kill_phase2),          BOTH(kill_phase3),        BOTH(kill_prune_marked),
-      BOTH(kill_prune_freed_objects), BOTH(kill_prune_freed_bodies), BOTH(cli_contract),
+      BOTH(kill_phase1),
+      BOTH(kill_phase2),
+      BOTH(kill_phase3),
+      BOTH(kill_prune_marked),
+      BOTH(kill_prune_freed_objects),
+      BOTH(kill_prune_freed_bodies),
+      BOTH(cli_contract),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,9 +11,9 @@
 static void write_cfg(const renv *e, const char *name, const char *extra, char *path, size_t n) {
   snprintf(path, n, "%s/%s", e->dir, name);
   tu_write_config(path,
-           "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
-           "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s}\n",
-           e->root_b, extra);
+                  "{\"bindings\": [{\"id\": \"fsb\", \"provider\": \"filesystem\", \"location\": {\"root\": \"b\"}, "
+                  "\"root_dir\": \"%s\", \"prefix\": \"rows\", \"compression\": \"gzip\"}]%s}\n",
+                  e->root_b, extra);
 }
 
 static const char *txt(const adcp_buf *b) { return b->data ? (const char *)b->data : ""; }
@@ -92,12 +92,14 @@ static void retention_tasks_follow_config(void **state) {
   assert_int_equal(retirement_changes(&e, "old1"), 1);
   /* The audit log keeps the revisions' leaves and gains one retirement leaf
    * naming both; `audit` reports no missing revision. */
-  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement' AND "
-                            "entry_id = $1",
+  assert_int_equal(q64(e.c,
+                       "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement' AND "
+                       "entry_id = $1",
                        "old1"),
                    1);
-  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
-                            "account_id = $1",
+  assert_int_equal(q64(e.c,
+                       "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'revision' AND "
+                       "account_id = $1",
                        "acct"),
                    3);
   assert_int_equal(rcli(f, on, "audit --json", &out), 3);
@@ -159,9 +161,8 @@ static void stalled_period_becomes_issue(void **state) {
   assert_int_equal(rcli(f, cfg, "maintain --once --json", &out), 0);
   assert_non_null(task_of(&out, "retention_issues", t, sizeof t));
   assert_non_null(strstr(t, "\"opened\":0"));
-  assert_int_equal(q64(e.c, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND account_id = $1",
-                       "acct"),
-                   1);
+  assert_int_equal(
+      q64(e.c, "SELECT count(*) FROM reporting_issue_events WHERE kind = 'opened' AND account_id = $1", "acct"), 1);
   /* The period moved on: the issue resolves. */
   rexec(&e, "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1",
         "DELETE FROM adcp_reporting_retention_attempts WHERE obligation_id = $1", "stuck", NULL);

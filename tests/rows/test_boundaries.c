@@ -89,8 +89,8 @@ static void encode_lines(run *r, const size_t *lens, size_t n) {
   for (size_t c = 0; c < r->n; c++) {
     if (adcp_rows_verify_chunk(&r->ms[c], r->bodies[c].data, r->bodies[c].len, ADCP_VERIFY_CHUNK_DIGEST, &h, &err))
       fail_msg("%s", err.message);
-    assert_int_equal(adcp_rows_verify_segments(&r->ms[c], 0, r->ms[c].segment_count - 1, r->bodies[c].data,
-                                               r->bodies[c].len, &err), 0);
+    assert_int_equal(
+        adcp_rows_verify_segments(&r->ms[c], 0, r->ms[c].segment_count - 1, r->bodies[c].data, r->bodies[c].len, &err), 0);
     total += r->ms[c].row_count;
   }
   assert_int_equal(total, n);
@@ -115,8 +115,8 @@ static void segment_counts(void **state) {
   (void)state;
   struct {
     size_t rows, chunks, segs0, last_seg_rows;
-  } cases[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {499, 1, 1, 499}, {500, 1, 1, 500}, {501, 1, 2, 1}, {1234, 1, 3, 234},
-               {10000, 1, 20, 500}, {10001, 2, 20, 500}};
+  } cases[] = {{0, 0, 0, 0},   {1, 1, 1, 1},      {499, 1, 1, 499},    {500, 1, 1, 500},
+               {501, 1, 2, 1}, {1234, 1, 3, 234}, {10000, 1, 20, 500}, {10001, 2, 20, 500}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     run r;
     small_rows(cases[k].rows, &r);
@@ -187,7 +187,7 @@ static void refusals_name_the_ordinal(void **state) {
     const char *row;
     int code;
   } cases[] = {
-      {"[1,2]", ADCP_EINVALID_ROW},                  /* not an object */
+      {"[1,2]", ADCP_EINVALID_ROW}, /* not an object */
       {"\"secret-text\"", ADCP_EINVALID_ROW},
       {"{\"n\":9007199254740992}", ADCP_EINVALID_ROW}, /* 2^53 */
       {"{\"n\":-9007199254740993}", ADCP_EINVALID_ROW},
@@ -214,7 +214,11 @@ static void refusals_name_the_ordinal(void **state) {
     adcp_rows_encoder_free(enc);
   }
   /* Accepted edge values. */
-  const char *ok[] = {"{\"n\":9007199254740991}", "{\"n\":-9007199254740991}", "{\"n\":-0}", "{\"n\":1e-7}", "{}",
+  const char *ok[] = {"{\"n\":9007199254740991}",
+                      "{\"n\":-9007199254740991}",
+                      "{\"n\":-0}",
+                      "{\"n\":1e-7}",
+                      "{}",
                       "{\"s\":\"\\u0000\xe2\x80\xa8\xef\xbf\xbf\"}"};
   for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
     adcp_error err = {0};
@@ -231,15 +235,15 @@ static void totals_validation(void **state) {
   const char *bad[] = {
       "{}",
       "[1]",
-      "[{\"name\":\"x\",\"value\":\"1\"}]",                                             /* no value_type */
-      "[{\"name\":\"1x\",\"value\":\"1\",\"value_type\":\"integer\"}]",                 /* name pattern */
-      "[{\"name\":\"x\",\"value\":\"01\",\"value_type\":\"integer\"}]",                 /* leading zero */
-      "[{\"name\":\"x\",\"value\":\"1e3\",\"value_type\":\"decimal\"}]",                /* exponent */
+      "[{\"name\":\"x\",\"value\":\"1\"}]",                              /* no value_type */
+      "[{\"name\":\"1x\",\"value\":\"1\",\"value_type\":\"integer\"}]",  /* name pattern */
+      "[{\"name\":\"x\",\"value\":\"01\",\"value_type\":\"integer\"}]",  /* leading zero */
+      "[{\"name\":\"x\",\"value\":\"1e3\",\"value_type\":\"decimal\"}]", /* exponent */
       "[{\"name\":\"x\",\"value\":\"+1\",\"value_type\":\"integer\"}]",
-      "[{\"name\":\"x\",\"value\":\"1.5\",\"value_type\":\"integer\"}]",                /* integer with fraction */
-      "[{\"name\":\"x\",\"value\":1,\"value_type\":\"integer\"}]",                      /* value not a string */
+      "[{\"name\":\"x\",\"value\":\"1.5\",\"value_type\":\"integer\"}]", /* integer with fraction */
+      "[{\"name\":\"x\",\"value\":1,\"value_type\":\"integer\"}]",       /* value not a string */
       "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"float\"}]",
-      "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"integer\",\"unit\":\"\"}]",    /* empty unit */
+      "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"integer\",\"unit\":\"\"}]", /* empty unit */
       "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"integer\",\"unit\":null}]",
       "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"integer\",\"extra\":\"1\"}]",
       "[{\"name\":\"x\",\"value\":\"1\",\"value_type\":\"integer\"},{\"name\":\"x\",\"value\":\"2\",\"value_type\":\"integer\"}]",
@@ -254,16 +258,18 @@ static void totals_validation(void **state) {
   }
   adcp_control_totals t;
   adcp_error err = {0};
-  const char *good = "[{\"value_type\":\"decimal\",\"value\":\"-0.50\",\"name\":\"spend\",\"unit\":\"USD\"},"
-                     "{\"name\":\"a.b:c-d_e\",\"value\":\"0\",\"value_type\":\"integer\"}]";
+  const char *good =
+      "[{\"value_type\":\"decimal\",\"value\":\"-0.50\",\"name\":\"spend\",\"unit\":\"USD\"},"
+      "{\"name\":\"a.b:c-d_e\",\"value\":\"0\",\"value_type\":\"integer\"}]";
   assert_int_equal(adcp_totals_parse(&t, good, strlen(good), &err), 0);
   adcp_buf b;
   adcp_buf_init(&b);
   assert_int_equal(adcp_totals_write_jcs(&b, &t, ADCP_BINDING_RFC8785_JCS_V1), 0);
   adcp_buf_cstr(&b);
   /* Stored order kept, unit before value, "-0.50" hashed exactly as written. */
-  assert_string_equal((char *)b.data, "[{\"name\":\"spend\",\"unit\":\"USD\",\"value\":\"-0.50\",\"value_type\":\"decimal\"},"
-                                      "{\"name\":\"a.b:c-d_e\",\"value\":\"0\",\"value_type\":\"integer\"}]");
+  assert_string_equal((char *)b.data,
+                      "[{\"name\":\"spend\",\"unit\":\"USD\",\"value\":\"-0.50\",\"value_type\":\"decimal\"},"
+                      "{\"name\":\"a.b:c-d_e\",\"value\":\"0\",\"value_type\":\"integer\"}]");
   adcp_buf_free(&b);
   adcp_totals_free(&t);
   /* Revision ids. */
@@ -275,9 +281,12 @@ static void totals_validation(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(segment_counts),        cmocka_unit_test(exactly_eight_mib),
-      cmocka_unit_test(oversized_row_alone),   cmocka_unit_test(nine_one_mib_rows),
-      cmocka_unit_test(refusals_name_the_ordinal), cmocka_unit_test(totals_validation),
+      cmocka_unit_test(segment_counts),
+      cmocka_unit_test(exactly_eight_mib),
+      cmocka_unit_test(oversized_row_alone),
+      cmocka_unit_test(nine_one_mib_rows),
+      cmocka_unit_test(refusals_name_the_ordinal),
+      cmocka_unit_test(totals_validation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,8 @@ static void check_vector(const adcp_json_doc *doc, uint32_t v) {
   assert_int_equal(adcp_totals_from_json(&totals, doc, adcp_json_get(doc, env, "control_totals"), &err), 0);
 
   captured cap = {0};
-  adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, id, &totals, ADCP_BINDING_RFC8785_JCS_V1, capture, &cap};
+  adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, id,      &totals,
+                                 ADCP_BINDING_RFC8785_JCS_V1,       capture, &cap};
   adcp_rows_encoder *enc;
   assert_int_equal(adcp_rows_encoder_new(&enc, &o, &err), 0);
   uint32_t rows = adcp_json_get(doc, v, "rows");
@@ -101,7 +102,8 @@ static void check_vector(const adcp_json_doc *doc, uint32_t v) {
   adcp_rows_hasher h;
   assert_int_equal(adcp_rows_hasher_init_envelope(&h, id, want_rows, &totals, ADCP_BINDING_RFC8785_JCS_V1, &err), 0);
   for (size_t i = 0; i < cap.n; i++)
-    assert_int_equal(adcp_rows_verify_chunk(&cap.ms[i], cap.bodies[i].data, cap.bodies[i].len, ADCP_VERIFY_CHUNK_DIGEST, &h, &err), 0);
+    assert_int_equal(
+        adcp_rows_verify_chunk(&cap.ms[i], cap.bodies[i].data, cap.bodies[i].len, ADCP_VERIFY_CHUNK_DIGEST, &h, &err), 0);
   char got[65];
   uint64_t bytes;
   assert_int_equal(adcp_rows_hasher_final(&h, got, &bytes, &err), 0);
@@ -152,16 +154,18 @@ static void legacy_pairs_vector(void **state) {
   (void)state;
   adcp_control_totals t;
   adcp_error err = {0};
-  const char *typed = "[{\"name\":\"impressions\",\"value\":\"10\",\"value_type\":\"integer\"},"
-                      "{\"name\":\"spend\",\"value\":\"1.25\",\"value_type\":\"decimal\",\"unit\":\"USD\"}]";
+  const char *typed =
+      "[{\"name\":\"impressions\",\"value\":\"10\",\"value_type\":\"integer\"},"
+      "{\"name\":\"spend\",\"value\":\"1.25\",\"value_type\":\"decimal\",\"unit\":\"USD\"}]";
   assert_int_equal(adcp_totals_parse(&t, typed, strlen(typed), &err), 0);
   char legacy[65], modern[65];
   uint64_t lb, mb;
   envelope_of("rpr_legacy_vector", &t, ADCP_BINDING_LEGACY_PY_CORE_PAIRS_V0, "{\"spend\":\"1.25\",\"impressions\":10}",
               legacy, &lb);
   assert_string_equal(legacy, "2f2ad577249dba8d237b995cb52a56d00d6318eb2292bb3224120ccc01726322");
-  const char *preimage = "{\"control_totals\":[{\"name\":\"impressions\",\"value\":\"10\"},{\"name\":\"spend\",\"value\":\"1.25\"}],"
-                         "\"reporting_revision_id\":\"rpr_legacy_vector\",\"reporting_rows\":[{\"impressions\":10,\"spend\":\"1.25\"}],\"row_count\":1}";
+  const char *preimage =
+      "{\"control_totals\":[{\"name\":\"impressions\",\"value\":\"10\"},{\"name\":\"spend\",\"value\":\"1.25\"}],"
+      "\"reporting_revision_id\":\"rpr_legacy_vector\",\"reporting_rows\":[{\"impressions\":10,\"spend\":\"1.25\"}],\"row_count\":1}";
   assert_int_equal(lb, strlen(preimage));
   envelope_of("rpr_legacy_vector", &t, ADCP_BINDING_RFC8785_JCS_V1, "{\"spend\":\"1.25\",\"impressions\":10}", modern, &mb);
   assert_string_not_equal(modern, legacy);

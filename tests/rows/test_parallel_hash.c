@@ -24,8 +24,8 @@ typedef struct run {
   int wrong_thread;
   size_t fail_at_chunk; /* callback returns ADCP_ESTORAGE at this chunk (SIZE_MAX: never) */
   /* outcome */
-  int rc;               /* first failing call's code (0: finished) */
-  size_t rc_at;         /* row index of the failing add (n_rows: finish) */
+  int rc;       /* first failing call's code (0: finished) */
+  size_t rc_at; /* row index of the failing add (n_rows: finish) */
   char msg[ADCP_ERROR_MESSAGE_MAX];
   adcp_rows_result res;
 } run;
@@ -95,8 +95,8 @@ static size_t both(adcp_digest_profile prof, row_fn fn, void *arg, size_t n_rows
     assert_int_equal(b.bodies[i].len, a.bodies[i].len);
     assert_memory_equal(b.bodies[i].data, a.bodies[i].data, a.bodies[i].len);
     adcp_error err = {0};
-    assert_int_equal(adcp_rows_verify_chunk(&a.ms[i], a.bodies[i].data, a.bodies[i].len, ADCP_VERIFY_CHUNK_DIGEST, NULL,
-                                            &err), 0);
+    assert_int_equal(
+        adcp_rows_verify_chunk(&a.ms[i], a.bodies[i].data, a.bodies[i].len, ADCP_VERIFY_CHUNK_DIGEST, NULL, &err), 0);
   }
   if (!a.rc) {
     assert_memory_equal(&b.res, &a.res, sizeof a.res);
@@ -175,7 +175,8 @@ static void test_tiny_rows(void **state) {
 static void test_row_count_boundaries(void **state) {
   (void)state;
   static const size_t counts[] = {0, 1, 499, 500, 501, 1000, 9999, 10000, 10001, 20000, 20500, 30001};
-  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) both(ADCP_PROFILE_REVISION_ENVELOPE_V1, tiny_row, NULL, counts[k], SIZE_MAX, 0);
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+    both(ADCP_PROFILE_REVISION_ENVELOPE_V1, tiny_row, NULL, counts[k], SIZE_MAX, 0);
 }
 
 static void test_byte_boundaries(void **state) {
@@ -399,10 +400,14 @@ static void test_gzip_write_choice(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tiny_rows),           cmocka_unit_test(test_row_count_boundaries),
-      cmocka_unit_test(test_byte_boundaries),     cmocka_unit_test(test_random_sizes),
-      cmocka_unit_test(test_invalid_row_mid_chunk), cmocka_unit_test(test_callback_failure),
-      cmocka_unit_test(test_set_threads_contract), cmocka_unit_test(test_gzip_writers),
+      cmocka_unit_test(test_tiny_rows),
+      cmocka_unit_test(test_row_count_boundaries),
+      cmocka_unit_test(test_byte_boundaries),
+      cmocka_unit_test(test_random_sizes),
+      cmocka_unit_test(test_invalid_row_mid_chunk),
+      cmocka_unit_test(test_callback_failure),
+      cmocka_unit_test(test_set_threads_contract),
+      cmocka_unit_test(test_gzip_writers),
       cmocka_unit_test(test_gzip_write_choice),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,8 @@ static void golden_vectors_through_cli(void **state) {
     adcp_buf_cstr(&path);
     tu_write_file((char *)path.data, stdout_b.data, stdout_b.len);
     adcp_buf_reset(&cmd);
-    adcp_buf_printf(&cmd, "verify-chunks --manifest '%s' --chunks-dir '%s/v%d' --revision-id %.*s --totals '%s/totals%d.json'",
+    adcp_buf_printf(&cmd,
+                    "verify-chunks --manifest '%s' --chunks-dir '%s/v%d' --revision-id %.*s --totals '%s/totals%d.json'",
                     (char *)path.data, dir, k, (int)idl, id, dir, k);
     adcp_buf_cstr(&cmd);
     adcp_buf_reset(&stdout_b);
@@ -163,7 +164,11 @@ static void verify_chunks_tamper(void **state) {
   assert_int_equal(verify_dir("plain", "--revision-id rrev_other", &err_b), 3);
   assert_non_null(strstr((char *)err_b.data, "ENVELOPE_INTEGRITY_FAILED"));
   /* Wrong envelope digest given by the caller. */
-  assert_int_equal(verify_dir("plain", "--revision-id rrev_cli --content-sha256 4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945", &err_b), 3);
+  assert_int_equal(
+      verify_dir("plain",
+                 "--revision-id rrev_cli --content-sha256 4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+                 &err_b),
+      3);
   assert_non_null(strstr((char *)err_b.data, "ENVELOPE_INTEGRITY_FAILED"));
   /* Changed byte in chunk 1. */
   snprintf(p, sizeof p, "%s/plain/000001.jsonl", dir);

@@ -35,7 +35,8 @@ static void make_rev(rev *r) {
   assert_int_equal(adcp_rows_encoder_new(&enc, &o, &err), 0);
   char row[96];
   for (int i = 0; i < 10250; i++) {
-    int n = snprintf(row, sizeof row, "{\"impressions\":%d,\"date\":\"2026-10-%02d\",\"spend\":\"%d.25\"}", i * 7, 1 + i % 28, i);
+    int n = snprintf(row, sizeof row, "{\"impressions\":%d,\"date\":\"2026-10-%02d\",\"spend\":\"%d.25\"}", i * 7,
+                     1 + i % 28, i);
     assert_int_equal(adcp_rows_encoder_add_json(enc, row, (size_t)n, &err), 0);
   }
   assert_int_equal(adcp_rows_encoder_finish(enc, &r->res, &err), 0);
@@ -78,8 +79,9 @@ static void changed_byte(void **state) {
   assert_int_equal(full_read(r.ms, r.bodies, r.n, &r.res, "rrev_tamper", &err), ADCP_ECHUNK_INTEGRITY_FAILED);
   assert_non_null(strstr(err.message, "segment"));
   /* The chunk digest check catches it too when asked for. */
-  assert_int_equal(adcp_rows_verify_chunk(&r.ms[0], r.bodies[0].data, r.bodies[0].len, ADCP_VERIFY_CHUNK_DIGEST, NULL, &err),
-                   ADCP_ECHUNK_INTEGRITY_FAILED);
+  assert_int_equal(
+      adcp_rows_verify_chunk(&r.ms[0], r.bodies[0].data, r.bodies[0].len, ADCP_VERIFY_CHUNK_DIGEST, NULL, &err),
+      ADCP_ECHUNK_INTEGRITY_FAILED);
   assert_non_null(strstr(err.message, "chunk 0: SHA-256"));
   free_rev(&r);
 }
@@ -302,11 +304,16 @@ static void gzip_cases(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(intact_revision_verifies), cmocka_unit_test(changed_byte),
-      cmocka_unit_test(truncated_chunk),          cmocka_unit_test(reordered_chunks),
-      cmocka_unit_test(deleted_chunk_record),     cmocka_unit_test(wrong_line_count),
-      cmocka_unit_test(edited_digests),           cmocka_unit_test(envelope_mismatches),
-      cmocka_unit_test(ranged_reads),             cmocka_unit_test(gzip_cases),
+      cmocka_unit_test(intact_revision_verifies),
+      cmocka_unit_test(changed_byte),
+      cmocka_unit_test(truncated_chunk),
+      cmocka_unit_test(reordered_chunks),
+      cmocka_unit_test(deleted_chunk_record),
+      cmocka_unit_test(wrong_line_count),
+      cmocka_unit_test(edited_digests),
+      cmocka_unit_test(envelope_mismatches),
+      cmocka_unit_test(ranged_reads),
+      cmocka_unit_test(gzip_cases),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

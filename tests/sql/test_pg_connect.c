@@ -20,8 +20,9 @@
 static const char *admin_url(void) {
   const char *u = getenv("ADCP_TEST_PG_URL");
   if (!u || !*u)
-    fail_msg("ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (PostgreSQL tests are never "
-             "skipped silently)");
+    fail_msg(
+        "ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (PostgreSQL tests are never "
+        "skipped silently)");
   return u;
 }
 
@@ -96,8 +97,7 @@ static void closed_port(void **state) {
   /* Malformed URLs move the password into the endpoint fields: never shown. */
   const char *const forbid[] = {"hunter2", "mallory", NULL};
   expect_failure("postgresql://mallory:hunter2/" SECRET "@127.0.0.1:1/x", "the URL's port is not a number", forbid);
-  expect_failure("postgresql://mallory:hunter2@" SECRET "@127.0.0.1:1/x?connect_timeout=2", "host (not shown)",
-                 forbid);
+  expect_failure("postgresql://mallory:hunter2@" SECRET "@127.0.0.1:1/x?connect_timeout=2", "host (not shown)", forbid);
 }
 
 static void role_refused(void **state) {
@@ -150,7 +150,8 @@ static void cluster_start(cluster *k) {
   snprintf(cmd, sizeof cmd, "'%s/scripts/pg-cluster.sh' start", ADCP_SOURCE_DIR);
   if (tu_run(cmd, NULL, 0, &out) != 0) fail_msg("could not start a second test cluster");
   adcp_buf_cstr(&out);
-  const char *u = strstr((const char *)out.data, "ADCP_TEST_PG_URL="), *d = strstr((const char *)out.data, "ADCP_TEST_PG_DIR=");
+  const char *u = strstr((const char *)out.data, "ADCP_TEST_PG_URL="),
+             *d = strstr((const char *)out.data, "ADCP_TEST_PG_DIR=");
   assert_non_null(u);
   assert_non_null(d);
   sscanf(u + strlen("ADCP_TEST_PG_URL="), "%255s", k->url);
@@ -199,11 +200,14 @@ static void passwords_and_access_rules(void **state) {
   cluster *k = *state;
   char ep[128], url[512], probe[512];
   endpoint_of(ep, sizeof ep, k->url);
-  admin_exec(k->url, "SET password_encryption = 'scram-sha-256'; CREATE ROLE adcp_pw_user LOGIN PASSWORD 'right-"
-                     "pw-1'; CREATE ROLE adcp_tls_user LOGIN");
+  admin_exec(k->url,
+             "SET password_encryption = 'scram-sha-256'; CREATE ROLE adcp_pw_user LOGIN PASSWORD 'right-"
+             "pw-1'; CREATE ROLE adcp_tls_user LOGIN");
   snprintf(probe, sizeof probe, "postgresql://adcp_tls_user@%s/postgres?sslmode=disable", ep);
-  cluster_hba(k, "host all adcp_pw_user 127.0.0.1/32 scram-sha-256\n"
-                 "hostnossl all adcp_tls_user 127.0.0.1/32 reject\n", probe);
+  cluster_hba(k,
+              "host all adcp_pw_user 127.0.0.1/32 scram-sha-256\n"
+              "hostnossl all adcp_tls_user 127.0.0.1/32 reject\n",
+              probe);
   const char *const forbid[] = {"adcp_pw_user", "adcp_tls_user", "right-pw", NULL};
 
   snprintf(url, sizeof url, "postgresql://adcp_pw_user:" SECRET "@%s/postgres", ep);
@@ -226,8 +230,10 @@ static void passwords_and_access_rules(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(missing_database),   cmocka_unit_test(closed_port),
-      cmocka_unit_test(role_refused),       cmocka_unit_test(tls_demanded_by_url),
+      cmocka_unit_test(missing_database),
+      cmocka_unit_test(closed_port),
+      cmocka_unit_test(role_refused),
+      cmocka_unit_test(tls_demanded_by_url),
       cmocka_unit_test(server_never_answers),
       cmocka_unit_test_setup_teardown(passwords_and_access_rules, cluster_setup, cluster_teardown),
   };

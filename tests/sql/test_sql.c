@@ -29,10 +29,10 @@ static void urls_are_recognised(void **state) {
 static void passwords_are_redacted(void **state) {
   (void)state;
   char out[512];
-#define REDACTS(in, want)                                                                   \
-  do {                                                                                      \
-    adcp_sql_redact_url(out, sizeof out, in);                                               \
-    if (strcmp(out, want)) fail_msg("redact(%s)\n  got  %s\n  want %s", in, out, want);    \
+#define REDACTS(in, want) \
+  do { \
+    adcp_sql_redact_url(out, sizeof out, in); \
+    if (strcmp(out, want)) fail_msg("redact(%s)\n  got  %s\n  want %s", in, out, want); \
   } while (0)
   REDACTS("postgresql://alice:s3cr3t@db.example:5432/ledger?sslmode=require",
           "host=db.example port=5432 dbname=ledger user=alice password=*** sslmode=require");
@@ -67,9 +67,13 @@ static void passwords_are_redacted(void **state) {
   assert_null(strstr(small, "s3cr3t"));
   const char *secrets[] = {"s3cr3t", "other", "hunter2", "keypass", "enc0ded", "pa/ss", "inner", "pw", "a b"};
   const char *inputs[] = {"postgresql://alice:s3cr3t@db.example:5432/ledger?sslmode=require",
-                          "postgres://alice:p%40ss@h/db?password=other&x=1", "host=h password=hunter2 dbname=d",
-                          "host=h sslpassword=keypass sslkey=/k.pem", "postgresql://u@h/db?pass%77ord=enc0ded",
-                          "postgresql://u:pa/ss@h/db", "dbname=postgresql://u:inner@h/d host=h", "mysql://u:pw@h/d",
+                          "postgres://alice:p%40ss@h/db?password=other&x=1",
+                          "host=h password=hunter2 dbname=d",
+                          "host=h sslpassword=keypass sslkey=/k.pem",
+                          "postgresql://u@h/db?pass%77ord=enc0ded",
+                          "postgresql://u:pa/ss@h/db",
+                          "dbname=postgresql://u:inner@h/d host=h",
+                          "mysql://u:pw@h/d",
                           "host=h password=a\\ b\\ c dbname=d"};
   for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
     adcp_sql_redact_url(out, sizeof out, inputs[i]);
@@ -114,11 +118,9 @@ static void migration_headers_are_strict(void **state) {
   assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: stopped-worker\n", &err), ADCP_EINVALID_INPUT);
   assert_non_null(strstr(err.message, "adcp-note"));
   assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: stopped-worker\n-- adcp-note: drain writers\n", &err), 0);
-  assert_int_equal(parse("0001_a.sql", "-- adcp-version: 0002\n-- adcp-upgrade: additive\n", &err),
-                   ADCP_EINVALID_INPUT);
+  assert_int_equal(parse("0001_a.sql", "-- adcp-version: 0002\n-- adcp-upgrade: additive\n", &err), ADCP_EINVALID_INPUT);
   assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: additive\n-- adcp-upgrde: x\n", &err), ADCP_EINVALID_INPUT);
-  assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: additive\n-- include: missing.sql\n", &err),
-                   ADCP_EINVALID_INPUT);
+  assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: additive\n-- include: missing.sql\n", &err), ADCP_EINVALID_INPUT);
   assert_int_equal(parse("0001_a.sql", "-- adcp-upgrade: additive\n-- include: ../shared.sql\n", &err),
                    ADCP_EINVALID_INPUT);
   /* Headers end at the first non-header line: a later adcp-upgrade is SQL comment text. */

@@ -8,13 +8,13 @@
 
 /* One `adcp-ledger commit` child (account acct, snapshot, period 2026-10-01). */
 typedef struct tu_commit_child {
-  const char *cli;        /* ADCP_CLI_PATH, or ADCP_CLI_TESTHOOKS_PATH for pause_ms */
+  const char *cli; /* ADCP_CLI_PATH, or ADCP_CLI_TESTHOOKS_PATH for pause_ms */
   const char *url;
-  const char *cfg;        /* NULL: no --config */
-  const char *binding;    /* NULL: no --binding */
+  const char *cfg;     /* NULL: no --config */
+  const char *binding; /* NULL: no --binding */
   const char *obligation, *revision;
-  const char *rows;       /* the rows file */
-  int pause_ms;           /* > 0: ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD (testhooks build) */
+  const char *rows; /* the rows file */
+  int pause_ms;     /* > 0: ADCP_LEDGER_TEST_PAUSE_AFTER_UPLOAD (testhooks build) */
 } tu_commit_child;
 
 /* Starts the child with stdout on /dev/null; its stderr goes to a pipe whose

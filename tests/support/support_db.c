@@ -9,8 +9,9 @@ backend POSTGRES = {ADCP_SQL_POSTGRES};
 const char *pg_admin_url(void) {
   const char *u = getenv("ADCP_TEST_PG_URL");
   if (!u || !*u)
-    fail_msg("ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (it starts a throwaway "
-             "PostgreSQL cluster); PostgreSQL tests are never skipped silently");
+    fail_msg(
+        "ADCP_TEST_PG_URL is not set: run the suite through scripts/test.sh (it starts a throwaway "
+        "PostgreSQL cluster); PostgreSQL tests are never skipped silently");
   return u;
 }
 
@@ -109,7 +110,7 @@ void gen_init(gen *g, uint64_t n, size_t pad, uint64_t salt) {
 }
 
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
-                      const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
+               const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
   if (g) g->next = 0;
   adcp_ledger_commit req = {.version = 1,
                             .account_id = account,
@@ -171,8 +172,7 @@ void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t co
   assert_int_equal(start, p->data.len);
 }
 
-void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off,
-                      uint64_t lim) {
+void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off, uint64_t lim) {
   adcp_error err = {0};
   adcp_ledger_page p;
   adcp_ledger_page_init(&p);

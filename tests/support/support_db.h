@@ -30,9 +30,9 @@ typedef struct fixture {
 extern backend SQLITE;
 extern backend POSTGRES;
 
-#define OK(expr)                                                     \
-  do {                                                               \
-    int rc_ = (expr);                                                \
+#define OK(expr) \
+  do { \
+    int rc_ = (expr); \
     if (rc_) fail_msg("%s failed: %d %s", #expr, rc_, err.message); \
   } while (0)
 
@@ -81,8 +81,7 @@ void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t co
 
 /* Reads rows off..off+lim (lim 0: to the end) of revision rev and checks them against g, the
  * total, and that the envelope was verified exactly when the whole revision was read. */
-void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off,
-               uint64_t lim);
+void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off, uint64_t lim);
 
 /* The single value of a one-row, one-column query (fails the test otherwise). */
 int64_t tu_scalar(adcp_sql_conn *c, const char *sql);
@@ -95,6 +94,7 @@ void settle(const char *url);
 /* Monotonic seconds, for tests that bound how long something waits. */
 double mono_s(void);
 
-#define BOTH(fn) {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, {"postgres/" #fn, fn, setup, teardown, &POSTGRES}
+#define BOTH(fn) \
+  {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, { "postgres/" #fn, fn, setup, teardown, &POSTGRES }
 
 #endif

@@ -34,11 +34,11 @@ static void promtool_check(adcp_buf *m) {
 
 typedef struct script {
   int runs;
-  int fail;             /* return ADCP_ESTORAGE after counting */
-  int stop_inside;      /* set *stop_flag during the run (a signal mid-step) */
-  int stop_after;       /* set *stop_flag after this many runs (0 = never) */
+  int fail;        /* return ADCP_ESTORAGE after counting */
+  int stop_inside; /* set *stop_flag during the run (a signal mid-step) */
+  int stop_after;  /* set *stop_flag after this many runs (0 = never) */
   atomic_int *stop_flag;
-  int step_done;        /* the step ran to its end */
+  int step_done; /* the step ran to its end */
 } script;
 
 static int scripted(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
@@ -97,7 +97,8 @@ static void failure_isolated(void **state) {
   adcp_worker *w;
   OK(adcp_worker_new(&w, NULL, &err));
   script a = {0}, b = {.fail = 1}, c = {0};
-  adcp_worker_task ta = task_of("first", &a, 1000, 7), tb = task_of("broken", &b, 1000, 8), tc = task_of("last", &c, 1000, 9);
+  adcp_worker_task ta = task_of("first", &a, 1000, 7), tb = task_of("broken", &b, 1000, 8),
+                   tc = task_of("last", &c, 1000, 9);
   OK(adcp_worker_register(w, &ta, &err));
   OK(adcp_worker_register(w, &tb, &err));
   OK(adcp_worker_register(w, &tc, &err));
@@ -268,7 +269,8 @@ static void logs(void **state) {
   assert_int_equal(cap.errors, 1);
   adcp_buf_cstr(&cap.text);
   const char *t = (const char *)cap.text.data;
-  assert_non_null(strstr(t, "{\"level\":\"info\",\"event\":\"worker.task\",\"msg\":\"\",\"task\":\"alpha\",\"status\":\"ran\""));
+  assert_non_null(
+      strstr(t, "{\"level\":\"info\",\"event\":\"worker.task\",\"msg\":\"\",\"task\":\"alpha\",\"status\":\"ran\""));
   assert_non_null(strstr(t, "\"skipped_unconfigured\":4"));
   assert_non_null(strstr(t, "\"level\":\"error\",\"event\":\"worker.task\",\"msg\":\"scripted failure\",\"task\":\"beta\""));
   /* threshold warn: only the failure */
@@ -287,8 +289,9 @@ static void logs(void **state) {
   adcp_log_field f[2] = {ADCP_LOG_STR("k", "a \"q\"\n\x1b[31m"), ADCP_LOG_INT("n", -3)};
   OK(adcp_log_format_json(&b1, "T", ADCP_LOG_WARN, "e.v", "m\n", f, 2));
   adcp_buf_cstr(&b1);
-  assert_string_equal((char *)b1.data,
-                      "{\"ts\":\"T\",\"level\":\"warn\",\"event\":\"e.v\",\"msg\":\"m\\u000a\",\"k\":\"a \\\"q\\\"\\u000a\\u001b[31m\",\"n\":-3}\n");
+  assert_string_equal(
+      (char *)b1.data,
+      "{\"ts\":\"T\",\"level\":\"warn\",\"event\":\"e.v\",\"msg\":\"m\\u000a\",\"k\":\"a \\\"q\\\"\\u000a\\u001b[31m\",\"n\":-3}\n");
   adcp_json_doc d;
   adcp_json_doc_init(&d);
   OK(adcp_json_parse(&d, (const char *)b1.data, b1.len - 1, NULL, &err));

@@ -53,31 +53,30 @@ static void write_cfg(cenv *e, const char *extra) {
   tu_write_file(e->cfg, text, strlen(text));
 }
 
-
 static int run(cenv *e, const char *args) {
   char full[6000];
   snprintf(full, sizeof full, "--db '%s' --config '%s' %s", e->url, e->cfg, args);
   return tu_cli(e->dir, full, NULL, &e->out, &e->err);
 }
 
-#define EXPECT(e, args, code)                                                                                   \
-  do {                                                                                                         \
-    int st_ = run((e), (args));                                                                                \
-    if (st_ != (code))                                                                                         \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code),                        \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : "");        \
+#define EXPECT(e, args, code) \
+  do { \
+    int st_ = run((e), (args)); \
+    if (st_ != (code)) \
+      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
+               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
   } while (0)
 
-#define HAS(buf, text)                                                                                         \
-  do {                                                                                                         \
-    if (!(buf).data || !strstr((char *)(buf).data, (text)))                                                    \
-      fail_msg("output lacks \"%s\": %s", (text), (buf).data ? (char *)(buf).data : "");                       \
+#define HAS(buf, text) \
+  do { \
+    if (!(buf).data || !strstr((char *)(buf).data, (text))) \
+      fail_msg("output lacks \"%s\": %s", (text), (buf).data ? (char *)(buf).data : ""); \
   } while (0)
 
-#define LACKS(buf, text)                                                                                       \
-  do {                                                                                                         \
-    if ((buf).data && strstr((char *)(buf).data, (text)))                                                      \
-      fail_msg("output holds \"%s\": %s", (text), (char *)(buf).data);                                         \
+#define LACKS(buf, text) \
+  do { \
+    if ((buf).data && strstr((char *)(buf).data, (text))) \
+      fail_msg("output holds \"%s\": %s", (text), (char *)(buf).data); \
   } while (0)
 
 static void one_json(const adcp_buf *b, adcp_json_doc *d) {
@@ -123,8 +122,7 @@ static void bg_start(bg *b, cenv *e, const char *bin, const char *args, int n) {
   snprintf(b->out, sizeof b->out, "%s/bg%d.out", e->dir, n);
   snprintf(b->err, sizeof b->err, "%s/bg%d.err", e->dir, n);
   char cmd[6000];
-  snprintf(cmd, sizeof cmd, "exec '%s' --db '%s' --config '%s' %s >'%s' 2>'%s'", bin, e->url, e->cfg, args, b->out,
-           b->err);
+  snprintf(cmd, sizeof cmd, "exec '%s' --db '%s' --config '%s' %s >'%s' 2>'%s'", bin, e->url, e->cfg, args, b->out, b->err);
   b->pid = fork();
   if (b->pid == 0) {
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -216,16 +214,11 @@ static void help_and_refusals(void **state) {
   static const struct {
     const char *args, *msg;
   } bad[] = {
-      {"maintain --interval 0", "--interval must be"},
-      {"maintain --interval 604801", "--interval must be"},
-      {"maintain --interval x", "--interval must be"},
-      {"maintain --interval -5", "--interval must be"},
-      {"maintain --interval", "needs a value"},
-      {"maintain --once --once", "given more than once"},
-      {"maintain --bogus", "unknown option"},
-      {"maintain extra", "unexpected argument 'extra'"},
-      {"maintain --once=1", "takes no value"},
-      {"maintain --metrics-listen", "needs a value"},
+      {"maintain --interval 0", "--interval must be"}, {"maintain --interval 604801", "--interval must be"},
+      {"maintain --interval x", "--interval must be"}, {"maintain --interval -5", "--interval must be"},
+      {"maintain --interval", "needs a value"},        {"maintain --once --once", "given more than once"},
+      {"maintain --bogus", "unknown option"},          {"maintain extra", "unexpected argument 'extra'"},
+      {"maintain --once=1", "takes no value"},         {"maintain --metrics-listen", "needs a value"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     EXPECT(&e, bad[i].args, 1);
@@ -253,7 +246,8 @@ static void help_and_refusals(void **state) {
       {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"limit\":\"5\"}}}", "worker.tasks.intent_sweep.limit must be"},
       {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":1}}}", "enabled must be true or false"},
       {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"every\":1}}}", "unknown key \"every\" in worker.tasks.intent_sweep"},
-      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"settings\":{\"x\":1}}}}", "unknown key \"x\" in worker.tasks.intent_sweep.settings"},
+      {"\"worker\":{\"tasks\":{\"intent_sweep\":{\"settings\":{\"x\":1}}}}",
+       "unknown key \"x\" in worker.tasks.intent_sweep.settings"},
       {"\"worker\":{\"tasks\":{\"change_pruning\":{\"settings\":{\"retention_days\":-1}}}}", "retention_days must be"},
   };
   for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
@@ -262,8 +256,9 @@ static void help_and_refusals(void **state) {
     HAS(e.err, cfg[i].msg);
     HAS(e.err, "cfg.json:1:");
   }
-  write_cfg(&e, "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false},"
-                "\"retention_issues\":{\"enabled\":false},\"issue_escalation\":{\"enabled\":false}}}");
+  write_cfg(&e,
+            "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false},"
+            "\"retention_issues\":{\"enabled\":false},\"issue_escalation\":{\"enabled\":false}}}");
   EXPECT(&e, "maintain --once", 2);
   HAS(e.err, "every task is disabled");
   /* an unknown key is refused for every command, not only maintain */
@@ -307,8 +302,8 @@ static void once_json_every_counter(void **state) {
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_TRUE);
   assert_true(status_is(&d, "intent_sweep", "ran"));
   assert_true(status_is(&d, "change_pruning", "ran"));
-  static const char *const sweep[] = {"swept", "objects_deleted", "objects_kept", "failed", "held", "stalled", "pending",
-                                      "skipped_unconfigured"};
+  static const char *const sweep[] = {"swept", "objects_deleted", "objects_kept", "failed",
+                                      "held",  "stalled",         "pending",      "skipped_unconfigured"};
   for (size_t i = 0; i < 8; i++) assert_int_equal(counter(&d, "intent_sweep", sweep[i]), 0);
   assert_int_equal(counter(&d, "change_pruning", "deleted"), 0);
   assert_int_equal(counter(&d, "change_pruning", "failed"), 0);
@@ -322,8 +317,9 @@ static void once_json_every_counter(void **state) {
   HAS(e.out, "skipped_unconfigured 0");
   HAS(e.out, "change_pruning ran");
   /* per-task limits and enablement from the configuration */
-  write_cfg(&e, "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"enabled\":false},"
-                "\"intent_sweep\":{\"limit\":7,\"interval_s\":5}}}");
+  write_cfg(&e,
+            "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"enabled\":false},"
+            "\"intent_sweep\":{\"limit\":7,\"interval_s\":5}}}");
   EXPECT(&e, "maintain --once --json", 0);
   adcp_json_doc_init(&d);
   one_json(&e.out, &d);
@@ -773,7 +769,8 @@ static void log_levels(void **state) {
     assert_non_null(nl);
     adcp_json_doc_init(&d);
     adcp_error err = {0};
-    if (adcp_json_parse(&d, line, (size_t)(nl - line), NULL, &err)) fail_msg("not a JSON line: %.*s", (int)(nl - line), line);
+    if (adcp_json_parse(&d, line, (size_t)(nl - line), NULL, &err))
+      fail_msg("not a JSON line: %.*s", (int)(nl - line), line);
     assert_true(adcp_json_get(&d, 0, "ts") && adcp_json_get(&d, 0, "level") && adcp_json_get(&d, 0, "event"));
     adcp_json_doc_free(&d);
     lines++;

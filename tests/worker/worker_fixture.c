@@ -16,7 +16,8 @@ void wenv_open(wenv *e, const fixture *f, const char *dir) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "b"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, e->p};
+  adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
+                                   NULL, e->p};
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
 }
 
@@ -54,10 +55,17 @@ void wenv_abandon_unconfigured(wenv *e, const char *dir) {
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   gen g;
   gen_init(&g, 10, 8, 99);
-  adcp_ledger_commit req = {.version = 1, .account_id = "acct", .obligation_id = "elsewhere", .revision_id = "x1",
-                            .finality = ADCP_FINALITY_SNAPSHOT, .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z", .next_row = gen_next, .row_ctx = &g,
-                            .binding_id = "fs2", .step_hook = wenv_abort_after_upload};
+  adcp_ledger_commit req = {.version = 1,
+                            .account_id = "acct",
+                            .obligation_id = "elsewhere",
+                            .revision_id = "x1",
+                            .finality = ADCP_FINALITY_SNAPSHOT,
+                            .period_start = "2026-10-01T00:00:00Z",
+                            .period_end = "2026-10-02T00:00:00Z",
+                            .next_row = gen_next,
+                            .row_ctx = &g,
+                            .binding_id = "fs2",
+                            .step_hook = wenv_abort_after_upload};
   adcp_commit_result res;
   assert_int_equal(adcp_ledger_commit_revision(&res, l, &req, &err), ADCP_EABORTED);
   free(g.line.data);
