@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_verify_header.c — the real adcp-ledger binary on a SQLite
+/* tests/ledger/test_ledger_cli_verify_header.c — the real adcp-ledger binary on a SQLite
  * file whose headers were edited as a database editor would (trigger and
  * partial unique index dropped, then plain UPDATEs): `verify` exits 3 naming
  * the broken header invariant, `read` without a range releases nothing, and

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_rowsets.c — `verify --row-sets` and `read --row-set` of
+/* tests/ledger/test_ledger_cli_rowsets.c — `verify --row-sets` and `read --row-set` of
  * the real adcp-ledger binary over the JS-layout fixture (a database and a
  * bucket as the JS SDK writes them), on SQLite and PostgreSQL: every row set
  * verified with its content outcome, --binding, ranged and envelope-checked

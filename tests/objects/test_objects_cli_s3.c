@@ -1,4 +1,4 @@
-/* tests/objects/test_s3_cli.c — s3 bindings in the host configuration and
+/* tests/objects/test_objects_cli_s3.c — s3 bindings in the host configuration and
  * `adcp-ledger binding probe ID` (text, --json, refusals) against the fake S3. */
 #define _GNU_SOURCE /* memmem */
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* tests/cli/test_cli_binding.c — the `binding` and `sweep` commands and the
+/* tests/ledger/test_ledger_cli_binding.c — the `binding` and `sweep` commands and the
  * host configuration of the real adcp-ledger binary, on SQLite and
  * PostgreSQL: --help on every subcommand (stdout, exit 0), --json printing
  * exactly one JSON document, a test per usage refusal (exit 1), strict

@@ -1,4 +1,4 @@
-/* tests/objects/test_gcs_cli.c — gcs bindings in the host configuration
+/* tests/objects/test_objects_cli_gcs.c — gcs bindings in the host configuration
  * (location schema, gcs_credentials), `adcp-ledger binding probe ID` (text,
  * --json, refusals) and a 100,000-row commit + full verified read through
  * the fake GCS (tests/objects/fake_gcs.js), then a secrets grep over the

@@ -1,4 +1,4 @@
-/* tests/ledger/test_storage_cli.c — `adcp-ledger migrate` and `init` as an
+/* tests/storage/test_storage_cli.c — `adcp-ledger migrate` and `init` as an
  * operator runs them: output lines, dry run, status, exit codes, URL
  * resolution and password masking. SQLite files plus one PostgreSQL database
  * (ADCP_TEST_PG_URL must be set; the test fails otherwise). */

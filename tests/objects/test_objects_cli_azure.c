@@ -1,4 +1,4 @@
-/* tests/objects/test_azure_cli.c — azure bindings in the host configuration,
+/* tests/objects/test_objects_cli_azure.c — azure bindings in the host configuration,
  * `adcp-ledger binding probe ID` (text, --json, refusals), a 100,000-row
  * commit + full verified read through the fake Azure Blob service with a
  * secrets grep over outputs and the database, and SIGKILL after the uploads
