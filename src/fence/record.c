@@ -1,7 +1,7 @@
 /* fence/record.c — the fence room's pure half of the ownership fence
  * (spec 04 §6.3): the scope hash, the ONE encoder of the fence record bytes,
  * its strict reader and the fence object key. No SQL, no I/O. The bytes are a
- * proposal (UNVERIFIED against the JS SDK); tests/ledger/fixtures/fence_record_v1.json
+ * proposal (UNVERIFIED against the JS SDK); tests/fence/fixtures/fence_record_v1.json
  * is the golden fixture every change must keep. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* tests/ledger/test_fence_crash.c — room tests/ledger: the ownership fence
+/* tests/fence/test_fence_crash.c — room tests/fence: the ownership fence
  * across crashes and restores, on SQLite and PostgreSQL through the
  * filesystem provider: kill -9 mid-claim (at the pending mark and after the
  * fence object write, then resumed), and a restore in place fenced until

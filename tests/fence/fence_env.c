@@ -1,4 +1,4 @@
-/* tests/ledger/fence_env.c — room tests/ledger: the fence test environment
+/* tests/fence/fence_env.c — room tests/fence: the fence test environment
  * shared by test_fence.c and test_fence_crash.c (a migrated database, a
  * filesystem bucket, a ledger with binding "fs1" and the fence hooks), and
  * the fence-object, commit and verify helpers both use. */

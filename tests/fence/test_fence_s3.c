@@ -1,4 +1,4 @@
-/* tests/ledger/test_fence_s3.c — the ownership fence through an s3 binding on
+/* tests/fence/test_fence_s3.c — the ownership fence through an s3 binding on
  * the loopback fake S3 (tests/objects/fake_s3.js), on SQLite and PostgreSQL:
  * create-only fence objects (If-None-Match), their bytes as the encoder's,
  * pruning to the newest two, a copied database refused (database_copied)
@@ -9,7 +9,7 @@
 #include "../objects/fake_server.h"
 #include "adcp/fence.h"
 #include "adcp/objects.h"
-#include "ledger_fixture.h"
+#include "ledger/ledger_fixture.h"
 
 #define AK "AKFENCETEST"
 #define SK "fence/Secret+Key=11"

@@ -1,4 +1,4 @@
-/* tests/ledger/test_fence_cli.c — `adcp-ledger fence status|take-over` through the
+/* tests/fence/test_fence_cli.c — `adcp-ledger fence status|take-over` through the
  * real binary, on SQLite and PostgreSQL with a filesystem binding: status
  * before and after the first commit (--json and text), a copied database is
  * refused with its cause (exit 4) and its sweep deletes nothing, take-over is

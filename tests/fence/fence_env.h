@@ -1,4 +1,4 @@
-/* tests/ledger/fence_env.h — room tests/ledger: the fence test environment
+/* tests/fence/fence_env.h — room tests/fence: the fence test environment
  * of test_fence.c and test_fence_crash.c (fence_env.c, linked into both
  * executables only). */
 #ifndef ADCP_TEST_LEDGER_FENCE_ENV_H
@@ -6,7 +6,7 @@
 
 #include "adcp/fence.h"
 #include "adcp/objects.h"
-#include "ledger_fixture.h"
+#include "ledger/ledger_fixture.h"
 #include "support/support_fs.h"
 
 typedef struct fenv {

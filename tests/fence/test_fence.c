@@ -1,4 +1,4 @@
-/* tests/ledger/test_fence.c — the ownership fence (adcp/fence.h, docs/fence.md)
+/* tests/fence/test_fence.c — the ownership fence (adcp/fence.h, docs/fence.md)
  * on SQLite and PostgreSQL through the filesystem provider: the record bytes
  * against the golden fixture, the strict reader, acquire/recheck/prune, sibling
  * handles sharing one claim (also concurrently, issue 30), every refusal cause, takeover
@@ -15,10 +15,10 @@
 #include "adcp/fence.h"
 #include "adcp/objects.h"
 #include "adcp/retention.h"
-#include "ledger_fixture.h"
+#include "ledger/ledger_fixture.h"
 #include "support/support_fs.h"
 
-#define FIXTURES ADCP_SOURCE_DIR "/tests/ledger/fixtures/"
+#define FIXTURES ADCP_SOURCE_DIR "/tests/fence/fixtures/"
 
 #include "fence_env.h"
 
