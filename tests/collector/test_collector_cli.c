@@ -10,36 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "adcp/json.h"
 #include "adcp/objects.h"
-#include "ledger/ledger_fixture.h"
-#include "support/support_cli.h"
+#include "support/support_cenv.h"
 #include "support/support_config.h"
-
-typedef struct cenv {
-  const fixture *f;
-  char *dir;
-  char cfg[700], rows[700];
-  adcp_buf out, err;
-} cenv;
-
-static void cenv_open(cenv *e, const fixture *f) {
-  memset(e, 0, sizeof *e);
-  e->f = f;
-  e->dir = tu_mkdtemp();
-  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
-  snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
-  adcp_buf_init(&e->out);
-  adcp_buf_init(&e->err);
-  if (f) adcp_storage_close(open_migrated(f));
-}
-
-static void cenv_close(cenv *e) {
-  adcp_buf_free(&e->out);
-  adcp_buf_free(&e->err);
-  tu_rmtree(e->dir);
-  free(e->dir);
-}
 
 static void write_cfg(cenv *e, const char *extra) {
   tu_write_config(e->cfg,
@@ -48,43 +21,13 @@ static void write_cfg(cenv *e, const char *extra) {
                   extra);
 }
 
-static int run(cenv *e, const char *args) {
-  return tu_cli_db(e->dir, e->f ? e->f->url : NULL, e->cfg, NULL, &e->out, &e->err, "%s", args);
-}
-
-#define EXPECT(e, args, code) \
-  do { \
-    int st_ = run((e), (args)); \
-    if (st_ != (code)) \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
-  } while (0)
-
-static const char *out_text(cenv *e) { return e->out.data ? (const char *)e->out.data : ""; }
-
-/* stdout is exactly one JSON document. */
-static void one_json(cenv *e) {
-  adcp_error err = {0};
-  adcp_json_doc d;
-  adcp_json_doc_init(&d);
-  assert_non_null(e->out.data);
-  if (adcp_json_parse(&d, (const char *)e->out.data, e->out.len, NULL, &err))
-    fail_msg("stdout is not exactly one JSON document (%s): %s", err.message, out_text(e));
-  adcp_json_doc_free(&d);
-}
-
 /* An aged orphan at a well-formed key of binding fs1; its path in out. */
 static void make_orphan(cenv *e, char *out, size_t n, int salt) {
   adcp_error err = {0};
-  adcp_sql_conn *c;
-  OK(adcp_sql_connect(&c, e->f->url, &err));
   char inst[64];
-  int found = 0;
-  OK(adcp_sql_query_text(inst, sizeof inst, &found, c,
-                         e->f->dialect == ADCP_SQL_POSTGRES ? "SELECT installation_id::text FROM adcp_persistence_installation"
-                                                            : "SELECT installation_id FROM adcp_persistence_installation",
-                         NULL, 0, &err));
-  adcp_sql_close(c);
+  cenv_query_text(e, inst, sizeof inst,
+                  e->f->dialect == ADCP_SQL_POSTGRES ? "SELECT installation_id::text FROM adcp_persistence_installation"
+                                                     : "SELECT installation_id FROM adcp_persistence_installation");
   char ns[65];
   OK(adcp_object_namespace_key(ns, "default", inst, &err));
   char h[65];
@@ -105,9 +48,9 @@ static void help_and_usage(void **state) {
   cenv e;
   cenv_open(&e, NULL);
   write_cfg(&e, "");
-  EXPECT(&e, "collect-orphans --help", 0);
-  assert_non_null(strstr(out_text(&e), "usage: adcp-ledger"));
-  assert_non_null(strstr(out_text(&e), "--acknowledge-exclusive-namespace"));
+  CENV_EXPECT(&e, 1, "collect-orphans --help", 0);
+  assert_non_null(strstr(cenv_out(&e), "usage: adcp-ledger"));
+  assert_non_null(strstr(cenv_out(&e), "--acknowledge-exclusive-namespace"));
   static const char *usage[] = {"collect-orphans --bogus",
                                 "collect-orphans --limit 0",
                                 "collect-orphans --limit x",
@@ -117,7 +60,7 @@ static void help_and_usage(void **state) {
                                 "collect-orphans --min-age-seconds -5",
                                 "collect-orphans --limit",
                                 "collect-orphans extra"};
-  for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) EXPECT(&e, usage[i], 1);
+  for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) CENV_EXPECT(&e, 1, usage[i], 1);
   cenv_close(&e);
 }
 
@@ -136,21 +79,21 @@ static void refusals(void **state) {
       {"collect-orphans --dry-run --binding fs1 --binding fs1", "twice"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    EXPECT(&e, cases[i].args, 2);
+    CENV_EXPECT(&e, 1, cases[i].args, 2);
     if (!e.err.data || !strstr((char *)e.err.data, cases[i].text))
       fail_msg("'%s': stderr lacks \"%s\": %s", cases[i].args, cases[i].text, e.err.data ? (char *)e.err.data : "");
     assert_non_null(strstr((char *)e.err.data, "adcp-ledger collect-orphans: INVALID_INPUT: "));
   }
-  EXPECT(&e, "collect-orphans --json", 2);
-  one_json(&e);
-  assert_non_null(strstr(out_text(&e), "\"ok\":false"));
+  CENV_EXPECT(&e, 1, "collect-orphans --json", 2);
+  tu_one_json(NULL, &e.out);
+  assert_non_null(strstr(cenv_out(&e), "\"ok\":false"));
   /* a collector section enabled without the acknowledgement is refused */
   write_cfg(&e, ",\"collector\":{\"enabled\":true}");
-  EXPECT(&e, "collect-orphans --dry-run", 2);
+  CENV_EXPECT(&e, 1, "collect-orphans --dry-run", 2);
   write_cfg(&e, ",\"collector\":{\"interval_seconds\":60}");
-  EXPECT(&e, "collect-orphans --dry-run", 2);
+  CENV_EXPECT(&e, 1, "collect-orphans --dry-run", 2);
   write_cfg(&e, ",\"collector\":{\"enable\":true}");
-  EXPECT(&e, "collect-orphans --dry-run", 2);
+  CENV_EXPECT(&e, 1, "collect-orphans --dry-run", 2);
   cenv_close(&e);
 }
 
@@ -159,29 +102,29 @@ static void dry_run_then_collect(void **state) {
   cenv e;
   cenv_open(&e, f);
   write_cfg(&e, "");
-  EXPECT(&e, "binding add fs1", 0);
+  CENV_EXPECT(&e, 1, "binding add fs1", 0);
   char path[1400];
   make_orphan(&e, path, sizeof path, 1);
   struct stat st;
-  EXPECT(&e, "collect-orphans --dry-run --json", 0);
-  one_json(&e);
-  assert_non_null(strstr(out_text(&e), "\"candidates\":1"));
-  assert_non_null(strstr(out_text(&e), "\"candidate_keys\":[\"rows/"));
+  CENV_EXPECT(&e, 1, "collect-orphans --dry-run --json", 0);
+  tu_one_json(NULL, &e.out);
+  assert_non_null(strstr(cenv_out(&e), "\"candidates\":1"));
+  assert_non_null(strstr(cenv_out(&e), "\"candidate_keys\":[\"rows/"));
   assert_int_equal(lstat(path, &st), 0);
-  EXPECT(&e, "collect-orphans --dry-run", 0);
-  assert_non_null(strstr(out_text(&e), "nothing deleted"));
-  EXPECT(&e, "collect-orphans --acknowledge-exclusive-namespace --binding fs1 --json", 0);
-  one_json(&e);
-  assert_non_null(strstr(out_text(&e), "\"deleted\":1"));
-  assert_non_null(strstr(out_text(&e), "\"ok\":true"));
+  CENV_EXPECT(&e, 1, "collect-orphans --dry-run", 0);
+  assert_non_null(strstr(cenv_out(&e), "nothing deleted"));
+  CENV_EXPECT(&e, 1, "collect-orphans --acknowledge-exclusive-namespace --binding fs1 --json", 0);
+  tu_one_json(NULL, &e.out);
+  assert_non_null(strstr(cenv_out(&e), "\"deleted\":1"));
+  assert_non_null(strstr(cenv_out(&e), "\"ok\":true"));
   assert_true(lstat(path, &st) != 0);
   /* the maintenance task, opt-in through the collector section */
   make_orphan(&e, path, sizeof path, 2);
   write_cfg(&e, ",\"collector\":{\"enabled\":true,\"acknowledge_exclusive_namespace\":true,\"min_age_seconds\":86400}");
-  EXPECT(&e, "maintain --once --json", 0);
-  assert_non_null(strstr(out_text(&e), "\"name\":\"orphan_collection\",\"status\":\"ran\""));
+  CENV_EXPECT(&e, 1, "maintain --once --json", 0);
+  assert_non_null(strstr(cenv_out(&e), "\"name\":\"orphan_collection\",\"status\":\"ran\""));
   /* the listing completed moments ago: no fresh listing before the interval */
-  assert_non_null(strstr(out_text(&e), "\"bindings_due\":0"));
+  assert_non_null(strstr(cenv_out(&e), "\"bindings_due\":0"));
   assert_int_equal(lstat(path, &st), 0);
   {
     adcp_error err = {0};
@@ -191,9 +134,9 @@ static void dry_run_then_collect(void **state) {
                      NULL, 0, &err));
     adcp_sql_close(c);
   }
-  EXPECT(&e, "maintain --once --json", 0);
-  assert_non_null(strstr(out_text(&e), "\"bindings_due\":1"));
-  assert_non_null(strstr(out_text(&e), "\"deleted\":1"));
+  CENV_EXPECT(&e, 1, "maintain --once --json", 0);
+  assert_non_null(strstr(cenv_out(&e), "\"bindings_due\":1"));
+  assert_non_null(strstr(cenv_out(&e), "\"deleted\":1"));
   assert_true(lstat(path, &st) != 0);
   cenv_close(&e);
 }
@@ -205,7 +148,7 @@ static void siblings_run_at_once(void **state) {
   cenv e;
   cenv_open(&e, f);
   write_cfg(&e, "");
-  EXPECT(&e, "binding add fs1", 0);
+  CENV_EXPECT(&e, 1, "binding add fs1", 0);
   enum { N = 4 };
   for (int round = 0; round < 6; round++) {
     pid_t pid[N];

@@ -64,18 +64,7 @@ static void cenv_init(cenv *e, uint64_t nrows) {
              "\"us-east-1\",\"endpoint\":\"http://127.0.0.1:%d\",\"path_style\":\"true\"}}]}",
              e->bucket, fake.port);
   tu_write_file(e->cfg, cfg, strlen(cfg));
-  gen g;
-  gen_init(&g, nrows, 30, 1);
-  adcp_buf all;
-  adcp_buf_init(&all);
-  for (uint64_t i = 0; i < nrows; i++) {
-    gen_line(&g, i);
-    adcp_buf_append(&all, g.line.data, g.line.len);
-    adcp_buf_append_byte(&all, '\n');
-  }
-  tu_write_file(e->rows, all.data, all.len);
-  adcp_buf_free(&all);
-  adcp_buf_free(&g.line);
+  gen_write_file(e->rows, nrows, 30, 1);
   char ep[64];
   snprintf(ep, sizeof ep, "http://127.0.0.1:%d", fake.port);
   adcp_error err = {0};

@@ -11,86 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "adcp/json.h"
-#include "ledger/ledger_fixture.h"
-#include "support/support_cli.h"
-
-typedef struct cenv {
-  const fixture *f;
-  char *dir;
-  char cfg[700], rows[700], root[700];
-  adcp_buf out, err;
-} cenv;
-
-static void cenv_open(cenv *e, const fixture *f) {
-  memset(e, 0, sizeof *e);
-  e->f = f;
-  e->dir = tu_mkdtemp();
-  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
-  snprintf(e->rows, sizeof e->rows, "%s/rows.jsonl", e->dir);
-  snprintf(e->root, sizeof e->root, "%s/bucket", e->dir);
-  adcp_buf_init(&e->out);
-  adcp_buf_init(&e->err);
-  if (f) adcp_storage_close(open_migrated(f));
-}
-
-static void cenv_close(cenv *e) {
-  adcp_buf_free(&e->out);
-  adcp_buf_free(&e->err);
-  tu_rmtree(e->dir);
-  free(e->dir);
-}
+#include "support/support_cenv.h"
 
 static void write_cfg(cenv *e, const char *text) { tu_write_file(e->cfg, text, strlen(text)); }
 
-static void write_rows(cenv *e, uint64_t n, uint64_t salt) {
-  gen g;
-  gen_init(&g, n, 20, salt);
-  adcp_buf all;
-  adcp_buf_init(&all);
-  for (uint64_t i = 0; i < n; i++) {
-    gen_line(&g, i);
-    adcp_buf_append(&all, g.line.data, g.line.len);
-    adcp_buf_append_byte(&all, '\n');
-  }
-  tu_write_file(e->rows, all.data, all.len);
-  adcp_buf_free(&all);
-  adcp_buf_free(&g.line);
-}
-
-/* adcp-ledger [--db URL] [--config CFG] ARGS; with_cfg 0 = no --config. */
-static int run(cenv *e, int with_cfg, const char *args) {
-  return tu_cli_db(e->dir, e->f ? e->f->url : NULL, with_cfg ? e->cfg : NULL, NULL, &e->out, &e->err, "%s", args);
-}
-
-#define EXPECT(e, with_cfg, args, code) \
-  do { \
-    int st_ = run((e), (with_cfg), (args)); \
-    if (st_ != (code)) \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
-  } while (0)
-
-#define ERR_HAS(e, text) \
-  do { \
-    if (!(e)->err.data || !strstr((char *)(e)->err.data, (text))) \
-      fail_msg("stderr lacks \"%s\": %s", (text), (e)->err.data ? (char *)(e)->err.data : ""); \
-  } while (0)
-
-#define OUT_HAS(e, text) \
-  do { \
-    if (!(e)->out.data || !strstr((char *)(e)->out.data, (text))) \
-      fail_msg("stdout lacks \"%s\": %s", (text), (e)->out.data ? (char *)(e)->out.data : ""); \
-  } while (0)
-
-/* stdout is exactly one JSON document (adcp_json_parse refuses trailing text). */
-static void one_json(cenv *e, adcp_json_doc *d) {
-  adcp_error err = {0};
-  assert_non_null(e->out.data);
-  int rc = adcp_json_parse(d, (const char *)e->out.data, e->out.len, NULL, &err);
-  if (rc) fail_msg("stdout is not exactly one JSON document (%s): %s", err.message, (char *)e->out.data);
-  assert_int_equal(adcp_json_at(d, 0)->type, ADCP_JSON_OBJECT);
-}
+#define ERR_HAS(e, text) TU_HAS((e)->err, text)
+#define OUT_HAS(e, text) TU_HAS((e)->out, text)
 
 static uint64_t json_u64(adcp_json_doc *d, const char *k) {
   adcp_error err = {0};
@@ -101,20 +27,10 @@ static uint64_t json_u64(adcp_json_doc *d, const char *k) {
   return x;
 }
 
-static void query_text(const cenv *e, char *out, size_t n, const char *sql) {
-  adcp_error err = {0};
-  adcp_sql_conn *c;
-  OK(adcp_sql_connect(&c, e->f->url, &err));
-  int found = 0;
-  OK(adcp_sql_query_text(out, n, &found, c, sql, NULL, 0, &err));
-  if (!found) out[0] = '\0';
-  adcp_sql_close(c);
-}
-
 static void binding_of(const cenv *e, const char *rev, char out[130]) {
   char sql[300];
   snprintf(sql, sizeof sql, "SELECT row_binding_id FROM adcp_reporting_row_sets WHERE row_set_id = '%s'", rev);
-  query_text(e, out, 130, sql);
+  cenv_query_text(e, out, 130, sql);
 }
 
 #define COMMIT(ob, rev) \
@@ -133,7 +49,7 @@ static void help_and_usage(void **state) {
                                 "binding repin --help", "binding repin fs1 --acknowledge-restore --help",
                                 "sweep --help"};
   for (size_t i = 0; i < sizeof helps / sizeof *helps; i++) {
-    EXPECT(&e, 0, helps[i], 0);
+    CENV_EXPECT(&e, 0, helps[i], 0);
     assert_true(e.out.data && !strncmp((char *)e.out.data, "usage:", 6));
     assert_int_equal(e.err.len, 0);
     assert_null(strstr((char *)e.out.data, "spec 0")); /* cites shipped docs only */
@@ -170,7 +86,7 @@ static void help_and_usage(void **state) {
       {"sweep extra", "unexpected argument 'extra'"},
   };
   for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
-    EXPECT(&e, 0, usage[i].args, 1);
+    CENV_EXPECT(&e, 0, usage[i].args, 1);
     ERR_HAS(&e, usage[i].msg);
     assert_int_equal(e.out.len, 0);
   }
@@ -256,17 +172,17 @@ static void config_refusals(void **state) {
   snprintf(link, sizeof link, "%s/link", e.dir);
   snprintf(p, sizeof p, "%s/bk", e.dir);
   assert_int_equal(symlink(p, link), 0);
-  write_rows(&e, 5, 1);
+  cenv_write_rows(&e, 5, 1);
   char commit_args[1500];
   snprintf(commit_args, sizeof commit_args, COMMIT("ob1", "rx") "'%s'", e.rows);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     write_cfg(&e, bad[i].json);
-    EXPECT(&e, 1, "binding list", 2);
+    CENV_EXPECT(&e, 1, "binding list", 2);
     ERR_HAS(&e, "INVALID_INPUT");
     ERR_HAS(&e, bad[i].msg);
     assert_int_equal(e.out.len, 0);
     /* every command reads the same configuration */
-    EXPECT(&e, 1, commit_args, 2);
+    CENV_EXPECT(&e, 1, commit_args, 2);
     ERR_HAS(&e, bad[i].msg);
   }
   /* over the 1 MiB cap: its own message; a FIFO is refused without hanging */
@@ -277,7 +193,7 @@ static void config_refusals(void **state) {
     big[0] = '{', big[n - 1] = '}';
     tu_write_file(e.cfg, big, n);
     free(big);
-    EXPECT(&e, 1, "binding list", 2);
+    CENV_EXPECT(&e, 1, "binding list", 2);
     ERR_HAS(&e, "is larger than the limit of 1048576 bytes");
     unlink(e.cfg);
     assert_int_equal(mkfifo(e.cfg, 0600), 0);
@@ -286,7 +202,7 @@ static void config_refusals(void **state) {
     snprintf(cmd, sizeof cmd, "timeout 20 '%s' %s 2>/dev/null", ADCP_CLI_PATH, text);
     assert_int_equal(tu_run(cmd, NULL, 0, NULL), 2);
     unlink(e.cfg);
-    EXPECT(&e, 1, "binding list", 1); /* missing file: I/O error */
+    CENV_EXPECT(&e, 1, "binding list", 1); /* missing file: I/O error */
     ERR_HAS(&e, "cannot open config");
   }
   /* a valid credentialRef is shown as its name only; database text beyond it never */
@@ -294,8 +210,8 @@ static void config_refusals(void **state) {
            "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
            "\"bk\",\"prefix\":\"rows\",\"credentialRef\":\"vault:team/rows-1\"}]}");
   write_cfg(&e, text);
-  EXPECT(&e, 1, "binding add fs1", 0);
-  EXPECT(&e, 1, "binding list", 0);
+  CENV_EXPECT(&e, 1, "binding add fs1", 0);
+  CENV_EXPECT(&e, 1, "binding list", 0);
   OUT_HAS(&e, "credentialRef=vault:team/rows-1");
   {
     adcp_error err = {0};
@@ -307,14 +223,14 @@ static void config_refusals(void **state) {
                             &err));
     adcp_sql_close(c);
   }
-  EXPECT(&e, 1, "binding list", 0);
+  CENV_EXPECT(&e, 1, "binding list", 0);
   assert_null(strstr((char *)e.out.data, "hunter2"));
   OUT_HAS(&e, "credentialRef=(invalid)");
-  EXPECT(&e, 1, "binding list --json", 0);
+  CENV_EXPECT(&e, 1, "binding list --json", 0);
   assert_null(strstr((char *)e.out.data, "hunter2"));
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   adcp_json_doc_free(&d);
   /* file_mode / dir_mode reach the provider: objects and directories get exactly those modes */
   snprintf(p, sizeof p, "%s/mk", e.dir);
@@ -324,7 +240,7 @@ static void config_refusals(void **state) {
            "\"mk\",\"prefix\":\"rows\",\"file_mode\":\"0640\",\"dir_mode\":\"0750\"}]}");
   write_cfg(&e, text);
   snprintf(commit_args, sizeof commit_args, COMMIT("ob2", "rm") "--binding fs2 '%s'", e.rows);
-  EXPECT(&e, 1, commit_args, 0);
+  CENV_EXPECT(&e, 1, commit_args, 0);
   {
     char cmd[3000];
     adcp_buf modes;
@@ -349,21 +265,21 @@ static void namespace_switch(void **state) {
   fixture *f = *state;
   cenv e;
   cenv_open(&e, f);
-  write_rows(&e, 300, 1);
+  cenv_write_rows(&e, 300, 1);
   char args[1500];
   snprintf(args, sizeof args, COMMIT("ob1", "r1") "'%s'", e.rows);
-  EXPECT(&e, 0, args, 0);
+  CENV_EXPECT(&e, 0, args, 0);
   write_cfg(&e, "{\"deployment_namespace\":\"tenant-b\"}");
-  write_rows(&e, 300, 2);
+  cenv_write_rows(&e, 300, 2);
   snprintf(args, sizeof args, COMMIT("ob1", "r2") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
-  EXPECT(&e, 1, "read --account acct --revision r1", 0);
-  EXPECT(&e, 1, "verify --account acct --revision r2", 0);
-  EXPECT(&e, 1, "binding list", 0);
+  CENV_EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, "read --account acct --revision r1", 0);
+  CENV_EXPECT(&e, 1, "verify --account acct --revision r2", 0);
+  CENV_EXPECT(&e, 1, "binding list", 0);
   OUT_HAS(&e, "postgres");
-  EXPECT(&e, 0, "binding list", 0);
+  CENV_EXPECT(&e, 0, "binding list", 0);
   snprintf(args, sizeof args, COMMIT("ob1", "r3") "'%s'", e.rows);
-  EXPECT(&e, 0, args, 0);
+  CENV_EXPECT(&e, 0, args, 0);
   /* an object binding registered under tenant-b is refused under tenant-c */
   char text[2000];
   snprintf(text, sizeof text,
@@ -371,21 +287,21 @@ static void namespace_switch(void **state) {
            "{\"root\":\"b\"},\"root_dir\":\"bucket\",\"prefix\":\"rows\"}]}",
            "tenant-b");
   write_cfg(&e, text);
-  EXPECT(&e, 1, "binding add fs1 --json", 0);
+  CENV_EXPECT(&e, 1, "binding add fs1 --json", 0);
   snprintf(text, sizeof text,
            "{\"deployment_namespace\":\"%s\",\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":"
            "{\"root\":\"b\"},\"root_dir\":\"bucket\",\"prefix\":\"rows\"}]}",
            "tenant-c");
   write_cfg(&e, text);
-  EXPECT(&e, 1, "binding add fs1", 4);
+  CENV_EXPECT(&e, 1, "binding add fs1", 4);
   ERR_HAS(&e, "UNSAFE_BINDING: binding fs1 was registered under another deployment namespace");
   ERR_HAS(&e, "docs/objects.md");
   snprintf(args, sizeof args, COMMIT("ob2", "o1") "--binding fs1 '%s'", e.rows);
-  EXPECT(&e, 1, args, 4);
+  CENV_EXPECT(&e, 1, args, 4);
   ERR_HAS(&e, "another deployment namespace");
   snprintf(args, sizeof args, COMMIT("ob2", "p1") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
-  EXPECT(&e, 1, "binding list", 0);
+  CENV_EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, "binding list", 0);
   OUT_HAS(&e, "FOREIGN");
   cenv_close(&e);
 }
@@ -396,7 +312,7 @@ static void selection_skips_inactive(void **state) {
   fixture *f = *state;
   cenv e;
   cenv_open(&e, f);
-  write_rows(&e, 200, 1);
+  cenv_write_rows(&e, 200, 1);
   static const char bindings[] =
       "\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},\"root_dir\":"
       "\"b1\",\"prefix\":\"rows\"},{\"id\":\"fs2\",\"provider\":\"filesystem\",\"location\":{\"root\":\"c\"},"
@@ -405,63 +321,63 @@ static void selection_skips_inactive(void **state) {
   snprintf(text, sizeof text, "{%s,\"rules\":[{\"binding\":\"fs1\",\"min_rows\":1}]}", bindings);
   write_cfg(&e, text);
   snprintf(args, sizeof args, COMMIT("ob1", "s1") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, args, 0);
   binding_of(&e, "s1", got);
   assert_string_equal(got, "fs1");
   assert_null(strstr((char *)e.err.data, "rows go to"));
-  EXPECT(&e, 1, "binding retire fs1 --json", 0);
+  CENV_EXPECT(&e, 1, "binding retire fs1 --json", 0);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   assert_true(adcp_json_str_eq(&d, adcp_json_get(&d, 0, "state"), "read_only"));
   /* rule → fs1 (read_only): falls back to the default, postgres, and says so */
-  write_rows(&e, 200, 2);
+  cenv_write_rows(&e, 200, 2);
   snprintf(args, sizeof args, COMMIT("ob1", "s2") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, args, 0);
   binding_of(&e, "s2", got);
   assert_string_equal(got, "postgres");
   ERR_HAS(&e, "binding fs1 is read_only; rows go to postgres");
   /* the next rule wins when there is one */
   snprintf(text, sizeof text, "{%s,\"selection\":{\"rules\":[{\"binding\":\"fs1\"},{\"binding\":\"fs2\"}]}}", bindings);
   write_cfg(&e, text);
-  write_rows(&e, 200, 3);
+  cenv_write_rows(&e, 200, 3);
   snprintf(args, sizeof args, COMMIT("ob1", "s3") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, args, 0);
   binding_of(&e, "s3", got);
   assert_string_equal(got, "fs2");
   ERR_HAS(&e, "binding fs1 is read_only; rows go to fs2");
   /* a retired default falls back to postgres */
-  EXPECT(&e, 1, "binding retire fs2 --final", 0);
+  CENV_EXPECT(&e, 1, "binding retire fs2 --final", 0);
   OUT_HAS(&e, "retired");
   snprintf(text, sizeof text, "{%s,\"default\":\"fs2\"}", bindings);
   write_cfg(&e, text);
-  write_rows(&e, 200, 4);
+  cenv_write_rows(&e, 200, 4);
   snprintf(args, sizeof args, COMMIT("ob1", "s4") "'%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, args, 0);
   binding_of(&e, "s4", got);
   assert_string_equal(got, "postgres");
   ERR_HAS(&e, "binding fs2 is retired; rows go to postgres");
   /* an explicit --binding for a non-active binding stays a refusal */
-  write_rows(&e, 200, 5);
+  cenv_write_rows(&e, 200, 5);
   snprintf(args, sizeof args, COMMIT("ob1", "s5") "--binding fs1 '%s'", e.rows);
-  EXPECT(&e, 1, args, 4);
+  CENV_EXPECT(&e, 1, args, 4);
   ERR_HAS(&e, "STATE_UNAVAILABLE");
   ERR_HAS(&e, "read_only");
   /* retire refusals */
-  EXPECT(&e, 1, "binding retire postgres", 2);
+  CENV_EXPECT(&e, 1, "binding retire postgres", 2);
   ERR_HAS(&e, "cannot be retired");
-  EXPECT(&e, 1, "binding retire nope", 5);
+  CENV_EXPECT(&e, 1, "binding retire nope", 5);
   ERR_HAS(&e, "not registered");
   /* add refusals */
-  EXPECT(&e, 1, "binding add nope", 4);
+  CENV_EXPECT(&e, 1, "binding add nope", 4);
   ERR_HAS(&e, "not configured");
   /* sweep --json: one document */
-  EXPECT(&e, 1, "sweep --json --limit=5", 0);
+  CENV_EXPECT(&e, 1, "sweep --json --limit=5", 0);
   adcp_json_doc_free(&d);
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   assert_int_equal(json_u64(&d, "failed"), 0);
-  EXPECT(&e, 1, "sweep", 0);
+  CENV_EXPECT(&e, 1, "sweep", 0);
   OUT_HAS(&e, "swept 0");
   adcp_json_doc_free(&d);
   cenv_close(&e);
@@ -477,39 +393,39 @@ static void repin_cli(void **state) {
             "{\"bindings\":[{\"id\":\"fs1\",\"provider\":\"filesystem\",\"location\":{\"root\":\"b\"},"
             "\"root_dir\":\"bucket\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}");
   char args[1500];
-  write_rows(&e, 400, 1);
+  cenv_write_rows(&e, 400, 1);
   snprintf(args, sizeof args, COMMIT("ob1", "r1") "--binding fs1 '%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
-  write_rows(&e, 400, 2);
+  CENV_EXPECT(&e, 1, args, 0);
+  cenv_write_rows(&e, 400, 2);
   snprintf(args, sizeof args, COMMIT("ob2", "r2") "--binding fs1 '%s'", e.rows);
-  EXPECT(&e, 1, args, 0);
-  EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --json", 0);
+  CENV_EXPECT(&e, 1, args, 0);
+  CENV_EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --json", 0);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   assert_int_equal(json_u64(&d, "ok"), 2);
   /* restore: cp -a to a new directory, swapped in */
   char cmd[6000];
   snprintf(cmd, sizeof cmd, "cp -a '%s' '%s.new' && mv '%s' '%s.old' && mv '%s.new' '%s'", e.root, e.root, e.root,
            e.root, e.root, e.root);
   assert_int_equal(tu_run(cmd, NULL, 0, NULL), 0);
-  EXPECT(&e, 1, "read --account acct --revision r1", 3);
+  CENV_EXPECT(&e, 1, "read --account acct --revision r1", 3);
   ERR_HAS(&e, "ROWS_UNAVAILABLE");
-  EXPECT(&e, 1, "binding repin fs1", 1);
+  CENV_EXPECT(&e, 1, "binding repin fs1", 1);
   ERR_HAS(&e, "--acknowledge-restore");
-  EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --dry-run --json", 0);
+  CENV_EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --dry-run --json", 0);
   adcp_json_doc_free(&d);
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   assert_int_equal(json_u64(&d, "checked"), 2);
   assert_int_equal(json_u64(&d, "would_repin"), 2);
   assert_int_equal(json_u64(&d, "repinned"), 0);
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "dry_run"))->type == ADCP_JSON_TRUE);
   assert_int_equal(adcp_json_at(&d, adcp_json_get(&d, 0, "items"))->count, 2);
-  EXPECT(&e, 1, "read --account acct --revision r1", 3);
+  CENV_EXPECT(&e, 1, "read --account acct --revision r1", 3);
   /* tamper r2's object in the restored copy */
   char key[600], path[1400];
-  query_text(&e, key, sizeof key, "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = 'r2'");
+  cenv_query_text(&e, key, sizeof key, "SELECT object_key FROM adcp_reporting_row_chunks WHERE row_set_id = 'r2'");
   snprintf(path, sizeof path, "%s/%s", e.root, key);
   {
     int fd = open(path, O_RDWR);
@@ -520,36 +436,33 @@ static void repin_cli(void **state) {
     assert_int_equal(pwrite(fd, &b, 1, 12), 1);
     close(fd);
   }
-  EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --json", 3);
+  CENV_EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore --json", 3);
   adcp_json_doc_free(&d);
   adcp_json_doc_init(&d);
-  one_json(&e, &d);
+  tu_one_json(&d, &e.out);
   assert_int_equal(json_u64(&d, "repinned"), 1);
   assert_int_equal(json_u64(&d, "mismatched"), 1);
   assert_int_equal(json_u64(&d, "missing"), 0);
   ERR_HAS(&e, "1 mismatched");
-  EXPECT(&e, 1, "read --account acct --revision r1", 0);
-  EXPECT(&e, 1, "read --account acct --revision r2", 3);
+  CENV_EXPECT(&e, 1, "read --account acct --revision r1", 0);
+  CENV_EXPECT(&e, 1, "read --account acct --revision r2", 3);
   /* text form */
-  EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore", 3);
+  CENV_EXPECT(&e, 1, "binding repin fs1 --acknowledge-restore", 3);
   OUT_HAS(&e, "mismatched   r2 chunk 0");
   OUT_HAS(&e, "ok 1, repinned 0");
   /* refusals */
-  EXPECT(&e, 1, "binding repin nope --acknowledge-restore", 4);
+  CENV_EXPECT(&e, 1, "binding repin nope --acknowledge-restore", 4);
   ERR_HAS(&e, "STATE_UNAVAILABLE");
-  EXPECT(&e, 1, "binding repin postgres --acknowledge-restore", 2);
-  EXPECT(&e, 0, "binding repin fs1 --acknowledge-restore", 4);
+  CENV_EXPECT(&e, 1, "binding repin postgres --acknowledge-restore", 2);
+  CENV_EXPECT(&e, 0, "binding repin fs1 --acknowledge-restore", 4);
   adcp_json_doc_free(&d);
   cenv_close(&e);
 }
 
-#define BOTH_CLI(fn) \
-  {"sqlite/" #fn, fn, setup, teardown, &SQLITE}, { "postgres/" #fn, fn, setup, teardown, &POSTGRES }
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(help_and_usage),   BOTH_CLI(config_refusals), BOTH_CLI(namespace_switch),
-      BOTH_CLI(selection_skips_inactive), BOTH_CLI(repin_cli),
+      cmocka_unit_test(help_and_usage), BOTH(config_refusals), BOTH(namespace_switch),
+      BOTH(selection_skips_inactive),   BOTH(repin_cli),
   };
   return cmocka_run_group_tests_name("cli binding, sweep and configuration (SQLite + PostgreSQL)", tests, NULL, NULL);
 }

@@ -41,18 +41,7 @@ static void cenv_init(cenv *e, uint64_t nrows) {
                   "{\"bindings\":[{\"id\":\"fs1\",\"kind\":\"object\",\"provider\":\"filesystem\",\"location\":{\"root\":"
                   "\"b\"},\"root_dir\":\"%s\",\"prefix\":\"rows\",\"compression\":\"gzip\"}]}",
                   e->root);
-  gen g;
-  gen_init(&g, nrows, 30, 1);
-  adcp_buf all;
-  adcp_buf_init(&all);
-  for (uint64_t i = 0; i < nrows; i++) {
-    gen_line(&g, i);
-    adcp_buf_append(&all, g.line.data, g.line.len);
-    adcp_buf_append_byte(&all, '\n');
-  }
-  tu_write_file(e->rows, all.data, all.len);
-  adcp_buf_free(&all);
-  adcp_buf_free(&g.line);
+  gen_write_file(e->rows, nrows, 30, 1);
 }
 
 static void cenv_free(cenv *e) {

@@ -7,25 +7,12 @@
 #include "ledger/ledger_fixture.h"
 #include "support/support_cli.h"
 
-typedef struct cli_run {
-  adcp_buf out, err;
-  int rc;
-} cli_run;
-
-static int run(cli_run *r, const fixture *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(cli_run *r, const fixture *f, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  r->rc = tu_cli_dbv(f->dir, f->url, NULL, NULL, &r->out, &r->err, fmt, ap);
-  va_end(ap);
-  return r->rc;
-}
-#define OUT(r) ((const char *)(r).out.data)
-#define ERR(r) ((const char *)(r).err.data)
+/* Runs adcp-ledger --db on f's database in its scratch folder. */
+#define run(r, f, ...) tu_cli_run_db((r), (f)->dir, (f)->url, __VA_ARGS__)
 
 /* Exactly one JSON document on stdout: one line starting with '{'. */
-static void one_doc(const cli_run *r) {
-  const char *s = OUT(*r);
+static void one_doc(const tu_cli_run *r) {
+  const char *s = TU_OUT(*r);
   int n = 0;
   for (const char *p = s; *p; p++) n += *p == '\n';
   if (s[0] != '{' || n != 1) fail_msg("not one JSON document: [%s]", s);
@@ -34,13 +21,13 @@ static void one_doc(const cli_run *r) {
 static void cli_principal_commands(void **state) {
   fixture *f = *state;
   if (!f->dir) f->dir = tu_mkdtemp();
-  cli_run r;
+  tu_cli_run r;
   adcp_buf_init(&r.out);
   adcp_buf_init(&r.err);
   /* A read never creates the SQLite file. */
   if (f->dialect == ADCP_SQL_SQLITE) {
     assert_int_equal(run(&r, f, "principal list"), 4);
-    assert_non_null(strstr(ERR(r), "does not exist"));
+    assert_non_null(strstr(TU_ERR(r), "does not exist"));
     struct stat st;
     assert_int_not_equal(stat(f->url + 7, &st), 0);
     tu_write_file(f->url + 7, "", 0);
@@ -48,13 +35,13 @@ static void cli_principal_commands(void **state) {
   /* Unmigrated: REPORTING_SCHEMA_BEHIND, exit 4, a JSON document under --json. */
   assert_int_equal(run(&r, f, "principal get p1 --json"), 4);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "REPORTING_SCHEMA_BEHIND"));
+  assert_non_null(strstr(TU_OUT(r), "REPORTING_SCHEMA_BEHIND"));
   assert_int_equal(run(&r, f, "migrate"), 0);
 
   const char *helps[] = {"principal --help", "subscription-state --help", "help principal", "help subscription-state"};
   for (size_t i = 0; i < 4; i++) {
     assert_int_equal(run(&r, f, "%s", helps[i]), 0);
-    assert_non_null(strstr(OUT(r), "usage: adcp-ledger"));
+    assert_non_null(strstr(TU_OUT(r), "usage: adcp-ledger"));
   }
 
   /* put / get / list / disable. */
@@ -63,45 +50,45 @@ static void cli_principal_commands(void **state) {
                        "--attributes '{\"tier\":\"gold\",\"a\":1}'"),
                    0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"principal_id\":\"buyer:1\""));
-  assert_non_null(strstr(OUT(r), "\"attributes\":{\"a\":1,\"tier\":\"gold\"}"));
-  assert_non_null(strstr(OUT(r), "\"version\":1"));
+  assert_non_null(strstr(TU_OUT(r), "\"principal_id\":\"buyer:1\""));
+  assert_non_null(strstr(TU_OUT(r), "\"attributes\":{\"a\":1,\"tier\":\"gold\"}"));
+  assert_non_null(strstr(TU_OUT(r), "\"version\":1"));
   char attrs[700];
   snprintf(attrs, sizeof attrs, "%s/attrs.json", f->dir);
   tu_write_file(attrs, "{\"tier\": \"silver\"}\n", 19);
   assert_int_equal(
       run(&r, f, "principal put buyer:1 --account acct_1 --attributes-file '%s' --expected-version 1", attrs), 0);
-  assert_non_null(strstr(OUT(r), "\"version\":2"));
-  assert_non_null(strstr(OUT(r), "\"display_name\":\"\""));
+  assert_non_null(strstr(TU_OUT(r), "\"version\":2"));
+  assert_non_null(strstr(TU_OUT(r), "\"display_name\":\"\""));
   /* CONFLICT: stale version, and create of an existing one (exit 2). */
   assert_int_equal(run(&r, f, "principal put buyer:1 --account acct_1 --expected-version 1"), 2);
-  assert_non_null(strstr(ERR(r), "CONFLICT"));
+  assert_non_null(strstr(TU_ERR(r), "CONFLICT"));
   assert_int_equal(run(&r, f, "principal put buyer:1 --account acct_1 --json"), 2);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"code\":\"CONFLICT\""));
+  assert_non_null(strstr(TU_OUT(r), "\"code\":\"CONFLICT\""));
   assert_int_equal(run(&r, f, "principal get buyer:1"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"tier\":\"silver\""));
+  assert_non_null(strstr(TU_OUT(r), "\"tier\":\"silver\""));
   assert_int_equal(run(&r, f, "principal get nobody"), 5);
-  assert_non_null(strstr(ERR(r), "REFERENCE_NOT_FOUND"));
+  assert_non_null(strstr(TU_ERR(r), "REFERENCE_NOT_FOUND"));
   assert_int_equal(run(&r, f, "principal disable nobody --json"), 5);
   one_doc(&r);
   for (int i = 0; i < 3; i++) assert_int_equal(run(&r, f, "principal put p%d --account acct_2", i), 0);
   assert_int_equal(run(&r, f, "principal list --limit 2"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"principal_id\":\"buyer:1\""));
-  assert_non_null(strstr(OUT(r), "\"principal_id\":\"p0\""));
-  const char *nc = strstr(OUT(r), "\"next_cursor\":\"");
+  assert_non_null(strstr(TU_OUT(r), "\"principal_id\":\"buyer:1\""));
+  assert_non_null(strstr(TU_OUT(r), "\"principal_id\":\"p0\""));
+  const char *nc = strstr(TU_OUT(r), "\"next_cursor\":\"");
   assert_non_null(nc);
   char cursor[600];
   snprintf(cursor, sizeof cursor, "%.*s", (int)strcspn(nc + 15, "\""), nc + 15);
   assert_int_equal(run(&r, f, "principal list --limit 2 --cursor '%s'", cursor), 0);
-  assert_non_null(strstr(OUT(r), "\"principal_id\":\"p1\""));
-  assert_non_null(strstr(OUT(r), "\"principal_id\":\"p2\""));
-  assert_non_null(strstr(OUT(r), "\"next_cursor\":null"));
+  assert_non_null(strstr(TU_OUT(r), "\"principal_id\":\"p1\""));
+  assert_non_null(strstr(TU_OUT(r), "\"principal_id\":\"p2\""));
+  assert_non_null(strstr(TU_OUT(r), "\"next_cursor\":null"));
   assert_int_equal(run(&r, f, "principal disable p1 --expected-version 7"), 2);
   assert_int_equal(run(&r, f, "principal disable p1"), 0);
-  assert_non_null(strstr(OUT(r), "\"status\":\"disabled\""));
+  assert_non_null(strstr(TU_OUT(r), "\"status\":\"disabled\""));
 
   /* Refusals. Usage (exit 1): */
   const char *usage[] = {"principal", "principal frob x", "principal put x", "principal get", "principal get a b",
@@ -126,20 +113,20 @@ static void cli_principal_commands(void **state) {
   /* subscription-state: writes, then the reads. */
   assert_int_equal(run(&r, f, "subscription-state grant buyer:1 --subject report_a --scope acct_1"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"seq\":1,\"action\":\"grant\""));
+  assert_non_null(strstr(TU_OUT(r), "\"seq\":1,\"action\":\"grant\""));
   assert_int_equal(run(&r, f, "subscription-state revoke buyer:1 --subject report_a --scope acct_1"), 0);
-  assert_non_null(strstr(OUT(r), "\"seq\":2,\"action\":\"revoke\""));
+  assert_non_null(strstr(TU_OUT(r), "\"seq\":2,\"action\":\"revoke\""));
   assert_int_equal(run(&r, f, "subscription-state journal buyer:1"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"head\":2,\"entries\":[{\"seq\":1,"));
+  assert_non_null(strstr(TU_OUT(r), "\"head\":2,\"entries\":[{\"seq\":1,"));
   assert_int_equal(run(&r, f, "subscription-state journal buyer:1 --after 1"), 0);
-  assert_null(strstr(OUT(r), "\"seq\":1,"));
-  assert_non_null(strstr(OUT(r), "\"seq\":2,"));
+  assert_null(strstr(TU_OUT(r), "\"seq\":1,"));
+  assert_non_null(strstr(TU_OUT(r), "\"seq\":2,"));
   assert_int_equal(run(&r, f,
                        "subscription-state exception-put buyer:1 --subject report_a --state open "
                        "--reason 'webhook failing'"),
                    0);
-  assert_non_null(strstr(OUT(r), "\"state\":\"open\",\"reason\":\"webhook failing\",\"version\":1"));
+  assert_non_null(strstr(TU_OUT(r), "\"state\":\"open\",\"reason\":\"webhook failing\",\"version\":1"));
   assert_int_equal(run(&r, f, "subscription-state exception-put buyer:1 --subject report_a --state cleared"), 2);
   assert_int_equal(run(&r, f,
                        "subscription-state exception-put buyer:1 --subject report_a --state cleared "
@@ -147,20 +134,20 @@ static void cli_principal_commands(void **state) {
                    0);
   assert_int_equal(run(&r, f, "subscription-state exceptions buyer:1"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"state\":\"cleared\""));
+  assert_non_null(strstr(TU_OUT(r), "\"state\":\"cleared\""));
   assert_int_equal(run(&r, f, "subscription-state snapshot buyer:1"), 0);
-  assert_non_null(strstr(OUT(r), "\"found\":false"));
+  assert_non_null(strstr(TU_OUT(r), "\"found\":false"));
   char snap[700];
   snprintf(snap, sizeof snap, "%s/state.json", f->dir);
   tu_write_file(snap, "{\"grants\": []}", 14);
   assert_int_equal(run(&r, f, "subscription-state snapshot-put buyer:1 --state-file '%s' --journal-seq 3", snap), 2);
   assert_int_equal(run(&r, f, "subscription-state snapshot-put buyer:1 --state-file '%s' --journal-seq 2", snap), 0);
-  assert_non_null(strstr(OUT(r), "\"version\":1,\"journal_seq\":2,\"state\":{\"grants\":[]}"));
+  assert_non_null(strstr(TU_OUT(r), "\"version\":1,\"journal_seq\":2,\"state\":{\"grants\":[]}"));
   assert_int_equal(run(&r, f, "subscription-state snapshot-put buyer:1 --state-file '%s' --journal-seq 2", snap), 2);
-  assert_non_null(strstr(ERR(r), "CONFLICT"));
+  assert_non_null(strstr(TU_ERR(r), "CONFLICT"));
   assert_int_equal(run(&r, f, "subscription-state snapshot buyer:1 --json"), 0);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "\"found\":true,\"version\":1"));
+  assert_non_null(strstr(TU_OUT(r), "\"found\":true,\"version\":1"));
   /* Refusals. */
   assert_int_equal(run(&r, f, "subscription-state journal nobody --json"), 5);
   one_doc(&r);
@@ -183,8 +170,8 @@ static void cli_principal_commands(void **state) {
   assert_int_equal(tu_run(cmd, NULL, 0, &r.out), 4);
   adcp_buf_cstr(&r.out);
   one_doc(&r);
-  assert_non_null(strstr(OUT(r), "REPORTING_STORAGE_NOT_DURABLE"));
-  assert_non_null(strstr(OUT(r), "principals, subscription_state"));
+  assert_non_null(strstr(TU_OUT(r), "REPORTING_STORAGE_NOT_DURABLE"));
+  assert_non_null(strstr(TU_OUT(r), "principals, subscription_state"));
   adcp_buf_free(&r.out);
   adcp_buf_free(&r.err);
 }

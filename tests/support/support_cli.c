@@ -50,6 +50,14 @@ int tu_cli_db(const char *scratch, const char *url, const char *cfg, const char 
   return st;
 }
 
+int tu_cli_run_db(tu_cli_run *r, const char *scratch, const char *url, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  r->rc = tu_cli_dbv(scratch, url, NULL, NULL, &r->out, &r->err, fmt, ap);
+  va_end(ap);
+  return r->rc;
+}
+
 int run(cx *x, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

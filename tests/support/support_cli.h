@@ -16,4 +16,17 @@ int tu_cli_db(const char *scratch, const char *url, const char *cfg, const char 
 int tu_cli_dbv(const char *scratch, const char *url, const char *cfg, const char *in, adcp_buf *out, adcp_buf *err,
                const char *fmt, va_list ap) __attribute__((format(printf, 7, 0)));
 
+/* One captured run: stdout, stderr and the exit status. */
+typedef struct tu_cli_run {
+  adcp_buf out, err;
+  int rc;
+} tu_cli_run;
+
+/* adcp-ledger --db 'url' ARGS (printf format) in scratch, captured into r;
+ * returns the exit status (also left in r->rc). */
+int tu_cli_run_db(tu_cli_run *r, const char *scratch, const char *url, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define TU_OUT(r) ((const char *)(r).out.data)
+#define TU_ERR(r) ((const char *)(r).err.data)
+
 #endif

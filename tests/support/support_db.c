@@ -109,6 +109,21 @@ void gen_init(gen *g, uint64_t n, size_t pad, uint64_t salt) {
   adcp_buf_init(&g->line);
 }
 
+void gen_write_file(const char *path, uint64_t n, size_t pad, uint64_t salt) {
+  gen g;
+  gen_init(&g, n, pad, salt);
+  adcp_buf all;
+  adcp_buf_init(&all);
+  for (uint64_t i = 0; i < n; i++) {
+    gen_line(&g, i);
+    adcp_buf_append(&all, g.line.data, g.line.len);
+    adcp_buf_append_byte(&all, '\n');
+  }
+  tu_write_file(path, all.data, all.len);
+  adcp_buf_free(&all);
+  adcp_buf_free(&g.line);
+}
+
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
                const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
   if (g) g->next = 0;

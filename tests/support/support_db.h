@@ -72,6 +72,9 @@ int gen_next(void *ctx, const char **row, size_t *len, adcp_error *err);
 
 void gen_init(gen *g, uint64_t n, size_t pad, uint64_t salt);
 
+/* Writes rows 0..n-1 of a gen (pad, salt), each followed by '\n', to path. */
+void gen_write_file(const char *path, uint64_t n, size_t pad, uint64_t salt);
+
 /* Commits revision of obligation (period 2026-10-01) with g's rows (g NULL: header only). */
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
                const char *revision, adcp_finality fin, gen *g, adcp_error *err);

@@ -18,72 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adcp/json.h"
 #include "adcp/worker.h"
+#include "support/support_cenv.h"
 #include "worker/worker_fixture.h"
-
-typedef struct cenv {
-  const fixture *f;
-  char *dir;
-  char cfg[900], url[700];
-  adcp_buf out, err;
-} cenv;
-
-static void cenv_open(cenv *e, const fixture *f) {
-  memset(e, 0, sizeof *e);
-  e->f = f;
-  e->dir = tu_mkdtemp();
-  snprintf(e->cfg, sizeof e->cfg, "%s/cfg.json", e->dir);
-  snprintf(e->url, sizeof e->url, "%s", f->url);
-  adcp_buf_init(&e->out);
-  adcp_buf_init(&e->err);
-  adcp_storage_close(open_migrated(f));
-}
-
-static void cenv_close(cenv *e) {
-  adcp_buf_free(&e->out);
-  adcp_buf_free(&e->err);
-  tu_rmtree(e->dir);
-  free(e->dir);
-}
 
 static void write_cfg(cenv *e, const char *extra) {
   char text[3000];
   wenv_config(text, sizeof text, e->dir, extra);
   tu_write_file(e->cfg, text, strlen(text));
-}
-
-static int run(cenv *e, const char *args) {
-  char full[6000];
-  snprintf(full, sizeof full, "--db '%s' --config '%s' %s", e->url, e->cfg, args);
-  return tu_cli(e->dir, full, NULL, &e->out, &e->err);
-}
-
-#define EXPECT(e, args, code) \
-  do { \
-    int st_ = run((e), (args)); \
-    if (st_ != (code)) \
-      fail_msg("'%s': exit %d (want %d)\nstdout: %s\nstderr: %s", (args), st_, (code), \
-               (e)->out.data ? (char *)(e)->out.data : "", (e)->err.data ? (char *)(e)->err.data : ""); \
-  } while (0)
-
-#define HAS(buf, text) \
-  do { \
-    if (!(buf).data || !strstr((char *)(buf).data, (text))) \
-      fail_msg("output lacks \"%s\": %s", (text), (buf).data ? (char *)(buf).data : ""); \
-  } while (0)
-
-#define LACKS(buf, text) \
-  do { \
-    if ((buf).data && strstr((char *)(buf).data, (text))) \
-      fail_msg("output holds \"%s\": %s", (text), (char *)(buf).data); \
-  } while (0)
-
-static void one_json(const adcp_buf *b, adcp_json_doc *d) {
-  adcp_error err = {0};
-  assert_non_null(b->data);
-  if (adcp_json_parse(d, (const char *)b->data, b->len, NULL, &err))
-    fail_msg("not exactly one JSON document (%s): %s", err.message, (char *)b->data);
 }
 
 /* tasks[i] of a pass document, by name (0 when absent). */
@@ -194,9 +136,9 @@ static void help_and_refusals(void **state) {
   cenv e;
   cenv_open(&e, f);
   write_cfg(&e, NULL);
-  EXPECT(&e, "maintain --help", 0);
-  HAS(e.out, "usage: adcp-ledger");
-  HAS(e.out, "--metrics-listen");
+  CENV_EXPECT(&e, 1, "maintain --help", 0);
+  TU_HAS(e.out, "usage: adcp-ledger");
+  TU_HAS(e.out, "--metrics-listen");
   /* the help's task list (a static text) names every task of the catalog */
   size_t n_cat = 0;
   const adcp_worker_catalog_entry *cat = adcp_worker_catalog(&n_cat);
@@ -204,13 +146,13 @@ static void help_and_refusals(void **state) {
   for (size_t i = 0; i < n_cat; i++) {
     char line[96];
     snprintf(line, sizeof line, "\n  %s ", cat[i].name);
-    HAS(e.out, line);
+    TU_HAS(e.out, line);
   }
-  EXPECT(&e, "help maintain", 0);
-  HAS(e.out, "--dry-run");
-  EXPECT(&e, "--help", 0);
-  HAS(e.out, "maintain");
-  HAS(e.out, "--log-format");
+  CENV_EXPECT(&e, 1, "help maintain", 0);
+  TU_HAS(e.out, "--dry-run");
+  CENV_EXPECT(&e, 1, "--help", 0);
+  TU_HAS(e.out, "maintain");
+  TU_HAS(e.out, "--log-format");
   static const struct {
     const char *args, *msg;
   } bad[] = {
@@ -221,18 +163,18 @@ static void help_and_refusals(void **state) {
       {"maintain --once=1", "takes no value"},         {"maintain --metrics-listen", "needs a value"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    EXPECT(&e, bad[i].args, 1);
-    HAS(e.err, bad[i].msg);
+    CENV_EXPECT(&e, 1, bad[i].args, 1);
+    TU_HAS(e.err, bad[i].msg);
   }
   /* bad listen addresses: INVALID_INPUT (exit 2), one JSON document with --json */
-  EXPECT(&e, "maintain --once --metrics-listen localhost:80", 2);
-  HAS(e.err, "numeric IPv4");
-  EXPECT(&e, "maintain --once --metrics-listen 127.0.0.1:70000", 2);
-  HAS(e.err, "IPV4:PORT");
-  EXPECT(&e, "maintain --once --json --metrics-listen nope", 2);
+  CENV_EXPECT(&e, 1, "maintain --once --metrics-listen localhost:80", 2);
+  TU_HAS(e.err, "numeric IPv4");
+  CENV_EXPECT(&e, 1, "maintain --once --metrics-listen 127.0.0.1:70000", 2);
+  TU_HAS(e.err, "IPV4:PORT");
+  CENV_EXPECT(&e, 1, "maintain --once --json --metrics-listen nope", 2);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_FALSE);
   adcp_json_doc_free(&d);
   /* the "worker" section: unknown keys, names and types refused with file:line:column */
@@ -252,38 +194,37 @@ static void help_and_refusals(void **state) {
   };
   for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
     write_cfg(&e, cfg[i].extra);
-    EXPECT(&e, "maintain --once", 2);
-    HAS(e.err, cfg[i].msg);
-    HAS(e.err, "cfg.json:1:");
+    CENV_EXPECT(&e, 1, "maintain --once", 2);
+    TU_HAS(e.err, cfg[i].msg);
+    TU_HAS(e.err, "cfg.json:1:");
   }
   write_cfg(&e,
             "\"worker\":{\"tasks\":{\"intent_sweep\":{\"enabled\":false},\"change_pruning\":{\"enabled\":false},"
             "\"retention_issues\":{\"enabled\":false},\"issue_escalation\":{\"enabled\":false}}}");
-  EXPECT(&e, "maintain --once", 2);
-  HAS(e.err, "every task is disabled");
+  CENV_EXPECT(&e, 1, "maintain --once", 2);
+  TU_HAS(e.err, "every task is disabled");
   /* an unknown key is refused for every command, not only maintain */
   write_cfg(&e, "\"worker\":{\"bogus\":1}");
-  EXPECT(&e, "list --account a", 2);
-  HAS(e.err, "unknown key \"bogus\"");
+  CENV_EXPECT(&e, 1, "list --account a", 2);
+  TU_HAS(e.err, "unknown key \"bogus\"");
   /* a missing SQLite file is refused, never created */
   write_cfg(&e, NULL);
-  char missing[900], saved[700];
+  char missing[900];
   snprintf(missing, sizeof missing, "%s/missing.db", e.dir);
-  snprintf(saved, sizeof saved, "%s", e.url);
   snprintf(e.url, sizeof e.url, "sqlite:%.600s", missing);
-  EXPECT(&e, "maintain --once", 4);
+  CENV_EXPECT(&e, 1, "maintain --once", 4);
   assert_int_equal(access(missing, F_OK), -1);
-  snprintf(e.url, sizeof e.url, "%s", saved);
+  snprintf(e.url, sizeof e.url, "%s", e.f->url);
   /* log options */
-  EXPECT(&e, "--log-format xml maintain --once", 1);
-  HAS(e.err, "--log-format must be text or json");
-  EXPECT(&e, "--log-level loud maintain --once", 1);
-  HAS(e.err, "log level must be");
-  EXPECT(&e, "--verbose --quiet maintain --once", 1);
-  HAS(e.err, "exclude each other");
+  CENV_EXPECT(&e, 1, "--log-format xml maintain --once", 1);
+  TU_HAS(e.err, "--log-format must be text or json");
+  CENV_EXPECT(&e, 1, "--log-level loud maintain --once", 1);
+  TU_HAS(e.err, "log level must be");
+  CENV_EXPECT(&e, 1, "--verbose --quiet maintain --once", 1);
+  TU_HAS(e.err, "exclude each other");
   setenv("ADCP_LOG_LEVEL", "shouty", 1);
-  EXPECT(&e, "maintain --once", 1);
-  HAS(e.err, "ADCP_LOG_LEVEL");
+  CENV_EXPECT(&e, 1, "maintain --once", 1);
+  TU_HAS(e.err, "ADCP_LOG_LEVEL");
   unsetenv("ADCP_LOG_LEVEL");
   cenv_close(&e);
 }
@@ -295,10 +236,10 @@ static void once_json_every_counter(void **state) {
   cenv e;
   cenv_open(&e, f);
   write_cfg(&e, NULL);
-  EXPECT(&e, "maintain --once --json", 0);
+  CENV_EXPECT(&e, 1, "maintain --once --json", 0);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_TRUE);
   assert_true(status_is(&d, "intent_sweep", "ran"));
   assert_true(status_is(&d, "change_pruning", "ran"));
@@ -312,17 +253,17 @@ static void once_json_every_counter(void **state) {
   assert_true(adcp_json_get(&d, t, "duration_ms") && adcp_json_get(&d, t, "causes") && adcp_json_get(&d, t, "warnings"));
   adcp_json_doc_free(&d);
   /* the readable line */
-  EXPECT(&e, "maintain --once", 0);
-  HAS(e.out, "pass 1: intent_sweep ran");
-  HAS(e.out, "skipped_unconfigured 0");
-  HAS(e.out, "change_pruning ran");
+  CENV_EXPECT(&e, 1, "maintain --once", 0);
+  TU_HAS(e.out, "pass 1: intent_sweep ran");
+  TU_HAS(e.out, "skipped_unconfigured 0");
+  TU_HAS(e.out, "change_pruning ran");
   /* per-task limits and enablement from the configuration */
   write_cfg(&e,
             "\"worker\":{\"interval_s\":60,\"tasks\":{\"change_pruning\":{\"enabled\":false},"
             "\"intent_sweep\":{\"limit\":7,\"interval_s\":5}}}");
-  EXPECT(&e, "maintain --once --json", 0);
+  CENV_EXPECT(&e, 1, "maintain --once --json", 0);
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_true(task_node(&d, "intent_sweep") != 0);
   assert_int_equal(task_node(&d, "change_pruning"), 0);
   adcp_json_doc_free(&d);
@@ -339,10 +280,10 @@ static void dry_run_changes_nothing(void **state) {
   wenv_abandon(&w, 1, 4);
   write_cfg(&e, NULL);
   assert_int_equal(wenv_count_files(w.root), 4);
-  EXPECT(&e, "maintain --once --dry-run --json", 0);
+  CENV_EXPECT(&e, 1, "maintain --once --dry-run --json", 0);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "dry_run"))->type == ADCP_JSON_TRUE);
   assert_int_equal(counter(&d, "intent_sweep", "would_sweep"), 4);
   assert_int_equal(counter(&d, "intent_sweep", "swept"), 0);
@@ -352,17 +293,17 @@ static void dry_run_changes_nothing(void **state) {
   assert_int_equal(wenv_count_files(w.root), 4);
   assert_int_equal(wenv_scalar(w.c, "SELECT count(*) FROM adcp_reporting_row_write_intents WHERE state = 'open'"), 5);
   /* the real pass: the work, and the staleness warning for the skipped one */
-  EXPECT(&e, "maintain --once --json", 0);
+  CENV_EXPECT(&e, 1, "maintain --once --json", 0);
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_int_equal(counter(&d, "intent_sweep", "swept"), 4);
   assert_int_equal(counter(&d, "intent_sweep", "objects_deleted"), 4);
   assert_int_equal(counter(&d, "intent_sweep", "skipped_unconfigured"), 1);
   uint32_t warn = adcp_json_get(&d, task_node(&d, "intent_sweep"), "warnings");
   assert_int_equal(adcp_json_at(&d, warn)->count, 1);
   adcp_json_doc_free(&d);
-  HAS(e.err, "WARN  worker.warning: 1 intents of bindings not configured here");
-  HAS(e.err, "task=intent_sweep");
+  TU_HAS(e.err, "WARN  worker.warning: 1 intents of bindings not configured here");
+  TU_HAS(e.err, "task=intent_sweep");
   assert_int_equal(wenv_count_files(w.root), 0);
   assert_int_equal(wenv_scalar(w.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 1);
   wenv_close(&w);
@@ -393,8 +334,8 @@ static void two_workers_share_the_work(void **state) {
   adcp_json_doc_init(&da);
   adcp_json_doc_init(&db);
   adcp_buf ba = {(uint8_t *)oa, strlen(oa), strlen(oa) + 1}, bb = {(uint8_t *)ob, strlen(ob), strlen(ob) + 1};
-  one_json(&ba, &da);
-  one_json(&bb, &db);
+  tu_one_json(&da, &ba);
+  tu_one_json(&db, &bb);
   assert_int_equal(counter(&da, "intent_sweep", "swept") + counter(&db, "intent_sweep", "swept"), n);
   assert_int_equal(counter(&da, "intent_sweep", "objects_deleted") + counter(&db, "intent_sweep", "objects_deleted"), n);
   assert_int_equal(counter(&da, "intent_sweep", "failed") + counter(&db, "intent_sweep", "failed"), 0);
@@ -428,7 +369,7 @@ static void sigterm_mid_step(void **state) {
   adcp_buf ob = {(uint8_t *)out, strlen(out), strlen(out) + 1};
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&ob, &d); /* exactly one pass line */
+  tu_one_json(&d, &ob); /* exactly one pass line */
   assert_true(status_is(&d, "test_sleep", "ran"));
   assert_int_equal(counter(&d, "test_sleep", "slept_ms"), 1500);
   assert_true(status_is(&d, "intent_sweep", "skipped"));
@@ -458,7 +399,7 @@ static void failing_task_isolated(void **state) {
   assert_int_equal(st, 4);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   assert_true(adcp_json_at(&d, adcp_json_get(&d, 0, "ok"))->type == ADCP_JSON_FALSE);
   assert_true(status_is(&d, "test_fail", "failed"));
   assert_int_equal(counter(&d, "test_fail", "done"), 3); /* counters kept, not only "failed" */
@@ -511,7 +452,7 @@ static void metrics_scraped(void **state) {
   wenv_open(&w, f, e.dir);
   wenv_abandon(&w, 1, 3);
   write_cfg(&e, NULL);
-  EXPECT(&e, "consumer register scraped", 0);
+  CENV_EXPECT(&e, 1, "consumer register scraped", 0);
   bg b;
   bg_start(&b, &e, ADCP_CLI_PATH, "maintain --interval 1 --json --metrics-listen 127.0.0.1:0", 1);
   int port = port_of(b.err);
@@ -521,20 +462,20 @@ static void metrics_scraped(void **state) {
   int code = 0;
   scrape(&m, port, "/metrics", &code);
   assert_int_equal(code, 200);
-  HAS(m, "adcp_maintain_up 1\n");
-  HAS(m, "adcp_worker_swept_total{task=\"intent_sweep\"} 3\n");
-  HAS(m, "adcp_worker_objects_deleted_total{task=\"intent_sweep\"} 3\n");
-  HAS(m, "adcp_worker_skipped_unconfigured{task=\"intent_sweep\"} 0\n");
-  HAS(m, "adcp_worker_deleted_total{task=\"change_pruning\"} 0\n");
+  TU_HAS(m, "adcp_maintain_up 1\n");
+  TU_HAS(m, "adcp_worker_swept_total{task=\"intent_sweep\"} 3\n");
+  TU_HAS(m, "adcp_worker_objects_deleted_total{task=\"intent_sweep\"} 3\n");
+  TU_HAS(m, "adcp_worker_skipped_unconfigured{task=\"intent_sweep\"} 0\n");
+  TU_HAS(m, "adcp_worker_deleted_total{task=\"change_pruning\"} 0\n");
   /* the database's gauges, read after each pass (docs/worker.md) */
-  HAS(m, "adcp_ledger_write_intents{state=\"open\"} 0\n");
-  HAS(m, "adcp_ledger_quarantined_revisions 0\n");
-  HAS(m, "adcp_ledger_retention_stalled_periods{operation=\"retirement\"} 0\n");
-  HAS(m, "# TYPE adcp_ledger_audit_log_leaves gauge\n");
-  HAS(m, "adcp_ledger_feed_consumer_lag_changes{consumer=\"scraped\"} ");
-  HAS(m, "adcp_ledger_feed_consumer_lag_seconds{consumer=\"scraped\"} ");
-  HAS(m, "adcp_worker_task_last_success_timestamp_seconds{task=\"intent_sweep\"} ");
-  HAS(m, "adcp_ledger_build_info{version=\"");
+  TU_HAS(m, "adcp_ledger_write_intents{state=\"open\"} 0\n");
+  TU_HAS(m, "adcp_ledger_quarantined_revisions 0\n");
+  TU_HAS(m, "adcp_ledger_retention_stalled_periods{operation=\"retirement\"} 0\n");
+  TU_HAS(m, "# TYPE adcp_ledger_audit_log_leaves gauge\n");
+  TU_HAS(m, "adcp_ledger_feed_consumer_lag_changes{consumer=\"scraped\"} ");
+  TU_HAS(m, "adcp_ledger_feed_consumer_lag_seconds{consumer=\"scraped\"} ");
+  TU_HAS(m, "adcp_worker_task_last_success_timestamp_seconds{task=\"intent_sweep\"} ");
+  TU_HAS(m, "adcp_ledger_build_info{version=\"");
   {
     char path[4200], cmd[8600];
     snprintf(path, sizeof path, "%s/scrape.txt", e.dir);
@@ -548,17 +489,17 @@ static void metrics_scraped(void **state) {
     if (st) fail_msg("promtool check metrics: exit %d: %s", st, (const char *)lint.data);
     adcp_buf_free(&lint);
   }
-  HAS(m, "adcp_worker_task_runs_total{task=\"intent_sweep\",status=\"failed\"} 0\n");
-  HAS(m, "# TYPE adcp_worker_passes_total counter\n");
-  HAS(m, "adcp_worker_task_duration_seconds_count{task=\"change_pruning\"}");
+  TU_HAS(m, "adcp_worker_task_runs_total{task=\"intent_sweep\",status=\"failed\"} 0\n");
+  TU_HAS(m, "# TYPE adcp_worker_passes_total counter\n");
+  TU_HAS(m, "adcp_worker_task_duration_seconds_count{task=\"change_pruning\"}");
   scrape(&m, port, "/other", &code);
   assert_int_equal(code, 404);
   /* the port is taken: a second worker is refused before doing anything */
   char args[200];
   snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:%d", port);
-  EXPECT(&e, args, 1);
-  HAS(e.err, "cannot listen on 127.0.0.1:");
-  LACKS(e.out, "pass 1");
+  CENV_EXPECT(&e, 1, args, 1);
+  TU_HAS(e.err, "cannot listen on 127.0.0.1:");
+  TU_LACKS(e.out, "pass 1");
   kill(b.pid, SIGTERM);
   assert_int_equal(bg_wait(&b), 0);
   /* during a --once run (its first step takes a while) */
@@ -569,8 +510,8 @@ static void metrics_scraped(void **state) {
   wait_for(b.err, "test_sleep: started", 1);
   scrape(&m, port, "/metrics", &code);
   assert_int_equal(code, 200);
-  HAS(m, "adcp_maintain_up 1\n");
-  HAS(m, "adcp_worker_passes_total 0\n");
+  TU_HAS(m, "adcp_maintain_up 1\n");
+  TU_HAS(m, "adcp_worker_passes_total 0\n");
   assert_int_equal(bg_wait(&b), 0);
   adcp_buf_free(&m);
   wenv_close(&w);
@@ -626,7 +567,7 @@ static void metrics_slow_clients(void **state) {
   scrape(&m, port, "/metrics", &code);
   int64_t took = now_ms() - t0;
   assert_int_equal(code, 200);
-  HAS(m, "adcp_maintain_up 1\n");
+  TU_HAS(m, "adcp_maintain_up 1\n");
   print_message("scrape with %d slow clients connected: %lld ms\n", SLOW + SAME, (long long)took);
   assert_true(took < 2000);
   /* The per-address cap: at most 8 of the 20 are kept. */
@@ -677,7 +618,7 @@ static void metrics_token(void **state) {
   int code = 0;
   scrape(&m, port, "/metrics", &code);
   assert_int_equal(code, 401);
-  LACKS(m, "adcp_maintain_up");
+  TU_LACKS(m, "adcp_maintain_up");
   char cmd[600];
   snprintf(cmd, sizeof cmd,
            "curl -s -H 'Authorization: Bearer s3cr3t-T0ken' -w '\\nHTTP %%{http_code}\\n' http://127.0.0.1:%d/metrics",
@@ -685,15 +626,15 @@ static void metrics_token(void **state) {
   adcp_buf_reset(&m);
   assert_int_equal(tu_run(cmd, NULL, 0, &m), 0);
   adcp_buf_cstr(&m);
-  HAS(m, "adcp_maintain_up 1\n");
-  HAS(m, "HTTP 200");
+  TU_HAS(m, "adcp_maintain_up 1\n");
+  TU_HAS(m, "HTTP 200");
   snprintf(cmd, sizeof cmd,
            "curl -s -H 'Authorization: Bearer s3cr3t-T0kem' -w '\\nHTTP %%{http_code}\\n' http://127.0.0.1:%d/metrics",
            port);
   adcp_buf_reset(&m);
   assert_int_equal(tu_run(cmd, NULL, 0, &m), 0);
   adcp_buf_cstr(&m);
-  HAS(m, "HTTP 401");
+  TU_HAS(m, "HTTP 401");
   kill(b.pid, SIGTERM);
   assert_int_equal(bg_wait(&b), 0);
   char *err = slurp(b.err);
@@ -702,30 +643,30 @@ static void metrics_token(void **state) {
   free(err);
   /* refusals */
   snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:0 --metrics-token-file '%s'", empty);
-  EXPECT(&e, args, 2);
-  HAS(e.err, "is empty");
+  CENV_EXPECT(&e, 1, args, 2);
+  TU_HAS(e.err, "is empty");
   snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:0 --metrics-token-file '%s'", bad);
-  EXPECT(&e, args, 2);
-  HAS(e.err, "printable ASCII");
+  CENV_EXPECT(&e, 1, args, 2);
+  TU_HAS(e.err, "printable ASCII");
   snprintf(args, sizeof args, "maintain --once --metrics-listen 127.0.0.1:0 --metrics-token-file '%s/none'", e.dir);
-  EXPECT(&e, args, 1);
-  HAS(e.err, "--metrics-token-file");
+  CENV_EXPECT(&e, 1, args, 1);
+  TU_HAS(e.err, "--metrics-token-file");
   snprintf(args, sizeof args, "maintain --once --json --metrics-listen 127.0.0.1:0 --metrics-token-file '%s'", empty);
-  EXPECT(&e, args, 2);
+  CENV_EXPECT(&e, 1, args, 2);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d);
+  tu_one_json(&d, &e.out);
   adcp_json_doc_free(&d);
   snprintf(args, sizeof args, "maintain --once --metrics-token-file '%s'", tok);
-  EXPECT(&e, args, 1);
-  HAS(e.err, "needs --metrics-listen");
-  EXPECT(&e, "maintain --once --metrics-token-file", 1);
+  CENV_EXPECT(&e, 1, args, 1);
+  TU_HAS(e.err, "needs --metrics-listen");
+  CENV_EXPECT(&e, 1, "maintain --once --metrics-token-file", 1);
   /* beyond loopback: a warning without a token, none with one */
-  EXPECT(&e, "maintain --once --metrics-listen 0.0.0.0:0", 0);
-  HAS(e.err, "warning: the metrics endpoint is bound beyond loopback without a credential");
+  CENV_EXPECT(&e, 1, "maintain --once --metrics-listen 0.0.0.0:0", 0);
+  TU_HAS(e.err, "warning: the metrics endpoint is bound beyond loopback without a credential");
   snprintf(args, sizeof args, "maintain --once --metrics-listen 0.0.0.0:0 --metrics-token-file '%s'", tok);
-  EXPECT(&e, args, 0);
-  LACKS(e.err, "warning");
+  CENV_EXPECT(&e, 1, args, 0);
+  TU_LACKS(e.err, "warning");
   adcp_buf_free(&m);
   cenv_close(&e);
 }
@@ -737,31 +678,31 @@ static void log_levels(void **state) {
   cenv e;
   cenv_open(&e, f);
   write_cfg(&e, NULL);
-  EXPECT(&e, "maintain --once", 0);
-  LACKS(e.err, "INFO");
-  EXPECT(&e, "--verbose maintain --once", 0);
-  HAS(e.err, "INFO  worker.task: task=intent_sweep status=ran");
-  HAS(e.err, "INFO  worker.pass: pass done");
-  HAS(e.err, "INFO  cli.done: command=maintain");
-  LACKS(e.err, "DEBUG");
-  EXPECT(&e, "maintain --once --verbose", 0); /* also after the command */
-  HAS(e.err, "worker.pass");
-  EXPECT(&e, "--log-level debug maintain --once", 0);
-  HAS(e.err, "DEBUG cli.start: command=maintain");
+  CENV_EXPECT(&e, 1, "maintain --once", 0);
+  TU_LACKS(e.err, "INFO");
+  CENV_EXPECT(&e, 1, "--verbose maintain --once", 0);
+  TU_HAS(e.err, "INFO  worker.task: task=intent_sweep status=ran");
+  TU_HAS(e.err, "INFO  worker.pass: pass done");
+  TU_HAS(e.err, "INFO  cli.done: command=maintain");
+  TU_LACKS(e.err, "DEBUG");
+  CENV_EXPECT(&e, 1, "maintain --once --verbose", 0); /* also after the command */
+  TU_HAS(e.err, "worker.pass");
+  CENV_EXPECT(&e, 1, "--log-level debug maintain --once", 0);
+  TU_HAS(e.err, "DEBUG cli.start: command=maintain");
   setenv("ADCP_LOG_LEVEL", "info", 1);
-  EXPECT(&e, "maintain --once", 0);
-  HAS(e.err, "worker.pass");
-  EXPECT(&e, "--quiet maintain --once", 0); /* the flag wins over the environment */
-  LACKS(e.err, "INFO");
+  CENV_EXPECT(&e, 1, "maintain --once", 0);
+  TU_HAS(e.err, "worker.pass");
+  CENV_EXPECT(&e, 1, "--quiet maintain --once", 0); /* the flag wins over the environment */
+  TU_LACKS(e.err, "INFO");
   setenv("ADCP_LOG_LEVEL", "error", 1);
-  EXPECT(&e, "maintain --once", 0);
-  LACKS(e.err, "INFO");
+  CENV_EXPECT(&e, 1, "maintain --once", 0);
+  TU_LACKS(e.err, "INFO");
   unsetenv("ADCP_LOG_LEVEL");
   /* JSON lines: every stderr line is one JSON object */
-  EXPECT(&e, "--verbose --log-format json maintain --once --json", 0);
+  CENV_EXPECT(&e, 1, "--verbose --log-format json maintain --once --json", 0);
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  one_json(&e.out, &d); /* stdout stays the one pass document */
+  tu_one_json(&d, &e.out); /* stdout stays the one pass document */
   adcp_json_doc_free(&d);
   int lines = 0;
   for (char *line = (char *)e.err.data, *nl; line && *line; line = nl + 1) {
@@ -806,25 +747,25 @@ static void logs_hold_no_secrets(void **state) {
              "--log-level debug %s commit --account Acct-Raw-5521 --obligation ob-secret --revision rv%d --finality "
              "snapshot --period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z '%s'",
              lf, fmt, rows);
-    EXPECT(&e, args, 0);
+    CENV_EXPECT(&e, 1, args, 0);
     adcp_buf_append(&all, e.err.data, e.err.len);
     snprintf(args, sizeof args, "--log-level debug %s read --account Acct-Raw-5521 --revision rv%d", lf, fmt);
-    EXPECT(&e, args, 0);
-    HAS(e.out, "RowValue-Kx81"); /* the rows are on stdout, where they belong */
+    CENV_EXPECT(&e, 1, args, 0);
+    TU_HAS(e.out, "RowValue-Kx81"); /* the rows are on stdout, where they belong */
     adcp_buf_append(&all, e.err.data, e.err.len);
     snprintf(args, sizeof args, "--log-level debug %s maintain --once --json", lf);
-    EXPECT(&e, args, 0);
+    CENV_EXPECT(&e, 1, args, 0);
     adcp_buf_append(&all, e.err.data, e.err.len);
   }
   adcp_buf_cstr(&all);
-  HAS(all, "cli.done");
-  HAS(all, "\"event\":\"worker.pass\"");
-  HAS(all, f->dialect == ADCP_SQL_POSTGRES ? "engine=postgres" : "engine=sqlite");
-  LACKS(all, pw);
-  LACKS(all, "Acct-Raw-5521");
-  LACKS(all, "RowValue-Kx8");
-  LACKS(all, "4471");
-  LACKS(all, "postgresql://");
+  TU_HAS(all, "cli.done");
+  TU_HAS(all, "\"event\":\"worker.pass\"");
+  TU_HAS(all, f->dialect == ADCP_SQL_POSTGRES ? "engine=postgres" : "engine=sqlite");
+  TU_LACKS(all, pw);
+  TU_LACKS(all, "Acct-Raw-5521");
+  TU_LACKS(all, "RowValue-Kx8");
+  TU_LACKS(all, "4471");
+  TU_LACKS(all, "postgresql://");
   adcp_buf_free(&all);
   cenv_close(&e);
 }
