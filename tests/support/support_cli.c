@@ -58,6 +58,27 @@ int tu_cli_run_db(tu_cli_run *r, const char *scratch, const char *url, const cha
   return r->rc;
 }
 
+int tu_scratch_setup(void **state) {
+  tu_scratch *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  s->dir = tu_mkdtemp();
+  snprintf(s->db, sizeof s->db, "sqlite:%s/ledger.db", s->dir);
+  *state = s;
+  return 0;
+}
+
+int tu_scratch_teardown(void **state) {
+  tu_scratch *s = *state;
+  tu_rmtree(s->dir);
+  free(s->dir);
+  free(s);
+  return 0;
+}
+
+int tu_scratch_cli(const tu_scratch *s, const char *args, const char *in, adcp_buf *out, adcp_buf *err) {
+  return tu_cli_db(s->dir, s->db, NULL, in, out, err, "%s", args);
+}
+
 int run(cx *x, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

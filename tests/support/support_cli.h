@@ -29,4 +29,15 @@ int tu_cli_run_db(tu_cli_run *r, const char *scratch, const char *url, const cha
 #define TU_OUT(r) ((const char *)(r).out.data)
 #define TU_ERR(r) ((const char *)(r).err.data)
 
+/* A scratch folder with a SQLite file in it, as a cmocka setup/teardown
+ * pair: *state is the tu_scratch. */
+typedef struct tu_scratch {
+  char *dir;
+  char db[4300]; /* "sqlite:DIR/ledger.db" */
+} tu_scratch;
+int tu_scratch_setup(void **state);
+int tu_scratch_teardown(void **state);
+/* adcp-ledger --db s->db ARGS in s->dir; stdin `in` (may be NULL). */
+int tu_scratch_cli(const tu_scratch *s, const char *args, const char *in, adcp_buf *out, adcp_buf *err);
+
 #endif
