@@ -1,4 +1,4 @@
-/* tests/ledger/test_storage_readonly.c — adcp_storage_options.read_only: a
+/* tests/storage/test_storage_readonly.c — adcp_storage_options.read_only: a
  * missing SQLite file is STORAGE_ERROR and is not created; an existing ledger
  * is read without changing its bytes or leaving -wal/-shm/-journal files;
  * every write is refused; a really read-only file and directory (chattr +i)
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ledger_fixture.h"
+#include "ledger/ledger_fixture.h"
 
 static void commit_two(const char *url) {
   adcp_error err = {0};

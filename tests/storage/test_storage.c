@@ -1,4 +1,4 @@
-/* tests/ledger/test_storage.c — the store-level suite for the sql port, the
+/* tests/storage/test_storage.c — the store-level suite for the sql port, the
  * migration runner, the storage facade and the catalog audit. One source,
  * two runs: every test runs against a fresh SQLite file and a fresh
  * PostgreSQL database (CREATE DATABASE t_<random> on the throwaway cluster
@@ -6,7 +6,7 @@
  * ADCP_TEST_PG_URL the PostgreSQL run FAILS: a skipped backend must never
  * look like a pass. */
 #include "adcp/sql.h"
-#include "ledger_fixture.h"
+#include "ledger/ledger_fixture.h"
 
 static adcp_sql_conn *connect_raw(const fixture *f) {
   adcp_sql_conn *c;
