@@ -8,28 +8,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "ledger/ledger_fixture.h"
-#include "support/support_cli.h"
+#include "support/support_cx.h"
 #include "support/support_config.h"
-
-typedef struct cx {
-  fixture *f;
-  char *dir;
-  char cfg[4200], pub[4200];
-  adcp_buf out, err;
-} cx;
-
-static int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(cx *x, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int st = tu_cli_dbv(x->dir, x->f->url, x->cfg, NULL, &x->out, &x->err, fmt, ap);
-  va_end(ap);
-  return st;
-}
-
-static const char *out_of(cx *x) { return x->out.data ? (const char *)x->out.data : ""; }
-static const char *err_of(cx *x) { return x->err.data ? (const char *)x->err.data : ""; }
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...) {
@@ -41,19 +21,17 @@ static void sh(const char *fmt, ...) {
   if (tu_run(cmd, NULL, 0, NULL)) fail_msg("command failed: %s", cmd);
 }
 
+/* x->path: the public key of k.pem. */
 static void cx_open(cx *x, void **state, int with_keys) {
-  memset(x, 0, sizeof *x);
-  x->f = *state;
-  x->dir = tu_mkdtemp();
-  adcp_buf_init(&x->out), adcp_buf_init(&x->err);
+  cx_init(x, state);
   sh("cd '%s' && openssl genpkey -algorithm ed25519 -out k.pem 2>/dev/null && openssl pkey -in k.pem -pubout "
      "-out pub.pem && openssl genpkey -algorithm ed25519 -out other.pem 2>/dev/null && openssl pkey -in other.pem "
      "-pubout -out other_pub.pem && mkdir bucket",
      x->dir);
-  snprintf(x->pub, sizeof x->pub, "%s/pub.pem", x->dir);
+  snprintf(x->path, sizeof x->path, "%s/pub.pem", x->dir);
   snprintf(x->cfg, sizeof x->cfg, "%s/cfg.json", x->dir);
   char pubtxt[4400];
-  snprintf(pubtxt, sizeof pubtxt, "grep -v -- ----- '%s' | tr -d '\\n'", x->pub);
+  snprintf(pubtxt, sizeof pubtxt, "grep -v -- ----- '%s' | tr -d '\\n'", x->path);
   adcp_buf b64;
   adcp_buf_init(&b64);
   assert_int_equal(tu_run(pubtxt, NULL, 0, &b64), 0);
@@ -78,12 +56,6 @@ static void cx_open(cx *x, void **state, int with_keys) {
                          i, rows),
                      0);
   }
-}
-
-static void cx_close(cx *x) {
-  adcp_buf_free(&x->out), adcp_buf_free(&x->err);
-  tu_rmtree(x->dir);
-  free(x->dir);
 }
 
 static void tamper(cx *x, const char *sql) {
@@ -129,16 +101,16 @@ static void end_to_end(void **state) {
   assert_int_equal(run(&x, "prove --account acct --revision r2 --checkpoint '%s'", cpfile), 0);
   tu_write_file(proof, x.out.data, x.out.len);
   char args[16384];
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.pub, rows2);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.path, rows2);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 0);
   adcp_buf_cstr(&x.out);
   assert_non_null(strstr(out_of(&x), "proof ok: revision r2 of account acct is leaf 1 of 3"));
   assert_non_null(strstr(out_of(&x), "rows match the header"));
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --json", proof, x.pub);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --json", proof, x.path);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 0);
   adcp_buf_cstr(&x.out);
   assert_non_null(strstr(out_of(&x), "{\"ok\":true,\"account_id\":\"acct\",\"revision_id\":\"r2\",\"leaf_index\":1,"));
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.pub, rows1);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.path, rows1);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 3);
   assert_non_null(strstr(err_of(&x), "INTEGRITY_FAILED: rows refused"));
   snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s/other_pub.pem' --json", proof, x.dir);
@@ -147,7 +119,7 @@ static void end_to_end(void **state) {
   assert_non_null(strstr(out_of(&x), "\"ok\":false"));
   assert_non_null(strstr(out_of(&x), "INTEGRITY_FAILED"));
   sh("sed -i 's/\"leaf_index\":1/\"leaf_index\":0/' '%s'", proof);
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s'", proof, x.pub);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s'", proof, x.path);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 3);
   assert_non_null(strstr(err_of(&x), "proof refused"));
   /* An edited header: audit and verify --all find it at its leaf. */
@@ -160,7 +132,7 @@ static void end_to_end(void **state) {
   assert_int_equal(run(&x, "verify --all"), 3);
   assert_non_null(strstr(out_of(&x), "FAILED r2: ROWS_INTEGRITY_FAILED: header digest"));
   assert_int_equal(run(&x, "prove --account acct --revision r2"), 3);
-  cx_close(&x);
+  cx_free(&x);
 }
 
 static void refusals_and_help(void **state) {
@@ -193,11 +165,11 @@ static void refusals_and_help(void **state) {
   assert_non_null(strstr(out_of(&x), "REFERENCE_NOT_FOUND"));
   assert_int_equal(run(&x, "prove --account other --revision r1"), 5);
   char args[16384];
-  snprintf(args, sizeof args, "verify-proof '%s/missing.json' --public-key '%s'", x.dir, x.pub);
+  snprintf(args, sizeof args, "verify-proof '%s/missing.json' --public-key '%s'", x.dir, x.path);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 1);
   snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s'", cpfile, x.cfg); /* not a key */
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 2);
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s'", cpfile, x.pub); /* not a proof */
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s'", cpfile, x.path); /* not a proof */
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 2);
   assert_int_equal(tu_cli(x.dir, "verify-proof", NULL, &x.out, &x.err), 1);
   /* A configuration without the signing key. */
@@ -222,7 +194,7 @@ static void refusals_and_help(void **state) {
     struct stat st;
     assert_int_not_equal(stat(p, &st), 0);
   }
-  cx_close(&x);
+  cx_free(&x);
 }
 
 /* Issue 25 "say the mode every time", --require-outside, an unreadable
@@ -287,7 +259,7 @@ static void modes_and_outside(void **state) {
   assert_non_null(strstr(err_of(&x), "the checkpoint is not signed by the given key"));
   assert_non_null(strstr(err_of(&x), kid));
   assert_null(strstr(err_of(&x), "configuration"));
-  cx_close(&x);
+  cx_free(&x);
 }
 
 /* verify-proof --rows streams the rows one line at a time: a 48 MiB rows file
@@ -309,7 +281,7 @@ static void verify_proof_rows_stream(void **state) {
   assert_non_null(f);
   for (int i = 0; i < 400000; i++) fprintf(f, "{\"z\":%d,\"b\":\"%0100d\",\"a\":[1,2,3]}\n", i, i);
   fclose(f);
-  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.pub, big);
+  snprintf(args, sizeof args, "verify-proof '%s' --public-key '%s' --rows '%s'", proof, x.path, big);
   assert_int_equal(tu_cli(x.dir, args, NULL, &x.out, &x.err), 3);
   assert_non_null(strstr(err_of(&x), "INTEGRITY_FAILED: rows refused: they encode to 400000 rows"));
   /* The largest child so far: the earlier commands are small too. */
@@ -321,7 +293,7 @@ static void verify_proof_rows_stream(void **state) {
 #else
   assert_true(ru.ru_maxrss < 32L * 1024);
 #endif
-  cx_close(&x);
+  cx_free(&x);
 }
 
 int main(void) {

@@ -13,55 +13,23 @@
 
 #include "adcp/feed.h"
 #include "adcp/json.h"
-#include "support/support_cli.h"
+#include "support/support_cx.h"
 
 extern char **environ;
 
-typedef struct clienv {
-  fixture *f;
-  char *dir;
-  adcp_buf out, err;
-} clienv;
-
-static void env_open(clienv *e, fixture *f) {
-  e->f = f;
-  e->dir = tu_mkdtemp();
-  adcp_buf_init(&e->out);
-  adcp_buf_init(&e->err);
-}
-
-static void env_close(clienv *e) {
-  tu_rmtree(e->dir);
-  free(e->dir);
-  adcp_buf_free(&e->out);
-  adcp_buf_free(&e->err);
-}
-
-static int cli(clienv *e, const char *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cli(clienv *e, const char *in, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int st = tu_cli_dbv(e->dir, e->f->url, NULL, in, &e->out, &e->err, fmt, ap);
-  va_end(ap);
-  return st;
-}
-
-static const char *out(clienv *e) { return e->out.data ? (const char *)e->out.data : ""; }
-static const char *errs(clienv *e) { return e->err.data ? (const char *)e->err.data : ""; }
-
-static void commit_cli(clienv *e, const char *account, const char *obl, const char *rev) {
-  int st = cli(e, "{\"a\":1}\n",
-               "commit --account %s --obligation %s --revision %s --finality snapshot "
-               "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z",
-               account, obl, rev);
-  if (st) fail_msg("commit failed (%d): %s", st, errs(e));
+static void commit_cli(cx *e, const char *account, const char *obl, const char *rev) {
+  int st = run_stdin(e, "{\"a\":1}\n",
+                     "commit --account %s --obligation %s --revision %s --finality snapshot "
+                     "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z",
+                     account, obl, rev);
+  if (st) fail_msg("commit failed (%d): %s", st, err_of(e));
 }
 
 /* Exactly one JSON document on stdout. */
-static void assert_one_json(clienv *e) {
+static void assert_one_json(cx *e) {
   adcp_json_doc d;
   adcp_json_doc_init(&d);
-  const char *s = out(e);
+  const char *s = out_of(e);
   int rc = adcp_json_parse(&d, s, strlen(s), NULL, NULL);
   adcp_json_doc_free(&d);
   if (rc) fail_msg("not one JSON document: %s", s);
@@ -81,71 +49,71 @@ static size_t lines(const char *s, char *last, size_t n) {
   return count;
 }
 
-static void migrate(clienv *e) { assert_int_equal(cli(e, NULL, "migrate"), 0); }
+static void migrate(cx *e) { assert_int_equal(run_stdin(e, NULL, "migrate"), 0); }
 
 static void changes_jsonl_and_consumers(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   commit_cli(&e, "A", "o1", "r1");
   commit_cli(&e, "B", "o2", "r2");
   settle(e.f->url);
-  assert_int_equal(cli(&e, NULL, "changes"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "changes"), 0);
   char last[512];
-  assert_int_equal(lines(out(&e), last, sizeof last), 5);
-  assert_non_null(strstr(out(&e),
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 5);
+  assert_non_null(strstr(out_of(&e),
                          "{\"kind\":\"revision\",\"record_id\":\"r2\",\"reporting_obligation_id\":\"o2\","
                          "\"account_id\":\"B\",\"recorded_at\":\"20"));
   assert_true(!strncmp(last, "{\"cursor\":\"", 11));
   /* Account feed, kinds, limit. */
-  assert_int_equal(cli(&e, NULL, "changes --account=A --kinds revision"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
-  assert_non_null(strstr(out(&e), "\"record_id\":\"r1\""));
-  assert_int_equal(cli(&e, NULL, "changes --limit 1"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
+  assert_int_equal(run_stdin(&e, NULL, "changes --account=A --kinds revision"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
+  assert_non_null(strstr(out_of(&e), "\"record_id\":\"r1\""));
+  assert_int_equal(run_stdin(&e, NULL, "changes --limit 1"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
   char cursor[256];
   snprintf(cursor, sizeof cursor, "%.*s", (int)(strlen(last) - 13), last + 11);
-  assert_int_equal(cli(&e, NULL, "changes --after %s", cursor), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 4);
+  assert_int_equal(run_stdin(&e, NULL, "changes --after %s", cursor), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 4);
 
   /* Consumers. */
-  assert_int_equal(cli(&e, NULL, "consumer register wh --json"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "consumer register wh --json"), 0);
   assert_one_json(&e);
-  assert_non_null(strstr(out(&e), "\"name\":\"wh\",\"account_id\":null"));
-  assert_int_equal(cli(&e, NULL, "changes --consumer wh --limit 3"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 4);
+  assert_non_null(strstr(out_of(&e), "\"name\":\"wh\",\"account_id\":null"));
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer wh --limit 3"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 4);
   /* The consumer moved: the next read starts after those three. */
-  assert_int_equal(cli(&e, NULL, "changes --consumer wh"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
-  assert_non_null(strstr(out(&e), "\"record_id\":\"r2\""));
-  assert_int_equal(cli(&e, NULL, "consumer advance wh --cursor %s", cursor), 2); /* behind its position */
-  assert_non_null(strstr(errs(&e), "INVALID_INPUT"));
-  assert_int_equal(cli(&e, NULL, "consumer list --json"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer wh"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
+  assert_non_null(strstr(out_of(&e), "\"record_id\":\"r2\""));
+  assert_int_equal(run_stdin(&e, NULL, "consumer advance wh --cursor %s", cursor), 2); /* behind its position */
+  assert_non_null(strstr(err_of(&e), "INVALID_INPUT"));
+  assert_int_equal(run_stdin(&e, NULL, "consumer list --json"), 0);
   assert_one_json(&e);
-  assert_non_null(strstr(out(&e), "\"live\":true,\"lag_changes\":0,\"lag_seconds\":0.000,\"age_seconds\":"));
-  assert_int_equal(cli(&e, NULL, "consumer list"), 0);
-  assert_true(!strncmp(out(&e), "NAME ", 5));
-  assert_non_null(strstr(out(&e), "LAG_CHANGES"));
-  assert_non_null(strstr(out(&e), "\nwh "));
+  assert_non_null(strstr(out_of(&e), "\"live\":true,\"lag_changes\":0,\"lag_seconds\":0.000,\"age_seconds\":"));
+  assert_int_equal(run_stdin(&e, NULL, "consumer list"), 0);
+  assert_true(!strncmp(out_of(&e), "NAME ", 5));
+  assert_non_null(strstr(out_of(&e), "LAG_CHANGES"));
+  assert_non_null(strstr(out_of(&e), "\nwh "));
   assert_int_equal(
-      cli(&e, NULL, "consumer register acc --account A --after %s", "eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 0);
-  assert_int_equal(cli(&e, NULL, "changes --consumer acc --account B"), 2);
-  assert_int_equal(cli(&e, NULL, "changes prune --json"), 0);
+      run_stdin(&e, NULL, "consumer register acc --account A --after %s", "eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer acc --account B"), 2);
+  assert_int_equal(run_stdin(&e, NULL, "changes prune --json"), 0);
   assert_one_json(&e);
-  assert_non_null(strstr(out(&e), "\"deleted\":0"));
-  assert_int_equal(cli(&e, NULL, "changes prune --limit 5"), 0);
-  assert_string_equal(out(&e), "pruned 0 changes\n");
+  assert_non_null(strstr(out_of(&e), "\"deleted\":0"));
+  assert_int_equal(run_stdin(&e, NULL, "changes prune --limit 5"), 0);
+  assert_string_equal(out_of(&e), "pruned 0 changes\n");
   /* Resync: every current revision, then the head cursor; the consumer moves to the head. */
-  assert_int_equal(cli(&e, NULL, "changes resync --consumer wh"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 3);
-  assert_non_null(strstr(out(&e), "{\"resync\":{\"revision_id\":\"r1\""));
-  assert_int_equal(cli(&e, NULL, "changes --consumer wh"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 1);
-  assert_int_equal(cli(&e, NULL, "consumer drop wh --json"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "changes resync --consumer wh"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 3);
+  assert_non_null(strstr(out_of(&e), "{\"resync\":{\"revision_id\":\"r1\""));
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer wh"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 1);
+  assert_int_equal(run_stdin(&e, NULL, "consumer drop wh --json"), 0);
   assert_one_json(&e);
-  assert_int_equal(cli(&e, NULL, "consumer drop wh"), 5);
-  assert_non_null(strstr(errs(&e), "adcp-ledger consumer drop: REFERENCE_NOT_FOUND: "));
-  env_close(&e);
+  assert_int_equal(run_stdin(&e, NULL, "consumer drop wh"), 5);
+  assert_non_null(strstr(err_of(&e), "adcp-ledger consumer drop: REFERENCE_NOT_FOUND: "));
+  cx_free(&e);
 }
 
 /* Issue 26: `changes resync --consumer NEW` registers NEW at the head (its help
@@ -153,42 +121,42 @@ static void changes_jsonl_and_consumers(void **state) {
  * `changes` and `changes resync` accept --json and keep JSONL, and a failure
  * with --json ends with one JSON error line. */
 static void resync_registers_and_json(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   commit_cli(&e, "A", "o1", "r1");
   settle(e.f->url);
   char last[512];
-  assert_int_equal(cli(&e, NULL, "changes resync --consumer fresh"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
-  assert_int_equal(cli(&e, NULL, "changes resync --consumer fresh_a --account A --json"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
-  assert_int_equal(cli(&e, NULL, "consumer list"), 0);
-  assert_non_null(strstr(out(&e), "\nfresh                    -  "));
-  assert_non_null(strstr(out(&e), "\nfresh_a                  A  "));
+  assert_int_equal(run_stdin(&e, NULL, "changes resync --consumer fresh"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
+  assert_int_equal(run_stdin(&e, NULL, "changes resync --consumer fresh_a --account A --json"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
+  assert_int_equal(run_stdin(&e, NULL, "consumer list"), 0);
+  assert_non_null(strstr(out_of(&e), "\nfresh                    -  "));
+  assert_non_null(strstr(out_of(&e), "\nfresh_a                  A  "));
   /* At the head: nothing new to read. */
-  assert_int_equal(cli(&e, NULL, "changes --consumer fresh --json"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer fresh --json"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 1);
   assert_non_null(strstr(last, "{\"cursor\":"));
   /* A failure with --json: the JSONL ends with one error document. */
-  assert_int_equal(cli(&e, NULL, "changes --json --after bogus!"), 2);
-  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_int_equal(run_stdin(&e, NULL, "changes --json --after bogus!"), 2);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 1);
   assert_non_null(strstr(last, "{\"ok\":false,\"error\":{\"code\":\"INVALID_INPUT\""));
-  assert_int_equal(cli(&e, NULL, "changes resync --json --consumer fresh --account B"), 2);
-  assert_int_equal(lines(out(&e), last, sizeof last), 1);
+  assert_int_equal(run_stdin(&e, NULL, "changes resync --json --consumer fresh --account B"), 2);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 1);
   assert_non_null(strstr(last, "\"ok\":false"));
-  env_close(&e);
+  cx_free(&e);
 }
 
 static void help_and_refusals(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   static const char *const helps[] = {"changes --help",  "changes prune --help",     "changes resync --help",
                                       "consumer --help", "consumer register --help", "consumer list --help"};
   for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
-    assert_int_equal(cli(&e, NULL, "%s", helps[i]), 0);
-    assert_non_null(strstr(out(&e), "exit status"));
+    assert_int_equal(run_stdin(&e, NULL, "%s", helps[i]), 0);
+    assert_non_null(strstr(out_of(&e), "exit status"));
   }
   typedef struct refusal {
     const char *args;
@@ -224,9 +192,9 @@ static void help_and_refusals(void **state) {
       {"consumer drop nobody", 5, "REFERENCE_NOT_FOUND"},
   };
   for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) {
-    int st = cli(&e, NULL, "%s", R[i].args);
-    if (st != R[i].status || !strstr(errs(&e), R[i].stderr_has))
-      fail_msg("'%s': exit %d (want %d), stderr: %s", R[i].args, st, R[i].status, errs(&e));
+    int st = run_stdin(&e, NULL, "%s", R[i].args);
+    if (st != R[i].status || !strstr(err_of(&e), R[i].stderr_has))
+      fail_msg("'%s': exit %d (want %d), stderr: %s", R[i].args, st, R[i].status, err_of(&e));
   }
   /* A database that cannot be reached: exit 4, from every feed command. */
   char full[512];
@@ -235,12 +203,12 @@ static void help_and_refusals(void **state) {
     snprintf(full, sizeof full, "--db 'postgresql://x@127.0.0.1:1/d?connect_timeout=2' %s", cmds[i]);
     assert_int_equal(tu_cli(e.dir, full, NULL, &e.out, &e.err), 4);
   }
-  env_close(&e);
+  cx_free(&e);
 }
 
 static void expired_cursor_exit_2(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   commit_cli(&e, "A", "o1", "r1");
   adcp_error err = {0};
@@ -252,16 +220,16 @@ static void expired_cursor_exit_2(void **state) {
                               : "UPDATE adcp_reporting_changes SET recorded_at = '2000-01-01T00:00:00.000000Z'",
                           &err));
   adcp_sql_close(c);
-  assert_int_equal(cli(&e, NULL, "changes prune --json"), 0);
-  assert_non_null(strstr(out(&e), "\"deleted\":2"));
-  assert_int_equal(cli(&e, NULL, "changes --account A --after eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 2);
-  assert_non_null(strstr(errs(&e), "adcp-ledger changes: CURSOR_EXPIRED: "));
-  assert_non_null(strstr(errs(&e), "changes resync"));
-  env_close(&e);
+  assert_int_equal(run_stdin(&e, NULL, "changes prune --json"), 0);
+  assert_non_null(strstr(out_of(&e), "\"deleted\":2"));
+  assert_int_equal(run_stdin(&e, NULL, "changes --account A --after eyJ2IjoxLCJhY2NvdW50IjoiQSIsInNlcSI6IjAifQ"), 2);
+  assert_non_null(strstr(err_of(&e), "adcp-ledger changes: CURSOR_EXPIRED: "));
+  assert_non_null(strstr(err_of(&e), "changes resync"));
+  cx_free(&e);
 }
 
 /* Starts `changes --follow` with stdout into a file. */
-static pid_t spawn_follow(clienv *e, const char *outpath, const char *extra) {
+static pid_t spawn_follow(cx *e, const char *outpath, const char *extra) {
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "exec '%s' --db '%s' changes --follow --interval 0.1 %s >'%s' 2>'%s/follow.err'",
            ADCP_CLI_PATH, e->f->url, extra, outpath, e->dir);
@@ -287,11 +255,11 @@ static int wait_for(const char *path, const char *needle, int ms) {
 }
 
 static void follow_sees_commits_and_stops_cleanly(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   commit_cli(&e, "A", "o0", "r0");
-  assert_int_equal(cli(&e, NULL, "consumer register fol"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "consumer register fol"), 0);
   const int sigs[2] = {SIGINT, SIGTERM};
   for (int k = 0; k < 2; k++) {
     char path[4300], rev[32], needle[64];
@@ -324,49 +292,49 @@ static void follow_sees_commits_and_stops_cleanly(void **state) {
   /* --consumer advanced the consumer as pages were printed: what is left is
    * exactly the second round's changes (committed while it was not following). */
   settle(e.f->url);
-  assert_int_equal(cli(&e, NULL, "changes --consumer fol"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "changes --consumer fol"), 0);
   char last[512];
-  assert_int_equal(lines(out(&e), last, sizeof last), 3);
-  assert_non_null(strstr(out(&e), "\"record_id\":\"rf1\""));
-  assert_null(strstr(out(&e), "\"record_id\":\"rf0\""));
-  env_close(&e);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 3);
+  assert_non_null(strstr(out_of(&e), "\"record_id\":\"rf1\""));
+  assert_null(strstr(out_of(&e), "\"record_id\":\"rf0\""));
+  cx_free(&e);
 }
 
 /* "change_feed": false in the host configuration: commits append nothing, and
  * the startup warning names the live consumers that will miss them. */
 static void feed_off_by_configuration(void **state) {
-  clienv e;
-  env_open(&e, *state);
+  cx e;
+  cx_init(&e, state);
   migrate(&e);
   char cfg[1200], args[1400];
   snprintf(cfg, sizeof cfg, "%s/cfg.json", e.dir);
   tu_write_file(cfg, "{\"change_feed\":\"no\"}", 20);
-  assert_int_equal(cli(&e, NULL, "--config '%s' binding list", cfg), 2);
-  assert_non_null(strstr(errs(&e), "cfg.json:1:16: config.change_feed must be true or false, not a string"));
+  assert_int_equal(run_stdin(&e, NULL, "--config '%s' binding list", cfg), 2);
+  assert_non_null(strstr(err_of(&e), "cfg.json:1:16: config.change_feed must be true or false, not a string"));
   tu_write_file(cfg, "{\"change_feed\":false}", 21);
   /* no consumer yet: no warning, and the commit leaves no change row */
   snprintf(args, sizeof args,
            "--config '%s' commit --account A --obligation o1 --revision r1 --finality snapshot "
            "--period-start 2026-10-01T00:00:00Z --period-end 2026-10-02T00:00:00Z",
            cfg);
-  assert_int_equal(cli(&e, "{\"a\":1}\n", "%s", args), 0);
-  assert_null(strstr(errs(&e), "WARNING"));
+  assert_int_equal(run_stdin(&e, "{\"a\":1}\n", "%s", args), 0);
+  assert_null(strstr(err_of(&e), "WARNING"));
   settle(e.f->url);
   char last[512];
-  assert_int_equal(cli(&e, NULL, "changes"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 1); /* only the cursor line */
+  assert_int_equal(run_stdin(&e, NULL, "changes"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 1); /* only the cursor line */
   /* a live consumer: a writer with the feed off warns loudly */
-  assert_int_equal(cli(&e, NULL, "consumer register wh"), 0);
+  assert_int_equal(run_stdin(&e, NULL, "consumer register wh"), 0);
   snprintf(args, sizeof args, "--config '%s' commit --account A --obligation o1 --revision r2 --finality snapshot", cfg);
-  assert_int_equal(cli(&e, "{\"a\":2}\n", "%s", args), 0);
-  assert_non_null(strstr(errs(&e), "WARNING: change_feed is false in the configuration, but 1 feed consumer was"));
+  assert_int_equal(run_stdin(&e, "{\"a\":2}\n", "%s", args), 0);
+  assert_non_null(strstr(err_of(&e), "WARNING: change_feed is false in the configuration, but 1 feed consumer was"));
   /* the feed on (the default): the next commit appends */
   commit_cli(&e, "A", "o2", "r3");
   settle(e.f->url);
-  assert_int_equal(cli(&e, NULL, "changes --kinds revision"), 0);
-  assert_int_equal(lines(out(&e), last, sizeof last), 2);
-  assert_non_null(strstr(out(&e), "\"record_id\":\"r3\""));
-  env_close(&e);
+  assert_int_equal(run_stdin(&e, NULL, "changes --kinds revision"), 0);
+  assert_int_equal(lines(out_of(&e), last, sizeof last), 2);
+  assert_non_null(strstr(out_of(&e), "\"record_id\":\"r3\""));
+  cx_free(&e);
 }
 
 int main(void) {

@@ -79,10 +79,23 @@ int tu_scratch_cli(const tu_scratch *s, const char *args, const char *in, adcp_b
   return tu_cli_db(s->dir, s->db, NULL, in, out, err, "%s", args);
 }
 
+static int run_on(cx *x, const char *in, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static int run_on(cx *x, const char *in, const char *fmt, va_list ap) {
+  return tu_cli_dbv(x->dir, x->f->url, x->cfg[0] ? x->cfg : NULL, in, &x->out, &x->err, fmt, ap);
+}
+
 int run(cx *x, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int st = tu_cli_dbv(x->dir, x->f->url, x->cfg[0] ? x->cfg : NULL, NULL, &x->out, &x->err, fmt, ap);
+  int st = run_on(x, NULL, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+int run_stdin(cx *x, const char *in, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int st = run_on(x, in, fmt, ap);
   va_end(ap);
   return st;
 }

@@ -21,6 +21,8 @@ void cx_free(cx *x);
 /* Runs adcp-ledger --db URL [--config CFG] ARGS (printf format); stdout and
  * stderr into x->out / x->err. Returns the exit status. */
 int run(cx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* run() with stdin `in` (may be NULL). */
+int run_stdin(cx *x, const char *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *out_of(cx *x);
 const char *err_of(cx *x);
 
