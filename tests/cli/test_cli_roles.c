@@ -5,7 +5,7 @@
  * completely, the writer commits, the reader reads and verifies and cannot
  * commit, the auditor checks what it may (naming what it could not, exit 0)
  * and audits, the worker runs a maintenance pass. */
-#include "cli/cli_cx.h"
+#include "support/support_cx.h"
 
 static const char *const ROLES[] = {"adcp_migrator", "adcp_writer", "adcp_worker", "adcp_reader", "adcp_auditor"};
 #define N_ROLES (sizeof ROLES / sizeof ROLES[0])

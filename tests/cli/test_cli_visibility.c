@@ -10,7 +10,7 @@
 #define _GNU_SOURCE /* timegm */
 #include <time.h>
 
-#include "cli/cli_cx.h"
+#include "support/support_cx.h"
 
 static void cx_open(cx *x, void **state) {
   cx_init(x, state);

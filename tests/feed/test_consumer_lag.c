@@ -7,7 +7,7 @@
 #include <math.h>
 #include <time.h>
 
-#include "cli/cli_cx.h"
+#include "support/support_cx.h"
 
 /* The number after "KEY": in the consumer NAME's object of the --json list. */
 static double field(cx *x, const char *name, const char *key) {

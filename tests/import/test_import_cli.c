@@ -8,7 +8,7 @@
  * (migrated, verified, readable) and quarantines an unrepaired one again;
  * each refusal with its exit status. */
 #include "import/legacy_build.h"
-#include "cli/cli_cx.h"
+#include "support/support_cx.h"
 
 /* Six revisions, one per obligation; lb_tamper_kind with tamper_every 3
  * tampers revision 1 (digest) and revision 4 (byte_count). */
