@@ -201,7 +201,7 @@ typedef struct adcp_audit_finding {
 } adcp_audit_finding;
 typedef void (*adcp_audit_finding_fn)(void *ctx, const adcp_audit_finding *f);
 
-typedef struct adcp_audit_options {
+typedef struct ADCP_VERSIONED adcp_audit_options {
   int version;                        /* 1 or 2 */
   const char *account_id;             /* NULL: every account */
   const adcp_audit_keyring *keys;     /* pinned keys; NULL or empty: checkpoints are not checked */

@@ -95,7 +95,7 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
  * transaction and lock rules of the revision append above: call it in the retirement transaction
  * under the account lock (leaves are never deleted). Revisions without a
  * leaf (committed before the log existed) are not listed. */
-typedef struct adcp_audit_retirement {
+typedef struct ADCP_VERSIONED adcp_audit_retirement {
   int version; /* 2 */
   const char *account_id;
   const char *obligation_id;

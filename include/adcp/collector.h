@@ -58,7 +58,7 @@ enum adcp_collector_step {
   ADCP_COLLECTOR_STEP_DELETED = 3 /* `key` was deleted (its transaction committed) */
 };
 
-typedef struct adcp_collector_options {
+typedef struct ADCP_VERSIONED adcp_collector_options {
   int version;                         /* ADCP_COLLECTOR_OPTIONS_VERSION */
   int dry_run;                         /* classify only; no fence, no delete */
   int acknowledge_exclusive_namespace; /* required for a deleting run (INVALID_INPUT before listing) */

@@ -44,7 +44,7 @@ typedef struct adcp_config adcp_config;
  *   4. system_path (NULL = ADCP_CONFIG_SYSTEM_PATH): used when it exists.
  * A default location that exists but cannot be examined is used, so the read
  * reports it instead of falling through silently. */
-typedef struct adcp_config_search {
+typedef struct ADCP_VERSIONED adcp_config_search {
   int version;               /* 1 */
   const char *explicit_path; /* NULL = not given; "" is refused (INVALID_INPUT) */
   const char *system_path;   /* NULL = ADCP_CONFIG_SYSTEM_PATH (tests point it elsewhere) */
@@ -206,7 +206,7 @@ int adcp_config_check_files(const adcp_config *c, adcp_error *err);
  * feed warning); never secrets. */
 typedef void (*adcp_config_notice_fn)(void *ctx, const char *message);
 
-typedef struct adcp_config_apply_options {
+typedef struct ADCP_VERSIONED adcp_config_apply_options {
   int version;                  /* 1 */
   int read_only;                /* the ledger was opened read-only: skip the feed-consumer count */
   adcp_config_notice_fn notice; /* may be NULL */

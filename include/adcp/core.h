@@ -30,6 +30,19 @@
 #define ADCP_VISIBILITY_PUSH_
 #define ADCP_VISIBILITY_POP_
 #endif
+
+/* ADCP_VERSIONED marks a struct that starts with int version (an options
+ * struct or a vtable): with ADCP_STRICT_INIT defined (the project's own build
+ * defines it) GCC refuses a positional initialiser of it (-Wdesignated-init),
+ * so members can be appended behind a new version (docs/abi.md). */
+#if defined(ADCP_STRICT_INIT) && defined(__has_attribute)
+#if __has_attribute(designated_init)
+#define ADCP_VERSIONED __attribute__((designated_init))
+#endif
+#endif
+#ifndef ADCP_VERSIONED
+#define ADCP_VERSIONED
+#endif
 #ifdef __cplusplus
 #define ADCP_BEGIN_DECLS ADCP_VISIBILITY_PUSH_ extern "C" {
 #define ADCP_END_DECLS \

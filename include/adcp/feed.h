@@ -92,7 +92,7 @@ typedef struct adcp_change_page {
   char *cursor; /* always set: the last returned row, else the input (or start) position */
 } adcp_change_page;
 
-typedef struct adcp_changes_query {
+typedef struct ADCP_VERSIONED adcp_changes_query {
   int version;            /* 1 */
   const char *cursor;     /* NULL: from the oldest retained change */
   const char *account_id; /* NULL or "": deployment-wide feed */
@@ -168,7 +168,7 @@ int adcp_feed_obligation_held(int *held, adcp_sql_conn *c, const char *obligatio
 
 /* ---- pruning (spec 03 §5) ---------------------------------------------------------- */
 
-typedef struct adcp_feed_prune_options {
+typedef struct ADCP_VERSIONED adcp_feed_prune_options {
   int version;            /* 1 */
   int64_t retention_days; /* 0 = 30; rows older than this may go */
   int64_t hold_days;      /* 0 = 7; consumers silent longer hold nothing */

@@ -76,7 +76,7 @@ typedef struct adcp_import_report {
   int resumed; /* 1: started after a stored cursor */
 } adcp_import_report;
 
-typedef struct adcp_import_options {
+typedef struct ADCP_VERSIONED adcp_import_options {
   int version; /* 1 */
   adcp_import_source source;
   const char *account_id; /* NULL = every account */

@@ -47,7 +47,7 @@ typedef struct adcp_inline_store adcp_inline_store;
  * connection died after the database committed. NULL in production. */
 typedef int (*adcp_inline_fault_fn)(void *ctx, const char *point);
 
-typedef struct adcp_inline_options {
+typedef struct ADCP_VERSIONED adcp_inline_options {
   int version;                /* 1 */
   size_t max_payload_bytes;   /* 0 = ADCP_INLINE_MAX_PAYLOAD_BYTES; 1 … that value, else INVALID_INPUT */
   adcp_inline_fault_fn fault; /* testing only */

@@ -65,7 +65,7 @@ int adcp_finality_parse(adcp_finality *out, const char *name, adcp_error *err);
 
 typedef struct adcp_ledger adcp_ledger;
 
-typedef struct adcp_ledger_options {
+typedef struct ADCP_VERSIONED adcp_ledger_options {
   int version;                      /* 1 */
   const char *deployment_namespace; /* namespace-key input (spec 02 §4); default "default" */
   /* Verified manifests kept per handle (revision ID + header digest → the
@@ -150,7 +150,7 @@ int adcp_revision_header_write_json(adcp_buf *out, const adcp_revision_header *h
  * handle: while rows are pulled, a writer thread owns the handle's connection. */
 typedef int (*adcp_ledger_row_fn)(void *ctx, const char **row, size_t *len, adcp_error *err);
 
-typedef struct adcp_ledger_commit {
+typedef struct ADCP_VERSIONED adcp_ledger_commit {
   int version; /* 1 */
   const char *account_id;
   const char *obligation_id;
@@ -380,7 +380,7 @@ void adcp_ledger_ids_free(char **ids, size_t count);
  * kind + provider + {keyTemplate, location, prefix}; everything else is
  * operational. The client is a provider instance bound to this binding's
  * location and prefix; it is borrowed and must outlive the ledger handle. */
-typedef struct adcp_ledger_binding_config {
+typedef struct ADCP_VERSIONED adcp_ledger_binding_config {
   int version;                    /* 1 */
   const char *id;                 /* ^[A-Za-z0-9_.:-]{1,128}$, not "postgres" */
   const char *provider;           /* must equal client->name, e.g. "filesystem" */

@@ -47,7 +47,7 @@ typedef struct adcp_log_field {
 typedef void (*adcp_log_sink_fn)(void *ctx, adcp_log_level level, const char *event, const char *message,
                                  const adcp_log_field *fields, size_t n);
 
-typedef struct adcp_logger {
+typedef struct ADCP_VERSIONED adcp_logger {
   int version;          /* 1 */
   adcp_log_level level; /* threshold: records above it are dropped before formatting */
   adcp_log_sink_fn sink;

@@ -160,7 +160,7 @@ typedef struct adcp_object_stage adcp_object_stage;
  *                                            (probe refusals; a symlink in an object path)
  *   ADCP_ENOMEM
  * plus, per operation, the codes noted on the wrapper. */
-struct adcp_object_provider {
+struct ADCP_VERSIONED adcp_object_provider {
   int version;           /* ADCP_OBJECT_PROVIDER_VERSION */
   const char *name;      /* registry name: "filesystem", "s3", "gcs", "azure_blob" */
   const char *prefix;    /* owned key prefix; every key lies under prefix + "/" */

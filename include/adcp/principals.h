@@ -64,7 +64,7 @@ void adcp_principal_clear(adcp_principal *p);
 /* Appends p as one JSON object (no newline). Errors: ADCP_ENOMEM. */
 int adcp_principal_write_json(adcp_buf *out, const adcp_principal *p);
 
-typedef struct adcp_principal_put {
+typedef struct ADCP_VERSIONED adcp_principal_put {
   int version; /* 1 */
   const char *principal_id;
   const char *account_scope;

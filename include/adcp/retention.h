@@ -36,7 +36,7 @@ ADCP_BEGIN_DECLS
 
 /* ---- policy (spec 03 §6.1) ---------------------------------------------------- */
 
-typedef struct adcp_retention_policy {
+typedef struct ADCP_VERSIONED adcp_retention_policy {
   int version;                          /* 1 */
   int64_t status_retention_days;        /* required, 1..36500: the advertised window */
   int64_t ledger_record_retention_days; /* 0 = status_retention_days; shorter is refused */
@@ -68,7 +68,7 @@ enum adcp_retention_step {
   ADCP_RETENTION_STEP_PRUNE_FREED = 5,  /* pruning: first bytes freed, not yet marked pruned */
 };
 
-typedef struct adcp_retention_options {
+typedef struct ADCP_VERSIONED adcp_retention_options {
   int version;                         /* 1 */
   const adcp_retention_policy *policy; /* required (checked) */
   const char *account_id;              /* NULL = every account */

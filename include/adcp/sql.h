@@ -315,7 +315,7 @@ void adcp_migration_status_free(adcp_migration_status *st);
  * "skipped" when another runner applied it first. */
 typedef void (*adcp_migrate_progress_fn)(void *ctx, const adcp_migration *m, const char *phase);
 
-typedef struct adcp_migrate_options {
+typedef struct ADCP_VERSIONED adcp_migrate_options {
   int version;       /* 1 */
   int additive_only; /* apply pending additive steps only */
   adcp_migrate_progress_fn progress;

@@ -19,7 +19,7 @@ ADCP_BEGIN_DECLS
 
 typedef struct adcp_storage adcp_storage;
 
-typedef struct adcp_storage_options {
+typedef struct ADCP_VERSIONED adcp_storage_options {
   int version; /* 1 */
   /* Durability policy. 0 (default) = the work needs durable storage: a
    * non-durable URL (sqlite::memory:) is refused with

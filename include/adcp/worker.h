@@ -50,7 +50,7 @@ int64_t adcp_worker_report_get(const adcp_worker_report *r, const char *name);
 void adcp_worker_report_cause(adcp_worker_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* What a task gets for one run. */
-typedef struct adcp_worker_pass {
+typedef struct ADCP_VERSIONED adcp_worker_pass {
   int version;            /* 1 */
   int64_t limit;          /* the task's per-pass limit (items) */
   int dry_run;            /* report what would be done; change nothing */
@@ -68,7 +68,7 @@ int adcp_worker_pass_init(adcp_worker_pass *out, unsigned version);
  * with causes), or a negative code when it could not run at all. */
 typedef int (*adcp_worker_task_fn)(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
-typedef struct adcp_worker_task {
+typedef struct ADCP_VERSIONED adcp_worker_task {
   int version;      /* 1 */
   const char *name; /* e.g. "intent_sweep", "change_pruning", "row_pruning", "period_retirement" */
   adcp_worker_task_fn run;
@@ -88,7 +88,7 @@ int adcp_worker_task_init(adcp_worker_task *out, unsigned version);
 
 typedef struct adcp_worker adcp_worker;
 
-typedef struct adcp_worker_options {
+typedef struct ADCP_VERSIONED adcp_worker_options {
   int version;            /* 1 */
   const adcp_logger *log; /* optional; borrowed, outlives the worker. One record per task run. */
   /* optional; borrowed, outlives the worker: after each pass the worker reads
@@ -166,7 +166,7 @@ int64_t adcp_worker_next_due_ms(const adcp_worker *w);
 /* Called after each pass that ran or failed at least one task. */
 typedef void (*adcp_worker_pass_fn)(void *ctx, const adcp_worker_pass_result *r);
 
-typedef struct adcp_worker_run_options {
+typedef struct ADCP_VERSIONED adcp_worker_run_options {
   int version; /* 1 */
   int dry_run;
   const atomic_int *stop; /* required: the loop ends when it is set */
@@ -235,7 +235,7 @@ struct adcp_sql_conn;
  * held, stalled, pending, skipped_unconfigured; dry run: would_sweep instead
  * of work (from adcp_ledger_list_intents). Sets the report's warning when
  * skipped intents have been expired more than 10 sweep intervals. */
-typedef struct adcp_worker_sweep_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_sweep_ctx {
   int version;                /* 1 */
   struct adcp_ledger *ledger; /* borrowed; bindings configured by the host */
   const char *account_id;     /* NULL = every account */
@@ -254,7 +254,7 @@ int adcp_worker_task_intent_sweep(void *ctx, const adcp_worker_pass *pass, adcp_
 /* "change_pruning": adcp_feed_prune (spec 03 §5). Counters: deleted, failed,
  * pending (changes still eligible after the limit, at most one more limit's
  * worth is counted); dry run: would_delete. */
-typedef struct adcp_worker_prune_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_prune_ctx {
   int version;                /* 1 */
   struct adcp_sql_conn *conn; /* borrowed */
   int64_t retention_days;     /* 0 = 30 */
@@ -278,7 +278,7 @@ struct adcp_issue;
 struct adcp_sql_conn;
 
 /* Context of the "issue_escalation" task; owned by the host. */
-typedef struct adcp_worker_issues_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_issues_ctx {
   int version;                 /* 1 */
   struct adcp_issues *store;   /* on the worker's connection */
   int64_t escalation_after_ms; /* the seller's consumer_mismatch_escalation_seconds x 1000 (> 0) */
@@ -309,7 +309,7 @@ int adcp_worker_task_issue_escalation(void *ctx, const adcp_worker_pass *pass, a
 
 struct adcp_issues;
 /* Context of the "retention_issues" task; owned by the host. */
-typedef struct adcp_worker_stalled_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_stalled_ctx {
   int version;                /* 1 */
   struct adcp_ledger *ledger; /* borrowed */
   struct adcp_issues *issues; /* borrowed, on the same connection */
@@ -339,7 +339,7 @@ int adcp_worker_task_retention_issues(void *ctx, const adcp_worker_pass *pass, a
 struct adcp_sql_conn;
 struct adcp_audit_signer;
 struct adcp_object_provider;
-typedef struct adcp_worker_audit_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_audit_ctx {
   int version;                            /* 1 */
   struct adcp_sql_conn *conn;             /* borrowed */
   const struct adcp_audit_signer *signer; /* NULL: skipped_unconfigured */
@@ -358,7 +358,7 @@ int adcp_worker_task_audit_checkpoint(void *ctx, const adcp_worker_pass *pass, a
 /* ---- worker adapters (src/worker/tasks_retention.c) -------------------------------------- */
 
 /* The ctx of both tasks: owned by the host, outlives the worker. */
-typedef struct adcp_retention_task_ctx {
+typedef struct ADCP_VERSIONED adcp_retention_task_ctx {
   int version;                         /* 1 */
   adcp_ledger *ledger;                 /* its connection is used only by this task */
   const adcp_retention_policy *policy; /* checked by the task on every run */
@@ -395,7 +395,7 @@ int adcp_worker_task_row_pruning(void *ctx, const adcp_worker_pass *pass, adcp_w
  * failed, fenced, stalled (= fenced: work the fence holds up), pending
  * (unsupported providers and listings left with a cursor), truncated. A second
  * refusal in a row counts as failed. Dry run: classify only, store nothing. */
-typedef struct adcp_worker_collector_ctx {
+typedef struct ADCP_VERSIONED adcp_worker_collector_ctx {
   int version; /* 1 */
   adcp_ledger *ledger;
   adcp_collector_options options; /* base options (limit comes from the pass) */

@@ -29,7 +29,7 @@ typedef struct adcp_fence_guard {
 #define ADCP_FENCE_VIEW_VERSION 1
 
 /* What the fence needs of one configured object binding on one handle. */
-typedef struct adcp_fence_view {
+typedef struct ADCP_VERSIONED adcp_fence_view {
   int version; /* ADCP_FENCE_VIEW_VERSION */
   adcp_sql_conn *conn;
   adcp_sql_dialect dialect;

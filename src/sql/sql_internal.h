@@ -9,7 +9,7 @@
 /* 2 added redact_url. A slot past what a backend's version has is never read. */
 #define ADCP_SQL_BACKEND_VERSION 2
 
-typedef struct adcp_sql_backend {
+typedef struct ADCP_VERSIONED adcp_sql_backend {
   int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
   adcp_sql_dialect dialect;
   /* target: the URL with the scheme handled (SQLite path, or the libpq string). */
