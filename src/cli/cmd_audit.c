@@ -436,38 +436,34 @@ static const adcp_cli_optdef checkpoint_opts[] = {
     ADCP_OPT_END};
 static const char *const checkpoint_excl[] = {"--account", "--all", NULL};
 const adcp_cli_spec adcp_cli_checkpoint_spec = {
-    1,
-    "checkpoint",
-    "[--db URL] [--config FILE]",
-    "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
-    "an account's audit log (or of every account's) with the Ed25519 key named by\n"
-    "audit.signing_key_file in the configuration, stores the document in the\n"
-    "database (insert-only) and writes it create-only to the object binding\n"
-    "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
-    "checkpoint document per line; keep them outside the database and hand them to\n"
-    "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
-    "\"object_key\",\"adopted\":[IDs]}]}. --adopt-unlogged first appends a leaf for every\n"
-    "revision without one (revisions committed before migration 0009; once, after\n"
-    "upgrading, after reviewing audit's revision_unlogged list) and lists each one it\n"
-    "adopted on stderr ('adopted ACCOUNT REVISION'); it refuses, adopting nothing, a\n"
-    "revision in an impossible order (recorded before 0009 but superseding one logged\n"
-    "or recorded after it). --dry-run (with --adopt-unlogged) lists what would be\n"
-    "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
-    "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
-    "\"revision_id\"}]}.",
-    checkpoint_opts,
-    0,
-    0,
-    NULL,
-    checkpoint_excl,
-    "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
-    "3 an impossible adoption order; 4 storage or binding.\n",
-    NULL,
-    0,
-    0,
-    cmd_checkpoint,
-    (const char *const[]){"--dry-run", "--adopt-unlogged", NULL},
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "checkpoint",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Signs the current tree head {account_key, tree_size, root_hash, timestamp} of\n"
+        "an account's audit log (or of every account's) with the Ed25519 key named by\n"
+        "audit.signing_key_file in the configuration, stores the document in the\n"
+        "database (insert-only) and writes it create-only to the object binding\n"
+        "--binding (default audit.checkpoint_binding) under _checkpoints/. Prints one\n"
+        "checkpoint document per line; keep them outside the database and hand them to\n"
+        "buyers (docs/trust.md). --json prints {\"ok\":true,\"checkpoints\":[{\"document\",\n"
+        "\"object_key\",\"adopted\":[IDs]}]}. --adopt-unlogged first appends a leaf for every\n"
+        "revision without one (revisions committed before migration 0009; once, after\n"
+        "upgrading, after reviewing audit's revision_unlogged list) and lists each one it\n"
+        "adopted on stderr ('adopted ACCOUNT REVISION'); it refuses, adopting nothing, a\n"
+        "revision in an impossible order (recorded before 0009 but superseding one logged\n"
+        "or recorded after it). --dry-run (with --adopt-unlogged) lists what would be\n"
+        "adopted on stdout ('would adopt ACCOUNT REVISION') and changes and signs nothing;\n"
+        "--json then prints {\"ok\":true,\"dry_run\":true,\"would_adopt\":[{\"account_id\",\n"
+        "\"revision_id\"}]}.",
+    .opts = checkpoint_opts,
+    .excl = checkpoint_excl,
+    .text =
+        "exit status: 0 ok; 1 usage or an unreadable key file; 2 no signing key configured;\n"
+        "3 an impossible adoption order; 4 storage or binding.\n",
+    .run = cmd_checkpoint,
+    .requires = (const char *const[]){"--dry-run", "--adopt-unlogged", NULL},
+};
 static const adcp_cli_optdef audit_opts[] = {
     ADCP_OPT_STR("--account", "A", "only this account"),
     ADCP_OPT_FILE("--checkpoint", "FILE", "checkpoint documents (one per line) from outside the database"),
@@ -475,100 +471,85 @@ static const adcp_cli_optdef audit_opts[] = {
     ADCP_OPT_FLAG("--require-outside", "exit 3 unless an outside checkpoint verified"), ADCP_OPT_END};
 static const char *const audit_excl[] = {"--checkpoint", "--from-binding", NULL};
 const adcp_cli_spec adcp_cli_audit_spec = {
-    1,
-    "audit",
-    "[--db URL] [--config FILE]",
-    "Recomputes every header digest from the stored header, checks every leaf of\n"
-    "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
-    "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
-    "its own account, no duplicate, in numbering order), and checks the log against\n"
-    "every checkpoint signed by a key pinned in audit.public_keys: those stored in the\n"
-    "database, the one in FILE (a checkpoint document, or one per line), or every one\n"
-    "under the binding's _checkpoints/ (an unreadable object there is a\n"
-    "checkpoint_unreadable finding), with a consistency proof between consecutive\n"
-    "checkpoints. Reports each edited header, missing, replaced, duplicated or\n"
-    "unlogged revision and rewritten log with its leaf position: 'FINDING KIND ACCOUNT\n"
-    "leaf N[..M] ENTRY: detail'. A revision is retired, not missing, only when a\n"
-    "retirement leaf (adcp-retirement-v1) lists it and was due by the logged headers\n"
-    "under this host's retention window (retention.status_retention_days and\n"
-    "ledger_record_retention_days; without a retention section no retirement can be\n"
-    "shown due). Prints the mode it ran in ('mode: no pinned key', 'mode: pinned keys,\n"
-    "no checkpoint from outside the database', 'mode: N outside checkpoints verified,\n"
-    "newest at tree size T'), then a summary line. --require-outside: exit 3 unless at\n"
-    "least one checkpoint from FILE or the binding was verified with a pinned key.\n"
-    "--json prints {\"ok\",\"accounts\",\"leaves\",\"headers\",\"retired\",\"checkpoints\",\n"
-    "\"consistency_proofs\",\"mode\",\"outside_checkpoints\",\"outside_newest_tree_size\",\n"
-    "\"outside_newest_at\",\"require_outside\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\n"
-    "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
-    "require_outside: null, \"met\" or \"failed\").\n"
-    "Opens the database read-only.",
-    audit_opts,
-    0,
-    0,
-    NULL,
-    audit_excl,
-    "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
-    "--require-outside without a verified outside checkpoint; 4 storage or binding.\n",
-    NULL,
-    0,
-    0,
-    cmd_audit,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "audit",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Recomputes every header digest from the stored header, checks every leaf of\n"
+        "each account's audit log (order, leaf hash, the stored subtree hashes), compares\n"
+        "the stored revisions and the revision leaves as sets (one leaf per revision, in\n"
+        "its own account, no duplicate, in numbering order), and checks the log against\n"
+        "every checkpoint signed by a key pinned in audit.public_keys: those stored in the\n"
+        "database, the one in FILE (a checkpoint document, or one per line), or every one\n"
+        "under the binding's _checkpoints/ (an unreadable object there is a\n"
+        "checkpoint_unreadable finding), with a consistency proof between consecutive\n"
+        "checkpoints. Reports each edited header, missing, replaced, duplicated or\n"
+        "unlogged revision and rewritten log with its leaf position: 'FINDING KIND ACCOUNT\n"
+        "leaf N[..M] ENTRY: detail'. A revision is retired, not missing, only when a\n"
+        "retirement leaf (adcp-retirement-v1) lists it and was due by the logged headers\n"
+        "under this host's retention window (retention.status_retention_days and\n"
+        "ledger_record_retention_days; without a retention section no retirement can be\n"
+        "shown due). Prints the mode it ran in ('mode: no pinned key', 'mode: pinned keys,\n"
+        "no checkpoint from outside the database', 'mode: N outside checkpoints verified,\n"
+        "newest at tree size T'), then a summary line. --require-outside: exit 3 unless at\n"
+        "least one checkpoint from FILE or the binding was verified with a pinned key.\n"
+        "--json prints {\"ok\",\"accounts\",\"leaves\",\"headers\",\"retired\",\"checkpoints\",\n"
+        "\"consistency_proofs\",\"mode\",\"outside_checkpoints\",\"outside_newest_tree_size\",\n"
+        "\"outside_newest_at\",\"require_outside\",\"findings\":[{\"kind\",\"account_id\",\"leaf_index\",\n"
+        "\"leaf_end\",\"entry_id\",\"detail\"}]} (mode: \"no_key\", \"pinned\" or \"outside\";\n"
+        "require_outside: null, \"met\" or \"failed\").\n"
+        "Opens the database read-only.",
+    .opts = audit_opts,
+    .excl = audit_excl,
+    .text =
+        "exit status: 0 nothing found; 1 usage or an unreadable file; 3 a finding, or\n"
+        "--require-outside without a verified outside checkpoint; 4 storage or binding.\n",
+    .run = cmd_audit,
+};
 static const adcp_cli_optdef prove_opts[] = {
     ADCP_OPT_STR_REQ("--account", "A", "account"), ADCP_OPT_STR_REQ("--revision", "R", "revision"),
     ADCP_OPT_FILE("--checkpoint", "FILE", "prove against this checkpoint (default: the newest stored one)"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_prove_spec = {
-    1,
-    "prove",
-    "[--db URL] [--config FILE]",
-    "Prints an inclusion proof (profile adcp-inclusion-proof-v1): the revision's\n"
-    "header object, its header_sha256, its leaf index in the account's audit log,\n"
-    "the RFC 9162 audit path and the signed checkpoint it leads to (FILE, or the\n"
-    "newest stored checkpoint that covers the leaf). The proof is checked against\n"
-    "the checkpoint's root before it is printed; a third party checks it with\n"
-    "verify-proof, without any database. The output is one JSON document (also\n"
-    "with --json). Opens the database read-only.",
-    prove_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
-    "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
-    "log, or no checkpoint covers it yet.\n",
-    NULL,
-    0,
-    0,
-    cmd_prove,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "prove",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "Prints an inclusion proof (profile adcp-inclusion-proof-v1): the revision's\n"
+        "header object, its header_sha256, its leaf index in the account's audit log,\n"
+        "the RFC 9162 audit path and the signed checkpoint it leads to (FILE, or the\n"
+        "newest stored checkpoint that covers the leaf). The proof is checked against\n"
+        "the checkpoint's root before it is printed; a third party checks it with\n"
+        "verify-proof, without any database. The output is one JSON document (also\n"
+        "with --json). Opens the database read-only.",
+    .opts = prove_opts,
+    .text =
+        "exit status: 0 ok; 1 usage; 2 the checkpoint is another account's or too old;\n"
+        "3 the log does not lead to the checkpoint; 4 storage; 5 no such revision in the\n"
+        "log, or no checkpoint covers it yet.\n",
+    .run = cmd_prove,
+};
 static const adcp_cli_optdef verify_proof_opts[] = {
     {"--public-key", ADCP_CLI_OPT_FILE, ADCP_CLI_OPT_REQUIRED, "FILE", 0, 0, NULL, "the pinned Ed25519 public key"},
     ADCP_OPT_FILE("--rows", "FILE", "the revision's rows (JSONL)"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_proof_spec = {
-    1,
-    "verify-proof",
-    NULL,
-    "Verifies an inclusion proof (from prove) offline, without any database: the\n"
-    "header object hashes to header_sha256, the audit path leads from its leaf to\n"
-    "the checkpoint's root, and the checkpoint is signed by the Ed25519 public key\n"
-    "in FILE (PEM, or base64 of the raw key). With --rows (JSONL), the rows must\n"
-    "encode to exactly the content digest, row manifest digest and counts the\n"
-    "header commits to. PROOF may be - for stdin. --json prints {\"ok\":true,\n"
-    "\"account_id\",\"revision_id\",\"leaf_index\",\"tree_size\",\"root_hash\",\"key_id\",\n"
-    "\"timestamp\",\"rows_checked\"}.",
-    verify_proof_opts,
-    1,
-    1,
-    "PROOF",
-    NULL,
-    "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
-    "document or a bad key; 3 the proof (or the rows) refused.\n",
-    NULL,
-    0,
-    0,
-    cmd_verify_proof,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "verify-proof",
+    .summary =
+        "Verifies an inclusion proof (from prove) offline, without any database: the\n"
+        "header object hashes to header_sha256, the audit path leads from its leaf to\n"
+        "the checkpoint's root, and the checkpoint is signed by the Ed25519 public key\n"
+        "in FILE (PEM, or base64 of the raw key). With --rows (JSONL), the rows must\n"
+        "encode to exactly the content digest, row manifest digest and counts the\n"
+        "header commits to. PROOF may be - for stdin. --json prints {\"ok\":true,\n"
+        "\"account_id\",\"revision_id\",\"leaf_index\",\"tree_size\",\"root_hash\",\"key_id\",\n"
+        "\"timestamp\",\"rows_checked\"}.",
+    .opts = verify_proof_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "PROOF",
+    .text =
+        "exit status: 0 the proof holds; 1 usage or an unreadable file; 2 not a proof\n"
+        "document or a bad key; 3 the proof (or the rows) refused.\n",
+    .run = cmd_verify_proof,
+};

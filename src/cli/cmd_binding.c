@@ -469,9 +469,17 @@ static const adcp_cli_optdef retire_opts[] = {ADCP_OPT_FLAG("--final", "straight
 static const adcp_cli_optdef repin_opts[] = {
     ADCP_OPT_FLAG("--acknowledge-restore", "required: you confirm the store was restored from a copy"),
     ADCP_OPT_FLAG("--dry-run", "change nothing; report what would be re-pinned"), ADCP_OPT_END};
-#define BINDING_SUB(var, name, globals, pos, min, summary, opts, text, run) \
-  static const adcp_cli_spec var = { \
-      1, "binding " name, globals, summary, opts, min, min, pos, NULL, text, NULL, 0, 0, run, NULL, NULL}
+#define BINDING_SUB(var, nm, glob, pos, min, sum, op, txt, fn) \
+  static const adcp_cli_spec var = {.version = ADCP_CLI_SPEC_VERSION, \
+                                    .name = "binding " nm, \
+                                    .globals = glob, \
+                                    .summary = sum, \
+                                    .opts = op, \
+                                    .min_pos = min, \
+                                    .max_pos = min, \
+                                    .pos_usage = pos, \
+                                    .text = txt, \
+                                    .run = fn}
 #define DBCFG "[--db URL] [--config FILE]"
 BINDING_SUB(b_add, "add", DBCFG, "ID", 1, "probe the configured binding's store and register it", NULL,
             "Probes the store of binding ID (configured in --config) and registers it in the\n"
@@ -541,28 +549,21 @@ BINDING_SUB(b_probe, "probe", "[--config FILE]", "ID", 1,
             binding_probe);
 static const adcp_cli_spec *const binding_subs[] = {&b_add, &b_list, &b_retire, &b_repin, &b_probe, NULL};
 const adcp_cli_spec adcp_cli_binding_spec = {
-    1,
-    "binding",
-    NULL,
-    "Object bindings (docs/objects.md): register, list, retire, re-pin after a restore, probe.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n",
-    binding_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "binding",
+    .summary = "Object bindings (docs/objects.md): register, list, retire, re-pin after a restore, probe.",
+    .text = "Run 'adcp-ledger binding SUBCOMMAND --help' for one subcommand; see docs/objects.md.\n",
+    .subs = binding_subs,
+};
 static const adcp_cli_optdef sweep_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"),
                                              ADCP_OPT_INT("--limit", "N", 1, 100000, "at most N intents (default 100)"),
                                              ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_sweep_spec = {1,          "sweep",    "[--db URL] [--config FILE]",
-                                           sweep_help, sweep_opts, 0,
-                                           0,          NULL,       NULL,
-                                           sweep_exit, NULL,       0,
-                                           0,          cmd_sweep,  NULL,
-                                           NULL};
+const adcp_cli_spec adcp_cli_sweep_spec = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "sweep",
+    .globals = "[--db URL] [--config FILE]",
+    .summary = sweep_help,
+    .opts = sweep_opts,
+    .text = sweep_exit,
+    .run = cmd_sweep,
+};

@@ -200,4 +200,11 @@ static int cmd_check(const adcp_cli_globals *g, const adcp_cli_args *a) {
 
 static const adcp_cli_optdef check_opts[] = {ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_check_spec = {
-    1, "check", "[--db URL]", check_help, check_opts, 0, 0, NULL, NULL, check_exit, NULL, 0, 0, cmd_check, NULL, NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "check",
+    .globals = "[--db URL]",
+    .summary = check_help,
+    .opts = check_opts,
+    .text = check_exit,
+    .run = cmd_check,
+};

@@ -124,19 +124,12 @@ static const adcp_cli_optdef collect_opts[] = {
     ADCP_OPT_INT("--limit", "N", 1, ADCP_COLLECTOR_LIMIT_MAX, "deletes per binding (default 1000)"),
     ADCP_OPT_INT("--min-age-seconds", "N", 0, 100LL * 365 * 86400, "minimum object age (>= 86400, default 604800)"),
     ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_collect_spec = {1,
-                                             "collect-orphans",
-                                             "[--db URL] [--config FILE]",
-                                             collect_help,
-                                             collect_opts,
-                                             0,
-                                             0,
-                                             NULL,
-                                             NULL,
-                                             collect_exit,
-                                             NULL,
-                                             0,
-                                             0,
-                                             cmd_collect,
-                                             NULL,
-                                             NULL};
+const adcp_cli_spec adcp_cli_collect_spec = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "collect-orphans",
+    .globals = "[--db URL] [--config FILE]",
+    .summary = collect_help,
+    .opts = collect_opts,
+    .text = collect_exit,
+    .run = cmd_collect,
+};

@@ -244,59 +244,42 @@ static const adcp_cli_optdef check_opts[] = {
     ADCP_OPT_FLAG("--probe", "also run each binding's store probe, as 'binding probe ID' does\n(a refusal exits 4)"),
     ADCP_OPT_END};
 static const adcp_cli_spec config_check = {
-    1,
-    "config check",
-    "[--config FILE]",
-    "Finds the host configuration and validates it exactly as every command reads it.\n"
-    "The file is the first of: --config FILE; $ADCP_LEDGER_CONFIG;\n"
-    "$XDG_CONFIG_HOME/adcp-ledger/config ($XDG_CONFIG_HOME defaults to ~/.config);\n"
-    "/etc/adcp-ledger/config (the first two must exist, the others are used when they do;\n"
-    "--config '' is refused). An unknown key, a value of the wrong type, a file that is\n"
-    "not JSON, a binding configured twice, a binding ID or keyTemplate 'binding add'\n"
-    "refuses, or a rule naming an unconfigured binding is refused as\n"
-    "'config FILE:LINE:COLUMN: ...' (exit 2). Every binding it names is built (provider\n"
-    "options checked, a filesystem root_dir resolved, cloud credentials located; a\n"
-    "binding-level refusal names the binding ID). Then what a run would open: every key,\n"
-    "credential and CA file named exists and is readable, no key file is group/world-\n"
-    "writable, no private key group/world-readable, a file naming a token_command is not\n"
-    "group/world-writable (exit 4 naming the path and mode), the signing key loads and\n"
-    "its public key is among audit.public_keys (exit 2). Never opens the database.\n"
-    "Prints the file used and every section it holds (never a secret); with no file at\n"
-    "all, says so and exits 0 (built-in defaults apply).",
-    check_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    0,
-    0,
-    cmd_config_check,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "config check",
+    .globals = "[--config FILE]",
+    .summary =
+        "Finds the host configuration and validates it exactly as every command reads it.\n"
+        "The file is the first of: --config FILE; $ADCP_LEDGER_CONFIG;\n"
+        "$XDG_CONFIG_HOME/adcp-ledger/config ($XDG_CONFIG_HOME defaults to ~/.config);\n"
+        "/etc/adcp-ledger/config (the first two must exist, the others are used when they do;\n"
+        "--config '' is refused). An unknown key, a value of the wrong type, a file that is\n"
+        "not JSON, a binding configured twice, a binding ID or keyTemplate 'binding add'\n"
+        "refuses, or a rule naming an unconfigured binding is refused as\n"
+        "'config FILE:LINE:COLUMN: ...' (exit 2). Every binding it names is built (provider\n"
+        "options checked, a filesystem root_dir resolved, cloud credentials located; a\n"
+        "binding-level refusal names the binding ID). Then what a run would open: every key,\n"
+        "credential and CA file named exists and is readable, no key file is group/world-\n"
+        "writable, no private key group/world-readable, a file naming a token_command is not\n"
+        "group/world-writable (exit 4 naming the path and mode), the signing key loads and\n"
+        "its public key is among audit.public_keys (exit 2). Never opens the database.\n"
+        "Prints the file used and every section it holds (never a secret); with no file at\n"
+        "all, says so and exits 0 (built-in defaults apply).",
+    .opts = check_opts,
+    .run = cmd_config_check,
+};
 static const adcp_cli_spec *const config_subs[] = {&config_check, NULL};
 const adcp_cli_spec adcp_cli_config_spec = {
-    1,
-    "config",
-    NULL,
-    "The host configuration (docs/config.md).",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "--json prints one document {\"ok\":B,\"path\":STR|null,\"source\":S,\n"
-    "\"deployment_namespace\":STR|null,\"default\":STR|null,\"rules\":N,\"change_feed\":B,\n"
-    "\"bindings\":[{\"id\":ID,\"provider\":P,\"probe\":{...}|null}],\"fence\":{\"owner_id\"},\n"
-    "\"audit\":{...}|null,\"retention\":{...}|null,\"collector\":{...}|null,\n"
-    "\"worker\":{\"interval_s\",\"tasks\":[{\"name\",\"enabled\",\"interval_s\",\"limit\",\n"
-    "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
-    "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
-    "a credential a binding cannot use, or a probe refused.\n",
-    config_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "config",
+    .summary = "The host configuration (docs/config.md).",
+    .text =
+        "--json prints one document {\"ok\":B,\"path\":STR|null,\"source\":S,\n"
+        "\"deployment_namespace\":STR|null,\"default\":STR|null,\"rules\":N,\"change_feed\":B,\n"
+        "\"bindings\":[{\"id\":ID,\"provider\":P,\"probe\":{...}|null}],\"fence\":{\"owner_id\"},\n"
+        "\"audit\":{...}|null,\"retention\":{...}|null,\"collector\":{...}|null,\n"
+        "\"worker\":{\"interval_s\",\"tasks\":[{\"name\",\"enabled\",\"interval_s\",\"limit\",\n"
+        "\"settings\"}]}} (probe as in 'binding probe --json'). See docs/config.md.\n\n"
+        "exit status: 0 valid; 1 usage or an unreadable file; 2 refused; 4 an unsafe file mode,\n"
+        "a credential a binding cannot use, or a probe refused.\n",
+    .subs = config_subs,
+};

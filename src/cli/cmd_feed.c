@@ -364,23 +364,15 @@ static const adcp_cli_optdef prune_opts[] = {
      "a consumer updated within D days is live and holds pruning back (default 7)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_spec changes_prune_spec = {
-    1,
-    "changes prune",
-    "[--db URL]",
-    "Deletes old changes no live consumer still needs, moving the pruning horizons forward in the\n"
-    "same transaction; prints 'pruned N changes' or, with --json, {\"deleted\":N,...}.",
-    prune_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    0,
-    0,
-    cmd_changes_prune,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "changes prune",
+    .globals = "[--db URL]",
+    .summary =
+        "Deletes old changes no live consumer still needs, moving the pruning horizons forward in the\n"
+        "same transaction; prints 'pruned N changes' or, with --json, {\"deleted\":N,...}.",
+    .opts = prune_opts,
+    .run = cmd_changes_prune,
+};
 
 static const adcp_cli_optdef resync_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "resynchronise account A's feed"},
@@ -388,48 +380,39 @@ static const adcp_cli_optdef resync_opts[] = {
      "register NAME at the head (a new NAME follows --account's feed)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const adcp_cli_spec changes_resync_spec = {
-    1,
-    "changes resync",
-    "[--db URL] [--config FILE]",
-    "After CURSOR_EXPIRED: reads the feed head first, prints every current revision (JSONL,\n"
-    "{\"resync\":HEADER}), then the head cursor line; resume with --after it. Changes committed\n"
-    "during the scan are seen twice, never lost.",
-    resync_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    0,
-    1,
-    cmd_changes_resync,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "changes resync",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "After CURSOR_EXPIRED: reads the feed head first, prints every current revision (JSONL,\n"
+        "{\"resync\":HEADER}), then the head cursor line; resume with --after it. Changes committed\n"
+        "during the scan are seen twice, never lost.",
+    .opts = resync_opts,
+    .json_stream = 1,
+    .run = cmd_changes_resync,
+};
 
 static const adcp_cli_spec *const changes_subs[] = {&changes_prune_spec, &changes_resync_spec, NULL};
 const adcp_cli_spec adcp_cli_changes_spec = {
-    1,
-    "changes",
-    "[--db URL]",
-    "Reads the change feed (docs/feed.md). Without --account: the deployment-wide feed, in\n"
-    "(xid, seq) order, only changes of finished transactions; with --account: that account's\n"
-    "feed in seq order. Output is JSONL on stdout: one change per line\n"
-    "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
-    "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume. With --json\n"
-    "the output stays JSONL (as for read) and a failure adds one JSON error line.",
-    changes_opts,
-    0,
-    0,
-    NULL,
-    changes_excl,
-    feed_exit,
-    changes_subs,
-    1,
-    1,
-    cmd_changes_read,
-    (const char *const[]){"--interval", "--follow", NULL},
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "changes",
+    .globals = "[--db URL]",
+    .summary =
+        "Reads the change feed (docs/feed.md). Without --account: the deployment-wide feed, in\n"
+        "(xid, seq) order, only changes of finished transactions; with --account: that account's\n"
+        "feed in seq order. Output is JSONL on stdout: one change per line\n"
+        "  {\"kind\":…,\"record_id\":…,\"reporting_obligation_id\":…,\"account_id\":…,\"recorded_at\":…,\"seq\":…}\n"
+        "and after each page one line {\"cursor\":\"…\"}: pass it to --after to resume. With --json\n"
+        "the output stays JSONL (as for read) and a failure adds one JSON error line.",
+    .opts = changes_opts,
+    .excl = changes_excl,
+    .text = feed_exit,
+    .subs = changes_subs,
+    .sub_optional = 1,
+    .json_stream = 1,
+    .run = cmd_changes_read,
+    .requires = (const char *const[]){"--interval", "--follow", NULL},
+};
 
 static const adcp_cli_optdef register_opts[] = {
     {"--account", ADCP_CLI_OPT_STRING, 0, "A", 0, 0, NULL, "follow account A's feed (default: the deployment-wide feed)"},
@@ -441,64 +424,59 @@ static const adcp_cli_optdef advance_opts[] = {{"--cursor", ADCP_CLI_OPT_STRING,
 static const adcp_cli_optdef list_opts[] = {
     {"--hold-days", ADCP_CLI_OPT_INT, 0, "D", 1, 36500, NULL, "live: updated within D days (default 7)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
-static const adcp_cli_spec consumer_register = {1,
-                                                "consumer register",
-                                                "[--db URL]",
-                                                "creates or resets NAME at CURSOR",
-                                                register_opts,
-                                                1,
-                                                1,
-                                                "NAME",
-                                                NULL,
-                                                NULL,
-                                                NULL,
-                                                0,
-                                                0,
-                                                cmd_consumer,
-                                                NULL,
-                                                NULL};
+static const adcp_cli_spec consumer_register = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "consumer register",
+    .globals = "[--db URL]",
+    .summary = "creates or resets NAME at CURSOR",
+    .opts = register_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "NAME",
+    .run = cmd_consumer,
+};
 static const adcp_cli_spec consumer_advance = {
-    1, "consumer advance", "[--db URL]", "moves NAME forward", advance_opts, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL, NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "consumer advance",
+    .globals = "[--db URL]",
+    .summary = "moves NAME forward",
+    .opts = advance_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "NAME",
+    .run = cmd_consumer,
+};
 static const adcp_cli_spec consumer_list = {
-    1,
-    "consumer list",
-    "[--db URL]",
-    "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds",
-    list_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    0,
-    0,
-    cmd_consumer,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "consumer list",
+    .globals = "[--db URL]",
+    .summary =
+        "every consumer under a header: name, scope (- = deployment-wide), live or lapsed, lag in changes and the age in seconds of the oldest unconsumed change (0 when caught up), seconds since its last advance, updated_at, cursor; --json adds lag_changes, lag_seconds, age_seconds",
+    .opts = list_opts,
+    .run = cmd_consumer,
+};
 static const adcp_cli_spec consumer_drop = {
-    1,   "consumer drop", "[--db URL]", "removes NAME", NULL, 1, 1, "NAME", NULL, NULL, NULL, 0, 0, cmd_consumer, NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "consumer drop",
+    .globals = "[--db URL]",
+    .summary = "removes NAME",
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "NAME",
+    .run = cmd_consumer,
+};
 static const adcp_cli_spec *const consumer_subs[] = {&consumer_register, &consumer_advance, &consumer_list,
                                                      &consumer_drop, NULL};
 const adcp_cli_spec adcp_cli_consumer_spec = {
-    1,
-    "consumer",
-    NULL,
-    "Registered consumers of the change feed (docs/feed.md). A live consumer (updated within\n"
-    "the hold cap, default 7 days) holds back change pruning until it has passed the changes\n"
-    "it needs. NAME: ^[A-Za-z0-9_.:-]{1,128}$.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage or a failed write; 2 input refused (INVALID_INPUT: bad name, a\n"
-    "             cursor of another feed or behind the consumer; CURSOR_EXPIRED); 4 database or\n"
-    "             schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n",
-    consumer_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "consumer",
+    .summary =
+        "Registered consumers of the change feed (docs/feed.md). A live consumer (updated within\n"
+        "the hold cap, default 7 days) holds back change pruning until it has passed the changes\n"
+        "it needs. NAME: ^[A-Za-z0-9_.:-]{1,128}$.",
+    .text =
+        "exit status: 0 ok; 1 usage or a failed write; 2 input refused (INVALID_INPUT: bad name, a\n"
+        "             cursor of another feed or behind the consumer; CURSOR_EXPIRED); 4 database or\n"
+        "             schema problem; 5 unknown consumer (REFERENCE_NOT_FOUND)\n",
+    .subs = consumer_subs,
+};

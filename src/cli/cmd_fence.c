@@ -148,46 +148,27 @@ static const adcp_cli_optdef take_over_opts[] = {
     ADCP_OPT_BINDING("--binding", ADCP_CLI_OPT_REQUIRED, "the binding to take over"),
     ADCP_OPT_FLAG("--acknowledge-previous-owner-gone", "required: the previous holder is gone"), ADCP_OPT_END};
 static const adcp_cli_spec fence_status = {
-    1,           "fence status",
-    NULL,        "per configured object binding: who holds the claim; reads only",
-    status_opts, 0,
-    0,           NULL,
-    NULL,        NULL,
-    NULL,        0,
-    0,           cmd_status,
-    NULL,        NULL};
-static const adcp_cli_spec fence_take_over = {1,
-                                              "fence take-over",
-                                              NULL,
-                                              "make this database the holder (after a restore or a copy)",
-                                              take_over_opts,
-                                              0,
-                                              0,
-                                              NULL,
-                                              NULL,
-                                              NULL,
-                                              NULL,
-                                              0,
-                                              0,
-                                              cmd_take_over,
-                                              NULL,
-                                              NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "fence status",
+    .summary = "per configured object binding: who holds the claim; reads only",
+    .opts = status_opts,
+    .run = cmd_status,
+};
+static const adcp_cli_spec fence_take_over = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "fence take-over",
+    .summary = "make this database the holder (after a restore or a copy)",
+    .opts = take_over_opts,
+    .run = cmd_take_over,
+};
 static const adcp_cli_spec *const fence_subs[] = {&fence_status, &fence_take_over, NULL};
-const adcp_cli_spec adcp_cli_fence_spec = {1,
-                                           "fence",
-                                           NULL,
-                                           help,
-                                           NULL,
-                                           0,
-                                           0,
-                                           NULL,
-                                           NULL,
-                                           "Exit: 0 ok (status: also when fenced), 1 usage or a failed write, 2 "
-                                           "take-over without the\nacknowledgement, 4 database or store problem, 5 "
-                                           "unknown binding.\n",
-                                           fence_subs,
-                                           0,
-                                           0,
-                                           NULL,
-                                           NULL,
-                                           NULL};
+const adcp_cli_spec adcp_cli_fence_spec = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "fence",
+    .summary = help,
+    .text =
+        "Exit: 0 ok (status: also when fenced), 1 usage or a failed write, 2 "
+        "take-over without the\nacknowledgement, 4 database or store problem, 5 "
+        "unknown binding.\n",
+    .subs = fence_subs,
+};

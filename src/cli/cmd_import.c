@@ -286,30 +286,26 @@ static const char *const import_excl[] = {"--quarantined",
                                           "--batch",
                                           NULL};
 const adcp_cli_spec adcp_cli_import_spec = {
-    1,
-    "import-legacy",
-    "[--db URL]",
-    "Moves legacy inline rows into this ledger as verified chunks, keeping every committed\n"
-    "digest (docs/adopting.md): --from URL --source S for an import, with --finish to rename\n"
-    "the legacy table, or --retry R after a repair; --quarantined to list the quarantine.\n"
-    "Each revision's rows are re-canonicalized and must reproduce its committed row count,\n"
-    "byte count and digest (rfc8785_jcs_v1, or legacy_py_core_pairs_v0 for Python\n"
-    "pair-hashed totals) before it is committed, one revision per transaction. A revision\n"
-    "that does not reproduce is quarantined: reported as ROWS_INTEGRITY_FAILED with the\n"
-    "failed check (digest, byte_count, row_count, unparsable_row, header), recorded so reads\n"
-    "of it fail closed, never rewritten.",
-    import_opts,
-    0,
-    0,
-    NULL,
-    import_excl,
-    "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
-    "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
-    "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
-    "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n",
-    NULL,
-    0,
-    0,
-    cmd_import,
-    NULL,
-    (const char *const[]){"--from", "--quarantined", "--source", "--quarantined", NULL}};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "import-legacy",
+    .globals = "[--db URL]",
+    .summary =
+        "Moves legacy inline rows into this ledger as verified chunks, keeping every committed\n"
+        "digest (docs/adopting.md): --from URL --source S for an import, with --finish to rename\n"
+        "the legacy table, or --retry R after a repair; --quarantined to list the quarantine.\n"
+        "Each revision's rows are re-canonicalized and must reproduce its committed row count,\n"
+        "byte count and digest (rfc8785_jcs_v1, or legacy_py_core_pairs_v0 for Python\n"
+        "pair-hashed totals) before it is committed, one revision per transaction. A revision\n"
+        "that does not reproduce is quarantined: reported as ROWS_INTEGRITY_FAILED with the\n"
+        "failed check (digest, byte_count, row_count, unparsable_row, header), recorded so reads\n"
+        "of it fail closed, never rewritten.",
+    .opts = import_opts,
+    .excl = import_excl,
+    .text =
+        "A progress bar (revisions, rows/s, ETA) is drawn on stderr when it is a terminal.\n\n"
+        "exit status: 0 ok; 1 usage (an unknown --source too); 2 refused (INVALID_INPUT: not a legacy\n"
+        "database; CONFLICT: --finish with candidates left); 3 a revision was quarantined\n"
+        "(ROWS_INTEGRITY_FAILED); 4 storage; 5 --retry of a revision not quarantined.\n",
+    .run = cmd_import,
+    .unless = (const char *const[]){"--from", "--quarantined", "--source", "--quarantined", NULL},
+};

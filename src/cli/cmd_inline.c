@@ -180,147 +180,105 @@ static const adcp_cli_optdef stage_opts[] = {
      "the ordinal of the object within the execution"},
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_stage_spec = {
-    1,
-    "stage",
-    "[--db URL]",
-    "Stages FILE's bytes (at most 16 MiB) as an immutable, content-addressed object of\n"
-    "account A. K and N are validated but not stored: the same bytes in one account are\n"
-    "one object whatever K and N. Prints 'OBJECT_REF GENERATION'; --json prints\n"
-    "{\"object_ref\":STR,\"generation\":STR}. A failure after the database committed\n"
-    "(STATE_UNAVAILABLE) is resolved by running the same command again. See docs/inline.md.",
-    stage_opts,
-    1,
-    1,
-    "FILE",
-    NULL,
-    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (also a non-regular or over-cap FILE);\n"
-    "             3 INTEGRITY_FAILED; 4 SCHEMA_UNREADY, STATE_UNAVAILABLE or storage.\n",
-    NULL,
-    0,
-    0,
-    cmd_stage,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "stage",
+    .globals = "[--db URL]",
+    .summary =
+        "Stages FILE's bytes (at most 16 MiB) as an immutable, content-addressed object of\n"
+        "account A. K and N are validated but not stored: the same bytes in one account are\n"
+        "one object whatever K and N. Prints 'OBJECT_REF GENERATION'; --json prints\n"
+        "{\"object_ref\":STR,\"generation\":STR}. A failure after the database committed\n"
+        "(STATE_UNAVAILABLE) is resolved by running the same command again. See docs/inline.md.",
+    .opts = stage_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "FILE",
+    .text =
+        "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (also a non-regular or over-cap FILE);\n"
+        "             3 INTEGRITY_FAILED; 4 SCHEMA_UNREADY, STATE_UNAVAILABLE or storage.\n",
+    .run = cmd_stage,
+};
 
 static const adcp_cli_optdef staged_read_opts[] = {ACCOUNT, ADCP_OPT_END};
 static const adcp_cli_spec staged_read = {
-    1,
-    "staged read",
-    "[--db URL]",
-    "writes the staged object's verified bytes to stdout; --json prints\n"
-    "{\"object_ref\":STR,\"generation\":STR,\"byte_count\":N,\"payload_hex\":STR} instead",
-    staged_read_opts,
-    2,
-    2,
-    "OBJECT_REF GENERATION",
-    NULL,
-    NULL,
-    NULL,
-    0,
-    0,
-    cmd_staged_read,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "staged read",
+    .globals = "[--db URL]",
+    .summary =
+        "writes the staged object's verified bytes to stdout; --json prints\n"
+        "{\"object_ref\":STR,\"generation\":STR,\"byte_count\":N,\"payload_hex\":STR} instead",
+    .opts = staged_read_opts,
+    .min_pos = 2,
+    .max_pos = 2,
+    .pos_usage = "OBJECT_REF GENERATION",
+    .run = cmd_staged_read,
+};
 static const adcp_cli_spec *const staged_subs[] = {&staged_read, NULL};
 const adcp_cli_spec adcp_cli_staged_spec = {
-    1,
-    "staged",
-    NULL,
-    "Reads a staged inline object. A reference minted for another account is NOT_FOUND,\n"
-    "exactly like a missing object.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage; 2 INVALID_INPUT; 3 INTEGRITY_FAILED; 4 storage;\n"
-    "             5 NOT_FOUND.\n",
-    staged_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "staged",
+    .summary =
+        "Reads a staged inline object. A reference minted for another account is NOT_FOUND,\n"
+        "exactly like a missing object.",
+    .text =
+        "exit status: 0 ok; 1 usage; 2 INVALID_INPUT; 3 INTEGRITY_FAILED; 4 storage;\n"
+        "             5 NOT_FOUND.\n",
+    .subs = staged_subs,
+};
 
 static const adcp_cli_optdef seal_get_opts[] = {ACCOUNT, KEY, ADCP_OPT_END};
 static const adcp_cli_optdef seal_put_opts[] = {
     ACCOUNT, KEY, REQ_STR("--ref", "REF", "the staged_commit_ref of the candidate"),
     ADCP_OPT_FILE("--out", "FILE2", "write the winner's manifest bytes here"), ADCP_OPT_END};
-static const adcp_cli_spec seal_get = {1,
-                                       "seal get",
-                                       "[--db URL]",
-                                       "prints the committed seal 'STAGED_COMMIT_REF MANIFEST_SHA256 BYTE_COUNT' and writes its\n"
-                                       "manifest bytes to FILE when given; NOT_FOUND (exit 5) when none",
-                                       seal_get_opts,
-                                       0,
-                                       1,
-                                       "[FILE]",
-                                       NULL,
-                                       NULL,
-                                       NULL,
-                                       0,
-                                       0,
-                                       cmd_seal,
-                                       NULL,
-                                       NULL};
+static const adcp_cli_spec seal_get = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "seal get",
+    .globals = "[--db URL]",
+    .summary =
+        "prints the committed seal 'STAGED_COMMIT_REF MANIFEST_SHA256 BYTE_COUNT' and writes its\n"
+        "manifest bytes to FILE when given; NOT_FOUND (exit 5) when none",
+    .opts = seal_get_opts,
+    .max_pos = 1,
+    .pos_usage = "[FILE]",
+    .run = cmd_seal,
+};
 static const adcp_cli_spec seal_put = {
-    1,
-    "seal put",
-    "[--db URL]",
-    "seals FILE (a canonical_json_utf8_v1 manifest of at most 1 MiB whose identity is A and K)\n"
-    "under REF unless a seal was committed first; prints 'sealed|existing STAGED_COMMIT_REF\n"
-    "MANIFEST_SHA256 BYTE_COUNT' for the WINNER. Publish the winner, never your own candidate.",
-    seal_put_opts,
-    1,
-    1,
-    "FILE",
-    NULL,
-    NULL,
-    NULL,
-    0,
-    0,
-    cmd_seal,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "seal put",
+    .globals = "[--db URL]",
+    .summary =
+        "seals FILE (a canonical_json_utf8_v1 manifest of at most 1 MiB whose identity is A and K)\n"
+        "under REF unless a seal was committed first; prints 'sealed|existing STAGED_COMMIT_REF\n"
+        "MANIFEST_SHA256 BYTE_COUNT' for the WINNER. Publish the winner, never your own candidate.",
+    .opts = seal_put_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "FILE",
+    .run = cmd_seal,
+};
 static const adcp_cli_spec *const seal_subs[] = {&seal_get, &seal_put, NULL};
 const adcp_cli_spec adcp_cli_seal_spec = {
-    1,
-    "seal",
-    NULL,
-    "The committed replay seal of an execution. --json prints {\"found\"|\"won\":BOOL,\n"
-    "\"staged_commit_ref\":STR,\"manifest_sha256\":STR,\"byte_count\":N,\"encoding\":\"canonical_json_utf8_v1\"}.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (any defect of the\n"
-    "             candidate, even when a winner exists); 3 INTEGRITY_FAILED; 4 storage; 5 NOT_FOUND.\n",
-    seal_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "seal",
+    .summary =
+        "The committed replay seal of an execution. --json prints {\"found\"|\"won\":BOOL,\n"
+        "\"staged_commit_ref\":STR,\"manifest_sha256\":STR,\"byte_count\":N,\"encoding\":\"canonical_json_utf8_v1\"}.",
+    .text =
+        "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT (any defect of the\n"
+        "             candidate, even when a winner exists); 3 INTEGRITY_FAILED; 4 storage; 5 NOT_FOUND.\n",
+    .subs = seal_subs,
+};
 
 const adcp_cli_spec adcp_cli_check_ready_spec = {
-    1,
-    "check-ready",
-    "[--db URL]",
-    "Audits the inline storage tables (spec 06 §6: fingerprints of every required table,\n"
-    "column, constraint, index, trigger and function; SQLite: the exact schema text)\n"
-    "without changing anything. Prints 'inline storage ready' or one\n"
-    "'drift PROBLEM OBJECT' line each; --json prints {\"ok\":BOOL,\"drift\":[{\"object\":STR,\n"
-    "\"problem\":STR}]}.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ready; 1 usage; 4 SCHEMA_UNREADY or a database error.\n",
-    NULL,
-    0,
-    0,
-    cmd_check_ready,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "check-ready",
+    .globals = "[--db URL]",
+    .summary =
+        "Audits the inline storage tables (spec 06 §6: fingerprints of every required table,\n"
+        "column, constraint, index, trigger and function; SQLite: the exact schema text)\n"
+        "without changing anything. Prints 'inline storage ready' or one\n"
+        "'drift PROBLEM OBJECT' line each; --json prints {\"ok\":BOOL,\"drift\":[{\"object\":STR,\n"
+        "\"problem\":STR}]}.",
+    .text = "exit status: 0 ready; 1 usage; 4 SCHEMA_UNREADY or a database error.\n",
+    .run = cmd_check_ready,
+};

@@ -238,9 +238,14 @@ static const adcp_cli_optdef show_opts[] = {ADCP_OPT_STR_REQ("--account", "A", "
                                             ADCP_OPT_STR("--key", "K", "the live (else latest) occurrence of K"),
                                             ADCP_OPT_STR("--issue-id", "ID", "one occurrence"), ADCP_OPT_END};
 static const char *const show_excl[] = {"--key", "--issue-id", NULL};
-#define ISSUE_SUB(var, name, summary, opts, excl, run) \
-  static const adcp_cli_spec var = {1,    "issue " name, "[--db URL]", summary, opts, 0,   0,    NULL, \
-                                    excl, NULL,          NULL,         0,       0,    run, NULL, NULL}
+#define ISSUE_SUB(var, nm, sum, op, ex, fn) \
+  static const adcp_cli_spec var = {.version = ADCP_CLI_SPEC_VERSION, \
+                                    .name = "issue " nm, \
+                                    .globals = "[--db URL]", \
+                                    .summary = sum, \
+                                    .opts = op, \
+                                    .excl = ex, \
+                                    .run = fn}
 ISSUE_SUB(issue_open, "open", "record an occurrence (idempotent while one is live)", open_opts, NULL, write_cmd);
 ISSUE_SUB(issue_ack, "ack", "acknowledge the live occurrence", settable_opts, NULL, write_cmd);
 ISSUE_SUB(issue_waive, "waive", "waive the live occurrence (the operator accepts it)", settable_opts, NULL, write_cmd);
@@ -252,30 +257,23 @@ ISSUE_SUB(issue_show, "show", "one occurrence (--key or --issue-id); read-only",
 static const adcp_cli_spec *const issue_subs[] = {&issue_open, &issue_ack,  &issue_waive, &issue_resolve,
                                                   &issue_list, &issue_show, NULL};
 const adcp_cli_spec adcp_cli_issue_spec = {
-    1,
-    "issue",
-    "[--db URL]",
-    "The issue lifecycle (spec 07): an occurrence of a condition (account + issue_key)\n"
-    "is open, acknowledged, waived or resolved; each transition records one event in the\n"
-    "outbox (`adcp-ledger issue-events`). open is idempotent while an occurrence is live;\n"
-    "ack and waive are the operator's states (re-asking records nothing; --external-ref\n"
-    "only updates the tracker reference); resolve says the condition cleared (a waived\n"
-    "issue is not resolved). list prints live occurrences (--all: retired too) with their\n"
-    "pending and dead-lettered events; list and show open the database read-only.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "--json prints one document: {\"ok\":true,\"changed\":B,\"recorded\":B,\"issue\":{...}}\n"
-    "for writes, {\"issues\":[...],\"events\":{...}} for list, {\"issue\":{...}} for show.\n"
-    "Key schemes the ledger raises itself: docs/issues.md.\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
-    "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
-    "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
-    issue_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "issue",
+    .globals = "[--db URL]",
+    .summary =
+        "The issue lifecycle (spec 07): an occurrence of a condition (account + issue_key)\n"
+        "is open, acknowledged, waived or resolved; each transition records one event in the\n"
+        "outbox (`adcp-ledger issue-events`). open is idempotent while an occurrence is live;\n"
+        "ack and waive are the operator's states (re-asking records nothing; --external-ref\n"
+        "only updates the tracker reference); resolve says the condition cleared (a waived\n"
+        "issue is not resolved). list prints live occurrences (--all: retired too) with their\n"
+        "pending and dead-lettered events; list and show open the database read-only.",
+    .text =
+        "--json prints one document: {\"ok\":true,\"changed\":B,\"recorded\":B,\"issue\":{...}}\n"
+        "for writes, {\"issues\":[...],\"events\":{...}} for list, {\"issue\":{...}} for show.\n"
+        "Key schemes the ledger raises itself: docs/issues.md.\n\n"
+        "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, ISSUE_STATE_TRANSITION_INVALID,\n"
+        "ISSUE_STATE_NOT_OPERATOR_SETTABLE, ISSUE_NOT_OPEN, CONFLICT); 4 storage or\n"
+        "REPORTING_SCHEMA_BEHIND (migration 0008 not applied); 5 show: no such issue.\n",
+    .subs = issue_subs,
+};

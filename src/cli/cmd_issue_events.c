@@ -494,9 +494,13 @@ static const adcp_cli_optdef deliver_opts[] = {
      "pass this environment variable to CMD (at most 64)"},
     ADCP_OPT_FLAG("--once", "stop when no pending event is left"),
     ADCP_OPT_END};
-#define EV_SUB(var, name, summary, opts, run) \
-  static const adcp_cli_spec var = { \
-      1, "issue-events " name, "[--db URL]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
+#define EV_SUB(var, nm, sum, op, fn) \
+  static const adcp_cli_spec var = {.version = ADCP_CLI_SPEC_VERSION, \
+                                    .name = "issue-events " nm, \
+                                    .globals = "[--db URL]", \
+                                    .summary = sum, \
+                                    .opts = op, \
+                                    .run = fn}
 EV_SUB(ev_claim, "claim", "lease events: at most one per occurrence, in recording order, with their lease_token",
        claim_opts, run_claim);
 EV_SUB(ev_complete, "complete", "complete a leased event (a stale lease is CONFLICT)", complete_opts, run_complete);
@@ -506,34 +510,26 @@ EV_SUB(ev_deliver, "deliver", "claim events one at a time and run CMD for each (
        deliver_opts, run_deliver);
 static const adcp_cli_spec *const events_subs[] = {&ev_claim, &ev_complete, &ev_release, &ev_prune, &ev_deliver, NULL};
 const adcp_cli_spec adcp_cli_issue_events_spec = {
-    1,
-    "issue-events",
-    NULL,
-    "The outbox of issue transitions (spec 07 §8). claim leases events for S seconds; complete\n"
-    "and release need the token of a lease that still holds. Seconds may have 3 decimals.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "deliver runs CMD with /bin/sh -c, the event as one JSON object on stdin (its stdout goes\n"
-    "to stderr). Its environment is an allowlist: PATH, HOME, LANG, LC_*, TZ, TMPDIR, the\n"
-    "names given with --pass-env NAME ([A-Za-z_][A-Za-z0-9_]*), and ADCP_ISSUE_EVENT_ID,\n"
-    "ADCP_ISSUE_EVENT_KIND, ADCP_ISSUE_EVENT_ATTEMPT; nothing else of the caller's. It runs in\n"
-    "its own process group; whatever it leaves running (forked, even setsid) is killed when\n"
-    "it ends. Exit 0 completes the event; anything else (or still running at 90% of the\n"
-    "lease: killed) releases it after --backoff S doubled per attempt (at most 300 s), and\n"
-    "the --max-attempts'th failure dead-letters it: it is never claimed again and shows in\n"
-    "`issue list`. Without --once deliver runs until SIGINT/SIGTERM. A SIGINT/SIGTERM while\n"
-    "a command runs sends SIGTERM to everything it started, SIGKILL 2 s later, releases the\n"
-    "event for an immediate retry and exits 0 (\"interrupted\":true).\n"
-    "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
-    "lease is delivered again).\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
-    "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
-    events_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "issue-events",
+    .summary =
+        "The outbox of issue transitions (spec 07 §8). claim leases events for S seconds; complete\n"
+        "and release need the token of a lease that still holds. Seconds may have 3 decimals.",
+    .text =
+        "deliver runs CMD with /bin/sh -c, the event as one JSON object on stdin (its stdout goes\n"
+        "to stderr). Its environment is an allowlist: PATH, HOME, LANG, LC_*, TZ, TMPDIR, the\n"
+        "names given with --pass-env NAME ([A-Za-z_][A-Za-z0-9_]*), and ADCP_ISSUE_EVENT_ID,\n"
+        "ADCP_ISSUE_EVENT_KIND, ADCP_ISSUE_EVENT_ATTEMPT; nothing else of the caller's. It runs in\n"
+        "its own process group; whatever it leaves running (forked, even setsid) is killed when\n"
+        "it ends. Exit 0 completes the event; anything else (or still running at 90% of the\n"
+        "lease: killed) releases it after --backoff S doubled per attempt (at most 300 s), and\n"
+        "the --max-attempts'th failure dead-letters it: it is never claimed again and shows in\n"
+        "`issue list`. Without --once deliver runs until SIGINT/SIGTERM. A SIGINT/SIGTERM while\n"
+        "a command runs sends SIGTERM to everything it started, SIGKILL 2 s later, releases the\n"
+        "event for an immediate retry and exits 0 (\"interrupted\":true).\n"
+        "--json prints one document. Consumers must deduplicate on event_id (an expired\n"
+        "lease is delivered again).\n\n"
+        "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: stale lease);\n"
+        "4 storage or REPORTING_SCHEMA_BEHIND (migration 0008 not applied).\n",
+    .subs = events_subs,
+};

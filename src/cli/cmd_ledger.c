@@ -568,7 +568,7 @@ static const char *const commit_requires[] = {"--lease-owner", "--lease-generati
                                               "--lease-owner", "--period-start",     "--period-end",
                                               "--period-end",  "--period-start",     NULL};
 const adcp_cli_spec adcp_cli_commit_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "commit",
     .globals = "[--db URL] [--config FILE]",
     .summary =
@@ -597,7 +597,7 @@ static const adcp_cli_optdef read_opts[] = {REQ_STR("--account", "A", "account")
                                             ADCP_OPT_INT("--limit", "N", 1, INT64_MAX, "rows"), ADCP_OPT_END};
 static const adcp_cli_spec *const read_subs[] = {&adcp_cli_read_rowset_spec, NULL};
 const adcp_cli_spec adcp_cli_read_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "read",
     .globals = "[--db URL] [--config FILE]",
     .summary =
@@ -620,7 +620,7 @@ const adcp_cli_spec adcp_cli_read_spec = {
 static const adcp_cli_optdef show_opts[] = {REQ_STR("--account", "A", "account"),
                                             REQ_STR("--revision", "R", "revision"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_show_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "show",
     .globals = "[--db URL]",
     .summary = "Prints one revision header (no rows).",
@@ -632,7 +632,7 @@ const adcp_cli_spec adcp_cli_show_spec = {
   "exit status: 0 ok; 5 no revision for that obligation and account\n(REFERENCE_NOT_FOUND); 4 storage.\n"
 static const adcp_cli_optdef obligation_opts[] = {REQ_STR("--account", "A", "account"),
                                                   REQ_STR("--obligation", "O", "obligation"), ADCP_OPT_END};
-const adcp_cli_spec adcp_cli_current_spec = {.version = 1,
+const adcp_cli_spec adcp_cli_current_spec = {.version = ADCP_CLI_SPEC_VERSION,
                                              .name = "current",
                                              .globals = "[--db URL]",
                                              .summary =
@@ -641,7 +641,7 @@ const adcp_cli_spec adcp_cli_current_spec = {.version = 1,
                                              .opts = obligation_opts,
                                              .text = READ_ONLY_NOTE NO_REVISION_EXIT,
                                              .run = run_current};
-const adcp_cli_spec adcp_cli_history_spec = {.version = 1,
+const adcp_cli_spec adcp_cli_history_spec = {.version = ADCP_CLI_SPEC_VERSION,
                                              .name = "history",
                                              .globals = "[--db URL]",
                                              .summary =
@@ -659,7 +659,7 @@ static const adcp_cli_optdef list_opts[] = {
     ADCP_OPT_STR("--cursor", "C", "the next page (printed by the previous one)"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_list_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "list",
     .globals = "[--db URL]",
     .summary =
@@ -676,7 +676,7 @@ static const adcp_cli_optdef verify_opts[] = {ADCP_OPT_STR("--account", "A", "on
 static const char *const verify_excl[] = {"--revision", "--all", NULL};
 static const adcp_cli_spec *const verify_subs[] = {&adcp_cli_verify_rowsets_spec, NULL};
 const adcp_cli_spec adcp_cli_verify_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "verify",
     .globals = "[--db URL] [--config FILE]",
     .summary =
@@ -704,7 +704,7 @@ const adcp_cli_spec adcp_cli_verify_spec = {
     .run = run_verify};
 
 static const adcp_cli_optdef intents_list_opts[] = {ADCP_OPT_BINDING("--binding", 0, "only this binding"), ADCP_OPT_END};
-static const adcp_cli_spec intents_list = {.version = 1,
+static const adcp_cli_spec intents_list = {.version = ADCP_CLI_SPEC_VERSION,
                                            .name = "intents list",
                                            .globals = "[--db URL] [--config FILE]",
                                            .summary = "the object-write intents the sweep works on, expiry first",
@@ -712,7 +712,7 @@ static const adcp_cli_spec intents_list = {.version = 1,
                                            .run = run_intents_list};
 static const adcp_cli_spec *const intents_subs[] = {&intents_list, NULL};
 const adcp_cli_spec adcp_cli_intents_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "intents",
     .summary =
         "Lists the object-write intents the sweep works on, expiry first: 'open' (an\n"

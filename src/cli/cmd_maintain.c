@@ -460,40 +460,35 @@ static const adcp_cli_optdef maintain_opts[] = {
 /* The task list follows the worker catalog (src/worker/catalog.c);
  * test_cli_maintain checks that every catalog task is named here. */
 const adcp_cli_spec adcp_cli_maintain_spec = {
-    1,
-    "maintain",
-    "[--db URL] [--config FILE]",
-    "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
-    "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
-    "One task's failure never stops another task or the loop.",
-    maintain_opts,
-    0,
-    0,
-    NULL,
-    NULL,
-    "Tasks, in order (default per-pass limit):\n"
-    "  intent_sweep       resolve abandoned object uploads (100)\n"
-    "  change_pruning     prune change-feed rows no live consumer needs (10000)\n"
-    "  row_pruning        free row bytes past the window (100; when retention is enabled)\n"
-    "  period_retirement  three-phase retirement of expired periods (100; when retention is enabled)\n"
-    "  retention_issues   open/resolve retirement_stalled issues (100)\n"
-    "  issue_escalation   escalate issues past their window (1000)\n"
-    "  audit_checkpoint   sign and publish grown tree heads (100; when audit.signing_key_file is set)\n"
-    "  orphan_collection  delete unreferenced row objects (1000; when collector.enabled is true)\n"
-    "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
-    "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n"
-    "--json prints one JSON line per pass {ok, pass, dry_run, stopped, duration_ms, tasks:[{name,\n"
-    "status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]}; with --once\n"
-    "exactly one JSON document.\n\n"
-    "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
-    "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
-    "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
-    "             or the failed task's code's status; 1 usage or an unreadable file\n"
-    "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
-    "             retention enabled); 4 database, schema or binding problem.\n",
-    NULL,
-    0,
-    0,
-    cmd_maintain,
-    (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL},
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "maintain",
+    .globals = "[--db URL] [--config FILE]",
+    .summary =
+        "The maintenance worker: runs each task on its own interval (default --interval, 300 s) with its\n"
+        "own per-pass limit, until SIGTERM or SIGINT, which let the running bounded step finish and exit 0.\n"
+        "One task's failure never stops another task or the loop.",
+    .opts = maintain_opts,
+    .text =
+        "Tasks, in order (default per-pass limit):\n"
+        "  intent_sweep       resolve abandoned object uploads (100)\n"
+        "  change_pruning     prune change-feed rows no live consumer needs (10000)\n"
+        "  row_pruning        free row bytes past the window (100; when retention is enabled)\n"
+        "  period_retirement  three-phase retirement of expired periods (100; when retention is enabled)\n"
+        "  retention_issues   open/resolve retirement_stalled issues (100)\n"
+        "  issue_escalation   escalate issues past their window (1000)\n"
+        "  audit_checkpoint   sign and publish grown tree heads (100; when audit.signing_key_file is set)\n"
+        "  orphan_collection  delete unreferenced row objects (1000; when collector.enabled is true)\n"
+        "Configuration (--config): \"worker\": {\"interval_s\": S, \"tasks\": {NAME: {\"interval_s\": S,\n"
+        "\"limit\": N, \"enabled\": BOOL, \"settings\": {…}}}}; change_pruning settings: retention_days, hold_days.\n"
+        "--json prints one JSON line per pass {ok, pass, dry_run, stopped, duration_ms, tasks:[{name,\n"
+        "status ran|skipped|failed, reason, duration_ms, counters, causes, warnings, error}]}; with --once\n"
+        "exactly one JSON document.\n\n"
+        "Several workers may run on one PostgreSQL database: every task claims its items under the\n"
+        "ledger's locks, so nothing is done twice. See docs/worker.md.\n\n"
+        "exit status: 0 ok (always after a signal); with --once: 4 when items failed (they back off),\n"
+        "             or the failed task's code's status; 1 usage or an unreadable file\n"
+        "             (e.g. audit.signing_key_file); 2 configuration refused (a retention task without\n"
+        "             retention enabled); 4 database, schema or binding problem.\n",
+    .run = cmd_maintain,
+    .requires = (const char *const[]){"--metrics-token-file", "--metrics-listen", NULL},
+};

@@ -274,50 +274,39 @@ static const adcp_cli_optdef migrate_opts[] = {
 static const char *const migrate_excl[] = {"--status",  "--dry-run",       "--status", "--additive-only",
                                            "--dry-run", "--additive-only", NULL};
 const adcp_cli_spec adcp_cli_migrate_spec = {
-    1,
-    "migrate",
-    "[--db URL]",
-    "Applies the migrations embedded in this build, in version order, each in its own\n"
-    "transaction under the schema lock (concurrent runners never double-apply). Without an\n"
-    "option: applies every pending migration, printing 'applying V NAME CLASS' and 'done V'\n"
-    "per step (stop writers first if a step is stopped-worker).",
-    migrate_opts,
-    0,
-    0,
-    NULL,
-    migrate_excl,
-    "--json prints one document instead: {\"ok\",\"migrations\":[...],\"pending\"} (--status),\n"
-    "{\"ok\",\"would_apply\":[...]} (--dry-run) or {\"ok\",\"applied\":[...],\"skipped\":[...]}\n"
-    "(apply; also on failure, with \"code\" and \"message\").\n\n"
-    "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
-    "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
-    "exit status: 0 success (pending migrations under --status are not an error),\n"
-    "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
-    "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
-    "             --status: SCHEMA_UNREADY)\n",
-    NULL,
-    0,
-    0,
-    cmd_migrate,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "migrate",
+    .globals = "[--db URL]",
+    .summary =
+        "Applies the migrations embedded in this build, in version order, each in its own\n"
+        "transaction under the schema lock (concurrent runners never double-apply). Without an\n"
+        "option: applies every pending migration, printing 'applying V NAME CLASS' and 'done V'\n"
+        "per step (stop writers first if a step is stopped-worker).",
+    .opts = migrate_opts,
+    .excl = migrate_excl,
+    .text =
+        "--json prints one document instead: {\"ok\",\"migrations\":[...],\"pending\"} (--status),\n"
+        "{\"ok\",\"would_apply\":[...]} (--dry-run) or {\"ok\",\"applied\":[...],\"skipped\":[...]}\n"
+        "(apply; also on failure, with \"code\" and \"message\").\n\n"
+        "Database URL: --db, else ADCP_DATABASE_URL, else DATABASE_URL, else sqlite:./adcp-ledger.db\n"
+        "(sqlite:PATH, sqlite::memory:, postgresql://..., postgres://..., or a libpq conninfo).\n\n"
+        "exit status: 0 success (pending migrations under --status are not an error),\n"
+        "             1 usage error, 4 database, schema or migration failure (e.g. a changed\n"
+        "             checksum of an applied migration: INTEGRITY_FAILED; schema drift under\n"
+        "             --status: SCHEMA_UNREADY)\n",
+    .run = cmd_migrate,
+};
 const adcp_cli_spec adcp_cli_init_spec = {
-    1,
-    "init",
-    "[--db sqlite:PATH]",
-    "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
-    "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
-    "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
-    "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
-    NULL,
-    0,
-    1,
-    "[PATH]",
-    NULL,
-    "exit status: 0 success, 1 usage error, 4 database or migration failure\n",
-    NULL,
-    0,
-    0,
-    cmd_init,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "init",
+    .globals = "[--db sqlite:PATH]",
+    .summary =
+        "Creates a SQLite ledger (default ./adcp-ledger.db, or PATH, or the --db/ADCP_DATABASE_URL\n"
+        "URL when it is a sqlite: URL) and applies every migration. Refuses a file that already\n"
+        "exists unless it is an adcp-ledger database, which is then brought up to date.\n"
+        "--json prints one document: {\"ok\",\"database\",\"applied\":[...],\"skipped\":[...]}.",
+    .max_pos = 1,
+    .pos_usage = "[PATH]",
+    .text = "exit status: 0 success, 1 usage error, 4 database or migration failure\n",
+    .run = cmd_init,
+};

@@ -102,90 +102,60 @@ static const adcp_cli_optdef list_opts[] = {
 static const adcp_cli_optdef disable_opts[] = {
     ADCP_OPT_INT("--expected-version", "V", 0, INT64_MAX, "disable only at version V"), ADCP_OPT_END};
 
-static const adcp_cli_spec principal_put = {1,
-                                            "principal put",
-                                            "[--db URL]",
-                                            "creates the record (no --expected-version, or 0) or replaces the one at version V\n"
-                                            "(compare-and-set: another version is CONFLICT and nothing is written)",
-                                            put_opts,
-                                            1,
-                                            1,
-                                            "ID",
-                                            put_excl,
-                                            NULL,
-                                            NULL,
-                                            0,
-                                            0,
-                                            cmd_principal,
-                                            NULL,
-                                            NULL};
-static const adcp_cli_spec principal_get = {1,
-                                            "principal get",
-                                            "[--db URL]",
-                                            "prints the record",
-                                            NULL,
-                                            1,
-                                            1,
-                                            "ID",
-                                            NULL,
-                                            NULL,
-                                            NULL,
-                                            0,
-                                            0,
-                                            cmd_principal,
-                                            NULL,
-                                            NULL};
-static const adcp_cli_spec principal_list = {1,
-                                             "principal list",
-                                             "[--db URL]",
-                                             "pages in principal_id order: {\"principals\":[...],\"next_cursor\":STR|null}",
-                                             list_opts,
-                                             0,
-                                             0,
-                                             NULL,
-                                             NULL,
-                                             NULL,
-                                             NULL,
-                                             0,
-                                             0,
-                                             cmd_principal,
-                                             NULL,
-                                             NULL};
-static const adcp_cli_spec principal_disable = {1,
-                                                "principal disable",
-                                                "[--db URL]",
-                                                "sets status disabled",
-                                                disable_opts,
-                                                1,
-                                                1,
-                                                "ID",
-                                                NULL,
-                                                NULL,
-                                                NULL,
-                                                0,
-                                                0,
-                                                cmd_principal,
-                                                NULL,
-                                                NULL};
+static const adcp_cli_spec principal_put = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "principal put",
+    .globals = "[--db URL]",
+    .summary =
+        "creates the record (no --expected-version, or 0) or replaces the one at version V\n"
+        "(compare-and-set: another version is CONFLICT and nothing is written)",
+    .opts = put_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "ID",
+    .excl = put_excl,
+    .run = cmd_principal,
+};
+static const adcp_cli_spec principal_get = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "principal get",
+    .globals = "[--db URL]",
+    .summary = "prints the record",
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "ID",
+    .run = cmd_principal,
+};
+static const adcp_cli_spec principal_list = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "principal list",
+    .globals = "[--db URL]",
+    .summary = "pages in principal_id order: {\"principals\":[...],\"next_cursor\":STR|null}",
+    .opts = list_opts,
+    .run = cmd_principal,
+};
+static const adcp_cli_spec principal_disable = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "principal disable",
+    .globals = "[--db URL]",
+    .summary = "sets status disabled",
+    .opts = disable_opts,
+    .min_pos = 1,
+    .max_pos = 1,
+    .pos_usage = "ID",
+    .run = cmd_principal,
+};
 static const adcp_cli_spec *const principal_subs[] = {&principal_put, &principal_get, &principal_list,
                                                       &principal_disable, NULL};
 const adcp_cli_spec adcp_cli_principal_spec = {
-    1,
-    "principal",
-    NULL,
-    "Principal records: the identities a reporting service resolves callers against.\n"
-    "put, get and disable print the principal as one JSON object. See docs/principals.md.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT;\n"
-    "             4 storage (REPORTING_SCHEMA_BEHIND, REPORTING_STORAGE_NOT_DURABLE, ...);\n"
-    "             5 REFERENCE_NOT_FOUND (no such principal).\n",
-    principal_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "principal",
+    .summary =
+        "Principal records: the identities a reporting service resolves callers against.\n"
+        "put, get and disable print the principal as one JSON object. See docs/principals.md.",
+    .text =
+        "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT;\n"
+        "             4 storage (REPORTING_SCHEMA_BEHIND, REPORTING_STORAGE_NOT_DURABLE, ...);\n"
+        "             5 REFERENCE_NOT_FOUND (no such principal).\n",
+    .subs = principal_subs,
+};

@@ -313,9 +313,13 @@ static const adcp_cli_optdef prune_opts[] = {PASS_OPTS("nothing is pruned")};
 static const adcp_cli_optdef stalled_opts[] = {
     ADCP_OPT_INT("--min-seconds", "S", 0, 100LL * 365 * 86400, "first failure at least S seconds ago (default 0)"),
     ADCP_OPT_END};
-#define SUB(var, name, summary, opts, run) \
-  static const adcp_cli_spec var = { \
-      1, name, "[--db URL] [--config FILE]", summary, opts, 0, 0, NULL, NULL, NULL, NULL, 0, 0, run, NULL, NULL}
+#define SUB(var, nm, sum, op, fn) \
+  static const adcp_cli_spec var = {.version = ADCP_CLI_SPEC_VERSION, \
+                                    .name = nm, \
+                                    .globals = "[--db URL] [--config FILE]", \
+                                    .summary = sum, \
+                                    .opts = op, \
+                                    .run = fn}
 SUB(r_status, "retention status",
     "the live periods, when the next one becomes age-eligible (its newest anchor + the\n"
     "window; --json \"live\", \"next_eligible\":{\"at\",\"obligation_id\"}|null), counts and the\n"
@@ -336,27 +340,19 @@ SUB(r_stalled, "retention stalled",
     "periods whose retirement or pruning keeps failing, with the last secret-free cause", stalled_opts, cmd_stalled);
 static const adcp_cli_spec *const retention_subs[] = {&r_status, &r_retire, &r_prune, &r_stalled, NULL};
 const adcp_cli_spec adcp_cli_retention_spec = {
-    1,
-    "retention",
-    NULL,
-    "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
-    "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
-    "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
-    "on stderr) and backs off; the pass still exits 0.\n\n"
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
-    "             --as-of); 4 database, schema or binding problem\n",
-    retention_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "retention",
+    .summary =
+        "Retention (docs/retention.md) with the policy of the configuration's \"retention\" section\n"
+        "({\"enabled\": true, \"status_retention_days\": N, ...}). Every instant is the database clock.",
+    .text =
+        "Counters: retired/pruned, failed, held, protected, stalled, pending, skipped_unconfigured,\n"
+        "objects_deleted, bodies_deleted, bytes_freed. A failed period is counted (with its cause\n"
+        "on stderr) and backs off; the pass still exits 0.\n\n"
+        "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT: no or disabled retention policy, bad\n"
+        "             --as-of); 4 database, schema or binding problem\n",
+    .subs = retention_subs,
+};
 
 static const adcp_cli_optdef hold_add_opts[] = {
     ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"),
@@ -367,33 +363,25 @@ static const adcp_cli_optdef hold_add_opts[] = {
     ADCP_OPT_END};
 static const adcp_cli_optdef hold_remove_opts[] = {ADCP_OPT_STR_REQ("--id", "H", "the hold's ID"), ADCP_OPT_END};
 static const adcp_cli_optdef hold_list_opts[] = {ADCP_OPT_STR("--account", "A", "only this account"), ADCP_OPT_END};
-#define HOLD(var, name, summary, opts) \
-  static const adcp_cli_spec var = {1,    name, "[--db URL]", summary, opts, 0,        0,    NULL, \
-                                    NULL, NULL, NULL,         0,       0,    cmd_hold, NULL, NULL}
+#define HOLD(var, nm, sum, op) \
+  static const adcp_cli_spec var = { \
+      .version = ADCP_CLI_SPEC_VERSION, .name = nm, .globals = "[--db URL]", .summary = sum, .opts = op, .run = cmd_hold}
 HOLD(h_add, "hold add", "hold a period (or every period of an account)", hold_add_opts);
 HOLD(h_remove, "hold remove", "remove a hold", hold_remove_opts);
 HOLD(h_list, "hold list", "the holds, in force and expired", hold_list_opts);
 static const adcp_cli_spec *const hold_subs[] = {&h_add, &h_remove, &h_list, NULL};
 const adcp_cli_spec adcp_cli_hold_spec = {
-    1,
-    "hold",
-    NULL,
-    "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
-    "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
-    "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
-    "ledger does not hold for the account, or to an account with no obligation here (it\n"
-    "would hold nothing: REFERENCE_NOT_FOUND, exit 5).",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
-    "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
-    "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n",
-    hold_subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "hold",
+    .summary =
+        "Explicit retention holds: a held period (or, without --obligation, every period of the\n"
+        "account) is neither retired nor row-pruned until the hold is removed or --until passes.\n"
+        "A hold cannot be added to a period already retiring or retired, to an obligation this\n"
+        "ledger does not hold for the account, or to an account with no obligation here (it\n"
+        "would hold nothing: REFERENCE_NOT_FOUND, exit 5).",
+    .text =
+        "exit status: 0 ok; 1 usage; 2 refused (INVALID_INPUT, CONFLICT: the hold ID exists,\n"
+        "             CONTENT_CONFLICT: the period already retires); 4 database problem;\n"
+        "             5 no such account, obligation or hold (REFERENCE_NOT_FOUND)\n",
+    .subs = hold_subs,
+};

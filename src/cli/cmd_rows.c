@@ -414,7 +414,7 @@ done:
 static const adcp_cli_optdef canonicalize_opts[] = {
     ADCP_OPT_FLAG("--lines", "the input is JSONL: each non-blank line is canonicalized on its own"), ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_canonicalize_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "canonicalize",
     .summary = "Reads one JSON document (stdin by default) and writes its RFC 8785 canonical\nform plus a newline.",
     .opts = canonicalize_opts,
@@ -439,7 +439,7 @@ static const adcp_cli_optdef encode_opts[] = {
                   "physical_byte_count to each manifest in the output"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_encode_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "encode",
     .summary =
         "Reads rows as JSONL (stdin by default; any JSON formatting per line, blank\n"
@@ -473,7 +473,7 @@ static const adcp_cli_optdef verify_chunks_opts[] = {
     ADCP_OPT_ENUM("--profile", "P", "revision_envelope_v1|rows_v1", "digest profile (default revision_envelope_v1)"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_chunks_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "verify-chunks",
     .summary =
         "Verifies chunk files DIR/NNNNNN.jsonl (or .jsonl.gz, read with the manifest's\n"

@@ -218,7 +218,7 @@ static const adcp_cli_optdef verify_rowsets_opts[] = {
     ADCP_OPT_FLAG("--quiet", "no progress line"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_verify_rowsets_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "verify --row-sets",
     .globals = "[--db URL] [--config FILE]",
     .summary =
@@ -250,7 +250,7 @@ static const adcp_cli_optdef read_rowset_opts[] = {
                   "the envelope's binding algorithm; needs --totals"),
     ADCP_OPT_END};
 const adcp_cli_spec adcp_cli_read_rowset_spec = {
-    .version = 1,
+    .version = ADCP_CLI_SPEC_VERSION,
     .name = "read --row-set",
     .globals = "[--db URL] [--config FILE]",
     .summary =

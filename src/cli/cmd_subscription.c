@@ -158,10 +158,16 @@ static const adcp_cli_optdef snapshot_put_opts[] = {
     EXPECTED("replace version V (omitted or 0: the first snapshot)"),
     ADCP_OPT_END};
 
-#define SUB(var, nm, summary, opts) \
-  static const adcp_cli_spec var = { \
-      1, "subscription-state " nm, "[--db URL]", summary, opts, 1, 1, "PRINCIPAL", NULL, NULL, NULL, 0, \
-      0, cmd_subscription,         NULL,         NULL}
+#define SUB(var, nm, sum, op) \
+  static const adcp_cli_spec var = {.version = ADCP_CLI_SPEC_VERSION, \
+                                    .name = "subscription-state " nm, \
+                                    .globals = "[--db URL]", \
+                                    .summary = sum, \
+                                    .opts = op, \
+                                    .min_pos = 1, \
+                                    .max_pos = 1, \
+                                    .pos_usage = "PRINCIPAL", \
+                                    .run = cmd_subscription}
 SUB(sub_journal, "journal",
     "the append-only, gapless grant journal after SEQ, with its head:\n"
     "{\"principal_id\",\"head\":N,\"entries\":[{\"seq\",\"action\",\"subject\",\"scope\",\"recorded_at\"}]}",
@@ -177,21 +183,13 @@ SUB(sub_snapshot_put, "snapshot-put", "writes FILE as the state reflecting the j
 static const adcp_cli_spec *const subs[8] = {&sub_journal, &sub_exceptions,    &sub_snapshot,     &sub_grant,
                                              &sub_revoke,  &sub_exception_put, &sub_snapshot_put, NULL};
 const adcp_cli_spec adcp_cli_subscription_spec = {
-    1,
-    "subscription-state",
-    NULL,
-    "The subscription engine's state of a principal: its grant journal, exceptions and\n"
-    "snapshot. Every success prints one JSON document. See docs/principals.md.",
-    NULL,
-    0,
-    0,
-    NULL,
-    NULL,
-    "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
-    "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
-    subs,
-    0,
-    0,
-    NULL,
-    NULL,
-    NULL};
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "subscription-state",
+    .summary =
+        "The subscription engine's state of a principal: its grant journal, exceptions and\n"
+        "snapshot. Every success prints one JSON document. See docs/principals.md.",
+    .text =
+        "exit status: 0 ok; 1 usage or unreadable FILE; 2 INVALID_INPUT or CONFLICT; 4 storage;\n"
+        "             5 REFERENCE_NOT_FOUND (no such principal or exception).\n",
+    .subs = subs,
+};

@@ -68,7 +68,7 @@ int adcp_cli_log_setup(adcp_cli_globals *g) {
     return ADCP_CLI_EXIT_USAGE;
   }
   g_sink.f = stderr, g_sink.json = json;
-  g_logger = (adcp_logger){ADCP_LOGGER_VERSION, level, sink, &g_sink};
+  g_logger = (adcp_logger){.version = ADCP_LOGGER_VERSION, .level = level, .sink = sink, .ctx = &g_sink};
   g->log = &g_logger;
   return 0;
 }

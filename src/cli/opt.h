@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "adcp/core.h"
+
 struct adcp_cli_globals;
 struct adcp_cli_args;
 
@@ -39,28 +41,29 @@ typedef struct adcp_cli_optdef {
 
 /* Table rows, shortest form. */
 #define ADCP_OPT_FLAG(n, h) \
-  { n, ADCP_CLI_OPT_FLAG, 0, NULL, 0, 0, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_FLAG, .help = h }
 #define ADCP_OPT_STR(n, m, h) \
-  { n, ADCP_CLI_OPT_STRING, 0, m, 0, 0, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_STRING, .metavar = m, .help = h }
 #define ADCP_OPT_FILE(n, m, h) \
-  { n, ADCP_CLI_OPT_FILE, 0, m, 0, 0, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_FILE, .metavar = m, .help = h }
 #define ADCP_OPT_BINDING(n, f, h) \
-  { n, ADCP_CLI_OPT_BINDING, f, "ID", 0, 0, NULL, h }
-#define ADCP_OPT_INT(n, m, lo, hi, h) \
-  { n, ADCP_CLI_OPT_INT, 0, m, lo, hi, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_BINDING, .flags = f, .metavar = "ID", .help = h }
+#define ADCP_OPT_INT(n, m, min, max, h) \
+  { .name = n, .type = ADCP_CLI_OPT_INT, .metavar = m, .lo = min, .hi = max, .help = h }
 #define ADCP_OPT_TIME(n, h) \
-  { n, ADCP_CLI_OPT_INSTANT, 0, "T", 0, 0, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_INSTANT, .metavar = "T", .help = h }
 #define ADCP_OPT_ENUM(n, m, v, h) \
-  { n, ADCP_CLI_OPT_ENUM, 0, m, 0, 0, v, h }
+  { .name = n, .type = ADCP_CLI_OPT_ENUM, .metavar = m, .values = v, .help = h }
 /* A string option that must be given. */
 #define ADCP_OPT_STR_REQ(n, m, h) \
-  { n, ADCP_CLI_OPT_STRING, ADCP_CLI_OPT_REQUIRED, m, 0, 0, NULL, h }
+  { .name = n, .type = ADCP_CLI_OPT_STRING, .flags = ADCP_CLI_OPT_REQUIRED, .metavar = m, .help = h }
 #define ADCP_OPT_END \
-  { NULL, 0, 0, NULL, 0, 0, NULL, NULL }
+  { .name = NULL }
 
 typedef struct adcp_cli_spec adcp_cli_spec;
-struct adcp_cli_spec {
-  int version;         /* 1 */
+#define ADCP_CLI_SPEC_VERSION 1
+struct ADCP_VERSIONED adcp_cli_spec {
+  int version;         /* ADCP_CLI_SPEC_VERSION */
   const char *name;    /* "changes prune": the words after adcp-ledger */
   const char *globals; /* usage prefix, e.g. "[--db URL]" */
   const char *summary; /* first line of the help */

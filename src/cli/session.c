@@ -10,7 +10,7 @@
 
 /* The search of adcp_config_find for these globals. */
 static void config_search(adcp_config_search *out, const adcp_cli_globals *g) {
-  *out = (adcp_config_search){ADCP_CONFIG_SEARCH_VERSION, g->config_path, NULL};
+  *out = (adcp_config_search){.version = ADCP_CONFIG_SEARCH_VERSION, .explicit_path = g->config_path};
 #ifdef ADCP_CLI_TEST_HOOKS
   /* Tests put the system location in a scratch directory; never in the shipped binary. */
   const char *t = getenv("ADCP_LEDGER_TEST_SYSTEM_CONFIG");
@@ -59,7 +59,8 @@ int adcp_cli_session_open(adcp_cli_session *x, const adcp_cli_globals *g, adcp_e
       .version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = g->read_only, .must_exist = g->must_exist};
   rc = adcp_storage_open(&x->s, g->db_url, &so, err);
   if (!rc) rc = adcp_ledger_open(&x->l, adcp_storage_sql(x->s), &lo, err);
-  adcp_config_apply_options ao = {ADCP_CONFIG_APPLY_OPTIONS_VERSION, g->read_only, notice, NULL};
+  adcp_config_apply_options ao = {
+      .version = ADCP_CONFIG_APPLY_OPTIONS_VERSION, .read_only = g->read_only, .notice = notice};
   if (!rc) rc = adcp_config_apply(x->cfg, x->l, &ao, err);
   if (rc) adcp_cli_session_close(x);
   return rc;
