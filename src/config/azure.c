@@ -77,15 +77,17 @@ int adcp_config__azure_binding(cfgp *p, uint32_t b, const char *where, const cha
   if (cred && !strncmp(cred, "file:", 5) && adcp_config__add_file(p, cred + 5, "credentialRef file", 1))
     return adcp_error_set(p->err, ADCP_ENOMEM, "out of memory");
   size_t n = adcp_config__location_kv(c, i, lkeys, v);
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   id,
-                                   "azure",
-                                   &c->locs[i * CFG_LOC_MAX],
-                                   n,
-                                   prefix,
-                                   tmpl,
-                                   compression,
-                                   cred,
-                                   c->providers[i]};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = id,
+      .provider = "azure",
+      .location = &c->locs[i * CFG_LOC_MAX],
+      .n_location = n,
+      .prefix = prefix,
+      .key_template = tmpl,
+      .compression = compression,
+      .credential_ref = cred,
+      .client = c->providers[i],
+  };
   return adcp_config__add_binding(p, b, where, &bc);
 }

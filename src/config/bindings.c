@@ -185,7 +185,17 @@ static int s3_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
   }
   size_t n = adcp_config__location_kv(c, i, lkeys, v);
   adcp_ledger_binding_config bc = {
-      ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "s3", &c->locs[i * CFG_LOC_MAX], n, prefix, tmpl, compression, cred, c->providers[i]};
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = id,
+      .provider = "s3",
+      .location = &c->locs[i * CFG_LOC_MAX],
+      .n_location = n,
+      .prefix = prefix,
+      .key_template = tmpl,
+      .compression = compression,
+      .credential_ref = cred,
+      .client = c->providers[i],
+  };
   return adcp_config__add_binding(p, b, where, &bc);
 }
 
@@ -247,16 +257,18 @@ static int fs_binding(cfgp *p, uint32_t b, const char *where, const char *id, co
     return provider_failed(p, b, where, id, rc);
   }
   c->locs[i * CFG_LOC_MAX].key = "root", c->locs[i * CFG_LOC_MAX].value = root;
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   id,
-                                   "filesystem",
-                                   &c->locs[i * CFG_LOC_MAX],
-                                   1,
-                                   prefix,
-                                   tmpl,
-                                   compression,
-                                   cred,
-                                   c->providers[i]};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = id,
+      .provider = "filesystem",
+      .location = &c->locs[i * CFG_LOC_MAX],
+      .n_location = 1,
+      .prefix = prefix,
+      .key_template = tmpl,
+      .compression = compression,
+      .credential_ref = cred,
+      .client = c->providers[i],
+  };
   rc = adcp_config__add_binding(p, b, where, &bc);
   if (rc) free(c->real_roots[i]), c->real_roots[i] = NULL;
   return rc;

@@ -227,7 +227,17 @@ int adcp_config__gcs_binding(cfgp *p, uint32_t binding, const char *where, const
     return rc;
   }
   adcp_ledger_binding_config bc = {
-      ADCP_LEDGER_BINDING_CONFIG_VERSION, id, "gcs", kv, n, prefix, tmpl, compression, cred, *out};
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = id,
+      .provider = "gcs",
+      .location = kv,
+      .n_location = n,
+      .prefix = prefix,
+      .key_template = tmpl,
+      .compression = compression,
+      .credential_ref = cred,
+      .client = *out,
+  };
   return adcp_config__add_binding(p, binding, where, &bc);
 }
 
