@@ -315,7 +315,8 @@ int adcp_feed_head(char **out, adcp_sql_conn *c, const char *account_id, adcp_er
   char *cursor = NULL;
   for (;;) {
     adcp_change_page page;
-    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, account_id, 0, ADCP_FEED_MAX_LIMIT};
+    adcp_changes_query q = {
+        .version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account_id, .limit = ADCP_FEED_MAX_LIMIT};
     int rc = adcp_feed_changes_after(&page, c, &q, err);
     if (rc) {
       free(cursor);

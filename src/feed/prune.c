@@ -41,7 +41,7 @@ static const char PRUNE_PG[] =
 static int prune(adcp_feed_prune_result *out, adcp_sql_conn *c, const adcp_feed_prune_options *opts, int dry_run,
                  adcp_error *err) {
   memset(out, 0, sizeof *out);
-  adcp_feed_prune_options o = {ADCP_FEED_PRUNE_OPTIONS_VERSION, 0, 0, 0};
+  adcp_feed_prune_options o = ADCP_FEED_PRUNE_OPTIONS_INIT;
   if (opts) {
     if (opts->version != ADCP_FEED_PRUNE_OPTIONS_VERSION)
       return adcp_error_set(err, ADCP_EINVALID_INPUT, "prune: unknown options version");
