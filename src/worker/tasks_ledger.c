@@ -112,7 +112,10 @@ int adcp_worker_task_change_pruning(void *ctx, const adcp_worker_pass *pass, adc
   adcp_worker_report_add(out, "failed", 0);
   adcp_worker_report_add(out, "pending", 0);
   size_t limit = pass->limit > 0 ? (size_t)pass->limit : ADCP_FEED_DEFAULT_PRUNE_LIMIT;
-  adcp_feed_prune_options po = {ADCP_FEED_PRUNE_OPTIONS_VERSION, x->retention_days, x->hold_days, limit};
+  adcp_feed_prune_options po = {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION,
+                                .retention_days = x->retention_days,
+                                .hold_days = x->hold_days,
+                                .limit = limit};
   adcp_feed_prune_result r;
   int rc = pass->dry_run ? adcp_feed_prune_preview(&r, x->conn, &po, err) : adcp_feed_prune(&r, x->conn, &po, err);
   if (rc) {

@@ -179,7 +179,7 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
       r->status = ADCP_WORKER_SKIPPED, r->skip_reason = "not_due", p->skipped++;
       continue;
     }
-    adcp_worker_pass pass = {ADCP_WORKER_PASS_VERSION, s->task.limit, dry_run, stop};
+    adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = s->task.limit, .dry_run = dry_run, .stop = stop};
     adcp_error te = {0};
     int rc = s->task.run(s->task.ctx, &pass, &r->report, &te);
     int64_t end = adcp_worker__mono_us();
