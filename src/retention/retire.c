@@ -299,16 +299,18 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
                           p, 1, err);
   if (rc) return rc;
   if ((rc = adcp_sql_next(r, err)) == 1) {
-    adcp_audit_retirement rec = {ADCP_AUDIT_RETIREMENT_VERSION,
-                                 c->account,
-                                 c->id,
-                                 c->id,
-                                 adcp_sql_get_text(r, 0, NULL),
-                                 adcp_sql_get_text(r, 1, NULL),
-                                 adcp_sql_get_text(r, 2, NULL),
-                                 (const char *const *)ids,
-                                 n,
-                                 adcp_retention_window_days(&rp->pol)};
+    adcp_audit_retirement rec = {
+        .version = ADCP_AUDIT_RETIREMENT_VERSION,
+        .account_id = c->account,
+        .obligation_id = c->id,
+        .record_id = c->id,
+        .period_start = adcp_sql_get_text(r, 0, NULL),
+        .period_end = adcp_sql_get_text(r, 1, NULL),
+        .retired_at = adcp_sql_get_text(r, 2, NULL),
+        .revision_ids = (const char *const *)ids,
+        .n_revisions = n,
+        .retention_days = adcp_retention_window_days(&rp->pol),
+    };
     uint64_t leaf = 0;
     rc = adcp_audit_append_retirement(&leaf, rp->c, &rec, err);
   } else if (rc == 0) {
