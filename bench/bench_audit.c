@@ -307,7 +307,13 @@ int main(int argc, char **argv) {
   adcp_audit_report rep;
   for (int outside = 0; outside <= 1; outside++) {
     adcp_audit_options ao = {
-        ADCP_AUDIT_OPTIONS_VERSION, hacct, &keys, outside ? &hcp : NULL, (size_t)outside, 0, NULL, NULL, 30, NULL, 0};
+        .version = ADCP_AUDIT_OPTIONS_VERSION,
+        .account_id = hacct,
+        .keys = &keys,
+        .extra = outside ? &hcp : NULL,
+        .n_extra = (size_t)outside,
+        .retention_days = 30,
+    };
     double abest = 1e9, acpu = 1e9;
     for (int r = 0; r < 3; r++) {
       t0 = now();

@@ -106,16 +106,16 @@ int main(int argc, char **argv) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&p, root, &po, &err)) die("provider", &err);
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   "fs1",
-                                   "filesystem",
-                                   loc,
-                                   1,
-                                   "rows",
-                                   NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL,
-                                   p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs1",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = p,
+  };
   if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, "fs1", &err)) die("binding", &err);
   char ns[65];
   if (adcp_ledger_collector_namespace_key(ns, l, &err)) die("namespace", &err);

@@ -169,8 +169,16 @@ static void session_open(session *x, cfg *c, int with_ledger) {
   adcp_fs_provider_options po = {"bench", c->prefix, 1, 0, NULL, NULL};
   if (adcp_fs_provider_new(&x->p, c->root, &po, &err)) die("fs provider", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, c->bid, "filesystem", loc, 1, c->prefix, NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE,       NULL,   x->p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = c->bid,
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = c->prefix,
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = x->p,
+  };
   if (adcp_ledger_configure_binding(x->l, &bc, &err)) die("binding", &err);
   adcp_ledger_set_binding_selector(x->l, select_binding, c);
 }
@@ -299,7 +307,7 @@ static void run_follower(cfg *c, char *cursor) {
   uint64_t changes = 0, polls = 0, empty = 0;
   wait_for_start();
   for (int finishing = 0;;) {
-    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, NULL, 0, 1000};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .limit = 1000};
     adcp_change_page pg = {0};
     if (adcp_feed_changes_after(&pg, conn, &q, &err)) die("changes", &err);
     polls++;

@@ -73,7 +73,7 @@ static double read_all(adcp_sql_conn *c, const char *account, size_t limit, uint
   double t = now();
   for (;;) {
     adcp_change_page p;
-    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, cursor, account, 0, limit};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account, .limit = limit};
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("changes_after", &err);
     free(cursor);
     cursor = p.cursor;
@@ -102,7 +102,8 @@ static void page_latency(adcp_sql_conn *c, const char *engine, const char *accou
     adcp_buf_init(&b);
     if (adcp_feed_cursor_encode(&b, &pos) || adcp_buf_cstr(&b)) exit(1);
     adcp_change_page p;
-    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, (const char *)b.data, account, 0, 500};
+    adcp_changes_query q = {
+        .version = ADCP_CHANGES_QUERY_VERSION, .cursor = (const char *)b.data, .account_id = account, .limit = 500};
     double t = now();
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("page", &err);
     ms[i] = (now() - t) * 1000;
@@ -208,7 +209,7 @@ static void run(const char *url, const char *engine, int64_t rows) {
   uint64_t xid0 = 0;
   {
     adcp_change_page p;
-    adcp_changes_query q = {ADCP_CHANGES_QUERY_VERSION, NULL, NULL, 0, 1};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .limit = 1};
     if (adcp_feed_changes_after(&p, c, &q, &err)) die("first", &err);
     xid0 = p.count ? p.items[0].xid : 0;
     adcp_change_page_free(&p);

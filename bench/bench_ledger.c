@@ -195,8 +195,17 @@ static void bench_s3(const char *engine, adcp_ledger *l, lines *L, const char *r
     providers[n_providers++] = p;
     adcp_object_kv loc[4] = {{"bucket", bucket}, {"endpoint", ep}, {"path_style", "true"}, {"region", "us-east-1"}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
-    adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "s3", loc, 4, prefix, NULL,
-                                     ADCP_OBJECT_COMPRESSION_NONE,       "env",   p};
+    adcp_ledger_binding_config bc = {
+        .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+        .id = bids[v],
+        .provider = "s3",
+        .location = loc,
+        .n_location = 4,
+        .prefix = prefix,
+        .compression = ADCP_OBJECT_COMPRESSION_NONE,
+        .credential_ref = "env",
+        .client = p,
+    };
     if (adcp_ledger_configure_binding(l, &bc, &err)) die("s3 binding", &err);
     /* register_binding probes the store: report a refusal and go on. */
     if (adcp_ledger_register_binding(l, bids[v], &err))
@@ -235,8 +244,16 @@ static void bench_azure(const char *engine, adcp_ledger *l, lines *L, const char
     adcp_object_kv loc[3] = {{"account", acct}, {"container", cont}, {"endpoint", ep}};
     snprintf(bids[v], sizeof bids[v], "%s_none_%s_%s", tags[v], engine, run);
     adcp_ledger_binding_config bc = {
-        ADCP_LEDGER_BINDING_CONFIG_VERSION, bids[v], "azure", loc, 3, prefix, NULL, ADCP_OBJECT_COMPRESSION_NONE,
-        "env:ADCP_BENCH_AZURE_CONN",        p};
+        .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+        .id = bids[v],
+        .provider = "azure",
+        .location = loc,
+        .n_location = 3,
+        .prefix = prefix,
+        .compression = ADCP_OBJECT_COMPRESSION_NONE,
+        .credential_ref = "env:ADCP_BENCH_AZURE_CONN",
+        .client = p,
+    };
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bids[v], &err))
       die("azure binding", &err);
   }
@@ -263,7 +280,15 @@ static void bench_objects(const char *engine, adcp_ledger *l, lines *L, const ch
     char bid[96];
     snprintf(bid, sizeof bid, "%s_%s_%s", id, engine, run);
     adcp_ledger_binding_config bc = {
-        ADCP_LEDGER_BINDING_CONFIG_VERSION, bid, "filesystem", loc, 1, prefix, NULL, comps[k], NULL, p};
+        .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+        .id = bid,
+        .provider = "filesystem",
+        .location = loc,
+        .n_location = 1,
+        .prefix = prefix,
+        .compression = comps[k],
+        .client = p,
+    };
     if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, bid, &err)) die("binding", &err);
     snprintf(ob, sizeof ob, "ob_%s_%s", id, run);
     snprintf(rev, sizeof rev, "rev_%s_%s", id, run);

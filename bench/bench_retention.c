@@ -76,16 +76,16 @@ static adcp_ledger *open_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
   adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &o, &err)) die("ledger", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   "fs",
-                                   "filesystem",
-                                   loc,
-                                   1,
-                                   "rows",
-                                   NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL,
-                                   p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = p,
+  };
   if (adcp_ledger_configure_binding(l, &bc, &err)) die("binding", &err);
   return l;
 }
@@ -209,7 +209,7 @@ static void run(const char *url, const char *engine, const char *dir, int object
   atomic_store(&r.stop, 0);
   pthread_t t;
   pthread_create(&t, NULL, read_loop, &r);
-  adcp_retention_policy pol = {ADCP_RETENTION_POLICY_VERSION, 1, 0, 0, 0};
+  adcp_retention_policy pol = {.version = ADCP_RETENTION_POLICY_VERSION, .status_retention_days = 1};
   adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &pol, .limit = 100};
   uint64_t retired = 0, freed = 0;
   double t1 = now();
