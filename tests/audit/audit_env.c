@@ -112,8 +112,15 @@ void tamper(env *e, const char *sql) {
 adcp_audit_report audit(env *e, findings *fs, const adcp_audit_keyring *keys, int with_buyer) {
   memset(fs, 0, sizeof *fs);
   adcp_error err = {0};
-  adcp_audit_options o = {2,           NULL, keys, with_buyer ? &e->buyer : NULL, with_buyer ? 1 : 0, 0, collect, fs,
-                          WINDOW_DAYS, NULL, 0};
+  adcp_audit_options o = {
+      .version = ADCP_AUDIT_OPTIONS_VERSION,
+      .keys = keys,
+      .extra = with_buyer ? &e->buyer : NULL,
+      .n_extra = with_buyer ? 1 : 0,
+      .on_finding = collect,
+      .ctx = fs,
+      .retention_days = WINDOW_DAYS,
+  };
   adcp_audit_report rep;
   OK(adcp_audit_run(&rep, e->c, &o, &err));
   return rep;

@@ -305,8 +305,17 @@ static void retirement_and_unlogged(void **state) {
   static const char *const ids[] = {"r1", "r2", "r3", "r4"};
   /* An instant past the window (the revisions were recorded today). */
   adcp_audit_retirement rec = {
-      2,   "acct", "ob",       "tomb_ob", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z", "2099-12-01T00:00:00.000000Z",
-      ids, 4,      WINDOW_DAYS};
+      .version = ADCP_AUDIT_RETIREMENT_VERSION,
+      .account_id = "acct",
+      .obligation_id = "ob",
+      .record_id = "tomb_ob",
+      .period_start = "2026-10-01T00:00:00Z",
+      .period_end = "2026-10-02T00:00:00Z",
+      .retired_at = "2099-12-01T00:00:00.000000Z",
+      .revision_ids = ids,
+      .n_revisions = 4,
+      .retention_days = WINDOW_DAYS,
+  };
   uint64_t idx = 0;
   if (adcp_audit_append_retirement(&idx, e.c, &rec, &err)) fail_msg("append: %s", err.message);
   OK(adcp_sql_commit(e.c, &err));
@@ -547,7 +556,7 @@ static void concurrent_commits(void **state) {
   findings fs;
   memset(&fs, 0, sizeof fs);
   adcp_error err = {0};
-  adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs, 0, NULL, 0};
+  adcp_audit_options o = {.version = 1, .skip_stored_checkpoints = 1, .on_finding = collect, .ctx = &fs};
   adcp_audit_report rep;
   OK(adcp_audit_run(&rep, c, &o, &err));
   dump(&fs);
@@ -621,7 +630,7 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
     findings fs;
     memset(&fs, 0, sizeof fs);
     adcp_error err = {0};
-    adcp_audit_options o = {1, NULL, NULL, NULL, 0, 1, collect, &fs, 0, NULL, 0};
+    adcp_audit_options o = {.version = 1, .skip_stored_checkpoints = 1, .on_finding = collect, .ctx = &fs};
     adcp_audit_report rep;
     OK(adcp_audit_run(&rep, c, &o, &err));
     dump(&fs);

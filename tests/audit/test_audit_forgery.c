@@ -67,7 +67,7 @@ static void deletion_dressed_as_retirement(void **state) {
 }
 
 static adcp_retention_policy policy_days(int64_t days) {
-  adcp_retention_policy p = {1, days, 0, 0, 0}, out;
+  adcp_retention_policy p = {.version = ADCP_RETENTION_POLICY_VERSION, .status_retention_days = days}, out;
   adcp_error err = {0};
   OK(adcp_retention_policy_check(&out, &p, &err));
   return out;
@@ -205,7 +205,8 @@ static void three_retirements_clean(void **state) {
   }
   /* The same history audited without this host's window proves nothing due. */
   memset(&fs, 0, sizeof fs);
-  adcp_audit_options o = {1, NULL, &e.keys, &e.buyer, 1, 0, collect, &fs, 0, NULL, 0};
+  adcp_audit_options o = {
+      .version = 1, .keys = &e.keys, .extra = &e.buyer, .n_extra = 1, .on_finding = collect, .ctx = &fs};
   OK(adcp_audit_run(&rep, e.c, &o, &err));
   assert_true(has(&fs, "retirement_unchecked", -2));
   env_close(&e);
@@ -230,16 +231,18 @@ static void verify_lookup_by_account(void **state) {
   /* An ID retired in acct (leaf 3) and committed again in acct2 (leaf 0). */
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const ids[] = {"r4"};
-  adcp_audit_retirement rec = {2,
-                               "acct",
-                               "ob",
-                               "tomb_r4",
-                               "2026-10-01T00:00:00.000000Z",
-                               "2026-10-02T00:00:00.000000Z",
-                               "2099-01-01T00:00:00.000000Z",
-                               ids,
-                               1,
-                               WINDOW_DAYS};
+  adcp_audit_retirement rec = {
+      .version = ADCP_AUDIT_RETIREMENT_VERSION,
+      .account_id = "acct",
+      .obligation_id = "ob",
+      .record_id = "tomb_r4",
+      .period_start = "2026-10-01T00:00:00.000000Z",
+      .period_end = "2026-10-02T00:00:00.000000Z",
+      .retired_at = "2099-01-01T00:00:00.000000Z",
+      .revision_ids = ids,
+      .n_revisions = 1,
+      .retention_days = WINDOW_DAYS,
+  };
   OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
   OK(adcp_sql_commit(e.c, &err));
   drop_revision(&e, "r4");
@@ -289,16 +292,18 @@ static void adoption_and_vanished_account(void **state) {
   /* A retirement whose instant is later than a checkpoint that covers it. */
   OK(adcp_sql_begin(e.c, 1, &err));
   static const char *const rids[] = {"q1"};
-  adcp_audit_retirement rec = {2,
-                               "acct",
-                               "ob2",
-                               "ob2",
-                               "2026-10-01T00:00:00.000000Z",
-                               "2026-10-02T00:00:00.000000Z",
-                               "2099-01-01T00:00:00.000000Z",
-                               rids,
-                               1,
-                               WINDOW_DAYS};
+  adcp_audit_retirement rec = {
+      .version = ADCP_AUDIT_RETIREMENT_VERSION,
+      .account_id = "acct",
+      .obligation_id = "ob2",
+      .record_id = "ob2",
+      .period_start = "2026-10-01T00:00:00.000000Z",
+      .period_end = "2026-10-02T00:00:00.000000Z",
+      .retired_at = "2099-01-01T00:00:00.000000Z",
+      .revision_ids = rids,
+      .n_revisions = 1,
+      .retention_days = WINDOW_DAYS,
+  };
   OK(adcp_audit_append_retirement(NULL, e.c, &rec, &err));
   OK(adcp_sql_commit(e.c, &err));
   drop_revision(&e, "q1");
@@ -574,7 +579,14 @@ static void property_random_forgeries(void **state) {
     if (kind >= 0) forge(&e, A, kind, &seed);
     findings fs;
     memset(&fs, 0, sizeof fs);
-    adcp_audit_options o = {2, A, &e.keys, &outside, 1, 0, collect, &fs, WINDOW_DAYS, NULL, 0};
+    adcp_audit_options o = {.version = ADCP_AUDIT_OPTIONS_VERSION,
+                            .account_id = A,
+                            .keys = &e.keys,
+                            .extra = &outside,
+                            .n_extra = 1,
+                            .on_finding = collect,
+                            .ctx = &fs,
+                            .retention_days = WINDOW_DAYS};
     adcp_audit_report rep;
     OK(adcp_audit_run(&rep, e.c, &o, &err));
     if (kind < 0 && rep.findings) {

@@ -59,8 +59,8 @@ static void scheduled_checkpoints(void **state) {
   adcp_fs_provider_options fo = {.root_name = "demo", .prefix = "rows", .create_root = 1};
   OK(adcp_fs_provider_new(&fs, root, &fo, &err));
   OK(adcp_object_probe(fs, NULL, &err)); /* creates the root */
-  adcp_worker_audit_ctx ctx = {1, c, signer, fs};
-  adcp_worker_pass pass = {1, 2, 0, NULL};
+  adcp_worker_audit_ctx ctx = {.version = ADCP_WORKER_AUDIT_CTX_VERSION, .conn = c, .signer = signer, .publish = fs};
+  adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = 2};
   adcp_worker_report rep = {0};
   /* Limit 2: two accounts signed, one left pending. */
   OK(adcp_worker_task_audit_checkpoint(&ctx, &pass, &rep, &err));
@@ -94,7 +94,7 @@ static void scheduled_checkpoints(void **state) {
   assert_int_equal(adcp_worker_report_get(&rep, "checkpointed"), 1);
   assert_int_equal(count(c, "SELECT count(*) FROM adcp_audit_checkpoints"), 3);
   /* No signer configured. */
-  adcp_worker_audit_ctx none = {1, c, NULL, NULL};
+  adcp_worker_audit_ctx none = {.version = ADCP_WORKER_AUDIT_CTX_VERSION, .conn = c};
   memset(&rep, 0, sizeof rep);
   OK(adcp_worker_task_audit_checkpoint(&none, &pass, &rep, &err));
   assert_int_equal(adcp_worker_report_get(&rep, "skipped_unconfigured"), 1);
