@@ -33,12 +33,26 @@ static const adcp_cli_optdef opts[] = {
     {"--out", ADCP_CLI_OPT_FILE, 0, "FILE", 0, 0, NULL, "output file"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL}};
 static const char *const excl[] = {"--after", "--dry-run", NULL};
-static const adcp_cli_spec sub = {1,         "thing run", "[--db URL]",          "runs a thing", opts, 0, 2,
-                                  "[A [B]]", excl,        "exit status: 0 ok\n", NULL,           0,    0, run_cmd,
-                                  NULL,      NULL};
+static const adcp_cli_spec sub = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "thing run",
+    .globals = "[--db URL]",
+    .summary = "runs a thing",
+    .opts = opts,
+    .max_pos = 2,
+    .pos_usage = "[A [B]]",
+    .excl = excl,
+    .text = "exit status: 0 ok\n",
+    .run = run_cmd,
+};
 static const adcp_cli_spec *const subs[] = {&sub, NULL};
-static const adcp_cli_spec parent = {1,    "thing", NULL, "things", NULL, 0,   0, NULL, NULL, "exit status: 0\n",
-                                     subs, 0,       0,    NULL,     NULL, NULL};
+static const adcp_cli_spec parent = {
+    .version = ADCP_CLI_SPEC_VERSION,
+    .name = "thing",
+    .summary = "things",
+    .text = "exit status: 0\n",
+    .subs = subs,
+};
 
 /* Splits words on spaces (no quoting needed here) and parses them. */
 static int parse(adcp_cli_args *a, adcp_cli_globals *g, const char *line) {
