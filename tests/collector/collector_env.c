@@ -22,8 +22,16 @@ void env_open_bound(env *e, const fixture *f, adcp_object_provider *wrap,
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1,    binding,  "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, e->client};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = binding,
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = e->client,
+  };
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
   OK(adcp_ledger_register_binding(e->l, binding, &err));
   OK(adcp_ledger_collector_namespace_key(e->ns, e->l, &err));

@@ -522,8 +522,16 @@ static void other_binding_same_store(void **state) {
   adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l2, e.c, &lo, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1,    "fs2", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, e.p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs2",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = e.p,
+  };
   OK(adcp_ledger_configure_binding(l2, &bc, &err));
   gen g;
   gen_init(&g, 30, 8, 9);
@@ -611,8 +619,16 @@ static void kill_mid_pass_then_resume(void **state) {
     adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
     if (adcp_fs_provider_new(&p, e.root, &po, &err)) _exit(3);
     adcp_object_kv loc[1] = {{"root", "bucket"}};
-    adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                     NULL, p};
+    adcp_ledger_binding_config bc = {
+        .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+        .id = "fs1",
+        .provider = "filesystem",
+        .location = loc,
+        .n_location = 1,
+        .prefix = "rows",
+        .compression = ADCP_OBJECT_COMPRESSION_NONE,
+        .client = p,
+    };
     if (adcp_ledger_configure_binding(l, &bc, &err)) _exit(3);
     int n = 3;
     adcp_collector_options o = opts_deleting();

@@ -29,8 +29,16 @@ static void peer_open(peer *q, const char *url, const char *root) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&q->p, root, &po, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, q->p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs1",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = q->p,
+  };
   OK(adcp_ledger_configure_binding(q->l, &bc, &err));
 }
 

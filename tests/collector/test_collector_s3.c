@@ -57,7 +57,14 @@ static void s3_collect(void **state) {
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc[3] = {{"bucket", bucket}, {"endpoint", endpoint}, {"path_style", "true"}};
   adcp_object_kv loc4[4] = {loc[0], {"region", "us-east-1"}, loc[1], loc[2]};
-  adcp_ledger_binding_config bc = {1, "s3a", "s3", loc4, 4, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "s3a",
+                                   .provider = "s3",
+                                   .location = loc4,
+                                   .n_location = 4,
+                                   .prefix = "rows",
+                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   OK(adcp_ledger_register_binding(l, "s3a", &err));
   char ns[65];
@@ -164,7 +171,14 @@ static void s3_collect_versions(void **state) {
   adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc4[4] = {{"bucket", bucket}, {"region", "us-east-1"}, {"endpoint", endpoint}, {"path_style", "true"}};
-  adcp_ledger_binding_config bc = {1, "s3v", "s3", loc4, 4, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "s3v",
+                                   .provider = "s3",
+                                   .location = loc4,
+                                   .n_location = 4,
+                                   .prefix = "rows",
+                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   OK(adcp_ledger_register_binding(l, "s3v", &err));
   char ns[65], pfx[128];
