@@ -56,7 +56,7 @@ static int parse(adcp_config **c, const char *text, const char *path, adcp_error
 
 /* Loads the explicit path. */
 static int load_path(adcp_config **c, const char *path, adcp_error *err) {
-  adcp_config_search s = {1, path, NULL};
+  adcp_config_search s = {.version = ADCP_CONFIG_SEARCH_VERSION, .explicit_path = path};
   return adcp_config_load(c, &s, err);
 }
 
@@ -92,7 +92,7 @@ static void t_search_order(void **state) {
   clear_search_env(home);
   adcp_error err = {0};
   const char *src = NULL;
-  adcp_config_search q = {1, NULL, sys};
+  adcp_config_search q = {.version = ADCP_CONFIG_SEARCH_VERSION, .system_path = sys};
   setenv("XDG_CONFIG_HOME", xdg, 1);
   setenv("ADCP_LEDGER_CONFIG", env, 1);
   q.explicit_path = expl;
@@ -172,7 +172,7 @@ static void t_not_json_files(void **state) {
   /* Through $ADCP_LEDGER_CONFIG and the default XDG location too. */
   clear_search_env(s.dir);
   setenv("ADCP_LEDGER_CONFIG", put(&s, "envgarbage", "garbage", 0600), 1);
-  adcp_config_search q = {1, NULL, "/nonexistent/adcp-config"};
+  adcp_config_search q = {.version = ADCP_CONFIG_SEARCH_VERSION, .system_path = "/nonexistent/adcp-config"};
   assert_int_equal(adcp_config_load(&c, &q, &err), ADCP_EINVALID_INPUT);
   assert_non_null(strstr(err.message, "envgarbage:1:1: not valid JSON"));
   unsetenv("ADCP_LEDGER_CONFIG");
@@ -201,7 +201,7 @@ static void t_audit_via_search(void **state) {
   put(&s, "xdg/adcp-ledger/config", doc, 0600);
   adcp_error err = {0};
   adcp_config *c = NULL;
-  adcp_config_search q = {1, NULL, "/nonexistent/adcp-config"};
+  adcp_config_search q = {.version = ADCP_CONFIG_SEARCH_VERSION, .system_path = "/nonexistent/adcp-config"};
   OK(adcp_config_load(&c, &q, &err));
   assert_string_equal(adcp_config_source(c), "XDG_CONFIG_HOME");
   const adcp_config_audit *a = adcp_config_audit_section(c);
@@ -523,7 +523,7 @@ static void t_apply(void **state) {
   adcp_config_ledger_options(&lo, c);
   adcp_ledger *l = NULL;
   OK(adcp_ledger_open(&l, adcp_storage_sql(st), &lo, &err));
-  adcp_config_apply_options ao = {1, 0, NULL, NULL};
+  adcp_config_apply_options ao = ADCP_CONFIG_APPLY_OPTIONS_INIT;
   OK(adcp_config_apply(c, l, &ao, &err));
   /* the selection rule sends 50 rows to fs1, 5 rows to postgres */
   gen g;
