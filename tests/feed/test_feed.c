@@ -24,7 +24,8 @@ static int64_t count_changes(adcp_sql_conn *c, const char *where) {
 static void page_of(adcp_change_page *p, adcp_sql_conn *c, const char *cursor, const char *account, unsigned kinds,
                     size_t limit) {
   adcp_error err = {0};
-  adcp_changes_query q = {1, cursor, account, kinds, limit};
+  adcp_changes_query q = {
+      .version = ADCP_CHANGES_QUERY_VERSION, .cursor = cursor, .account_id = account, .kinds = kinds, .limit = limit};
   OK(adcp_feed_changes_after(p, c, &q, &err));
 }
 
@@ -372,7 +373,7 @@ static void changes_after_pages_and_filters(void **state) {
   assert_int_equal(kinds, ADCP_FEED_OBLIGATION | ADCP_FEED_REVISION);
   assert_int_equal(adcp_feed_kinds_parse(&kinds, "revision,bogus", &err), ADCP_EINVALID_INPUT);
   /* Limits: default 500, maximum 10 000. */
-  adcp_changes_query q = {1, NULL, NULL, 0, ADCP_FEED_MAX_LIMIT + 1};
+  adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .limit = ADCP_FEED_MAX_LIMIT + 1};
   assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_EINVALID_INPUT);
   adcp_change_page_free(&p);
   q.limit = ADCP_FEED_MAX_LIMIT;
@@ -381,7 +382,7 @@ static void changes_after_pages_and_filters(void **state) {
   adcp_change_page_free(&p);
   /* A cursor from another scope is refused. */
   page_of(&p, c, NULL, "A", 0, 1);
-  q = (adcp_changes_query){1, p.cursor, "B", 0, 0};
+  q = (adcp_changes_query){.version = ADCP_CHANGES_QUERY_VERSION, .cursor = p.cursor, .account_id = "B"};
   adcp_change_page p2;
   assert_int_equal(adcp_feed_changes_after(&p2, c, &q, &err), ADCP_EINVALID_INPUT);
   q.account_id = NULL;
@@ -515,7 +516,7 @@ static void pruning_respects_live_consumers_and_the_cap(void **state) {
 
   /* dep falls silent beyond the cap: its hold lapses; acc still holds A's rows after its cursor. */
   silence_consumer(c, f->dialect, "dep");
-  adcp_feed_prune_options o = {1, 0, 0, 3};
+  adcp_feed_prune_options o = {.version = ADCP_FEED_PRUNE_OPTIONS_VERSION, .limit = 3};
   OK(adcp_feed_prune(&pr, c, &o, &err));
   assert_int_equal(pr.deleted, 3); /* bounded per call */
   OK(adcp_feed_prune(&pr, c, &o, &err));
@@ -539,7 +540,7 @@ static void pruning_respects_live_consumers_and_the_cap(void **state) {
   adcp_feed_position hd = pr.deployment_horizon;
   assert_true(hd.seq > 0);
   /* Below the horizon: CURSOR_EXPIRED; at it: fine. */
-  adcp_changes_query q = {1, a1_cursor, "A", 0, 0};
+  adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = a1_cursor, .account_id = "A"};
   assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_ECURSOR_EXPIRED);
   q.cursor = dep_start, q.account_id = NULL;
   assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_ECURSOR_EXPIRED);
@@ -595,7 +596,7 @@ static void cursor_ahead_of_the_feed_is_refused(void **state) {
     OK(adcp_feed_cursor_encode(&cb, &ahead[i]));
     adcp_buf_cstr(&cb);
     const char *acct = ahead[i].account_id[0] ? "A" : NULL;
-    adcp_changes_query q = {1, (const char *)cb.data, acct, 0, 0};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = (const char *)cb.data, .account_id = acct};
     adcp_change_page p;
     assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_EINVALID_INPUT);
     assert_non_null(strstr(err.message, "ahead of the feed"));
@@ -677,7 +678,7 @@ static void resync_after_expiry_loses_nothing(void **state) {
   adcp_feed_prune_result pr;
   OK(adcp_feed_prune(&pr, c, NULL, &err));
   assert_int_equal(pr.deleted, 6);
-  adcp_changes_query q = {1, old, "A", 0, 0};
+  adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = old, .account_id = "A"};
   assert_int_equal(adcp_feed_changes_after(&p, c, &q, &err), ADCP_ECURSOR_EXPIRED);
   free(old);
 

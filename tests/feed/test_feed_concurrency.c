@@ -70,7 +70,7 @@ static int cmp64(const void *a, const void *b) {
 static size_t follow_page(char **cursor, seen_set *seen, adcp_sql_conn *c, const char *account, adcp_feed_position *last) {
   adcp_error err = {0};
   adcp_change_page p;
-  adcp_changes_query q = {1, *cursor, account, 0, 7};
+  adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .cursor = *cursor, .account_id = account, .limit = 7};
   OK(adcp_feed_changes_after(&p, c, &q, &err));
   for (size_t i = 0; i < p.count; i++) {
     const adcp_change *ch = &p.items[i];
@@ -260,7 +260,7 @@ static void low_seq_committed_late(void **state) {
   /* Account feeds of the fast accounts are not held back (their own lock order). */
   {
     adcp_change_page p;
-    adcp_changes_query q = {1, NULL, "fast-1", 0, 0};
+    adcp_changes_query q = {.version = ADCP_CHANGES_QUERY_VERSION, .account_id = "fast-1"};
     OK(adcp_feed_changes_after(&p, c, &q, &err));
     assert_int_equal(p.count, 6);
     adcp_change_page_free(&p);
@@ -274,7 +274,7 @@ static void low_seq_committed_late(void **state) {
   assert_int_equal(seen.n, 14);
   {
     adcp_change_page p;
-    adcp_changes_query q = {1, NULL, NULL, 0, 0};
+    adcp_changes_query q = ADCP_CHANGES_QUERY_INIT;
     OK(adcp_feed_changes_after(&p, c, &q, &err));
     assert_string_equal(p.items[0].account_id, "slow");
     assert_string_equal(p.items[1].account_id, "slow");
