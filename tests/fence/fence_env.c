@@ -16,7 +16,14 @@ adcp_ledger *fledger(adcp_sql_conn *c, adcp_object_provider *p, const hook_opts 
   }
   OK(adcp_ledger_open(&l, c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, 1, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = 1,
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   return l;
 }

@@ -373,7 +373,7 @@ static int objects_intact(fenv *e, const char *rev) {
   return n;
 }
 
-static const adcp_retention_policy RPOLICY = {1, 1, 0, 0, 0};
+static const adcp_retention_policy RPOLICY = {.version = ADCP_RETENTION_POLICY_VERSION, .status_retention_days = 1};
 
 static adcp_retention_counters retire(fenv *e) {
   adcp_error err = {0};

@@ -44,7 +44,15 @@ static void senv_open(senv *e, const char *url, const char *bucket) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000, .fence_cache_ttl_ms = -1};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[4] = {{"bucket", bucket}, {"region", "us-east-1"}, {"endpoint", ep}, {"path_style", "true"}};
-  adcp_ledger_binding_config bc = {1, "s3b", "s3", loc, 4, "rows", NULL, 1, "env", e->p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "s3b",
+                                   .provider = "s3",
+                                   .location = loc,
+                                   .n_location = 4,
+                                   .prefix = "rows",
+                                   .compression = 1,
+                                   .credential_ref = "env",
+                                   .client = e->p};
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
 }
 

@@ -174,10 +174,26 @@ void jsf_load(js_env *e, adcp_sql_conn *c, const char *dir) {
 void jsf_configure(adcp_ledger *l, js_env *e) {
   adcp_error err = {0};
   adcp_object_kv loc[1] = {{"root", "jsroot"}};
-  adcp_ledger_binding_config gz = {1,    "js-fs", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
-                                   NULL, e->p};
+  adcp_ledger_binding_config gz = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "js-fs",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+      .client = e->p,
+  };
   adcp_ledger_binding_config pl = {
-      1, "js-fs-plain", "filesystem", loc, 1, "plain", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, e->p_plain};
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "js-fs-plain",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "plain",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = e->p_plain,
+  };
   OK(adcp_ledger_configure_binding(l, &gz, &err));
   OK(adcp_ledger_configure_binding(l, &pl, &err));
 }

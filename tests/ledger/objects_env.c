@@ -11,7 +11,15 @@ adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compress
   int rc = adcp_ledger_open(&l, c, &o, err);
   if (rc) fail_msg("open: %s", err->message);
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", tmpl, compression, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .key_template = tmpl,
+                                   .compression = compression,
+                                   .client = p};
   *rc_out = adcp_ledger_configure_binding(l, &bc, err);
   return l;
 }

@@ -256,7 +256,13 @@ static void binding_modes(const fixture *f, unsigned file_mode, unsigned dir_mod
   adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows/deep", NULL, 0, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows/deep",
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   assert_true(adcp_object_stage_supported(p)); /* an explicit binding stages its chunks */
   commit_some(l, "r1", "fs1", 25000, 3);       /* three chunks */

@@ -759,10 +759,26 @@ static void ours_object_metadata(void **state) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e.l, e.c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "jsroot"}};
-  adcp_ledger_binding_config gz = {1,    "js-fs",   "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
-                                   NULL, &r[0].base};
+  adcp_ledger_binding_config gz = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "js-fs",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+      .client = &r[0].base,
+  };
   adcp_ledger_binding_config pl = {
-      1, "js-fs-plain", "filesystem", loc, 1, "plain", NULL, ADCP_OBJECT_COMPRESSION_NONE, NULL, &r[1].base};
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "js-fs-plain",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "plain",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = &r[1].base,
+  };
   OK(adcp_ledger_configure_binding(e.l, &gz, &err));
   OK(adcp_ledger_configure_binding(e.l, &pl, &err));
   commit_like_js(&e, "rrev_js_gzip", "obl_js_1", "2026-10-01T00:00:00Z", "2026-10-02T00:00:00Z", 0,

@@ -31,7 +31,14 @@ static void kenv_open(kenv *e, const fixture *f, const char *root) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = DEADLINE_MS};
   OK(adcp_ledger_open(&e->l, adcp_storage_sql(e->s), &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, 1, NULL, e->p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = 1,
+                                   .client = e->p};
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
 }
 

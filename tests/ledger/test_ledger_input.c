@@ -33,7 +33,13 @@ static void env_open(env *e, const fixture *f) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, 0, NULL, e->p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .client = e->p};
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
 }
 

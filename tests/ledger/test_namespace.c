@@ -82,7 +82,14 @@ static void object_binding_foreign(void **state) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&p, root, &po, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, 1, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = 1,
+                                   .client = p};
   adcp_ledger *a = open_ns(c, "ns-a");
   OK(adcp_ledger_configure_binding(a, &bc, &err));
   OK(adcp_ledger_register_binding(a, "fs1", &err));

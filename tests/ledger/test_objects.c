@@ -277,7 +277,14 @@ static void bindings_rules(void **state) {
   {
     adcp_ledger *l = ledger_on(e.c, 0);
     adcp_object_kv loc[1] = {{"root", "bucket"}};
-    adcp_ledger_binding_config bc = {1, "fsx", "filesystem", loc, 1, "../rows", NULL, 1, NULL, e.p};
+    adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                     .id = "fsx",
+                                     .provider = "filesystem",
+                                     .location = loc,
+                                     .n_location = 1,
+                                     .prefix = "../rows",
+                                     .compression = 1,
+                                     .client = e.p};
     assert_int_equal(adcp_ledger_configure_binding(l, &bc, &err), ADCP_EUNSAFE_BINDING);
     bc.prefix = "other";
     assert_int_equal(adcp_ledger_configure_binding(l, &bc, &err), ADCP_EUNSAFE_BINDING);

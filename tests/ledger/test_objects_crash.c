@@ -204,7 +204,14 @@ static adcp_ledger *staging_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 10000};
   if (adcp_ledger_open(&l, c, &o, &err)) return NULL;
   adcp_object_kv loc[1] = {{"root", "b"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+                                   .client = p};
   if (adcp_ledger_configure_binding(l, &bc, &err)) {
     adcp_ledger_close(l);
     return NULL;

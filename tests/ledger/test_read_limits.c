@@ -68,21 +68,53 @@ static void overlapping_bindings(void **state) {
   OK(adcp_fs_provider_new(&p2, root, &po2, &err));
   OK(adcp_fs_provider_new(&p3, root, &po3, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config b1 = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, p1};
+  adcp_ledger_binding_config b1 = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs1",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = p1,
+  };
   OK(adcp_ledger_configure_binding(l, &b1, &err));
   /* Same store, same prefix under another ID, through the same client. */
-  adcp_ledger_binding_config b1b = {1,    "fs1b", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
-                                    NULL, p1};
+  adcp_ledger_binding_config b1b = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs1b",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+      .client = p1,
+  };
   assert_int_equal(adcp_ledger_configure_binding(l, &b1b, &err), ADCP_EUNSAFE_BINDING);
   assert_non_null(strstr(err.message, "overlap binding fs1"));
   /* Same store (same location), nested prefix, another client. */
-  adcp_ledger_binding_config b2 = {1,    "fs2", "filesystem", loc, 1, "rows/sub", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, p2};
+  adcp_ledger_binding_config b2 = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs2",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows/sub",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = p2,
+  };
   assert_int_equal(adcp_ledger_configure_binding(l, &b2, &err), ADCP_EUNSAFE_BINDING);
   /* A disjoint prefix in the same store is fine ("rowsX" would be too: not a path prefix). */
-  adcp_ledger_binding_config b3 = {1,    "fs3", "filesystem", loc, 1, "other", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL, p3};
+  adcp_ledger_binding_config b3 = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs3",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "other",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = p3,
+  };
   OK(adcp_ledger_configure_binding(l, &b3, &err));
   adcp_ledger_close(l);
   adcp_object_provider_free(p1), adcp_object_provider_free(p2), adcp_object_provider_free(p3);
@@ -104,7 +136,14 @@ static void implausible_gzip_locator(void **state) {
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&p, root, &po, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config b = {1, "fsg", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, p};
+  adcp_ledger_binding_config b = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                  .id = "fsg",
+                                  .provider = "filesystem",
+                                  .location = loc,
+                                  .n_location = 1,
+                                  .prefix = "rows",
+                                  .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+                                  .client = p};
   OK(adcp_ledger_configure_binding(l, &b, &err));
   gen g = {.n = 600, .pad = 40, .big = -1};
   adcp_buf_init(&g.line);

@@ -27,7 +27,14 @@ static adcp_ledger *ledger_ns(renv *e, const char *ns, int compression) {
   adcp_ledger_options o = {.version = 1, .deployment_namespace = ns, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
-  adcp_ledger_binding_config bc = {1, "fs1", "filesystem", loc, 1, "rows", NULL, compression, NULL, e->p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs1",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = compression,
+                                   .client = e->p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   return l;
 }
@@ -234,7 +241,14 @@ static void restored(void **state, int compression) {
     adcp_ledger_options o = {.version = 1};
     OK(adcp_ledger_open(&l2, e.c, &o, &err));
     adcp_object_kv loc[1] = {{"root", "bucket"}};
-    adcp_ledger_binding_config bc = {1, "fs2", "filesystem", loc, 1, "rows", NULL, compression, NULL, e.p};
+    adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                     .id = "fs2",
+                                     .provider = "filesystem",
+                                     .location = loc,
+                                     .n_location = 1,
+                                     .prefix = "rows",
+                                     .compression = compression,
+                                     .client = e.p};
     OK(adcp_ledger_configure_binding(l2, &bc, &err));
     assert_int_equal(adcp_ledger_repin_binding(&r, l2, "fs2", 1, NULL, NULL, &err), ADCP_ENOT_FOUND);
     adcp_ledger_close(l2);

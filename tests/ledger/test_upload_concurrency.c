@@ -59,7 +59,15 @@ static void env_open(uenv *e, const fixture *f, int width, int compression) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000 + 12 * put_delay_ms, .upload_concurrency = width};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[4] = {{"bucket", e->bucket}, {"region", "us-east-1"}, {"endpoint", ep}, {"path_style", "true"}};
-  adcp_ledger_binding_config bc = {1, e->bucket, "s3", loc, 4, "rows", NULL, compression, "env", e->p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = e->bucket,
+                                   .provider = "s3",
+                                   .location = loc,
+                                   .n_location = 4,
+                                   .prefix = "rows",
+                                   .compression = compression,
+                                   .credential_ref = "env",
+                                   .client = e->p};
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
   OK(adcp_ledger_register_binding(e->l, e->bucket, &err)); /* the probe's PUTs happen here, undelayed */
 }
