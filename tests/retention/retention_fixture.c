@@ -11,10 +11,26 @@ static int fail_hook(void *ctx, int step, const char *key) {
 void renv_bindings(renv *e, adcp_ledger *l, int with_a) {
   adcp_error err = {0};
   static adcp_object_kv loca[1] = {{"root", "a"}}, locb[1] = {{"root", "b"}};
-  adcp_ledger_binding_config a = {1,    "fsa", "filesystem", loca, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_NONE,
-                                  NULL, e->pa};
-  adcp_ledger_binding_config b = {1,    "fsb", "filesystem", locb, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
-                                  NULL, e->pb};
+  adcp_ledger_binding_config a = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fsa",
+      .provider = "filesystem",
+      .location = loca,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_NONE,
+      .client = e->pa,
+  };
+  adcp_ledger_binding_config b = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fsb",
+      .provider = "filesystem",
+      .location = locb,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+      .client = e->pb,
+  };
   if (with_a) OK(adcp_ledger_configure_binding(l, &a, &err));
   OK(adcp_ledger_configure_binding(l, &b, &err));
 }
@@ -116,7 +132,7 @@ void backdate_rev(renv *e, const char *rev, const char *ts) {
         "UPDATE adcp_reporting_revisions SET recorded_at = $2 WHERE revision_id = $1", rev, ts);
 }
 
-const adcp_retention_policy POLICY = {1, 1, 0, 0, 0}; /* W = 1 day */
+const adcp_retention_policy POLICY = {.version = ADCP_RETENTION_POLICY_VERSION, .status_retention_days = 1}; /* W = 1 day */
 
 adcp_retention_options ropts(size_t limit) {
   adcp_retention_options o = {.version = 1, .policy = &POLICY, .limit = limit};

@@ -15,7 +15,7 @@
 static void policy_rules(void **state) {
   (void)state;
   adcp_error err = {0};
-  adcp_retention_policy out, p = {1, 0, 0, 0, 0};
+  adcp_retention_policy out, p = ADCP_RETENTION_POLICY_INIT;
   assert_int_equal(adcp_retention_policy_check(&out, &p, &err), ADCP_EINVALID_INPUT);
   p.status_retention_days = 30, p.ledger_record_retention_days = 29;
   assert_int_equal(adcp_retention_policy_check(&out, &p, &err), ADCP_EINVALID_INPUT);
@@ -791,9 +791,9 @@ static void worker_adapters(void **state) {
   OK(rcommit(e.l, "acct", "w2", 2, "wr2", &g, NULL, &err));
   backdate(&e, "w1", OLD);
   backdate(&e, "w2", OLD);
-  adcp_retention_task_ctx ctx = {1, e.l, &POLICY, NULL};
+  adcp_retention_task_ctx ctx = {.version = ADCP_RETENTION_TASK_CTX_VERSION, .ledger = e.l, .policy = &POLICY};
   atomic_int stop = 0;
-  adcp_worker_pass pass = {1, 1, 1, &stop};
+  adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = 1, .dry_run = 1, .stop = &stop};
   adcp_worker_report r;
   memset(&r, 0, sizeof r);
   OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
@@ -827,7 +827,7 @@ static void worker_adapters(void **state) {
   OK(adcp_worker_task_period_retirement(&ctx, &pass, &r, &err));
   assert_int_equal(adcp_worker_report_get(&r, "retired"), 0);
   assert_int_equal(adcp_worker_report_get(&r, "pending"), 1);
-  adcp_retention_task_ctx bad = {2, e.l, &POLICY, NULL};
+  adcp_retention_task_ctx bad = {.version = 2, .ledger = e.l, .policy = &POLICY};
   assert_int_equal(adcp_worker_task_row_pruning(&bad, &pass, &r, &err), ADCP_EINVALID_INPUT);
   adcp_buf_free(&g.line);
   renv_close(&e);
