@@ -62,7 +62,8 @@ static int scripted(void *ctx, const adcp_worker_pass *pass, adcp_worker_report 
 }
 
 static adcp_worker_task task_of(const char *name, script *s, int64_t interval_ms, int64_t limit) {
-  adcp_worker_task t = {1, name, scripted, s, interval_ms, limit};
+  adcp_worker_task t = {
+      .version = ADCP_WORKER_TASK_VERSION, .name = name, .run = scripted, .ctx = s, .interval_ms = interval_ms, .limit = limit};
   return t;
 }
 
@@ -85,7 +86,7 @@ static void registration(void **state) {
   OK(adcp_worker_register(w, &ok, &err));
   assert_int_equal(adcp_worker_register(w, &ok, &err), ADCP_EINVALID_INPUT);
   assert_non_null(strstr(err.message, "twice"));
-  adcp_worker_run_options bado = {1, 0, NULL, NULL, NULL, 0};
+  adcp_worker_run_options bado = ADCP_WORKER_RUN_OPTIONS_INIT;
   assert_int_equal(adcp_worker_run(w, &bado, &err), ADCP_EINVALID_INPUT);
   adcp_worker_free(w);
   adcp_worker_free(NULL);
@@ -177,7 +178,7 @@ static void loop_survives_failures(void **state) {
   adcp_worker_task tb = task_of("bad", &bad, 5, 1), tg = task_of("good", &good, 5, 1);
   OK(adcp_worker_register(w, &tb, &err));
   OK(adcp_worker_register(w, &tg, &err));
-  adcp_worker_run_options o = {1, 0, &stop, NULL, NULL, 1};
+  adcp_worker_run_options o = {.version = ADCP_WORKER_RUN_OPTIONS_VERSION, .stop = &stop, .poll_ms = 1};
   OK(adcp_worker_run(w, &o, &err));
   assert_int_equal(good.runs, 4);
   assert_int_equal(bad.runs, 4); /* failed every time, ran every time */
@@ -196,7 +197,7 @@ static void stop_finishes_step(void **state) {
   OK(adcp_worker_register(w, &tb, &err));
   int passes = 0;
   const adcp_worker_pass_result *last = NULL;
-  adcp_worker_run_options o = {1, 0, &stop, NULL, NULL, 1};
+  adcp_worker_run_options o = {.version = ADCP_WORKER_RUN_OPTIONS_VERSION, .stop = &stop, .poll_ms = 1};
   OK(adcp_worker_run(w, &o, &err));
   assert_true(a.step_done);
   assert_int_equal(a.runs, 1);
@@ -255,8 +256,8 @@ static void logs(void **state) {
   adcp_error err = {0};
   capture cap = {0};
   adcp_buf_init(&cap.text);
-  adcp_logger lg = {1, ADCP_LOG_INFO, cap_sink, &cap};
-  adcp_worker_options wo = {1, &lg, NULL};
+  adcp_logger lg = {.version = ADCP_LOGGER_VERSION, .level = ADCP_LOG_INFO, .sink = cap_sink, .ctx = &cap};
+  adcp_worker_options wo = {.version = ADCP_WORKER_OPTIONS_VERSION, .log = &lg};
   adcp_worker *w;
   OK(adcp_worker_new(&w, &wo, &err));
   script a = {0}, b = {.fail = 1};
@@ -342,8 +343,13 @@ static void sweep_counters_equal_work(void **state) {
   assert_int_equal(wenv_count_files(e.root), 5);
   adcp_worker *w;
   OK(adcp_worker_new(&w, NULL, &err));
-  adcp_worker_sweep_ctx sc = {1, e.l, NULL, 1000};
-  adcp_worker_task t = {1, "intent_sweep", adcp_worker_task_intent_sweep, &sc, 1000, 3};
+  adcp_worker_sweep_ctx sc = {.version = ADCP_WORKER_SWEEP_CTX_VERSION, .ledger = e.l, .interval_ms = 1000};
+  adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION,
+                        .name = "intent_sweep",
+                        .run = adcp_worker_task_intent_sweep,
+                        .ctx = &sc,
+                        .interval_ms = 1000,
+                        .limit = 3};
   OK(adcp_worker_register(w, &t, &err));
   /* dry run: the preview, nothing changes */
   const adcp_worker_pass_result *r = one_pass(w, 1);
@@ -401,9 +407,9 @@ static void sweep_steps_and_stop(void **state) {
   wenv e;
   wenv_open(&e, f, dir);
   wenv_abandon(&e, 1, 25);
-  adcp_worker_sweep_ctx sc = {1, e.l, NULL, 300000};
+  adcp_worker_sweep_ctx sc = {.version = ADCP_WORKER_SWEEP_CTX_VERSION, .ledger = e.l, .interval_ms = 300000};
   atomic_int stop = 1;
-  adcp_worker_pass pass = {1, 100, 0, &stop};
+  adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = 100, .stop = &stop};
   adcp_worker_report rep;
   memset(&rep, 0, sizeof rep);
   OK(adcp_worker_task_intent_sweep(&sc, &pass, &rep, &err));
@@ -447,8 +453,13 @@ static void pruning_counters_equal_work(void **state) {
   OK(adcp_sql_exec_script(e.c, "UPDATE adcp_reporting_changes SET recorded_at = '2001-01-01T00:00:00.000000Z'", &err));
   adcp_worker *w;
   OK(adcp_worker_new(&w, NULL, &err));
-  adcp_worker_prune_ctx pc = {1, e.c, 0, 0};
-  adcp_worker_task t = {1, "change_pruning", adcp_worker_task_change_pruning, &pc, 1000, 2};
+  adcp_worker_prune_ctx pc = {.version = ADCP_WORKER_PRUNE_CTX_VERSION, .conn = e.c};
+  adcp_worker_task t = {.version = ADCP_WORKER_TASK_VERSION,
+                        .name = "change_pruning",
+                        .run = adcp_worker_task_change_pruning,
+                        .ctx = &pc,
+                        .interval_ms = 1000,
+                        .limit = 2};
   OK(adcp_worker_register(w, &t, &err));
   const adcp_worker_pass_result *r = one_pass(w, 1);
   const adcp_worker_report *rep = &r->tasks[0].report;

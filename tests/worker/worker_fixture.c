@@ -16,8 +16,16 @@ void wenv_open(wenv *e, const fixture *f, const char *dir) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "b"}};
-  adcp_ledger_binding_config bc = {1,    "fs1", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP,
-                                   NULL, e->p};
+  adcp_ledger_binding_config bc = {
+      .version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+      .id = "fs1",
+      .provider = "filesystem",
+      .location = loc,
+      .n_location = 1,
+      .prefix = "rows",
+      .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+      .client = e->p,
+  };
   OK(adcp_ledger_configure_binding(e->l, &bc, &err));
 }
 
@@ -51,7 +59,14 @@ void wenv_abandon_unconfigured(wenv *e, const char *dir) {
   adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "c"}};
-  adcp_ledger_binding_config bc = {1, "fs2", "filesystem", loc, 1, "rows", NULL, ADCP_OBJECT_COMPRESSION_GZIP, NULL, p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs2",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "rows",
+                                   .compression = ADCP_OBJECT_COMPRESSION_GZIP,
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   gen g;
   gen_init(&g, 10, 8, 99);
