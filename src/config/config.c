@@ -106,7 +106,7 @@ int adcp_config_parse(adcp_config **out, const char *text, size_t len, const cha
   *out = NULL;
   adcp_config *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  c->retention.policy.version = 1;
+  c->retention.policy.version = ADCP_RETENTION_POLICY_VERSION;
   c->collector.interval_seconds = 86400;
   if (!path) path = "-";
   char dirbuf[PATH_MAX];
@@ -187,7 +187,7 @@ int adcp_config_load(adcp_config **out, const adcp_config_search *s, adcp_error 
       free(c);
       return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     }
-    c->retention.policy.version = 1;
+    c->retention.policy.version = ADCP_RETENTION_POLICY_VERSION;
     c->collector.interval_seconds = 86400;
     *out = c;
     return 0;
@@ -229,7 +229,7 @@ const adcp_config_rule *adcp_config_rule_at(const adcp_config *c, size_t i) {
 }
 const char *adcp_config_default_binding(const adcp_config *c) { return c ? c->def : NULL; }
 
-static const adcp_config_retention no_retention = {0, 0, {1, 0, 0, 0, 0}};
+static const adcp_config_retention no_retention = {.policy = ADCP_RETENTION_POLICY_INIT};
 const adcp_config_retention *adcp_config_retention_section(const adcp_config *c) {
   return c ? &c->retention : &no_retention;
 }
