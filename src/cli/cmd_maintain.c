@@ -179,7 +179,7 @@ static int make_collector(void **ctx, adcp_worker_task_fn *fn, const maintain_en
                           "true, \"acknowledge_exclusive_namespace\": true})");
   adcp_worker_collector_ctx *c = calloc(1, sizeof *c);
   if (!c) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  c->version = 1, c->ledger = env->x->l, c->interval_s = cc->interval_seconds;
+  c->version = ADCP_WORKER_COLLECTOR_CTX_VERSION, c->ledger = env->x->l, c->interval_s = cc->interval_seconds;
   adcp_config_collector_options(&c->options, env->x->cfg);
   *ctx = c, *fn = adcp_worker_task_orphan_collection;
   return 0;
