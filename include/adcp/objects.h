@@ -63,6 +63,10 @@ int adcp_object_ctx_check(const adcp_object_ctx *ctx, adcp_error *err);
  * version 3 the optional list_versions; version 4 the optional put_observed.
  * Versions 1 to 3 are still accepted and simply have none of what came later. */
 #define ADCP_OBJECT_PROVIDER_VERSION 4
+/* The version that brought each optional member; the library checks these, never a literal. */
+#define ADCP_OBJECT_PROVIDER_VERSION_STAGED 2
+#define ADCP_OBJECT_PROVIDER_VERSION_LIST_VERSIONS 3
+#define ADCP_OBJECT_PROVIDER_VERSION_PUT_OBSERVED 4
 
 /* A string pair: location entries (closed, provider-validated schema) and object metadata. */
 typedef struct adcp_object_kv {

@@ -137,7 +137,7 @@ int adcp_object_put_observed(adcp_object_provider *p, adcp_object_put_result *ou
   memset(out, 0, sizeof *out);
   if ((rc = check_put_input(p, in, ctx, err))) return rc;
   if (!in->bytes && in->len) return adcp_error_set(err, ADCP_EINVALID_INPUT, "put bytes are missing");
-  if (!on_written || p->version < 4 || !p->put_observed)
+  if (!on_written || p->version < ADCP_OBJECT_PROVIDER_VERSION_PUT_OBSERVED || !p->put_observed)
     return check_put_result(p, sanitize(p->put_create_only(p, out, in, ctx, err), ADCP_ECONTENT_CONFLICT, 0, p, err),
                             out, err);
   written_relay w = {on_written, on_written_ctx, 0, 0, {0}};
@@ -156,7 +156,7 @@ int adcp_object_put(adcp_object_provider *p, adcp_object_put_result *out, const 
 }
 
 int adcp_object_stage_supported(const adcp_object_provider *p) {
-  return p && p->version >= 2 && p->stage_put && p->stage_link && p->stage_drop;
+  return p && p->version >= ADCP_OBJECT_PROVIDER_VERSION_STAGED && p->stage_put && p->stage_link && p->stage_drop;
 }
 
 int adcp_object_stage_put(adcp_object_provider *p, adcp_object_stage **out, const uint8_t *bytes, size_t len,
@@ -296,7 +296,8 @@ int adcp_object_list(adcp_object_provider *p, adcp_object_list_page *out, const 
 }
 
 int adcp_object_has_list_versions(const adcp_object_provider *p) {
-  return p && p->version >= 3 && p->version <= ADCP_OBJECT_PROVIDER_VERSION && p->list_versions;
+  return p && p->version >= ADCP_OBJECT_PROVIDER_VERSION_LIST_VERSIONS && p->version <= ADCP_OBJECT_PROVIDER_VERSION &&
+         p->list_versions;
 }
 
 int adcp_object_list_versions(adcp_object_provider *p, adcp_object_list_page *out, const char *prefix,
