@@ -39,8 +39,10 @@
 
 ADCP_BEGIN_DECLS
 
-/* 2 added testing_clock_offset_seconds; version 1 options are still accepted. */
+/* 2 added testing_clock_offset_seconds (..._VERSION_CLOCK_OFFSET, what the library
+ * checks); version 1 options are still accepted. */
 #define ADCP_COLLECTOR_OPTIONS_VERSION 2
+#define ADCP_COLLECTOR_OPTIONS_VERSION_CLOCK_OFFSET 2
 #define ADCP_COLLECTOR_DRY_RUN_CAP 1000         /* candidate keys a dry-run report carries */
 #define ADCP_COLLECTOR_MIN_AGE_DEFAULT_S 604800 /* 7 days */
 #define ADCP_COLLECTOR_MIN_AGE_MIN_S 86400      /* enforced minimum: 1 day */

@@ -589,9 +589,9 @@ static int check_list(adcp_ledger *l, const char *const *v, size_t n, const char
 }
 
 static int check_options(adcp_collector_options *o, adcp_error *err) {
-  if (o->version != 1 && o->version != ADCP_COLLECTOR_OPTIONS_VERSION)
+  if (o->version < 1 || o->version > ADCP_COLLECTOR_OPTIONS_VERSION)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "collector options version %d is not supported", o->version);
-  if (o->version < 2) o->testing_clock_offset_seconds = 0;
+  if (o->version < ADCP_COLLECTOR_OPTIONS_VERSION_CLOCK_OFFSET) o->testing_clock_offset_seconds = 0;
   if (o->testing_clock_offset_seconds < 0 || o->testing_clock_offset_seconds > ADCP_COLLECTOR_MIN_AGE_DEFAULT_S)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "testing clock offset must be 0..%d seconds",
                           ADCP_COLLECTOR_MIN_AGE_DEFAULT_S);
