@@ -42,7 +42,7 @@ static void copy_out(char *out, size_t n, const char *a, size_t alen, const char
 
 /* The backend's own redaction, through its vtable; -1 when it has none. */
 static int backend_redact(const adcp_sql_backend *be, char *out, size_t n, const char *url) {
-  if (be->version < 2 || !be->redact_url) return -1;
+  if (be->version < ADCP_SQL_BACKEND_VERSION_REDACT || !be->redact_url) return -1;
   return be->redact_url(out, n, url);
 }
 

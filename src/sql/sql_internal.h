@@ -8,6 +8,7 @@
 
 /* 2 added redact_url. A slot past what a backend's version has is never read. */
 #define ADCP_SQL_BACKEND_VERSION 2
+#define ADCP_SQL_BACKEND_VERSION_REDACT 2 /* the version with redact_url */
 
 typedef struct ADCP_VERSIONED adcp_sql_backend {
   int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
