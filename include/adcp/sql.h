@@ -337,7 +337,9 @@ int adcp_migrate_options_init(adcp_migrate_options *out, unsigned version);
  * never double-apply. *out_applied (may be NULL) counts steps this call
  * applied. Refuses with ADCP_EINTEGRITY_FAILED, before changing anything, if
  * any applied migration's checksum differs from the bundled one. A failing
- * step rolls back and stops the run (ADCP_ESTORAGE naming the version). */
+ * step rolls back and stops the run (ADCP_ESTORAGE naming the version).
+ * ADCP_EINVALID_INPUT for opt of an unknown version, dialects that differ, or
+ * a call inside a transaction. */
 int adcp_migrate_apply(size_t *out_applied, adcp_sql_conn *conn, const adcp_migration_set *set,
                        const adcp_migrate_options *opt, adcp_error *err);
 

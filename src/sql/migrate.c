@@ -418,6 +418,10 @@ static int apply_one(int *applied, adcp_sql_conn *c, const adcp_migration *m, co
 int adcp_migrate_apply(size_t *out_applied, adcp_sql_conn *c, const adcp_migration_set *set,
                        const adcp_migrate_options *opt, adcp_error *err) {
   if (out_applied) *out_applied = 0;
+  if (opt && (opt->version < 1 || opt->version > ADCP_MIGRATE_OPTIONS_VERSION))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "migrations: unknown adcp_migrate_options version %d (this library knows 1..%d)",
+                          opt->version, ADCP_MIGRATE_OPTIONS_VERSION);
   if (set->dialect != adcp_sql_dialect_of(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "migrations: series and connection dialects differ");
   if (adcp_sql_in_transaction(c))
