@@ -105,7 +105,8 @@ typedef struct ADCP_VERSIONED adcp_worker_options {
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_options_init(adcp_worker_options *out, unsigned version);
 
-/* A new worker with no task. opts may be NULL. ADCP_ENOMEM. */
+/* A new worker with no task. opts may be NULL. Errors: ADCP_EINVALID_INPUT (an unknown version of opts or of
+ * opts->log), ADCP_ENOMEM. */
 int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_error *err);
 /* Frees the worker (never the tasks' contexts). NULL is a no-op. */
 void adcp_worker_free(adcp_worker *w);
@@ -409,8 +410,8 @@ typedef struct ADCP_VERSIONED adcp_worker_collector_ctx {
 /* Zeroes *out and sets its version (1..ADCP_WORKER_COLLECTOR_CTX_VERSION), for filling one at run
  * time. Errors: ADCP_EINVALID_INPUT (out is NULL, or version 0 or unknown). */
 int adcp_worker_collector_ctx_init(adcp_worker_collector_ctx *out, unsigned version);
-/* Errors: ADCP_ENOMEM, ADCP_ESTORAGE (the stored state), and what adcp_collector_collect_orphaned_row_objects
- * returns. */
+/* Errors: ADCP_EINVALID_INPUT (ctx NULL or of an unknown version), ADCP_ENOMEM, ADCP_ESTORAGE (the stored
+ * state), and what adcp_collector_collect_orphaned_row_objects returns. */
 int adcp_worker_task_orphan_collection(void *ctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err);
 
 ADCP_END_DECLS

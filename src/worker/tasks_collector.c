@@ -18,6 +18,10 @@ static int in_list(const char *const *v, size_t n, const char *s) {
 
 int adcp_worker_task_orphan_collection(void *vctx, const adcp_worker_pass *pass, adcp_worker_report *out, adcp_error *err) {
   adcp_worker_collector_ctx *c = vctx;
+  if (!c || c->version < 1 || c->version > ADCP_WORKER_COLLECTOR_CTX_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                          "orphan_collection: unknown adcp_worker_collector_ctx version %d (this library knows 1..%d)",
+                          c ? c->version : 0, ADCP_WORKER_COLLECTOR_CTX_VERSION);
   static const char *const names[] = {"bindings_due",
                                       "listed",
                                       "pages",

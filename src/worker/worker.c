@@ -29,6 +29,10 @@ int adcp_worker_new(adcp_worker **out, const adcp_worker_options *opts, adcp_err
   *out = NULL;
   if (opts && opts->version != ADCP_WORKER_OPTIONS_VERSION)
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown options version");
+  /* The worker calls the logger on every task run: refuse one it cannot read. */
+  if (opts && opts->log && (opts->log->version < 1 || opts->log->version > ADCP_LOGGER_VERSION))
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: unknown adcp_logger version %d (this library knows 1..%d)",
+                          opts->log->version, ADCP_LOGGER_VERSION);
   adcp_worker *w = calloc(1, sizeof *w);
   if (!w) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   if (pthread_mutex_init(&w->mu, NULL)) {

@@ -4,6 +4,7 @@
  * refuses a struct of a version it does not know. */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "adcp/audit.h"
@@ -168,11 +169,80 @@ static void test_wrong_version_refused(void **state) {
   adcp_sql_close(conn);
 }
 
+/* The three structs the library took without reading their version (issue 31):
+ * an unknown one is refused with INVALID_INPUT naming the struct and the version. */
+static void test_logger_version_refused(void **state) {
+  (void)state;
+  adcp_error err;
+  adcp_logger lg = ADCP_LOGGER_INIT;
+  adcp_worker_options wo = ADCP_WORKER_OPTIONS_INIT;
+  wo.log = &lg;
+  adcp_worker *w = NULL;
+  lg.version = ADCP_LOGGER_VERSION + 1;
+  assert_int_equal(adcp_worker_new(&w, &wo, &err), ADCP_EINVALID_INPUT);
+  assert_null(w);
+  char want[96];
+  snprintf(want, sizeof want, "unknown adcp_logger version %d", ADCP_LOGGER_VERSION + 1);
+  assert_non_null(strstr(err.message, want));
+  lg.version = 0;
+  assert_int_equal(adcp_worker_new(&w, &wo, &err), ADCP_EINVALID_INPUT);
+  assert_non_null(strstr(err.message, "unknown adcp_logger version 0"));
+  lg.version = ADCP_LOGGER_VERSION;
+  assert_int_equal(adcp_worker_new(&w, &wo, &err), 0);
+  adcp_worker_free(w);
+}
+
+static void test_migrate_options_version_refused(void **state) {
+  (void)state;
+  adcp_error err;
+  adcp_migration_set *set = NULL;
+  assert_int_equal(adcp_migrations_bundled(&set, ADCP_SQL_SQLITE, &err), 0);
+  adcp_sql_conn *c = NULL;
+  assert_int_equal(adcp_sql_connect(&c, "sqlite::memory:", &err), 0);
+  adcp_migrate_options mo = ADCP_MIGRATE_OPTIONS_INIT;
+  mo.version = ADCP_MIGRATE_OPTIONS_VERSION + 1;
+  size_t applied = 99;
+  assert_int_equal(adcp_migrate_apply(&applied, c, set, &mo, &err), ADCP_EINVALID_INPUT);
+  assert_int_equal(applied, 0);
+  char want[96];
+  snprintf(want, sizeof want, "unknown adcp_migrate_options version %d", ADCP_MIGRATE_OPTIONS_VERSION + 1);
+  assert_non_null(strstr(err.message, want));
+  /* Refused before anything ran: the database still has no migration history. */
+  adcp_migration_status *st = NULL;
+  assert_int_equal(adcp_migrate_status(&st, c, set, &err), 0);
+  for (size_t i = 0; i < st->count; i++) assert_int_equal(st->entries[i].state, ADCP_MIGRATION_PENDING);
+  adcp_migration_status_free(st);
+  mo.version = ADCP_MIGRATE_OPTIONS_VERSION;
+  assert_int_equal(adcp_migrate_apply(&applied, c, set, &mo, &err), 0);
+  assert_true(applied > 0);
+  adcp_sql_close(c);
+  adcp_migrations_free(set);
+}
+
+static void test_collector_ctx_version_refused(void **state) {
+  (void)state;
+  adcp_error err;
+  adcp_worker_collector_ctx c = ADCP_WORKER_COLLECTOR_CTX_INIT;
+  c.version = ADCP_WORKER_COLLECTOR_CTX_VERSION + 1;
+  adcp_worker_pass pass = ADCP_WORKER_PASS_INIT;
+  adcp_worker_report r;
+  memset(&r, 0, sizeof r);
+  /* No ledger: the version is checked before anything is read. */
+  assert_int_equal(adcp_worker_task_orphan_collection(&c, &pass, &r, &err), ADCP_EINVALID_INPUT);
+  char want[96];
+  snprintf(want, sizeof want, "unknown adcp_worker_collector_ctx version %d", ADCP_WORKER_COLLECTOR_CTX_VERSION + 1);
+  assert_non_null(strstr(err.message, want));
+  assert_int_equal(adcp_worker_task_orphan_collection(NULL, &pass, &r, &err), ADCP_EINVALID_INPUT);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_init_functions),
       cmocka_unit_test(test_init_macros),
       cmocka_unit_test(test_wrong_version_refused),
+      cmocka_unit_test(test_logger_version_refused),
+      cmocka_unit_test(test_migrate_options_version_refused),
+      cmocka_unit_test(test_collector_ctx_version_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
