@@ -41,7 +41,7 @@ void commit_one(adcp_ledger *l, const char *obligation, const char *rev, uint64_
   adcp_error err = {0};
   gen g;
   gen_init(&g, rows, 16, salt);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = obligation,
                             .revision_id = rev,

@@ -500,7 +500,7 @@ static void *worker(void *vp) {
     return NULL;
   }
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1};
+  adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, c, &o, &err)) {
     w->failures++;
     adcp_sql_close(c);
@@ -514,7 +514,7 @@ static void *worker(void *vp) {
     for (int attempt = 0; attempt < 20; attempt++) {
       gen g;
       gen_init(&g, 3, 8, (uint64_t)(w->id * 100 + i));
-      adcp_ledger_commit req = {.version = 1,
+      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                                 .account_id = "acct",
                                 .obligation_id = ob,
                                 .revision_id = rev,
@@ -591,17 +591,17 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
     if (pid == 0) {
       adcp_error err = {0};
       adcp_storage *s;
-      adcp_storage_options so = {.version = 1};
+      adcp_storage_options so = ADCP_STORAGE_OPTIONS_INIT;
       if (adcp_storage_open(&s, f->url, &so, &err)) _exit(2);
       adcp_ledger *l;
-      adcp_ledger_options lo = {.version = 1};
+      adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
       if (adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err)) _exit(2);
       for (int i = 0;; i++) {
         char rev[48];
         snprintf(rev, sizeof rev, "k%d_%d", run, i);
         gen g;
         gen_init(&g, 50, 32, (uint64_t)i);
-        adcp_ledger_commit req = {.version = 1,
+        adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                                   .account_id = "acct",
                                   .obligation_id = rev,
                                   .revision_id = rev,

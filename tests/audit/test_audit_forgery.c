@@ -90,7 +90,7 @@ static void backdated_period_retired_early(void **state) {
                    "= 'ob';\nUPDATE adcp_reporting_row_sets SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE "
                    "obligation_id = 'ob'");
   adcp_retention_policy pol = policy_days(WINDOW_DAYS);
-  adcp_retention_options ro = {.version = 1, .policy = &pol};
+  adcp_retention_options ro = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &pol};
   adcp_retention_counters rc;
   OK(adcp_retention_retire(&rc, e.l, &ro, &err));
   assert_int_equal(rc.done, 1);
@@ -179,7 +179,7 @@ static void three_retirements_clean(void **state) {
   adcp_audit_checkpoint_free(&e.buyer);
   OK(adcp_audit_checkpoint_create(&e.buyer, e.c, "acct", e.signer, &err));
   adcp_retention_policy pol = policy_days(WINDOW_DAYS);
-  adcp_retention_options ro = {.version = 1, .policy = &pol};
+  adcp_retention_options ro = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &pol};
   adcp_retention_counters rc;
   OK(adcp_retention_retire(&rc, e.l, &ro, &err));
   assert_int_equal(rc.done, 3);
@@ -248,7 +248,7 @@ static void verify_lookup_by_account(void **state) {
   drop_revision(&e, "r4");
   gen g;
   gen_init(&g, 4, 16, 77);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct2",
                             .obligation_id = "ob_b",
                             .revision_id = "r4",
@@ -340,7 +340,7 @@ static void pcommit(env *e, const char *account, const char *ob, const char *rev
   adcp_error err = {0};
   gen g;
   gen_init(&g, 3, 8, salt);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = account,
                             .obligation_id = ob,
                             .revision_id = rev,
@@ -562,7 +562,7 @@ static void property_random_forgeries(void **state) {
     snprintf(rv, sizeof rv, "%s_f2", A);
     pcommit(&e, A, fresh, rv, tu_rand(&seed) % 2 ? 21 : 22);
     if (tu_rand(&seed) % 3) {
-      adcp_retention_options ro = {.version = 1, .policy = &pol, .account_id = A};
+      adcp_retention_options ro = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &pol, .account_id = A};
       adcp_retention_counters rc;
       OK(adcp_retention_retire(&rc, e.l, &ro, &err));
       assert_int_equal(rc.done, (uint64_t)nold);

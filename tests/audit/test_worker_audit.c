@@ -42,7 +42,7 @@ static void scheduled_checkpoints(void **state) {
     char ob[16], rev[16];
     snprintf(ob, sizeof ob, "ob_%d", i);
     snprintf(rev, sizeof rev, "rev_%d", i);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = accounts[i],
                               .obligation_id = ob,
                               .revision_id = rev,
@@ -83,8 +83,11 @@ static void scheduled_checkpoints(void **state) {
   memset(&rep, 0, sizeof rep);
   OK(adcp_worker_task_audit_checkpoint(&ctx, &pass, &rep, &err));
   assert_int_equal(adcp_worker_report_get(&rep, "unchanged"), 3);
-  adcp_ledger_commit req = {
-      .version = 1, .account_id = "a1", .obligation_id = "ob_0", .revision_id = "rev_x", .finality = ADCP_FINALITY_SNAPSHOT};
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                            .account_id = "a1",
+                            .obligation_id = "ob_0",
+                            .revision_id = "rev_x",
+                            .finality = ADCP_FINALITY_SNAPSHOT};
   adcp_commit_result res;
   OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   adcp_commit_result_free(&res);
