@@ -19,7 +19,7 @@ void env_open_bound(env *e, const fixture *f, adcp_object_provider *wrap,
   OK(adcp_object_probe(e->p, NULL, &err));
   e->client = wrap ? wrap : e->p;
   if (wrap) bind(wrap, e->p);
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {
@@ -93,7 +93,7 @@ int commit_obj(env *e, const char *obligation, const char *rev, gen *g, int abor
   adcp_error err = {0};
   adcp_commit_result res;
   g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = obligation,
                             .revision_id = rev,

@@ -519,7 +519,7 @@ static void other_binding_same_store(void **state) {
   adcp_error err = {0};
   /* a second handle (another host) names the same store and prefix "fs2" */
   adcp_ledger *l2;
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l2, e.c, &lo, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {
@@ -537,7 +537,7 @@ static void other_binding_same_store(void **state) {
   gen_init(&g, 30, 8, 9);
   adcp_commit_result res;
   g.next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob9",
                             .revision_id = "via-fs2",
@@ -610,10 +610,10 @@ static void kill_mid_pass_then_resume(void **state) {
   pid_t pid = fork();
   if (pid == 0) {
     adcp_storage *s;
-    adcp_storage_options so = {.version = 1};
+    adcp_storage_options so = ADCP_STORAGE_OPTIONS_INIT;
     if (adcp_storage_open(&s, f->url, &so, &err)) _exit(3);
     adcp_ledger *l;
-    adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+    adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
     if (adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err)) _exit(3);
     adcp_object_provider *p;
     adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};

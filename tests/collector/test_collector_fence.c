@@ -22,9 +22,9 @@ typedef struct peer {
 
 static void peer_open(peer *q, const char *url, const char *root) {
   adcp_error err = {0};
-  adcp_storage_options so = {.version = 1};
+  adcp_storage_options so = ADCP_STORAGE_OPTIONS_INIT;
   OK(adcp_storage_open(&q->s, url, &so, &err));
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&q->l, adcp_storage_sql(q->s), &lo, &err));
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&q->p, root, &po, &err));
@@ -240,9 +240,9 @@ static void worker_task_fenced_retry(void **state) {
   adcp_fence_claim claim;
   OK(adcp_fence_take_over(&claim, q.l, "fs1", 1, &err));
   peer_close(&q);
-  adcp_worker_collector_ctx c = {.version = 1, .ledger = e.l};
+  adcp_worker_collector_ctx c = {.version = ADCP_WORKER_COLLECTOR_CTX_VERSION, .ledger = e.l};
   c.options = opts_deleting();
-  adcp_worker_pass pass = {.version = 1, .limit = 1000};
+  adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = 1000};
   adcp_worker_report r;
   memset(&r, 0, sizeof r);
   OK(adcp_worker_task_orphan_collection(&c, &pass, &r, &err));

@@ -53,7 +53,7 @@ static void s3_collect(void **state) {
   OK(adcp_s3_provider_new(&p, &so3, &err));
   adcp_storage *s = open_migrated(f);
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc[3] = {{"bucket", bucket}, {"endpoint", endpoint}, {"path_style", "true"}};
   adcp_object_kv loc4[4] = {loc[0], {"region", "us-east-1"}, loc[1], loc[2]};
@@ -72,7 +72,7 @@ static void s3_collect(void **state) {
   gen g;
   gen_init(&g, 30, 8, 1);
   adcp_commit_result res;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = "kept",
@@ -168,7 +168,7 @@ static void s3_collect_versions(void **state) {
   OK(adcp_s3_provider_new(&raw, &so3, &err));
   adcp_storage *s = open_migrated(f);
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc4[4] = {{"bucket", bucket}, {"region", "us-east-1"}, {"endpoint", endpoint}, {"path_style", "true"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -187,7 +187,7 @@ static void s3_collect_versions(void **state) {
   gen g;
   gen_init(&g, 30, 8, 1);
   adcp_commit_result res;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = "kept",
