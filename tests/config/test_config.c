@@ -461,7 +461,7 @@ static void t_accessors(void **state) {
   OK(load_path(&c, put(&s, "c.json", doc, 0600), &err));
   assert_string_equal(adcp_config_deployment_namespace(c), "eu");
   assert_string_equal(adcp_config_fence_owner(c), "host-a");
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   adcp_config_ledger_options(&lo, c);
   assert_string_equal(lo.deployment_namespace, "eu");
   assert_string_equal(lo.fence_owner_id, "host-a");
@@ -519,7 +519,7 @@ static void t_apply(void **state) {
   const char *doc = "{\"bindings\":[" FS("fs1", "") "],\"rules\":[{\"binding\":\"fs1\",\"min_rows\":10}]}";
   OK(load_path(&c, put(&s, "c.json", doc, 0600), &err));
   adcp_storage *st = open_migrated(f);
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   adcp_config_ledger_options(&lo, c);
   adcp_ledger *l = NULL;
   OK(adcp_ledger_open(&l, adcp_storage_sql(st), &lo, &err));
@@ -528,7 +528,7 @@ static void t_apply(void **state) {
   /* the selection rule sends 50 rows to fs1, 5 rows to postgres */
   gen g;
   gen_init(&g, 50, 6, 1);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = "r1",
