@@ -164,7 +164,7 @@ static void rollback_writes_no_change(void **state) {
   adcp_error err = {0};
   gen g;
   gen_init(&g, 5, 8, 2);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct-r",
                             .obligation_id = "obl-r",
                             .revision_id = "rev-r",

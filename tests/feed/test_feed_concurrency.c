@@ -20,10 +20,10 @@
 static void writer_child(const char *url, const char *account, int n, int tag) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (adcp_storage_open(&s, url, &o, &err)) _exit(2);
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1};
+  adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
   if (adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err)) _exit(3);
   for (int i = 0; i < n; i++) {
     char obl[64], rev[64];
@@ -208,13 +208,13 @@ static void low_seq_committed_late(void **state) {
     close(ready[0]);
     close(go[1]);
     adcp_storage *s2;
-    adcp_storage_options o = {.version = 1};
+    adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
     if (adcp_storage_open(&s2, f->url, &o, &err)) _exit(2);
     adcp_ledger *l;
-    adcp_ledger_options lo = {.version = 1};
+    adcp_ledger_options lo = ADCP_LEDGER_OPTIONS_INIT;
     if (adcp_ledger_open(&l, adcp_storage_sql(s2), &lo, &err)) _exit(3);
     hold_ctx h = {ready[1], go[0]};
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "slow",
                               .obligation_id = "o-slow",
                               .revision_id = "r-slow",
