@@ -325,7 +325,7 @@ void py_legacy_pairs_vector(void **state) {
   adcp_storage *st = open_migrated(t->dst);
   adcp_ledger *l;
   OK(adcp_storage_ledger(&l, st, &err));
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct_v",
                             .obligation_id = "obl_w",
                             .revision_id = "r_w",
