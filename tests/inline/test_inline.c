@@ -15,7 +15,7 @@ static void script(adcp_sql_conn *c, const char *sql) {
 static adcp_inline_store *store_on(adcp_sql_conn *c, size_t cap) {
   adcp_error err = {0};
   adcp_inline_store *st;
-  adcp_inline_options o = {.version = 1, .max_payload_bytes = cap};
+  adcp_inline_options o = {.version = ADCP_INLINE_OPTIONS_VERSION, .max_payload_bytes = cap};
   OK(adcp_inline_open(&st, c, &o, &err));
   return st;
 }
@@ -265,7 +265,7 @@ static void staging_validation_and_caps(void **state) {
   REFUSED(adcp_inline_stage(&o, st, "a", KEY, 0, p, big + 1, &err));
   /* constructor caps */
   adcp_inline_store *bad;
-  adcp_inline_options opt = {.version = 1, .max_payload_bytes = big + 1};
+  adcp_inline_options opt = {.version = ADCP_INLINE_OPTIONS_VERSION, .max_payload_bytes = big + 1};
   REFUSED(adcp_inline_open(&bad, c, &opt, &err));
   /* a lower-cap store: at / under / over its cap, and it fails closed on larger stored objects */
   adcp_inline_store *small = store_on(c, 1000);
@@ -466,7 +466,7 @@ static void retry_discovers_unknown_outcome(void **state) {
   adcp_error err = {0};
   adcp_storage *s = open_migrated(f);
   int armed = 1;
-  adcp_inline_options o = {.version = 1, .fault = fail_after_commit, .fault_ctx = &armed};
+  adcp_inline_options o = {.version = ADCP_INLINE_OPTIONS_VERSION, .fault = fail_after_commit, .fault_ctx = &armed};
   adcp_inline_store *st;
   OK(adcp_storage_inline_open(&st, s, &o, &err));
   adcp_inline_staged a;
