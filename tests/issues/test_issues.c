@@ -554,7 +554,7 @@ static void unmigrated_not_ready(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
   adcp_storage *st;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&st, f->url, &o, &err));
   const adcp_migration_set *all = adcp_storage_migrations(st);
   adcp_migration_set partial = *all;
@@ -653,10 +653,14 @@ static void worker_task_counters(void **state) {
   OK(adcp_issues_ensure_opened(&r, s, ACCT, "w:3", NULL, "2020-01-01T00:00:00Z", &err));
   adcp_ledger *l = ledger_on(c, 0);
   int calls = 0;
-  adcp_worker_issues_ctx ctx = {
-      .version = 1, .store = s, .escalation_after_ms = 60000, .settle = settle_gone, .settle_ctx = &calls, .ledger = l};
+  adcp_worker_issues_ctx ctx = {.version = ADCP_WORKER_ISSUES_CTX_VERSION,
+                                .store = s,
+                                .escalation_after_ms = 60000,
+                                .settle = settle_gone,
+                                .settle_ctx = &calls,
+                                .ledger = l};
   atomic_int stop = 0;
-  adcp_worker_pass pass = {.version = 1, .limit = 1, .dry_run = 1, .stop = &stop};
+  adcp_worker_pass pass = {.version = ADCP_WORKER_PASS_VERSION, .limit = 1, .dry_run = 1, .stop = &stop};
   adcp_worker_report rep;
   memset(&rep, 0, sizeof rep);
   OK(adcp_worker_task_issue_escalation(&ctx, &pass, &rep, &err));

@@ -570,7 +570,7 @@ static void unmigrated_refused(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
   adcp_storage *st;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&st, f->url, &o, &err));
   adcp_migration_set partial = *adcp_storage_migrations(st);
   while (partial.count && strcmp(partial.items[partial.count - 1].version, "0008") >= 0) partial.count--;
