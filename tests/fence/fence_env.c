@@ -9,7 +9,7 @@
 adcp_ledger *fledger(adcp_sql_conn *c, adcp_object_provider *p, const hook_opts *h) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 2000};
   if (h) {
     o.fence_owner_id = h->owner, o.fence_step_hook = h->step, o.fence_step_ctx = h->step_ctx;
     o.fence_cache_ttl_ms = h->ttl, o.fence_advance_interval_ms = h->advance;
@@ -31,7 +31,7 @@ adcp_ledger *fledger(adcp_sql_conn *c, adcp_object_provider *p, const hook_opts 
 void fenv_open_url(fenv *e, const char *url, const char *bucket_dir, const hook_opts *h) {
   adcp_error err = {0};
   memset(e, 0, sizeof *e);
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&e->s, url, &so, &err));
   OK(adcp_storage_migrate(NULL, e->s, NULL, &err));
   e->c = adcp_storage_sql(e->s);
@@ -99,7 +99,7 @@ adcp_fence_cause acquire(fenv *e, adcp_fence_claim *c) {
 int fcommit(fenv *e, const char *obligation, const char *rev, uint64_t salt, int (*hook)(void *, int), adcp_error *err) {
   gen g;
   gen_init(&g, 1500, 40, salt); /* several chunks */
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = obligation,
                             .revision_id = rev,

@@ -377,7 +377,7 @@ static const adcp_retention_policy RPOLICY = {.version = ADCP_RETENTION_POLICY_V
 
 static adcp_retention_counters retire(fenv *e) {
   adcp_error err = {0};
-  adcp_retention_options o = {.version = 1, .policy = &RPOLICY, .limit = 10};
+  adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &RPOLICY, .limit = 10};
   adcp_retention_counters c;
   OK(adcp_retention_retire(&c, e->l, &o, &err));
   return c;

@@ -27,7 +27,7 @@ typedef struct senv {
 static void senv_open(senv *e, const char *url, const char *bucket) {
   adcp_error err = {0};
   memset(e, 0, sizeof *e);
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&e->s, url, &so, &err));
   OK(adcp_storage_migrate(NULL, e->s, NULL, &err));
   e->c = adcp_storage_sql(e->s);
@@ -41,7 +41,7 @@ static void senv_open(senv *e, const char *url, const char *bucket) {
                                  .credential_ref = "env",
                                  .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&e->p, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000, .fence_cache_ttl_ms = -1};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 20000, .fence_cache_ttl_ms = -1};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[4] = {{"bucket", bucket}, {"region", "us-east-1"}, {"endpoint", ep}, {"path_style", "true"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -81,7 +81,7 @@ static uint64_t listed(senv *e) {
 static int commit(senv *e, const char *ob, const char *rev, uint64_t salt, adcp_error *err) {
   gen g;
   gen_init(&g, 800, 20, salt);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = ob,
                             .revision_id = rev,

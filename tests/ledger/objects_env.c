@@ -7,7 +7,7 @@
 adcp_ledger *ledger_with(adcp_sql_conn *c, adcp_object_provider *p, int compression, const char *ns, const char *tmpl,
                          adcp_error *err, int *rc_out) {
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .deployment_namespace = ns, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .deployment_namespace = ns, .write_deadline_ms = 2000};
   int rc = adcp_ledger_open(&l, c, &o, err);
   if (rc) fail_msg("open: %s", err->message);
   adcp_object_kv loc[1] = {{"root", "bucket"}};
@@ -63,7 +63,7 @@ void expire_all(adcp_sql_conn *c) {
 int commit_obj(adcp_commit_result *res, adcp_ledger *l, const char *rev, gen *g, const char *binding,
                int (*hook)(void *, int), void *hctx, adcp_error *err) {
   g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = rev,

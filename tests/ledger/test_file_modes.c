@@ -23,7 +23,7 @@ static void commit_some(adcp_ledger *l, const char *rev, const char *binding, ui
   adcp_error err = {0};
   gen g;
   gen_init(&g, rows, 20, salt);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = rev,
@@ -52,7 +52,7 @@ static void sqlite_files_owner_only(void **state) {
   snprintf(shm, sizeof shm, "%s-shm", db);
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&s, url, &o, &err));
   OK(adcp_storage_migrate(NULL, s, NULL, &err));
   adcp_ledger *l = ledger_on(adcp_storage_sql(s), 0);
@@ -95,7 +95,7 @@ static void sqlite_new_db_every_umask(void **state) {
     snprintf(url, sizeof url, "sqlite:%s", db);
     adcp_error err = {0};
     adcp_storage *s;
-    adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+    adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
     OK(adcp_storage_open(&s, url, &o, &err));
     OK(adcp_storage_migrate(NULL, s, NULL, &err));
     adcp_storage_close(s);
@@ -134,7 +134,7 @@ static void sqlite_symlinked_path(void **state) {
   assert_int_not_equal(lstat(target, &sb), 0); /* nothing created at the target */
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   char url[4400];
   snprintf(url, sizeof url, "sqlite:%s", link);
   assert_int_equal(adcp_storage_open(&s, url, &o, &err), ADCP_ESTORAGE);
@@ -253,7 +253,7 @@ static void binding_modes(const fixture *f, unsigned file_mode, unsigned dir_mod
   OK(adcp_fs_provider_new(&p, root, &po, &err));
   if (file_mode || dir_mode) OK(adcp_fs_provider_set_modes(p, file_mode, dir_mode, &err));
   adcp_ledger *l;
-  adcp_ledger_options lo = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options lo = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &lo, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,

@@ -41,7 +41,7 @@ static void env_open(env *e, const fixture *f, int load) {
     adcp_sql_param ip = adcp_sql_text("5d7c1f3e-8a2b-4c6d-9e0f-1a2b3c4d5e6f");
     OK(adcp_sql_exec(e->c, "UPDATE adcp_persistence_installation SET installation_id = $1", &ip, 1, &err));
   }
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   jsf_configure(e->l, &e->js);
 }
@@ -398,7 +398,7 @@ static void foreign_unconfigured_binding(void **state) {
   env_open(&e, *state, 1);
   adcp_error err = {0};
   adcp_ledger *bare;
-  adcp_ledger_options o = {.version = 1};
+  adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
   OK(adcp_ledger_open(&bare, e.c, &o, &err));
   assert_int_equal(adcp_ledger_verify_rowset(NULL, bare, "rrev_js_gzip", NULL, NULL, NULL, &err), ADCP_ESTATE_UNAVAILABLE);
   OK(adcp_ledger_verify_rowset(NULL, bare, "radj_js_1", NULL, NULL, NULL, &err));
@@ -541,7 +541,7 @@ static void commit_like_js(env *e, const char *id, const char *obligation, const
   OK(adcp_totals_parse(&tot, (const char *)t.data, t.len, &err));
   file_rows fr = {0};
   fr.b = expected(v ? id : "rrev_fixture_single-row", &fr.n);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct_js",
                             .obligation_id = obligation,
                             .revision_id = id,
@@ -756,7 +756,7 @@ static void ours_object_metadata(void **state) {
     r[i].base.head = rec_head, r[i].base.list = rec_list;
   }
   adcp_ledger_close(e.l);
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 5000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&e.l, e.c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "jsroot"}};
   adcp_ledger_binding_config gz = {

@@ -23,12 +23,12 @@ typedef struct kenv {
 
 static void kenv_open(kenv *e, const fixture *f, const char *root) {
   adcp_error err = {0};
-  adcp_storage_options so = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options so = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&e->s, f->url, &so, &err));
   OK(adcp_storage_migrate(NULL, e->s, NULL, &err));
   adcp_fs_provider_options po = {"bucket", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&e->p, root, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = DEADLINE_MS};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = DEADLINE_MS};
   OK(adcp_ledger_open(&e->l, adcp_storage_sql(e->s), &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -51,7 +51,7 @@ static void kenv_close(kenv *e) {
 static int commit(adcp_ledger *l, int (*hook)(void *, int), void *hook_ctx, adcp_error *err) {
   gen g;
   gen_init(&g, 25000, 20, 3); /* three chunks */
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob_killed",
                             .revision_id = "rrev_killed",

@@ -100,7 +100,7 @@ static void replay_header_fields(void **state) {
   adcp_control_totals tot = {0};
   const char *tj = "[{\"name\":\"impressions\",\"value\":\"90\",\"value_type\":\"integer\"}]";
   OK(adcp_totals_parse(&tot, tj, strlen(tj), &err));
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "obh",
                             .revision_id = "rh1",
@@ -453,7 +453,7 @@ static void account_isolation_and_host_reads(void **state) {
     snprintf(pe, sizeof pe, "2026-11-%02dT00:00:00Z", 11 - i);
     for (int k = 0; k < 2; k++) {
       snprintf(rev, sizeof rev, "per_%d_%d", i, k);
-      adcp_ledger_commit req = {.version = 1,
+      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                                 .account_id = "acct_a",
                                 .obligation_id = ob,
                                 .revision_id = rev,
@@ -617,7 +617,7 @@ static void tamper_cases_fail_precisely(void **state) {
 /* Commits from any row source (the fixture's commit_gen is tied to gen_next). */
 static int commit_src(adcp_commit_result *res, adcp_ledger *l, const char *obligation, const char *revision,
                       int (*next)(void *, const char **, size_t *, adcp_error *), void *ctx, adcp_error *err) {
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = obligation,
                             .revision_id = revision,

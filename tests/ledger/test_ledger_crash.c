@@ -109,7 +109,7 @@ static void kill9_during_commit(void **state) {
   for (int run = 0; run < RUNS; run++) {
     char rev[32];
     snprintf(rev, sizeof rev, "crash_%02d", run);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "acct",
                               .obligation_id = "ob_crash",
                               .revision_id = rev,

@@ -30,7 +30,7 @@ static void env_open(env *e, const fixture *f) {
   snprintf(root, sizeof root, "%s/bucket", e->dir);
   adcp_fs_provider_options po = {.root_name = "bucket", .prefix = "rows", .create_root = 1};
   OK(adcp_fs_provider_new(&e->p, root, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -53,7 +53,7 @@ static void env_close(env *e) {
 
 static adcp_ledger_commit request(const char *acct, const char *ob, const char *rev, const char *binding, gen *g) {
   if (g) g->next = 0;
-  adcp_ledger_commit r = {.version = 1,
+  adcp_ledger_commit r = {.version = ADCP_LEDGER_COMMIT_VERSION,
                           .account_id = acct,
                           .obligation_id = ob,
                           .revision_id = rev,

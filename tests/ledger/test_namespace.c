@@ -11,7 +11,7 @@
 static adcp_ledger *open_ns(adcp_sql_conn *c, const char *ns) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .deployment_namespace = ns};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .deployment_namespace = ns};
   OK(adcp_ledger_open(&l, c, &o, &err));
   return l;
 }
@@ -102,7 +102,7 @@ static void object_binding_foreign(void **state) {
   assert_non_null(strstr(err.message, "docs/objects.md"));
   gen g;
   gen_init(&g, 50, 6, 1);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = "o1",

@@ -326,7 +326,7 @@ static void bindings_rules(void **state) {
   gen small;
   gen_init(&small, 10, 4, 2);
   g.next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob2",
                             .revision_id = "small",

@@ -201,7 +201,7 @@ static int pause_at_step(void *ctx, int step, const char *key) {
 static adcp_ledger *staging_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 10000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 10000};
   if (adcp_ledger_open(&l, c, &o, &err)) return NULL;
   adcp_object_kv loc[1] = {{"root", "b"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -221,7 +221,7 @@ static adcp_ledger *staging_ledger(adcp_sql_conn *c, adcp_object_provider *p) {
 
 static int staging_commit(adcp_commit_result *res, adcp_ledger *l, const char *rev, gen *g, adcp_error *err) {
   g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "obs",
                             .revision_id = rev,
@@ -239,7 +239,7 @@ static int staging_commit(adcp_commit_result *res, adcp_ledger *l, const char *r
 static void staging_child(const fixture *f, const cenv *e, const char *rev, int step, int nth, int fd) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   if (adcp_storage_open(&s, f->url, &o, &err)) _exit(2);
   stage_kill k = {fd, step, nth, 0, pthread_self()};
   /* Small slices: several WROTE_SLICE steps per chunk. */

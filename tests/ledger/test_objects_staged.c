@@ -72,7 +72,7 @@ static void staged_commit(void **state, int compression) {
     __atomic_store_n(&staged, 0, __ATOMIC_SEQ_CST);
     failing_src fs = {.fail_at = 10500, .as_bad_json = as_bad_json, .staged = &staged, .e = &e};
     gen_init(&fs.g, 25000, 24, 1);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "acct",
                               .obligation_id = "ob1",
                               .revision_id = "rev1",
@@ -141,7 +141,7 @@ static void staged_commit(void **state, int compression) {
   __atomic_store_n(&staged, 0, __ATOMIC_SEQ_CST);
   split_src sp = {.switch_at = 10000};
   gen_init(&sp.g, 25000, 24, 1);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "ob1",
                             .revision_id = "rev3",

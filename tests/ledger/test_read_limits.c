@@ -11,7 +11,7 @@ static void commit_rows(adcp_ledger *l, const char *rev, uint64_t n, size_t pad)
   adcp_error err = {0};
   gen g = {.n = n, .pad = pad, .big = -1};
   adcp_buf_init(&g.line);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct_a",
                             .obligation_id = "ob_limits",
                             .revision_id = rev,
@@ -32,7 +32,7 @@ static void page_limit(void **state) {
   adcp_storage *s = open_migrated(f);
   adcp_ledger *l;
   /* 150 KiB page limit: 2,000 rows of ~112 bytes are 224 KB in four 56 KB segments. */
-  adcp_ledger_options o = {.version = 1, .max_page_bytes = 150 * 1024};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .max_page_bytes = 150 * 1024};
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), &o, &err));
   commit_rows(l, "rrev_limits_1", 2000, 80);
   adcp_ledger_page page;
@@ -147,7 +147,7 @@ static void implausible_gzip_locator(void **state) {
   OK(adcp_ledger_configure_binding(l, &b, &err));
   gen g = {.n = 600, .pad = 40, .big = -1};
   adcp_buf_init(&g.line);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct_a",
                             .obligation_id = "ob_gz",
                             .revision_id = "rrev_gz_1",

@@ -58,7 +58,7 @@ static void no_resident_map_after_reads(void **state) {
    * below come from the database file (WAL frames are never mapped). */
   adcp_ledger_close(l);
   adcp_storage_close(s);
-  adcp_storage_options so = {.version = 1};
+  adcp_storage_options so = ADCP_STORAGE_OPTIONS_INIT;
   OK(adcp_storage_open(&s, f->url, &so, &err));
   l = ledger_on(adcp_storage_sql(s), 0);
   /* Full verification reads every chunk body whole. */

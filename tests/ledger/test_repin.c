@@ -24,7 +24,7 @@ typedef struct renv {
 static adcp_ledger *ledger_ns(renv *e, const char *ns, int compression) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .deployment_namespace = ns, .write_deadline_ms = 5000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .deployment_namespace = ns, .write_deadline_ms = 5000};
   OK(adcp_ledger_open(&l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "bucket"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -61,7 +61,7 @@ static void renv_close(renv *e) {
 
 static int commit_to(adcp_ledger *l, const char *obligation, const char *rev, gen *g, adcp_error *err) {
   g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = obligation,
                             .revision_id = rev,
@@ -238,7 +238,7 @@ static void restored(void **state, int compression) {
   adcp_ledger_close(foreign);
   {
     adcp_ledger *l2;
-    adcp_ledger_options o = {.version = 1};
+    adcp_ledger_options o = ADCP_LEDGER_OPTIONS_INIT;
     OK(adcp_ledger_open(&l2, e.c, &o, &err));
     adcp_object_kv loc[1] = {{"root", "bucket"}};
     adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,

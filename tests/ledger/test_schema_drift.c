@@ -329,7 +329,7 @@ static void check_command_contract(void **state) {
   }
   /* A schema that is behind: exit 4, drift not computed. */
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&s, f->url, &o, &err));
   assert_int_equal(cli_check(&x, ""), 4);
   assert_non_null(strstr(txt(&x.out), "schema behind\n"));

@@ -56,7 +56,8 @@ static void env_open(uenv *e, const fixture *f, int width, int compression) {
                                  .credential_ref = "env",
                                  .backoff_base_ms = 20};
   OK(adcp_s3_provider_new(&e->p, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 20000 + 12 * put_delay_ms, .upload_concurrency = width};
+  adcp_ledger_options o = {
+      .version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 20000 + 12 * put_delay_ms, .upload_concurrency = width};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[4] = {{"bucket", e->bucket}, {"region", "us-east-1"}, {"endpoint", ep}, {"path_style", "true"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -114,7 +115,7 @@ static int commit_rev(adcp_commit_result *res, uenv *e, const char *rev, gen *g,
   g->next = 0;
   char rid[96];
   snprintf(rid, sizeof rid, "%s-%s", e->bucket, rev);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = e->bucket,
                             .revision_id = rid,

@@ -352,7 +352,7 @@ static void migrate_from_empty_is_idempotent(void **state) {
   fixture *f = *state;
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&s, f->url, &o, &err));
   adcp_migration_status *st;
   OK(adcp_storage_migration_status(&st, s, &err));
@@ -457,7 +457,7 @@ static void additive_applies_while_stopped_worker_pending(void **state) {
   assert_string_equal(set->items[1].version, "0002");
   assert_int_equal(set->items[1].upgrade, ADCP_UPGRADE_STOPPED_WORKER);
   assert_string_equal(set->items[1].note, "rewrites keys; stop every writer");
-  adcp_migrate_options o = {.version = 1, .additive_only = 1};
+  adcp_migrate_options o = {.version = ADCP_MIGRATE_OPTIONS_VERSION, .additive_only = 1};
   size_t applied = 0;
   OK(adcp_migrate_apply(&applied, c, set, &o, &err));
   assert_int_equal(applied, 2);

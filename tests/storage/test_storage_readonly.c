@@ -16,14 +16,14 @@ static void commit_two(const char *url) {
   adcp_error err = {0};
   adcp_storage *s;
   adcp_ledger *l;
-  adcp_storage_options mig = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options mig = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&s, url, &mig, &err));
   OK(adcp_storage_migrate(NULL, s, NULL, &err));
   OK(adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &err));
   for (int i = 0; i < 2; i++) {
     gen g;
     gen_init(&g, 40, 10, (uint64_t)i + 1);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "acct_ro",
                               .obligation_id = "ob_ro",
                               .revision_id = i ? "ro_2" : "ro_1",
@@ -41,7 +41,7 @@ static void commit_two(const char *url) {
   adcp_storage_close(s);
 }
 
-static const adcp_storage_options RO = {.version = 1, .read_only = 1};
+static const adcp_storage_options RO = {.version = ADCP_STORAGE_OPTIONS_VERSION, .read_only = 1};
 
 /* Reads through a read-only handle and checks that writes are refused. */
 static void read_and_refuse_writes(const char *url) {
@@ -67,7 +67,7 @@ static void read_and_refuse_writes(const char *url) {
   free(iv);
   gen g;
   gen_init(&g, 5, 10, 9);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct_ro",
                             .obligation_id = "ob_ro",
                             .revision_id = "ro_3",
