@@ -14,7 +14,7 @@
 #include "ledger/ledger_fixture.h"
 
 static adcp_principal_put put_of(const char *id, int64_t expected) {
-  adcp_principal_put p = {.version = 1,
+  adcp_principal_put p = {.version = ADCP_PRINCIPAL_PUT_VERSION,
                           .principal_id = id,
                           .account_scope = "acct_1",
                           .display_name = "Buyer One",
@@ -144,7 +144,7 @@ static void *cas_writer(void *p) {
   adcp_error err = {0};
   adcp_storage *s = NULL;
   adcp_principal_store *ps = NULL;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (adcp_storage_open(&s, sh->url, &o, &err) || adcp_storage_principals(&ps, s, &err)) {
     __atomic_add_fetch(&sh->other_errors, 1, __ATOMIC_SEQ_CST);
     for (int r = 0; r < 2 * ROUNDS + 1; r++) pthread_barrier_wait(&sh->barrier);
@@ -246,7 +246,7 @@ static void *journal_writer(void *p) {
   adcp_error err = {0};
   adcp_storage *s = NULL;
   adcp_subscription_store *st = NULL;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (adcp_storage_open(&s, a->url, &o, &err) || adcp_storage_subscriptions(&st, s, &err)) {
     a->errors++;
     adcp_storage_close(s);
@@ -470,7 +470,7 @@ static void *insert_loop(void *p) {
   adcp_error err = {0};
   adcp_storage *s = NULL;
   adcp_principal_store *ps = NULL;
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   if (adcp_storage_open(&s, in->url, &o, &err) || adcp_storage_principals(&ps, s, &err)) {
     in->errors++;
     adcp_storage_close(s);
@@ -563,7 +563,7 @@ static void facade_components_and_schema_check(void **state) {
   /* Forget 0007 in the history: the startup check names it. */
   OK(adcp_sql_exec(adcp_storage_sql(s), "DELETE FROM adcp_schema_migrations WHERE version = '0007'", NULL, 0, &err));
   adcp_storage_close(s);
-  adcp_storage_options o = {.version = 1};
+  adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
   assert_int_equal(adcp_storage_open(&s, f->url, &o, &err), ADCP_EREPORTING_SCHEMA_BEHIND);
   assert_non_null(strstr(err.message, "0007"));
   assert_non_null(strstr(err.message, "adcp-ledger migrate"));
@@ -577,7 +577,7 @@ static void durability_refusal_names_components(void **state) {
   for (int i = 0; prod[i]; i++) {
     /* Production refuses even when the caller would accept memory storage. */
     for (int allow = 0; allow < 2; allow++) {
-      adcp_storage_options o = {.version = 1, .env = prod[i], .allow_non_durable = allow};
+      adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .env = prod[i], .allow_non_durable = allow};
       assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", &o, &err), ADCP_EREPORTING_STORAGE_NOT_DURABLE);
       assert_null(s);
       const char *want[] = {"ledger",      "inline",        "principals",           "subscription_state",
@@ -587,7 +587,7 @@ static void durability_refusal_names_components(void **state) {
     }
   }
   /* Outside production the caller's opt-in and the development escape hatch work. */
-  adcp_storage_options dev = {.version = 1, .env = "development"};
+  adcp_storage_options dev = {.version = ADCP_STORAGE_OPTIONS_VERSION, .env = "development"};
   OK(adcp_storage_open(&s, "sqlite::memory:", &dev, &err));
   assert_false(adcp_storage_is_durable(s));
   adcp_storage_component comp[4];
@@ -602,7 +602,7 @@ static void durability_refusal_names_components(void **state) {
   adcp_principal_put in = put_of("mem", 0);
   OK(adcp_principal_upsert(NULL, ps, &in, &err)); /* migrated on open */
   adcp_storage_close(s);
-  adcp_storage_options allow = {.version = 1, .env = "staging", .allow_non_durable = 1};
+  adcp_storage_options allow = {.version = ADCP_STORAGE_OPTIONS_VERSION, .env = "staging", .allow_non_durable = 1};
   OK(adcp_storage_open(&s, "sqlite::memory:", &allow, &err));
   adcp_storage_close(s);
 }
@@ -626,7 +626,7 @@ static void restart_persistence(void **state) {
     adcp_storage *cs = NULL;
     adcp_principal_store *cps = NULL;
     adcp_subscription_store *cst = NULL;
-    adcp_storage_options o = {.version = 1};
+    adcp_storage_options o = ADCP_STORAGE_OPTIONS_INIT;
     if (adcp_storage_open(&cs, f->url, &o, &err) || adcp_storage_principals(&cps, cs, &err) ||
         adcp_storage_subscriptions(&cst, cs, &err))
       _exit(2);
