@@ -38,7 +38,7 @@ void renv_bindings(renv *e, adcp_ledger *l, int with_a) {
 adcp_ledger *renv_ledger(renv *e, adcp_sql_conn *c, int with_a) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&l, c, &o, &err));
   renv_bindings(e, l, with_a);
   return l;
@@ -88,7 +88,7 @@ int64_t q64(adcp_sql_conn *c, const char *sql, const char *a) {
 int rcommit(adcp_ledger *l, const char *acct, const char *obl, int64_t ord, const char *rev, gen *g,
             const char *binding, adcp_error *err) {
   if (g) g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = acct,
                             .obligation_id = obl,
                             .revision_id = rev,
@@ -135,7 +135,7 @@ void backdate_rev(renv *e, const char *rev, const char *ts) {
 const adcp_retention_policy POLICY = {.version = ADCP_RETENTION_POLICY_VERSION, .status_retention_days = 1}; /* W = 1 day */
 
 adcp_retention_options ropts(size_t limit) {
-  adcp_retention_options o = {.version = 1, .policy = &POLICY, .limit = limit};
+  adcp_retention_options o = {.version = ADCP_RETENTION_OPTIONS_VERSION, .policy = &POLICY, .limit = limit};
   return o;
 }
 

@@ -125,7 +125,7 @@ static void retire_both_kinds(void **state) {
   /* Issue 30 defect 6: a replay naming only the obligation (no period, no
    * configuration) answers the same conflict, not "does not exist yet". */
   g.next = 0;
-  adcp_ledger_commit bare = {.version = 1,
+  adcp_ledger_commit bare = {.version = ADCP_LEDGER_COMMIT_VERSION,
                              .account_id = "acct",
                              .obligation_id = "obp",
                              .revision_id = "p1",
@@ -749,7 +749,7 @@ static void failing_binding_does_not_starve_intents(void **state) {
   for (int i = 0; i < 2; i++) {
     char rev[8];
     snprintf(rev, sizeof rev, "i%d", i);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "acct",
                               .obligation_id = rev,
                               .revision_id = rev,
