@@ -164,7 +164,7 @@ static void bundles_are_valid_and_additive_steps_stand_alone(void **state) {
   assert_int_equal(adcp_migrations_bundled(&set, ADCP_SQL_SQLITE, &err), 0);
   adcp_sql_conn *c;
   assert_int_equal(adcp_sql_connect(&c, "sqlite::memory:", &err), 0);
-  adcp_migrate_options o = {.version = 1, .additive_only = 1};
+  adcp_migrate_options o = {.version = ADCP_MIGRATE_OPTIONS_VERSION, .additive_only = 1};
   if (adcp_migrate_apply(NULL, c, set, &o, &err)) fail_msg("%s", err.message);
   adcp_sql_close(c);
   adcp_migrations_free(set);
@@ -191,7 +191,7 @@ static void memory_storage_is_not_durable(void **state) {
   adcp_storage *s = NULL;
   const char *envs[] = {NULL, "production", "prod", "staging"};
   for (size_t i = 0; i < 4; i++) {
-    adcp_storage_options o = {.version = 1, .env = envs[i]};
+    adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .env = envs[i]};
     if (!envs[i]) unsetenv("ADCP_ENV");
     assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", &o, &err), ADCP_EREPORTING_STORAGE_NOT_DURABLE);
     assert_null(s);
@@ -199,7 +199,7 @@ static void memory_storage_is_not_durable(void **state) {
     assert_non_null(strstr(err.message, "sqlite:PATH"));
   }
   /* The escape hatch: development or test, from the option or the environment. */
-  adcp_storage_options dev = {.version = 1, .env = "development"};
+  adcp_storage_options dev = {.version = ADCP_STORAGE_OPTIONS_VERSION, .env = "development"};
   assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", &dev, &err), 0);
   assert_false(adcp_storage_is_durable(s));
   assert_int_equal(adcp_storage_check_ready(NULL, s, &err), 0); /* migrated on open */
@@ -208,7 +208,7 @@ static void memory_storage_is_not_durable(void **state) {
   assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", NULL, &err), 0);
   adcp_storage_close(s);
   unsetenv("ADCP_ENV");
-  adcp_storage_options allow = {.version = 1, .allow_non_durable = 1};
+  adcp_storage_options allow = {.version = ADCP_STORAGE_OPTIONS_VERSION, .allow_non_durable = 1};
   assert_int_equal(adcp_storage_open(&s, "sqlite::memory:", &allow, &err), 0);
   adcp_sql_conn *more = NULL;
   assert_int_equal(adcp_storage_connect(&more, s, &err), ADCP_EINVALID_INPUT);
