@@ -69,7 +69,7 @@ int teardown(void **state) {
 adcp_storage *open_migrated(const fixture *f) {
   adcp_error err = {0};
   adcp_storage *s;
-  adcp_storage_options o = {.version = 1, .skip_schema_check = 1};
+  adcp_storage_options o = {.version = ADCP_STORAGE_OPTIONS_VERSION, .skip_schema_check = 1};
   OK(adcp_storage_open(&s, f->url, &o, &err));
   OK(adcp_storage_migrate(NULL, s, NULL, &err));
   return s;
@@ -78,7 +78,7 @@ adcp_storage *open_migrated(const fixture *f) {
 adcp_ledger *ledger_on(adcp_sql_conn *c, int cache) {
   adcp_error err = {0};
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .manifest_cache_entries = cache};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .manifest_cache_entries = cache};
   OK(adcp_ledger_open(&l, c, &o, &err));
   return l;
 }
@@ -127,7 +127,7 @@ void gen_write_file(const char *path, uint64_t n, size_t pad, uint64_t salt) {
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
                const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
   if (g) g->next = 0;
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = account,
                             .obligation_id = obligation,
                             .revision_id = revision,
