@@ -13,7 +13,7 @@ void wenv_open(wenv *e, const fixture *f, const char *dir) {
   mkdir(e->root, 0700);
   adcp_fs_provider_options po = {"b", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&e->p, e->root, &po, &err));
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&e->l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "b"}};
   adcp_ledger_binding_config bc = {
@@ -56,7 +56,7 @@ void wenv_abandon_unconfigured(wenv *e, const char *dir) {
   adcp_fs_provider_options po = {"c", "rows", 1, 0, NULL, NULL};
   OK(adcp_fs_provider_new(&p, root, &po, &err));
   adcp_ledger *l;
-  adcp_ledger_options o = {.version = 1, .write_deadline_ms = 2000};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 2000};
   OK(adcp_ledger_open(&l, e->c, &o, &err));
   adcp_object_kv loc[1] = {{"root", "c"}};
   adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
@@ -70,7 +70,7 @@ void wenv_abandon_unconfigured(wenv *e, const char *dir) {
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   gen g;
   gen_init(&g, 10, 8, 99);
-  adcp_ledger_commit req = {.version = 1,
+  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = "acct",
                             .obligation_id = "elsewhere",
                             .revision_id = "x1",
@@ -96,7 +96,7 @@ void wenv_abandon(wenv *e, int first, int n) {
     char ob[32], rev[32];
     snprintf(ob, sizeof ob, "ob%d", i);
     snprintf(rev, sizeof rev, "r%d", i);
-    adcp_ledger_commit req = {.version = 1,
+    adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                               .account_id = "acct",
                               .obligation_id = ob,
                               .revision_id = rev,
