@@ -156,7 +156,7 @@ uint32_t adcp_json_first(const adcp_json_doc *doc, uint32_t container);
 /* Next sibling of element i inside its container, 0 when i was the last.
  * For objects, iterate keys: value = key + 1, next key = adcp_json_next(doc, obj, key + 1). */
 uint32_t adcp_json_next(const adcp_json_doc *doc, uint32_t container, uint32_t i);
-/* Copies string node to a NUL-terminated C string if it fits and has no NUL. */
+/* 1 when node is a string whose decoded bytes equal the NUL-terminated s, else 0 (never fails). */
 int adcp_json_str_eq(const adcp_json_doc *doc, uint32_t node, const char *s);
 /* Reads a number node as a non-negative integer <= 2^53-1. ADCP_EINVALID_INPUT otherwise. */
 int adcp_json_get_u64(uint64_t *out, const adcp_json_doc *doc, uint32_t node, adcp_error *err);
