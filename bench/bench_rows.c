@@ -18,6 +18,7 @@
 
 #include "adcp/json.h"
 #include "adcp/rows.h"
+#include "json/canon.h" /* adcp_json__shape_plan_hits: rows the plan wrote */
 
 static double now(void) {
   struct timespec ts;
@@ -79,7 +80,7 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double canon_only(const char *data, size_t len, int scanner, int repeat, size_t *out_bytes) {
+static double canon_only(const char *data, size_t len, int scanner, int repeat, size_t *out_bytes, uint64_t *plan_hits) {
   adcp_json_doc doc;
   adcp_json_doc_init(&doc);
   doc.scanner = scanner;
@@ -109,6 +110,7 @@ static double canon_only(const char *data, size_t len, int scanner, int repeat, 
     if (dt < best) best = dt;
   }
   adcp_buf_free(&out);
+  *plan_hits = adcp_json__shape_plan_hits(&doc) / (uint64_t)repeat;
   adcp_json_doc_free(&doc);
   *out_bytes = total;
   return (double)total / best / 1e6;
@@ -220,6 +222,24 @@ static void gzip_writers(const chunk_store *st) {
   adcp_buf_free(&back);
 }
 
+/* The reference and the one-core encode figures (by wall clock and by thread CPU time). */
+static void print_encode(const adcp_rows_result *r, size_t input_len, double best_enc, double best_enc_cpu,
+                         double sha_mbs, double sha_cpu_mbs) {
+  double mb = (double)r->stored_byte_count / 1e6;
+  printf("{\"measure\":\"sha256_openssl\",\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f}\n", sha_mbs, sha_cpu_mbs);
+  /* On a loaded machine the ratio to the three-pass bound is read from the CPU figures. */
+  printf(
+      "{\"measure\":\"encode_cpu\",\"cpu_seconds\":%.3f,\"cpu_mb_per_s\":%.1f,\"three_sha_pass_cpu_mb_per_s\":%.1f,\"ratio\":%.3f,"
+      "\"scanner\":\"%s\"}\n",
+      best_enc_cpu, mb / best_enc_cpu, sha_cpu_mbs / 3, (mb / best_enc_cpu) / (sha_cpu_mbs / 3),
+      adcp_json_scanner_name(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO)));
+  printf(
+      "{\"measure\":\"encode\",\"rows\":%llu,\"canonical_mb\":%.1f,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"mb_per_s\":%.1f,"
+      "\"input_mb\":%.1f,\"revision_content_sha256\":\"%s\"}\n",
+      (unsigned long long)r->row_count, mb, best_enc, (double)r->row_count / best_enc, mb / best_enc,
+      (double)input_len / 1e6, r->content_sha256);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return fprintf(stderr, "usage: bench_rows ROWS.jsonl [REPEAT]\n"), 2;
   int repeat = argc > 2 ? atoi(argv[2]) : 3;
@@ -249,27 +269,33 @@ int main(int argc, char **argv) {
 
   /* BENCH_ROWS_CANON_ONLY=1: only the per-scanner canonicalization figures. */
   /* BENCH_ROWS_SCANNER=NAME: only that scanner (for profiling). */
+  /* BENCH_ROWS_ENCODE_ONLY=1: only encode (one core, then two threads), for profiles and before/after pairs. */
   const char *only = getenv("BENCH_ROWS_CANON_ONLY"), *pick = getenv("BENCH_ROWS_SCANNER");
-  for (int sc = ADCP_JSON_SCANNER_BYTEWISE; sc <= ADCP_JSON_SCANNER_AVX2; sc++) {
+  const char *enc_only = getenv("BENCH_ROWS_ENCODE_ONLY");
+  int encode_only = enc_only && *enc_only == '1';
+  for (int sc = ADCP_JSON_SCANNER_BYTEWISE; sc <= ADCP_JSON_SCANNER_AVX2 && !encode_only; sc++) {
     if (adcp_json_scanner_effective(sc) != sc) continue; /* this CPU cannot run it */
     if (pick && adcp_json_scanner_from_name(pick) != sc) continue;
     size_t bytes;
-    double mbs = canon_only(data, len, sc, repeat, &bytes);
-    printf("{\"measure\":\"canonicalize_%s\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n",
-           adcp_json_scanner_name(sc), mbs, (double)bytes / 1e6);
+    uint64_t hits;
+    double mbs = canon_only(data, len, sc, repeat, &bytes, &hits);
+    printf("{\"measure\":\"canonicalize_%s\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f,\"plan_rows\":%llu}\n",
+           adcp_json_scanner_name(sc), mbs, (double)bytes / 1e6, (unsigned long long)hits);
   }
   /* The same without the per-shape plan (ADCP_JSON_SHAPE_PLAN=0, read when a
    * doc first canonicalizes): what the indexed scanners cost on every row. The
    * plan's own figure is the scanner lines above (it rides on the indexed path). */
   const char *plan_env = getenv("ADCP_JSON_SHAPE_PLAN");
   int plan_was_on = !(plan_env && strcmp(plan_env, "0") == 0);
-  if (plan_was_on) {
+  if (only && strcmp(only, "plan") == 0) return 0; /* BENCH_ROWS_CANON_ONLY=plan: the plan-on figures alone */
+  if (plan_was_on && !encode_only) {
     setenv("ADCP_JSON_SHAPE_PLAN", "0", 1);
     for (int sc = ADCP_JSON_SCANNER_SCALAR; sc <= ADCP_JSON_SCANNER_AVX2; sc++) {
       if (adcp_json_scanner_effective(sc) != sc) continue;
       if (pick && adcp_json_scanner_from_name(pick) != sc) continue;
       size_t bytes;
-      double mbs = canon_only(data, len, sc, repeat, &bytes);
+      uint64_t hits;
+      double mbs = canon_only(data, len, sc, repeat, &bytes, &hits);
       printf("{\"measure\":\"canonicalize_%s_no_plan\",\"cpu_mb_per_s\":%.1f,\"canonical_mb\":%.1f}\n",
              adcp_json_scanner_name(sc), mbs, (double)bytes / 1e6);
     }
@@ -287,7 +313,7 @@ int main(int argc, char **argv) {
     if (dc < best_enc_cpu) best_enc_cpu = dc;
   }
   /* Encode again without the plan: the plan's gain in the same run. */
-  if (plan_was_on) {
+  if (plan_was_on && !encode_only) {
     double best_np = 1e9, best_np_cpu = 1e9;
     adcp_rows_result np;
     setenv("ADCP_JSON_SHAPE_PLAN", "0", 1);
@@ -305,6 +331,11 @@ int main(int argc, char **argv) {
         best_np, (double)np.stored_byte_count / 1e6 / best_np, (double)np.stored_byte_count / 1e6 / best_np_cpu,
         best_np_cpu / best_enc_cpu, np.content_sha256);
     if (strcmp(np.content_sha256, res.content_sha256)) return fprintf(stderr, "the plan changed the digest\n"), 1;
+  }
+  if (encode_only) {
+    print_encode(&res, len, best_enc, best_enc_cpu, sha_mbs, (double)blen / best_sha_cpu / 1e6);
+    two_thread_encode(data, len, repeat, best_enc, &res);
+    return 0;
   }
   /* Keep the chunks once for the verify measurement. */
   chunk_store st = {0};
@@ -333,20 +364,7 @@ int main(int argc, char **argv) {
       if (!strict && dt < best_ver) best_ver = dt;
     }
   double mb = (double)res.stored_byte_count / 1e6;
-  printf("{\"measure\":\"sha256_openssl\",\"mb_per_s\":%.1f,\"cpu_mb_per_s\":%.1f}\n", sha_mbs,
-         (double)blen / best_sha_cpu / 1e6);
-  /* The same encode by CPU time: on a loaded machine the ratio to the three-pass bound is read from these. */
-  printf(
-      "{\"measure\":\"encode_cpu\",\"cpu_seconds\":%.3f,\"cpu_mb_per_s\":%.1f,\"three_sha_pass_cpu_mb_per_s\":%.1f,\"ratio\":%.3f,"
-      "\"scanner\":\"%s\"}\n",
-      best_enc_cpu, (double)res.stored_byte_count / 1e6 / best_enc_cpu, (double)blen / best_sha_cpu / 1e6 / 3,
-      ((double)res.stored_byte_count / best_enc_cpu) / ((double)blen / best_sha_cpu / 3),
-      adcp_json_scanner_name(adcp_json_scanner_effective(ADCP_JSON_SCANNER_AUTO)));
-  printf(
-      "{\"measure\":\"encode\",\"rows\":%llu,\"canonical_mb\":%.1f,\"seconds\":%.3f,\"rows_per_s\":%.0f,\"mb_per_s\":%.1f,"
-      "\"input_mb\":%.1f,\"revision_content_sha256\":\"%s\"}\n",
-      (unsigned long long)res.row_count, mb, best_enc, (double)res.row_count / best_enc, mb / best_enc,
-      (double)len / 1e6, res.content_sha256);
+  print_encode(&res, len, best_enc, best_enc_cpu, sha_mbs, (double)blen / best_sha_cpu / 1e6);
   printf("{\"measure\":\"verify_full\",\"seconds\":%.3f,\"mb_per_s\":%.1f,\"two_sha_pass_mb_per_s\":%.1f,\"ratio\":%.3f}\n",
          best_ver, mb / best_ver, sha_mbs / 2, (mb / best_ver) / (sha_mbs / 2));
   printf("{\"measure\":\"verify_full_with_chunk_digest\",\"seconds\":%.3f,\"mb_per_s\":%.1f}\n", best_ver_strict,
