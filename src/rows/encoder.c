@@ -24,6 +24,7 @@
 #include "rows/internal.h"
 
 #define HASH_SLOTS 4u
+#define HASH_TAKE_AT 2u
 
 typedef struct hash_slot {
   adcp_buf buf; /* copy of one closed segment */
@@ -174,18 +175,17 @@ static int hasher_queue(adcp_rows_encoder *e, const uint8_t *p, size_t n, uint32
   hash_thread *t = e->ht;
   int seg_done = 0;
   pthread_mutex_lock(&t->mu);
-  while (t->count == HASH_SLOTS) {
-    if (!seg_done) {
-      /* The hasher is behind: take this segment's digest off its list. */
-      pthread_mutex_unlock(&t->mu);
-      if (adcp_sha256_init(&e->own_sha, NULL) == 0 && adcp_sha256_update(&e->own_sha, p, n) == 0 &&
-          adcp_sha256_final_hex(&e->own_sha, e->m.segments[seg].sha256) == 0)
-        seg_done = 1;
-      pthread_mutex_lock(&t->mu);
-      if (seg_done) continue;
-    }
-    pthread_cond_wait(&t->cv, &t->mu);
+  /* The hasher is behind (two segments or more waiting): take this segment's
+   * digest off its list. Deciding before the queue is full, rather than when
+   * the caller would otherwise wait, keeps both threads busy. */
+  if (t->count >= HASH_TAKE_AT) {
+    pthread_mutex_unlock(&t->mu);
+    if (adcp_sha256_init(&e->own_sha, NULL) == 0 && adcp_sha256_update(&e->own_sha, p, n) == 0 &&
+        adcp_sha256_final_hex(&e->own_sha, e->m.segments[seg].sha256) == 0)
+      seg_done = 1;
+    pthread_mutex_lock(&t->mu);
   }
+  while (t->count == HASH_SLOTS) pthread_cond_wait(&t->cv, &t->mu);
   hash_slot *sl = &t->slots[(t->head + t->count) % HASH_SLOTS];
   pthread_mutex_unlock(&t->mu);
   /* The tail slot is not the hasher's until count grows. */
