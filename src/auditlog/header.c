@@ -14,38 +14,57 @@
 #define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see auditlog/merkle.c */
 #include <openssl/sha.h>
 
-#define COLS(OBS, REC, PS, PE) \
-  "r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, r.supersedes_revision_id, " \
-  "r.binding_algorithm, r.revision_content_sha256, r.canonical_byte_count, r.row_count, r.control_totals, " \
-  "r.row_manifest_sha256, r.rows_shared_from_revision_id, " OBS ", " REC ", " PS ", " PE \
-  ", " \
-  "o.configuration_id, o.period_ordinal, coalesce(s.chunk_count, CASE WHEN r.row_set_id IS NULL THEN s2.chunk_count END) "
+/* The header columns (auditlog/header_columns.h) as the audit reads them, for
+ * a SELECT joining revisions r, obligations o and row sets s and s2 (a header
+ * without row_set_id uses its own ID, as the ledger reads it). W is the
+ * dialect's wrapper of an instant. Each column is written after ", ": the
+ * lists are used from their third byte. */
+#define SEL_r(W, n) W("r." n)
+#define SEL_o(W, n) W("o." n)
+#define SEL_s(W, n) "coalesce(" W("s." n) ", CASE WHEN r.row_set_id IS NULL THEN " W("s2." n) " END)"
+#define X_SEL_PG(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_PG_##kind, #n)
+#define X_SEL_SQLITE(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_SQLITE, #n)
 
-static const char COLS_PG[] = COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"),
-                                   ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
-static const char COLS_SQLITE[] = COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
+static const char COLS_PG[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_SEL_PG) " ";
+static const char COLS_SQLITE[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_SEL_SQLITE) " ";
 
-const char *adcp_auditlog__header_cols(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE; }
+const char *adcp_auditlog__header_cols(adcp_sql_dialect d) {
+  return (d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE) + 2;
+}
 
-/* The same 20 columns from an INSERT's RETURNING (the new row is named by its
+/* The same columns from an INSERT's RETURNING (the new row is named by its
  * table; obligations and row sets by subqueries), then the log's next leaf:
  * the values the audit will read back, as the engine stored them. */
 #define RV "adcp_reporting_revisions."
-#define OB(col) "(SELECT " col " FROM adcp_reporting_obligations o WHERE o.obligation_id = " RV "obligation_id)"
-#define RCOLS(OBS, REC, PS, PE) \
-  RV "revision_id, " RV "obligation_id, " RV "account_id, " RV "revision_number, " RV "finality, "              \
-  RV "supersedes_revision_id, " RV "binding_algorithm, " RV "revision_content_sha256, " RV "canonical_byte_count, " \
-  RV "row_count, " RV "control_totals, " RV "row_manifest_sha256, " RV "rows_shared_from_revision_id, " OBS ", "  \
-  REC ", " OB(PS) ", " OB(PE) ", " OB("o.configuration_id") ", " OB("o.period_ordinal") ", "                     \
-  "coalesce((SELECT s.chunk_count FROM adcp_reporting_row_sets s WHERE s.row_set_id = " RV "row_set_id), CASE "  \
-  "WHEN " RV "row_set_id IS NULL THEN (SELECT s2.chunk_count FROM adcp_reporting_row_sets s2 WHERE "             \
-  "s2.row_set_id = " RV "revision_id) END), " AUDIT_NEXT_LEAF(RV "account_id")
+#define RET_r(W, n) W(RV n)
+#define RET_o(W, n) \
+  "(SELECT " W("o." n) " FROM adcp_reporting_obligations o WHERE o.obligation_id = " RV "obligation_id)"
+#define RET_s(W, n) \
+  "coalesce((SELECT " W("s." n) " FROM adcp_reporting_row_sets s WHERE s.row_set_id = " RV "row_set_id), CASE " \
+  "WHEN " RV "row_set_id IS NULL THEN (SELECT " W("s2." n) " FROM adcp_reporting_row_sets s2 WHERE "             \
+  "s2.row_set_id = " RV "revision_id) END)"
+#define X_RET_PG(t, n, kind, nulls, member) ", " RET_##t(ADCP_AUDITLOG_PG_##kind, #n)
+#define X_RET_SQLITE(t, n, kind, nulls, member) ", " RET_##t(ADCP_AUDITLOG_SQLITE, #n)
 
-static const char RET_PG[] = RCOLS(ADCP_SQL_PG_INSTANT(RV "observed_at"), ADCP_SQL_PG_INSTANT(RV "recorded_at"),
-                                   ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
-static const char RET_SQLITE[] = RCOLS(RV "observed_at", RV "recorded_at", "o.period_start", "o.period_end");
+static const char RET_PG[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_RET_PG) ", " AUDIT_NEXT_LEAF(RV "account_id");
+static const char RET_SQLITE[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_RET_SQLITE) ", " AUDIT_NEXT_LEAF(RV "account_id");
 
-const char *adcp_audit_header_returning(adcp_sql_dialect d) { return d == ADCP_SQL_POSTGRES ? RET_PG : RET_SQLITE; }
+const char *adcp_audit_header_returning(adcp_sql_dialect d) {
+  return (d == ADCP_SQL_POSTGRES ? RET_PG : RET_SQLITE) + 2;
+}
+
+/* The object's members in RFC 8785 order (UTF-16 code units; every name is
+ * ASCII): each column at its MEMBER place, and the constant profile. */
+enum { M_TEXT, M_INSTANT, M_INT, M_JSON, M_PROFILE };
+#define X_MEMBER(t, n, kind, nulls, member) [member] = {#n, ADCP_AUDITLOG_COL_##n, M_##kind},
+static const struct member {
+  const char *name;
+  int col;
+  int kind;
+} MEMBERS[] = {ADCP_AUDITLOG_HEADER_COLUMNS(X_MEMBER)[ADCP_AUDITLOG_PROFILE_MEMBER] = {"profile", -1, M_PROFILE}};
+/* With -Woverride-init (an error here) no place is taken twice; with the
+ * count, every place 0..NCOLS is taken once. */
+_Static_assert(sizeof MEMBERS / sizeof MEMBERS[0] == ADCP_AUDITLOG_HEADER_NCOLS + 1, "a member place is missing");
 
 /* Member names are ASCII without escapes: written as they are. */
 static int key(adcp_buf *b, const char *k, int first) {
@@ -80,45 +99,32 @@ static int int_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   return adcp_buf_append(b, q, (size_t)(e - q));
 }
 
-int adcp_auditlog__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc, adcp_error *err) {
-  int rc = adcp_buf_append_byte(b, '{');
-  /* Members in RFC 8785 order (UTF-16 code units; every key is ASCII). */
-  if (!rc) rc = key(b, "account_id", 1) || str_or_null(b, r, c + 2);
-  if (!rc) rc = key(b, "binding_algorithm", 0) || str_or_null(b, r, c + 6);
-  if (!rc) rc = key(b, "canonical_byte_count", 0) || int_or_null(b, r, c + 8);
-  if (!rc) rc = key(b, "chunk_count", 0) || int_or_null(b, r, c + 19);
-  if (!rc) rc = key(b, "configuration_id", 0) || str_or_null(b, r, c + 17);
-  if (!rc) rc = key(b, "control_totals", 0);
-  if (rc) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+/* The control totals, re-canonicalised. */
+static int totals(adcp_buf *b, adcp_sql_rows *r, int col, adcp_json_doc *doc) {
   size_t tn = 0;
-  const char *t = adcp_sql_get_text(r, c + 10, &tn);
+  const char *t = adcp_sql_get_text(r, col, &tn);
   adcp_json_options jo = {0, 1};
   adcp_error e2 = {0};
-  if (t && tn == 2 && t[0] == '[' && t[1] == ']') {
-    rc = adcp_buf_append(b, "[]", 2); /* the common case, without a parse */
-  } else if (!t || adcp_json_parse(doc, t, tn, &jo, &e2) || adcp_json_at(doc, 0)->type != ADCP_JSON_ARRAY) {
-    /* Not JSON any more: hash the stored text as a string, so the digest
-     * still differs from the committed one (the audit reports it). */
-    rc = adcp_jcs_write_string(b, t ? t : "", t ? tn : 0);
-  } else {
-    rc = adcp_jcs_write(b, doc, 0);
+  if (t && tn == 2 && t[0] == '[' && t[1] == ']') return adcp_buf_append(b, "[]", 2); /* the common case, no parse */
+  /* Not JSON any more: hash the stored text as a string, so the digest
+   * still differs from the committed one (the audit reports it). */
+  if (!t || adcp_json_parse(doc, t, tn, &jo, &e2) || adcp_json_at(doc, 0)->type != ADCP_JSON_ARRAY)
+    return adcp_jcs_write_string(b, t ? t : "", t ? tn : 0);
+  return adcp_jcs_write(b, doc, 0);
+}
+
+int adcp_auditlog__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_doc *doc, adcp_error *err) {
+  int rc = adcp_buf_append_byte(b, '{');
+  for (size_t i = 0; !rc && i < sizeof MEMBERS / sizeof MEMBERS[0]; i++) {
+    const struct member *m = &MEMBERS[i];
+    if ((rc = key(b, m->name, i == 0))) break;
+    switch (m->kind) {
+    case M_PROFILE: rc = adcp_jcs_write_string(b, ADCP_AUDIT_HEADER_PROFILE, strlen(ADCP_AUDIT_HEADER_PROFILE)); break;
+    case M_INT: rc = int_or_null(b, r, c + m->col); break;
+    case M_JSON: rc = totals(b, r, c + m->col, doc); break;
+    default: rc = str_or_null(b, r, c + m->col); break;
+    }
   }
-  if (!rc) rc = key(b, "finality", 0) || str_or_null(b, r, c + 4);
-  if (!rc) rc = key(b, "obligation_id", 0) || str_or_null(b, r, c + 1);
-  if (!rc) rc = key(b, "observed_at", 0) || str_or_null(b, r, c + 13);
-  if (!rc) rc = key(b, "period_end", 0) || str_or_null(b, r, c + 16);
-  if (!rc) rc = key(b, "period_ordinal", 0) || int_or_null(b, r, c + 18);
-  if (!rc) rc = key(b, "period_start", 0) || str_or_null(b, r, c + 15);
-  if (!rc)
-    rc = key(b, "profile", 0) || adcp_jcs_write_string(b, ADCP_AUDIT_HEADER_PROFILE, strlen(ADCP_AUDIT_HEADER_PROFILE));
-  if (!rc) rc = key(b, "recorded_at", 0) || str_or_null(b, r, c + 14);
-  if (!rc) rc = key(b, "revision_content_sha256", 0) || str_or_null(b, r, c + 7);
-  if (!rc) rc = key(b, "revision_id", 0) || str_or_null(b, r, c + 0);
-  if (!rc) rc = key(b, "revision_number", 0) || int_or_null(b, r, c + 3);
-  if (!rc) rc = key(b, "row_count", 0) || int_or_null(b, r, c + 9);
-  if (!rc) rc = key(b, "row_manifest_sha256", 0) || str_or_null(b, r, c + 11);
-  if (!rc) rc = key(b, "rows_shared_from_revision_id", 0) || str_or_null(b, r, c + 12);
-  if (!rc) rc = key(b, "supersedes_revision_id", 0) || str_or_null(b, r, c + 5);
   if (!rc) rc = adcp_buf_append_byte(b, '}');
   if (rc) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   return 0;

@@ -171,7 +171,7 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
   snprintf(revision, sizeof revision, "%s", adcp_sql_get_text(r, 0, NULL));
   snprintf(account, sizeof account, "%s", adcp_sql_get_text(r, 2, NULL));
   snprintf(obligation, sizeof obligation, "%s", adcp_sql_get_text(r, 1, NULL));
-  int64_t size = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
+  int64_t size = adcp_sql_get_int64(r, ADCP_AUDITLOG_HEADER_NCOLS);
   /* The header object itself is the leaf's document: the log then holds
    * the logged period and recorded_at a retirement is judged by. */
   if (!rc && adcp_buf_cstr(&obj)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");

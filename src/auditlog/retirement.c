@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "auditlog/internal.h"
+#include "core/instant.h"
 
 static int put_key(adcp_buf *b, const char *k, int first) {
   return (first ? 0 : adcp_buf_append_byte(b, ',')) || adcp_jcs_write_string(b, k, strlen(k)) ||
@@ -25,56 +26,7 @@ static int put_str(adcp_buf *b, const char *s) {
 
 /* ---- instants ------------------------------------------------------------------------ */
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  unsigned yoe = (unsigned)(y - era * 400);
-  unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
-  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (int64_t)doe - 719468;
-}
-
-static int digits(const char *s, int n, int *out) {
-  int v = 0;
-  for (int i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9') return -1;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
-int adcp_audit_instant_us(int64_t *out, const char *s, adcp_error *err) {
-  int y, mo, d, h, mi, se;
-  size_t n = s ? strlen(s) : 0;
-  if (n < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) || s[7] != '-' || digits(s + 8, 2, &d) ||
-      (s[10] != 'T' && s[10] != ' ') || digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) ||
-      s[16] != ':' || digits(s + 17, 2, &se) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "not an RFC 3339 instant");
-  const char *p = s + 19;
-  int64_t frac = 0;
-  if (*p == '.') {
-    int k = 0;
-    for (p++; *p >= '0' && *p <= '9'; p++, k++)
-      if (k < 6) frac = frac * 10 + (*p - '0');
-    if (k == 0 || k > 9) return adcp_error_set(err, ADCP_EINVALID_INPUT, "not an RFC 3339 instant");
-    for (; k < 6; k++) frac *= 10;
-  }
-  int64_t off = 0;
-  if (*p == 'Z' && !p[1]) {
-    off = 0;
-  } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-    int oh, om;
-    if (digits(p + 1, 2, &oh) || digits(p + 4, 2, &om) || oh > 23 || om > 59)
-      return adcp_error_set(err, ADCP_EINVALID_INPUT, "not an RFC 3339 instant");
-    off = (int64_t)(oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
-  } else {
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "not an RFC 3339 instant");
-  }
-  int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se - off;
-  *out = secs * 1000000 + frac;
-  return 0;
-}
+int adcp_audit_instant_us(int64_t *out, const char *s, adcp_error *err) { return adcp_core_instant_parse(out, s, err); }
 
 /* ---- emission -------------------------------------------------------------------------- */
 

@@ -18,6 +18,8 @@
 #include <time.h>
 
 #include "adcp/fence.h"
+#include "core/instant.h"
+#include "core/uuid.h"
 #include "fence/internal.h"
 
 #define FENCE_PENDING_LEASE_MS 15000
@@ -33,22 +35,6 @@ static int hook(const adcp_fence_view *v, int step) { return v->step_hook ? v->s
 
 static void copy_text(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s ? s : ""); }
 
-/* Microseconds since the epoch of a database instant "YYYY-MM-DDTHH:MM:SS[.ffffff]..."; -1 unreadable. */
-static int64_t instant_us(const char *t) {
-  int Y, M, D, h, m, s, us = 0;
-  if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &Y, &M, &D, &h, &m, &s) != 6) return -1;
-  const char *p = strchr(t, '.');
-  if (p) {
-    int nd = 0;
-    for (p++; *p >= '0' && *p <= '9'; p++, nd++)
-      if (nd < 6) us = us * 10 + (*p - '0');
-    for (; nd < 6; nd++) us *= 10;
-  }
-  struct tm tm = {0};
-  tm.tm_year = Y - 1900, tm.tm_mon = M - 1, tm.tm_mday = D, tm.tm_hour = h, tm.tm_min = m, tm.tm_sec = s;
-  return (int64_t)timegm(&tm) * 1000000 + us;
-}
-
 static adcp_object_ctx io_ctx(void) {
   adcp_object_ctx c = {adcp_object_now_ms() + FENCE_IO_DEADLINE_MS, NULL};
   return c;
@@ -57,13 +43,9 @@ static adcp_object_ctx io_ctx(void) {
 int adcp_fence__token(char out[33], adcp_error *err) {
   /* 128 random bits shaped as a version-4 UUID without its dashes (as before the move). */
   uint8_t b[16];
-  FILE *f = fopen("/dev/urandom", "rb");
-  size_t n = f ? fread(b, 1, sizeof b, f) : 0;
-  if (f) fclose(f);
-  if (n != sizeof b) return adcp_error_set(err, ADCP_EIO, "no randomness for an owner token");
-  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40), b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-  adcp_hex_encode(out, b, 16);
-  return 0;
+  int rc = adcp_core_uuid_random(b, ADCP_CORE_UUID_V4, "an owner token", err);
+  if (!rc) adcp_hex_encode(out, b, 16);
+  return rc;
 }
 
 int adcp_fence__table_exists(int *yes, adcp_sql_conn *conn, adcp_sql_dialect dialect, adcp_error *err) {
@@ -188,7 +170,7 @@ int adcp_fence__row_read(fence_row *r, const adcp_fence_view *v, int lock, adcp_
     copy_text(pat, sizeof pat, adcp_sql_get_text(q, 8, NULL));
     copy_text(r->fingerprint, sizeof r->fingerprint, adcp_sql_get_text(q, 9, NULL));
     copy_text(now, sizeof now, adcp_sql_get_text(q, 10, NULL));
-    int64_t nu = instant_us(now), pu = pat[0] ? instant_us(pat) : -1;
+    int64_t nu = adcp_core_instant_us(now), pu = pat[0] ? adcp_core_instant_us(pat) : -1;
     r->pending_age_ms = pu >= 0 && nu >= 0 ? (nu - pu) / 1000 : 0;
     rc = 0;
   }

@@ -9,6 +9,7 @@
 
 #include "adcp/fence.h"
 #include "adcp/json.h"
+#include "core/uuid.h"
 
 const char *adcp_fence_cause_name(adcp_fence_cause c) {
   switch (c) {
@@ -45,19 +46,6 @@ static int owner_ok(const char *s, size_t n) {
 
 int adcp_ledger_fence_owner_is_valid(const char *id) { return id && owner_ok(id, strlen(id)); }
 
-/* lowercase UUID text 8-4-4-4-12 */
-static int uuid_ok(const char *s, size_t n) {
-  if (n != 36) return 0;
-  for (size_t i = 0; i < 36; i++) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (s[i] != '-') return 0;
-    } else if (!is_hex(s + i, 1)) {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 int adcp_fence_scope_sha256(char out[65], const char *namespace_key, const char *row_binding_id,
                             const char *identity_sha256, adcp_error *err) {
   const char *parts[4] = {ADCP_FENCE_SCOPE_VERSION, namespace_key, row_binding_id, identity_sha256};
@@ -80,10 +68,11 @@ int adcp_fence_scope_sha256(char out[65], const char *namespace_key, const char 
 }
 
 static int record_fields_ok(const adcp_fence_record *r) {
-  return r->epoch >= 1 && r->epoch <= 9999999999999999ULL && uuid_ok(r->installation_id, strlen(r->installation_id)) &&
-         strlen(r->namespace_key) == 64 && is_hex(r->namespace_key, 64) && owner_ok(r->owner_id, strlen(r->owner_id)) &&
-         strlen(r->owner_token) == 32 && is_hex(r->owner_token, 32) && r->row_binding_id[0] &&
-         strlen(r->scope_sha256) == 64 && is_hex(r->scope_sha256, 64);
+  return r->epoch >= 1 && r->epoch <= 9999999999999999ULL &&
+         adcp_core_uuid_is_valid(r->installation_id, strlen(r->installation_id)) && strlen(r->namespace_key) == 64 &&
+         is_hex(r->namespace_key, 64) && owner_ok(r->owner_id, strlen(r->owner_id)) && strlen(r->owner_token) == 32 &&
+         is_hex(r->owner_token, 32) && r->row_binding_id[0] && strlen(r->scope_sha256) == 64 &&
+         is_hex(r->scope_sha256, 64);
 }
 
 /* JCS sorts members by UTF-16 code units; for these ASCII names that is this order. */

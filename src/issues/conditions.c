@@ -69,7 +69,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
   if (rc) return rc;
   char now[32];
   int64_t now_us = 0;
-  if (!(rc = adcp_sql_now(s->conn, now, err)) && adcp_issues__parse_instant(&now_us, now))
+  if (!(rc = adcp_sql_now(s->conn, now, err)) && adcp_core_instant_parse_exact(&now_us, now))
     rc = adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
   /* Keys of the conditions present now (an intent list is bounded by the
    * sweep; duplicates per (binding, account) collapse in ensure). */
@@ -78,7 +78,7 @@ int adcp_issues_scan_unconfigured_intents(adcp_intent_issue_counters *out, adcp_
   if (!rc && !present) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < n; i++) {
     int64_t exp_us;
-    if (v[i].configured || adcp_issues__parse_instant(&exp_us, v[i].expires_at)) continue;
+    if (v[i].configured || adcp_core_instant_parse_exact(&exp_us, v[i].expires_at)) continue;
     if (now_us - exp_us < threshold_ms * 1000) continue;
     char key[ADCP_ISSUE_KEY_MAX];
     if (key_of(key, ADCP_ISSUE_KEY_INTENTS_UNCONFIGURED, v[i].row_binding_id, v[i].account_id, err)) continue;

@@ -5,6 +5,7 @@
 #define ADCP_ISSUES_INTERNAL_H
 
 #include "adcp/issues.h"
+#include "core/instant.h"
 
 struct adcp_issues {
   adcp_sql_conn *conn; /* borrowed */
@@ -24,8 +25,6 @@ const char *adcp_issues__sql(const adcp_issues *s, char *out, size_t n, const ch
 int adcp_issues__shift(char out[32], const char *base, int64_t delta_ms);
 /* Database clock + delta_ms as an instant string (32 bytes). */
 int adcp_issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_error *err);
-/* "YYYY-MM-DDTHH:MM:SS.ffffffZ" into microseconds since the epoch; -1 if malformed. */
-int adcp_issues__parse_instant(int64_t *us, const char *t);
 /* RFC 3339 (or NULL = the database clock) into a normalized instant. */
 int adcp_issues__instant(adcp_issues *s, char out[32], const char *text, adcp_error *err);
 

@@ -5,6 +5,7 @@
 #include "issues/internal.h"
 
 #include "adcp/json.h"
+#include "core/uuid.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,14 +79,9 @@ static int by_seq(const void *a, const void *b) {
 
 static int random_hex(char out[33], adcp_error *err) {
   uint8_t b[16];
-  FILE *f = fopen("/dev/urandom", "rb");
-  size_t n = f ? fread(b, 1, sizeof b, f) : 0;
-  if (f) fclose(f);
-  if (n != sizeof b) return adcp_error_set(err, ADCP_EIO, "no randomness for a lease token");
-  static const char hx[] = "0123456789abcdef";
-  for (int i = 0; i < 16; i++) out[2 * i] = hx[b[i] >> 4], out[2 * i + 1] = hx[b[i] & 15];
-  out[32] = 0;
-  return 0;
+  int rc = adcp_core_uuid_random(b, 0, "a lease token", err);
+  if (!rc) adcp_hex_encode(out, b, 16);
+  return rc;
 }
 
 int adcp_issues_claim_events(adcp_issue_event **out, size_t *count, adcp_issues *s, size_t limit, int64_t lease_ms,

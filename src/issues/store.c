@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "adcp/ledger.h"
 
@@ -72,32 +71,10 @@ const char *adcp_issues__sql(const adcp_issues *s, char *out, size_t n, const ch
 
 /* ---- instants ------------------------------------------------------------------ */
 
-int adcp_issues__parse_instant(int64_t *us, const char *t) {
-  struct tm tm = {0};
-  int y, mo, d, h, mi, sec;
-  long frac;
-  if (strlen(t) != 27 || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d.%6ldZ", &y, &mo, &d, &h, &mi, &sec, &frac) != 7) return -1;
-  tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d, tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = sec;
-  *us = (int64_t)timegm(&tm) * 1000000 + frac;
-  return 0;
-}
-
-static void format_instant(char out[32], int64_t us) {
-  char tmp[96];
-  time_t secs = (time_t)(us / 1000000);
-  long frac = (long)(us % 1000000);
-  if (frac < 0) frac += 1000000, secs -= 1;
-  struct tm tm;
-  gmtime_r(&secs, &tm);
-  snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-           tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  adcp_issues__copy(out, 32, tmp);
-}
-
 int adcp_issues__shift(char out[32], const char *base, int64_t delta_ms) {
   int64_t us;
-  if (adcp_issues__parse_instant(&us, base)) return -1;
-  format_instant(out, us + delta_ms * 1000);
+  if (adcp_core_instant_parse_exact(&us, base)) return -1;
+  adcp_core_instant_format(out, us + delta_ms * 1000);
   return 0;
 }
 
@@ -106,14 +83,14 @@ int adcp_issues__now_plus(adcp_issues *s, char out[32], int64_t delta_ms, adcp_e
   int rc = adcp_sql_now(s->conn, now, err);
   if (rc) return rc;
   int64_t us;
-  if (adcp_issues__parse_instant(&us, now)) return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
-  format_instant(out, us + delta_ms * 1000);
+  if (adcp_core_instant_parse_exact(&us, now)) return adcp_error_set(err, ADCP_EINTERNAL, "database clock unreadable");
+  adcp_core_instant_format(out, us + delta_ms * 1000);
   return 0;
 }
 
 int adcp_issues__instant(adcp_issues *s, char out[32], const char *text, adcp_error *err) {
   if (!text) return adcp_sql_now(s->conn, out, err);
-  return adcp_ledger_normalize_instant(out, text, err);
+  return adcp_core_instant_normalize(out, text, err);
 }
 
 /* ---- input ------------------------------------------------------------------------ */

@@ -79,7 +79,7 @@ static int replay_header_diff(const adcp_revision_header *h, const ledger_rowset
     char g[32];
     int rc = adcp_ledger_normalize_instant(g, given[i], err);
     if (rc) return rc;
-    if (!stored[i][0] || adcp_ledger__instant_us(g) != adcp_ledger__instant_us(stored[i]))
+    if (!stored[i][0] || adcp_core_instant_us(g) != adcp_core_instant_us(stored[i]))
       return adcp_error_set(err, ADCP_ECONFLICT, "revision %s exists with %s %s; given %s", rid, names[i],
                             stored[i][0] ? stored[i] : "(none)", g);
   }
@@ -166,8 +166,8 @@ static int check_identity(const adcp_ledger_commit *req, adcp_sql_rows *r, adcp_
   if ((req->period_start && (rc = adcp_ledger_normalize_instant(ps, req->period_start, err))) ||
       (req->period_end && (rc = adcp_ledger_normalize_instant(pe, req->period_end, err))))
     return rc;
-  if ((req->period_start && adcp_ledger__instant_us(ps) != adcp_ledger__instant_us(sps)) ||
-      (req->period_end && adcp_ledger__instant_us(pe) != adcp_ledger__instant_us(spe)))
+  if ((req->period_start && adcp_core_instant_us(ps) != adcp_core_instant_us(sps)) ||
+      (req->period_end && adcp_core_instant_us(pe) != adcp_core_instant_us(spe)))
     return adcp_error_set(err, ADCP_ECONFLICT, "obligation %s exists with period %s .. %s; refusing a different period",
                           req->obligation_id, sps, spe);
   if ((req->configuration_id && strcmp(req->configuration_id, scfg)) ||
@@ -470,14 +470,14 @@ static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_comm
   if (!adcp_sql_is_null(r, 1)) snprintf(acct, sizeof acct, "%s", adcp_sql_get_text(r, 1, NULL));
   if (!adcp_sql_is_null(r, 2)) snprintf(obl, sizeof obl, "%s", adcp_sql_get_text(r, 2, NULL));
   adcp_sql_rows_free(r);
-  int64_t t_now = adcp_ledger__instant_us(now);
-  if (acct[0] && adcp_ledger__instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
+  int64_t t_now = adcp_core_instant_us(now);
+  if (acct[0] && adcp_core_instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           "this writer's clock (%s) is %lld s behind the newest recorded instant of account %s (%s), "
                           "more than the %d s tolerance: fix the host clock",
-                          now, (long long)((adcp_ledger__instant_us(acct) - t_now) / 1000000), req->account_id, acct,
+                          now, (long long)((adcp_core_instant_us(acct) - t_now) / 1000000), req->account_id, acct,
                           ADCP_LEDGER_CLOCK_TOLERANCE_S);
-  snprintf(out, 40, "%s", obl[0] && adcp_ledger__instant_us(obl) > t_now ? obl : now);
+  snprintf(out, 40, "%s", obl[0] && adcp_core_instant_us(obl) > t_now ? obl : now);
   return 0;
 }
 

@@ -302,7 +302,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
       snprintf(lease_exp, sizeof lease_exp, "%s", adcp_sql_get_text(r, 2, NULL));
       if (strcmp(adcp_sql_get_text(r, 0, NULL), req->lease_owner) || adcp_sql_get_int64(r, 1) != req->lease_generation)
         rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost (owner or generation changed)");
-      else if (!lease_exp[0] || adcp_ledger__instant_us(lease_exp) < adcp_ledger__instant_us(need))
+      else if (!lease_exp[0] || adcp_core_instant_us(lease_exp) < adcp_core_instant_us(need))
         rc = adcp_error_set(err, ADCP_EDEADLINE_EXCEEDED,
                             "obligation lease has less than the write deadline + 5 s left; renew it first");
     } else if (rc == 0) {
@@ -346,7 +346,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   }
   /* Intent expiry: the lease expiry plus the write deadline (database clock). */
   char iexp[32];
-  adcp_ledger__instant_format(iexp, adcp_ledger__instant_us(lease_exp) + l->write_deadline_ms * 1000);
+  adcp_core_instant_format(iexp, adcp_core_instant_us(lease_exp) + l->write_deadline_ms * 1000);
   adcp_sql_param ip[6] = {adcp_sql_text(b->id),
                           adcp_sql_text(req->account_id),
                           adcp_sql_text(req->revision_id),
@@ -751,7 +751,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   char lease_owner[ADCP_LEDGER_ID_MAX] = "";
   int64_t lease_gen = 0;
   int self_lease = 0;
-  if ((rc = adcp_ledger__uuid(token, err))) goto done;
+  if ((rc = adcp_core_uuid_v4(token, "an owner token", err))) goto done;
   if (!shared[0]) {
     if ((rc = tx_a(l, req, b, &res, token, lease_owner, &lease_gen, &self_lease, &out->obligation_created, err)))
       goto done;

@@ -1,33 +1,50 @@
 /* ledger/header.c — room ledger: loading revision headers (the revision
  * joined to its obligation, row set and binding), their JSON form, and the
- * check that a row set repeats its header. May touch: sql, json, core. */
+ * check that a row set repeats its header. May touch: sql, json, core, and
+ * the auditlog's list of header columns. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auditlog/header_columns.h"
 #include "ledger/internal.h"
 
-/* Column order read by adcp_ledger__header_from_row. */
-#define HEADER_COLS(TS_OBS, TS_REC, TS_PS, TS_PE) \
-  "SELECT r.revision_id, r.obligation_id, r.account_id, r.revision_number, r.finality, " \
-  "coalesce(r.supersedes_revision_id, ''), r.binding_algorithm, r.revision_content_sha256, " \
-  "r.canonical_byte_count, r.row_count, r.control_totals, r.row_manifest_sha256, " \
-  "coalesce(r.rows_shared_from_revision_id, ''), coalesce(" TS_OBS ", ''), " TS_REC ", " TS_PS ", " TS_PE \
-  ", " \
+/* The header columns (auditlog/header_columns.h, the list the header digest
+ * hashes), NULLs coalesced away, then the ledger's own: the row set and its
+ * binding. W is the dialect's wrapper of an instant. */
+#define LED_NOTNULL(kind, e) e
+#define LED_NULLABLE(kind, e) "coalesce(" e ", " ADCP_AUDITLOG_EMPTY_##kind ")"
+#define X_LED_PG(t, n, kind, nulls, member) LED_##nulls(kind, ADCP_AUDITLOG_PG_##kind(#t "." #n)) ", "
+#define X_LED_SQLITE(t, n, kind, nulls, member) LED_##nulls(kind, ADCP_AUDITLOG_SQLITE(#t "." #n)) ", "
+#define HEADER_TAIL \
   "s.row_set_id IS NOT NULL, coalesce(s.rows_state, ''), coalesce(b.kind, ''), coalesce(s.digest_profile, ''), " \
   "coalesce(s.content_sha256, ''), coalesce(s.row_manifest_sha256, ''), coalesce(s.account_id, ''), " \
   "coalesce(s.obligation_id, ''), coalesce(s.row_count, 0), coalesce(s.canonical_byte_count, 0), " \
-  "coalesce(s.chunk_count, 0), coalesce(s.row_binding_id, ''), coalesce(b.identity_sha256, ''), " \
-  "coalesce(s.row_location_version, 0) " \
+  "coalesce(s.row_binding_id, ''), coalesce(b.identity_sha256, ''), coalesce(s.row_location_version, 0) " \
   "FROM adcp_reporting_revisions r " \
   "JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
   "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) " \
   "LEFT JOIN adcp_reporting_row_bindings b ON b.row_binding_id = s.row_binding_id "
+/* Where adcp_ledger__header_from_row finds the tail's columns. */
+enum {
+  T_PRESENT = ADCP_AUDITLOG_HEADER_NCOLS,
+  T_ROWS_STATE,
+  T_KIND,
+  T_PROFILE,
+  T_CONTENT,
+  T_MANIFEST,
+  T_ACCOUNT,
+  T_OBLIGATION,
+  T_ROWS,
+  T_BYTES,
+  T_BINDING,
+  T_IDENTITY,
+  T_LOCATION_VERSION
+};
 
-static const char HEADER_PG[] = HEADER_COLS(ADCP_SQL_PG_INSTANT("r.observed_at"), ADCP_SQL_PG_INSTANT("r.recorded_at"),
-                                            ADCP_SQL_PG_INSTANT("o.period_start"), ADCP_SQL_PG_INSTANT("o.period_end"));
-static const char HEADER_SQLITE[] = HEADER_COLS("r.observed_at", "r.recorded_at", "o.period_start", "o.period_end");
+static const char HEADER_PG[] = "SELECT " ADCP_AUDITLOG_HEADER_COLUMNS(X_LED_PG) HEADER_TAIL;
+static const char HEADER_SQLITE[] = "SELECT " ADCP_AUDITLOG_HEADER_COLUMNS(X_LED_SQLITE) HEADER_TAIL;
 
 const char *adcp_ledger__header_select(adcp_sql_dialect d) {
   return d == ADCP_SQL_POSTGRES ? HEADER_PG : HEADER_SQLITE;
@@ -41,48 +58,51 @@ void adcp_revision_header_free(adcp_revision_header *h) {
   h->control_totals_json = NULL;
 }
 
+#define TEXT(col) adcp_sql_get_text(r, ADCP_AUDITLOG_COL_##col, NULL)
+#define INT(col) adcp_sql_get_int64(r, ADCP_AUDITLOG_COL_##col)
 int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
   memset(h, 0, sizeof *h);
-  ledger_copy_text(h->revision_id, sizeof h->revision_id, adcp_sql_get_text(r, 0, NULL));
-  ledger_copy_text(h->obligation_id, sizeof h->obligation_id, adcp_sql_get_text(r, 1, NULL));
-  ledger_copy_text(h->account_id, sizeof h->account_id, adcp_sql_get_text(r, 2, NULL));
-  h->revision_number = adcp_sql_get_int64(r, 3);
-  h->finality = strcmp(adcp_sql_get_text(r, 4, NULL), "official") ? ADCP_FINALITY_SNAPSHOT : ADCP_FINALITY_OFFICIAL;
-  ledger_copy_text(h->supersedes_revision_id, sizeof h->supersedes_revision_id, adcp_sql_get_text(r, 5, NULL));
-  if (adcp_binding_algorithm_parse(&h->binding_algorithm, adcp_sql_get_text(r, 6, NULL), NULL))
-    h->binding_algorithm = 0;
-  ledger_copy_text(h->content_sha256, sizeof h->content_sha256, adcp_sql_get_text(r, 7, NULL));
-  h->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, 8);
-  h->row_count = (uint64_t)adcp_sql_get_int64(r, 9);
-  h->control_totals_json = strdup(adcp_sql_get_text(r, 10, NULL));
-  ledger_copy_text(h->row_manifest_sha256, sizeof h->row_manifest_sha256, adcp_sql_get_text(r, 11, NULL));
-  ledger_copy_text(h->rows_shared_from, sizeof h->rows_shared_from, adcp_sql_get_text(r, 12, NULL));
-  ledger_copy_text(h->observed_at, sizeof h->observed_at, adcp_sql_get_text(r, 13, NULL));
-  ledger_copy_text(h->recorded_at, sizeof h->recorded_at, adcp_sql_get_text(r, 14, NULL));
-  ledger_copy_text(h->period_start, sizeof h->period_start, adcp_sql_get_text(r, 15, NULL));
-  ledger_copy_text(h->period_end, sizeof h->period_end, adcp_sql_get_text(r, 16, NULL));
-  ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, 18, NULL));
-  h->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
-  ledger_copy_text(h->row_binding_id, sizeof h->row_binding_id, adcp_sql_get_text(r, 28, NULL));
+  ledger_copy_text(h->revision_id, sizeof h->revision_id, TEXT(revision_id));
+  ledger_copy_text(h->obligation_id, sizeof h->obligation_id, TEXT(obligation_id));
+  ledger_copy_text(h->account_id, sizeof h->account_id, TEXT(account_id));
+  h->revision_number = INT(revision_number);
+  h->finality = strcmp(TEXT(finality), "official") ? ADCP_FINALITY_SNAPSHOT : ADCP_FINALITY_OFFICIAL;
+  ledger_copy_text(h->supersedes_revision_id, sizeof h->supersedes_revision_id, TEXT(supersedes_revision_id));
+  if (adcp_binding_algorithm_parse(&h->binding_algorithm, TEXT(binding_algorithm), NULL)) h->binding_algorithm = 0;
+  ledger_copy_text(h->content_sha256, sizeof h->content_sha256, TEXT(revision_content_sha256));
+  h->canonical_byte_count = (uint64_t)INT(canonical_byte_count);
+  h->row_count = (uint64_t)INT(row_count);
+  h->control_totals_json = strdup(TEXT(control_totals));
+  ledger_copy_text(h->row_manifest_sha256, sizeof h->row_manifest_sha256, TEXT(row_manifest_sha256));
+  ledger_copy_text(h->rows_shared_from, sizeof h->rows_shared_from, TEXT(rows_shared_from_revision_id));
+  ledger_copy_text(h->observed_at, sizeof h->observed_at, TEXT(observed_at));
+  ledger_copy_text(h->recorded_at, sizeof h->recorded_at, TEXT(recorded_at));
+  ledger_copy_text(h->period_start, sizeof h->period_start, TEXT(period_start));
+  ledger_copy_text(h->period_end, sizeof h->period_end, TEXT(period_end));
+  ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, T_ROWS_STATE, NULL));
+  h->chunk_count = (uint64_t)INT(chunk_count);
+  ledger_copy_text(h->row_binding_id, sizeof h->row_binding_id, adcp_sql_get_text(r, T_BINDING, NULL));
   if (rs) {
     memset(rs, 0, sizeof *rs);
-    rs->present = (int)adcp_sql_get_int64(r, 17);
-    ledger_copy_text(rs->row_binding_kind, sizeof rs->row_binding_kind, adcp_sql_get_text(r, 19, NULL));
-    ledger_copy_text(rs->digest_profile, sizeof rs->digest_profile, adcp_sql_get_text(r, 20, NULL));
-    ledger_copy_text(rs->content_sha256, sizeof rs->content_sha256, adcp_sql_get_text(r, 21, NULL));
-    ledger_copy_text(rs->row_manifest_sha256, sizeof rs->row_manifest_sha256, adcp_sql_get_text(r, 22, NULL));
-    ledger_copy_text(rs->account_id, sizeof rs->account_id, adcp_sql_get_text(r, 23, NULL));
-    ledger_copy_text(rs->obligation_id, sizeof rs->obligation_id, adcp_sql_get_text(r, 24, NULL));
-    rs->row_count = (uint64_t)adcp_sql_get_int64(r, 25);
-    rs->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, 26);
-    rs->chunk_count = (uint64_t)adcp_sql_get_int64(r, 27);
-    ledger_copy_text(rs->row_binding_id, sizeof rs->row_binding_id, adcp_sql_get_text(r, 28, NULL));
-    ledger_copy_text(rs->binding_identity, sizeof rs->binding_identity, adcp_sql_get_text(r, 29, NULL));
-    rs->row_location_version = adcp_sql_get_int64(r, 30);
+    rs->present = (int)adcp_sql_get_int64(r, T_PRESENT);
+    ledger_copy_text(rs->row_binding_kind, sizeof rs->row_binding_kind, adcp_sql_get_text(r, T_KIND, NULL));
+    ledger_copy_text(rs->digest_profile, sizeof rs->digest_profile, adcp_sql_get_text(r, T_PROFILE, NULL));
+    ledger_copy_text(rs->content_sha256, sizeof rs->content_sha256, adcp_sql_get_text(r, T_CONTENT, NULL));
+    ledger_copy_text(rs->row_manifest_sha256, sizeof rs->row_manifest_sha256, adcp_sql_get_text(r, T_MANIFEST, NULL));
+    ledger_copy_text(rs->account_id, sizeof rs->account_id, adcp_sql_get_text(r, T_ACCOUNT, NULL));
+    ledger_copy_text(rs->obligation_id, sizeof rs->obligation_id, adcp_sql_get_text(r, T_OBLIGATION, NULL));
+    rs->row_count = (uint64_t)adcp_sql_get_int64(r, T_ROWS);
+    rs->canonical_byte_count = (uint64_t)adcp_sql_get_int64(r, T_BYTES);
+    rs->chunk_count = (uint64_t)INT(chunk_count);
+    ledger_copy_text(rs->row_binding_id, sizeof rs->row_binding_id, adcp_sql_get_text(r, T_BINDING, NULL));
+    ledger_copy_text(rs->binding_identity, sizeof rs->binding_identity, adcp_sql_get_text(r, T_IDENTITY, NULL));
+    rs->row_location_version = adcp_sql_get_int64(r, T_LOCATION_VERSION);
   }
   if (!h->control_totals_json) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   return 0;
 }
+#undef TEXT
+#undef INT
 
 int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
                              const char *a, const char *b, adcp_error *err) {

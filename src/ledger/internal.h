@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "adcp/ledger.h"
+#include "core/instant.h"
+#include "core/uuid.h"
 #include "fence/view.h"
 
 #define LEDGER_ACCOUNT_LOCK_PREFIX "adcp-reporting-account:" /* the JS key (spec 02 §7.1) */
@@ -110,11 +112,6 @@ int adcp_ledger__lock_account(adcp_ledger *l, const char *account, adcp_error *e
 const char *adcp_ledger__now_sql(const adcp_ledger *l);
 /* Database clock plus ms, as "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
 int adcp_ledger__now_plus(adcp_ledger *l, char out[32], int64_t ms, adcp_error *err);
-/* Microseconds since the epoch of a normalised UTC instant; -1 if unparseable. */
-int64_t adcp_ledger__instant_us(const char *t);
-void adcp_ledger__instant_format(char out[32], int64_t us);
-/* Random lowercase UUID v4 text. */
-int adcp_ledger__uuid(char out[37], adcp_error *err);
 /* The object-kind commit (commit_object.c); called by adcp_ledger_commit_revision (commit.c). */
 int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
                                const char *binding_id, adcp_error *err);

@@ -59,12 +59,12 @@ static int backoff(adcp_ledger *l, const cand *c, adcp_error *err) {
   char now[32];
   int rc = adcp_sql_now(l->conn, now, err);
   if (rc) return rc;
-  int64_t age = adcp_ledger__instant_us(now) - adcp_ledger__instant_us(c->created_at);
+  int64_t age = adcp_core_instant_us(now) - adcp_core_instant_us(c->created_at);
   int64_t d = age / 4;
   if (d < 60 * 1000000LL) d = 60 * 1000000LL;
   if (d > 3600 * 1000000LL) d = 3600 * 1000000LL;
   char until[32];
-  adcp_ledger__instant_format(until, adcp_ledger__instant_us(now) + d);
+  adcp_core_instant_format(until, adcp_core_instant_us(now) + d);
   adcp_sql_param p[4] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content),
                          adcp_sql_text(until)};
   return adcp_sql_exec(l->conn,
@@ -88,7 +88,7 @@ static int claim(adcp_ledger *l, const cand *c, int *claimed, adcp_buf *objs, ad
    * this one resolves it; a sweeper that dies leaves it retried after that. */
   char now[32], until[32];
   if ((rc = adcp_sql_now(l->conn, now, err))) goto out;
-  adcp_ledger__instant_format(until, adcp_ledger__instant_us(now) + SWEEP_CLAIM_LEASE_S * 1000000LL);
+  adcp_core_instant_format(until, adcp_core_instant_us(now) + SWEEP_CLAIM_LEASE_S * 1000000LL);
   adcp_sql_param p[4] = {adcp_sql_text(c->binding), adcp_sql_text(c->row_set), adcp_sql_text(c->content),
                          adcp_sql_text(until)};
   int64_t changed = 0;
@@ -296,7 +296,7 @@ int adcp_ledger_sweep_intents(adcp_sweep_counters *out, adcp_ledger *l, const ch
       if (out->skipped_unconfigured && *oldest) {
         char nowt[32];
         if (!adcp_sql_now(l->conn, nowt, NULL))
-          out->oldest_unconfigured_expired_s = (adcp_ledger__instant_us(nowt) - adcp_ledger__instant_us(oldest)) / 1000000;
+          out->oldest_unconfigured_expired_s = (adcp_core_instant_us(nowt) - adcp_core_instant_us(oldest)) / 1000000;
       }
     }
     adcp_sql_rows_free(r);

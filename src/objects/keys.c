@@ -9,6 +9,7 @@
 
 #include "adcp/json.h"
 #include "adcp/objects.h"
+#include "core/instant.h"
 
 static int key_char(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -234,28 +235,6 @@ static int digits(const char *s, int n, int *v) {
   return 1;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static long days_from_civil(long y, int m, int d) {
-  y -= m <= 2;
-  long era = (y >= 0 ? y : y - 399) / 400;
-  long yoe = y - era * 400;
-  long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(long z, long *y, int *m, int *d) {
-  z += 719468;
-  long era = (z >= 0 ? z : z - 146096) / 146097;
-  long doe = z - era * 146097;
-  long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  long mp = (5 * doy + 2) / 153;
-  *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-  *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-  *y = yoe + era * 400 + (*m <= 2);
-}
-
 static int month_days(int y, int m) {
   static const int md[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -295,13 +274,13 @@ void adcp_object_period_date(char out[11], const char *s) {
     }
     if (*p) return;
   }
-  long minutes = days_from_civil(y, mo, d) * 1440L + hh * 60 + mi - off;
-  long days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440);
-  long yy;
+  int64_t minutes = adcp_core_days_from_civil(y, mo, d) * 1440 + hh * 60 + mi - off;
+  int64_t days = minutes >= 0 ? minutes / 1440 : -((-minutes + 1439) / 1440);
+  int64_t yy;
   int mm, dd;
-  civil_from_days(days, &yy, &mm, &dd);
+  adcp_core_civil_from_days(days, &yy, &mm, &dd);
   if (yy < 0 || yy > 9999) return;
-  snprintf(out, 11, "%04ld/%02d/%02d", yy, mm, dd);
+  snprintf(out, 11, "%04d/%02d/%02d", (int)yy, mm, dd);
 }
 
 /* ---- rendering ------------------------------------------------------------------ */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "adcp/objects.h"
+#include "core/instant.h"
 
 static int digits(const char *s, int n, int *out) {
   int v = 0;
@@ -16,19 +17,9 @@ static int digits(const char *s, int n, int *out) {
   return 1;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 static int64_t assemble(int y, int mo, int d, int h, int mi, int s, int ms) {
   if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
-  return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + (int64_t)s * 1000 + ms;
+  return ((adcp_core_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + (int64_t)s * 1000 + ms;
 }
 
 static int64_t iso(const char *s) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/instant.h"
 #include "retention/internal.h"
 
 #define DAY_US (86400LL * 1000000LL)
@@ -41,42 +42,10 @@ int64_t adcp_retention_window_days(const adcp_retention_policy *p) {
                                                                     : p->status_retention_days;
 }
 
-/* Instants as microseconds (the normalised UTC text every engine returns). */
-static int64_t inst_us(const char *t) {
-  int y, mo, d, h, mi, s, us = 0;
-  if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &y, &mo, &d, &h, &mi, &s, &us) < 6) return INT64_MIN;
-  /* days from civil (Howard Hinnant), proleptic Gregorian */
-  y -= mo <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  int64_t days = era * 146097 + doe - 719468;
-  return ((days * 86400 + h * 3600 + mi * 60 + s) * 1000000LL) + us;
-}
-
-static void inst_fmt(char out[32], int64_t t) {
-  int64_t us = t % 1000000, secs = t / 1000000;
-  if (us < 0) us += 1000000, secs--;
-  int64_t days = secs / 86400, rem = secs % 86400;
-  if (rem < 0) rem += 86400, days--;
-  days += 719468;
-  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  int64_t doe = days - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp + (mp < 10 ? 3 : -9);
-  y += m <= 2;
-  char b[96];
-  snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, (int)m, (int)d, (int)(rem / 3600),
-           (int)(rem / 60 % 60), (int)(rem % 60), (int)us);
-  snprintf(out, 32, "%.31s", b);
-}
-
 static void cutoffs(rpass *rp) {
-  int64_t now = inst_us(rp->now);
-  inst_fmt(rp->cutoff, now - rp->window_days * DAY_US);
-  inst_fmt(rp->hold_cutoff, now - rp->pol.max_feed_hold_days * DAY_US);
+  int64_t now = adcp_core_instant_us(rp->now);
+  adcp_core_instant_format(rp->cutoff, now - rp->window_days * DAY_US);
+  adcp_core_instant_format(rp->hold_cutoff, now - rp->pol.max_feed_hold_days * DAY_US);
 }
 
 int adcp_retention__pass_refresh(rpass *rp, adcp_error *err) {
@@ -101,7 +70,7 @@ int adcp_retention__pass_begin(rpass *rp, adcp_ledger *l, const adcp_retention_p
   if (as_of) {
     char t[32];
     if ((rc = adcp_ledger_normalize_instant(t, as_of, err))) return rc;
-    if (inst_us(t) > inst_us(rp->now))
+    if (adcp_core_instant_us(t) > adcp_core_instant_us(rp->now))
       return adcp_error_set(err, ADCP_EINVALID_INPUT,
                             "as_of %s is after the database clock (%s): retention never runs ahead of it", t, rp->now);
     memcpy(rp->now, t, sizeof t);
@@ -193,7 +162,7 @@ void adcp_retention__record_failure(rpass *rp, adcp_retention_counters *out, con
   for (int64_t i = 0; i < failures && delay_s < 3600; i++) delay_s *= 2;
   if (delay_s > 3600) delay_s = 3600;
   char next[32], cause[ADCP_ERROR_MESSAGE_MAX + 32];
-  inst_fmt(next, inst_us(now) + delay_s * 1000000LL);
+  adcp_core_instant_format(next, adcp_core_instant_us(now) + delay_s * 1000000LL);
   snprintf(cause, sizeof cause, "%s: %s", adcp_error_code_name(code), message ? message : "");
   adcp_sql_param p[6] = {
       adcp_sql_text(obligation_id), adcp_sql_text(operation),

@@ -2,12 +2,11 @@
  * retention, read-only: counts and the oldest period per class (eligible,
  * retiring, held, protected, stalled, skipped), and the periods stuck in
  * backoff longer than a threshold. */
-#define _GNU_SOURCE /* timegm */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/instant.h"
 #include "retention/internal.h"
 
 static void bucket(adcp_retention_bucket *b, const ret_classes *c, int cls) {
@@ -31,21 +30,9 @@ static void bucket(adcp_retention_bucket *b, const ret_classes *c, int cls) {
 
 /* anchor + W days, keeping the microseconds (UTC text in, UTC text out). */
 static void plus_days(char out[32], const char *anchor, int64_t days) {
-  struct tm tm;
-  memset(&tm, 0, sizeof tm);
-  unsigned frac = 0;
-  if (sscanf(anchor, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-             &tm.tm_sec, &frac) < 6) {
-    out[0] = 0;
-    return;
-  }
-  tm.tm_year -= 1900, tm.tm_mon -= 1;
-  time_t t = timegm(&tm) + (time_t)(days * 86400);
-  gmtime_r(&t, &tm);
-  char text[96];
-  snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-           tm.tm_hour, tm.tm_min, tm.tm_sec, frac % 1000000u);
-  snprintf(out, 32, "%.31s", text);
+  int64_t us = adcp_core_instant_us(anchor);
+  if (us == -1) out[0] = 0;
+  else adcp_core_instant_format(out, us + days * 86400 * 1000000LL);
 }
 
 static int next_eligible(adcp_retention_status *out, const rpass *rp, adcp_error *err) {

@@ -12,6 +12,7 @@
  * Two SQL functions are registered on every connection: adcp_now() (the clock,
  * microseconds) and adcp_sha256_hex(blob) (used by the chunk-body CHECK).
  * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
+#include "core/instant.h"
 #include "sql/sql_internal.h"
 
 #include <errno.h>
@@ -103,14 +104,8 @@ static int fail_rc(adcp_sql_conn *c, int rc, const char *what, adcp_error *err) 
 
 static void fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm tm;
-  time_t sec = ts.tv_sec;
-  gmtime_r(&sec, &tm);
-  char out[96];
-  snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-           tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000) % 1000000);
+  char out[32];
+  adcp_core_instant_now(out);
   sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
