@@ -25,6 +25,7 @@ for l in open(sys.argv[1]):
     o = json.loads(l)
     print(f"{o['engine']:8} {o['kind']:10} retire {o['retire_periods_per_s']:8.1f} periods/s {o['freed_mb_per_s']:7.1f} MB/s freed"
           f" = {o['ratio_freed_to_commit']*100:.0f}% of commit {o['commit_mb_per_s']:.1f} MB/s (target >= 50%);"
-          f" page p99 {o['page_p99_idle_ms']:.2f} ms idle, {o['page_p99_during_ms']:.2f} ms during = {o['p99_ratio']:.2f}x (target <= 2x)")
+          f" page p99 {o['page_p99_idle_ms']:.2f} ms idle, {o['page_p99_during_ms']:.2f} ms during = {o['p99_ratio']:.2f}x (target <= 2x);"
+          f" without run-queue waits {o['page_p99_idle_no_runq_ms']:.2f} -> {o['page_p99_during_no_runq_ms']:.2f} ms = {o['p99_ratio_no_runq']:.2f}x")
 PY
 rm -rf "$scratch"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "adcp/fence.h"
 #include "adcp/auditlog.h"
@@ -134,13 +135,12 @@ static int step(const adcp_retention_options *o, int s, adcp_error *err) {
   return 0;
 }
 
-/* Phase 1. *verdict: 0 tombstone written (or present), else the class that
- * kept it (RET_PROTECTED / RET_HELD_*), -1 no longer eligible by age. */
+/* Phase 1 of one period, inside the batch's transaction under its account
+ * lock. *verdict: 0 tombstone written (or present), else the class that kept
+ * it (RET_PROTECTED / RET_HELD_*), -1 no longer eligible by age. */
 static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
   *verdict = 0;
-  int rc = adcp_sql_begin(rp->c, 1, err);
-  if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
-  if (!rc) rc = adcp_retention__pass_refresh(rp, err);
+  int rc = 0;
   adcp_sql_rows *r = NULL;
   if (!rc)
     rc = query1(&r, rp,
@@ -164,8 +164,7 @@ static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
     if (!rc && held) cls = RET_HELD_FEED;
   }
   if (!rc && !tomb && cls != 0) {
-    adcp_sql_rollback(rp->c, NULL);
-    *verdict = cls == 9 ? -1 : cls;
+    *verdict = cls == 9 ? -1 : cls; /* nothing written */
     return 0;
   }
   if (!rc && !tomb) {
@@ -190,8 +189,6 @@ static int phase1(int *verdict, rpass *rp, const cand *c, adcp_error *err) {
                                   "adcp_now() WHERE obligation_id = $1 AND rows_state IN ('live', 'unavailable')",
                          &p, 1, err);
   }
-  if (!rc) rc = adcp_sql_commit(rp->c, err);
-  if (rc) adcp_sql_rollback(rp->c, NULL);
   return rc;
 }
 
@@ -320,14 +317,14 @@ static int log_retirement(rpass *rp, const cand *c, char **ids, size_t n, adcp_e
   return rc;
 }
 
-/* Phase 3. *flipped = 1 when this call moved the tombstone to retired. */
-static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adcp_retention_counters *out, int *flipped,
-                  adcp_error *err) {
-  *flipped = 0;
-  int rc = adcp_sql_begin(rp->c, 1, err);
-  if (!rc) rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), c->account, err);
+/* Phase 3 of one period, inside the batch's transaction under its account
+ * lock. *flipped = 1 when this call moved the tombstone to retired; *bodies
+ * and *bytes count what it freed (counted once the batch commits). */
+static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, int *flipped, uint64_t *bodies,
+                  uint64_t *bytes, adcp_error *err) {
+  *flipped = 0, *bodies = 0, *bytes = 0;
+  int rc = 0;
   adcp_sql_param p[2] = {adcp_sql_text(c->account), adcp_sql_text(c->id)};
-  uint64_t bodies = 0, bytes = 0;
   if (!rc) {
     adcp_sql_rows *r;
     rc = adcp_sql_query(&r, rp->c,
@@ -338,7 +335,7 @@ static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adc
                         p, 2, err);
     if (!rc) {
       if ((rc = adcp_sql_next(r, err)) == 1)
-        bodies = (uint64_t)adcp_sql_get_int64(r, 0), bytes = (uint64_t)adcp_sql_get_int64(r, 1), rc = 0;
+        *bodies = (uint64_t)adcp_sql_get_int64(r, 0), *bytes = (uint64_t)adcp_sql_get_int64(r, 1), rc = 0;
       adcp_sql_rows_free(r);
     }
   }
@@ -374,14 +371,8 @@ static int phase3(rpass *rp, const adcp_retention_options *o, const cand *c, adc
   for (size_t i = 0; i < nids; i++) free(ids[i]);
   free(ids);
   if (!rc) rc = step(o, ADCP_RETENTION_STEP_PHASE3, err);
-  if (!rc) rc = adcp_sql_commit(rp->c, err);
-  if (rc) {
-    adcp_sql_rollback(rp->c, NULL);
-    return rc;
-  }
-  *flipped = changed == 1;
-  if (*flipped) out->bodies_deleted += bodies, out->bytes_freed += bytes;
-  return 0;
+  if (!rc) *flipped = changed == 1;
+  return rc;
 }
 
 /* PostgreSQL: one worker per period at a time (never waits: no deadlock). */
@@ -403,6 +394,157 @@ static int period_lock(rpass *rp, const char *id, int take, int *got, adcp_error
   adcp_buf_free(&k);
   if (!rc && take) *got = v[0] == 't';
   return rc;
+}
+
+/* ---- batches ------------------------------------------------------------------------
+ * Periods go through the phases in batches: one transaction writes the
+ * tombstones of a whole batch, one deletes its records. Each period has its
+ * own savepoint, so a period that fails rolls back alone. A batch that fails
+ * as a transaction (begin, a lock, the COMMIT) is redone one period per
+ * transaction, as before batching. On SQLite every COMMIT is a WAL fsync and
+ * invalidates every reader's page cache, which is what stalled concurrent page
+ * reads (docs/performance.md); a bounded batch keeps the writer's lock short.
+ * A pass's batches grow 1, 2, 4, ... up to RET_BATCH, so a short pass (the
+ * hourly worker's, --limit 1) and a pass killed early cost what one period
+ * costs. */
+#define RET_BATCH 32
+#define RET_YIELD_NS 2000000L /* between batches: readers and the checkpointer get the database */
+
+typedef struct slot {
+  const cand *c;
+  int got;  /* PostgreSQL: the period try-lock is ours */
+  int busy; /* another worker holds it: pending */
+  int verdict, held, flipped;
+  int r; /* this period's failure */
+  char msg[ADCP_ERROR_MESSAGE_MAX];
+  uint64_t bodies, bytes;
+} slot;
+
+static int slot_wanted(const slot *s, int phase) {
+  if (s->busy || s->r) return 0;
+  return phase == 1 ? !s->c->retiring : s->verdict == 0 && !s->held;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* Every account of the wanted periods, locked in one order (byte order), so
+ * two batched retirers never wait on each other in a cycle. */
+static int lock_accounts(rpass *rp, slot *s, size_t n, int phase, adcp_error *err) {
+  const char *acc[RET_BATCH];
+  size_t na = 0;
+  for (size_t i = 0; i < n; i++)
+    if (slot_wanted(&s[i], phase)) acc[na++] = s[i].c->account;
+  qsort(acc, na, sizeof acc[0], cmp_str);
+  for (size_t i = 0; i < na; i++) {
+    if (i && !strcmp(acc[i], acc[i - 1])) continue;
+    int rc = adcp_ledger_lock_account(adcp_ledger_conn(rp->l), acc[i], err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* One transaction running `phase` (1 or 3) for every wanted period of s.
+ * Returns 0 when it committed (each period's own failure is in its slot),
+ * ADCP_EABORTED from the step hook (nothing committed), else the failure of
+ * the transaction itself (nothing committed). */
+static int batch_txn(rpass *rp, const adcp_retention_options *o, slot *s, size_t n, int phase, adcp_error *err) {
+  size_t want = 0;
+  for (size_t i = 0; i < n; i++) want += (size_t)slot_wanted(&s[i], phase);
+  if (!want) return 0;
+  int rc = adcp_sql_begin(rp->c, 1, err);
+  if (!rc) rc = lock_accounts(rp, s, n, phase, err);
+  if (!rc && phase == 1) rc = adcp_retention__pass_refresh(rp, err); /* the clock read under the locks */
+  int failed[RET_BATCH] = {0};
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (!slot_wanted(&s[i], phase)) continue;
+    adcp_error e = {0};
+    rc = adcp_sql_savepoint(rp->c, "adcp_retire_period", err);
+    if (rc) break;
+    int r = phase == 1 ? phase1(&s[i].verdict, rp, s[i].c, &e)
+                       : phase3(rp, o, s[i].c, &s[i].flipped, &s[i].bodies, &s[i].bytes, &e);
+    if (r == ADCP_EABORTED && o->step_hook) {
+      rc = adcp_error_set(err, ADCP_EABORTED, "%s", e.message);
+      break;
+    }
+    if (r) {
+      /* This period alone: back to before it; it is recorded once the batch commits. */
+      failed[i] = r;
+      snprintf(s[i].msg, sizeof s[i].msg, "%s", e.message);
+      s[i].flipped = 0, s[i].bodies = s[i].bytes = 0;
+      rc = adcp_sql_rollback_to(rp->c, "adcp_retire_period", err);
+    }
+    if (!rc) rc = adcp_sql_release(rp->c, "adcp_retire_period", err);
+  }
+  if (!rc) rc = adcp_sql_commit(rp->c, err);
+  if (rc) {
+    adcp_sql_rollback(rp->c, NULL);
+    for (size_t i = 0; i < n; i++)
+      if (slot_wanted(&s[i], phase)) s[i].verdict = 0, s[i].flipped = 0, s[i].bodies = s[i].bytes = 0, s[i].msg[0] = 0;
+    return rc;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (failed[i]) s[i].r = failed[i];
+  return 0;
+}
+
+/* A batch's phase, redone one period per transaction when the batch's own
+ * transaction failed. Returns non-zero only for the step hook's stop. */
+static int batch_phase(rpass *rp, const adcp_retention_options *o, slot *s, size_t n, int phase, adcp_error *err) {
+  adcp_error e = {0};
+  int rc = batch_txn(rp, o, s, n, phase, &e);
+  if (rc == ADCP_EABORTED && o->step_hook) return adcp_error_set(err, rc, "%s", e.message);
+  if (!rc) return 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!slot_wanted(&s[i], phase)) continue;
+    adcp_error e1 = {0};
+    int r = n > 1 ? batch_txn(rp, o, &s[i], 1, phase, &e1) : rc;
+    if (n == 1) e1 = e;
+    if (r == ADCP_EABORTED && o->step_hook) return adcp_error_set(err, r, "%s", e1.message);
+    if (r) s[i].r = r, snprintf(s[i].msg, sizeof s[i].msg, "%s", e1.message);
+  }
+  return 0;
+}
+
+/* One batch through the three phases; the counters once it is done. Returns
+ * non-zero only for the step hook's stop (the pass ends there, as a crash
+ * would). */
+static int retire_batch(rpass *rp, const adcp_retention_options *o, adcp_retention_counters *out, slot *s, size_t n,
+                        adcp_error *err) {
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    adcp_error e = {0};
+    int r = period_lock(rp, s[i].c->id, 1, &s[i].got, &e);
+    if (r) s[i].r = r, s[i].got = 0, snprintf(s[i].msg, sizeof s[i].msg, "%s", e.message);
+    else if (!s[i].got) s[i].busy = 1; /* another worker is retiring it right now */
+  }
+  rc = batch_phase(rp, o, s, n, 1, err);
+  for (size_t i = 0; !rc && i < n; i++)
+    if (slot_wanted(&s[i], 1) && s[i].verdict == 0) rc = step(o, ADCP_RETENTION_STEP_PHASE1, err);
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (s[i].busy || s[i].r || s[i].verdict != 0) continue;
+    adcp_error e = {0};
+    int r = phase2(rp, o, s[i].c, out, &s[i].held, &e);
+    if (r == ADCP_EABORTED && o->step_hook) rc = adcp_error_set(err, r, "%s", e.message);
+    else if (r) s[i].r = r, snprintf(s[i].msg, sizeof s[i].msg, "%s", e.message);
+  }
+  if (!rc) rc = batch_phase(rp, o, s, n, 3, err);
+  for (size_t i = 0; i < n; i++)
+    if (s[i].got && rp->pg) period_lock(rp, s[i].c->id, 0, &s[i].got, NULL);
+  if (rc) return rc;
+  for (size_t i = 0; i < n; i++) {
+    const slot *x = &s[i];
+    if (x->busy) out->pending++;
+    else if (x->r) adcp_retention__record_failure(rp, out, "retirement", x->c->id, x->c->account, x->r, x->msg);
+    else if (x->verdict == RET_PROTECTED || x->verdict == -1) out->protected_++;
+    else if (x->verdict == RET_HELD_EXPLICIT || x->verdict == RET_HELD_FEED || x->held) out->held++;
+    else {
+      out->done += (uint64_t)x->flipped;
+      if (x->flipped) out->bodies_deleted += x->bodies, out->bytes_freed += x->bytes;
+      if (x->flipped && x->c->retiring) out->resumed++;
+      if (!x->flipped) out->pending++; /* another worker flipped it between our phases */
+    }
+  }
+  return 0;
 }
 
 int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const adcp_retention_options *o, adcp_error *err) {
@@ -447,46 +589,33 @@ int adcp_retention_retire(adcp_retention_counters *out, adcp_ledger *l, const ad
   out->stalled = fresh.n[RET_STALLED] + resume.n[RET_STALLED];
   uint64_t eligible = fresh.n[RET_CANDIDATE] + resume.n[RET_CANDIDATE];
   out->pending = eligible > nc ? eligible - nc : 0;
-  for (size_t i = 0; i < nc; i++) {
-    const cand *c = &cs[i];
+  size_t size = 1;
+  for (size_t i = 0; i < nc;) {
     if (o->stop && atomic_load(o->stop)) {
       out->pending += nc - i;
       break;
     }
     if (o->dry_run) {
-      out->done++;
+      out->done++, i++;
       continue;
     }
-    int got = 1;
+    if (i) {
+      struct timespec ts = {0, RET_YIELD_NS};
+      nanosleep(&ts, NULL);
+    }
+    size_t n = nc - i < size ? nc - i : size;
+    slot s[RET_BATCH];
+    memset(s, 0, sizeof s);
+    for (size_t k = 0; k < n; k++) s[k].c = &cs[i + k];
     adcp_error e = {0};
-    int r = period_lock(&rp, c->id, 1, &got, &e);
-    if (!r && !got) { /* another worker is retiring it right now */
-      out->pending++;
-      continue;
-    }
-    int verdict = 0, held = 0, flipped = 0;
-    if (!r && !c->retiring) r = phase1(&verdict, &rp, c, &e);
-    if (!r && verdict == 0 && !c->retiring) r = step(o, ADCP_RETENTION_STEP_PHASE1, &e);
-    if (!r && verdict == 0) r = phase2(&rp, o, c, out, &held, &e);
-    if (!r && verdict == 0 && !held) r = phase3(&rp, o, c, out, &flipped, &e);
-    if (got && rp.pg) period_lock(&rp, c->id, 0, &got, NULL);
-    if (r == ADCP_EABORTED && o->step_hook) {
+    if (retire_batch(&rp, o, out, s, n, &e)) {
       /* Test hook stop: the pass ends here, as a crash would. */
       free(cs);
       adcp_retention__pass_end(&rp);
       return adcp_error_set(err, ADCP_EABORTED, "%s", e.message);
     }
-    if (r) {
-      adcp_retention__record_failure(&rp, out, "retirement", c->id, c->account, r, e.message);
-      continue;
-    }
-    if (verdict == RET_PROTECTED || verdict == -1) out->protected_++;
-    else if (verdict == RET_HELD_EXPLICIT || verdict == RET_HELD_FEED || held) out->held++;
-    else {
-      out->done += (uint64_t)flipped;
-      if (flipped && c->retiring) out->resumed++;
-      if (!flipped) out->pending++; /* another worker flipped it between our phases */
-    }
+    i += n;
+    if (size < RET_BATCH) size *= 2;
   }
   free(cs);
   adcp_retention__pass_end(&rp);

@@ -351,6 +351,156 @@ static void stuck_period_does_not_starve(void **state) {
   renv_close(&e);
 }
 
+/* Issue 32: periods retire in batches, several per transaction. The step
+ * hook runs inside phase 3's transaction, before its COMMIT; a second
+ * connection counts the retired tombstones it can see there. Batches grow 1,
+ * 2, 4: the third and fifth period see nothing of the second and fourth (same
+ * transaction); one transaction per period would show 0, 1, 2, 3, 4. */
+typedef struct seen {
+  adcp_sql_conn *other;
+  int64_t at[8];
+  int n;
+} seen;
+
+static int count_retired(void *ctx, int step) {
+  seen *s = ctx;
+  if (step == ADCP_RETENTION_STEP_PHASE3 && s->n < 8)
+    s->at[s->n++] =
+        q64(s->other, "SELECT count(*) FROM adcp_reporting_obligation_tombstones WHERE state = 'retired'", NULL);
+  return 0;
+}
+
+static int64_t retirement_leaves(renv *e, const char *obl) {
+  return q64(e->c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_kind = 'retirement' AND obligation_id = $1",
+             obl);
+}
+
+static void batched_pass_one_transaction(void **state) {
+  const fixture *f = *state;
+  renv e;
+  renv_open(&e, f);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 20, 8, 21);
+  const char *obl[5] = {"q1", "q2", "q3", "q4", "q5"};
+  for (int i = 0; i < 5; i++) {
+    char rev[8];
+    snprintf(rev, sizeof rev, "qr%d", i);
+    OK(rcommit(e.l, "acct", obl[i], i + 1, rev, &g, i == 2 ? "fsb" : NULL, &err));
+    char ts[40];
+    snprintf(ts, sizeof ts, "2021-01-0%dT00:00:00.000000Z", i + 1);
+    backdate(&e, obl[i], ts);
+  }
+  seen sn = {0};
+  OK(adcp_sql_connect(&sn.other, f->url, &err));
+  adcp_retention_options o = ropts(10);
+  o.step_hook = count_retired, o.step_ctx = &sn;
+  adcp_retention_counters c;
+  OK(adcp_retention_retire(&c, e.l, &o, &err));
+  assert_int_equal(c.done, 5);
+  assert_int_equal(c.failed, 0);
+  assert_int_equal(sn.n, 5);
+  const int64_t want[5] = {0, 1, 1, 3, 3};
+  for (int i = 0; i < 5; i++)
+    if (sn.at[i] != want[i])
+      fail_msg("period %d saw %lld retired before its COMMIT, want %lld (not batched)", i + 1, (long long)sn.at[i],
+               (long long)want[i]);
+  char st[16];
+  for (int i = 0; i < 5; i++) {
+    assert_string_equal(tomb_state(&e, obl[i], st), "retired");
+    assert_int_equal(retirement_changes(&e, obl[i]), 1);
+    assert_int_equal(retirement_leaves(&e, obl[i]), 1);
+  }
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks", NULL), 0);
+  adcp_sql_close(sn.other);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
+/* A period failing inside a batch rolls back alone: in the batch of four
+ * (periods 4-7), p5's phase 3 and p6's phase 1 are refused by a trigger; p4
+ * and p7 retire with their evidence, p5 stays retiring with every record, p6
+ * keeps no tombstone; both back off and retire once the trigger is gone. */
+static void batch_failure_isolated(void **state) {
+  renv e;
+  renv_open(&e, *state);
+  adcp_error err = {0};
+  gen g;
+  gen_init(&g, 20, 8, 22);
+  const char *obl[7] = {"p1", "p2", "p3", "p4", "p5", "p6", "p7"};
+  for (int i = 0; i < 7; i++) {
+    char rev[8];
+    snprintf(rev, sizeof rev, "pr%d", i + 1);
+    OK(rcommit(e.l, "acct", obl[i], i + 1, rev, &g, i == 4 ? "fsb" : NULL, &err));
+    char ts[40];
+    snprintf(ts, sizeof ts, "2021-01-0%dT00:00:00.000000Z", i + 1);
+    backdate(&e, obl[i], ts);
+  }
+  if (e.pg)
+    OK(adcp_sql_exec_script(
+        e.c,
+        "CREATE FUNCTION adcp_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION "
+        "'test: refused'; END $$; CREATE TRIGGER adcp_test_refuse3 BEFORE DELETE ON adcp_reporting_obligations FOR "
+        "EACH ROW WHEN (OLD.obligation_id = 'p5') EXECUTE FUNCTION adcp_test_refuse(); CREATE TRIGGER "
+        "adcp_test_refuse1 BEFORE INSERT ON adcp_reporting_obligation_tombstones FOR EACH ROW WHEN "
+        "(NEW.obligation_id = 'p6') EXECUTE FUNCTION adcp_test_refuse();",
+        &err));
+  else
+    OK(adcp_sql_exec_script(e.c,
+                            "CREATE TRIGGER adcp_test_refuse3 BEFORE DELETE ON adcp_reporting_obligations WHEN "
+                            "OLD.obligation_id = 'p5' BEGIN SELECT RAISE(ABORT, 'test: refused'); END; CREATE TRIGGER "
+                            "adcp_test_refuse1 BEFORE INSERT ON adcp_reporting_obligation_tombstones WHEN "
+                            "NEW.obligation_id = 'p6' BEGIN SELECT RAISE(ABORT, 'test: refused'); END;",
+                            &err));
+  adcp_retention_options o = ropts(10);
+  adcp_retention_counters c;
+  OK(adcp_retention_retire(&c, e.l, &o, &err));
+  assert_int_equal(c.done, 5);
+  assert_int_equal(c.failed, 2);
+  char st[16];
+  for (int i = 0; i < 7; i++) {
+    if (i == 4 || i == 5) continue;
+    assert_string_equal(tomb_state(&e, obl[i], st), "retired");
+    assert_int_equal(retirement_changes(&e, obl[i]), 1);
+    assert_int_equal(retirement_leaves(&e, obl[i]), 1);
+  }
+  /* p5: tombstoned and its object deleted, but its records and no evidence. */
+  assert_string_equal(tomb_state(&e, "p5", st), "retiring");
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE obligation_id = $1", "p5"), 1);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE obligation_id = $1", "p5"), 1);
+  assert_int_equal(retirement_changes(&e, "p5"), 0);
+  assert_int_equal(retirement_leaves(&e, "p5"), 0);
+  /* p6: untouched. */
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1", "p6"), 0);
+  assert_int_equal(q64(e.c,
+                       "SELECT count(*) FROM adcp_reporting_row_sets WHERE obligation_id = $1 AND rows_state = "
+                       "'live'",
+                       "p6"),
+                   1);
+  assert_int_equal(retirement_leaves(&e, "p6"), 0);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_retention_attempts WHERE failures = 1", NULL), 2);
+  OK(adcp_sql_exec_script(e.c,
+                          e.pg ? "DROP TRIGGER adcp_test_refuse3 ON adcp_reporting_obligations; DROP TRIGGER "
+                                 "adcp_test_refuse1 ON adcp_reporting_obligation_tombstones"
+                               : "DROP TRIGGER adcp_test_refuse3; DROP TRIGGER adcp_test_refuse1",
+                          &err));
+  expire_backoff(&e, "p5");
+  expire_backoff(&e, "p6");
+  OK(adcp_retention_retire(&c, e.l, &o, &err));
+  assert_int_equal(c.done, 2);
+  assert_int_equal(c.resumed, 1);
+  assert_int_equal(c.failed, 0);
+  for (int i = 0; i < 7; i++) {
+    assert_string_equal(tomb_state(&e, obl[i], st), "retired");
+    assert_int_equal(retirement_changes(&e, obl[i]), 1);
+    assert_int_equal(retirement_leaves(&e, obl[i]), 1);
+  }
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_row_chunks", NULL), 0);
+  assert_int_equal(q64(e.c, "SELECT count(*) FROM adcp_reporting_retention_attempts", NULL), 0);
+  adcp_buf_free(&g.line);
+  renv_close(&e);
+}
+
 /* Issue 30 defect 7: recorded instants are never earlier than the
  * obligation's newest, and a writer whose clock is far behind the newest
  * recorded instant of its account is refused (a slow clock is simulated by
@@ -841,6 +991,8 @@ int main(void) {
       BOTH(holds_do_not_block),
       BOTH(failing_binding_backs_off),
       BOTH(stuck_period_does_not_starve),
+      BOTH(batched_pass_one_transaction),
+      BOTH(batch_failure_isolated),
       BOTH(slow_writer_clock),
       BOTH(phase1_reads_expired_then_resume),
       BOTH(prune_postgres_kind),
