@@ -45,7 +45,8 @@ for f in sys.argv[1:]:
         elif m == "audit":
             how = "with 1 outside checkpoint" if o.get("outside_checkpoints") else "stored checkpoints only"
             print(f"{e:8} audit ({how}): {o['headers_per_s']:,.0f} headers/s wall, {o['headers_per_cpu_s']:,.0f} per client "
-                  f"CPU second ({o['headers']} headers, {o['findings']} findings; target >= 100,000/s)")
+                  f"CPU second, {o.get('cpu_us_per_header', 0):.2f} us CPU per header client + server ({o['headers']} headers, "
+                  f"{o['findings']} findings; target >= 100,000/s)")
         elif m == "inclusion_proof":
             print(f"{e:8} inclusion proof over {o['leaves']:,} leaves: {o['path_entries']} hashes = {o['path_bytes']} bytes, "
                   f"built from stored nodes in {o['build_ms']:.2f} ms, verified in {o['verify_us']:.1f} us")

@@ -570,8 +570,94 @@ static int judge_leaves(run *x, acct *a, adcp_error *err) {
   return rc;
 }
 
+/* The account's stored headers, each digested once: revision ID -> digest,
+ * obligation and number. Read in one statement without the leaves, so
+ * neither side needs a join with the other nor a sort (PostgreSQL spent
+ * most of the audit's time joining and sorting wide rows; the leaves come in
+ * their primary key's order). */
+typedef struct hdr {
+  char *id; /* NULL: empty slot */
+  uint64_t obh;
+  int64_t number;
+  int seen; /* a revision leaf of the account names it */
+  char digest[65];
+} hdr;
+
+typedef struct hdrmap {
+  hdr *slot;
+  size_t cap; /* a power of two, at least twice the headers */
+} hdrmap;
+
+static void hdrmap_free(hdrmap *m) {
+  for (size_t i = 0; i < m->cap; i++) free(m->slot[i].id);
+  free(m->slot);
+  memset(m, 0, sizeof *m);
+}
+
+static hdr *hdrmap_find(const hdrmap *m, const char *id) {
+  if (!m->cap || !id) return NULL;
+  for (size_t i = (size_t)fnv(id) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->slot[i].id) return NULL;
+    if (!strcmp(m->slot[i].id, id)) return &m->slot[i];
+  }
+}
+
+static int hdrmap_grow(hdrmap *m, size_t want, adcp_error *err) {
+  if (want * 2 <= m->cap) return 0;
+  size_t cap = m->cap ? m->cap * 2 : 1024;
+  while (cap < want * 2) cap *= 2;
+  hdr *g = calloc(cap, sizeof *g);
+  if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->slot[i].id) continue;
+    size_t j = (size_t)fnv(m->slot[i].id) & (cap - 1);
+    while (g[j].id) j = (j + 1) & (cap - 1);
+    g[j] = m->slot[i];
+  }
+  free(m->slot);
+  m->slot = g, m->cap = cap;
+  return 0;
+}
+
+static int load_headers(hdrmap *m, run *x, adcp_buf *scratch, adcp_json_doc *doc, adcp_error *err) {
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  int rc = 0;
+  if (adcp_buf_printf(&sql,
+                      "SELECT %s FROM adcp_reporting_revisions r LEFT JOIN adcp_reporting_obligations o ON "
+                      "o.obligation_id = r.obligation_id LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = "
+                      "r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id WHERE "
+                      "r.account_id = $1",
+                      adcp_auditlog__header_cols(adcp_sql_dialect_of(x->conn))) ||
+      adcp_buf_cstr(&sql))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_param p = adcp_sql_text(x->account);
+  adcp_sql_rows *r = NULL;
+  if (!rc) rc = adcp_sql_query(&r, x->conn, (const char *)sql.data, &p, 1, err);
+  adcp_buf_free(&sql);
+  size_t n = 0;
+  while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
+    rc = 0;
+    const char *id = adcp_sql_get_text(r, 0, NULL);
+    char dg[65];
+    if ((rc = hdrmap_grow(m, n + 1, err)) || (rc = adcp_auditlog__header_digest(dg, scratch, r, 0, doc, err))) break;
+    if (!id || hdrmap_find(m, id)) continue; /* the primary key: never twice */
+    size_t i = (size_t)fnv(id) & (m->cap - 1);
+    while (m->slot[i].id) i = (i + 1) & (m->cap - 1);
+    hdr *h = &m->slot[i];
+    if (!(h->id = strdup(id))) {
+      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      break;
+    }
+    h->obh = fnv(adcp_sql_get_text(r, 1, NULL)), h->number = adcp_sql_get_int64(r, 3);
+    memcpy(h->digest, dg, sizeof dg);
+    n++;
+  }
+  adcp_sql_rows_free(r);
+  return rc < 0 ? rc : 0;
+}
+
 static int audit_account(run *x, adcp_error *err) {
-  adcp_sql_dialect d = adcp_sql_dialect_of(x->conn);
   adcp_buf sql, scratch;
   adcp_buf_init(&sql);
   adcp_buf_init(&scratch);
@@ -586,20 +672,18 @@ static int audit_account(run *x, adcp_error *err) {
   adcp_merkle_mem mem;
   memset(&mem, 0, sizeof mem);
   int rc = 0;
-  /* The revision is joined in the leaf's own account only (issue 25 item 5).
-   * A revision leaf's document is never read here (its header is rehashed from
-   * the joined columns), so it is not shipped: it was two thirds of each row's
-   * width and pushed PostgreSQL's ORDER BY sort to disk. */
-  if (adcp_buf_printf(&sql,
-                      "SELECT l.leaf_index, l.entry_kind, l.entry_id, l.entry_profile, l.entry_sha256, l.leaf_hash, "
-                      "CASE WHEN l.entry_kind = 'revision' THEN NULL ELSE l.entry_document END, coalesce(l.obligation_id, ''), r.revision_id IS NOT NULL, %s "
-                      "FROM adcp_audit_log_leaves l LEFT JOIN adcp_reporting_revisions r ON l.entry_kind = 'revision' "
-                      "AND r.revision_id = l.entry_id AND r.account_id = l.account_id LEFT JOIN "
-                      "adcp_reporting_obligations o ON o.obligation_id = r.obligation_id LEFT JOIN "
-                      "adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 "
-                      "ON s2.row_set_id = r.revision_id WHERE l.account_id = $1 ORDER BY l.leaf_index",
-                      adcp_auditlog__header_cols(d)) ||
-      adcp_buf_cstr(&sql))
+  /* A revision leaf names a revision of the leaf's own account only (issue 25
+   * item 5): the headers are this account's. A revision leaf's document is
+   * never read here (its header is rehashed from the stored columns), so it
+   * is not shipped: it was two thirds of each row's width. */
+  hdrmap hm = {0};
+  rc = load_headers(&hm, x, &scratch, &doc, err);
+  if (!rc && (adcp_buf_append_str(&sql,
+                                  "SELECT l.leaf_index, l.entry_kind, l.entry_id, l.entry_profile, "
+                                  "l.entry_sha256, l.leaf_hash, CASE WHEN l.entry_kind = 'revision' THEN NULL "
+                                  "ELSE l.entry_document END, coalesce(l.obligation_id, '') FROM "
+                                  "adcp_audit_log_leaves l WHERE l.account_id = $1 ORDER BY l.leaf_index") ||
+              adcp_buf_cstr(&sql)))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(x->account);
   adcp_sql_rows *r = NULL;
@@ -645,14 +729,13 @@ static int audit_account(run *x, adcp_error *err) {
       }
       revleaf *l = &a.rl[a.n++];
       *l = (revleaf){fnv(id), fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
-      if (adcp_sql_get_int64(r, 8)) {
-        char now[65];
-        if ((rc = adcp_auditlog__header_digest(now, &scratch, r, 9, &doc, err))) break;
+      hdr *h = hdrmap_find(&hm, id);
+      if (h) {
+        h->seen = 1;
         x->rep->headers++;
-        l->status = strcmp(now, entry) ? RL_EDITED : RL_MATCH;
+        l->status = strcmp(h->digest, entry) ? RL_EDITED : RL_MATCH;
         /* A verified header's obligation and number (the leaf's own columns are not hashed). */
-        if (l->status == RL_MATCH)
-          l->obh = fnv(adcp_sql_get_text(r, 9 + 1, NULL)), l->number = adcp_sql_get_int64(r, 9 + 3);
+        if (l->status == RL_MATCH) l->obh = h->obh, l->number = h->number;
       }
     } else {
       const char *docu = adcp_sql_get_text(r, 6, NULL);
@@ -677,6 +760,9 @@ static int audit_account(run *x, adcp_error *err) {
   }
   adcp_sql_rows_free(r);
   r = NULL;
+  size_t unseen = 0;
+  for (size_t i = 0; i < hm.cap; i++) unseen += hm.slot[i].id && !hm.slot[i].seen;
+  hdrmap_free(&hm);
   if (rc == 1) rc = 0;
   if (!rc && a.n && (!(a.byob = malloc(a.n * sizeof *a.byob)) || !(a.byid = malloc(a.n * sizeof *a.byid))))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
@@ -691,8 +777,10 @@ static int audit_account(run *x, adcp_error *err) {
   for (size_t i = 0; !rc && i < a.nret; i++) rc = check_retirement(x, &a, a.retidx[i], err);
   if (!rc) rc = judge_leaves(x, &a, err);
   /* Every stored revision has a leaf in its own account's log: compared as
-   * sets on every run, never only when the counts differ (issue 25 item 3). */
-  if (!rc) {
+   * sets on every run, never only when the counts differ (issue 25 item 3):
+   * the headers above against the leaves, and only when some header had no
+   * leaf does the anti-join run, for the findings in their order. */
+  if (!rc && unseen) {
     rc = adcp_sql_query(&r, x->conn,
                         "SELECT r.revision_id FROM adcp_reporting_revisions r WHERE r.account_id = $1 AND NOT EXISTS "
                         "(SELECT 1 FROM adcp_audit_log_leaves l WHERE l.entry_kind = 'revision' AND l.entry_id = "
