@@ -12,13 +12,6 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 
-/* A sanitizer build carries shadow memory: RSS bounds double there. */
-#ifdef ADCP_SANITIZED_BUILD
-#define RSS_SLACK 2
-#else
-#define RSS_SLACK 1
-#endif
-
 #define ROWS 160000 /* ~250 bytes each: ~40 MB canonical in 16 chunks */
 
 static void commit_n(adcp_ledger *l, const char *rev, uint64_t n) {
@@ -117,8 +110,8 @@ static void cli_read_rss_bounded(void **state) {
   long big = cli_read_rss_kb(f, "rrev_mem_big");
   /* Streaming holds about one chunk (~2.5 MB) and its copy; the revision is
    * ~40 MB. 16 MiB of growth leaves room for allocator slack; a sanitizer
-   * build doubles it for its shadow memory (TSan's grew 17.2 MiB here). */
-  if (big - small > RSS_SLACK * 16 * 1024)
+   * build scales it for its shadow memory (TSan's grew 17.2 MiB here). */
+  if (big - small > TU_RSS_SLACK * 16 * 1024)
     fail_msg("peak RSS of a full read grew from %ld KiB (1,000 rows) to %ld KiB (%d rows)", small, big, ROWS);
 }
 
