@@ -78,13 +78,8 @@ static long run_rss(const char *const *args, int *st) {
   return ru.ru_maxrss;
 }
 
-/* A sanitizer build carries shadow memory and redzones: the bounds double
- * there (the figures in docs/cli.md are from a plain build). */
-#ifdef ADCP_SANITIZED_BUILD
-#define RSS_SLACK 2
-#else
-#define RSS_SLACK 1
-#endif
+/* A sanitizer build carries shadow memory and redzones: the bounds scale by
+ * TU_RSS_SLACK there (the figures in docs/cli.md are from a plain build). */
 
 /* Writes [{"a":0},{"a":1},...]: millions of tiny objects, at most cap bytes. */
 static void write_tiny_objects(const char *path, size_t cap) {
@@ -106,9 +101,9 @@ static void write_tiny_objects(const char *path, size_t cap) {
 static void peak_under(const char *what, const char *const *args, long bound_mib) {
   int st;
   long kib = run_rss(args, &st);
-  print_message("%s: %ld MiB peak (bound %ld MiB)\n", what, kib / 1024, RSS_SLACK * bound_mib);
+  print_message("%s: %ld MiB peak (bound %ld MiB)\n", what, kib / 1024, TU_RSS_SLACK * bound_mib);
   assert_int_equal(st, 0);
-  assert_true(kib < RSS_SLACK * bound_mib * 1024);
+  assert_true(kib < TU_RSS_SLACK * bound_mib * 1024);
 }
 
 static void canonicalize_document_at_cap(void **state) {

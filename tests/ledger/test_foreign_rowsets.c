@@ -7,6 +7,7 @@
 #include "ledger/js_fixture.h"
 #include "adcp/fence.h"
 
+#include <pthread.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -694,6 +695,7 @@ static void ours_match_js_layout(void **state) {
 typedef struct recorder {
   adcp_object_provider base; /* first: the ledger calls through base */
   adcp_object_provider *inner;
+  pthread_mutex_t mu; /* a commit's upload threads call put at once (providers are thread-safe) */
   int puts;
   char content_type[64], installation[80], intent[80];
 } recorder;
@@ -702,6 +704,7 @@ typedef struct recorder {
 static void rec_note(adcp_object_provider *self, const adcp_object_put_input *in) {
   recorder *r = (recorder *)self;
   if (adcp_fence_is_fence_key(in->key)) return; /* the fence's epoch records are not row objects */
+  pthread_mutex_lock(&r->mu);
   r->puts++;
   snprintf(r->content_type, sizeof r->content_type, "%s", in->content_type ? in->content_type : "");
   for (size_t i = 0; i < in->n_metadata; i++) {
@@ -709,6 +712,7 @@ static void rec_note(adcp_object_provider *self, const adcp_object_put_input *in
       snprintf(r->installation, sizeof r->installation, "%s", in->metadata[i].value);
     if (!strcmp(in->metadata[i].key, "adcp-intent")) snprintf(r->intent, sizeof r->intent, "%s", in->metadata[i].value);
   }
+  pthread_mutex_unlock(&r->mu);
 }
 static int rec_validate(adcp_object_provider *s, const adcp_object_kv *l, size_t n, adcp_error *e) {
   return INNER(s)->validate_location(INNER(s), l, n, e);
@@ -748,6 +752,7 @@ static void ours_object_metadata(void **state) {
   for (int i = 0; i < 2; i++) {
     memset(&r[i], 0, sizeof r[i]);
     r[i].inner = inner[i];
+    pthread_mutex_init(&r[i].mu, NULL);
     r[i].base.version = 1; /* no staged writes: every object goes through put */
     r[i].base.name = inner[i]->name, r[i].base.prefix = inner[i]->prefix;
     r[i].base.capabilities = inner[i]->capabilities;
@@ -795,6 +800,7 @@ static void ours_object_metadata(void **state) {
     assert_int_equal(r[i].intent[14], '4'); /* UUID v4 text, like JS's randomUUID() */
   }
   env_close(&e);
+  for (int i = 0; i < 2; i++) pthread_mutex_destroy(&r[i].mu);
 }
 
 int main(void) {
