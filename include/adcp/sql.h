@@ -52,6 +52,22 @@ adcp_sql_dialect adcp_sql_dialect_of(const adcp_sql_conn *conn);
 /* 1 if committed data survives a crash (files, servers); 0 for sqlite::memory:. Never fails. */
 int adcp_sql_is_durable(const adcp_sql_conn *conn);
 
+/* What this connection has sent since it opened, kept on the connection (no
+ * global state) so bench programs can count a commit's work (issue 32):
+ *   statements   calls that ran SQL: exec, query, scripts (BEGIN, COMMIT,
+ *                ROLLBACK, savepoints) and the port's own helpers;
+ *   round_trips  requests that waited for an answer from the server
+ *                (PostgreSQL: every execute, plus the prepare and describe of
+ *                a statement's first use on this connection; SQLite has no
+ *                server: it equals statements);
+ *   prepares     statements prepared (cache misses, both engines).
+ * Differences of two reads give the cost of what ran between them. */
+typedef struct adcp_sql_counters {
+  uint64_t statements, round_trips, prepares;
+} adcp_sql_counters;
+/* Copies the counters into *out. Never fails. */
+void adcp_sql_counters_get(adcp_sql_counters *out, const adcp_sql_conn *conn);
+
 /* Dialect a URL selects without connecting (0 if the URL is not recognised). */
 adcp_sql_dialect adcp_sql_url_dialect(const char *url);
 /* Copies url into out (size n, always NUL-terminated) with every secret

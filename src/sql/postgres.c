@@ -306,6 +306,7 @@ static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const ad
     for (size_t i = 0; i < n; i++) fresh.types[i] = param_sig(&prm[i]);
     fresh.ntypes = n;
     snprintf(fresh.name, sizeof fresh.name, "adcp_%08x_%u", p->tag, ++p->next_id);
+    c->counters.prepares++, c->counters.round_trips++;
     PGresult *r = PQprepare(p->pg, fresh.name, sql, (int)n, types);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail_res(c, r, err);
     PQclear(r);
@@ -318,6 +319,7 @@ static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const ad
   }
   e->used = ++p->tick;
   if (describe && !e->described) {
+    c->counters.round_trips++;
     PGresult *d = PQdescribePrepared(p->pg, e->name);
     if (PQresultStatus(d) == PGRES_COMMAND_OK) {
       e->binary = want_binary(d);
@@ -341,6 +343,7 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
   *out = NULL;
   *binary = 0;
   pg_conn *p = IMPL(c);
+  c->counters.statements++;
   /* One allocation holds the value pointers, lengths, formats, types and the
    * NUL-terminated text forms (text parameters use text format so the server
    * parses them as whatever type it inferred: uuid, timestamptz, …). */
@@ -386,6 +389,7 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
   int rc = 0;
   if (p->no_cache) {
     /* Unnamed statement per call: works behind transaction poolers. */
+    c->counters.round_trips++;
     r = PQexecParams(p->pg, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
   } else {
     for (int attempt = 0;; attempt++) {
@@ -393,6 +397,7 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
       rc = prepared(&e, c, sql, prm, n, types, want_rows, err);
       if (rc) break;
       int fmt = want_rows && e->binary;
+      c->counters.round_trips++;
       r = PQexecPrepared(p->pg, e->name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
       ExecStatusType s = PQresultStatus(r);
       if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || !stale_statement(r)) {
@@ -433,6 +438,7 @@ static int pg_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm,
 }
 
 static int pg_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  c->counters.statements++, c->counters.round_trips++;
   PGresult *r = PQexec(IMPL(c)->pg, sql);
   ExecStatusType s = PQresultStatus(r);
   int rc = 0;
@@ -610,6 +616,7 @@ static int pg_holds_write_lock(const adcp_sql_conn *c) { return pg_in_transactio
 static int pg_txn_failed(const adcp_sql_conn *c) { return PQtransactionStatus(IMPL(c)->pg) == PQTRANS_INERROR; }
 
 static int pg_commit(adcp_sql_conn *c, adcp_error *err) {
+  c->counters.statements++, c->counters.round_trips++;
   PGresult *r = PQexec(IMPL(c)->pg, "COMMIT");
   int rc;
   if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);

@@ -121,6 +121,7 @@ void adcp_sql_close(adcp_sql_conn *c) {
 
 adcp_sql_dialect adcp_sql_dialect_of(const adcp_sql_conn *c) { return c->be->dialect; }
 int adcp_sql_is_durable(const adcp_sql_conn *c) { return c->durable; }
+void adcp_sql_counters_get(adcp_sql_counters *out, const adcp_sql_conn *c) { *out = c->counters; }
 
 /* ---- failures --------------------------------------------------------------- */
 

@@ -55,6 +55,7 @@ struct adcp_sql_conn {
   int aborted;  /* a statement failed since BEGIN / the last ROLLBACK TO */
   adcp_sql_failure abort_failure;
   char abort_sqlstate[6];
+  adcp_sql_counters counters; /* bumped by the backends where they run SQL */
 };
 
 /* Every backend's row iterator starts with this head. */

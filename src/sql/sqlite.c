@@ -471,6 +471,7 @@ static int prepare(sqlite3_stmt **out, cached_stmt **slot, adcp_sql_conn *c, con
   char *t = translate(sql);
   if (!t) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   sqlite3_stmt *st = NULL;
+  c->counters.prepares++;
   int rc = sqlite3_prepare_v3(s->db, t, -1, nested ? 0 : SQLITE_PREPARE_PERSISTENT, &st, NULL);
   free(t);
   if (rc != SQLITE_OK) return fail_rc(c, rc, "SQLite could not prepare the statement", err);
@@ -532,6 +533,7 @@ static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, siz
 }
 
 static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes, adcp_error *err) {
+  c->counters.statements++, c->counters.round_trips++;
   sqlite3_stmt *st;
   cached_stmt *slot;
   int rc = prepare(&st, &slot, c, sql, err);
@@ -552,6 +554,7 @@ static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, s
 }
 
 static int sq_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  c->counters.statements++, c->counters.round_trips++;
   int rc = sqlite3_exec(IMPL(c)->db, sql, NULL, NULL, NULL);
   if (rc != SQLITE_OK) return fail_rc(c, rc, NULL, err);
   adcp_sql__ok(c);
@@ -560,6 +563,7 @@ static int sq_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
 
 static int sq_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
                     adcp_error *err) {
+  c->counters.statements++, c->counters.round_trips++;
   sqlite_rows *r = calloc(1, sizeof *r);
   if (!r) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   int rc = prepare(&r->st, &r->slot, c, sql, err);
