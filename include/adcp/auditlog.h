@@ -86,6 +86,36 @@ const char *adcp_audit_header_returning(adcp_sql_dialect d);
  * Errors: ADCP_EINTEGRITY_FAILED, ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_ENOMEM. */
 int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, adcp_sql_rows *header, adcp_error *err);
 
+/* PostgreSQL, one round trip (issue 32): the header INSERT and its leaf in
+ * one statement. The committer renders the 20 header columns it is about to
+ * store, in the forms the engine returns them (instants as
+ * ADCP_SQL_PG_INSTANT text, the row set's chunk count), and
+ * adcp_audit_leaf_prepare computes the leaf (digest, leaf hash, document)
+ * from them; adcp_audit_header_leaf_sql wraps the INSERT (parameters up to
+ * $first-1; the revision, obligation and account IDs at $rev, $obl, $acct)
+ * into one statement that also appends the leaf as $first..$first+2
+ * (adcp_audit_leaf_params) with the nodes it closes, and returns the stored
+ * header columns, the leaf index and the count of nodes written;
+ * adcp_audit_header_leaf_check then requires that the stored header hashes
+ * to the prepared digest and that every closed node was written, so a leaf
+ * can never log other values than the row it commits with. */
+typedef struct adcp_audit_leaf {
+  char entry_sha256[65];
+  char leaf_hash[65];
+  adcp_buf document; /* the header object (JCS), NUL-terminated */
+} adcp_audit_leaf;
+/* header: the 20 columns in adcp_audit_header_returning's order.
+ * ADCP_EINVALID_INPUT, ADCP_ENOMEM. Free with adcp_audit_leaf_free. */
+int adcp_audit_leaf_prepare(adcp_audit_leaf *out, const adcp_sql_param header[20], adcp_error *err);
+void adcp_audit_leaf_free(adcp_audit_leaf *leaf);
+/* The leaf's three parameters, for $first..$first+2. */
+void adcp_audit_leaf_params(adcp_sql_param out[3], const adcp_audit_leaf *leaf);
+/* Appends the statement to out (reset first). ADCP_ENOMEM. */
+int adcp_audit_header_leaf_sql(adcp_buf *out, const char *insert, int rev, int obl, int acct, int first);
+/* r positioned on the statement's row. ADCP_EINTEGRITY_FAILED when the stored
+ * header does not hash to the leaf's digest or a subtree hash is missing. */
+int adcp_audit_header_leaf_check(uint64_t *leaf_index, const adcp_audit_leaf *leaf, adcp_sql_rows *r, adcp_error *err);
+
 /* A retirement record (period retirement, phase 3): what was retired, and
  * when. Appended as a leaf of profile adcp-retirement-v1 (docs/trust.md)
  * whose document lists every logged revision of the obligation as

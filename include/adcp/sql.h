@@ -156,6 +156,13 @@ int64_t adcp_sql_get_int64(const adcp_sql_rows *rows, int col);
 const uint8_t *adcp_sql_get_blob(adcp_sql_rows *rows, int col, size_t *len);
 void adcp_sql_rows_free(adcp_sql_rows *rows);
 
+/* A one-row result holding vals (copied; text and blob bytes are borrowed and
+ * must outlive it), read with adcp_sql_next and the column accessors like a
+ * query's rows and freed with adcp_sql_rows_free. Columns are the values as
+ * given: NULL params are SQL NULL, int64 params read as text in decimal.
+ * ADCP_EINVALID_INPUT (no out, n > 0 without vals), ADCP_ENOMEM. */
+int adcp_sql_rows_from_values(adcp_sql_rows **out, const adcp_sql_param *vals, size_t n, adcp_error *err);
+
 /* SQLite only: appends up to len bytes at offset of the BLOB in table.column
  * of row `rowid`, through incremental blob I/O, so a ranged read never
  * materialises the whole value (substr() would). Reads fewer bytes when the

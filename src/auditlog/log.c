@@ -181,3 +181,84 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
   adcp_buf_free(&obj);
   return rc;
 }
+
+/* ---- header and leaf in one statement (PostgreSQL, issue 32) ------------------ */
+
+int adcp_audit_leaf_prepare(adcp_audit_leaf *out, const adcp_sql_param header[20], adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  adcp_buf_init(&out->document);
+  adcp_sql_rows *r = NULL;
+  int rc = adcp_sql_rows_from_values(&r, header, AUDIT_HEADER_NCOLS, err);
+  if (!rc && adcp_sql_next(r, err) != 1) rc = adcp_error_set(err, ADCP_EINTERNAL, "audit leaf: no header row");
+  adcp_json_doc doc;
+  adcp_json_doc_init(&doc);
+  if (!rc) rc = adcp_auditlog__header_digest(out->entry_sha256, &out->document, r, 0, &doc, err);
+  adcp_json_doc_free(&doc);
+  adcp_sql_rows_free(r);
+  if (!rc && adcp_buf_cstr(&out->document)) rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  uint8_t digest[32], leaf[32];
+  if (!rc && !(rc = adcp_auditlog__hex32(digest, out->entry_sha256, err))) {
+    adcp_merkle_leaf_hash(leaf, digest, 32);
+    adcp_auditlog__to_hex(out->leaf_hash, leaf);
+  }
+  if (rc) adcp_audit_leaf_free(out);
+  return rc;
+}
+
+void adcp_audit_leaf_free(adcp_audit_leaf *leaf) {
+  if (leaf) adcp_buf_free(&leaf->document);
+}
+
+void adcp_audit_leaf_params(adcp_sql_param out[3], const adcp_audit_leaf *leaf) {
+  out[0] = adcp_sql_text(leaf->entry_sha256);
+  out[1] = adcp_sql_text(leaf->leaf_hash);
+  out[2] = adcp_sql_textn((const char *)leaf->document.data, leaf->document.len);
+}
+
+int adcp_audit_header_leaf_sql(adcp_buf *out, const char *insert, int rev, int obl, int acct, int first) {
+  adcp_buf_reset(out);
+  /* As APPEND_PG, with the leaf index taken from the header's RETURNING (the
+   * same snapshot) instead of a parameter. */
+  int rc = adcp_buf_printf(
+      out,
+      "WITH RECURSIVE hdr(h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19, next_leaf) AS (%s RETURNING %s), ins AS (INSERT INTO adcp_audit_log_leaves (account_id, leaf_index, "
+      "entry_kind, entry_id, obligation_id, entry_profile, entry_sha256, leaf_hash, entry_document) SELECT $%d, "
+      "hdr.next_leaf, 'revision', $%d, $%d, '" ADCP_AUDIT_HEADER_PROFILE
+      "', $%d, $%d, $%d FROM hdr RETURNING 1), "
+      "chain(level, idx, hash) AS (SELECT 0, hdr.next_leaf, $%d::text FROM hdr UNION ALL SELECT c.level + 1, c.idx / 2, "
+      "encode(sha256('\\x01'::bytea || decode(s.hash, 'hex') || decode(c.hash, 'hex')), 'hex') FROM chain c CROSS JOIN "
+      "LATERAL (SELECT leaf_hash AS hash FROM adcp_audit_log_leaves WHERE c.level = 0 AND account_id = $%d AND "
+      "leaf_index = c.idx - 1 UNION ALL SELECT hash FROM adcp_audit_log_nodes WHERE c.level > 0 AND account_id = $%d "
+      "AND level = c.level AND node_index = c.idx - 1) s WHERE c.idx %% 2 = 1), nodes AS (INSERT INTO "
+      "adcp_audit_log_nodes (account_id, level, node_index, hash) SELECT $%d, level, idx, hash FROM chain WHERE level "
+      "> 0 RETURNING 1) SELECT hdr.*, (SELECT count(*) FROM nodes), (SELECT count(*) FROM ins) FROM hdr",
+      insert, adcp_audit_header_returning(ADCP_SQL_POSTGRES), acct, rev, obl, first, first + 1, first + 2, first + 1,
+      acct, acct, acct);
+  if (!rc) rc = adcp_buf_cstr(out);
+  return rc ? ADCP_ENOMEM : 0;
+}
+
+int adcp_audit_header_leaf_check(uint64_t *leaf_index, const adcp_audit_leaf *leaf, adcp_sql_rows *r, adcp_error *err) {
+  adcp_buf obj;
+  adcp_buf_init(&obj);
+  adcp_json_doc doc;
+  adcp_json_doc_init(&doc);
+  char stored[65];
+  int rc = adcp_auditlog__header_digest(stored, &obj, r, 0, &doc, err);
+  adcp_json_doc_free(&doc);
+  adcp_buf_free(&obj);
+  if (rc) return rc;
+  uint64_t i = (uint64_t)adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
+  int64_t nodes = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS + 1), leaves = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS + 2);
+  unsigned closes = 0;
+  for (uint64_t t = i; t & 1; t >>= 1) closes++;
+  if (strcmp(stored, leaf->entry_sha256) || leaves != 1)
+    return adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                          "the stored header does not hash to its audit leaf (leaf %" PRIu64 "); nothing was committed",
+                          i);
+  if (nodes != (int64_t)closes)
+    return adcp_error_set(err, ADCP_EINTEGRITY_FAILED,
+                          "the account's log lacks a subtree hash below leaf %" PRIu64 "; run adcp-ledger audit", i);
+  if (leaf_index) *leaf_index = i;
+  return 0;
+}

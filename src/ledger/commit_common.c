@@ -180,8 +180,19 @@ static int check_identity(const adcp_ledger_commit *req, adcp_sql_rows *r, adcp_
 }
 
 /* Loads or creates the obligation inside the locked transaction. */
-int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+static void keep_identity(ledger_obligation *ob, const char *ps, const char *pe, const char *cfg, int64_t ordinal) {
+  if (!ob) return;
+  snprintf(ob->period_start, sizeof ob->period_start, "%s", ps);
+  snprintf(ob->period_end, sizeof ob->period_end, "%s", pe);
+  snprintf(ob->configuration_id, sizeof ob->configuration_id, "%s", cfg);
+  ob->period_ordinal = ordinal;
+  ob->known = 1;
+}
+
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
+                                   adcp_error *err) {
   *created = 0;
+  if (ob) ob->known = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
   adcp_sql_rows *r;
   int rc = adcp_sql_query(&r, l->conn,
@@ -202,6 +213,9 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
     /* A period in retirement (tombstone `retiring`) takes no more writes. */
     if (!rc) rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err);
     if (!rc) rc = check_identity(req, r, err);
+    if (!rc)
+      keep_identity(ob, adcp_sql_get_text(r, 1, NULL), adcp_sql_get_text(r, 2, NULL), adcp_sql_get_text(r, 3, NULL),
+                    adcp_sql_get_int64(r, 4));
     adcp_sql_rows_free(r);
     return rc;
   }
@@ -236,6 +250,7 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
                           "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
                           req->period_ordinal);
   if (!rc) *created = 1;
+  if (!rc) keep_identity(ob, ps, pe, cfg, req->period_ordinal); /* normalised: the engine's own text form */
   if (!rc)
     rc = adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
   return rc;
@@ -486,9 +501,59 @@ static void number_taken(int64_t number, const adcp_ledger_commit *req, adcp_err
                  number, req->obligation_id);
 }
 
+/* PostgreSQL: the header and its audit leaf in one statement (issue 32). The
+ * leaf's digest is computed here from the values being inserted, rendered as
+ * the engine returns them; the statement returns the stored header and
+ * adcp_audit_header_leaf_check refuses the commit unless it hashes to the
+ * same digest, so the leaf is byte for byte the one a read-back would give. */
+static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, const char *ins,
+                            const adcp_sql_param all[15], const ledger_obligation *ob, int64_t number, adcp_error *err) {
+  /* The 20 header columns in adcp_audit_header_returning's order. */
+  adcp_sql_param h[20] = {all[0],
+                          all[1],
+                          all[2],
+                          all[3],
+                          all[4],
+                          all[5],
+                          all[13],
+                          all[6],
+                          all[7],
+                          all[8],
+                          all[9],
+                          all[10],
+                          all[11],
+                          all[12],
+                          all[14],
+                          adcp_sql_text(ob->period_start),
+                          adcp_sql_text(ob->period_end),
+                          adcp_sql_text(ob->configuration_id),
+                          adcp_sql_int64(ob->period_ordinal),
+                          adcp_sql_int64((int64_t)res->chunk_count)};
+  adcp_audit_leaf leaf;
+  int rc = adcp_audit_leaf_prepare(&leaf, h, err);
+  if (rc) return rc;
+  adcp_sql_param p[18];
+  memcpy(p, all, 15 * sizeof *p);
+  adcp_audit_leaf_params(p + 15, &leaf);
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  adcp_sql_rows *r = NULL;
+  rc = adcp_audit_header_leaf_sql(&sql, ins, 1, 2, 3, 16)
+           ? adcp_error_set(err, ADCP_ENOMEM, "out of memory")
+           : adcp_sql_query(&r, l->conn, (const char *)sql.data, p, 18, err);
+  if (!rc && (rc = adcp_sql_next(r, err)) == 0)
+    rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
+  if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
+  if (rc == 1) rc = adcp_audit_header_leaf_check(NULL, &leaf, r, err);
+  adcp_sql_rows_free(r);
+  adcp_buf_free(&sql);
+  adcp_audit_leaf_free(&leaf);
+  return rc;
+}
+
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
-                                 const char *shared_from, const char *observed_at, adcp_error *err) {
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
+                                 const char *observed_at, const ledger_obligation *ob, adcp_error *err) {
   char recorded[40];
   int rc = recorded_instant(recorded, l, req, err);
   if (rc) return rc;
@@ -523,6 +588,8 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
   if (l->audit_off) {
     rc = adcp_sql_exec(l->conn, ins, all, 15, err);
     if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
+  } else if (l->dialect == ADCP_SQL_POSTGRES && ob && ob->known) {
+    rc = insert_with_leaf(l, req, res, ins, all, ob, number, err);
   } else {
     /* Tamper-evident history (docs/trust.md): the header digest becomes the
      * next leaf of the account's log in this transaction, under the account

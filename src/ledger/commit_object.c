@@ -275,12 +275,12 @@ static void locators_free(ledger_locator *loc, size_t n) {
  * whether the lease was self-taken. */
 static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b, const adcp_rows_result *res,
                 const char *token, char lease_owner[ADCP_LEDGER_ID_MAX], int64_t *lease_gen, int *self_lease,
-                int *obligation_created, adcp_error *err) {
+                int *obligation_created, ledger_obligation *ob, adcp_error *err) {
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (rc) return rc;
   if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
-  if ((rc = adcp_ledger__ensure_obligation(obligation_created, l, req, err))) goto out;
+  if ((rc = adcp_ledger__ensure_obligation(obligation_created, l, req, ob, err))) goto out;
   char lease_exp[32];
   adcp_sql_param oid = adcp_sql_text(req->obligation_id);
   if (req->lease_owner) {
@@ -439,8 +439,8 @@ static int append_created(adcp_ledger *l, const ledger_binding *b, const adcp_le
 /* Transaction B (spec 02 §8.3 step 5). *replayed = 1 when the revision landed meanwhile. */
 static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, const ledger_binding *b,
                 const adcp_rows_result *res, const spool *s, const ledger_locator *loc, const char *shared,
-                const char *token, const char *lease_owner, int64_t lease_gen, int self_lease, int *replayed,
-                adcp_error *err) {
+                const char *token, const char *lease_owner, int64_t lease_gen, int self_lease, ledger_obligation *ob,
+                int *replayed, adcp_error *err) {
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   *replayed = 0;
   adcp_buf totals;
@@ -475,7 +475,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   if (shared[0]) {
     /* Header-only skipped transaction A: the obligation's identity is checked here. */
     int created = 0;
-    if ((rc = adcp_ledger__ensure_obligation(&created, l, req, err))) goto out;
+    if ((rc = adcp_ledger__ensure_obligation(&created, l, req, ob, err))) goto out;
   }
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
@@ -525,7 +525,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   {
     char observed[32] = "";
     if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
-    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, err))) goto out;
+    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, ob, err))) goto out;
   }
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto out;
@@ -695,6 +695,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   ledger_pool *pool = NULL;
   upload_job *jobs = NULL, **freel = NULL;
   size_t njobs = 0;
+  ledger_obligation ob = {0}; /* read in transaction A (or B, header-only) */
   if (bid) {
     /* An explicit binding is checked before any row is read; if its provider
      * stages writes, chunks are staged while encoding (no spool file). */
@@ -753,7 +754,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   int self_lease = 0;
   if ((rc = adcp_core_uuid_v4(token, "an owner token", err))) goto done;
   if (!shared[0]) {
-    if ((rc = tx_a(l, req, b, &res, token, lease_owner, &lease_gen, &self_lease, &out->obligation_created, err)))
+    if ((rc = tx_a(l, req, b, &res, token, lease_owner, &lease_gen, &self_lease, &out->obligation_created, &ob, err)))
       goto done;
     if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_INTENT_OPEN)) {
       rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook after transaction A");
@@ -877,7 +878,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
                                  : adcp_ledger__fence_commit_check(l, b, err)))
     goto done;
   int replayed = 0;
-  rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &replayed, err);
+  rc = tx_b(out, l, req, b, &res, &s, loc, shared, token, lease_owner, lease_gen, self_lease, &ob, &replayed, err);
   if (!rc && replayed) {
     /* Another writer committed this revision while we uploaded: a replay (or
      * CONTENT_CONFLICT). Our intent stays for the sweep. */

@@ -99,6 +99,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   adcp_buf_init(&totals);
   int in_tx = 0;
   adcp_rows_result res;
+  ledger_obligation ob = {0};
 
   if ((rc = adcp_ledger__totals_text(&totals, req->totals, err))) goto done;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
@@ -113,7 +114,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
     rc = adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
     goto done;
   }
-  if ((rc = adcp_ledger__ensure_obligation(&out->obligation_created, l, req, err))) goto done;
+  if ((rc = adcp_ledger__ensure_obligation(&out->obligation_created, l, req, &ob, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX];
@@ -168,7 +169,8 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if ((rc = adcp_ledger__insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
       (rc = adcp_ledger__insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
     goto done;
-  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, err))) goto done;
+  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, err)))
+    goto done;
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;
   if (req->step_hook && (rc = req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))) {

@@ -125,7 +125,18 @@ int adcp_ledger__segments_json(adcp_buf *b, const adcp_chunk_manifest *m);
 int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_error *err);
 /* Feeds every row of req's source to the encoder (commit_common.c; both kinds). */
 int adcp_ledger__pull_rows(adcp_rows_encoder *enc, const adcp_ledger_commit *req, adcp_error *err);
-int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* The obligation's identity as the engine returns it (PostgreSQL instants as
+ * ADCP_SQL_PG_INSTANT text): what the header's audit leaf logs, known to the
+ * commit without reading it again (issue 32). known = 0: not read. */
+typedef struct ledger_obligation {
+  int known;
+  char period_start[40], period_end[40];
+  char configuration_id[ADCP_LEDGER_ID_MAX];
+  int64_t period_ordinal;
+} ledger_obligation;
+/* ob (may be NULL) receives the obligation's identity. */
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
+                                   adcp_error *err);
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction
  * unless the feed is off for this handle (commit_common.c; SQL in src/feed). */
 int adcp_ledger__feed_append(adcp_ledger *l, int kind, const char *account_id, const char *record_id,
@@ -138,10 +149,13 @@ int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revisi
 int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l,
                              const char *obligation_id, adcp_error *err);
 /* Inserts the immutable revision header (row_set_id = revision_id). A unique
- * violation is the numbering race: CONFLICT naming the number. */
+ * violation is the numbering race: CONFLICT naming the number. With the
+ * obligation's identity known on PostgreSQL, the header and its audit leaf go
+ * in one statement (the leaf computed from the values inserted). */
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                                  int64_t number, const char *prev_id, const adcp_buf *totals_json,
-                                 const char *shared_from, const char *observed_at, adcp_error *err);
+                                 const char *shared_from, const char *observed_at, const ledger_obligation *ob,
+                                 adcp_error *err);
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
