@@ -153,9 +153,8 @@ int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], 
  * obligation's identity known on PostgreSQL, the header and its audit leaf go
  * in one statement (the leaf computed from the values inserted). */
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
-                                 const char *shared_from, const char *observed_at, const ledger_obligation *ob,
-                                 adcp_error *err);
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
+                                 const char *observed_at, const ledger_obligation *ob, adcp_error *err);
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
