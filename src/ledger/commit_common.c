@@ -432,59 +432,110 @@ int adcp_ledger__object_lock_key(adcp_buf *out, const char *binding, const char 
   return 0;
 }
 
-int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l,
-                             const char *obligation_id, adcp_error *err) {
-  *number = 1;
-  prev_id[0] = '\0';
-  adcp_sql_param p = adcp_sql_text(obligation_id);
+/* The clock columns recorded_instant judges, for the account at parameter A
+ * and the obligation at O: folded into a statement the commit runs anyway. */
+#define CLOCK_COLS_PG(A, O) \
+  ADCP_SQL_PG_INSTANT("clock_timestamp()") \
+  ", " ADCP_SQL_PG_INSTANT( \
+      "(SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE account_id = " A \
+      ")") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE obligation_id = " O ")")
+#define CLOCK_COLS_SQLITE(A, O) \
+  "adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE account_id = " A \
+  "), (SELECT " \
+  "max(recorded_at) FROM adcp_reporting_revisions WHERE obligation_id = " O ")"
+
+void adcp_ledger__clock_from_row(ledger_clock *c, adcp_sql_rows *r, int col) {
+  snprintf(c->now, sizeof c->now, "%s", adcp_sql_is_null(r, col) ? "" : adcp_sql_get_text(r, col, NULL));
+  snprintf(c->acct, sizeof c->acct, "%s", adcp_sql_is_null(r, col + 1) ? "" : adcp_sql_get_text(r, col + 1, NULL));
+  snprintf(c->obl, sizeof c->obl, "%s", adcp_sql_is_null(r, col + 2) ? "" : adcp_sql_get_text(r, col + 2, NULL));
+  c->known = c->now[0] != 0;
+}
+
+const char *adcp_ledger__shared_lookup_sql(const adcp_ledger *l) {
+  return l->dialect == ADCP_SQL_POSTGRES
+             ? "SELECT (SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 AND account_id = $2 AND "
+               "row_binding_id = 'postgres' AND row_manifest_sha256 = $3 AND chunk_count = $4 AND rows_state = 'live' "
+               "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1 FOR SHARE), " CLOCK_COLS_PG("$2", "$1")
+             : "SELECT (SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 AND account_id = $2 AND "
+               "row_binding_id = 'postgres' AND row_manifest_sha256 = $3 AND chunk_count = $4 AND rows_state = 'live' "
+               "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1), " CLOCK_COLS_SQLITE("$2", "$1");
+}
+
+/* The revision-ID probe, the obligation's newest revision (numbering) and,
+ * optionally, the clock in one statement under the account lock (issue 32). */
+#define PROBE_HEAD \
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1) THEN 1 ELSE 0 END, " \
+  "v.revision_id, v.revision_number, v.finality"
+#define PROBE_TAIL(O) \
+  " FROM (SELECT 1 AS one) one LEFT JOIN (SELECT revision_id, revision_number, finality FROM " \
+  "adcp_reporting_revisions WHERE obligation_id = " O " ORDER BY revision_number DESC LIMIT 1) v ON 1 = 1"
+
+int adcp_ledger__probe(ledger_probe *out, adcp_ledger *l, const adcp_ledger_commit *req, int with_clock, adcp_error *err) {
+  memset(out, 0, sizeof *out);
+  out->number = 1;
+  adcp_sql_param p[3] = {adcp_sql_text(req->revision_id), adcp_sql_text(req->obligation_id),
+                         adcp_sql_text(req->account_id)};
+  const int pg = l->dialect == ADCP_SQL_POSTGRES;
+  const char *sql = !with_clock ? PROBE_HEAD PROBE_TAIL("$2")
+                    : pg        ? PROBE_HEAD ", " CLOCK_COLS_PG("$3", "$2") PROBE_TAIL("$2")
+                                : PROBE_HEAD ", " CLOCK_COLS_SQLITE("$3", "$2") PROBE_TAIL("$2");
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(&r, l->conn,
-                          "SELECT revision_id, revision_number, finality FROM adcp_reporting_revisions "
-                          "WHERE obligation_id = $1 ORDER BY revision_number DESC LIMIT 1",
-                          &p, 1, err);
+  int rc = adcp_sql_query(&r, l->conn, sql, p, with_clock ? 3 : 2, err);
   if (rc) return rc;
-  rc = adcp_sql_next(r, err);
-  if (rc == 1) {
+  if ((rc = adcp_sql_next(r, err)) == 1) {
     rc = 0;
-    snprintf(prev_id, ADCP_LEDGER_ID_MAX, "%s", adcp_sql_get_text(r, 0, NULL));
-    *number = adcp_sql_get_int64(r, 1) + 1;
-    if (!strcmp(adcp_sql_get_text(r, 2, NULL), "official"))
-      rc = adcp_error_set(err, ADCP_ECONFLICT, "obligation %s already has an official revision (%s)", obligation_id,
-                          prev_id);
+    out->exists = adcp_sql_get_int64(r, 0) != 0;
+    if (!adcp_sql_is_null(r, 1)) {
+      snprintf(out->prev_id, sizeof out->prev_id, "%s", adcp_sql_get_text(r, 1, NULL));
+      out->number = adcp_sql_get_int64(r, 2) + 1;
+      out->prev_official = !strcmp(adcp_sql_get_text(r, 3, NULL), "official");
+    }
+    if (with_clock) adcp_ledger__clock_from_row(&out->clock, r, 4);
+  } else if (rc == 0) {
+    rc = adcp_error_set(err, ADCP_EINTERNAL, "the commit probe returned no row");
   }
   adcp_sql_rows_free(r);
   return rc;
+}
+
+int adcp_ledger__probe_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], const ledger_probe *p,
+                              const char *obligation_id, adcp_error *err) {
+  *number = p->number;
+  snprintf(prev_id, ADCP_LEDGER_ID_MAX, "%s", p->prev_id);
+  if (p->prev_official)
+    return adcp_error_set(err, ADCP_ECONFLICT, "obligation %s already has an official revision (%s)", obligation_id,
+                          prev_id);
+  return 0;
 }
 
 /* recorded_at of the revision about to be inserted (under the account lock):
  * never earlier than the obligation's newest (instants are monotonic per
  * obligation whatever a writer's clock says), and refused when this clock is
  * behind the account's newest by more than the tolerance: a slow SQLite
- * writer would otherwise record instants retention reads as long past. */
-static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
-  adcp_sql_param p[2] = {adcp_sql_text(req->account_id), adcp_sql_text(req->obligation_id)};
-  adcp_sql_rows *r;
-  int rc = adcp_sql_query(
-      &r, l->conn,
-      l->dialect == ADCP_SQL_POSTGRES
-          ? "SELECT " ADCP_SQL_PG_INSTANT("clock_timestamp()") ", " ADCP_SQL_PG_INSTANT(
-                "(SELECT max(recorded_at) FROM "
-                "adcp_reporting_revisions WHERE account_id = $1)") ", " ADCP_SQL_PG_INSTANT("(SELECT max(recorded_at) "
-                                                                                            "FROM adcp_reporting_revisions WHERE obligation_id = $2)")
-          : "SELECT adcp_now(), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
-            "account_id = $1), (SELECT max(recorded_at) FROM adcp_reporting_revisions WHERE "
-            "obligation_id = $2)",
-      p, 2, err);
-  if (rc) return rc;
-  if ((rc = adcp_sql_next(r, err)) != 1) {
+ * writer would otherwise record instants retention reads as long past.
+ * pre: the clock columns when a statement of this transaction already read
+ * them, else NULL (read here). */
+static int recorded_instant(char out[40], adcp_ledger *l, const adcp_ledger_commit *req, const ledger_clock *pre,
+                            adcp_error *err) {
+  ledger_clock c;
+  if (pre && pre->known) {
+    c = *pre;
+  } else {
+    adcp_sql_param p[2] = {adcp_sql_text(req->account_id), adcp_sql_text(req->obligation_id)};
+    adcp_sql_rows *r;
+    int rc = adcp_sql_query(
+        &r, l->conn,
+        l->dialect == ADCP_SQL_POSTGRES ? "SELECT " CLOCK_COLS_PG("$1", "$2") : "SELECT " CLOCK_COLS_SQLITE("$1", "$2"),
+        p, 2, err);
+    if (rc) return rc;
+    if ((rc = adcp_sql_next(r, err)) != 1) {
+      adcp_sql_rows_free(r);
+      return rc < 0 ? rc : adcp_error_set(err, ADCP_EINTERNAL, "the clock query returned no row");
+    }
+    adcp_ledger__clock_from_row(&c, r, 0);
     adcp_sql_rows_free(r);
-    return rc < 0 ? rc : adcp_error_set(err, ADCP_EINTERNAL, "the clock query returned no row");
   }
-  char now[40], acct[40] = "", obl[40] = "";
-  snprintf(now, sizeof now, "%s", adcp_sql_get_text(r, 0, NULL));
-  if (!adcp_sql_is_null(r, 1)) snprintf(acct, sizeof acct, "%s", adcp_sql_get_text(r, 1, NULL));
-  if (!adcp_sql_is_null(r, 2)) snprintf(obl, sizeof obl, "%s", adcp_sql_get_text(r, 2, NULL));
-  adcp_sql_rows_free(r);
+  const char *now = c.now, *acct = c.acct, *obl = c.obl;
   int64_t t_now = adcp_core_instant_us(now);
   if (acct[0] && adcp_core_instant_us(acct) - t_now > (int64_t)ADCP_LEDGER_CLOCK_TOLERANCE_S * 1000000)
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
@@ -552,10 +603,11 @@ static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const
 }
 
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                                 int64_t number, const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
-                                 const char *observed_at, const ledger_obligation *ob, adcp_error *err) {
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
+                                 const char *shared_from, const char *observed_at, const ledger_obligation *ob,
+                                 const ledger_clock *clock, adcp_error *err) {
   char recorded[40];
-  int rc = recorded_instant(recorded, l, req, err);
+  int rc = recorded_instant(recorded, l, req, clock, err);
   if (rc) return rc;
   adcp_sql_param all[15] = {adcp_sql_text(req->revision_id),
                             adcp_sql_text(req->obligation_id),

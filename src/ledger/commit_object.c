@@ -452,8 +452,10 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
   char one[8];
   int f = 0;
-  if ((rc = adcp_ledger__revision_exists(&f, l, req->revision_id, err))) goto out;
-  if (f) {
+  /* The revision-ID probe, the numbering read and the clock in one statement. */
+  ledger_probe pr;
+  if ((rc = adcp_ledger__probe(&pr, l, req, 1, err))) goto out;
+  if (pr.exists) {
     *replayed = 1;
     goto out;
   }
@@ -479,7 +481,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   }
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
-  if ((rc = adcp_ledger__next_number(&number, prev_id, l, req->obligation_id, err))) goto out;
+  if ((rc = adcp_ledger__probe_number(&number, prev_id, &pr, req->obligation_id, err))) goto out;
   if (shared[0]) {
     adcp_sql_param p = adcp_sql_text(shared);
     if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
@@ -525,7 +527,8 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   {
     char observed[32] = "";
     if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
-    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, ob, err))) goto out;
+    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, ob, &pr.clock, err)))
+      goto out;
   }
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto out;

@@ -106,9 +106,10 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   in_tx = 1;
   if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto done;
 
-  int exists = 0;
-  if ((rc = adcp_ledger__revision_exists(&exists, l, req->revision_id, err))) goto done;
-  if (exists) {
+  /* The revision-ID probe and the numbering read in one statement. */
+  ledger_probe pr;
+  if ((rc = adcp_ledger__probe(&pr, l, req, 0, err))) goto done;
+  if (pr.exists) {
     adcp_sql_rollback(l->conn, NULL);
     in_tx = 0;
     rc = adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
@@ -119,7 +120,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
-  if ((rc = adcp_ledger__next_number(&number, prev_id, l, req->obligation_id, err))) goto done;
+  if ((rc = adcp_ledger__probe_number(&number, prev_id, &pr, req->obligation_id, err))) goto done;
 
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
@@ -146,30 +147,28 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   /* Header-only (spec 02 §12): the newest live row set of this obligation with
    * the same manifest shares its chunks; zero-row sets never share. */
   char shared[ADCP_LEDGER_ID_MAX] = "";
+  ledger_clock clock = {0}; /* read with the lookup, right before the header insert */
   if (res.row_count > 0) {
     adcp_sql_param p[4] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id),
                            adcp_sql_text(res.row_manifest_sha256), adcp_sql_int64((int64_t)res.chunk_count)};
-    int f = 0;
-    rc = adcp_sql_query_text(shared, sizeof shared, &f, l->conn,
-                             l->dialect == ADCP_SQL_POSTGRES
-                                 ? "SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 "
-                                   "AND account_id = $2 AND row_binding_id = 'postgres' AND row_manifest_sha256 = $3 "
-                                   "AND chunk_count = $4 AND rows_state = 'live' "
-                                   "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1 FOR SHARE"
-                                 : "SELECT row_set_id FROM adcp_reporting_row_sets WHERE obligation_id = $1 "
-                                   "AND account_id = $2 AND row_binding_id = 'postgres' AND row_manifest_sha256 = $3 "
-                                   "AND chunk_count = $4 AND rows_state = 'live' "
-                                   "ORDER BY recorded_at DESC, row_set_id DESC LIMIT 1",
-                             p, 4, err);
+    adcp_sql_rows *r;
+    if ((rc = adcp_sql_query(&r, l->conn, adcp_ledger__shared_lookup_sql(l), p, 4, err))) goto done;
+    if ((rc = adcp_sql_next(r, err)) == 1) {
+      rc = 0;
+      if (!adcp_sql_is_null(r, 0)) snprintf(shared, sizeof shared, "%s", adcp_sql_get_text(r, 0, NULL));
+      adcp_ledger__clock_from_row(&clock, r, 1);
+    } else if (rc == 0) {
+      rc = adcp_error_set(err, ADCP_EINTERNAL, "the header-only lookup returned no row");
+    }
+    adcp_sql_rows_free(r);
     if (rc) goto done;
-    if (!f) shared[0] = 0;
   }
   out->shared = shared[0] != 0;
 
   if ((rc = adcp_ledger__insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
       (rc = adcp_ledger__insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
     goto done;
-  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, err)))
+  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, &clock, err)))
     goto done;
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;

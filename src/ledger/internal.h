@@ -146,15 +146,40 @@ int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revisi
 /* Numbering and the official rule (under the account lock): *number = max + 1,
  * prev_id = the revision it supersedes ("" for the first); CONFLICT when the
  * obligation already has its official revision. Shared by both write paths. */
-int adcp_ledger__next_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], adcp_ledger *l,
-                             const char *obligation_id, adcp_error *err);
+/* What a commit reads under the account lock before it inserts, in one
+ * statement (issue 32): whether the revision ID exists, the obligation's
+ * newest revision (numbering: number = its number + 1, or 1), and with
+ * with_clock the clock columns recorded_at is judged by. */
+typedef struct ledger_clock {
+  int known;
+  char now[40], acct[40], obl[40]; /* database clock; newest recorded_at of the account, of the obligation */
+} ledger_clock;
+typedef struct ledger_probe {
+  int exists;
+  int64_t number;
+  char prev_id[ADCP_LEDGER_ID_MAX];
+  int prev_official;
+  ledger_clock clock;
+} ledger_probe;
+int adcp_ledger__probe(ledger_probe *out, adcp_ledger *l, const adcp_ledger_commit *req, int with_clock, adcp_error *err);
+/* The number and predecessor from the probe; CONFLICT when the obligation
+ * already has an official revision. */
+int adcp_ledger__probe_number(int64_t *number, char prev_id[ADCP_LEDGER_ID_MAX], const ledger_probe *p,
+                              const char *obligation_id, adcp_error *err);
+/* The clock columns at col..col+2 of r. */
+void adcp_ledger__clock_from_row(ledger_clock *c, adcp_sql_rows *r, int col);
+/* The postgres kind's header-only lookup ($1 obligation, $2 account, $3
+ * manifest digest, $4 chunk count): the row set to share (NULL if none), then
+ * the clock columns. */
+const char *adcp_ledger__shared_lookup_sql(const adcp_ledger *l);
 /* Inserts the immutable revision header (row_set_id = revision_id). A unique
  * violation is the numbering race: CONFLICT naming the number. With the
  * obligation's identity known on PostgreSQL, the header and its audit leaf go
  * in one statement (the leaf computed from the values inserted). */
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
-                                 int64_t number, const char *prev_id, const adcp_buf *totals_json, const char *shared_from,
-                                 const char *observed_at, const ledger_obligation *ob, adcp_error *err);
+                                 int64_t number, const char *prev_id, const adcp_buf *totals_json,
+                                 const char *shared_from, const char *observed_at, const ledger_obligation *ob,
+                                 const ledger_clock *clock, adcp_error *err);
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
