@@ -317,29 +317,25 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     /* No host lease: take a short one (owner = our token) if it is free. */
     if ((rc = adcp_ledger__now_plus(l, lease_exp, l->write_deadline_ms + 5000, err))) goto out;
     adcp_sql_param p[3] = {oid, adcp_sql_text(token), adcp_sql_text(lease_exp)};
-    int64_t changed = 0;
-    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
-                                    pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
-                                         "lease_generation + 1, lease_expires_at = $3::timestamptz WHERE obligation_id = $1 "
-                                         "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
-                                         "clock_timestamp())"
-                                       : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
-                                         "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
-                                         "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
-                                         "adcp_now())",
-                                    p, 3, err)))
+    /* The new generation comes back with the update (one round trip, issue 32). */
+    char gen[24];
+    int f = 0;
+    if ((rc = adcp_sql_query_text(gen, sizeof gen, &f, l->conn,
+                                  pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                                       "lease_generation + 1, lease_expires_at = $3::timestamptz WHERE obligation_id = $1 "
+                                       "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
+                                       "clock_timestamp()) RETURNING lease_generation"
+                                     : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                                       "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
+                                       "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
+                                       "adcp_now()) RETURNING lease_generation",
+                                  p, 3, err)))
       goto out;
-    if (changed != 1) {
+    if (!f) {
       rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           "obligation %s is leased by another writer; retry after its lease expires", req->obligation_id);
       goto out;
     }
-    char gen[24];
-    int f = 0;
-    if ((rc = adcp_sql_query_text(gen, sizeof gen, &f, l->conn,
-                                  "SELECT lease_generation FROM adcp_reporting_obligations WHERE obligation_id = $1",
-                                  &oid, 1, err)))
-      goto out;
     snprintf(lease_owner, ADCP_LEDGER_ID_MAX, "%s", token);
     *lease_gen = strtoll(gen, NULL, 10);
     *self_lease = 1;
@@ -459,7 +455,25 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
     *replayed = 1;
     goto out;
   }
-  if (lease_owner[0]) {
+  if (lease_owner[0] && self_lease) {
+    /* Our short lease: the fence and its release in one statement (it ends
+     * with this transaction either way; issue 32). */
+    adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(lease_owner), adcp_sql_int64(lease_gen)};
+    int64_t changed = 0;
+    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
+                                    pg ? "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
+                                         "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
+                                         "lease_expires_at > clock_timestamp()"
+                                       : "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
+                                         "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
+                                         "lease_expires_at > adcp_now()",
+                                    p, 3, err)))
+      goto out;
+    if (changed != 1) {
+      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost before the commit; nothing was committed");
+      goto out;
+    }
+  } else if (lease_owner[0]) {
     adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(lease_owner), adcp_sql_int64(lease_gen)};
     if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
                                   pg ? "SELECT 1 FROM adcp_reporting_obligations WHERE obligation_id = $1 AND lease_owner = "
@@ -532,15 +546,6 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   }
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto out;
-  if (self_lease) {
-    /* Our short lease ends with the commit. */
-    adcp_sql_param p[2] = {adcp_sql_text(req->obligation_id), adcp_sql_text(token)};
-    if ((rc = adcp_sql_exec(l->conn,
-                            "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = NULL "
-                            "WHERE obligation_id = $1 AND lease_owner = $2",
-                            p, 2, err)))
-      goto out;
-  }
   if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT)) {
     rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
     goto out;
@@ -771,21 +776,10 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
     adcp_object_ctx ctx = {adcp_object_now_ms() + l->write_deadline_ms, NULL};
     adcp_object_kv meta[2] = {{"adcp-installation", l->inst_id}, {"adcp-intent", token}};
     /* JS writes the installation UUID text here (spec 02 §1), not the namespace key. */
-    /* {period_date}: the obligation's stored period_start. */
+    /* {period_date}: the obligation's stored period_start, as transaction A read it
+     * (only its UTC date is used). */
     char ps[40] = "";
-    {
-      adcp_sql_param p = adcp_sql_text(req->obligation_id);
-      int f = 0;
-      if ((rc = adcp_sql_query_text(ps, sizeof ps, &f, l->conn,
-                                    l->dialect == ADCP_SQL_POSTGRES
-                                        ? "SELECT to_char(period_start AT TIME ZONE 'UTC', "
-                                          "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM adcp_reporting_obligations "
-                                          "WHERE obligation_id = $1"
-                                        : "SELECT period_start FROM adcp_reporting_obligations WHERE obligation_id = $1",
-                                    &p, 1, err)))
-        goto done;
-      if (!f) ps[0] = 0;
-    }
+    if (ob.known) snprintf(ps, sizeof ps, "%s", ob.period_start);
     /* Up to `width` puts in flight (pool threads); this thread keeps the
      * spool file and the SQL connection: it reads each chunk, renders its key,
      * takes its object lock before the put, and appends every created object
