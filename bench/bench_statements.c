@@ -3,8 +3,9 @@
  * (adcp_sql_counters_get) around each commit. Kinds: new obligation, new rows
  * of an existing obligation, header-only repeat (same rows again), replay
  * (same revision ID again), each for the postgres kind and a filesystem
- * object binding, plus one verified 500-row page read of each kind. Every
- * figure is the mean over REPEATS commits after one warm-up round (so
+ * object binding, plus one verified 500-row page read of each kind, with the
+ * client's CPU time and (PostgreSQL on this host) the backend's from /proc.
+ * Every figure is the mean over REPEATS commits after one warm-up round (so
  * first-use prepares are not counted). Not a test.
  *
  * usage: bench_statements DB_URL OBJECT_ROOT [ROWS [REPEATS]]
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "adcp/ledger.h"
 #include "adcp/objects.h"
@@ -50,9 +52,28 @@ static const char *const KIND[NKINDS] = {"new obligation", "new rows", "header-o
 
 typedef struct tally {
   adcp_sql_counters sum;
-  double cpu_s;
+  double cpu_s, server_s;
   long n;
 } tally;
+
+/* CPU seconds of the PostgreSQL backend serving this connection (loopback
+ * server on this host: /proc/PID/stat utime + stime, in clock ticks, so only
+ * means over many commits are meaningful); 0 when unknown. */
+static long backend_pid;
+static double server_cpu(void) {
+  if (backend_pid <= 0) return 0;
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", backend_pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')');
+  unsigned long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return 0;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -60,7 +81,8 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void add(tally *t, const adcp_sql_counters *a, const adcp_sql_counters *b, double cpu) {
+static void add(tally *t, const adcp_sql_counters *a, const adcp_sql_counters *b, double cpu, double server) {
+  t->server_s += server;
   t->sum.statements += b->statements - a->statements;
   t->sum.round_trips += b->round_trips - a->round_trips;
   t->sum.prepares += b->prepares - a->prepares;
@@ -86,16 +108,16 @@ static void commit(adcp_ledger *l, const char *bid, const char *acct, const char
   adcp_error err = {0};
   adcp_sql_counters a, b;
   adcp_sql_counters_get(&a, adcp_ledger_conn(l));
-  double c0 = cpu_now();
+  double c0 = cpu_now(), s0 = server_cpu();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
-  double c1 = cpu_now();
+  double c1 = cpu_now(), s1 = server_cpu();
   adcp_sql_counters_get(&b, adcp_ledger_conn(l));
   if (expect_shared >= 0 && res.shared != expect_shared) {
     fprintf(stderr, "bench_statements: %s: shared=%d, expected %d\n", rev, res.shared, expect_shared);
     exit(1);
   }
   adcp_commit_result_free(&res);
-  if (t) add(t, &a, &b, c1 - c0);
+  if (t) add(t, &a, &b, c1 - c0, s1 - s0);
 }
 
 static void page(adcp_ledger *l, const char *acct, const char *rev, tally *t) {
@@ -104,13 +126,13 @@ static void page(adcp_ledger *l, const char *acct, const char *rev, tally *t) {
   adcp_error err = {0};
   adcp_sql_counters a, b;
   adcp_sql_counters_get(&a, adcp_ledger_conn(l));
-  double c0 = cpu_now();
+  double c0 = cpu_now(), s0 = server_cpu();
   if (adcp_ledger_read_revision_rows(&pg, l, acct, rev, 100, 500, &err)) die("page", &err);
-  double c1 = cpu_now();
+  double c1 = cpu_now(), s1 = server_cpu();
   adcp_sql_counters_get(&b, adcp_ledger_conn(l));
   if (pg.count != 500) die("short page", &err);
   adcp_ledger_page_free(&pg);
-  if (t) add(t, &a, &b, c1 - c0);
+  if (t) add(t, &a, &b, c1 - c0, s1 - s0);
 }
 
 /* One round of every kind on obligation ob (created here) of binding bid. */
@@ -160,6 +182,13 @@ int main(int argc, char **argv) {
   if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, "fs_st", &err))
     die("binding", &err);
   const char *engine = adcp_sql_dialect_of(adcp_ledger_conn(l)) == ADCP_SQL_POSTGRES ? "postgresql" : "sqlite";
+  if (engine[0] == 'p') {
+    char pid[24];
+    int found = 0;
+    if (adcp_sql_query_text(pid, sizeof pid, &found, adcp_ledger_conn(l), "SELECT pg_backend_pid()::text", NULL, 0, &err))
+      die("backend pid", &err);
+    backend_pid = found ? atol(pid) : 0;
+  }
   const char *bids[2] = {ADCP_LEDGER_POSTGRES_BINDING, "fs_st"};
   tally t[2][NKINDS];
   memset(t, 0, sizeof t);
@@ -173,9 +202,9 @@ int main(int argc, char **argv) {
       double n = x->n ? (double)x->n : 1;
       printf(
           "{\"measure\":\"statements\",\"engine\":\"%s\",\"binding\":\"%s\",\"kind\":\"%s\",\"rows\":%ld,"
-          "\"statements\":%.1f,\"round_trips\":%.1f,\"prepares\":%.1f,\"client_cpu_ms\":%.3f}\n",
+          "\"statements\":%.1f,\"round_trips\":%.1f,\"prepares\":%.1f,\"client_cpu_ms\":%.3f,\"server_cpu_ms\":%.3f}\n",
           engine, b ? "object" : "postgres", KIND[k], nrows, (double)x->sum.statements / n,
-          (double)x->sum.round_trips / n, (double)x->sum.prepares / n, x->cpu_s * 1e3 / n);
+          (double)x->sum.round_trips / n, (double)x->sum.prepares / n, x->cpu_s * 1e3 / n, x->server_s * 1e3 / n);
     }
   printf("\n| %s, %ld rows | postgres kind: statements / round trips | object kind: statements / round trips |\n",
          engine, nrows);
