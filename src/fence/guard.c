@@ -53,8 +53,11 @@ static void remember(adcp_fence_guard *g, const adcp_fence_claim *c, int64_t now
 }
 
 int adcp_fence__commit_check(const adcp_fence_view *v, adcp_error *err) {
-  int yes = 0;
-  int rc = adcp_fence__table_exists(&yes, v->conn, v->dialect, err);
+  /* A binding whose claim this handle holds has seen the table: one probe per
+   * object commit saved (issue 32). Should the table vanish later, the claim
+   * read below fails closed. */
+  int yes = v->guard && v->guard->held;
+  int rc = yes ? 0 : adcp_fence__table_exists(&yes, v->conn, v->dialect, err);
   if (rc) return rc;
   if (!yes) return adcp_fence__refusal(err, v->binding_id, ADCP_FENCE_MIGRATION_REQUIRED, NULL);
   if ((rc = adcp_fence__fingerprint(v, err))) return rc;
