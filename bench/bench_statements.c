@@ -166,19 +166,17 @@ int main(int argc, char **argv) {
   adcp_ledger *l;
   if (adcp_ledger_open(&l, adcp_storage_sql(s), NULL, &err)) die("ledger", &err);
   adcp_object_provider *p;
-  adcp_fs_provider_options po = {"bench", "st", 1, 0, NULL, NULL};
+  adcp_fs_provider_options po = {.root_name = "bench", .prefix = "st", .create_root = 1};
   if (adcp_fs_provider_new(&p, argv[2], &po, &err)) die("fs provider", &err);
   adcp_object_kv loc[1] = {{"root", "bench"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   "fs_st",
-                                   "filesystem",
-                                   loc,
-                                   1,
-                                   "st",
-                                   NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL,
-                                   p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs_st",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "st",
+                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
+                                   .client = p};
   if (adcp_ledger_configure_binding(l, &bc, &err) || adcp_ledger_register_binding(l, "fs_st", &err))
     die("binding", &err);
   const char *engine = adcp_sql_dialect_of(adcp_ledger_conn(l)) == ADCP_SQL_POSTGRES ? "postgresql" : "sqlite";

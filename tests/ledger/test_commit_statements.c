@@ -111,19 +111,17 @@ static void commit_statements_are_bounded(void **state) {
   char *dir = tu_mkdtemp(), root[600];
   snprintf(root, sizeof root, "%s/objects", dir);
   adcp_object_provider *p;
-  adcp_fs_provider_options po = {"t", "st", 1, 0, NULL, NULL};
+  adcp_fs_provider_options po = {.root_name = "t", .prefix = "st", .create_root = 1};
   OK(adcp_fs_provider_new(&p, root, &po, &err));
   adcp_object_kv loc[1] = {{"root", "t"}};
-  adcp_ledger_binding_config bc = {ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   "fs",
-                                   "filesystem",
-                                   loc,
-                                   1,
-                                   "st",
-                                   NULL,
-                                   ADCP_OBJECT_COMPRESSION_NONE,
-                                   NULL,
-                                   p};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "st",
+                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
+                                   .client = p};
   OK(adcp_ledger_configure_binding(l, &bc, &err));
   OK(adcp_ledger_register_binding(l, "fs", &err));
 
