@@ -184,11 +184,14 @@ int adcp_audit_append_revision_row(uint64_t *leaf_index, adcp_sql_conn *conn, ad
 
 /* ---- header and leaf in one statement (PostgreSQL, issue 32) ------------------ */
 
+/* The public signature names the column count: it must follow the list. */
+_Static_assert(ADCP_AUDITLOG_HEADER_NCOLS == 20, "adcp_audit_leaf_prepare takes the header columns");
+
 int adcp_audit_leaf_prepare(adcp_audit_leaf *out, const adcp_sql_param header[20], adcp_error *err) {
   memset(out, 0, sizeof *out);
   adcp_buf_init(&out->document);
   adcp_sql_rows *r = NULL;
-  int rc = adcp_sql_rows_from_values(&r, header, AUDIT_HEADER_NCOLS, err);
+  int rc = adcp_sql_rows_from_values(&r, header, ADCP_AUDITLOG_HEADER_NCOLS, err);
   if (!rc && adcp_sql_next(r, err) != 1) rc = adcp_error_set(err, ADCP_EINTERNAL, "audit leaf: no header row");
   adcp_json_doc doc;
   adcp_json_doc_init(&doc);
@@ -248,8 +251,9 @@ int adcp_audit_header_leaf_check(uint64_t *leaf_index, const adcp_audit_leaf *le
   adcp_json_doc_free(&doc);
   adcp_buf_free(&obj);
   if (rc) return rc;
-  uint64_t i = (uint64_t)adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS);
-  int64_t nodes = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS + 1), leaves = adcp_sql_get_int64(r, AUDIT_HEADER_NCOLS + 2);
+  uint64_t i = (uint64_t)adcp_sql_get_int64(r, ADCP_AUDITLOG_HEADER_NCOLS);
+  int64_t nodes = adcp_sql_get_int64(r, ADCP_AUDITLOG_HEADER_NCOLS + 1),
+          leaves = adcp_sql_get_int64(r, ADCP_AUDITLOG_HEADER_NCOLS + 2);
   unsigned closes = 0;
   for (uint64_t t = i; t & 1; t >>= 1) closes++;
   if (strcmp(stored, leaf->entry_sha256) || leaves != 1)

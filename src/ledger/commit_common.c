@@ -12,6 +12,7 @@
 
 #include "adcp/auditlog.h"
 #include "adcp/feed.h"
+#include "auditlog/header_columns.h"
 #include "ledger/internal.h"
 
 /* Feeds every row of the request's source to the encoder (both kinds). */
@@ -559,27 +560,29 @@ static void number_taken(int64_t number, const adcp_ledger_commit *req, adcp_err
  * same digest, so the leaf is byte for byte the one a read-back would give. */
 static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, const char *ins,
                             const adcp_sql_param all[15], const ledger_obligation *ob, int64_t number, adcp_error *err) {
-  /* The 20 header columns in adcp_audit_header_returning's order. */
-  adcp_sql_param h[20] = {all[0],
-                          all[1],
-                          all[2],
-                          all[3],
-                          all[4],
-                          all[5],
-                          all[13],
-                          all[6],
-                          all[7],
-                          all[8],
-                          all[9],
-                          all[10],
-                          all[11],
-                          all[12],
-                          all[14],
-                          adcp_sql_text(ob->period_start),
-                          adcp_sql_text(ob->period_end),
-                          adcp_sql_text(ob->configuration_id),
-                          adcp_sql_int64(ob->period_ordinal),
-                          adcp_sql_int64((int64_t)res->chunk_count)};
+  /* The header columns in adcp_audit_header_returning's order (auditlog/header_columns.h). */
+#define C(name) [ADCP_AUDITLOG_COL_##name]
+  adcp_sql_param h[ADCP_AUDITLOG_HEADER_NCOLS] = {C(revision_id) = all[0],
+                                                  C(obligation_id) = all[1],
+                                                  C(account_id) = all[2],
+                                                  C(revision_number) = all[3],
+                                                  C(finality) = all[4],
+                                                  C(supersedes_revision_id) = all[5],
+                                                  C(binding_algorithm) = all[13],
+                                                  C(revision_content_sha256) = all[6],
+                                                  C(canonical_byte_count) = all[7],
+                                                  C(row_count) = all[8],
+                                                  C(control_totals) = all[9],
+                                                  C(row_manifest_sha256) = all[10],
+                                                  C(rows_shared_from_revision_id) = all[11],
+                                                  C(observed_at) = all[12],
+                                                  C(recorded_at) = all[14],
+                                                  C(period_start) = adcp_sql_text(ob->period_start),
+                                                  C(period_end) = adcp_sql_text(ob->period_end),
+                                                  C(configuration_id) = adcp_sql_text(ob->configuration_id),
+                                                  C(period_ordinal) = adcp_sql_int64(ob->period_ordinal),
+                                                  C(chunk_count) = adcp_sql_int64((int64_t)res->chunk_count)};
+#undef C
   adcp_audit_leaf leaf;
   int rc = adcp_audit_leaf_prepare(&leaf, h, err);
   if (rc) return rc;
