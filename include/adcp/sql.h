@@ -139,6 +139,20 @@ int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
  * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT), ADCP_ENOMEM. */
 int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
                    size_t nparams, adcp_error *err);
+/* Like adcp_sql_query, for reads that may return many rows: on PostgreSQL
+ * the rows arrive while they are stepped (libpq single-row mode, or chunks
+ * with a libpq that has them) instead of the whole result first, so client
+ * and server work overlap and memory stays at one row. On SQLite it is
+ * adcp_sql_query (which already steps row by row). A failure mid-stream is
+ * returned by adcp_sql_next with the same codes and SQLSTATE as a whole
+ * query. Until the rows are freed the connection is busy: every other
+ * statement, transaction or savepoint call on it fails with
+ * ADCP_EINVALID_INPUT ("a streamed query is open"). Freeing the rows before
+ * the end is allowed: inside a transaction the rest is read and discarded
+ * (the transaction stays healthy), outside one the query is cancelled.
+ * Errors: as adcp_sql_query. */
+int adcp_sql_query_stream(adcp_sql_rows **out, adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params,
+                          size_t nparams, adcp_error *err);
 /* 1 = a row is current, 0 = no more rows, < 0 = error (SQLite steps lazily).
  * Errors: ADCP_ECONFLICT, ADCP_ESTORAGE. */
 int adcp_sql_next(adcp_sql_rows *rows, adcp_error *err);

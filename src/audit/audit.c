@@ -570,50 +570,62 @@ static int judge_leaves(run *x, acct *a, adcp_error *err) {
   return rc;
 }
 
-/* The account's stored headers, each digested once: revision ID -> digest,
- * obligation and number. Read in one statement without the leaves, so
+/* The account's stored headers, each digested once: revision ID hash ->
+ * digest, obligation and number. Read in one statement without the leaves, so
  * neither side needs a join with the other nor a sort (PostgreSQL spent
  * most of the audit's time joining and sorting wide rows; the leaves come in
- * their primary key's order). */
+ * their primary key's order). Both reads are streamed (adcp_sql_query_stream):
+ * the map is the only part that grows with the account, 64 bytes a slot at
+ * most two thirds full (docs/audit.md gives the figure per header). */
 typedef struct hdr {
-  char *id; /* NULL: empty slot */
+  uint64_t idh; /* fnv of the revision ID */
   uint64_t obh;
   int64_t number;
-  int seen; /* a revision leaf of the account names it */
-  char digest[65];
+  uint8_t digest[32];
+  uint8_t used; /* 0: empty slot */
+  uint8_t seen; /* a revision leaf of the account names it */
 } hdr;
 
 typedef struct hdrmap {
   hdr *slot;
-  size_t cap; /* a power of two, at least twice the headers */
+  size_t cap; /* a power of two, at least 3/2 of the headers */
 } hdrmap;
 
 static void hdrmap_free(hdrmap *m) {
-  for (size_t i = 0; i < m->cap; i++) free(m->slot[i].id);
   free(m->slot);
   memset(m, 0, sizeof *m);
 }
 
-static hdr *hdrmap_find(const hdrmap *m, const char *id) {
+/* The header a leaf names. IDs are kept as hashes: among the headers whose ID
+ * hashes alike, the one whose digest is the leaf's wins (a digest covers the
+ * revision ID, so equal digests are the same revision); else the first such
+ * header (the leaf then reads as edited, as with the exact ID). */
+static hdr *hdrmap_find(const hdrmap *m, const char *id, const uint8_t digest[32]) {
   if (!m->cap || !id) return NULL;
-  for (size_t i = (size_t)fnv(id) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->slot[i].id) return NULL;
-    if (!strcmp(m->slot[i].id, id)) return &m->slot[i];
+  uint64_t h = fnv(id);
+  hdr *first = NULL;
+  for (size_t i = (size_t)h & (m->cap - 1); m->slot[i].used; i = (i + 1) & (m->cap - 1)) {
+    if (m->slot[i].idh != h) continue;
+    if (!memcmp(m->slot[i].digest, digest, 32)) return &m->slot[i];
+    if (!first) first = &m->slot[i];
   }
+  return first;
+}
+
+static void hdrmap_put(hdr *slot, size_t cap, const hdr *h) {
+  size_t j = (size_t)h->idh & (cap - 1);
+  while (slot[j].used) j = (j + 1) & (cap - 1);
+  slot[j] = *h;
 }
 
 static int hdrmap_grow(hdrmap *m, size_t want, adcp_error *err) {
-  if (want * 2 <= m->cap) return 0;
+  if (want + want / 2 <= m->cap) return 0;
   size_t cap = m->cap ? m->cap * 2 : 1024;
-  while (cap < want * 2) cap *= 2;
+  while (cap < want + want / 2) cap *= 2;
   hdr *g = calloc(cap, sizeof *g);
   if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->slot[i].id) continue;
-    size_t j = (size_t)fnv(m->slot[i].id) & (cap - 1);
-    while (g[j].id) j = (j + 1) & (cap - 1);
-    g[j] = m->slot[i];
-  }
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->slot[i].used) hdrmap_put(g, cap, &m->slot[i]);
   free(m->slot);
   m->slot = g, m->cap = cap;
   return 0;
@@ -633,7 +645,7 @@ static int load_headers(hdrmap *m, run *x, adcp_buf *scratch, adcp_json_doc *doc
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(x->account);
   adcp_sql_rows *r = NULL;
-  if (!rc) rc = adcp_sql_query(&r, x->conn, (const char *)sql.data, &p, 1, err);
+  if (!rc) rc = adcp_sql_query_stream(&r, x->conn, (const char *)sql.data, &p, 1, err);
   adcp_buf_free(&sql);
   size_t n = 0;
   while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
@@ -641,16 +653,14 @@ static int load_headers(hdrmap *m, run *x, adcp_buf *scratch, adcp_json_doc *doc
     const char *id = adcp_sql_get_text(r, 0, NULL);
     char dg[65];
     if ((rc = hdrmap_grow(m, n + 1, err)) || (rc = adcp_auditlog__header_digest(dg, scratch, r, 0, doc, err))) break;
-    if (!id || hdrmap_find(m, id)) continue; /* the primary key: never twice */
-    size_t i = (size_t)fnv(id) & (m->cap - 1);
-    while (m->slot[i].id) i = (i + 1) & (m->cap - 1);
-    hdr *h = &m->slot[i];
-    if (!(h->id = strdup(id))) {
-      rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    if (!id) continue;
+    hdr h = {fnv(id), fnv(adcp_sql_get_text(r, 1, NULL)), adcp_sql_get_int64(r, 3), {0}, 1, 0};
+    adcp_error e2 = {0};
+    if (adcp_auditlog__hex32(h.digest, dg, &e2)) {
+      rc = adcp_error_set(err, ADCP_EINTERNAL, "audit: header digest unreadable");
       break;
     }
-    h->obh = fnv(adcp_sql_get_text(r, 1, NULL)), h->number = adcp_sql_get_int64(r, 3);
-    memcpy(h->digest, dg, sizeof dg);
+    hdrmap_put(m->slot, m->cap, &h);
     n++;
   }
   adcp_sql_rows_free(r);
@@ -687,7 +697,7 @@ static int audit_account(run *x, adcp_error *err) {
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(x->account);
   adcp_sql_rows *r = NULL;
-  if (!rc) rc = adcp_sql_query(&r, x->conn, (const char *)sql.data, &p, 1, err);
+  if (!rc) rc = adcp_sql_query_stream(&r, x->conn, (const char *)sql.data, &p, 1, err);
   while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
     rc = 0;
     int64_t idx = adcp_sql_get_int64(r, 0);
@@ -729,11 +739,13 @@ static int audit_account(run *x, adcp_error *err) {
       }
       revleaf *l = &a.rl[a.n++];
       *l = (revleaf){fnv(id), fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
-      hdr *h = hdrmap_find(&hm, id);
+      hdr *h = hdrmap_find(&hm, id, dg);
       if (h) {
+        char hx[65];
+        adcp_auditlog__to_hex(hx, h->digest);
         h->seen = 1;
         x->rep->headers++;
-        l->status = strcmp(h->digest, entry) ? RL_EDITED : RL_MATCH;
+        l->status = strcmp(hx, entry) ? RL_EDITED : RL_MATCH;
         /* A verified header's obligation and number (the leaf's own columns are not hashed). */
         if (l->status == RL_MATCH) l->obh = h->obh, l->number = h->number;
       }
@@ -761,7 +773,7 @@ static int audit_account(run *x, adcp_error *err) {
   adcp_sql_rows_free(r);
   r = NULL;
   size_t unseen = 0;
-  for (size_t i = 0; i < hm.cap; i++) unseen += hm.slot[i].id && !hm.slot[i].seen;
+  for (size_t i = 0; i < hm.cap; i++) unseen += hm.slot[i].used && !hm.slot[i].seen;
   hdrmap_free(&hm);
   if (rc == 1) rc = 0;
   if (!rc && a.n && (!(a.byob = malloc(a.n * sizeof *a.byob)) || !(a.byid = malloc(a.n * sizeof *a.byid))))

@@ -56,10 +56,12 @@ typedef struct pg_conn {
 
 typedef struct pg_rows {
   adcp_sql_rows head;
-  PGresult *res;
-  int row; /* current row, -1 before the first next() */
+  PGresult *res; /* the whole result; streamed: the current row (or chunk) */
+  int row;       /* current row, -1 before the first next() */
   int nrows;
-  int binary; /* results in binary format */
+  int streaming; /* streamed and not yet at its end: more results to read */
+  int in_txn;    /* streamed inside a transaction (an early free drains, never cancels) */
+  int binary;    /* results in binary format */
   adcp_buf blob;
   char (*num)[24]; /* per column: text of a binary integer/bool for get_text */
   adcp_buf *hex;   /* per column: "\x…" text of a binary bytea for get_text */
@@ -338,8 +340,43 @@ static int stale_statement(const PGresult *r) {
   return st && (!strcmp(st, "26000") || !strcmp(st, "0A000"));
 }
 
+/* Reads and discards every result still owed on the connection. */
+static void drain(PGconn *pg) {
+  PGresult *x;
+  while ((x = PQgetResult(pg))) PQclear(x);
+}
+
+static int stream_status(ExecStatusType s) {
+#ifdef LIBPQ_HAS_CHUNK_MODE
+  if (s == PGRES_TUPLES_CHUNK) return 1;
+#endif
+  return s == PGRES_SINGLE_TUPLE;
+}
+
+/* Rows per chunk with a libpq that has chunked mode (PostgreSQL 17): fewer
+ * result allocations than one per row, still bounded memory. */
+#define STREAM_CHUNK_ROWS 256
+
+/* Sends the statement and returns its first result in single-row (or
+ * chunked) mode; unless that result is a row, the connection is drained and
+ * idle again. NULL when it could not be sent (the connection broke). */
+static PGresult *stream_first(PGconn *pg, const char *name, const char *sql, int n, const Oid *types,
+                              const char *const *vals, const int *lens, const int *fmts, int fmt) {
+  int sent = name ? PQsendQueryPrepared(pg, name, n, vals, lens, fmts, fmt)
+                  : PQsendQueryParams(pg, sql, n, types, vals, lens, fmts, fmt);
+  if (!sent) return NULL;
+#ifdef LIBPQ_HAS_CHUNK_MODE
+  (void)PQsetChunkedRowsMode(pg, STREAM_CHUNK_ROWS);
+#else
+  (void)PQsetSingleRowMode(pg); /* refused only if too late: rows then come whole */
+#endif
+  PGresult *r = PQgetResult(pg);
+  if (!r || !stream_status(PQresultStatus(r))) drain(pg);
+  return r;
+}
+
 static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-               int want_rows, adcp_error *err) {
+               int want_rows, int stream, adcp_error *err) {
   *out = NULL;
   *binary = 0;
   pg_conn *p = IMPL(c);
@@ -390,7 +427,9 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
   if (p->no_cache) {
     /* Unnamed statement per call: works behind transaction poolers. */
     c->counters.round_trips++;
-    r = PQexecParams(p->pg, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
+    if (stream)
+      r = stream_first(p->pg, NULL, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
+    else r = PQexecParams(p->pg, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
   } else {
     for (int attempt = 0;; attempt++) {
       pg_cached *e;
@@ -398,9 +437,11 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
       if (rc) break;
       int fmt = want_rows && e->binary;
       c->counters.round_trips++;
-      r = PQexecPrepared(p->pg, e->name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
+      if (stream)
+        r = stream_first(p->pg, e->name, sql, (int)n, NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
+      else r = PQexecPrepared(p->pg, e->name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
       ExecStatusType s = PQresultStatus(r);
-      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || !stale_statement(r)) {
+      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || stream_status(s) || !stale_statement(r)) {
         *binary = fmt;
         break;
       }
@@ -415,7 +456,7 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
   free(mem);
   if (rc) return rc;
   ExecStatusType s = PQresultStatus(r);
-  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && !stream_status(s)) {
     rc = fail_res(c, r, err);
     PQclear(r);
     return rc;
@@ -429,7 +470,7 @@ static int pg_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm,
                    adcp_error *err) {
   PGresult *r;
   int binary;
-  int rc = run(&r, &binary, c, sql, prm, n, 0, err);
+  int rc = run(&r, &binary, c, sql, prm, n, 0, 0, err);
   if (rc) return rc;
   const char *t = PQcmdTuples(r);
   *changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
@@ -448,11 +489,14 @@ static int pg_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   return rc;
 }
 
-static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-                    adcp_error *err) {
+static void pg_rows_free(adcp_sql_rows *h);
+
+static int query_rows(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                      int stream, adcp_error *err) {
   pg_rows *r = calloc(1, sizeof *r);
   if (!r) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  int rc = run(&r->res, &r->binary, c, sql, prm, n, 1, err);
+  PGTransactionStatusType ts = PQtransactionStatus(IMPL(c)->pg);
+  int rc = run(&r->res, &r->binary, c, sql, prm, n, 1, stream, err);
   if (rc) {
     free(r);
     return rc;
@@ -460,16 +504,15 @@ static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, cons
   r->head.conn = c;
   r->row = -1;
   r->nrows = PQntuples(r->res);
+  r->streaming = stream && stream_status(PQresultStatus(r->res));
+  r->in_txn = ts != PQTRANS_IDLE;
   adcp_buf_init(&r->blob);
   int nf = PQnfields(r->res);
   if (r->binary && nf > 0) {
     r->num = calloc((size_t)nf, sizeof *r->num);
     r->hex = calloc((size_t)nf, sizeof *r->hex);
     if (!r->num || !r->hex) {
-      free(r->num);
-      free(r->hex);
-      PQclear(r->res);
-      free(r);
+      pg_rows_free(&r->head);
       return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
     }
   }
@@ -477,15 +520,53 @@ static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, cons
   return 0;
 }
 
-static int pg_next(adcp_sql_rows *h, adcp_error *err) {
-  (void)err;
-  pg_rows *r = (pg_rows *)h;
-  if (r->row + 1 >= r->nrows) {
-    r->row = r->nrows;
+static int pg_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                    adcp_error *err) {
+  return query_rows(out, c, sql, prm, n, 0, err);
+}
+
+static int pg_query_stream(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                           adcp_error *err) {
+  return query_rows(out, c, sql, prm, n, 1, err);
+}
+
+/* The next streamed result: 1 with rows, 0 at the end (the final result is
+ * kept for its column descriptions), < 0 on a failure (drained first). */
+static int stream_more(pg_rows *r, adcp_error *err) {
+  adcp_sql_conn *c = r->head.conn;
+  PGresult *x = PQgetResult(IMPL(c)->pg);
+  ExecStatusType s = PQresultStatus(x);
+  if (x && stream_status(s)) {
+    PQclear(r->res);
+    r->res = x, r->row = 0, r->nrows = PQntuples(x);
+    return 1;
+  }
+  r->streaming = 0;
+  drain(IMPL(c)->pg);
+  if (s == PGRES_TUPLES_OK) {
+    PQclear(r->res);
+    r->res = x, r->row = 0, r->nrows = 0;
     return 0;
   }
-  r->row++;
-  return 1;
+  int rc = fail_res(c, x, err);
+  PQclear(x);
+  r->row = r->nrows = 0;
+  return rc;
+}
+
+static int pg_next(adcp_sql_rows *h, adcp_error *err) {
+  pg_rows *r = (pg_rows *)h;
+  if (r->row + 1 < r->nrows) {
+    r->row++;
+    return 1;
+  }
+  while (r->streaming) {
+    int rc = stream_more(r, err);
+    if (rc <= 0) return rc;
+    if (r->nrows > 0) return 1;
+  }
+  r->row = r->nrows;
+  return 0;
 }
 
 static int pg_column_count(const adcp_sql_rows *h) { return PQnfields(((const pg_rows *)h)->res); }
@@ -597,6 +678,19 @@ static const uint8_t *pg_get_blob(adcp_sql_rows *h, int col, size_t *len) {
 
 static void pg_rows_free(adcp_sql_rows *h) {
   pg_rows *r = (pg_rows *)h;
+  if (r->streaming) {
+    /* Abandoned early. Inside a transaction the rest is read and discarded
+     * (a cancel would doom it); outside one the server is told to stop. The
+     * connection is idle again either way. */
+    PGconn *pg = IMPL(h->conn)->pg;
+    if (!r->in_txn) {
+      PGcancel *k = PQgetCancel(pg);
+      char buf[64];
+      if (k) (void)PQcancel(k, buf, (int)sizeof buf);
+      PQfreeCancel(k);
+    }
+    drain(pg);
+  }
   int nf = PQnfields(r->res);
   for (int i = 0; r->hex && i < nf; i++) adcp_buf_free(&r->hex[i]);
   free(r->hex);
@@ -697,4 +791,5 @@ const adcp_sql_backend adcp_sql_postgres_backend = {
     .txn_failed = pg_txn_failed,
     .commit = pg_commit,
     .redact_url = pg_redact_url,
+    .query_stream = pg_query_stream,
 };

@@ -187,10 +187,20 @@ static int check_params(const adcp_sql_param *p, size_t n, adcp_error *err) {
   return 0;
 }
 
+/* One statement at a time on a connection: a second one while a stream is
+ * open would interleave with its rows on the wire (PostgreSQL) or read a
+ * half-consumed state; it is refused instead. */
+static int refuse_if_streaming(const adcp_sql_conn *c, adcp_error *err) {
+  if (!c->stream) return 0;
+  return adcp_error_set(err, ADCP_EINVALID_INPUT,
+                        "sql: a streamed query is open on this connection; free its rows before the next statement");
+}
+
 int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
                           adcp_error *err) {
   int64_t changes = 0;
-  int rc = check_params(p, n, err);
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = check_params(p, n, err);
   if (!rc) rc = c->be->exec(c, sql, p, n, &changes, err);
   if (out) *out = rc ? 0 : changes;
   return rc;
@@ -200,14 +210,31 @@ int adcp_sql_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, si
   return adcp_sql_exec_changes(NULL, c, sql, p, n, err);
 }
 
-int adcp_sql_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) { return c->be->exec_script(c, sql, err); }
+int adcp_sql_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  int rc = refuse_if_streaming(c, err);
+  return rc ? rc : c->be->exec_script(c, sql, err);
+}
 
 int adcp_sql_query(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
                    adcp_error *err) {
   *out = NULL;
-  int rc = check_params(p, n, err);
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = check_params(p, n, err);
   if (rc) return rc;
   return c->be->query(out, c, sql, p, n, err);
+}
+
+int adcp_sql_query_stream(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                          adcp_error *err) {
+  *out = NULL;
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = check_params(p, n, err);
+  if (rc) return rc;
+  if (c->be->version < ADCP_SQL_BACKEND_VERSION_STREAM || !c->be->query_stream)
+    rc = c->be->query(out, c, sql, p, n, err);
+  else rc = c->be->query_stream(out, c, sql, p, n, err);
+  if (!rc) c->stream = *out;
+  return rc;
 }
 
 int adcp_sql_next(adcp_sql_rows *r, adcp_error *err) { return r->conn->be->next(r, err); }
@@ -219,7 +246,10 @@ const char *adcp_sql_get_text(const adcp_sql_rows *r, int col, size_t *len) {
 int64_t adcp_sql_get_int64(const adcp_sql_rows *r, int col) { return r->conn->be->get_int64(r, col); }
 const uint8_t *adcp_sql_get_blob(adcp_sql_rows *r, int col, size_t *len) { return r->conn->be->get_blob(r, col, len); }
 void adcp_sql_rows_free(adcp_sql_rows *r) {
-  if (r) r->conn->be->rows_free(r);
+  if (!r) return;
+  adcp_sql_conn *c = r->conn;
+  c->be->rows_free(r);
+  if (c->stream == r) c->stream = NULL;
 }
 
 int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
@@ -242,6 +272,7 @@ int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const
 /* ---- transactions, locks, clock ----------------------------------------------- */
 
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  if (c->stream) return refuse_if_streaming(c, err);
   if (c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: a transaction is already open");
   int rc = c->be->exec_script(c, sql, err);
   if (!rc) c->txn_open = 1, c->aborted = 0;
@@ -264,6 +295,7 @@ static void rollback_keeping_failure(adcp_sql_conn *c) {
 }
 
 int adcp_sql_commit(adcp_sql_conn *c, adcp_error *err) {
+  if (c->stream) return refuse_if_streaming(c, err);
   int open = c->be->in_transaction(c);
   if (!open && !c->txn_open) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: no transaction is open");
   /* A statement failed inside this transaction (or the engine already rolled
@@ -285,6 +317,7 @@ int adcp_sql_commit(adcp_sql_conn *c, adcp_error *err) {
 }
 
 int adcp_sql_rollback(adcp_sql_conn *c, adcp_error *err) {
+  if (c->stream) return refuse_if_streaming(c, err);
   c->txn_open = 0, c->aborted = 0;
   if (!c->be->in_transaction(c)) return 0;
   return c->be->exec_script(c, "ROLLBACK", err);
@@ -316,7 +349,8 @@ static int refuse_if_aborted(adcp_sql_conn *c, adcp_error *err) {
 
 int adcp_sql_savepoint(adcp_sql_conn *c, const char *name, adcp_error *err) {
   char sql[80];
-  int rc = savepoint_sql(sql, sizeof sql, "SAVEPOINT", name, err);
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = savepoint_sql(sql, sizeof sql, "SAVEPOINT", name, err);
   if (rc) return rc;
   if (!c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: savepoint needs an open transaction");
@@ -326,7 +360,8 @@ int adcp_sql_savepoint(adcp_sql_conn *c, const char *name, adcp_error *err) {
 
 int adcp_sql_release(adcp_sql_conn *c, const char *name, adcp_error *err) {
   char sql[80];
-  int rc = savepoint_sql(sql, sizeof sql, "RELEASE SAVEPOINT", name, err);
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = savepoint_sql(sql, sizeof sql, "RELEASE SAVEPOINT", name, err);
   if (rc) return rc;
   if (!c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: release needs an open transaction");
@@ -336,7 +371,8 @@ int adcp_sql_release(adcp_sql_conn *c, const char *name, adcp_error *err) {
 
 int adcp_sql_rollback_to(adcp_sql_conn *c, const char *name, adcp_error *err) {
   char sql[80];
-  int rc = savepoint_sql(sql, sizeof sql, "ROLLBACK TO SAVEPOINT", name, err);
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = savepoint_sql(sql, sizeof sql, "ROLLBACK TO SAVEPOINT", name, err);
   if (rc) return rc;
   if (!c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: rollback to savepoint needs an open transaction");

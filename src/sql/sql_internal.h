@@ -6,9 +6,11 @@
 
 #include "adcp/sql.h"
 
-/* 2 added redact_url. A slot past what a backend's version has is never read. */
-#define ADCP_SQL_BACKEND_VERSION 2
+/* 2 added redact_url, 3 query_stream. A slot past what a backend's version
+ * has is never read. */
+#define ADCP_SQL_BACKEND_VERSION 3
 #define ADCP_SQL_BACKEND_VERSION_REDACT 2 /* the version with redact_url */
+#define ADCP_SQL_BACKEND_VERSION_STREAM 3 /* the version with query_stream */
 
 typedef struct ADCP_VERSIONED adcp_sql_backend {
   int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
@@ -39,6 +41,10 @@ typedef struct ADCP_VERSIONED adcp_sql_backend {
    * rebuilds a URL of this backend with every password masked. 0, or -1 when
    * the backend cannot parse it. */
   int (*redact_url)(char *out, size_t n, const char *url);
+  /* Version 3, optional (NULL: query, which already steps row by row): a
+   * query whose rows arrive while they are stepped, in bounded memory. */
+  int (*query_stream)(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                      adcp_error *err);
 } adcp_sql_backend;
 
 struct adcp_sql_conn {
@@ -56,6 +62,9 @@ struct adcp_sql_conn {
   adcp_sql_failure abort_failure;
   char abort_sqlstate[6];
   adcp_sql_counters counters; /* bumped by the backends where they run SQL */
+  /* The open streamed query (adcp_sql_query_stream), or NULL: while it is
+   * open the connection is busy and the port refuses every other statement. */
+  adcp_sql_rows *stream;
 };
 
 /* Every backend's row iterator starts with this head. */
