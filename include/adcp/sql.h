@@ -133,7 +133,8 @@ int adcp_sql_exec_changes(int64_t *out, adcp_sql_conn *conn, const char *sql, co
 int adcp_sql_exec_script(adcp_sql_conn *conn, const char *sql, adcp_error *err);
 
 /* Runs a query; iterate with adcp_sql_next, then adcp_sql_rows_free.
- * PostgreSQL results are fetched whole (a row is at most one chunk body);
+ * PostgreSQL results are fetched whole (a row is at most one chunk body;
+ * adcp_sql_query_stream below for reads of many rows);
  * queries returning bytea (with only text/integer/bool beside it) use the
  * binary result format, invisibly to the getters below.
  * Errors: as adcp_sql_exec (ADCP_ECONFLICT, ADCP_ESTORAGE, ADCP_EINVALID_INPUT), ADCP_ENOMEM. */
