@@ -250,12 +250,6 @@ typedef struct acct {
   size_t nret, capret;
 } acct;
 
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; s && *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
-}
-
 static revleaf *find_leaf(acct *a, int64_t idx) {
   size_t lo = 0, hi = a->n;
   while (lo < hi) {
@@ -431,7 +425,7 @@ static int check_retirement(run *x, acct *a, int64_t ridx, adcp_error *err) {
   }
   adcp_json_doc_free(&hd);
   /* Every logged revision of the obligation before it, not retired earlier. */
-  uint64_t obh = fnv(doc.obligation_id);
+  uint64_t obh = adcp_audit__fnv(doc.obligation_id);
   size_t lo = 0, hi = a->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
@@ -570,103 +564,6 @@ static int judge_leaves(run *x, acct *a, adcp_error *err) {
   return rc;
 }
 
-/* The account's stored headers, each digested once: revision ID hash ->
- * digest, obligation and number. Read in one statement without the leaves, so
- * neither side needs a join with the other nor a sort (PostgreSQL spent
- * most of the audit's time joining and sorting wide rows; the leaves come in
- * their primary key's order). Both reads are streamed (adcp_sql_query_stream):
- * the map is the only part that grows with the account, 64 bytes a slot at
- * most two thirds full (docs/audit.md gives the figure per header). */
-typedef struct hdr {
-  uint64_t idh; /* fnv of the revision ID */
-  uint64_t obh;
-  int64_t number;
-  uint8_t digest[32];
-  uint8_t used; /* 0: empty slot */
-  uint8_t seen; /* a revision leaf of the account names it */
-} hdr;
-
-typedef struct hdrmap {
-  hdr *slot;
-  size_t cap; /* a power of two, at least 3/2 of the headers */
-} hdrmap;
-
-static void hdrmap_free(hdrmap *m) {
-  free(m->slot);
-  memset(m, 0, sizeof *m);
-}
-
-/* The header a leaf names. IDs are kept as hashes: among the headers whose ID
- * hashes alike, the one whose digest is the leaf's wins (a digest covers the
- * revision ID, so equal digests are the same revision); else the first such
- * header (the leaf then reads as edited, as with the exact ID). */
-static hdr *hdrmap_find(const hdrmap *m, const char *id, const uint8_t digest[32]) {
-  if (!m->cap || !id) return NULL;
-  uint64_t h = fnv(id);
-  hdr *first = NULL;
-  for (size_t i = (size_t)h & (m->cap - 1); m->slot[i].used; i = (i + 1) & (m->cap - 1)) {
-    if (m->slot[i].idh != h) continue;
-    if (!memcmp(m->slot[i].digest, digest, 32)) return &m->slot[i];
-    if (!first) first = &m->slot[i];
-  }
-  return first;
-}
-
-static void hdrmap_put(hdr *slot, size_t cap, const hdr *h) {
-  size_t j = (size_t)h->idh & (cap - 1);
-  while (slot[j].used) j = (j + 1) & (cap - 1);
-  slot[j] = *h;
-}
-
-static int hdrmap_grow(hdrmap *m, size_t want, adcp_error *err) {
-  if (want + want / 2 <= m->cap) return 0;
-  size_t cap = m->cap ? m->cap * 2 : 1024;
-  while (cap < want + want / 2) cap *= 2;
-  hdr *g = calloc(cap, sizeof *g);
-  if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->slot[i].used) hdrmap_put(g, cap, &m->slot[i]);
-  free(m->slot);
-  m->slot = g, m->cap = cap;
-  return 0;
-}
-
-static int load_headers(hdrmap *m, run *x, adcp_buf *scratch, adcp_json_doc *doc, adcp_error *err) {
-  adcp_buf sql;
-  adcp_buf_init(&sql);
-  int rc = 0;
-  if (adcp_buf_printf(&sql,
-                      "SELECT %s FROM adcp_reporting_revisions r LEFT JOIN adcp_reporting_obligations o ON "
-                      "o.obligation_id = r.obligation_id LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = "
-                      "r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id WHERE "
-                      "r.account_id = $1",
-                      adcp_auditlog__header_cols(adcp_sql_dialect_of(x->conn))) ||
-      adcp_buf_cstr(&sql))
-    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  adcp_sql_param p = adcp_sql_text(x->account);
-  adcp_sql_rows *r = NULL;
-  if (!rc) rc = adcp_sql_query_stream(&r, x->conn, (const char *)sql.data, &p, 1, err);
-  adcp_buf_free(&sql);
-  size_t n = 0;
-  while (!rc && (rc = adcp_sql_next(r, err)) == 1) {
-    rc = 0;
-    const char *id = adcp_sql_get_text(r, 0, NULL);
-    char dg[65];
-    if ((rc = hdrmap_grow(m, n + 1, err)) || (rc = adcp_auditlog__header_digest(dg, scratch, r, 0, doc, err))) break;
-    if (!id) continue;
-    hdr h = {fnv(id), fnv(adcp_sql_get_text(r, 1, NULL)), adcp_sql_get_int64(r, 3), {0}, 1, 0};
-    adcp_error e2 = {0};
-    if (adcp_auditlog__hex32(h.digest, dg, &e2)) {
-      rc = adcp_error_set(err, ADCP_EINTERNAL, "audit: header digest unreadable");
-      break;
-    }
-    hdrmap_put(m->slot, m->cap, &h);
-    n++;
-  }
-  adcp_sql_rows_free(r);
-  return rc < 0 ? rc : 0;
-}
-
 static int audit_account(run *x, adcp_error *err) {
   adcp_buf sql, scratch;
   adcp_buf_init(&sql);
@@ -686,8 +583,8 @@ static int audit_account(run *x, adcp_error *err) {
    * item 5): the headers are this account's. A revision leaf's document is
    * never read here (its header is rehashed from the stored columns), so it
    * is not shipped: it was two thirds of each row's width. */
-  hdrmap hm = {0};
-  rc = load_headers(&hm, x, &scratch, &doc, err);
+  adcp_audit_hdrmap hm = {0};
+  rc = adcp_audit__load_headers(&hm, x->conn, x->account, &scratch, &doc, err);
   if (!rc && (adcp_buf_append_str(&sql,
                                   "SELECT l.leaf_index, l.entry_kind, l.entry_id, l.entry_profile, "
                                   "l.entry_sha256, l.leaf_hash, CASE WHEN l.entry_kind = 'revision' THEN NULL "
@@ -738,8 +635,8 @@ static int audit_account(run *x, adcp_error *err) {
         a.rl = g;
       }
       revleaf *l = &a.rl[a.n++];
-      *l = (revleaf){fnv(id), fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
-      hdr *h = hdrmap_find(&hm, id, dg);
+      *l = (revleaf){adcp_audit__fnv(id), adcp_audit__fnv(adcp_sql_get_text(r, 7, NULL)), idx, 0, -1, -1, RL_ABSENT};
+      adcp_audit_hdr *h = adcp_audit__hdrmap_find(&hm, id, dg);
       if (h) {
         char hx[65];
         adcp_auditlog__to_hex(hx, h->digest);
@@ -774,7 +671,7 @@ static int audit_account(run *x, adcp_error *err) {
   r = NULL;
   size_t unseen = 0;
   for (size_t i = 0; i < hm.cap; i++) unseen += hm.slot[i].used && !hm.slot[i].seen;
-  hdrmap_free(&hm);
+  adcp_audit__hdrmap_free(&hm);
   if (rc == 1) rc = 0;
   if (!rc && a.n && (!(a.byob = malloc(a.n * sizeof *a.byob)) || !(a.byid = malloc(a.n * sizeof *a.byid))))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
