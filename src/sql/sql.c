@@ -248,8 +248,11 @@ const uint8_t *adcp_sql_get_blob(adcp_sql_rows *r, int col, size_t *len) { retur
 void adcp_sql_rows_free(adcp_sql_rows *r) {
   if (!r) return;
   adcp_sql_conn *c = r->conn;
+  /* Read before the free: a values row (values.c) carries its own conn inside
+   * the block rows_free releases. */
+  int open_stream = c->stream == r;
   c->be->rows_free(r);
-  if (c->stream == r) c->stream = NULL;
+  if (open_stream) c->stream = NULL;
 }
 
 int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p,
