@@ -57,6 +57,8 @@ run_engine sqlite "sqlite:$tmp/mem.db" acct_mem --all | tee -a "$out"
 rm -f "$tmp"/mem.db*
 if [ -n "${ADCP_BENCH_PG_URL:-}" ]; then
   acct="acct_mem_$(date +%s)"
+  # Migrated here too: bench_ledger, which migrates the cluster, may have failed or been skipped.
+  "$cli" --db "$ADCP_BENCH_PG_URL" migrate >/dev/null
   run_engine postgres "$ADCP_BENCH_PG_URL" "$acct" "--account $acct" | tee -a "$out"
 fi
 python3 - "$out" <<'PY'
