@@ -49,6 +49,14 @@ int adcp_sql_connect_read_only(adcp_sql_conn **out, const char *url, adcp_error 
  * transaction. NULL is a no-op. */
 void adcp_sql_close(adcp_sql_conn *conn);
 adcp_sql_dialect adcp_sql_dialect_of(const adcp_sql_conn *conn);
+/* The dialect of the connection a result came from; 0 for a row made by
+ * adcp_sql_rows_from_values or for NULL. Never fails. */
+adcp_sql_dialect adcp_sql_rows_dialect(const adcp_sql_rows *rows);
+/* A setting the server reports to the session without a round trip
+ * (PostgreSQL: DateStyle, TimeZone, server_version, ... as ParameterStatus
+ * last said), or NULL (SQLite, or not reported). Valid until the next call
+ * on conn. Never fails. */
+const char *adcp_sql_server_setting(const adcp_sql_conn *conn, const char *name);
 /* 1 if committed data survives a crash (files, servers); 0 for sqlite::memory:. Never fails. */
 int adcp_sql_is_durable(const adcp_sql_conn *conn);
 

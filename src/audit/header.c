@@ -6,11 +6,10 @@
 #include "audit/internal.h"
 
 static int load_one(adcp_buf *obj, char digest[65], adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
-  adcp_sql_dialect d = adcp_sql_dialect_of(conn);
   adcp_buf sql;
   adcp_buf_init(&sql);
   if (adcp_buf_printf(&sql, "SELECT %s FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM "WHERE r.revision_id = $1",
-                      adcp_auditlog__header_cols(d)) ||
+                      adcp_auditlog__header_cols(conn)) ||
       adcp_buf_cstr(&sql)) {
     adcp_buf_free(&sql);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");

@@ -42,7 +42,6 @@ int adcp_audit_log_subtree(void *ctx, uint64_t start, unsigned level, uint8_t ou
 }
 
 int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const char *revision_id, adcp_error *err) {
-  adcp_sql_dialect d = adcp_sql_dialect_of(conn);
   adcp_buf sql;
   adcp_buf_init(&sql);
   int rc = 0;
@@ -50,7 +49,7 @@ int adcp_audit_append_revision(uint64_t *leaf_index, adcp_sql_conn *conn, const 
   if (adcp_buf_printf(&sql,
                       "SELECT %s, " AUDIT_NEXT_LEAF("r.account_id") " FROM adcp_reporting_revisions r" AUDIT_HEADER_FROM
                                                                     "WHERE r.revision_id = $1",
-                      adcp_auditlog__header_cols(d)) ||
+                      adcp_auditlog__header_cols(conn)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   adcp_sql_param p = adcp_sql_text(revision_id);

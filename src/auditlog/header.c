@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "auditlog/internal.h"
+#include "core/instant.h"
 
 #define OPENSSL_SUPPRESS_DEPRECATED /* low-level SHA-256: see auditlog/merkle.c */
 #include <openssl/sha.h>
@@ -23,13 +24,19 @@
 #define SEL_o(W, n) W("o." n)
 #define SEL_s(W, n) "coalesce(" W("s." n) ", CASE WHEN r.row_set_id IS NULL THEN " W("s2." n) " END)"
 #define X_SEL_PG(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_PG_##kind, #n)
+#define X_SEL_PG_ISO(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_PG_ISO_##kind, #n)
 #define X_SEL_SQLITE(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_SQLITE, #n)
 
 static const char COLS_PG[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_SEL_PG) " ";
+static const char COLS_PG_ISO[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_SEL_PG_ISO) " ";
 static const char COLS_SQLITE[] = ADCP_AUDITLOG_HEADER_COLUMNS(X_SEL_SQLITE) " ";
 
-const char *adcp_auditlog__header_cols(adcp_sql_dialect d) {
-  return (d == ADCP_SQL_POSTGRES ? COLS_PG : COLS_SQLITE) + 2;
+/* Raw timestamps only where the session's DateStyle makes their text ISO
+ * (the server reports it; a session SET again is seen here too). */
+const char *adcp_auditlog__header_cols(const adcp_sql_conn *c) {
+  if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return COLS_SQLITE + 2;
+  const char *ds = adcp_sql_server_setting(c, "DateStyle");
+  return (ds && !strncmp(ds, "ISO", 3) ? COLS_PG_ISO : COLS_PG) + 2;
 }
 
 /* The same columns from an INSERT's RETURNING (the new row is named by its
@@ -99,6 +106,25 @@ static int int_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   return adcp_buf_append(b, q, (size_t)(e - q));
 }
 
+/* An instant: on PostgreSQL a raw timestamp's ISO text (COLS_PG_ISO) is
+ * rewritten as to_char would have written it, infinity as to_char's NULL;
+ * to_char's own text (RETURNING, COLS_PG), SQLite's and a values row's
+ * pass as they are. */
+static int instant_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
+  if (adcp_sql_is_null(r, col)) return adcp_buf_append_str(b, "null");
+  size_t n = 0, m = 0;
+  const char *s = adcp_sql_get_text(r, col, &n);
+  if (!s) s = "", n = 0;
+  if (adcp_sql_rows_dialect(r) == ADCP_SQL_POSTGRES && n > 10 && s[10] != 'T') {
+    char t[32];
+    if (!adcp_core_instant_from_pg_iso(t, &m, s, n)) return adcp_jcs_write_string(b, t, m);
+  }
+  if (adcp_sql_rows_dialect(r) == ADCP_SQL_POSTGRES &&
+      ((n == 8 && !memcmp(s, "infinity", 8)) || (n == 9 && !memcmp(s, "-infinity", 9))))
+    return adcp_buf_append_str(b, "null");
+  return adcp_jcs_write_string(b, s, n);
+}
+
 /* The control totals, re-canonicalised. */
 static int totals(adcp_buf *b, adcp_sql_rows *r, int col, adcp_json_doc *doc) {
   size_t tn = 0;
@@ -122,6 +148,7 @@ int adcp_auditlog__header_write(adcp_buf *b, adcp_sql_rows *r, int c, adcp_json_
     case M_PROFILE: rc = adcp_jcs_write_string(b, ADCP_AUDIT_HEADER_PROFILE, strlen(ADCP_AUDIT_HEADER_PROFILE)); break;
     case M_INT: rc = int_or_null(b, r, c + m->col); break;
     case M_JSON: rc = totals(b, r, c + m->col, doc); break;
+    case M_INSTANT: rc = instant_or_null(b, r, c + m->col); break;
     default: rc = str_or_null(b, r, c + m->col); break;
     }
   }

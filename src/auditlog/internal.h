@@ -13,7 +13,7 @@
  * for a SELECT that joins revisions r, obligations o and row sets s (and s2:
  * a header without row_set_id uses its own ID, as the ledger reads it);
  * adcp_auditlog__header_write reads them from column col0 on. */
-const char *adcp_auditlog__header_cols(adcp_sql_dialect d);
+const char *adcp_auditlog__header_cols(const adcp_sql_conn *c);
 #define AUDIT_HEADER_FROM \
   " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
   "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id " \

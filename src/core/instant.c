@@ -160,3 +160,38 @@ bad:
   return adcp_error_set(err, ADCP_EINVALID_INPUT, "instant '%.40s' is not RFC 3339 (e.g. 2026-10-01T00:00:00Z)",
                         t ? t : "");
 }
+
+/* PostgreSQL's text of a timestamp without time zone under DateStyle ISO is
+ * "Y…Y-MM-DD HH:MM:SS[.f…]" (4 or more year digits; up to six fraction
+ * digits, trailing zeros dropped), then " BC" for years before 1. to_char's
+ * 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' of the same value writes the same digits
+ * (a BC year as its number of years, unsigned) with the fraction padded to
+ * six: the rewrite is textual, so it cannot differ from the server's own. */
+int adcp_core_instant_from_pg_iso(char out[32], size_t *out_len, const char *t, size_t n) {
+  size_t y = 0;
+  while (y < n && y < 7 && t[y] >= '0' && t[y] <= '9') y++;
+  if (y < 4 || n < y + 15) return -1;
+  static const char shape[] = "-dd-dd dd:dd:dd";
+  for (size_t i = 0; i < 15; i++) {
+    char c = t[y + i];
+    if (shape[i] == 'd' ? !(c >= '0' && c <= '9') : c != shape[i]) return -1;
+  }
+  size_t p = y + 15, f = 0;
+  char frac[6] = {'0', '0', '0', '0', '0', '0'};
+  if (p < n && t[p] == '.') {
+    for (p++; p < n && t[p] >= '0' && t[p] <= '9'; p++)
+      if (f < 6) frac[f++] = t[p];
+      else return -1;
+    if (f == 0) return -1;
+  }
+  if (p + 3 == n && !memcmp(t + p, " BC", 3)) p = n;
+  if (p != n) return -1;
+  memcpy(out, t, y + 15);
+  out[y + 6] = 'T';
+  out[y + 15] = '.';
+  memcpy(out + y + 16, frac, 6);
+  out[y + 22] = 'Z';
+  out[y + 23] = '\0';
+  *out_len = y + 23;
+  return 0;
+}

@@ -40,4 +40,11 @@ int adcp_core_instant_parse(int64_t *us, const char *t, adcp_error *err);
  * (e.g. 2026-10-01T00:00:00Z)". */
 int adcp_core_instant_normalize(char out[32], const char *t, adcp_error *err);
 
+/* PostgreSQL's text of a timestamp (without time zone, DateStyle ISO:
+ * "YYYY-MM-DD HH:MM:SS[.f]" and " BC" before year 1) rewritten as
+ * to_char(x, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') writes it (NUL-terminated,
+ * *out_len bytes, at most 30): 0, or -1 when t (n bytes) is not that text
+ * (infinity among others: to_char gives NULL for it). */
+int adcp_core_instant_from_pg_iso(char out[32], size_t *out_len, const char *t, size_t n);
+
 #endif

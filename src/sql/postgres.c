@@ -741,6 +741,11 @@ static int append_value(adcp_buf *b, const char *v) {
 
 /* Rebuilds a URI or conninfo string as keyword=value pairs with every password
  * masked (through PQconninfoParse). -1 when libpq cannot parse it. */
+static const char *pg_server_setting(const adcp_sql_conn *c, const char *name) {
+  const pg_conn *p = IMPL(c);
+  return p && p->pg ? PQparameterStatus(p->pg, name) : NULL;
+}
+
 static int pg_redact_url(char *out, size_t n, const char *url) {
   char *msg = NULL;
   PQconninfoOption *opts = PQconninfoParse(url, &msg);
@@ -792,4 +797,5 @@ const adcp_sql_backend adcp_sql_postgres_backend = {
     .commit = pg_commit,
     .redact_url = pg_redact_url,
     .query_stream = pg_query_stream,
+    .server_setting = pg_server_setting,
 };

@@ -120,6 +120,11 @@ void adcp_sql_close(adcp_sql_conn *c) {
 }
 
 adcp_sql_dialect adcp_sql_dialect_of(const adcp_sql_conn *c) { return c->be->dialect; }
+adcp_sql_dialect adcp_sql_rows_dialect(const adcp_sql_rows *r) { return r && r->conn ? r->conn->be->dialect : 0; }
+const char *adcp_sql_server_setting(const adcp_sql_conn *c, const char *name) {
+  if (!c || !name || c->be->version < ADCP_SQL_BACKEND_VERSION_SETTING || !c->be->server_setting) return NULL;
+  return c->be->server_setting(c, name);
+}
 int adcp_sql_is_durable(const adcp_sql_conn *c) { return c->durable; }
 void adcp_sql_counters_get(adcp_sql_counters *out, const adcp_sql_conn *c) { *out = c->counters; }
 

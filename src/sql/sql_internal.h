@@ -8,9 +8,10 @@
 
 /* 2 added redact_url, 3 query_stream. A slot past what a backend's version
  * has is never read. */
-#define ADCP_SQL_BACKEND_VERSION 3
-#define ADCP_SQL_BACKEND_VERSION_REDACT 2 /* the version with redact_url */
-#define ADCP_SQL_BACKEND_VERSION_STREAM 3 /* the version with query_stream */
+#define ADCP_SQL_BACKEND_VERSION 4
+#define ADCP_SQL_BACKEND_VERSION_REDACT 2  /* the version with redact_url */
+#define ADCP_SQL_BACKEND_VERSION_STREAM 3  /* the version with query_stream */
+#define ADCP_SQL_BACKEND_VERSION_SETTING 4 /* the version with server_setting */
 
 typedef struct ADCP_VERSIONED adcp_sql_backend {
   int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
@@ -45,6 +46,10 @@ typedef struct ADCP_VERSIONED adcp_sql_backend {
    * query whose rows arrive while they are stepped, in bounded memory. */
   int (*query_stream)(adcp_sql_rows **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
                       adcp_error *err);
+  /* Version 4, optional (NULL: none known): a setting the server reports to
+   * the session without a round trip (PostgreSQL's ParameterStatus: DateStyle,
+   * TimeZone, ...), or NULL. */
+  const char *(*server_setting)(const adcp_sql_conn *c, const char *name);
 } adcp_sql_backend;
 
 struct adcp_sql_conn {

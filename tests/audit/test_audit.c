@@ -639,6 +639,36 @@ static void kill9_keeps_leaf_and_revision_together(void **state) {
   }
 }
 
+/* On PostgreSQL the audit reads instants raw when the session's DateStyle is
+ * ISO and through to_char otherwise: both give the committed digests, and an
+ * edited instant is found either way, under any session TimeZone. */
+static void instants_under_any_datestyle(void **state) {
+  env e;
+  env_open(&e, state);
+  int pg = adcp_sql_dialect_of(e.c) == ADCP_SQL_POSTGRES;
+  const char *styles[] = {"SET DateStyle = 'ISO, MDY'", "SET DateStyle = 'SQL, DMY'", "SET DateStyle = 'Postgres'"};
+  for (int edited = 0; edited < 2; edited++) {
+    if (edited)
+      tamper(&e,
+             "UPDATE adcp_reporting_revisions SET recorded_at = '2031-01-01T00:00:00.000001Z' "
+             "WHERE revision_id = 'r2'");
+    for (size_t i = 0; i < (pg ? 3u : 1u); i++) {
+      adcp_error err = {0};
+      if (pg) {
+        OK(adcp_sql_exec(e.c, styles[i], NULL, 0, &err));
+        OK(adcp_sql_exec(e.c, i ? "SET TimeZone = 'Asia/Kathmandu'" : "SET TimeZone = 'UTC'", NULL, 0, &err));
+      }
+      findings fs;
+      audit(&e, &fs, &e.keys, 1);
+      if (fs.n != (size_t)edited || (edited && !has(&fs, "header_edited", 1))) {
+        dump(&fs);
+        fail_msg("style %zu, edited %d: %zu findings", i, edited, fs.n);
+      }
+    }
+  }
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(header_profile_golden),
@@ -652,6 +682,7 @@ int main(void) {
       BOTH(proofs_offline),
       BOTH(concurrent_commits),
       BOTH(kill9_keeps_leaf_and_revision_together),
+      BOTH(instants_under_any_datestyle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
