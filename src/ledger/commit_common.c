@@ -559,7 +559,8 @@ static void number_taken(int64_t number, const adcp_ledger_commit *req, adcp_err
  * adcp_audit_header_leaf_check refuses the commit unless it hashes to the
  * same digest, so the leaf is byte for byte the one a read-back would give. */
 static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res, const char *ins,
-                            const adcp_sql_param all[15], const ledger_obligation *ob, int64_t number, adcp_error *err) {
+                            const adcp_sql_param all[15], const ledger_obligation *ob, int64_t number,
+                            adcp_revision_header *stored, adcp_error *err) {
   /* The header columns in adcp_audit_header_returning's order (auditlog/header_columns.h). */
 #define C(name) [ADCP_AUDITLOG_COL_##name]
   adcp_sql_param h[ADCP_AUDITLOG_HEADER_NCOLS] = {C(revision_id) = all[0],
@@ -599,6 +600,7 @@ static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const
     rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
   if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
   if (rc == 1) rc = adcp_audit_header_leaf_check(NULL, &leaf, r, err);
+  if (!rc && stored) rc = adcp_ledger__header_from_returning(stored, r, err);
   adcp_sql_rows_free(r);
   adcp_buf_free(&sql);
   adcp_audit_leaf_free(&leaf);
@@ -608,7 +610,8 @@ static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                                  int64_t number, const char *prev_id, const adcp_buf *totals_json,
                                  const char *shared_from, const char *observed_at, const ledger_obligation *ob,
-                                 const ledger_clock *clock, adcp_error *err) {
+                                 const ledger_clock *clock, adcp_revision_header *stored, adcp_error *err) {
+  if (stored) memset(stored, 0, sizeof *stored);
   char recorded[40];
   int rc = recorded_instant(recorded, l, req, clock, err);
   if (rc) return rc;
@@ -644,7 +647,7 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
     rc = adcp_sql_exec(l->conn, ins, all, 15, err);
     if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
   } else if (l->dialect == ADCP_SQL_POSTGRES && ob && ob->known) {
-    rc = insert_with_leaf(l, req, res, ins, all, ob, number, err);
+    rc = insert_with_leaf(l, req, res, ins, all, ob, number, stored, err);
   } else {
     /* Tamper-evident history (docs/trust.md): the header digest becomes the
      * next leaf of the account's log in this transaction, under the account
@@ -661,6 +664,7 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
       rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
     if (rc == ADCP_ECONFLICT) number_taken(number, req, err); /* the insert's own conflict, not the leaf's */
     if (rc == 1) rc = adcp_audit_append_revision_row(NULL, l->conn, r, err);
+    if (!rc && stored) rc = adcp_ledger__header_from_returning(stored, r, err);
     if (!rc && (rc = adcp_sql_next(r, err)) == 1)
       rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned two rows");
     adcp_sql_rows_free(r);
@@ -675,4 +679,18 @@ int adcp_ledger__revision_exists(int *exists, adcp_ledger *l, const char *revisi
   *exists = 0;
   return adcp_sql_query_text(one, sizeof one, exists, l->conn,
                              "SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1", &rid, 1, err);
+}
+
+int adcp_ledger__committed_header(adcp_revision_header *out, adcp_revision_header *stored, adcp_ledger *l,
+                                  const adcp_ledger_commit *req, const char *binding_id, adcp_error *err) {
+  if (stored->revision_id[0]) {
+    /* The insert returned the header as stored: no read-back (issue 32). */
+    *out = *stored, stored->control_totals_json = NULL;
+    snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", binding_id);
+    return 0;
+  }
+  int found = 0;
+  int rc = adcp_ledger__load_header(out, NULL, &found, l, 0, req->revision_id, req->account_id, err);
+  if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
+  return rc;
 }

@@ -439,6 +439,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
                 int *replayed, adcp_error *err) {
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   *replayed = 0;
+  adcp_revision_header stored = {0}; /* as the header insert returned it */
   adcp_buf totals;
   adcp_buf_init(&totals);
   int rc = adcp_ledger__totals_text(&totals, req->totals, err);
@@ -541,7 +542,8 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   {
     char observed[32] = "";
     if (req->observed_at && (rc = adcp_ledger_normalize_instant(observed, req->observed_at, err))) goto out;
-    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, ob, &pr.clock, err)))
+    if ((rc = adcp_ledger__insert_revision(l, req, res, number, prev_id, &totals, shared, observed, ob, &pr.clock,
+                                           &stored, err)))
       goto out;
   }
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
@@ -553,11 +555,10 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   rc = adcp_sql_commit(l->conn, err);
   if (!rc) {
     out->shared = shared[0] != 0;
-    int found = 0;
-    rc = adcp_ledger__load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
-    if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
+    rc = adcp_ledger__committed_header(&out->header, &stored, l, req, b->id, err);
   }
 out:
+  adcp_revision_header_free(&stored);
   adcp_sql_rollback(l->conn, NULL);
   adcp_buf_free(&totals);
   return rc;

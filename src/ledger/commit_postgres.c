@@ -100,6 +100,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   int in_tx = 0;
   adcp_rows_result res;
   ledger_obligation ob = {0};
+  adcp_revision_header stored = {0}; /* as the header insert returned it */
 
   if ((rc = adcp_ledger__totals_text(&totals, req->totals, err))) goto done;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
@@ -168,7 +169,8 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if ((rc = adcp_ledger__insert_row_set(l, req, &res, shared, ADCP_LEDGER_POSTGRES_BINDING, err)) ||
       (rc = adcp_ledger__insert_chunk_records(l, req, c.ms, c.n, NULL, err)))
     goto done;
-  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, &clock, err)))
+  if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, &clock, &stored,
+                                         err)))
     goto done;
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;
@@ -178,15 +180,12 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   }
   if ((rc = adcp_sql_commit(l->conn, err))) goto done;
   in_tx = 0;
-  {
-    int found = 0;
-    rc = adcp_ledger__load_header(&out->header, NULL, &found, l, 0, req->revision_id, req->account_id, err);
-    if (!rc && !found) rc = adcp_error_set(err, ADCP_ESTORAGE, "committed revision could not be read back");
-  }
+  rc = adcp_ledger__committed_header(&out->header, &stored, l, req, ADCP_LEDGER_POSTGRES_BINDING, err);
 
 done:
   adcp_ledger__pipe_free(c.pipe); /* joins the writer before the connection is used again */
   if (in_tx) adcp_sql_rollback(l->conn, NULL);
+  adcp_revision_header_free(&stored);
   adcp_manifest_checker_free(&c.mcheck);
   adcp_rows_encoder_free(enc);
   free(c.ms);

@@ -60,7 +60,8 @@ void adcp_revision_header_free(adcp_revision_header *h) {
 
 #define TEXT(col) adcp_sql_get_text(r, ADCP_AUDITLOG_COL_##col, NULL)
 #define INT(col) adcp_sql_get_int64(r, ADCP_AUDITLOG_COL_##col)
-int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
+/* The header columns alone (the first ADCP_AUDITLOG_HEADER_NCOLS of r). */
+static void header_cols(adcp_revision_header *h, adcp_sql_rows *r) {
   memset(h, 0, sizeof *h);
   ledger_copy_text(h->revision_id, sizeof h->revision_id, TEXT(revision_id));
   ledger_copy_text(h->obligation_id, sizeof h->obligation_id, TEXT(obligation_id));
@@ -79,8 +80,12 @@ int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adc
   ledger_copy_text(h->recorded_at, sizeof h->recorded_at, TEXT(recorded_at));
   ledger_copy_text(h->period_start, sizeof h->period_start, TEXT(period_start));
   ledger_copy_text(h->period_end, sizeof h->period_end, TEXT(period_end));
-  ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, T_ROWS_STATE, NULL));
   h->chunk_count = (uint64_t)INT(chunk_count);
+}
+
+int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err) {
+  header_cols(h, r);
+  ledger_copy_text(h->rows_state, sizeof h->rows_state, adcp_sql_get_text(r, T_ROWS_STATE, NULL));
   ledger_copy_text(h->row_binding_id, sizeof h->row_binding_id, adcp_sql_get_text(r, T_BINDING, NULL));
   if (rs) {
     memset(rs, 0, sizeof *rs);
@@ -103,6 +108,16 @@ int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adc
 }
 #undef TEXT
 #undef INT
+
+int adcp_ledger__header_from_returning(adcp_revision_header *h, adcp_sql_rows *r, adcp_error *err) {
+  header_cols(h, r);
+  /* The commit inserted the row set in this transaction (rows_state's default)
+   * or shares one it read live FOR SHARE: what a read-back would load. The
+   * caller sets row_binding_id (the row set's binding). */
+  ledger_copy_text(h->rows_state, sizeof h->rows_state, "live");
+  if (!h->control_totals_json) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  return 0;
+}
 
 int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *found, adcp_ledger *l, int mode,
                              const char *a, const char *b, adcp_error *err) {

@@ -90,6 +90,10 @@ int adcp_ledger__load_header(adcp_revision_header *h, ledger_rowset *rs, int *fo
                              const char *a, const char *b, adcp_error *err);
 /* Reads the header columns of the current row (the column order of the header SELECTs). */
 int adcp_ledger__header_from_row(adcp_revision_header *h, ledger_rowset *rs, adcp_sql_rows *r, adcp_error *err);
+/* The header from the header insert's RETURNING row (adcp_audit_header_returning's
+ * columns first), as a read-back right after the commit would load it, but
+ * for row_binding_id (left empty for the caller). */
+int adcp_ledger__header_from_returning(adcp_revision_header *h, adcp_sql_rows *r, adcp_error *err);
 /* The SELECT list + FROM of the header queries (for list queries). */
 const char *adcp_ledger__header_select(adcp_sql_dialect d);
 
@@ -175,11 +179,17 @@ const char *adcp_ledger__shared_lookup_sql(const adcp_ledger *l);
 /* Inserts the immutable revision header (row_set_id = revision_id). A unique
  * violation is the numbering race: CONFLICT naming the number. With the
  * obligation's identity known on PostgreSQL, the header and its audit leaf go
- * in one statement (the leaf computed from the values inserted). */
+ * in one statement (the leaf computed from the values inserted). When the
+ * insert returns the stored header (the audit log on), *stored gets it (its
+ * revision_id stays empty otherwise); the caller frees it. */
 int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, const adcp_rows_result *res,
                                  int64_t number, const char *prev_id, const adcp_buf *totals_json,
                                  const char *shared_from, const char *observed_at, const ledger_obligation *ob,
-                                 const ledger_clock *clock, adcp_error *err);
+                                 const ledger_clock *clock, adcp_revision_header *stored, adcp_error *err);
+/* The committed header for the result: *stored moved into *out (with
+ * binding_id) when the insert returned it, else read back. */
+int adcp_ledger__committed_header(adcp_revision_header *out, adcp_revision_header *stored, adcp_ledger *l,
+                                  const adcp_ledger_commit *req, const char *binding_id, adcp_error *err);
 int adcp_ledger__validate_commit(const adcp_ledger_commit *req, adcp_error *err);
 /* REFERENCE_NOT_FOUND, or ROWS_INTEGRITY_FAILED for a revision the legacy
  * import quarantined (read.c). */
