@@ -13,6 +13,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "adcp/ledger.h"
 #include "adcp/objects.h"
@@ -27,6 +28,39 @@ static double now(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* CPU of every thread of this process (caller, hasher, chunk writer, SQLite's
+ * checkpointer): on a shared machine it moves far less than the wall clock. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of a PostgreSQL backend on this machine (utime + stime of
+ * /proc/PID/stat), or -1 when the server is not local or not PostgreSQL. */
+static double backend_cpu(adcp_sql_conn *c) {
+  if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return -1;
+  char pid[24];
+  int found = 0;
+  adcp_error err = {0};
+  if (adcp_sql_query_text(pid, sizeof pid, &found, c, "SELECT pg_backend_pid()::text", NULL, 0, &err) || !found)
+    return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  unsigned long long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2) return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double enc_cpu_s; /* process CPU of the fastest encode reference run */
 
 typedef struct lines {
   const char *data;
@@ -56,14 +90,14 @@ static double encode_mbs(lines *L, uint64_t *bytes_out) {
                                    ADCP_BINDING_RFC8785_JCS_V1,       NULL,         NULL};
     adcp_rows_encoder *enc;
     if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
-    double t = now();
+    double t = now(), c = cpu_now();
     for (size_t i = 0; i < L->n; i++)
       if (adcp_rows_encoder_add_json(enc, L->data + L->off[i], L->len[i], &err)) die("encode", &err);
     adcp_rows_result res;
     if (adcp_rows_encoder_finish(enc, &res, &err)) die("encode", &err);
-    t = now() - t;
+    t = now() - t, c = cpu_now() - c;
     adcp_rows_encoder_free(enc);
-    if (t < best) best = t;
+    if (t < best) best = t, enc_cpu_s = c;
     *bytes_out = res.canonical_byte_count;
   }
   return best;
@@ -523,17 +557,22 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
                             .next_row = next_row,
                             .row_ctx = L};
   adcp_commit_result res;
-  double t = now();
+  double srv = backend_cpu(adcp_storage_sql(s));
+  double t = now(), cpu = cpu_now();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
-  t = now() - t;
+  t = now() - t, cpu = cpu_now() - cpu;
+  if (srv >= 0) srv = backend_cpu(adcp_storage_sql(s)) - srv;
   double ck = drain_checkpoint(s);
   double mbs = (double)res.header.canonical_byte_count / t / 1e6;
+  /* cpu_s minus encode_cpu_s is what storing added in this process; the
+   * ratio is the wall ratio the commit would reach if CPU were the limit. */
   printf(
       "{\"engine\":\"%s\",\"measure\":\"commit_1x%zu\",\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,"
       "\"encode_mb_per_s\":%.1f,\"ratio_to_encode\":%.2f,\"checkpoint_after_s\":%.3f,"
-      "\"ratio_including_checkpoint\":%.2f}\n",
+      "\"ratio_including_checkpoint\":%.2f,\"cpu_s\":%.3f,\"encode_cpu_s\":%.3f,\"cpu_ratio_to_encode\":%.2f,"
+      "\"server_cpu_s\":%.2f}\n",
       engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs, ck,
-      (double)res.header.canonical_byte_count / (t + ck) / 1e6 / enc_mbs);
+      (double)res.header.canonical_byte_count / (t + ck) / 1e6 / enc_mbs, cpu, enc_cpu_s, enc_cpu_s / cpu, srv);
   uint64_t total_rows = res.header.row_count;
   {
     double rt = full_read_s(l, rev);
@@ -653,8 +692,8 @@ int main(int argc, char **argv) {
   }
   uint64_t enc_bytes = 0;
   double enc_s = encode_mbs(&L, &enc_bytes);
-  printf("{\"measure\":\"encode\",\"rows\":%zu,\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f}\n", L.n,
-         (double)enc_bytes / enc_s / 1e6, (double)L.n / enc_s, enc_s);
+  printf("{\"measure\":\"encode\",\"rows\":%zu,\"mb_per_s\":%.1f,\"rows_per_s\":%.0f,\"seconds\":%.3f,\"cpu_s\":%.3f}\n",
+         L.n, (double)enc_bytes / enc_s / 1e6, (double)L.n / enc_s, enc_s, enc_cpu_s);
   fflush(stdout);
   char url[4200];
   snprintf(url, sizeof url, "sqlite:%s", argv[2]);
