@@ -28,5 +28,8 @@ if [ "${ADCP_TEST_AZURITE:-1}" != 0 ] && [ -x "$here/azurite.sh" ]; then
   trap '"$here/azurite.sh" stop "$ADCP_TEST_AZURITE_DIR" >/dev/null 2>&1 || true; '"${3:-}" EXIT
 fi
 cd "$build"
-# ADCP_TEST_LABEL=fast (make test-fast): only the tests with that ctest label.
-ctest --output-on-failure -j "${ADCP_TEST_JOBS:-2}" ${ADCP_TEST_LABEL:+-L "$ADCP_TEST_LABEL"}
+# ADCP_TEST_LABEL=fast (make test-fast): only the tests with that ctest label;
+# ADCP_TEST_REGEX=RE: only the tests whose names match RE (ctest -R). Other
+# arguments after BUILD are not read.
+ctest --output-on-failure -j "${ADCP_TEST_JOBS:-2}" ${ADCP_TEST_LABEL:+-L "$ADCP_TEST_LABEL"} \
+  ${ADCP_TEST_REGEX:+-R "$ADCP_TEST_REGEX"}
