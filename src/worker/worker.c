@@ -63,7 +63,8 @@ static int name_ok(const char *s) {
 
 int adcp_worker_register(adcp_worker *w, const adcp_worker_task *task, adcp_error *err) {
   if (!w || !task || task->version != ADCP_WORKER_TASK_VERSION || !task->run)
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: a task needs version 1 and a function");
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: a task needs version %d and a function",
+                          ADCP_WORKER_TASK_VERSION);
   if (!name_ok(task->name))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: task names are 1-64 characters of [a-z0-9_]");
   if (task->interval_ms < 1 || task->limit < 1)
@@ -222,7 +223,8 @@ int adcp_worker_run_pass(const adcp_worker_pass_result **out, adcp_worker *w, in
 
 int adcp_worker_run(adcp_worker *w, const adcp_worker_run_options *o, adcp_error *err) {
   if (!o || o->version != ADCP_WORKER_RUN_OPTIONS_VERSION || !o->stop)
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: run needs version 1 options with a stop flag");
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: run needs version %d options with a stop flag",
+                          ADCP_WORKER_RUN_OPTIONS_VERSION);
   if (!w || !w->n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "worker: no task is registered");
   int64_t poll = o->poll_ms > 0 ? o->poll_ms : 100;
   while (!atomic_load(o->stop)) {
