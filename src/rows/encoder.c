@@ -8,10 +8,12 @@
  * each closed segment is copied into one of HASH_SLOTS buffers and hashed
  * there while the caller's thread canonicalizes the next rows. The copy is
  * what makes this safe: the chunk buffer may be reallocated by the next row,
- * a slot never is while the hasher owns it. A chunk closes only after the
- * hasher drained, so the callback sees exactly what the serial path gives it,
- * at the same point, on the caller's thread. When every slot is busy the
- * caller computes the segment digest itself instead of waiting idle. */
+ * a slot never is while the hasher owns it. A chunk closes only after its
+ * segment and chunk digests are done, so the callback sees exactly what the
+ * serial path gives it, at the same point, on the caller's thread; the
+ * content stream may run on into the next chunk (finish waits for it). When
+ * the hasher is behind, or whenever the caller would otherwise wait, the
+ * caller computes segment digests itself. */
 #define _GNU_SOURCE /* sched_getaffinity: a process pinned to one core should not start a hasher */
 #include <pthread.h>
 #include <sched.h>
@@ -50,6 +52,7 @@ typedef struct hash_thread {
   uint64_t head, content, chunk, tail;
   unsigned seg_pending; /* filled slots whose segment digest is not done */
   int caller_waits;     /* the caller sleeps on cv (read by the lag_content test mode) */
+  int closing;          /* a chunk close waits for the chunk stream */
   int stop;
   int rc; /* first failure of a digest call */
 } hash_thread;
@@ -125,10 +128,11 @@ static void release_done(hash_thread *t) {
   while (t->head < t->content && t->slots[t->head % HASH_SLOTS].seg_state == SEG_DONE) t->head++;
 }
 
-/* The hasher feeds the chunk stream first (a chunk close waits for it), the
- * content stream when no chunk work is queued. Both read the slot; the content
- * pass turns newlines into commas in place only once the segment digest is
- * done, otherwise through the hasher's staging block. */
+/* The hasher takes slots in order (segment, chunk, then content pass, while
+ * the bytes are in cache), except that a waiting chunk close gets the chunk
+ * stream first. Both read the slot; the content pass turns newlines into
+ * commas in place only once the segment digest is done, otherwise through the
+ * hasher's staging block. */
 static void *hasher_main(void *arg) {
   adcp_rows_encoder *e = arg;
   hash_thread *t = e->ht;
@@ -138,7 +142,7 @@ static void *hasher_main(void *arg) {
     if (t->stop) break;
     adcp_error herr;
     int rc = 0;
-    if (t->chunk < t->tail) {
+    if (t->chunk < t->tail && (t->content == t->chunk || t->closing)) {
       hash_slot *sl = &t->slots[t->chunk % HASH_SLOTS];
       int own_seg = sl->seg_state == SEG_TODO;
       if (own_seg) sl->seg_state = SEG_BUSY;
@@ -151,7 +155,7 @@ static void *hasher_main(void *arg) {
       note_rc(t, rc);
       if (own_seg) sl->seg_state = SEG_DONE, t->seg_pending--;
       t->chunk++;
-    } else if (t->content < t->chunk && (!e->lag_content || t->caller_waits)) {
+    } else if (t->content < t->chunk && (!e->lag_content || (t->caller_waits && !t->closing))) {
       hash_slot *sl = &t->slots[t->content % HASH_SLOTS];
       int inplace = sl->seg_state == SEG_DONE;
       pthread_mutex_unlock(&t->mu);
@@ -247,8 +251,10 @@ static int hasher_drain(adcp_rows_encoder *e, int all, adcp_error *err) {
   hash_thread *t = e->ht;
   if (!t) return 0;
   pthread_mutex_lock(&t->mu);
+  t->closing = !all;
   while (t->seg_pending || t->chunk != t->tail || (all && t->head != t->tail))
     if (!steal_seg(e)) wait_hasher(e);
+  t->closing = 0;
   int rc = t->rc;
   pthread_mutex_unlock(&t->mu);
   return rc ? adcp_error_set(err, rc, "hashing a segment failed") : 0;
