@@ -8,10 +8,12 @@
  * each closed segment is copied into one of HASH_SLOTS buffers and hashed
  * there while the caller's thread canonicalizes the next rows. The copy is
  * what makes this safe: the chunk buffer may be reallocated by the next row,
- * a slot never is while the hasher owns it. A chunk closes only after the
- * hasher drained, so the callback sees exactly what the serial path gives it,
- * at the same point, on the caller's thread. When every slot is busy the
- * caller computes the segment digest itself instead of waiting idle. */
+ * a slot never is while the hasher owns it. A chunk closes only after its
+ * segment and chunk digests are done, so the callback sees exactly what the
+ * serial path gives it, at the same point, on the caller's thread; the
+ * content stream may run on into the next chunk (finish waits for it). When
+ * the hasher is behind, or whenever the caller would otherwise wait, the
+ * caller computes segment digests itself. */
 #define _GNU_SOURCE /* sched_getaffinity: a process pinned to one core should not start a hasher */
 #include <pthread.h>
 #include <sched.h>
@@ -23,13 +25,19 @@
 #include "adcp/rows.h"
 #include "rows/internal.h"
 
-#define HASH_SLOTS 4u
+/* Slots hold segment copies from the hasher's oldest unfinished one (head) to
+ * the next free one (tail); sequence numbers count up, slot = seq % HASH_SLOTS.
+ * The content stream may lag a chunk close (only the finish needs it), so the
+ * ring is deeper than the four segments a chunk close alone would need. */
+#define HASH_SLOTS 8u
 #define HASH_TAKE_AT 2u
 
+enum { SEG_TODO, SEG_BUSY, SEG_DONE };
+
 typedef struct hash_slot {
-  adcp_buf buf; /* copy of one closed segment */
-  uint32_t seg; /* its index in the open chunk's manifest */
-  int seg_done; /* the caller already wrote the segment digest */
+  adcp_buf buf;  /* copy of one closed segment */
+  uint32_t seg;  /* its index in the open chunk's manifest */
+  int seg_state; /* SEG_*: its segment digest, taken by either thread */
 } hash_slot;
 
 typedef struct hash_thread {
@@ -37,7 +45,14 @@ typedef struct hash_thread {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   hash_slot slots[HASH_SLOTS];
-  unsigned head, count; /* count filled slots from head; the hasher owns them */
+  /* head <= content <= chunk <= tail: the next slot to free, to feed the
+   * content stream, to feed the chunk stream, to fill. Both streams are the
+   * hasher's (each must see its bytes in order); segment digests are
+   * independent, so an idle caller takes pending ones (steal_seg). */
+  uint64_t head, content, chunk, tail;
+  unsigned seg_pending; /* filled slots whose segment digest is not done */
+  int caller_waits;     /* the caller sleeps on cv (read by the lag_content test mode) */
+  int closing;          /* a chunk close waits for the chunk stream */
   int stop;
   int rc; /* first failure of a digest call */
 } hash_thread;
@@ -57,6 +72,7 @@ struct adcp_rows_encoder {
   int failed, finished;
   unsigned threads;    /* 1 serial, 2 with a hasher thread */
   hash_thread *ht;     /* started at the first closed segment */
+  int lag_content;     /* tests: see adcp_rows__encoder_lag_content */
   adcp_sha256 own_sha; /* caller-side segment digests while the hasher is busy */
 };
 
@@ -84,43 +100,79 @@ int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_e
 
 /* ---- hasher thread ----------------------------------------------------------------- */
 
-/* The three passes over one closed segment (either thread, never both at once:
- * the hasher while it runs, the caller only after a drain). */
-static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, uint8_t *own, size_t n, adcp_segment_manifest *s,
-                      int seg_done, adcp_error *err) {
-  int rc = 0;
-  if (!seg_done) {
-    if ((rc = adcp_sha256_init(&e->seg_sha, err))) return rc;
-    adcp_sha256_update(&e->seg_sha, p, n);
-    adcp_sha256_final_hex(&e->seg_sha, s->sha256);
-  }
+/* The three passes over bytes the caller hashes itself (serial path, or an
+ * oversized row after a full drain). */
+static int hash_bytes(adcp_rows_encoder *e, const uint8_t *p, size_t n, adcp_segment_manifest *s, adcp_error *err) {
+  int rc = adcp_sha256_init(&e->seg_sha, err);
+  if (rc) return rc;
+  adcp_sha256_update(&e->seg_sha, p, n);
+  adcp_sha256_final_hex(&e->seg_sha, s->sha256);
   adcp_sha256_update(&e->chunk_sha, p, n);
-  /* A slot copy (own) is the hasher's to overwrite: commas in place, last. */
-  if (own) return adcp_rows__hasher_update_inplace(&e->content, own, n, err);
   return adcp_rows_hasher_update(&e->content, p, n, NULL, err);
 }
 
+/* One segment digest into s (either thread, each with its own context). */
+static int seg_digest(adcp_sha256 *ctx, const uint8_t *p, size_t n, adcp_segment_manifest *s) {
+  if (adcp_sha256_init(ctx, NULL)) return ADCP_ENOMEM;
+  adcp_sha256_update(ctx, p, n);
+  adcp_sha256_final_hex(ctx, s->sha256);
+  return 0;
+}
+
+static void note_rc(hash_thread *t, int rc) {
+  if (rc && !t->rc) t->rc = rc;
+}
+
+/* Frees slots whose three passes are all done, oldest first (under mu). */
+static void release_done(hash_thread *t) {
+  while (t->head < t->content && t->slots[t->head % HASH_SLOTS].seg_state == SEG_DONE) t->head++;
+}
+
+/* The hasher takes slots in order (segment, chunk, then content pass, while
+ * the bytes are in cache), except that a waiting chunk close gets the chunk
+ * stream first. Both read the slot; the content pass turns newlines into
+ * commas in place only once the segment digest is done, otherwise through the
+ * hasher's staging block. */
 static void *hasher_main(void *arg) {
   adcp_rows_encoder *e = arg;
   hash_thread *t = e->ht;
+  adcp_sha256 sha = {0};
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    while (!t->count && !t->stop) pthread_cond_wait(&t->cv, &t->mu);
     if (t->stop) break;
-    hash_slot *sl = &t->slots[t->head];
-    pthread_mutex_unlock(&t->mu);
-    /* segments[seg].sha256 is written only here (or by the caller for seg_done
-     * slots); the caller writes the other fields before the slot is queued. */
     adcp_error herr;
-    int rc = hash_bytes(e, sl->buf.data, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg], sl->seg_done, &herr);
-    if (sl->buf.cap > ADCP_ROWS_CHUNK_MAX_BYTES) adcp_buf_free(&sl->buf); /* an oversized row: don't keep it */
-    pthread_mutex_lock(&t->mu);
-    if (rc && !t->rc) t->rc = rc;
-    t->head = (t->head + 1) % HASH_SLOTS;
-    t->count--;
+    int rc = 0;
+    if (t->chunk < t->tail && (t->content == t->chunk || t->closing)) {
+      hash_slot *sl = &t->slots[t->chunk % HASH_SLOTS];
+      int own_seg = sl->seg_state == SEG_TODO;
+      if (own_seg) sl->seg_state = SEG_BUSY;
+      pthread_mutex_unlock(&t->mu);
+      /* segments[seg].sha256 is written by whichever thread set SEG_BUSY; the
+       * caller wrote the other fields before the slot was queued. */
+      if (own_seg) rc = seg_digest(&sha, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg]);
+      adcp_sha256_update(&e->chunk_sha, sl->buf.data, sl->buf.len);
+      pthread_mutex_lock(&t->mu);
+      note_rc(t, rc);
+      if (own_seg) sl->seg_state = SEG_DONE, t->seg_pending--;
+      t->chunk++;
+    } else if (t->content < t->chunk && (!e->lag_content || (t->caller_waits && !t->closing))) {
+      hash_slot *sl = &t->slots[t->content % HASH_SLOTS];
+      int inplace = sl->seg_state == SEG_DONE;
+      pthread_mutex_unlock(&t->mu);
+      if (inplace) rc = adcp_rows__hasher_update_inplace(&e->content, sl->buf.data, sl->buf.len, &herr);
+      else rc = adcp_rows_hasher_update(&e->content, sl->buf.data, sl->buf.len, NULL, &herr);
+      pthread_mutex_lock(&t->mu);
+      note_rc(t, rc);
+      t->content++;
+      release_done(t);
+    } else {
+      pthread_cond_wait(&t->cv, &t->mu);
+      continue;
+    }
     pthread_cond_broadcast(&t->cv);
   }
   pthread_mutex_unlock(&t->mu);
+  adcp_sha256_free(&sha);
   return NULL;
 }
 
@@ -159,12 +211,50 @@ static void hasher_start(adcp_rows_encoder *e) {
   }
 }
 
-/* Waits until the hasher has hashed everything queued; returns its first failure. */
-static int hasher_drain(adcp_rows_encoder *e, adcp_error *err) {
+/* With lag_content the hasher feeds the content stream only while the caller
+ * sleeps here, so tests see it lag by the whole ring. */
+static void wait_hasher(adcp_rows_encoder *e) {
+  hash_thread *t = e->ht;
+  t->caller_waits = 1;
+  if (e->lag_content) pthread_cond_broadcast(&t->cv);
+  pthread_cond_wait(&t->cv, &t->mu);
+  t->caller_waits = 0;
+}
+
+void adcp_rows__encoder_lag_content(adcp_rows_encoder *e) { e->lag_content = 1; }
+
+/* Instead of waiting idle, the caller takes the newest pending segment digest
+ * (the hasher works from the oldest). Called and returns with mu held; 0 when
+ * there was none to take. */
+static int steal_seg(adcp_rows_encoder *e) {
+  hash_thread *t = e->ht;
+  for (uint64_t q = t->tail; q > t->chunk; q--) {
+    hash_slot *sl = &t->slots[(q - 1) % HASH_SLOTS];
+    if (sl->seg_state != SEG_TODO) continue;
+    sl->seg_state = SEG_BUSY;
+    pthread_mutex_unlock(&t->mu);
+    int rc = seg_digest(&e->own_sha, sl->buf.data, sl->buf.len, &e->m.segments[sl->seg]);
+    pthread_mutex_lock(&t->mu);
+    note_rc(t, rc);
+    sl->seg_state = SEG_DONE;
+    t->seg_pending--;
+    release_done(t);
+    pthread_cond_broadcast(&t->cv);
+    return 1;
+  }
+  return 0;
+}
+
+/* Waits until the open chunk's segment and chunk digests are done (all: the
+ * content stream too); returns the hasher's first failure. */
+static int hasher_drain(adcp_rows_encoder *e, int all, adcp_error *err) {
   hash_thread *t = e->ht;
   if (!t) return 0;
   pthread_mutex_lock(&t->mu);
-  while (t->count) pthread_cond_wait(&t->cv, &t->mu);
+  t->closing = !all;
+  while (t->seg_pending || t->chunk != t->tail || (all && t->head != t->tail))
+    if (!steal_seg(e)) wait_hasher(e);
+  t->closing = 0;
   int rc = t->rc;
   pthread_mutex_unlock(&t->mu);
   return rc ? adcp_error_set(err, rc, "hashing a segment failed") : 0;
@@ -175,26 +265,27 @@ static int hasher_queue(adcp_rows_encoder *e, const uint8_t *p, size_t n, uint32
   hash_thread *t = e->ht;
   int seg_done = 0;
   pthread_mutex_lock(&t->mu);
-  /* The hasher is behind (two segments or more waiting): take this segment's
-   * digest off its list. Deciding before the queue is full, rather than when
-   * the caller would otherwise wait, keeps both threads busy. */
-  if (t->count >= HASH_TAKE_AT) {
+  /* The hasher is behind (two segments or more it has not finished): take
+   * this segment's digest while its bytes are in cache. Deciding before the
+   * ring is full keeps both threads busy. */
+  if (t->tail - t->content >= HASH_TAKE_AT) {
     pthread_mutex_unlock(&t->mu);
-    if (adcp_sha256_init(&e->own_sha, NULL) == 0 && adcp_sha256_update(&e->own_sha, p, n) == 0 &&
-        adcp_sha256_final_hex(&e->own_sha, e->m.segments[seg].sha256) == 0)
-      seg_done = 1;
+    seg_done = seg_digest(&e->own_sha, p, n, &e->m.segments[seg]) == 0;
     pthread_mutex_lock(&t->mu);
   }
-  while (t->count == HASH_SLOTS) pthread_cond_wait(&t->cv, &t->mu);
-  hash_slot *sl = &t->slots[(t->head + t->count) % HASH_SLOTS];
+  while (t->tail - t->head == HASH_SLOTS)
+    if (!steal_seg(e)) wait_hasher(e);
+  hash_slot *sl = &t->slots[t->tail % HASH_SLOTS];
   pthread_mutex_unlock(&t->mu);
-  /* The tail slot is not the hasher's until count grows. */
+  /* The tail slot is not the hasher's until tail grows. */
+  if (sl->buf.cap > ADCP_ROWS_CHUNK_MAX_BYTES) adcp_buf_free(&sl->buf); /* grown past a chunk: don't keep it */
   adcp_buf_reset(&sl->buf);
   if (adcp_buf_append(&sl->buf, p, n)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory queueing a segment");
   sl->seg = seg;
-  sl->seg_done = seg_done;
+  sl->seg_state = seg_done ? SEG_DONE : SEG_TODO;
   pthread_mutex_lock(&t->mu);
-  t->count++;
+  if (!seg_done) t->seg_pending++;
+  t->tail++;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
   return 0;
@@ -258,14 +349,14 @@ static int close_segment(adcp_rows_encoder *e, uint64_t end, adcp_error *err) {
   if (e->ht && n <= ADCP_ROWS_CHUNK_MAX_BYTES) return hasher_queue(e, p, n, idx, err);
   /* An oversized row (up to the 16 MiB line cap) is hashed here after a
    * drain: a slot copy of it would add its whole size to peak memory. */
-  int rc = hasher_drain(e, err);
-  return rc ? rc : hash_bytes(e, p, NULL, n, s, 0, err);
+  int rc = hasher_drain(e, 1, err);
+  return rc ? rc : hash_bytes(e, p, n, s, err);
 }
 
 static int close_chunk(adcp_rows_encoder *e, uint64_t len, adcp_error *err) {
   int rc = 0;
   if (e->seg_rows && (rc = close_segment(e, len, err))) return rc;
-  if ((rc = hasher_drain(e, err))) return rc;
+  if ((rc = hasher_drain(e, 0, err))) return rc; /* the content stream may lag: only finish needs it */
   adcp_chunk_manifest *m = &e->m;
   m->byte_count = len;
   adcp_sha256_final_hex(&e->chunk_sha, m->sha256);
@@ -367,6 +458,7 @@ int adcp_rows_encoder_finish(adcp_rows_encoder *e, adcp_rows_result *out, adcp_e
   adcp_json_doc_free(&e->doc);
   adcp_json_doc_init(&e->doc);
   if (e->m.row_count && (rc = close_chunk(e, e->chunk.len, err))) return e->failed = 1, rc;
+  if ((rc = hasher_drain(e, 1, err))) return e->failed = 1, rc;
   e->finished = 1;
   memset(out, 0, sizeof *out);
   adcp_sha256_update(&e->manifest_sha, "]", 1);

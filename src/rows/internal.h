@@ -9,4 +9,9 @@
  * segment copies this way, saving the staging copy). */
 int adcp_rows__hasher_update_inplace(adcp_rows_hasher *h, uint8_t *p, size_t n, adcp_error *err);
 
+/* Tests only, before the first row: the hasher thread leaves the content
+ * stream until the caller has to wait for it (a full ring, the finish, an
+ * oversized row), the most it may lag behind the segments and chunk closes. */
+void adcp_rows__encoder_lag_content(adcp_rows_encoder *e);
+
 #endif
