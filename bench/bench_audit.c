@@ -237,8 +237,11 @@ int main(int argc, char **argv) {
     if (log) on[i / 2] = t, con[i / 2] = last_cpu;
     else {
       off[i / 2] = t, coff[i / 2] = last_cpu;
-      /* The leaf this commit skipped, appended alone in its own transaction:
-       * the work the log adds to a commit, timed without the COMMIT noise. */
+      /* The leaf this commit skipped, appended alone in its own transaction
+       * (adcp_audit_append_revision: the adopt path). On SQLite that is the
+       * commit's own append; on PostgreSQL a commit writes its leaf inside the
+       * header INSERT, so this is not what the log adds to a commit there
+       * (added_median / added_cpu_median are). */
       if (adcp_sql_begin(c, 1, &err)) die("begin", &err);
       double a0 = now();
       if (adcp_audit_append_revision(NULL, c, rev, &err)) die("append", &err);
