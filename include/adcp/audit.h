@@ -217,6 +217,8 @@ typedef struct ADCP_VERSIONED adcp_audit_options {
   size_t n_problems;
 } adcp_audit_options;
 #define ADCP_AUDIT_OPTIONS_VERSION 2
+/* The version that added retention_days, problems and n_problems. */
+#define ADCP_AUDIT_OPTIONS_VERSION_RETENTION 2
 /* Static initializer: the version set, every other field zero. */
 #define ADCP_AUDIT_OPTIONS_INIT \
   { .version = ADCP_AUDIT_OPTIONS_VERSION }

@@ -787,8 +787,8 @@ int adcp_audit_run(adcp_audit_report *out, adcp_sql_conn *conn, const adcp_audit
     rc = adcp_audit_list_accounts(&accounts, &na, conn, err);
     if (!rc) rc = checkpoint_accounts(&only_cp, &nc, conn, err);
   }
-  run x = {conn, o, out, "", o->version >= 2 ? o->retention_days : 0, NULL, 0, 0, 0};
-  for (size_t i = 0; o->version >= 2 && i < o->n_problems; i++)
+  run x = {conn, o, out, "", o->version >= ADCP_AUDIT_OPTIONS_VERSION_RETENTION ? o->retention_days : 0, NULL, 0, 0, 0};
+  for (size_t i = 0; o->version >= ADCP_AUDIT_OPTIONS_VERSION_RETENTION && i < o->n_problems; i++)
     finding(&x, "checkpoint_unreadable", -1, -1, o->problems[i].key, "checkpoint object %.300s: %s", o->problems[i].key,
             o->problems[i].detail);
   for (size_t i = 0; !rc && i < na; i++) {
