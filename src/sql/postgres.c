@@ -739,13 +739,15 @@ static int append_value(adcp_buf *b, const char *v) {
   return rc;
 }
 
-/* Rebuilds a URI or conninfo string as keyword=value pairs with every password
- * masked (through PQconninfoParse). -1 when libpq cannot parse it. */
+/* A parameter the server reports at connect and on change (DateStyle,
+ * TimeZone); NULL when not connected. */
 static const char *pg_server_setting(const adcp_sql_conn *c, const char *name) {
   const pg_conn *p = IMPL(c);
   return p && p->pg ? PQparameterStatus(p->pg, name) : NULL;
 }
 
+/* Rebuilds a URI or conninfo string as keyword=value pairs with every password
+ * masked (through PQconninfoParse). -1 when libpq cannot parse it. */
 static int pg_redact_url(char *out, size_t n, const char *url) {
   char *msg = NULL;
   PQconninfoOption *opts = PQconninfoParse(url, &msg);

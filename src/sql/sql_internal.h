@@ -6,7 +6,7 @@
 
 #include "adcp/sql.h"
 
-/* 2 added redact_url, 3 query_stream. A slot past what a backend's version
+/* 2 added redact_url, 3 query_stream, 4 server_setting. A slot past what a backend's version
  * has is never read. */
 #define ADCP_SQL_BACKEND_VERSION 4
 #define ADCP_SQL_BACKEND_VERSION_REDACT 2  /* the version with redact_url */
