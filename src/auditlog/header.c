@@ -115,12 +115,12 @@ static int instant_or_null(adcp_buf *b, adcp_sql_rows *r, int col) {
   size_t n = 0, m = 0;
   const char *s = adcp_sql_get_text(r, col, &n);
   if (!s) s = "", n = 0;
-  if (adcp_sql_rows_dialect(r) == ADCP_SQL_POSTGRES && n > 10 && s[10] != 'T') {
+  const int pg = adcp_sql_rows_dialect(r) == ADCP_SQL_POSTGRES;
+  if (pg && n > 10 && s[10] != 'T') {
     char t[32];
     if (!adcp_core_instant_from_pg_iso(t, &m, s, n)) return adcp_jcs_write_string(b, t, m);
   }
-  if (adcp_sql_rows_dialect(r) == ADCP_SQL_POSTGRES &&
-      ((n == 8 && !memcmp(s, "infinity", 8)) || (n == 9 && !memcmp(s, "-infinity", 9))))
+  if (pg && ((n == 8 && !memcmp(s, "infinity", 8)) || (n == 9 && !memcmp(s, "-infinity", 9))))
     return adcp_buf_append_str(b, "null");
   return adcp_jcs_write_string(b, s, n);
 }
