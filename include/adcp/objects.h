@@ -506,10 +506,17 @@ typedef struct adcp_object_physical {
   adcp_buf owned;
 } adcp_object_physical;
 
-/* Prepares the stored bytes of a canonical chunk (gzip level 6 or identity).
+/* Prepares the stored bytes of a canonical chunk (the default gzip writer, or identity).
  * Errors: ADCP_EINVALID_INPUT (compression), ADCP_ENOMEM, ADCP_EINTERNAL (the compressor failed). */
 int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
                                  adcp_error *err);
+/* The same, given the chunk's manifest SHA-256 (the encoder's digest of these
+ * bytes; NULL = unknown): for NONE the stored bytes are the chunk, so their
+ * digest is that one and is not computed again. A value that is not a SHA-256
+ * hex digest is ignored. A wrong one cannot hide a bad object: readers check
+ * the stored bytes against both digests (adcp_object_physical_verify). */
+int adcp_object_physical_prepare_known(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
+                                       const char *chunk_sha256, adcp_error *err);
 void adcp_object_physical_free(adcp_object_physical *p);
 
 /* Safe read of a stored chunk against its locator and manifest: length and

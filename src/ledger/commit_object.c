@@ -136,7 +136,7 @@ static int stage_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *
     return 0;
   }
   adcp_object_physical ph;
-  int rc = adcp_object_physical_prepare(&ph, body, len, s->b->compression, err);
+  int rc = adcp_object_physical_prepare_known(&ph, body, len, s->b->compression, m->sha256, err);
   if (rc) return rc;
   adcp_object_ctx ctx = {adcp_object_now_ms() + s->stage_deadline_ms, NULL};
   rc = adcp_object_stage_put(s->b->client, &c->st, ph.data, ph.len, &ctx, err);
@@ -664,7 +664,7 @@ static int upload_one(void *vctx, ledger_job *job, adcp_error *err) {
     memcpy(ph.physical_sha256, u->s->sc[j->i].physical_sha256, 65);
     ph.physical_byte_count = u->s->sc[j->i].physical_byte_count;
   } else {
-    rc = adcp_object_physical_prepare(&ph, j->chunk.data, j->chunk.len, b->compression, err);
+    rc = adcp_object_physical_prepare_known(&ph, j->chunk.data, j->chunk.len, b->compression, j->m->sha256, err);
   }
   const char *key = (const char *)j->key.data;
   if (!rc) {

@@ -24,6 +24,11 @@ const char *adcp_object_key_suffix(int c) { return c == ADCP_OBJECT_COMPRESSION_
 
 int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
                                  adcp_error *err) {
+  return adcp_object_physical_prepare_known(out, chunk, n, compression, NULL, err);
+}
+
+int adcp_object_physical_prepare_known(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
+                                       const char *chunk_sha256, adcp_error *err) {
   memset(out, 0, sizeof *out);
   adcp_buf_init(&out->owned);
   if (!chunk && n) return adcp_error_set(err, ADCP_EINVALID_INPUT, "chunk bytes are missing");
@@ -41,6 +46,10 @@ int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk
   }
   out->compression = compression;
   out->physical_byte_count = out->len;
+  /* Identity storage: the encoder already hashed exactly these bytes. */
+  if (compression == ADCP_OBJECT_COMPRESSION_NONE && chunk_sha256 &&
+      !adcp_hex_normalize_sha256(out->physical_sha256, chunk_sha256, strlen(chunk_sha256), NULL))
+    return 0;
   if ((rc = adcp_sha256_hex(out->physical_sha256, out->data, out->len, err))) {
     adcp_object_physical_free(out);
     return rc;

@@ -296,10 +296,57 @@ static void t_locators(void **state) {
   adcp_object_physical_free(&ph);
 }
 
+/* The manifest digest stands in for the identity object's digest (one SHA-256
+ * pass fewer per stored chunk); never for gzip; a non-digest is ignored; and a
+ * wrong one is caught by the reader, not stored as a valid object. */
+static void t_prepare_known(void **state) {
+  (void)state;
+  adcp_error err = {0};
+  const char *chunk = FIRST;
+  size_t n = 16;
+  char chunk_sha[65], upper[65];
+  adcp_sha256_hex(chunk_sha, chunk, n, NULL);
+  for (int i = 0; i < 65; i++)
+    upper[i] = (char)(chunk_sha[i] >= 'a' && chunk_sha[i] <= 'f' ? chunk_sha[i] - 32 : chunk_sha[i]);
+  adcp_object_physical ph;
+  assert_int_equal(
+      adcp_object_physical_prepare_known(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, upper, &err), 0);
+  assert_ptr_equal(ph.data, chunk);
+  assert_string_equal(ph.physical_sha256, chunk_sha); /* normalised to lower case */
+  adcp_object_physical_free(&ph);
+  /* Taken as given (not recomputed) ... */
+  const char *wrong = "00000000000000000000000000000000000000000000000000000000000000aa";
+  assert_int_equal(
+      adcp_object_physical_prepare_known(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, wrong, &err), 0);
+  assert_string_equal(ph.physical_sha256, wrong);
+  /* ... so a wrong one makes the stored object fail every read. */
+  adcp_buf out;
+  adcp_buf_init(&out);
+  assert_int_equal(adcp_object_physical_verify(&out, ph.data, ph.len, ph.compression, ph.physical_sha256,
+                                               ph.physical_byte_count, n, chunk_sha, &err),
+                   ADCP_EROWS_INTEGRITY_FAILED);
+  adcp_object_physical_free(&ph);
+  /* Not a digest: computed. */
+  assert_int_equal(
+      adcp_object_physical_prepare_known(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_NONE, "xyz", &err), 0);
+  assert_string_equal(ph.physical_sha256, chunk_sha);
+  adcp_object_physical_free(&ph);
+  /* gzip: the stored bytes differ from the chunk, so their own digest. */
+  assert_int_equal(
+      adcp_object_physical_prepare_known(&ph, (const uint8_t *)chunk, n, ADCP_OBJECT_COMPRESSION_GZIP, chunk_sha, &err), 0);
+  char phys_sha[65];
+  adcp_sha256_hex(phys_sha, ph.data, ph.len, NULL);
+  assert_string_equal(ph.physical_sha256, phys_sha);
+  assert_string_not_equal(ph.physical_sha256, chunk_sha);
+  adcp_object_physical_free(&ph);
+  adcp_buf_free(&out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_jcs_keys),          cmocka_unit_test(t_binding_identity), cmocka_unit_test(t_render_default),
       cmocka_unit_test(t_template_refusals), cmocka_unit_test(t_period_date),      cmocka_unit_test(t_locators),
+      cmocka_unit_test(t_prepare_known),
   };
   return cmocka_run_group_tests_name("object keys and locators", tests, NULL, NULL);
 }
