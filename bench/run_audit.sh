@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 bin="$root/$build/bench/bench_audit"
 leaves=${ADCP_BENCH_AUDIT_LEAVES:-1000000}
-commits=${ADCP_BENCH_AUDIT_COMMITS:-40}
+commits=${ADCP_BENCH_AUDIT_COMMITS:-200}
 headers=${ADCP_BENCH_AUDIT_HEADERS:-5000}
 tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; }
@@ -37,6 +37,7 @@ for f in sys.argv[1:]:
         if m == "commit_log":
             print(f"{e:8} commit 1,000 rows: {o['with_log_ms_median']:.2f} ms with the log, {o['without_log_ms_median']:.2f} ms "
                   f"without (median of {o['commits_each']} each): {o['added_median']*100:+.1f}% (mean {o['added_mean']*100:+.1f}%); "
+                  f"median of adjacent pairs {o['added_paired_median']*100:+.1f}% wall, {o['added_cpu_paired_median']*100:+.1f}% client CPU (target <= 3%); "
                   f"a separate append (the adopt path; on PostgreSQL not part of a commit) {o['append_ms_median']:.3f} ms = {o['append_share_of_commit']*100:.2f}% of a commit; "
                   f"client CPU {o['added_cpu_median']*100:+.1f}%")
         elif m == "checkpoint":

@@ -125,9 +125,12 @@ else:
 
 c = one(aud, measure="commit_log")
 if c:
-    row("audit log's added work per 1,000-row commit, PostgreSQL", "audit", c["added_median"],
-        f"{c['added_median']*100:+.1f}% wall (separate append path {c['append_share_of_commit']*100:.1f}%, client CPU {c['added_cpu_median']*100:+.1f}%)",
-        "<= 3%", c["added_median"] <= 0.03)
+    # Judged on the median of adjacent with/without pairs (bench_audit.c); older
+    # runs without it fall back to the ratio of the two medians.
+    a = c.get("added_paired_median", c["added_median"])
+    row("audit log's added work per 1,000-row commit, PostgreSQL", "audit", a,
+        f"{a*100:+.1f}% wall, paired (ratio of medians {c['added_median']*100:+.1f}%, client CPU {c.get('added_cpu_paired_median', c['added_cpu_median'])*100:+.1f}%, {c['commits_each']} pairs)",
+        "<= 3%", a <= 0.03)
 else: missing("audit log's added work per 1,000-row commit, PostgreSQL", "audit", "<= 3%")
 for label, objs, tgt in (("audit throughput, PostgreSQL", aud, 100000), ("audit throughput, SQLite (must not regress)", aud_sq, None)):
     a = one(objs, measure="audit", outside_checkpoints=0)
