@@ -28,6 +28,7 @@
 #include "adcp/audit.h"
 #include "adcp/ledger.h"
 #include "adcp/storage.h"
+#include "bench_cpu.h"
 
 static double now(void) {
   struct timespec ts;
@@ -35,32 +36,10 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* CPU seconds the PostgreSQL backend serving c has used (/proc of the
- * server's process: the bench runs beside a loopback cluster); 0 on SQLite
- * or when it cannot be read. */
+/* The backend's CPU seconds, 0 when it cannot be read (SQLite, a remote server). */
 static double server_cpu(adcp_sql_conn *c) {
-  if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return 0;
-  char pid[24] = "", path[64], line[1024];
-  int f = 0;
-  adcp_error err = {0};
-  if (adcp_sql_query_text(pid, sizeof pid, &f, c, "SELECT pg_backend_pid()::text", NULL, 0, &err) || !f) return 0;
-  snprintf(path, sizeof path, "/proc/%s/stat", pid);
-  FILE *fp = fopen(path, "r");
-  if (!fp) return 0;
-  size_t n = fread(line, 1, sizeof line - 1, fp);
-  fclose(fp);
-  line[n] = 0;
-  const char *p = strrchr(line, ')'); /* fields after the command name: state is field 3 */
-  unsigned long long ut = 0, st = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return 0;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* Process CPU time: the machine may be shared, wall time then overstates. */
-static double cpu(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  double t = bench_backend_cpu(c);
+  return t > 0 ? t : 0;
 }
 
 static void die(const char *what, const adcp_error *err) {
@@ -91,11 +70,10 @@ static int gen_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
   return 1;
 }
 
-static double last_cpu; /* process CPU seconds of the last commit_one */
-
-static double cpu(void);
-static double commit_one(adcp_ledger *l, const char *account, const char *ob, const char *rev, uint64_t rows,
-                         uint64_t salt) {
+/* One commit of `rows` generated rows: wall seconds; this process's CPU
+ * seconds in *cpu_out (may be NULL). */
+static double commit_one(double *cpu_out, adcp_ledger *l, const char *account, const char *ob, const char *rev,
+                         uint64_t rows, uint64_t salt) {
   adcp_error err = {0};
   gen g = {rows, 0, salt, ""};
   adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
@@ -108,10 +86,10 @@ static double commit_one(adcp_ledger *l, const char *account, const char *ob, co
                             .next_row = gen_next,
                             .row_ctx = &g};
   adcp_commit_result res;
-  double t0 = now(), c0 = cpu();
+  double t0 = now(), c0 = bench_cpu_now();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
   double t = now() - t0;
-  last_cpu = cpu() - c0;
+  if (cpu_out) *cpu_out = bench_cpu_now() - c0;
   adcp_commit_result_free(&res);
   return t;
 }
@@ -227,17 +205,20 @@ int main(int argc, char **argv) {
   snprintf(acct, sizeof acct, "bench_commit_%" PRIu64, salt);
   for (int i = 0; i < 4; i++) {
     snprintf(rev, sizeof rev, "warm_%" PRIu64 "_%d", salt, i);
-    commit_one(l, acct, rev, rev, 1000, salt + (uint64_t)i);
+    commit_one(NULL, l, acct, rev, rev, 1000, salt + (uint64_t)i);
   }
+  double srv_on = 0, srv_off = 0; /* the backend's CPU over each half (clock ticks: summed, not per commit) */
   for (int i = 0; i < 2 * ncommits; i++) {
     int log = (i % 4 == 0 || i % 4 == 3); /* on, off, off, on: no position bias */
     adcp_ledger_set_audit_log(l, log);
     snprintf(rev, sizeof rev, "c_%" PRIu64 "_%d", salt, i);
     snprintf(ob, sizeof ob, "ob_%" PRIu64 "_%d", salt, i);
-    double t = commit_one(l, acct, ob, rev, 1000, salt + 100 + (uint64_t)i);
-    if (log) on[i / 2] = t, con[i / 2] = last_cpu;
+    double ccpu = 0, s0 = server_cpu(c);
+    double t = commit_one(&ccpu, l, acct, ob, rev, 1000, salt + 100 + (uint64_t)i);
+    *(log ? &srv_on : &srv_off) += server_cpu(c) - s0;
+    if (log) on[i / 2] = t, con[i / 2] = ccpu;
     else {
-      off[i / 2] = t, coff[i / 2] = last_cpu;
+      off[i / 2] = t, coff[i / 2] = ccpu;
       /* The leaf this commit skipped, appended alone in its own transaction
        * (adcp_audit_append_revision: the adopt path). On SQLite that is the
        * commit's own append; on PostgreSQL a commit writes its leaf inside the
@@ -271,11 +252,11 @@ int main(int argc, char **argv) {
       "\"without_log_ms_median\":%.3f,\"with_log_ms_mean\":%.3f,\"without_log_ms_mean\":%.3f,\"added_median\":%.4f,"
       "\"added_mean\":%.4f,\"with_log_cpu_ms_median\":%.3f,\"without_log_cpu_ms_median\":%.3f,\"added_cpu_median\":%.4f,"
       "\"append_ms_median\":%.3f,\"append_share_of_commit\":%.4f,\"added_paired_median\":%.4f,"
-      "\"added_cpu_paired_median\":%.4f}\n",
+      "\"added_cpu_paired_median\":%.4f,\"server_cpu_ms_with_log\":%.3f,\"server_cpu_ms_without_log\":%.3f}\n",
       engine, ncommits, on[ncommits / 2] * 1e3, off[ncommits / 2] * 1e3, mon * 1e3, moff * 1e3,
       on[ncommits / 2] / off[ncommits / 2] - 1, mon / moff - 1, con[ncommits / 2] * 1e3, coff[ncommits / 2] * 1e3,
       con[ncommits / 2] / coff[ncommits / 2] - 1, app[ncommits / 2] * 1e3, app[ncommits / 2] / off[ncommits / 2],
-      pr[ncommits / 2] - 1, pc[ncommits / 2] - 1);
+      pr[ncommits / 2] - 1, pc[ncommits / 2] - 1, srv_on * 1e3 / ncommits, srv_off * 1e3 / ncommits);
   free(pr), free(pc);
   fflush(stdout);
 
@@ -332,7 +313,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nheaders; i++) {
     snprintf(rev, sizeof rev, "h_%" PRIu64 "_%d", salt, i);
     snprintf(ob, sizeof ob, "hob_%" PRIu64 "_%d", salt, i % 50);
-    commit_one(l, hacct, ob, rev, 1, salt + (uint64_t)i);
+    commit_one(NULL, l, hacct, ob, rev, 1, salt + (uint64_t)i);
   }
   double tcommits = now() - t0;
   adcp_audit_checkpoint hcp;
@@ -356,10 +337,10 @@ int main(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
       double s0 = server_cpu(c);
       t0 = now();
-      double c0 = cpu();
+      double c0 = bench_cpu_now();
       if (adcp_audit_run(&rep, c, &ao, &err)) die("audit", &err);
       double t = now() - t0;
-      acpu += (cpu() - c0) / reps, scpu += (server_cpu(c) - s0) / reps;
+      acpu += (bench_cpu_now() - c0) / reps, scpu += (server_cpu(c) - s0) / reps;
       if (t < abest) abest = t;
     }
     /* Client and server CPU per header: what a loaded machine does not blur. */

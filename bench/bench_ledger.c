@@ -18,6 +18,7 @@
 #include "adcp/ledger.h"
 #include "adcp/objects.h"
 #include "adcp/storage.h"
+#include "bench_cpu.h"
 
 static const char *bucket_dir;              /* object bindings' filesystem root */
 static adcp_object_provider *providers[16]; /* borrowed by the ledger handle until it closes */
@@ -27,37 +28,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU of every thread of this process (caller, hasher, chunk writer, SQLite's
- * checkpointer): on a shared machine it moves far less than the wall clock. */
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU seconds of a PostgreSQL backend on this machine (utime + stime of
- * /proc/PID/stat), or -1 when the server is not local or not PostgreSQL. */
-static double backend_cpu(adcp_sql_conn *c) {
-  if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return -1;
-  char pid[24];
-  int found = 0;
-  adcp_error err = {0};
-  if (adcp_sql_query_text(pid, sizeof pid, &found, c, "SELECT pg_backend_pid()::text", NULL, 0, &err) || !found)
-    return -1;
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%s/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  char buf[1024];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-  unsigned long long ut = 0, st = 0;
-  if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2) return -1;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 typedef struct lines {
@@ -90,12 +60,12 @@ static double encode_mbs(uint64_t *bytes_out, double *cpu_out, lines *L) {
                                    ADCP_BINDING_RFC8785_JCS_V1,       NULL,         NULL};
     adcp_rows_encoder *enc;
     if (adcp_rows_encoder_new(&enc, &o, &err)) die("encoder", &err);
-    double t = now(), c = cpu_now();
+    double t = now(), c = bench_cpu_now();
     for (size_t i = 0; i < L->n; i++)
       if (adcp_rows_encoder_add_json(enc, L->data + L->off[i], L->len[i], &err)) die("encode", &err);
     adcp_rows_result res;
     if (adcp_rows_encoder_finish(enc, &res, &err)) die("encode", &err);
-    t = now() - t, c = cpu_now() - c;
+    t = now() - t, c = bench_cpu_now() - c;
     adcp_rows_encoder_free(enc);
     if (t < best) best = t, *cpu_out = c;
     *bytes_out = res.canonical_byte_count;
@@ -569,11 +539,11 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
                             .next_row = next_row,
                             .row_ctx = L};
   adcp_commit_result res;
-  double srv = backend_cpu(adcp_storage_sql(s));
-  double t = now(), cpu = cpu_now();
+  double srv = bench_backend_cpu(adcp_storage_sql(s));
+  double t = now(), cpu = bench_cpu_now();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
-  t = now() - t, cpu = cpu_now() - cpu;
-  if (srv >= 0) srv = backend_cpu(adcp_storage_sql(s)) - srv;
+  t = now() - t, cpu = bench_cpu_now() - cpu;
+  if (srv >= 0) srv = bench_backend_cpu(adcp_storage_sql(s)) - srv;
   double ck = drain_checkpoint(s);
   double mbs = (double)res.header.canonical_byte_count / t / 1e6;
   /* cpu_s minus encode_cpu_s is what storing added in this process; the

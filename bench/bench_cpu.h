@@ -1,0 +1,43 @@
+/* bench/bench_cpu.h — CPU clocks the benchmarks share (bench/ only, never the
+ * library): this process's CPU seconds, and a local PostgreSQL backend's. */
+#ifndef ADCP_BENCH_CPU_H
+#define ADCP_BENCH_CPU_H
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adcp/sql.h"
+
+/* CPU seconds of every thread of this process. */
+static inline double bench_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of a PostgreSQL backend on this machine (utime + stime of
+ * /proc/PID/stat, clock-tick resolution); -1 for SQLite or a remote server. */
+static inline double bench_backend_cpu(adcp_sql_conn *c) {
+  if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return -1;
+  char pid[24];
+  int found = 0;
+  adcp_error err = {0};
+  if (adcp_sql_query_text(pid, sizeof pid, &found, c, "SELECT pg_backend_pid()::text", NULL, 0, &err) || !found)
+    return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  unsigned long long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2) return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+#endif
