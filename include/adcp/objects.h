@@ -514,7 +514,8 @@ int adcp_object_physical_prepare(adcp_object_physical *out, const uint8_t *chunk
  * bytes; NULL = unknown): for NONE the stored bytes are the chunk, so their
  * digest is that one and is not computed again. A value that is not a SHA-256
  * hex digest is ignored. A wrong one cannot hide a bad object: readers check
- * the stored bytes against both digests (adcp_object_physical_verify). */
+ * the stored bytes against both digests (adcp_object_physical_verify).
+ * Errors: as adcp_object_physical_prepare (ADCP_EINVALID_INPUT, ADCP_ENOMEM, ADCP_EINTERNAL). */
 int adcp_object_physical_prepare_known(adcp_object_physical *out, const uint8_t *chunk, size_t n, int compression,
                                        const char *chunk_sha256, adcp_error *err);
 void adcp_object_physical_free(adcp_object_physical *p);
