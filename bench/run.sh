@@ -18,7 +18,9 @@ fi
 # section's figures (the machine may be shared; every target is a same-run ratio).
 loadlog="$root/$build/bench-load.txt"
 : > "$loadlog"
-load_mark() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg)" >> "$loadlog"; }
+# The fifth field is the machine's cumulative steal time (clock ticks, /proc/stat):
+# a virtual machine whose host takes its CPU slows every figure alike.
+load_mark() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg) $(awk '$1 == "cpu" { print $9; exit }' /proc/stat)" >> "$loadlog"; }
 # A section that fails (a store timing out on a busy machine) is reported and
 # the rest still runs; the table shows its figures as "not run" and the script
 # exits 1 at the end, so a failure is never mistaken for a full run.

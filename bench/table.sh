@@ -42,11 +42,13 @@ def one(objs, **kw):
     return None
 
 load = {}
+steal_marks = []  # (section, cumulative steal ticks when it started)
 p = os.path.join(b, "bench-load.txt")
 if os.path.exists(p):
     for l in open(p):
         f = l.split()
         if len(f) >= 4: load[f[0]] = " ".join(f[1:4])
+        if len(f) >= 5 and f[4].isdigit(): steal_marks.append((f[0], int(f[4])))
 
 rows_ = lines("bench-ours.jsonl")
 peer = None
@@ -146,8 +148,21 @@ if sq:
     row("page-read p99 during SQLite retirement vs idle", "retention", worst["p99_ratio"], detail, "<= 2x", worst["p99_ratio"] <= 2)
 else: missing("page-read p99 during SQLite retirement vs idle", "retention", "<= 2x")
 
+# Host steal time during each section (to the next mark; the last one to now).
+def steal_now():
+    for l in open("/proc/stat"):
+        f = l.split()
+        if f[0] == "cpu" and len(f) > 8: return int(f[8])
+    return None
+steal = {}
+now_ticks = steal_now()
+if steal_marks and now_ticks is not None:
+    tick = os.sysconf("SC_CLK_TCK")
+    ends = [t for _, t in steal_marks[1:]] + [now_ticks]
+    steal = {name: round((end - t) / tick, 1) for (name, t), end in zip(steal_marks, ends)}
 if as_json:
-    print(json.dumps({"table": table, "load_when_printed": open("/proc/loadavg").read().split()[:3]}))
+    print(json.dumps({"table": table, "load_when_printed": open("/proc/loadavg").read().split()[:3],
+                      "steal_s_by_section": steal}))
     sys.exit(0)
 print("== issue 32 table (same run; load = 1/5/15-minute load average when the section started) ==")
 w = max(len(t["measure"]) for t in table)
@@ -155,4 +170,7 @@ for t in table:
     met = {True: "met", False: "MISSED", None: "-"}[t["met"]]
     print(f"{t['measure']:{w}}  {t['shown']:60}  target {t['target']:22} {met:6}  load {t['load_1_5_15']}")
 print("load now:", " ".join(open("/proc/loadavg").read().split()[:3]), f"on {os.cpu_count()} cores")
+if steal:
+    print("host steal time per section (CPU seconds the hypervisor took; far from 0, no figure judges the code):",
+          ", ".join(f"{k} {v:.1f} s" for k, v in steal.items()))
 PY
