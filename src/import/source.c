@@ -209,22 +209,23 @@ int adcp_import__rows_open(import_rows *it, adcp_sql_conn *src, adcp_import_sour
   const char *sql;
   /* A non-object element is handed over as a JSON string, which the encoder
    * refuses as a row (quarantine: unparsable_row). A row above the cap is
-   * measured by the source and never fetched (bounded memory). SQLite's
+   * measured by the source and never fetched (bounded memory). PostgreSQL
+   * renders each jsonb value as text once (OFFSET 0 keeps the subquery from
+   * being flattened, which would repeat the cast per reference). SQLite's
    * length() counts characters (a CAST to measure bytes would copy the
    * value): a row within the cap in characters is fetched (at most 4 bytes
    * each) and its bytes checked here. */
   if (s == ADCP_IMPORT_PY_INLINE)
-    sql = pg ? "SELECT CASE WHEN octet_length(row_payload::text) <= $2 THEN row_payload::text END, "
-               "octet_length(row_payload::text), CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE "
-               "reporting_revision_id = $1 ORDER BY ordinal"
+    sql = pg ? "SELECT CASE WHEN octet_length(t) <= $2 THEN t END, octet_length(t), nul FROM (SELECT row_payload::text "
+               "AS t, CASE WHEN row_payload IS NULL THEN 1 ELSE 0 END AS nul FROM reporting_revision_rows WHERE "
+               "reporting_revision_id = $1 ORDER BY ordinal OFFSET 0) q"
              : "SELECT CASE WHEN length(row_payload) <= $2 THEN row_payload END, length(row_payload), CASE WHEN "
                "row_payload IS NULL THEN 1 ELSE 0 END FROM reporting_revision_rows WHERE reporting_revision_id = $1 "
                "ORDER BY ordinal";
   else
-    sql = pg ? "SELECT CASE WHEN octet_length(e.value::text) <= $2 THEN e.value::text END, "
-               "octet_length(e.value::text), 0 FROM adcp_reporting_revisions r, "
-               "jsonb_array_elements(r.data->'rows') WITH ORDINALITY AS e(value, ord) WHERE r.revision_id = $1 "
-               "ORDER BY e.ord"
+    sql = pg ? "SELECT CASE WHEN octet_length(t) <= $2 THEN t END, octet_length(t), 0 FROM (SELECT e.value::text AS t "
+               "FROM adcp_reporting_revisions r, jsonb_array_elements(r.data->'rows') WITH ORDINALITY AS e(value, ord) "
+               "WHERE r.revision_id = $1 ORDER BY e.ord OFFSET 0) q"
              : "SELECT CASE WHEN length(v) <= $2 THEN v END, length(v), 0 FROM "
                "(SELECT CASE WHEN e.type IN ('object', 'array') THEN e.value ELSE json_quote(e.value) END AS v, "
                "e.id AS id FROM adcp_reporting_revisions r, json_each(r.data, '$.rows') e WHERE r.revision_id = $1) "
