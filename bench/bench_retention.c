@@ -9,7 +9,9 @@
  * $ADCP_BENCH_PG_URL; a scratch database is created and dropped)
  * ADCP_BENCH_RET_PERIODS: periods per engine and kind (default 1000; the
  * issue's figure is 10000). Prints one JSON object per measurement. */
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -268,12 +270,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: bench_retention SCRATCH_DIR [PG_ADMIN_URL]\n");
     return 2;
   }
-  const char *dir = argv[1];
+  /* The filesystem binding takes only an absolute root: resolve the scratch
+   * folder the caller named (it must exist). */
+  char dir[PATH_MAX];
+  if (!realpath(argv[1], dir)) {
+    fprintf(stderr, "bench_retention: scratch folder %s: %s\n", argv[1], strerror(errno));
+    return 2;
+  }
   const char *pgurl = argc > 2 && argv[2][0] ? argv[2] : getenv("ADCP_BENCH_PG_URL");
   int periods = getenv("ADCP_BENCH_RET_PERIODS") ? atoi(getenv("ADCP_BENCH_RET_PERIODS")) : 1000;
   if (periods < 1) periods = 1000;
   for (int kind = 0; kind < 2; kind++) {
-    char url[1200];
+    char url[PATH_MAX + 64];
     snprintf(url, sizeof url, "sqlite:%s/bench-retention-%d.db", dir, kind);
     run(url, "sqlite", dir, kind, periods);
   }
