@@ -202,10 +202,18 @@ typedef struct adcp_rows_encoder adcp_rows_encoder;
 
 /* Errors: ADCP_EINVALID_INPUT (profile, revision id, totals), ADCP_ENOMEM, ADCP_EINTERNAL. */
 int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_options *opts, adcp_error *err);
+/* Starts a new encoding on enc with opts, exactly as adcp_rows_encoder_new
+ * would, keeping its hasher thread, its thread setting and its buffers (the
+ * chunk up to 4 MiB, each of eight segment copies up to 1 MiB): a caller
+ * encoding many revisions saves their allocation and first-touch page faults. Valid in
+ * any state: an encoding still open (or failed) is dropped, and its callback
+ * is not called again. On an error enc refuses rows until the next reset.
+ * Errors: ADCP_EINVALID_INPUT (profile, revision id, totals), ADCP_ENOMEM, ADCP_EINTERNAL. */
+int adcp_rows_encoder_reset(adcp_rows_encoder *enc, const adcp_rows_encoder_options *opts, adcp_error *err);
 /* Threads the encoder uses (before the first row): 1 hashes on the caller's
  * thread; 2 runs the segment, chunk and content digest passes on a hasher
  * thread while the caller's thread canonicalizes the next rows (memory: up to
- * four segment copies more). 0 is the default: ADCP_ROWS_THREADS=1|2 from the
+ * eight segment copies more). 0 is the default: ADCP_ROWS_THREADS=1|2 from the
  * environment, else 2 when at least two cores are online. Output (chunks,
  * manifests, digests, errors, callback order and thread) is identical.
  * Errors: ADCP_EINVALID_INPUT (more than 2), ADCP_EINTERNAL (after the first row). */

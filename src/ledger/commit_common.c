@@ -51,16 +51,45 @@ int adcp_ledger__totals_text(adcp_buf *b, const adcp_control_totals *t, adcp_err
   return 0;
 }
 
+int adcp_ledger__encoder_take(adcp_rows_encoder **out, adcp_ledger *l, const adcp_rows_encoder_options *eo,
+                              adcp_error *err) {
+  adcp_rows_encoder *enc = l->enc_keep;
+  if (!enc) return adcp_rows_encoder_new(out, eo, err);
+  l->enc_keep = NULL; /* held by this commit; a nested take makes its own */
+  int rc = adcp_rows_encoder_reset(enc, eo, err);
+  if (rc) {
+    adcp_rows_encoder_free(enc);
+    enc = NULL;
+  }
+  *out = enc;
+  return rc;
+}
+
+void adcp_ledger__encoder_give(adcp_ledger *l, adcp_rows_encoder *enc) {
+  if (!enc) return;
+  if (l->enc_keep) adcp_rows_encoder_free(enc);
+  else l->enc_keep = enc;
+}
+
+void adcp_ledger__keep_free(adcp_ledger *l) {
+  adcp_rows_encoder_free(l->enc_keep);
+  l->enc_keep = NULL;
+  for (size_t i = 0; i < LEDGER_PIPE_KEEP; i++) {
+    free(l->pipe_keep.body[i]);
+    l->pipe_keep.body[i] = NULL, l->pipe_keep.cap[i] = 0;
+  }
+}
+
 /* Encodes without storing (replay comparison). */
-static int encode_only(adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
+static int encode_only(adcp_rows_result *res, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
   adcp_rows_encoder_options eo = {
       ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals, adcp_ledger__commit_algorithm(req), NULL, NULL};
   adcp_rows_encoder *enc;
-  int rc = adcp_rows_encoder_new(&enc, &eo, err);
+  int rc = adcp_ledger__encoder_take(&enc, l, &eo, err);
   if (rc) return rc;
   rc = adcp_ledger__pull_rows(enc, req, err);
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
-  adcp_rows_encoder_free(enc);
+  adcp_ledger__encoder_give(l, enc);
   return rc;
 }
 
@@ -137,7 +166,7 @@ int adcp_ledger__replay_compare(adcp_commit_result *out, adcp_ledger *l, const a
     snprintf(res.content_sha256, sizeof res.content_sha256, "%s", content_sha256);
     snprintf(res.row_manifest_sha256, sizeof res.row_manifest_sha256, "%s", row_manifest_sha256);
   } else {
-    rc = encode_only(&res, req, err);
+    rc = encode_only(&res, l, req, err);
   }
   if (!rc && (strcmp(res.content_sha256, h.content_sha256) || strcmp(res.row_manifest_sha256, h.row_manifest_sha256) ||
               (req->expect_content_sha256 && strcasecmp(h.content_sha256, req->expect_content_sha256))))

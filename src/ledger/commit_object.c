@@ -166,7 +166,7 @@ static void spool_free(spool *s) {
 static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
   int rc;
   if (s->b) {
-    if ((rc = adcp_ledger__pipe_start(&s->pipe, stage_chunk, s, 2, err))) return rc;
+    if ((rc = adcp_ledger__pipe_start(&s->pipe, stage_chunk, s, 2, &s->l->pipe_keep, err))) return rc;
   } else if (!(s->f = tmpfile())) {
     return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
   }
@@ -174,10 +174,10 @@ static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commi
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
                                   ADCP_BINDING_RFC8785_JCS_V1,       spool_chunk,      s};
   adcp_rows_encoder *enc;
-  if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) return rc;
+  if ((rc = adcp_ledger__encoder_take(&enc, s->l, &eo, err))) return rc;
   rc = adcp_ledger__pull_rows(enc, req, err);
   if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
-  adcp_rows_encoder_free(enc);
+  adcp_ledger__encoder_give(s->l, enc);
   if (!rc && s->pipe) {
     rc = adcp_ledger__pipe_finish(s->pipe, err);
     s->pipe = NULL;

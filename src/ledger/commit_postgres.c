@@ -127,9 +127,9 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
   adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1,  req->revision_id, req->totals,
                                   adcp_ledger__commit_algorithm(req), on_chunk,         &c};
-  if ((rc = adcp_rows_encoder_new(&enc, &eo, err))) goto done;
+  if ((rc = adcp_ledger__encoder_take(&enc, l, &eo, err))) goto done;
   /* Two queued chunks: enough to keep both threads busy, bounded memory. */
-  if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, err))) goto done;
+  if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, &l->pipe_keep, err))) goto done;
   if ((rc = adcp_ledger__pull_rows(enc, req, err))) goto done;
   if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
   if ((rc = adcp_ledger__check_expectation(out, req, &res, err))) goto done;
@@ -187,7 +187,7 @@ done:
   if (in_tx) adcp_sql_rollback(l->conn, NULL);
   adcp_revision_header_free(&stored);
   adcp_manifest_checker_free(&c.mcheck);
-  adcp_rows_encoder_free(enc);
+  adcp_ledger__encoder_give(l, enc);
   free(c.ms);
   adcp_buf_free(&totals);
   if (rc) {

@@ -39,6 +39,20 @@ typedef struct ledger_binding {
   adcp_fence_guard fence;
 } ledger_binding;
 
+/* Buffers a handle keeps between commits (one thread at a time uses it):
+ * the last commit's encoder (reset, not rebuilt) and the chunk writer's copy
+ * slots, so a run of small commits does not allocate and first-touch a few
+ * MiB each time (issue 32: page faults were ~20% of a 10,000-row commit's
+ * client CPU). Freed at adcp_ledger_close. Only buffers of up to
+ * LEDGER_KEEP_MAX_BYTES are kept (the encoder keeps the same chunk size and
+ * eight 1 MiB segment copies): an idle handle holds at most ~20 MiB. */
+#define LEDGER_PIPE_KEEP 2u
+#define LEDGER_KEEP_MAX_BYTES (4u << 20)
+typedef struct ledger_pipe_keep {
+  uint8_t *body[LEDGER_PIPE_KEEP];
+  size_t cap[LEDGER_PIPE_KEEP];
+} ledger_pipe_keep;
+
 struct adcp_ledger {
   adcp_sql_conn *conn;
   uint64_t max_page_bytes;
@@ -68,6 +82,8 @@ struct adcp_ledger {
   char adcp_ledger__fence_fingerprint[160]; /* this database's fingerprint ("" until computed) */
   adcp_json_doc doc;                        /* scratch for manifest and line parsing */
   adcp_buf scratch;
+  adcp_rows_encoder *enc_keep; /* see ledger_pipe_keep; NULL while a commit holds it */
+  ledger_pipe_keep pipe_keep;
 };
 
 /* Extra row-set facts loaded with a header. */
@@ -256,10 +272,20 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
  * chunks and joins. While a pipe runs, only the sink touches the connection. */
 typedef int (*ledger_sink_fn)(void *ctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
 typedef struct ledger_pipe ledger_pipe;
-int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err);
+/* keep (may be NULL) lends the slots its buffers and takes them back when the
+ * pipe is freed; it must outlive the pipe. */
+int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, ledger_pipe_keep *keep,
+                            adcp_error *err);
 int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err);
 int adcp_ledger__pipe_finish(ledger_pipe *p, adcp_error *err);
 void adcp_ledger__pipe_free(ledger_pipe *p);
+
+/* The handle's kept encoder, reset for eo, or a new one (commit_common.c);
+ * give it back when done (free if the handle already holds another). */
+int adcp_ledger__encoder_take(adcp_rows_encoder **out, adcp_ledger *l, const adcp_rows_encoder_options *eo,
+                              adcp_error *err);
+void adcp_ledger__encoder_give(adcp_ledger *l, adcp_rows_encoder *enc);
+void adcp_ledger__keep_free(adcp_ledger *l);
 
 /* Upload pool (pipe.c): `threads` workers run submitted jobs through `fn`
  * (threads 0 = run each job inline at submit). Jobs are caller-owned structs

@@ -98,6 +98,7 @@ void adcp_ledger_close(adcp_ledger *l) {
   free(l->sql_header_current);
   adcp_json_doc_free(&l->doc);
   adcp_buf_free(&l->scratch);
+  adcp_ledger__keep_free(l);
   for (size_t i = 0; i < l->n_bindings; i++) {
     ledger_binding *b = &l->bindings[i];
     free(b->identity_config), free(b->operational_config), free(b->prefix), free(b->key_template);

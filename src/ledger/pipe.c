@@ -40,6 +40,7 @@ struct ledger_pipe {
   int failed;                /* the sink returned an error (kept in err) */
   int busy;                  /* the writer is inside the sink with the head slot */
   adcp_error err;
+  ledger_pipe_keep *keep; /* takes the slot buffers back at free, or NULL */
 };
 
 static void *writer_main(void *arg) {
@@ -72,7 +73,8 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, adcp_error *err) {
+int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, size_t depth, ledger_pipe_keep *keep,
+                            adcp_error *err) {
   *out = NULL;
   if (depth < 1) depth = 1;
   ledger_pipe *p = calloc(1, sizeof *p);
@@ -80,7 +82,7 @@ int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, siz
     free(p);
     return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
   }
-  p->fn = fn, p->ctx = ctx, p->depth = depth;
+  p->fn = fn, p->ctx = ctx, p->depth = depth, p->keep = keep;
   adcp_error_clear(&p->err);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
@@ -90,6 +92,11 @@ int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, siz
     free(p->slots);
     free(p);
     return adcp_error_set(err, ADCP_ENOMEM, "cannot start the chunk writer thread");
+  }
+  /* Lent after the thread starts, so a failed start leaves keep as it was. */
+  for (size_t i = 0; keep && i < depth && i < LEDGER_PIPE_KEEP; i++) {
+    p->slots[i].body = keep->body[i], p->slots[i].cap = keep->cap[i];
+    keep->body[i] = NULL, keep->cap[i] = 0;
   }
   *out = p;
   return 0;
@@ -141,7 +148,16 @@ int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const u
 
 static void join_and_free(ledger_pipe *p) {
   pthread_join(p->thread, NULL);
-  for (size_t i = 0; i < p->depth; i++) free(p->slots[i].body);
+  for (size_t i = 0; i < p->depth; i++) {
+    pipe_slot *s = &p->slots[i];
+    size_t k = 0;
+    while (p->keep && k < LEDGER_PIPE_KEEP && p->keep->body[k]) k++;
+    if (s->body && p->keep && k < LEDGER_PIPE_KEEP && s->cap <= LEDGER_KEEP_MAX_BYTES) {
+      p->keep->body[k] = s->body, p->keep->cap[k] = s->cap;
+    } else {
+      free(s->body);
+    }
+  }
   free(p->slots);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);

@@ -31,6 +31,9 @@
  * ring is deeper than the four segments a chunk close alone would need. */
 #define HASH_SLOTS 8u
 #define HASH_TAKE_AT 2u
+/* adcp_rows_encoder_reset keeps buffers up to these capacities. */
+#define KEEP_CHUNK_BYTES (4u << 20)
+#define KEEP_SLOT_BYTES (1u << 20)
 
 enum { SEG_TODO, SEG_BUSY, SEG_DONE };
 
@@ -76,6 +79,8 @@ struct adcp_rows_encoder {
   adcp_sha256 own_sha; /* caller-side segment digests while the hasher is busy */
 };
 
+static void hasher_stop(adcp_rows_encoder *e);
+
 /* ADCP_ROWS_THREADS=1|2 overrides; otherwise two threads when this process
  * may run on two cores or more. */
 static unsigned default_threads(void) {
@@ -92,9 +97,9 @@ static unsigned default_threads(void) {
 
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_error *err) {
   if (threads > 2) return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoder threads must be 0 (default), 1 or 2");
-  if (e->ht || e->ordinal)
-    return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
+  if (e->ordinal) return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
   e->threads = threads ? threads : default_threads();
+  if (e->threads == 1) hasher_stop(e); /* idle: kept by a reset, no row since */
   return 0;
 }
 
@@ -291,32 +296,63 @@ static int hasher_queue(adcp_rows_encoder *e, const uint8_t *p, size_t n, uint32
   return 0;
 }
 
+/* Sets up a new encoding on e (fresh, or after reset: its buffers and hasher
+ * thread are kept, its state is not). */
+static int encoder_begin(adcp_rows_encoder *e, const adcp_rows_encoder_options *opts, adcp_error *err) {
+  e->opts = *opts;
+  if (!e->opts.profile) e->opts.profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
+  if (!e->opts.algorithm) e->opts.algorithm = ADCP_BINDING_RFC8785_JCS_V1;
+  int rc = 0;
+  if (e->opts.totals && (rc = adcp_totals_validate(e->opts.totals, err))) return rc;
+  if (e->opts.profile == ADCP_PROFILE_REVISION_ENVELOPE_V1)
+    rc = adcp_rows_hasher_init_envelope(&e->content, e->opts.revision_id, 0, e->opts.totals, e->opts.algorithm, err);
+  else rc = adcp_rows_hasher_init_rows(&e->content, 0, err);
+  if (rc) return rc;
+  e->content.expect_any = 1; /* the row count is whatever we are given */
+  if ((rc = adcp_sha256_init(&e->seg_sha, err)) || (rc = adcp_sha256_init(&e->chunk_sha, err)) ||
+      (rc = adcp_sha256_init(&e->manifest_sha, err)))
+    return rc;
+  adcp_sha256_update(&e->manifest_sha, "[", 1);
+  return 0;
+}
+
 int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_options *opts, adcp_error *err) {
   *out = NULL;
   adcp_rows_encoder *e = calloc(1, sizeof *e);
   if (!e) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  e->opts = *opts;
-  if (!e->opts.profile) e->opts.profile = ADCP_PROFILE_REVISION_ENVELOPE_V1;
-  if (!e->opts.algorithm) e->opts.algorithm = ADCP_BINDING_RFC8785_JCS_V1;
   adcp_json_doc_init(&e->doc);
   adcp_buf_init(&e->chunk);
   adcp_buf_init(&e->mscratch);
   e->threads = default_threads();
-  int rc = 0;
-  if (e->opts.totals && (rc = adcp_totals_validate(e->opts.totals, err))) goto fail;
-  if (e->opts.profile == ADCP_PROFILE_REVISION_ENVELOPE_V1)
-    rc = adcp_rows_hasher_init_envelope(&e->content, e->opts.revision_id, 0, e->opts.totals, e->opts.algorithm, err);
-  else rc = adcp_rows_hasher_init_rows(&e->content, 0, err);
-  if (rc) goto fail;
-  e->content.expect_any = 1; /* the row count is whatever we are given */
-  if ((rc = adcp_sha256_init(&e->seg_sha, err)) || (rc = adcp_sha256_init(&e->chunk_sha, err)) ||
-      (rc = adcp_sha256_init(&e->manifest_sha, err)))
-    goto fail;
-  adcp_sha256_update(&e->manifest_sha, "[", 1);
+  int rc = encoder_begin(e, opts, err);
+  if (rc) {
+    adcp_rows_encoder_free(e);
+    return rc;
+  }
   *out = e;
   return 0;
-fail:
-  adcp_rows_encoder_free(e);
+}
+
+int adcp_rows_encoder_reset(adcp_rows_encoder *e, const adcp_rows_encoder_options *opts, adcp_error *err) {
+  /* A finished encoder's hasher is idle with an empty ring; any other may
+   * still own queued segments of the dropped encoding, so it is stopped (the
+   * next closed segment starts a new one). */
+  if (!e->finished) hasher_stop(e);
+  adcp_rows_hasher_free(&e->content);
+  memset(&e->content, 0, sizeof e->content);
+  /* Only what a run of small commits reuses is kept, so an idle encoder
+   * holds at most KEEP_CHUNK_BYTES + HASH_SLOTS * KEEP_SLOT_BYTES; large
+   * encodings amortise their first touch over their own chunks. */
+  if (e->chunk.cap > KEEP_CHUNK_BYTES) adcp_buf_free(&e->chunk);
+  for (unsigned i = 0; e->ht && i < HASH_SLOTS; i++)
+    if (e->ht->slots[i].buf.cap > KEEP_SLOT_BYTES) adcp_buf_free(&e->ht->slots[i].buf);
+  adcp_buf_reset(&e->chunk);
+  adcp_buf_reset(&e->mscratch);
+  memset(&e->m, 0, sizeof e->m);
+  e->ordinal = e->seg_start = e->seg_rows = e->stored_bytes = 0;
+  e->finished = 0;
+  int rc = encoder_begin(e, opts, err);
+  e->failed = rc != 0; /* a refused set-up leaves an encoder that refuses rows */
   return rc;
 }
 

@@ -125,17 +125,7 @@ static void commit_statements_are_bounded(void **state) {
   adcp_object_provider *p;
   adcp_fs_provider_options po = {.root_name = "t", .prefix = "st", .create_root = 1};
   OK(adcp_fs_provider_new(&p, root, &po, &err));
-  adcp_object_kv loc[1] = {{"root", "t"}};
-  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
-                                   .id = "fs",
-                                   .provider = "filesystem",
-                                   .location = loc,
-                                   .n_location = 1,
-                                   .prefix = "st",
-                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
-                                   .client = p};
-  OK(adcp_ledger_configure_binding(l, &bc, &err));
-  OK(adcp_ledger_register_binding(l, "fs", &err));
+  fs_binding_on(l, p);
 
   kinds k = rounds(&leaves, l, ADCP_LEDGER_POSTGRES_BINDING, "pk"), logged = k;
   /* Before issue 32's folds: PostgreSQL 19 / 17 / 16, SQLite 18 / 16 / 15 (node work left out); one

@@ -5,7 +5,9 @@
  * profiles, a row refused mid-chunk and a callback failing at chunk k; the
  * callback always runs on the caller's thread. Every case runs a second time
  * with the content stream lagging the whole ring (adcp_rows__encoder_lag_content),
- * so it crosses chunk closes, oversized rows and the finish. Then every gzip writer (igzip
+ * so it crosses chunk closes, oversized rows and the finish, and a third time
+ * on a kept encoder of each kind after adcp_rows_encoder_reset (reuse must
+ * give a fresh encoder's bytes whatever came before). Then every gzip writer (igzip
  * levels 0-3, libdeflate 1/6/12, the default and ADCP_GZIP_WRITE) round-trips
  * through the strict reader, which still refuses truncation, trailing data, a
  * second member, a wrong physical digest and inflating past byte_count.
@@ -58,7 +60,14 @@ static void run_free(run *r) {
 /* Row i of a case, as JSON text (any formatting: the encoder canonicalizes). */
 typedef void (*row_fn)(adcp_buf *b, size_t i, void *arg);
 
-/* threads 3: two, with the content stream lagging. */
+/* One serial and one two-thread encoder that every case of the process also
+ * runs on after adcp_rows_encoder_reset, so each starts from whatever state
+ * the previous case left behind (finished, a refused row, a failed callback,
+ * an oversized chunk, queued segments); freed at the end of main. */
+static adcp_rows_encoder *kept[2];
+
+/* threads 3: two, with the content stream lagging; 4 and 5: the kept serial
+ * and two-thread encoders, reset. */
 static void encode(run *r, unsigned threads, adcp_digest_profile prof, row_fn fn, void *arg, size_t n_rows,
                    size_t fail_at_chunk) {
   memset(r, 0, sizeof *r);
@@ -67,9 +76,16 @@ static void encode(run *r, unsigned threads, adcp_digest_profile prof, row_fn fn
   adcp_error err = {0};
   adcp_rows_encoder_options o = {prof, prof == ADCP_PROFILE_ROWS_V1 ? NULL : "rrev_parallel", NULL, 0, capture, r};
   adcp_rows_encoder *enc;
-  assert_int_equal(adcp_rows_encoder_new(&enc, &o, &err), 0);
-  assert_int_equal(adcp_rows_encoder_set_threads(enc, threads > 2 ? 2 : threads, &err), 0);
-  if (threads > 2) adcp_rows__encoder_lag_content(enc);
+  adcp_rows_encoder **keep = threads >= 4 ? &kept[threads - 4] : NULL;
+  if (keep && *keep) {
+    enc = *keep;
+    assert_int_equal(adcp_rows_encoder_reset(enc, &o, &err), 0);
+  } else {
+    assert_int_equal(adcp_rows_encoder_new(&enc, &o, &err), 0);
+    assert_int_equal(adcp_rows_encoder_set_threads(enc, keep ? threads - 3 : threads > 2 ? 2 : threads, &err), 0);
+    if (keep) *keep = enc;
+  }
+  if (threads == 3) adcp_rows__encoder_lag_content(enc);
   adcp_buf row;
   adcp_buf_init(&row);
   r->rc_at = n_rows;
@@ -81,7 +97,7 @@ static void encode(run *r, unsigned threads, adcp_digest_profile prof, row_fn fn
   if (!r->rc) r->rc = adcp_rows_encoder_finish(enc, &r->res, &err);
   if (r->rc) snprintf(r->msg, sizeof r->msg, "%s", err.message);
   adcp_buf_free(&row);
-  adcp_rows_encoder_free(enc); /* joins the hasher; ASan/LSan would see a leak */
+  if (!keep) adcp_rows_encoder_free(enc); /* joins the hasher; ASan/LSan would see a leak */
   assert_false(r->wrong_thread);
 }
 
@@ -113,7 +129,7 @@ static size_t both(adcp_digest_profile prof, row_fn fn, void *arg, size_t n_rows
   run a, b;
   encode(&a, 1, prof, fn, arg, n_rows, fail_at_chunk);
   assert_int_equal(a.rc, want_rc);
-  for (unsigned threads = 2; threads <= 3; threads++) {
+  for (unsigned threads = 2; threads <= 5; threads++) {
     encode(&b, threads, prof, fn, arg, n_rows, fail_at_chunk);
     same_run(&a, &b);
     run_free(&b);
@@ -252,6 +268,67 @@ static void test_set_threads_contract(void **state) {
     assert_int_equal(adcp_rows_encoder_add_json(enc, row, (size_t)n, &err), 0);
   }
   adcp_rows_encoder_free(enc);
+}
+
+/* Reset drops an open encoding at any point: rows queued to the hasher, a
+ * chunk half full, an oversized row in the buffer; what follows is exactly a
+ * fresh encoder's output, and a refused set-up leaves one that refuses rows. */
+static void test_reset_mid_stream(void **state) {
+  (void)state;
+  static const size_t drop_after[] = {0, 1, 499, 700, 10000, 10001, 17000};
+  for (unsigned threads = 1; threads <= 2; threads++) {
+    for (size_t k = 0; k < sizeof drop_after / sizeof drop_after[0]; k++) {
+      adcp_error err = {0};
+      adcp_rows_encoder_options o = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_dropped", NULL, 0, NULL, NULL};
+      adcp_rows_encoder *enc;
+      assert_int_equal(adcp_rows_encoder_new(&enc, &o, &err), 0);
+      assert_int_equal(adcp_rows_encoder_set_threads(enc, threads, &err), 0);
+      adcp_buf row;
+      adcp_buf_init(&row);
+      for (size_t i = 0; i < drop_after[k]; i++) {
+        adcp_buf_reset(&row);
+        random_row(&row, i, (void *)3);
+        assert_int_equal(adcp_rows_encoder_add_json(enc, (const char *)row.data, row.len, &err), 0);
+      }
+      if (k == 3) { /* one 9 MiB row grows the chunk past the cap */
+        adcp_buf_reset(&row);
+        sized(&row, 0, 9u << 20);
+        assert_int_equal(adcp_rows_encoder_add_json(enc, (const char *)row.data, row.len, &err), 0);
+      }
+      /* A refused set-up (bad revision id): rows and finish are refused. */
+      adcp_rows_encoder_options bad = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "bad id", NULL, 0, NULL, NULL};
+      assert_int_equal(adcp_rows_encoder_reset(enc, &bad, &err), ADCP_EINVALID_INPUT);
+      assert_int_equal(adcp_rows_encoder_add_json(enc, "{}", 2, &err), ADCP_EINTERNAL);
+      adcp_rows_result res;
+      assert_int_equal(adcp_rows_encoder_finish(enc, &res, &err), ADCP_EINTERNAL);
+      /* Then a real case on it against a fresh serial encoder. */
+      run a, b;
+      encode(&a, 1, ADCP_PROFILE_REVISION_ENVELOPE_V1, random_row, (void *)4, 12001, SIZE_MAX);
+      memset(&b, 0, sizeof b);
+      b.caller = pthread_self();
+      b.fail_at_chunk = SIZE_MAX;
+      b.rc_at = 12001;
+      adcp_rows_encoder_options ok = {ADCP_PROFILE_REVISION_ENVELOPE_V1, "rrev_parallel", NULL, 0, capture, &b};
+      assert_int_equal(adcp_rows_encoder_reset(enc, &ok, &err), 0);
+      for (size_t i = 0; i < 12001; i++) {
+        adcp_buf_reset(&row);
+        random_row(&row, i, (void *)4);
+        assert_int_equal(adcp_rows_encoder_add_json(enc, (const char *)row.data, row.len, &err), 0);
+      }
+      assert_int_equal(adcp_rows_encoder_finish(enc, &b.res, &err), 0);
+      assert_false(b.wrong_thread);
+      same_run(&a, &b);
+      run_free(&a);
+      run_free(&b);
+      /* Threads can be changed again before the first row of an encoding. */
+      assert_int_equal(adcp_rows_encoder_reset(enc, &o, &err), 0);
+      assert_int_equal(adcp_rows_encoder_set_threads(enc, 3 - threads, &err), 0);
+      assert_int_equal(adcp_rows_encoder_add_json(enc, "{}", 2, &err), 0);
+      assert_int_equal(adcp_rows_encoder_set_threads(enc, threads, &err), ADCP_EINTERNAL);
+      adcp_buf_free(&row);
+      adcp_rows_encoder_free(enc);
+    }
+  }
 }
 
 /* ---- gzip writers through the strict reader -------------------------------------- */
@@ -419,8 +496,12 @@ int main(void) {
       cmocka_unit_test(test_invalid_row_mid_chunk),
       cmocka_unit_test(test_callback_failure),
       cmocka_unit_test(test_set_threads_contract),
+      cmocka_unit_test(test_reset_mid_stream),
       cmocka_unit_test(test_gzip_writers),
       cmocka_unit_test(test_gzip_write_choice),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  adcp_rows_encoder_free(kept[0]);
+  adcp_rows_encoder_free(kept[1]);
+  return failed;
 }

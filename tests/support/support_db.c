@@ -139,6 +139,21 @@ int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, con
   return adcp_ledger_commit_revision(res, l, &req, err);
 }
 
+void fs_binding_on(adcp_ledger *l, adcp_object_provider *p) {
+  adcp_error err = {0};
+  adcp_object_kv loc[1] = {{"root", "t"}};
+  adcp_ledger_binding_config bc = {.version = ADCP_LEDGER_BINDING_CONFIG_VERSION,
+                                   .id = "fs",
+                                   .provider = "filesystem",
+                                   .location = loc,
+                                   .n_location = 1,
+                                   .prefix = "st",
+                                   .compression = ADCP_OBJECT_COMPRESSION_NONE,
+                                   .client = p};
+  OK(adcp_ledger_configure_binding(l, &bc, &err));
+  OK(adcp_ledger_register_binding(l, "fs", &err));
+}
+
 int64_t tu_scalar(adcp_sql_conn *c, const char *sql) {
   adcp_error err = {0};
   adcp_sql_rows *r;

@@ -86,6 +86,10 @@ void expect_rows(const adcp_ledger_page *p, gen *g, uint64_t offset, uint64_t co
  * total, and that the envelope was verified exactly when the whole revision was read. */
 void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64_t total, uint64_t off, uint64_t lim);
 
+/* Configures and registers on l the filesystem binding "fs" (root name "t",
+ * prefix "st", no compression) over provider p. */
+void fs_binding_on(adcp_ledger *l, adcp_object_provider *p);
+
 /* The single value of a one-row, one-column query (fails the test otherwise). */
 int64_t tu_scalar(adcp_sql_conn *c, const char *sql);
 /* PostgreSQL xids are cluster-wide: an open transaction of ANY test on the
