@@ -219,8 +219,8 @@ static void keep_identity(ledger_obligation *ob, const char *ps, const char *pe,
   ob->known = 1;
 }
 
-int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
-                                   adcp_error *err) {
+static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
+                             int with_feed, adcp_error *err) {
   *created = 0;
   if (ob) ob->known = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
@@ -281,9 +281,22 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
                           req->period_ordinal);
   if (!rc) *created = 1;
   if (!rc) keep_identity(ob, ps, pe, cfg, req->period_ordinal); /* normalised: the engine's own text form */
-  if (!rc)
-    rc = adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
+  if (!rc && with_feed) rc = adcp_ledger__feed_obligation(l, req, err);
   return rc;
+}
+
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
+                                   adcp_error *err) {
+  return ensure_obligation(created, l, req, ob, 1, err);
+}
+
+int adcp_ledger__ensure_obligation_unfed(int *created, adcp_ledger *l, const adcp_ledger_commit *req,
+                                         ledger_obligation *ob, adcp_error *err) {
+  return ensure_obligation(created, l, req, ob, 0, err);
+}
+
+int adcp_ledger__feed_obligation(adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  return adcp_ledger__feed_append(l, ADCP_FEED_OBLIGATION, req->account_id, req->obligation_id, req->obligation_id, err);
 }
 
 /* The ledger decides when (obligation created, revision committed, never on

@@ -116,7 +116,8 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
     rc = adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
     goto done;
   }
-  if ((rc = adcp_ledger__ensure_obligation(&out->obligation_created, l, req, &ob, err))) goto done;
+  /* A new obligation's change row waits until after the bodies (see below). */
+  if ((rc = adcp_ledger__ensure_obligation_unfed(&out->obligation_created, l, req, &ob, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX];
@@ -172,6 +173,11 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if ((rc = adcp_ledger__insert_revision(l, req, &res, number, prev_id, &totals, shared, observed, &ob, &clock, &stored,
                                          err)))
     goto done;
+  /* Both change rows after the bodies, obligation first: on SQLite a page
+   * dirtied before the bodies spill into the WAL and dirtied again after them
+   * makes COMMIT re-read the whole WAL to rewrite its frame checksums (every
+   * frame from the first one overwritten; docs/storage.md). */
+  if (out->obligation_created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto done;
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;
   if (req->step_hook && (rc = req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))) {

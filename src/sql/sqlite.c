@@ -8,10 +8,16 @@
  *   foreign_keys=ON       the schema's REFERENCES clauses are enforced;
  *   checkpoints           run by a background thread with its own connection
  *                         (see "checkpointer" below), not inside the COMMIT
- *                         that crossed the threshold.
+ *                         that crossed the threshold;
+ *   WAL writeback hint    a transaction binding large blobs starts the WAL's
+ *                         writeback as it goes (see below), so COMMIT's fsync
+ *                         does not wait for all of it.
  * Two SQL functions are registered on every connection: adcp_now() (the clock,
  * microseconds) and adcp_sha256_hex(blob) (used by the chunk-body CHECK).
  * `$N` placeholders are rewritten to `?N`; statements are cached per text. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sync_file_range (the WAL writeback hint) */
+#endif
 #include "core/instant.h"
 #include "sql/sql_internal.h"
 
@@ -49,6 +55,7 @@ typedef struct checkpointer {
 typedef struct sqlite_conn {
   sqlite3 *db;
   checkpointer *ck;
+  size_t unhinted; /* blob bytes bound since the last WAL writeback hint */
   cached_stmt cache[CACHE_MAX];
   size_t ncache;
   uint64_t tick;
@@ -532,6 +539,41 @@ static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, siz
   return 0;
 }
 
+/* ---- WAL writeback hint -----------------------------------------------------------
+ * A transaction that stores large blobs (a 1,000,000-row revision is ~375 MB of
+ * chunk bodies) spills their pages into the WAL as it goes, but on a machine
+ * with memory to spare the kernel writes none of it back until COMMIT's fsync,
+ * which then waits for the whole WAL (0.28 s of a 2.2 s commit measured).
+ * Every WAL_HINT_BYTES of bound blobs the writer asks the kernel to start
+ * writing the WAL out now (sync_file_range WRITE: no wait, no flush of the
+ * disk cache), so the device works while the next chunk is encoded and the
+ * fsync finds little left. A hint only starts I/O: durability still rests on
+ * COMMIT's fsync, and a failed hint changes nothing. Linux only. */
+#define WAL_HINT_BYTES ((size_t)8 << 20)
+
+static void wal_writeback_hint(sqlite_conn *s) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  const char *wal = sqlite3_filename_wal(sqlite3_db_filename(s->db, "main"));
+  if (!wal || !*wal) return;
+  /* SQLite's own file: no FIFO or symlink is expected, but never wait on one. */
+  int fd = open(wal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (!fstat(fd, &st) && S_ISREG(st.st_mode)) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  close(fd);
+#else
+  (void)s;
+#endif
+}
+
+static void note_blob_bytes(sqlite_conn *s, const adcp_sql_param *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i].type == ADCP_SQL_BLOB) s->unhinted += p[i].len;
+  if (s->unhinted < WAL_HINT_BYTES) return;
+  s->unhinted = 0;
+  wal_writeback_hint(s);
+}
+
 static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, int64_t *changes, adcp_error *err) {
   c->counters.statements++, c->counters.round_trips++;
   sqlite3_stmt *st;
@@ -548,6 +590,7 @@ static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, s
   if (!rc) {
     *changes = sqlite3_changes64(IMPL(c)->db);
     adcp_sql__ok(c);
+    if (c->durable && !sqlite3_get_autocommit(IMPL(c)->db)) note_blob_bytes(IMPL(c), p, n);
   }
   release(st, slot);
   return rc;
