@@ -219,8 +219,8 @@ static void keep_identity(ledger_obligation *ob, const char *ps, const char *pe,
   ob->known = 1;
 }
 
-static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
-                             int with_feed, adcp_error *err) {
+int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
+                                   adcp_error *err) {
   *created = 0;
   if (ob) ob->known = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
@@ -281,18 +281,7 @@ static int ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_com
                           req->period_ordinal);
   if (!rc) *created = 1;
   if (!rc) keep_identity(ob, ps, pe, cfg, req->period_ordinal); /* normalised: the engine's own text form */
-  if (!rc && with_feed) rc = adcp_ledger__feed_obligation(l, req, err);
   return rc;
-}
-
-int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
-                                   adcp_error *err) {
-  return ensure_obligation(created, l, req, ob, 1, err);
-}
-
-int adcp_ledger__ensure_obligation_unfed(int *created, adcp_ledger *l, const adcp_ledger_commit *req,
-                                         ledger_obligation *ob, adcp_error *err) {
-  return ensure_obligation(created, l, req, ob, 0, err);
 }
 
 int adcp_ledger__feed_obligation(adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {

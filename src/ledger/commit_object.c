@@ -281,6 +281,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   if (rc) return rc;
   if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
   if ((rc = adcp_ledger__ensure_obligation(obligation_created, l, req, ob, err))) goto out;
+  if (*obligation_created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto out;
   char lease_exp[32];
   adcp_sql_param oid = adcp_sql_text(req->obligation_id);
   if (req->lease_owner) {
@@ -493,6 +494,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
     /* Header-only skipped transaction A: the obligation's identity is checked here. */
     int created = 0;
     if ((rc = adcp_ledger__ensure_obligation(&created, l, req, ob, err))) goto out;
+    if (created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto out;
   }
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;

@@ -117,7 +117,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
     goto done;
   }
   /* A new obligation's change row waits until after the bodies (see below). */
-  if ((rc = adcp_ledger__ensure_obligation_unfed(&out->obligation_created, l, req, &ob, err))) goto done;
+  if ((rc = adcp_ledger__ensure_obligation(&out->obligation_created, l, req, &ob, err))) goto done;
 
   /* Numbering and the official rule, decided under the account lock. */
   char prev_id[ADCP_LEDGER_ID_MAX];

@@ -154,15 +154,13 @@ typedef struct ledger_obligation {
   char configuration_id[ADCP_LEDGER_ID_MAX];
   int64_t period_ordinal;
 } ledger_obligation;
-/* ob (may be NULL) receives the obligation's identity. A new obligation's
- * change row is appended at once. */
+/* ob (may be NULL) receives the obligation's identity. A new obligation
+ * (*created = 1) still needs its change row: the caller appends it with
+ * feed_obligation in the same transaction, where it suits the commit (the
+ * postgres kind after the chunk bodies, so no page written before them is
+ * written again after them: SQLite then rewrites no WAL checksums at COMMIT). */
 int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledger_commit *req, ledger_obligation *ob,
                                    adcp_error *err);
-/* The same without the change row: the caller appends it (feed_obligation)
- * after the chunk bodies, so no page written before the bodies is written
- * again after them (SQLite then rewrites no WAL checksums at COMMIT). */
-int adcp_ledger__ensure_obligation_unfed(int *created, adcp_ledger *l, const adcp_ledger_commit *req,
-                                         ledger_obligation *ob, adcp_error *err);
 int adcp_ledger__feed_obligation(adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
 /* Appends a change row (spec 03 §2) in the open, account-locked transaction
  * unless the feed is off for this handle (commit_common.c; SQL in src/feed). */

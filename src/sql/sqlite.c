@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -544,10 +543,10 @@ static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, siz
  * chunk bodies) spills their pages into the WAL as it goes, but on a machine
  * with memory to spare the kernel writes none of it back until COMMIT's fsync,
  * which then waits for the whole WAL (0.28 s of a 2.2 s commit measured).
- * Every WAL_HINT_BYTES of bound blobs the writer asks the kernel to start
- * writing the WAL out now (sync_file_range WRITE: no wait, no flush of the
- * disk cache), so the device works while the next chunk is encoded and the
- * fsync finds little left. A hint only starts I/O: durability still rests on
+ * Every WAL_HINT_BYTES of blobs bound in transactions (counted since the last
+ * hint) the writer asks the kernel to start writing the WAL out now
+ * (sync_file_range WRITE: no wait, no flush of the disk cache), so the device
+ * works while the next chunk is encoded and the fsync finds little left. A hint only starts I/O: durability still rests on
  * COMMIT's fsync, and a failed hint changes nothing. Linux only. */
 #define WAL_HINT_BYTES ((size_t)8 << 20)
 

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 
 #include "adcp/feed.h"
+#include "adcp/objects.h"
 
 static adcp_sql_conn *conn_of(adcp_storage *s) { return adcp_storage_sql(s); }
 
@@ -149,6 +150,48 @@ static void appends_follow_the_record(void **state) {
   adcp_buf_free(&g.line);
   adcp_ledger_close(l);
   adcp_storage_close(s);
+}
+
+/* The object kind appends the obligation's change row in its own transaction
+ * A, the postgres kind after the bodies (tests/ledger/test_sqlite_wal.c): both
+ * give obligation, then revision, and a header-only repeat only a revision. */
+static void object_commits_append_obligation_first(void **state) {
+  fixture *f = *state;
+  adcp_storage *s = open_migrated(f);
+  adcp_sql_conn *c = conn_of(s);
+  adcp_error err = {0};
+  char *dir = tu_mkdtemp();
+  adcp_object_provider *prov = fs_provider_under(dir);
+  adcp_ledger *l = ledger_on(c, 0);
+  fs_binding_on(l, prov);
+  gen g;
+  gen_init(&g, 30, 8, 1);
+  const char *revs[2] = {"rev-o1", "rev-o2"};
+  for (int i = 0; i < 2; i++) {
+    adcp_ledger_commit req = gen_commit_request("acct-o", "obl-o", revs[i], ADCP_FINALITY_SNAPSHOT, &g);
+    req.binding_id = "fs";
+    adcp_commit_result r;
+    OK(adcp_ledger_commit_revision(&r, l, &req, &err));
+    assert_int_equal(r.obligation_created, i == 0);
+    assert_int_equal(r.shared, i == 1);
+    adcp_commit_result_free(&r);
+  }
+  adcp_change_page p;
+  page_of(&p, c, NULL, "acct-o", 0, 0);
+  assert_int_equal(p.count, 3);
+  assert_int_equal(p.items[0].kind, ADCP_FEED_OBLIGATION);
+  assert_string_equal(p.items[0].record_id, "obl-o");
+  assert_int_equal(p.items[1].kind, ADCP_FEED_REVISION);
+  assert_string_equal(p.items[1].record_id, "rev-o1");
+  assert_int_equal(p.items[2].kind, ADCP_FEED_REVISION);
+  assert_string_equal(p.items[2].record_id, "rev-o2");
+  adcp_change_page_free(&p);
+  adcp_buf_free(&g.line);
+  adcp_ledger_close(l);
+  adcp_object_provider_free(prov);
+  adcp_storage_close(s);
+  tu_rmtree(dir);
+  free(dir);
 }
 
 static int abort_before_commit(void *ctx, int step) {
@@ -749,6 +792,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(migration_objects),
       BOTH(appends_follow_the_record),
+      BOTH(object_commits_append_obligation_first),
       BOTH(rollback_writes_no_change),
       BOTH(feed_off_warns_with_live_consumers),
       cmocka_unit_test(cursor_layout_is_byte_exact),

@@ -81,11 +81,8 @@ static void kept_buffers_change_nothing(void **state) {
   adcp_error err = {0};
   adcp_storage *s = open_migrated(f);
   adcp_sql_conn *c = adcp_storage_sql(s);
-  char *dir = tu_mkdtemp(), root[600];
-  snprintf(root, sizeof root, "%s/objects", dir);
-  adcp_object_provider *p;
-  adcp_fs_provider_options po = {.root_name = "t", .prefix = "st", .create_root = 1};
-  OK(adcp_fs_provider_new(&p, root, &po, &err));
+  char *dir = tu_mkdtemp();
+  adcp_object_provider *p = fs_provider_under(dir);
   adcp_ledger *l = ledger_on(c, 0);
   fs_binding_on(l, p);
   static const char *const bids[] = {ADCP_LEDGER_POSTGRES_BINDING, "fs"};

@@ -32,23 +32,6 @@ static long long thread_rchar(void) {
   return v;
 }
 
-static int commit_hooked(adcp_commit_result *res, adcp_ledger *l, const char *obligation, const char *revision, gen *g,
-                         int (*hook)(void *, int), void *ctx, adcp_error *err) {
-  g->next = 0;
-  adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
-                            .account_id = "acct",
-                            .obligation_id = obligation,
-                            .revision_id = revision,
-                            .finality = ADCP_FINALITY_SNAPSHOT,
-                            .period_start = "2026-10-01T00:00:00Z",
-                            .period_end = "2026-10-02T00:00:00Z",
-                            .next_row = gen_next,
-                            .row_ctx = g,
-                            .step_hook = hook,
-                            .step_ctx = ctx};
-  return adcp_ledger_commit_revision(res, l, &req, err);
-}
-
 /* ~20 MiB of bodies (six chunks) for a new obligation, then a second revision
  * of it: neither COMMIT re-reads what the transaction spilled. Before the fix
  * the first read back ~all of its WAL (> 16 MiB). */
@@ -146,7 +129,9 @@ static void sqlite_commit_starts_wal_writeback(void **state) {
   gen g;
   gen_init(&g, 180000, 300, 4);
   adcp_commit_result res;
-  OK(commit_hooked(&res, l, "ob_wb", "big", &g, probe_wal, &p, &err));
+  adcp_ledger_commit req = gen_commit_request("acct", "ob_wb", "big", ADCP_FINALITY_SNAPSHOT, &g);
+  req.step_hook = probe_wal, req.step_ctx = &p;
+  OK(adcp_ledger_commit_revision(&res, l, &req, &err));
   assert_int_equal(p.calls, 1);
   assert_true(res.header.canonical_byte_count > (56u << 20));
   adcp_commit_result_free(&res);

@@ -124,8 +124,8 @@ void gen_write_file(const char *path, uint64_t n, size_t pad, uint64_t salt) {
   adcp_buf_free(&g.line);
 }
 
-int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
-               const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
+adcp_ledger_commit gen_commit_request(const char *account, const char *obligation, const char *revision,
+                                      adcp_finality fin, gen *g) {
   if (g) g->next = 0;
   adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
                             .account_id = account,
@@ -136,7 +136,23 @@ int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, con
                             .period_end = "2026-10-02T00:00:00Z",
                             .next_row = g ? gen_next : NULL,
                             .row_ctx = g};
+  return req;
+}
+
+int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
+               const char *revision, adcp_finality fin, gen *g, adcp_error *err) {
+  adcp_ledger_commit req = gen_commit_request(account, obligation, revision, fin, g);
   return adcp_ledger_commit_revision(res, l, &req, err);
+}
+
+adcp_object_provider *fs_provider_under(const char *dir) {
+  adcp_error err = {0};
+  char root[600];
+  snprintf(root, sizeof root, "%s/objects", dir);
+  adcp_object_provider *p = NULL;
+  adcp_fs_provider_options po = {.root_name = "t", .prefix = "st", .create_root = 1};
+  OK(adcp_fs_provider_new(&p, root, &po, &err));
+  return p;
 }
 
 void fs_binding_on(adcp_ledger *l, adcp_object_provider *p) {

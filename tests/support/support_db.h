@@ -75,6 +75,10 @@ void gen_init(gen *g, uint64_t n, size_t pad, uint64_t salt);
 /* Writes rows 0..n-1 of a gen (pad, salt), each followed by '\n', to path. */
 void gen_write_file(const char *path, uint64_t n, size_t pad, uint64_t salt);
 
+/* The request commit_gen sends (period 2026-10-01, g's rows from the start; g
+ * NULL: header only), for a test that adds a field before committing. */
+adcp_ledger_commit gen_commit_request(const char *account, const char *obligation, const char *revision,
+                                      adcp_finality fin, gen *g);
 /* Commits revision of obligation (period 2026-10-01) with g's rows (g NULL: header only). */
 int commit_gen(adcp_commit_result *res, adcp_ledger *l, const char *account, const char *obligation,
                const char *revision, adcp_finality fin, gen *g, adcp_error *err);
@@ -89,6 +93,9 @@ void read_page(adcp_ledger *l, const char *acct, const char *rev, gen *g, uint64
 /* Configures and registers on l the filesystem binding "fs" (root name "t",
  * prefix "st", no compression) over provider p. */
 void fs_binding_on(adcp_ledger *l, adcp_object_provider *p);
+/* A filesystem provider rooted at DIR/objects (created; root name "t", prefix
+ * "st": the one fs_binding_on expects). Fails the test if it cannot be made. */
+adcp_object_provider *fs_provider_under(const char *dir);
 
 /* The single value of a one-row, one-column query (fails the test otherwise). */
 int64_t tu_scalar(adcp_sql_conn *c, const char *sql);
