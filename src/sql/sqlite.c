@@ -47,14 +47,15 @@ typedef struct checkpointer {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   char *path;
-  int pending, stop;
-  pid_t pid; /* a forked child inherits the struct but not the thread */
+  int pending, running, stop; /* running: a pass is in flight (cv is broadcast when it ends) */
+  pid_t pid;                  /* a forked child inherits the struct but not the thread */
 } checkpointer;
 
 typedef struct sqlite_conn {
   sqlite3 *db;
   checkpointer *ck;
   size_t unhinted; /* blob bytes bound since the last WAL writeback hint */
+  int rewind_due;  /* the last commit left the WAL past WAL_REWIND_FRAMES (see ck_await) */
   cached_stmt cache[CACHE_MAX];
   size_t ncache;
   uint64_t tick;
@@ -149,6 +150,13 @@ static int pragma(adcp_sql_conn *c, const char *sql, adcp_error *err) {
  * behind, the committing connection checkpoints itself (WAL_HARD_FRAMES). */
 #define WAL_WAKE_FRAMES 1024  /* 16 MiB of 16 KiB pages, SQLite's default count */
 #define WAL_HARD_FRAMES 65536 /* 1 GiB: bound the WAL when the thread lags */
+/* SQLite rewinds the WAL to its start only for a writer that begins after a
+ * checkpoint copied every frame. Back-to-back writers begin while the pass for
+ * the previous commit still runs, so they append: under a steady load the WAL
+ * never rewound and every commit extended the file (issue 32). Past this many
+ * frames (64 MiB) the next transaction first waits for the pass in flight. */
+#define WAL_REWIND_FRAMES 4096
+#define WAL_REWIND_WAIT_S 5 /* the checkpointer's own busy timeout */
 
 static void *ck_main(void *arg) {
   checkpointer *k = arg;
@@ -157,7 +165,7 @@ static void *ck_main(void *arg) {
   for (;;) {
     while (!k->pending && !k->stop) pthread_cond_wait(&k->cv, &k->mu);
     if (k->stop) break;
-    k->pending = 0;
+    k->pending = 0, k->running = 1;
     pthread_mutex_unlock(&k->mu);
     if (!db) {
       sqlite3 *h = NULL;
@@ -173,6 +181,8 @@ static void *ck_main(void *arg) {
     }
     if (db) sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&k->mu);
+    k->running = 0;
+    pthread_cond_broadcast(&k->cv); /* ck_await */
   }
   pthread_mutex_unlock(&k->mu);
   if (db) sqlite3_close(db);
@@ -215,9 +225,29 @@ static checkpointer *ck_start(sqlite3 *db) {
   return k;
 }
 
+/* Before a transaction of a connection whose WAL is past WAL_REWIND_FRAMES:
+ * waits (at most WAL_REWIND_WAIT_S) until the checkpointer has no pass pending
+ * or running, so the transaction begins on a fully copied WAL and its first
+ * write rewinds it. A reader elsewhere holding an older snapshot still keeps
+ * the WAL from rewinding; the wait is then one pass per commit, no worse than
+ * SQLite's own checkpoint inside COMMIT. */
+static void ck_await(sqlite_conn *s) {
+  checkpointer *k = s->ck;
+  s->rewind_due = 0;
+  if (!k || k->pid != getpid()) return;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += WAL_REWIND_WAIT_S;
+  pthread_mutex_lock(&k->mu);
+  while ((k->pending || k->running) && !k->stop)
+    if (pthread_cond_timedwait(&k->cv, &k->mu, &until)) break; /* late: begin anyway */
+  pthread_mutex_unlock(&k->mu);
+}
+
 static int on_wal_commit(void *arg, sqlite3 *db, const char *schema, int frames) {
   sqlite_conn *s = arg;
   if (frames < WAL_WAKE_FRAMES) return SQLITE_OK;
+  if (frames >= WAL_REWIND_FRAMES) s->rewind_due = 1;
   if (!s->ck) s->ck = ck_start(db);
   if (!s->ck || frames >= WAL_HARD_FRAMES) {
     /* No thread, or it lags far behind: checkpoint here, as SQLite would. */
@@ -597,6 +627,8 @@ static int sq_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, s
 
 static int sq_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   c->counters.statements++, c->counters.round_trips++;
+  /* Every BEGIN comes through here (adcp_sql__begin_with). */
+  if (IMPL(c)->rewind_due && sqlite3_get_autocommit(IMPL(c)->db)) ck_await(IMPL(c));
   int rc = sqlite3_exec(IMPL(c)->db, sql, NULL, NULL, NULL);
   if (rc != SQLITE_OK) return fail_rc(c, rc, NULL, err);
   adcp_sql__ok(c);
