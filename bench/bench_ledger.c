@@ -195,9 +195,10 @@ static int cloud_drop(adcp_object_provider *p, const char *tag) {
 static void cloud_compare(const char *engine, adcp_ledger *l, lines *L, const char *const *bids,
                           const char *const *tags, adcp_object_provider *const *ps, int *ok, int n) {
   cloud_run best[4] = {{0}};
+  int rounds[4] = {0}, last[4] = {0}; /* last: the store could not be emptied, so no further round */
   for (int r = 0; r < CLOUD_ROUNDS; r++)
     for (int v = 0; v < n; v++) {
-      if (!ok[v]) continue;
+      if (!ok[v] || last[v]) continue;
       cloud_run c;
       adcp_error err = {0};
       if (cloud_commit(&c, l, L, bids[v], r, &err)) {
@@ -207,13 +208,14 @@ static void cloud_compare(const char *engine, adcp_ledger *l, lines *L, const ch
         ok[v] = 0;
         continue;
       }
-      if (cloud_drop(ps[v], tags[v])) ok[v] = 0; /* the next round would fill the store */
+      last[v] = cloud_drop(ps[v], tags[v]); /* this round's figures stand; another might fill the store */
+      rounds[v]++;
       if (c.commit_mbs > best[v].commit_mbs) best[v].commit_mbs = c.commit_mbs, best[v].commit_s = c.commit_s;
       if (c.read_mbs > best[v].read_mbs) best[v].read_mbs = c.read_mbs, best[v].read_s = c.read_s;
       best[v].objects = c.objects;
     }
   for (int v = 0; v < n; v++)
-    if (ok[v]) cloud_print(engine, L, tags[v], &best[v], v && ok[0] ? &best[0] : NULL, CLOUD_ROUNDS);
+    if (ok[v]) cloud_print(engine, L, tags[v], &best[v], v && ok[0] ? &best[0] : NULL, rounds[v]);
 }
 
 static void bench_s3(const char *engine, adcp_ledger *l, lines *L, const char *run) {

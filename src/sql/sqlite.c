@@ -576,8 +576,9 @@ static int bind(adcp_sql_conn *c, sqlite3_stmt *st, const adcp_sql_param *p, siz
  * Every WAL_HINT_BYTES of blobs bound in transactions (counted since the last
  * hint) the writer asks the kernel to start writing the WAL out now
  * (sync_file_range WRITE: no wait, no flush of the disk cache), so the device
- * works while the next chunk is encoded and the fsync finds little left. A hint only starts I/O: durability still rests on
- * COMMIT's fsync, and a failed hint changes nothing. Linux only. */
+ * works while the next chunk is encoded and the fsync finds little left. A
+ * hint only starts I/O: durability still rests on COMMIT's fsync, and a failed
+ * hint changes nothing. Linux only. */
 #define WAL_HINT_BYTES ((size_t)8 << 20)
 
 static void wal_writeback_hint(sqlite_conn *s) {
