@@ -59,8 +59,7 @@ int adcp_audit__load_headers(adcp_audit_hdrmap *m, adcp_sql_conn *conn, const ch
   if (adcp_buf_printf(&sql,
                       "SELECT %s FROM adcp_reporting_revisions r LEFT JOIN adcp_reporting_obligations o ON "
                       "o.obligation_id = r.obligation_id LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = "
-                      "r.row_set_id LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id WHERE "
-                      "r.account_id = $1",
+                      "coalesce(r.row_set_id, r.revision_id) WHERE r.account_id = $1",
                       adcp_auditlog__header_cols(conn)) ||
       adcp_buf_cstr(&sql))
     rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");

@@ -16,13 +16,15 @@
 #include <openssl/sha.h>
 
 /* The header columns (auditlog/header_columns.h) as the audit reads them, for
- * a SELECT joining revisions r, obligations o and row sets s and s2 (a header
- * without row_set_id uses its own ID, as the ledger reads it). W is the
- * dialect's wrapper of an instant. Each column is written after ", ": the
- * lists are used from their third byte. */
+ * a SELECT joining revisions r, obligations o and the row set s at
+ * coalesce(r.row_set_id, r.revision_id) (a header without row_set_id uses its
+ * own ID, as the ledger reads it; one index probe per header, where two joins
+ * and a coalesce of their columns took two). W is the dialect's wrapper of an
+ * instant. Each column is written after ", ": the lists are used from their
+ * third byte. */
 #define SEL_r(W, n) W("r." n)
 #define SEL_o(W, n) W("o." n)
-#define SEL_s(W, n) "coalesce(" W("s." n) ", CASE WHEN r.row_set_id IS NULL THEN " W("s2." n) " END)"
+#define SEL_s(W, n) W("s." n)
 #define X_SEL_PG(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_PG_##kind, #n)
 #define X_SEL_PG_ISO(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_PG_ISO_##kind, #n)
 #define X_SEL_SQLITE(t, n, kind, nulls, member) ", " SEL_##t(ADCP_AUDITLOG_SQLITE, #n)

@@ -16,8 +16,7 @@
 const char *adcp_auditlog__header_cols(const adcp_sql_conn *c);
 #define AUDIT_HEADER_FROM \
   " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \
-  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = r.row_set_id " \
-  "LEFT JOIN adcp_reporting_row_sets s2 ON s2.row_set_id = r.revision_id "
+  "LEFT JOIN adcp_reporting_row_sets s ON s.row_set_id = coalesce(r.row_set_id, r.revision_id) "
 
 /* Appends the adcp-header-v1 object (JCS) of the row's header columns. doc is
  * scratch for the control totals. */
