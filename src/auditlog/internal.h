@@ -10,9 +10,10 @@
 #include "auditlog/header_columns.h"
 
 /* The header columns (ADCP_AUDITLOG_HEADER_NCOLS, auditlog/header_columns.h),
- * for a SELECT that joins revisions r, obligations o and row sets s (and s2:
- * a header without row_set_id uses its own ID, as the ledger reads it);
- * adcp_auditlog__header_write reads them from column col0 on. */
+ * for a SELECT that joins revisions r, obligations o and the row set s at
+ * coalesce(r.row_set_id, r.revision_id) (a header without row_set_id uses its
+ * own ID, as the ledger reads it); adcp_auditlog__header_write reads them from
+ * column col0 on. */
 const char *adcp_auditlog__header_cols(const adcp_sql_conn *c);
 #define AUDIT_HEADER_FROM \
   " JOIN adcp_reporting_obligations o ON o.obligation_id = r.obligation_id " \

@@ -3,7 +3,8 @@
  * in commit order and the tree head from stored nodes, database-enforced
  * immutability, every red-team forgery detected by the audit against a
  * checkpoint taken before it (consistent digest rewrite with the log rebuilt,
- * header field edits, deleted middle and last revisions, a replaced revision,
+ * header field edits, a dangling row_set_id (and a NULL one that changes
+ * nothing), deleted middle and last revisions, a replaced revision,
  * reordered numbers, re-signed checkpoints under a swapped key), retirement
  * (leaf and tombstone) counted as retired, proofs verified offline and
  * tampered proofs refused, concurrent commits on one account, and kill -9
@@ -178,6 +179,43 @@ static void header_field_edits(void **state) {
       fail_msg("edit %zu not reported at leaf %lld", i, (long long)edits[i].leaf);
     }
     assert_int_equal(fs.n, i + 1); /* exactly one more each time, nothing else */
+  }
+  env_close(&e);
+}
+
+/* A header's row set is its row_set_id, or its own ID when that is NULL (as
+ * the ledger reads it): clearing a row_set_id that named the revision itself
+ * changes nothing the audit hashes, in the one-revision check and the
+ * account's bulk read alike, while a row_set_id naming no row set loses
+ * chunk_count and is reported (a join at row_set_id alone, or at revision_id
+ * alone, fails one half). */
+static void row_set_link(void **state) {
+  env e;
+  env_open(&e, state);
+  adcp_error err = {0};
+  char was[80], d0[65], d1[65];
+  int found_ = 0;
+  OK(adcp_sql_query_text(was, sizeof was, &found_, e.c,
+                         "SELECT row_set_id FROM adcp_reporting_revisions WHERE revision_id = 'r4'", NULL, 0, &err));
+  assert_true(found_);
+  assert_string_equal(was, "r4");
+  OK(adcp_audit_header_sha256(d0, e.c, "r4", &err));
+  tamper(&e, "UPDATE adcp_reporting_revisions SET row_set_id = NULL WHERE revision_id = 'r4'");
+  OK(adcp_audit_header_sha256(d1, e.c, "r4", &err));
+  assert_string_equal(d1, d0);
+  OK(adcp_audit_check_revision(e.c, "r4", &err));
+  findings fs;
+  audit(&e, &fs, &e.keys, 1);
+  if (fs.n) {
+    dump(&fs);
+    fail_msg("a NULL row_set_id: %zu findings", fs.n);
+  }
+  tamper(&e, "UPDATE adcp_reporting_revisions SET row_set_id = 'nowhere' WHERE revision_id = 'r4'");
+  assert_int_equal(adcp_audit_check_revision(e.c, "r4", &err), ADCP_EROWS_INTEGRITY_FAILED);
+  audit(&e, &fs, &e.keys, 1);
+  if (fs.n != 1 || !has(&fs, "header_edited", 3)) {
+    dump(&fs);
+    fail_msg("a dangling row_set_id: %zu findings", fs.n);
   }
   env_close(&e);
 }
@@ -675,6 +713,7 @@ int main(void) {
       BOTH(log_order_and_head),
       BOTH(log_is_immutable),
       BOTH(header_field_edits),
+      BOTH(row_set_link),
       BOTH(consistent_rewrite_and_swapped_key),
       BOTH(deletions),
       BOTH(replaced_and_reordered),
