@@ -200,6 +200,45 @@ int adcp_sql_blob_read(adcp_buf *out, adcp_sql_conn *conn, const char *table, co
 int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *conn, const char *sql,
                         const adcp_sql_param *params, size_t nparams, adcp_error *err);
 
+/* ---- deferred statements ---------------------------------------------------- */
+
+/* What a deferred statement's outcome must be, and how its refusal reads. */
+#define ADCP_SQL_LATER_VERSION 1
+typedef struct ADCP_VERSIONED adcp_sql_later {
+  int version;            /* ADCP_SQL_LATER_VERSION */
+  int64_t expect_changes; /* >= 0: any other row count fails with mismatch_code; < 0: any count */
+  int mismatch_code;      /* ADCP_E* (0: ADCP_ESTATE_UNAVAILABLE) */
+  const char *mismatch_message;
+  /* Non-NULL: a unique violation, lock timeout or serialization failure of
+   * this statement fails with conflict_code (0: ADCP_ECONFLICT) and this text
+   * instead of the port's generic phrase (the failure class and SQLSTATE
+   * stay readable through adcp_sql_last_failure). */
+  const char *conflict_message;
+  int conflict_code;
+  int64_t *changes; /* non-NULL: the row count is added here once known; must stay valid until then */
+} adcp_sql_later;
+
+/* Runs a statement whose outcome its caller needs only before its next step,
+ * inside a transaction begun with adcp_sql_begin: the way adcp_sql_exec would,
+ * but PostgreSQL sends it in pipeline mode without waiting for the answer. It
+ * travels with the connection's next statement, query, COMMIT or
+ * adcp_sql_flush (one round trip for all of them), and its outcome is checked
+ * there: a failure (or a row count other than `later->expect_changes`) is
+ * returned by that call instead of that call's own work, which then did not
+ * happen or is rolled back with the transaction (a pending row-count
+ * expectation is checked before COMMIT is sent; a failure dooms the
+ * transaction as any failed statement does). Outside a transaction, on
+ * SQLite and with a libpq without pipelining, it runs at once and the same
+ * checks apply to this call. The messages are copied.
+ * Errors (now or at the later call): as adcp_sql_exec, mismatch_code,
+ * conflict_code, ADCP_ENOMEM, ADCP_EINVALID_INPUT (bad version). */
+int adcp_sql_exec_deferred(adcp_sql_conn *conn, const char *sql, const adcp_sql_param *params, size_t nparams,
+                           const adcp_sql_later *later, adcp_error *err);
+/* Sends every deferred statement now and checks their outcomes (one round
+ * trip; nothing to do when none is pending).
+ * Errors: those of the deferred statements (see adcp_sql_exec_deferred). */
+int adcp_sql_flush(adcp_sql_conn *conn, adcp_error *err);
+
 /* ---- transactions, locks, clock -------------------------------------------- */
 
 /* BEGIN. immediate = 1 takes the writer lock at once (SQLite BEGIN IMMEDIATE;
@@ -245,6 +284,14 @@ int adcp_sql_advisory_xact_lock(adcp_sql_conn *conn, const char *key_text, adcp_
  * Errors: ADCP_ECONFLICT when the wait timed out, ADCP_EINVALID_INPUT,
  * ADCP_ESTORAGE. */
 int adcp_sql_advisory_xact_lock_wait(adcp_sql_conn *conn, const char *key_text, int64_t timeout_ms, adcp_error *err);
+/* adcp_sql_advisory_xact_lock_wait as a deferred statement
+ * (adcp_sql_exec_deferred): on PostgreSQL the lock request travels with the
+ * transaction's next statement, which the server runs once the lock is held;
+ * a timeout is reported there (later->conflict_message, when given, words it).
+ * Errors: ADCP_ECONFLICT (or later->conflict_code) when the wait timed out,
+ * ADCP_EINVALID_INPUT, ADCP_ESTORAGE. */
+int adcp_sql_advisory_xact_lock_later(adcp_sql_conn *conn, const char *key_text, int64_t timeout_ms,
+                                      const adcp_sql_later *later, adcp_error *err);
 
 /* The database clock in UTC as "YYYY-MM-DDTHH:MM:SS.ffffffZ" (27 chars + NUL).
  * PostgreSQL: clock_timestamp(); SQLite: adcp_now(), the host clock with

@@ -11,9 +11,8 @@
  * only (transaction poolers; see docs/storage.md).
  * Errors carry the SQLSTATE and constraint name only — never the server's
  * message text, the host or the conninfo. Server notices are discarded. */
-#include "sql/sql_internal.h"
+#include "sql/pg_internal.h"
 
-#include <libpq-fe.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CACHE_MAX 128
 #define OID_BOOL 16
 #define OID_BYTEA 17
 #define OID_NAME 19
@@ -31,28 +29,6 @@
 #define OID_TEXT 25
 #define OID_BPCHAR 1042
 #define OID_VARCHAR 1043
-
-/* One prepared statement: keyed by SQL text + declared parameter types (a
- * statement prepared for an int8 $1 must not run with a bytea $1). */
-typedef struct pg_cached {
-  char *sql;
-  char *types; /* one char per parameter: 'i' int8, 'b' bytea, 'u' inferred */
-  size_t ntypes;
-  char name[40];
-  int described; /* result format decided (queries only) */
-  int binary;    /* 1 = ask for binary results (see want_binary) */
-  uint64_t used; /* LRU stamp */
-} pg_cached;
-
-typedef struct pg_conn {
-  PGconn *pg;
-  pg_cached cache[CACHE_MAX];
-  size_t ncache;
-  unsigned next_id;
-  unsigned tag; /* per-connection name prefix: avoids clashes on pooled servers */
-  uint64_t tick;
-  int no_cache; /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
-} pg_conn;
 
 typedef struct pg_rows {
   adcp_sql_rows head;
@@ -67,7 +43,7 @@ typedef struct pg_rows {
   adcp_buf *hex;   /* per column: "\x…" text of a binary bytea for get_text */
 } pg_rows;
 
-static pg_conn *IMPL(const adcp_sql_conn *c) { return (pg_conn *)c->impl; }
+static pg_conn *IMPL(const adcp_sql_conn *c) { return adcp_sql__pg(c); }
 
 static void ignore_notice(void *arg, const char *msg) { (void)arg, (void)msg; }
 
@@ -84,7 +60,7 @@ static adcp_sql_failure classify(const char *st) {
 }
 
 /* Records the failure of res (may be NULL when the connection broke). */
-static int fail_res(adcp_sql_conn *c, PGresult *res, adcp_error *err) {
+int adcp_sql__pg_fail(adcp_sql_conn *c, PGresult *res, adcp_error *err) {
   const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   const char *cons = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : NULL;
   adcp_sql_failure cls = classify(st);
@@ -205,11 +181,11 @@ static int pg_connect(adcp_sql_conn *c, const char *target, adcp_error *err) {
     /* Instants are rendered in UTC whatever the server's default is. (A
      * session SET does not survive transaction pooling: docs/storage.md.) */
     PGresult *r = PQexec(p->pg, "SET TIME ZONE 'UTC'");
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = adcp_sql__pg_fail(c, r, err);
     PQclear(r);
     if (!rc && c->read_only) { /* read-only commands: the server refuses any write */
       r = PQexec(p->pg, "SET default_transaction_read_only = on");
-      if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
+      if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = adcp_sql__pg_fail(c, r, err);
       PQclear(r);
     }
   }
@@ -231,6 +207,7 @@ static void pg_close(adcp_sql_conn *c) {
   pg_conn *p = IMPL(c);
   if (!p) return;
   for (size_t i = 0; i < p->ncache; i++) entry_free(&p->cache[i]);
+  adcp_sql__pg_later_free(p);
   PQfinish(p->pg); /* the server rolls back an open transaction */
   free(p);
 }
@@ -243,11 +220,12 @@ static char param_sig(const adcp_sql_param *prm) {
   return prm->type == ADCP_SQL_INT64 ? 'i' : prm->type == ADCP_SQL_BLOB ? 'b' : 'u';
 }
 
-/* Drops entry i (and its server-side statement, best effort). */
-static void cache_drop(pg_conn *p, size_t i) {
+/* Drops entry i (and its server-side statement, best effort; not in
+ * pipeline mode, where only the client forgets it). */
+void adcp_sql__pg_cache_drop(pg_conn *p, size_t i) {
   char dealloc[64];
   snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[i].name);
-  if (PQtransactionStatus(p->pg) != PQTRANS_INERROR) PQclear(PQexec(p->pg, dealloc));
+  if (!p->piped && PQtransactionStatus(p->pg) != PQTRANS_INERROR) PQclear(PQexec(p->pg, dealloc));
   entry_free(&p->cache[i]);
   p->cache[i] = p->cache[p->ncache - 1];
   memset(&p->cache[p->ncache - 1], 0, sizeof p->cache[0]);
@@ -277,26 +255,31 @@ static int want_binary(const PGresult *d) {
   return bytea;
 }
 
-/* Finds or prepares the named statement for sql + parameter types. */
-static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-                    const Oid *types, int describe, adcp_error *err) {
-  pg_conn *p = IMPL(c);
-  *out = NULL;
-  pg_cached *e = NULL;
-  for (size_t i = 0; i < p->ncache && !e; i++) {
+pg_cached *adcp_sql__pg_find(pg_conn *p, const char *sql, const adcp_sql_param *prm, size_t n) {
+  for (size_t i = 0; i < p->ncache; i++) {
     pg_cached *x = &p->cache[i];
     if (x->ntypes != n || strcmp(x->sql, sql)) continue;
     size_t k = 0;
     while (k < n && x->types[k] == param_sig(&prm[k])) k++;
-    if (k == n) e = x;
+    if (k == n) return x;
   }
+  return NULL;
+}
+
+/* Finds or prepares the named statement for sql + parameter types (never in
+ * pipeline mode: callers settle first). */
+int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                          const Oid *types, int describe, adcp_error *err) {
+  pg_conn *p = IMPL(c);
+  *out = NULL;
+  pg_cached *e = adcp_sql__pg_find(p, sql, prm, n);
   if (!e) {
     /* Full cache: drop the least recently used entry. */
-    if (p->ncache == CACHE_MAX) {
+    if (p->ncache == PG_CACHE_MAX) {
       size_t lru = 0;
       for (size_t i = 1; i < p->ncache; i++)
         if (p->cache[i].used < p->cache[lru].used) lru = i;
-      cache_drop(p, lru);
+      adcp_sql__pg_cache_drop(p, lru);
     }
     pg_cached fresh = {0};
     fresh.sql = strdup(sql);
@@ -310,7 +293,7 @@ static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const ad
     snprintf(fresh.name, sizeof fresh.name, "adcp_%08x_%u", p->tag, ++p->next_id);
     c->counters.prepares++, c->counters.round_trips++;
     PGresult *r = PQprepare(p->pg, fresh.name, sql, (int)n, types);
-    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail_res(c, r, err);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : adcp_sql__pg_fail(c, r, err);
     PQclear(r);
     if (rc) {
       entry_free(&fresh);
@@ -335,7 +318,7 @@ static int prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const ad
 
 /* Statement gone (a pooler's DISCARD ALL: 26000) or its plan invalidated by a
  * schema change ("cached plan must not change result type": 0A000). */
-static int stale_statement(const PGresult *r) {
+int adcp_sql__pg_stale(const PGresult *r) {
   const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
   return st && (!strcmp(st, "26000") || !strcmp(st, "0A000"));
 }
@@ -375,15 +358,11 @@ static PGresult *stream_first(PGconn *pg, const char *name, const char *sql, int
   return r;
 }
 
-static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
-               int want_rows, int stream, adcp_error *err) {
-  *out = NULL;
-  *binary = 0;
-  pg_conn *p = IMPL(c);
-  c->counters.statements++;
-  /* One allocation holds the value pointers, lengths, formats, types and the
-   * NUL-terminated text forms (text parameters use text format so the server
-   * parses them as whatever type it inferred: uuid, timestamptz, …). */
+/* One allocation holds the value pointers, lengths, formats, types and the
+ * NUL-terminated text forms (text parameters use text format so the server
+ * parses them as whatever type it inferred: uuid, timestamptz, …). */
+int adcp_sql__pg_params(pg_params *out, const adcp_sql_param *prm, size_t n, adcp_error *err) {
+  memset(out, 0, sizeof *out);
   size_t extra = 0;
   for (size_t i = 0; i < n; i++)
     if (prm[i].type == ADCP_SQL_TEXT) extra += prm[i].len + 1;
@@ -422,42 +401,82 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
       break;
     }
   }
+  *out = (pg_params){mem, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, n ? types : NULL};
+  return 0;
+}
+
+void adcp_sql__pg_params_free(pg_params *pp) {
+  free(pp->mem);
+  pp->mem = NULL;
+}
+
+/* With deferred statements pending (pipeline mode), a statement whose result
+ * is wanted whole travels with them when it is already prepared (and
+ * described); anything else settles them first. */
+static int piped_or_settle(PGresult **r, int *sent, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm,
+                           size_t n, const pg_params *pp, int want_rows, int stream, int *fmt, adcp_error *err) {
+  pg_conn *p = IMPL(c);
+  *sent = 0;
+  if (!p->piped) return 0;
+  pg_cached *e = p->no_cache ? NULL : adcp_sql__pg_find(p, sql, prm, n);
+  if (stream || (!p->no_cache && (!e || (want_rows && !e->described)))) return adcp_sql__pg_settle(c, 0, err);
+  *sent = 1;
+  *fmt = e && want_rows && e->binary;
+  if (e) e->used = ++p->tick;
+  return adcp_sql__pg_piped_run(r, c, e, sql, pp, n, *fmt, err);
+}
+
+static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+               int want_rows, int stream, adcp_error *err) {
+  *out = NULL;
+  *binary = 0;
+  pg_conn *p = IMPL(c);
+  c->counters.statements++;
+  pg_params pp;
+  int rc = adcp_sql__pg_params(&pp, prm, n, err);
+  if (rc) return rc;
   PGresult *r = NULL;
-  int rc = 0;
+  int sent = 0, fmt = 0;
+  rc = piped_or_settle(&r, &sent, c, sql, prm, n, &pp, want_rows, stream, &fmt, err);
+  if (sent || rc) {
+    adcp_sql__pg_params_free(&pp);
+    if (rc) return rc;
+    *binary = fmt;
+    *out = r;
+    return 0;
+  }
   if (p->no_cache) {
     /* Unnamed statement per call: works behind transaction poolers. */
     c->counters.round_trips++;
-    if (stream)
-      r = stream_first(p->pg, NULL, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
-    else r = PQexecParams(p->pg, sql, (int)n, n ? types : NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, 0);
+    if (stream) r = stream_first(p->pg, NULL, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
+    else r = PQexecParams(p->pg, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
   } else {
     for (int attempt = 0;; attempt++) {
       pg_cached *e;
-      rc = prepared(&e, c, sql, prm, n, types, want_rows, err);
+      rc = adcp_sql__pg_prepared(&e, c, sql, prm, n, pp.types, want_rows, err);
       if (rc) break;
-      int fmt = want_rows && e->binary;
+      fmt = want_rows && e->binary;
       c->counters.round_trips++;
-      if (stream)
-        r = stream_first(p->pg, e->name, sql, (int)n, NULL, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
-      else r = PQexecPrepared(p->pg, e->name, (int)n, n ? vals : NULL, n ? lens : NULL, n ? fmts : NULL, fmt);
+      if (stream) r = stream_first(p->pg, e->name, sql, (int)n, NULL, pp.vals, pp.lens, pp.fmts, fmt);
+      else r = PQexecPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, fmt);
       ExecStatusType s = PQresultStatus(r);
-      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || stream_status(s) || !stale_statement(r)) {
+      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || stream_status(s) || !adcp_sql__pg_stale(r)) {
         *binary = fmt;
         break;
       }
       /* Forget the stale statement; outside a transaction, prepare it again
        * once (inside one, the failure has doomed the transaction anyway). */
-      cache_drop(p, (size_t)(e - p->cache));
+      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache));
       if (attempt || PQtransactionStatus(p->pg) != PQTRANS_IDLE) break;
       PQclear(r);
       r = NULL;
     }
   }
-  free(mem);
+  adcp_sql__pg_params_free(&pp);
   if (rc) return rc;
   ExecStatusType s = PQresultStatus(r);
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && !stream_status(s)) {
-    rc = fail_res(c, r, err);
+    rc = adcp_sql__pg_fail(c, r, err);
     PQclear(r);
     return rc;
   }
@@ -479,11 +498,18 @@ static int pg_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm,
 }
 
 static int pg_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  /* Deferred statements are answered first; a ROLLBACK (to a savepoint or of
+   * the whole transaction) undoes them, so their outcomes no longer matter. */
+  if (IMPL(c)->piped) {
+    int rb = !strncmp(sql, "ROLLBACK", 8);
+    int rc = adcp_sql__pg_settle(c, rb, err);
+    if (rc && !rb) return rc;
+  }
   c->counters.statements++, c->counters.round_trips++;
   PGresult *r = PQexec(IMPL(c)->pg, sql);
   ExecStatusType s = PQresultStatus(r);
   int rc = 0;
-  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) rc = fail_res(c, r, err);
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) rc = adcp_sql__pg_fail(c, r, err);
   else adcp_sql__ok(c);
   PQclear(r);
   return rc;
@@ -548,7 +574,7 @@ static int stream_more(pg_rows *r, adcp_error *err) {
     r->res = x, r->row = 0, r->nrows = 0;
     return 0;
   }
-  int rc = fail_res(c, x, err);
+  int rc = adcp_sql__pg_fail(c, x, err);
   PQclear(x);
   r->row = r->nrows = 0;
   return rc;
@@ -710,10 +736,22 @@ static int pg_holds_write_lock(const adcp_sql_conn *c) { return pg_in_transactio
 static int pg_txn_failed(const adcp_sql_conn *c) { return PQtransactionStatus(IMPL(c)->pg) == PQTRANS_INERROR; }
 
 static int pg_commit(adcp_sql_conn *c, adcp_error *err) {
-  c->counters.statements++, c->counters.round_trips++;
-  PGresult *r = PQexec(IMPL(c)->pg, "COMMIT");
-  int rc;
-  if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = fail_res(c, r, err);
+  pg_conn *p = IMPL(c);
+  PGresult *r = NULL;
+  int rc = 0;
+  /* A pending row-count expectation is judged before COMMIT leaves: the
+   * server would commit whatever count the statement had. Otherwise COMMIT
+   * travels with the pending statements (one round trip). */
+  if (p->piped && adcp_sql__pg_later_expects(p) && (rc = adcp_sql__pg_settle(c, 0, err))) return rc;
+  c->counters.statements++;
+  if (p->piped) {
+    pg_params none = {0};
+    if ((rc = adcp_sql__pg_piped_run(&r, c, NULL, "COMMIT", &none, 0, 0, err))) return rc;
+  } else {
+    c->counters.round_trips++;
+    r = PQexec(p->pg, "COMMIT");
+  }
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = adcp_sql__pg_fail(c, r, err);
   else if (!strcmp(PQcmdStatus(r), "ROLLBACK")) /* the server rolled back instead */
     rc = adcp_sql__fail(c, ADCP_SQL_FAIL_OTHER, "25P02", NULL, "PostgreSQL rolled back the transaction at COMMIT", err);
   else rc = 0, adcp_sql__ok(c);
@@ -800,4 +838,7 @@ const adcp_sql_backend adcp_sql_postgres_backend = {
     .redact_url = pg_redact_url,
     .query_stream = pg_query_stream,
     .server_setting = pg_server_setting,
+    .begin = adcp_sql__pg_begin,
+    .exec_later = adcp_sql__pg_exec_later,
+    .flush = adcp_sql__pg_flush,
 };

@@ -215,6 +215,48 @@ int adcp_sql_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, si
   return adcp_sql_exec_changes(NULL, c, sql, p, n, err);
 }
 
+/* ---- deferred statements ------------------------------------------------------ */
+
+static int has_later(const adcp_sql_conn *c) {
+  return c->be->version >= ADCP_SQL_BACKEND_VERSION_LATER && c->be->exec_later && c->be->flush;
+}
+
+int adcp_sql__later_outcome(adcp_sql_conn *c, const adcp_sql_later *o, int rc, int64_t changes, adcp_error *err) {
+  if (rc) {
+    if (o->conflict_message && (c->last_failure == ADCP_SQL_FAIL_UNIQUE || c->last_failure == ADCP_SQL_FAIL_RETRY))
+      return adcp_error_set(err, o->conflict_code ? o->conflict_code : ADCP_ECONFLICT, "%s", o->conflict_message);
+    return rc;
+  }
+  if (o->changes) *o->changes += changes;
+  if (o->expect_changes < 0 || changes == o->expect_changes) return 0;
+  /* A broken expectation dooms the transaction like a failed statement. */
+  if (c->txn_open && !c->aborted) {
+    c->aborted = 1;
+    c->abort_failure = ADCP_SQL_FAIL_OTHER;
+    memcpy(c->abort_sqlstate, "25000", sizeof c->abort_sqlstate);
+  }
+  return adcp_error_set(err, o->mismatch_code ? o->mismatch_code : ADCP_ESTATE_UNAVAILABLE, "%s",
+                        o->mismatch_message ? o->mismatch_message : "a statement changed an unexpected number of rows");
+}
+
+int adcp_sql_exec_deferred(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n,
+                           const adcp_sql_later *o, adcp_error *err) {
+  if (!o || o->version != ADCP_SQL_LATER_VERSION)
+    return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: deferred statement options have an unknown version");
+  int rc = refuse_if_streaming(c, err);
+  if (!rc) rc = check_params(p, n, err);
+  if (rc) return rc;
+  if (has_later(c) && c->txn_open) return c->be->exec_later(c, sql, p, n, o, err);
+  int64_t changes = 0;
+  rc = c->be->exec(c, sql, p, n, &changes, err);
+  return adcp_sql__later_outcome(c, o, rc, changes, err);
+}
+
+int adcp_sql_flush(adcp_sql_conn *c, adcp_error *err) {
+  if (c->stream || !has_later(c)) return 0; /* nothing is pending while a stream is open */
+  return c->be->flush(c, err);
+}
+
 int adcp_sql_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   int rc = refuse_if_streaming(c, err);
   return rc ? rc : c->be->exec_script(c, sql, err);
@@ -282,7 +324,8 @@ int adcp_sql_query_text(char *out, size_t n, int *found, adcp_sql_conn *c, const
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   if (c->stream) return refuse_if_streaming(c, err);
   if (c->be->in_transaction(c)) return adcp_error_set(err, ADCP_EINVALID_INPUT, "sql: a transaction is already open");
-  int rc = c->be->exec_script(c, sql, err);
+  int rc = c->be->version >= ADCP_SQL_BACKEND_VERSION_LATER && c->be->begin ? c->be->begin(c, sql, err)
+                                                                            : c->be->exec_script(c, sql, err);
   if (!rc) c->txn_open = 1, c->aborted = 0;
   return rc;
 }
@@ -390,8 +433,10 @@ int adcp_sql_rollback_to(adcp_sql_conn *c, const char *name, adcp_error *err) {
   return c->be->exec_script(c, sql, err);
 }
 
-/* timeout_ms < 0: no timeout of its own (the session's lock_timeout). */
-static int advisory_lock(adcp_sql_conn *c, const char *key, int64_t timeout_ms, adcp_error *err) {
+/* timeout_ms < 0: no timeout of its own (the session's lock_timeout).
+ * later: deferred (adcp_sql_exec_deferred), else at once. */
+static int advisory_lock(adcp_sql_conn *c, const char *key, int64_t timeout_ms, const adcp_sql_later *later,
+                         adcp_error *err) {
   if (!key) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: key is NULL");
   if (!c->be->in_transaction(c))
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: needs an open transaction");
@@ -403,22 +448,29 @@ static int advisory_lock(adcp_sql_conn *c, const char *key, int64_t timeout_ms, 
     return 0;
   }
   adcp_sql_param p[2] = {adcp_sql_text(key), adcp_sql_int64(timeout_ms)};
-  if (timeout_ms < 0) return adcp_sql_exec(c, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", p, 1, err);
   /* The subquery sets the timeout before the lock is requested: a volatile
    * subquery is never pulled up into the outer projection. */
-  return adcp_sql_exec(c,
-                       "SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) FROM (SELECT "
-                       "set_config('lock_timeout', $2::bigint::text || 'ms', true)) t",
-                       p, 2, err);
+  const char *sql = timeout_ms < 0 ? "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+                                   : "SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) FROM (SELECT "
+                                     "set_config('lock_timeout', $2::bigint::text || 'ms', true)) t";
+  size_t n = timeout_ms < 0 ? 1 : 2;
+  return later ? adcp_sql_exec_deferred(c, sql, p, n, later, err) : adcp_sql_exec(c, sql, p, n, err);
 }
 
 int adcp_sql_advisory_xact_lock(adcp_sql_conn *c, const char *key, adcp_error *err) {
-  return advisory_lock(c, key, -1, err);
+  return advisory_lock(c, key, -1, NULL, err);
 }
 
 int adcp_sql_advisory_xact_lock_wait(adcp_sql_conn *c, const char *key, int64_t timeout_ms, adcp_error *err) {
   if (timeout_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: negative timeout");
-  return advisory_lock(c, key, timeout_ms, err);
+  return advisory_lock(c, key, timeout_ms, NULL, err);
+}
+
+int adcp_sql_advisory_xact_lock_later(adcp_sql_conn *c, const char *key, int64_t timeout_ms,
+                                      const adcp_sql_later *later, adcp_error *err) {
+  if (timeout_ms < 0) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: negative timeout");
+  if (!later) return adcp_error_set(err, ADCP_EINVALID_INPUT, "advisory lock: deferred options are NULL");
+  return advisory_lock(c, key, timeout_ms, later, err);
 }
 
 int adcp_sql_now(adcp_sql_conn *c, char out[32], adcp_error *err) {

@@ -6,12 +6,13 @@
 
 #include "adcp/sql.h"
 
-/* 2 added redact_url, 3 query_stream, 4 server_setting. A slot past what a backend's version
- * has is never read. */
-#define ADCP_SQL_BACKEND_VERSION 4
+/* 2 added redact_url, 3 query_stream, 4 server_setting, 5 begin, exec_later
+ * and flush. A slot past what a backend's version has is never read. */
+#define ADCP_SQL_BACKEND_VERSION 5
 #define ADCP_SQL_BACKEND_VERSION_REDACT 2  /* the version with redact_url */
 #define ADCP_SQL_BACKEND_VERSION_STREAM 3  /* the version with query_stream */
 #define ADCP_SQL_BACKEND_VERSION_SETTING 4 /* the version with server_setting */
+#define ADCP_SQL_BACKEND_VERSION_LATER 5   /* the version with begin, exec_later and flush */
 
 typedef struct ADCP_VERSIONED adcp_sql_backend {
   int version; /* ADCP_SQL_BACKEND_VERSION; lets the vtable grow without breaking backends */
@@ -50,6 +51,15 @@ typedef struct ADCP_VERSIONED adcp_sql_backend {
    * the session without a round trip (PostgreSQL's ParameterStatus: DateStyle,
    * TimeZone, ...), or NULL. */
   const char *(*server_setting)(const adcp_sql_conn *c, const char *name);
+  /* Version 5, optional (NULL: exec_script; the port runs deferred
+   * statements at once and flush does nothing): BEGIN (sql) that may travel
+   * with the transaction's first statement; a deferred statement inside a
+   * transaction (adcp_sql_exec_deferred; the backend applies the
+   * expectations with adcp_sql__later_outcome); and flush. */
+  int (*begin)(adcp_sql_conn *c, const char *sql, adcp_error *err);
+  int (*exec_later)(adcp_sql_conn *c, const char *sql, const adcp_sql_param *p, size_t n, const adcp_sql_later *o,
+                    adcp_error *err);
+  int (*flush)(adcp_sql_conn *c, adcp_error *err);
 } adcp_sql_backend;
 
 struct adcp_sql_conn {
@@ -88,6 +98,10 @@ int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
 int adcp_sql__begin_with(adcp_sql_conn *c, const char *sql, adcp_error *err);
 /* Clears the failure state after a successful call. */
 void adcp_sql__ok(adcp_sql_conn *c);
+/* A deferred statement's outcome against its expectations (adcp_sql_later):
+ * rc is its result (0, or the failure already recorded on c and in err),
+ * changes its row count. Returns the code the caller reports. */
+int adcp_sql__later_outcome(adcp_sql_conn *c, const adcp_sql_later *o, int rc, int64_t changes, adcp_error *err);
 /* Generic phrase for a failure class. */
 const char *adcp_sql__failure_phrase(adcp_sql_failure cls);
 

@@ -1,0 +1,276 @@
+/* sql/postgres_later.c — room sql, PostgreSQL backend: deferred statements
+ * (adcp_sql_exec_deferred) and the transaction's BEGIN in libpq's pipeline
+ * mode. A round trip on loopback costs client and server about 70 us of CPU
+ * beyond the statement itself (issue 32: the day's commits spent a quarter
+ * of the machine on them), so a statement whose answer its caller does not
+ * need before the next one is sent without waiting, and its outcome is read
+ * when the next statement's is: one write, one sync, one wait for all.
+ *
+ * Order is the server's: pipelined statements run one after another as if
+ * sent singly, and after a failure the server skips everything up to the
+ * sync (PGRES_PIPELINE_ABORTED), so the statement that travelled with them
+ * did not run and the first failure is the one reported. May touch: the
+ * backend's connection (pg_internal.h) and the port's failure helpers. */
+#include "sql/pg_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef LIBPQ_HAS_PIPELINING
+#define PG_PIPELINE 1
+#else
+#define PG_PIPELINE 0 /* libpq before 14: every deferred statement runs at once */
+#endif
+
+static void later_clear(pg_conn *p) {
+  for (size_t i = 0; i < p->nlater; i++) free(p->later[i].mismatch), free(p->later[i].conflict);
+  p->nlater = 0;
+}
+
+void adcp_sql__pg_later_free(pg_conn *p) {
+  later_clear(p);
+  free(p->later);
+  p->later = NULL, p->later_cap = 0;
+}
+
+int adcp_sql__pg_later_expects(const pg_conn *p) {
+  for (size_t i = 0; i < p->nlater; i++)
+    if (!p->later[i].begin && p->later[i].o.expect_changes >= 0) return 1;
+  return 0;
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+  if (!s) return NULL;
+  char *d = strdup(s);
+  if (!d) *oom = 1;
+  return d;
+}
+
+/* Records what is owed for the statement just sent (o NULL: the BEGIN). */
+static int later_push(pg_conn *p, const adcp_sql_later *o, adcp_error *err) {
+  if (p->nlater == p->later_cap) {
+    size_t cap = p->later_cap ? p->later_cap * 2 : 16;
+    pg_later *g = realloc(p->later, cap * sizeof *g);
+    if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    p->later = g, p->later_cap = cap;
+  }
+  pg_later *l = &p->later[p->nlater];
+  memset(l, 0, sizeof *l);
+  l->begin = o == NULL;
+  if (o) {
+    int oom = 0;
+    l->o = *o;
+    l->mismatch = dup_or_null(o->mismatch_message, &oom);
+    l->conflict = dup_or_null(o->conflict_message, &oom);
+    if (oom) {
+      free(l->mismatch), free(l->conflict);
+      return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+    }
+    l->o.mismatch_message = l->mismatch, l->o.conflict_message = l->conflict;
+  }
+  p->nlater++;
+  return 0;
+}
+
+#if PG_PIPELINE
+/* The connection broke (or libpq refused) mid-pipeline. */
+static int broken(adcp_sql_conn *c, adcp_error *err) { return adcp_sql__pg_fail(c, NULL, err); }
+
+/* Leaves pipeline mode with nothing owed (results the server still sends
+ * after a broken read are drained). */
+static void leave(pg_conn *p) {
+  if (!PQexitPipelineMode(p->pg)) {
+    PGresult *x;
+    while ((x = PQgetResult(p->pg))) PQclear(x);
+    (void)PQexitPipelineMode(p->pg);
+  }
+  p->piped = 0;
+  later_clear(p);
+}
+
+/* Reads the outcome of every pending statement, in order: its result, then
+ * the NULL that ends it. Only the first failure (or broken expectation) is
+ * reported; discard reports none and adds no row counts. -1 in *dead when
+ * the connection broke (nothing more can be read). */
+static int read_pending(adcp_sql_conn *c, int discard, int *dead, adcp_error *err) {
+  pg_conn *p = adcp_sql__pg(c);
+  int rc = 0;
+  for (size_t i = 0; i < p->nlater; i++) {
+    pg_later *l = &p->later[i];
+    PGresult *r = PQgetResult(p->pg);
+    if (!r) {
+      *dead = 1;
+      return rc ? rc : discard ? 0 : broken(c, err);
+    }
+    ExecStatusType s = PQresultStatus(r);
+    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
+      if (!rc && !discard && !l->begin) {
+        const char *t = PQcmdTuples(r);
+        rc = adcp_sql__later_outcome(c, &l->o, 0, (t && *t) ? strtoll(t, NULL, 10) : 0, err);
+      }
+    } else if (s != PGRES_PIPELINE_ABORTED && !rc && !discard) {
+      rc = adcp_sql__pg_fail(c, r, err);
+      if (!l->begin) rc = adcp_sql__later_outcome(c, &l->o, rc, 0, err);
+    }
+    PQclear(r);
+    PGresult *end;
+    while ((end = PQgetResult(p->pg))) PQclear(end); /* the NULL that ends this statement's results */
+  }
+  return rc;
+}
+
+/* The sync's own result ends the round trip. */
+static int read_sync(adcp_sql_conn *c, int rc, int discard, adcp_error *err) {
+  PGresult *r = PQgetResult(adcp_sql__pg(c)->pg);
+  int ok = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+  PQclear(r);
+  return rc || ok || discard ? rc : broken(c, err);
+}
+
+/* Enters pipeline mode; 0 when libpq refused (the caller runs the statement at once). */
+static int enter(pg_conn *p) {
+  if (!p->piped && PQenterPipelineMode(p->pg)) p->piped = 1;
+  return p->piped;
+}
+#endif
+
+int adcp_sql__pg_settle(adcp_sql_conn *c, int discard, adcp_error *err) {
+  pg_conn *p = adcp_sql__pg(c);
+  if (!p->piped) return 0;
+#if PG_PIPELINE
+  c->counters.round_trips++;
+  int rc = 0, dead = 0;
+  if (!PQpipelineSync(p->pg)) {
+    rc = discard ? 0 : broken(c, err);
+  } else {
+    rc = read_pending(c, discard, &dead, err);
+    if (!dead) rc = read_sync(c, rc, discard, err);
+  }
+  leave(p);
+  if (!rc && !discard) adcp_sql__ok(c);
+  return rc;
+#else
+  (void)discard, (void)err;
+  return 0;
+#endif
+}
+
+int adcp_sql__pg_flush(adcp_sql_conn *c, adcp_error *err) { return adcp_sql__pg_settle(c, 0, err); }
+
+int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e, const char *sql, const pg_params *pp,
+                           size_t n, int fmt, adcp_error *err) {
+  *out = NULL;
+  pg_conn *p = adcp_sql__pg(c);
+#if PG_PIPELINE
+  int sent = e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp->vals, pp->lens, pp->fmts, fmt)
+               : PQsendQueryParams(p->pg, sql, (int)n, pp->types, pp->vals, pp->lens, pp->fmts, 0);
+  if (!sent || !PQpipelineSync(p->pg)) {
+    int rc = broken(c, err);
+    leave(p);
+    return rc;
+  }
+  c->counters.round_trips++;
+  int dead = 0, rc = read_pending(c, 0, &dead, err);
+  PGresult *r = dead ? NULL : PQgetResult(p->pg);
+  if (r) {
+    PGresult *end;
+    while ((end = PQgetResult(p->pg))) PQclear(end);
+    rc = read_sync(c, rc, 0, err);
+  } else if (!rc) {
+    rc = broken(c, err);
+  }
+  leave(p);
+  if (rc) { /* a pending statement failed: this one was skipped (or the link broke) */
+    PQclear(r);
+    return rc;
+  }
+  ExecStatusType s = PQresultStatus(r);
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+    /* A statement the server lost or whose plan went stale is forgotten;
+     * inside the transaction this failure dooms it anyway (no retry). */
+    if (e && adcp_sql__pg_stale(r)) adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache));
+    rc = adcp_sql__pg_fail(c, r, err);
+    PQclear(r);
+    return rc;
+  }
+  adcp_sql__ok(c);
+  *out = r;
+  return 0;
+#else
+  (void)c, (void)e, (void)sql, (void)pp, (void)n, (void)fmt, (void)p;
+  return adcp_error_set(err, ADCP_EINTERNAL, "sql: pipeline mode is not available");
+#endif
+}
+
+int adcp_sql__pg_begin(adcp_sql_conn *c, const char *sql, adcp_error *err) {
+  pg_conn *p = adcp_sql__pg(c);
+  int rc = adcp_sql__pg_settle(c, 0, err);
+  if (rc) return rc;
+#if PG_PIPELINE
+  if (enter(p)) {
+    if (!PQsendQueryParams(p->pg, sql, 0, NULL, NULL, NULL, NULL, 0)) {
+      rc = broken(c, err);
+      leave(p);
+      return rc;
+    }
+    c->counters.statements++;
+    if ((rc = later_push(p, NULL, err))) adcp_sql__pg_settle(c, 1, NULL);
+    return rc;
+  }
+#endif
+  c->counters.statements++, c->counters.round_trips++;
+  PGresult *r = PQexec(p->pg, sql);
+  rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : adcp_sql__pg_fail(c, r, err);
+  PQclear(r);
+  return rc;
+}
+
+int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
+                            const adcp_sql_later *o, adcp_error *err) {
+  pg_conn *p = adcp_sql__pg(c);
+  pg_params pp;
+  int rc = adcp_sql__pg_params(&pp, prm, n, err);
+  if (rc) return rc;
+  pg_cached *e = NULL;
+  if (!p->no_cache && !(e = adcp_sql__pg_find(p, sql, prm, n))) {
+    /* First use on this connection: prepared the ordinary way. */
+    if (!(rc = adcp_sql__pg_settle(c, 0, err))) rc = adcp_sql__pg_prepared(&e, c, sql, prm, n, pp.types, 0, err);
+    if (rc) {
+      adcp_sql__pg_params_free(&pp);
+      return rc;
+    }
+  }
+#if PG_PIPELINE
+  if (enter(p)) {
+    int sent = e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, 0)
+                 : PQsendQueryParams(p->pg, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
+    adcp_sql__pg_params_free(&pp);
+    if (!sent) {
+      rc = broken(c, err);
+      leave(p);
+      return rc;
+    }
+    c->counters.statements++;
+    if (e) e->used = ++p->tick;
+    /* Sent but not recorded: settle it now rather than lose its outcome. */
+    if ((rc = later_push(p, o, err))) adcp_sql__pg_settle(c, 1, NULL);
+    return rc;
+  }
+#endif
+  /* No pipeline: at once, with the same checks. */
+  c->counters.statements++, c->counters.round_trips++;
+  PGresult *r = e ? PQexecPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, 0)
+                  : PQexecParams(p->pg, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
+  adcp_sql__pg_params_free(&pp);
+  ExecStatusType s = PQresultStatus(r);
+  int64_t changes = 0;
+  if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
+    const char *t = PQcmdTuples(r);
+    changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
+    adcp_sql__ok(c);
+  } else {
+    rc = adcp_sql__pg_fail(c, r, err);
+  }
+  PQclear(r);
+  return adcp_sql__later_outcome(c, o, rc, changes, err);
+}
