@@ -70,7 +70,10 @@ int adcp_feed_cursor_decode(adcp_feed_position *out, const char *cursor, const c
 
 /* Inserts one change row in the caller's open transaction. The caller holds
  * the account lock (spec 02 §7) so seq is drawn under it. kind is one
- * adcp_feed_kind. INVALID_INPUT outside a transaction; STORAGE_ERROR. */
+ * adcp_feed_kind. On PostgreSQL the insert is a deferred statement
+ * (adcp_sql_exec_deferred): a database refusal is reported by the
+ * transaction's next statement or its COMMIT, which then rolls back.
+ * INVALID_INPUT outside a transaction; STORAGE_ERROR. */
 int adcp_feed_append(adcp_sql_conn *c, const char *account_id, int kind, const char *record_id,
                      const char *obligation_id, adcp_error *err);
 

@@ -214,8 +214,11 @@ int adcp_rows_encoder_reset(adcp_rows_encoder *enc, const adcp_rows_encoder_opti
  * thread; 2 runs the segment, chunk and content digest passes on a hasher
  * thread while the caller's thread canonicalizes the next rows (memory: up to
  * eight segment copies more). 0 is the default: ADCP_ROWS_THREADS=1|2 from the
- * environment, else 2 when at least two cores are online. Output (chunks,
- * manifests, digests, errors, callback order and thread) is identical.
+ * environment, else 2 when at least two cores are online, the hasher then
+ * taking segments only once the encoding has produced 1 MiB (a smaller
+ * revision is cheaper on one thread); 2 given here or in the environment
+ * hands it every segment. Output (chunks, manifests, digests, errors,
+ * callback order and thread) is identical.
  * Errors: ADCP_EINVALID_INPUT (more than 2), ADCP_EINTERNAL (after the first row). */
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *enc, unsigned threads, adcp_error *err);
 /* Adds one row given as JSON text (any formatting). Every refusal of the row

@@ -63,20 +63,24 @@ int adcp_feed_append(adcp_sql_conn *c, const char *account_id, int kind, const c
     return adcp_error_set(err, ADCP_EINVALID_INPUT, "feed append: must run inside the record's transaction");
   adcp_sql_param p[4] = {adcp_sql_text(account_id), adcp_sql_text(k), adcp_sql_text(record_id),
                          adcp_sql_text(obligation_id)};
-  /* seq and xid come from their defaults: drawn now, under the caller's lock. */
-  return adcp_sql_exec(c,
-                       adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
-                           ? "INSERT INTO adcp_reporting_changes (account_id, record_kind, record_id, obligation_id) "
-                             "VALUES ($1, $2, $3, $4)"
-                           /* SQLite: one past the newest row and the pruning horizon
+  /* seq and xid come from their defaults: drawn now, under the caller's lock.
+   * Deferred: the row rides with the transaction's next statement or COMMIT
+   * (issue 32), whose failure it then is. */
+  adcp_sql_later later = {.version = ADCP_SQL_LATER_VERSION, .expect_changes = -1};
+  return adcp_sql_exec_deferred(
+      c,
+      adcp_sql_dialect_of(c) == ADCP_SQL_POSTGRES
+          ? "INSERT INTO adcp_reporting_changes (account_id, record_kind, record_id, obligation_id) "
+            "VALUES ($1, $2, $3, $4)"
+          /* SQLite: one past the newest row and the pruning horizon
                             * (every account horizon is at or below it), so a seq is
                             * never reused after pruning, without AUTOINCREMENT's
                             * extra sqlite_sequence write on every append. */
-                           : "INSERT INTO adcp_reporting_changes (seq, account_id, record_kind, record_id, "
-                             "obligation_id, recorded_at) VALUES (max(coalesce((SELECT max(seq) FROM "
-                             "adcp_reporting_changes), 0), (SELECT pruned_through_seq FROM "
-                             "adcp_reporting_change_horizon WHERE singleton = 1)) + 1, $1, $2, $3, $4, adcp_now())",
-                       p, 4, err);
+          : "INSERT INTO adcp_reporting_changes (seq, account_id, record_kind, record_id, "
+            "obligation_id, recorded_at) VALUES (max(coalesce((SELECT max(seq) FROM "
+            "adcp_reporting_changes), 0), (SELECT pruned_through_seq FROM "
+            "adcp_reporting_change_horizon WHERE singleton = 1)) + 1, $1, $2, $3, $4, adcp_now())",
+      p, 4, &later, err);
 }
 
 void adcp_change_page_free(adcp_change_page *p) {

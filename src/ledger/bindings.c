@@ -234,7 +234,9 @@ int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const c
   *out = NULL;
   ledger_binding *b = adcp_ledger__binding_find(l, id);
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id);
-  int rc = adcp_ledger_register_binding(l, id, err);
+  /* Registered by this handle already: the read below checks the stored row
+   * (identity, namespace, state) as registration would (issue 32: one read). */
+  int rc = b->registered ? adcp_ledger__register_binding(l, err) : adcp_ledger_register_binding(l, id, err);
   if (rc) return rc;
   /* State is mutable: re-read it on every write. */
   char state[16] = "";

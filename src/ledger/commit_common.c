@@ -225,14 +225,18 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
   if (ob) ob->known = 0;
   adcp_sql_param p = adcp_sql_text(req->obligation_id);
   adcp_sql_rows *r;
+  /* The obligation and its tombstone (adcp_ledger__check_not_retired's
+   * question) in one statement (issue 32). */
+#define TOMBSTONE_COL ", (SELECT state FROM adcp_reporting_obligation_tombstones WHERE obligation_id = $1 LIMIT 1) "
   int rc = adcp_sql_query(&r, l->conn,
                           l->dialect == ADCP_SQL_POSTGRES
-                              ? "SELECT account_id, " ADCP_SQL_PG_INSTANT("period_start") ", " ADCP_SQL_PG_INSTANT("period_end")
-                                ", configuration_id, period_ordinal "
-                                "FROM adcp_reporting_obligations WHERE obligation_id = $1"
-                              : "SELECT account_id, period_start, period_end, configuration_id, period_ordinal "
+                              ? "SELECT account_id, " ADCP_SQL_PG_INSTANT("period_start") ", " ADCP_SQL_PG_INSTANT(
+                                    "period_end") ", configuration_id, period_ordinal" TOMBSTONE_COL
+                                                  "FROM adcp_reporting_obligations WHERE obligation_id = $1"
+                              : "SELECT account_id, period_start, period_end, configuration_id, period_ordinal" TOMBSTONE_COL
                                 "FROM adcp_reporting_obligations WHERE obligation_id = $1",
                           &p, 1, err);
+#undef TOMBSTONE_COL
   if (rc) return rc;
   rc = adcp_sql_next(r, err);
   if (rc == 1) {
@@ -241,7 +245,8 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
              ? adcp_error_set(err, ADCP_EREFERENCE_NOT_FOUND, "obligation not found")
              : 0;
     /* A period in retirement (tombstone `retiring`) takes no more writes. */
-    if (!rc) rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err);
+    if (!rc && !adcp_sql_is_null(r, 5))
+      rc = adcp_ledger__retired_error(req->obligation_id, adcp_sql_get_text(r, 5, NULL), err);
     if (!rc) rc = check_identity(req, r, err);
     if (!rc)
       keep_identity(ob, adcp_sql_get_text(r, 1, NULL), adcp_sql_get_text(r, 2, NULL), adcp_sql_get_text(r, 3, NULL),
@@ -271,14 +276,18 @@ int adcp_ledger__ensure_obligation(int *created, adcp_ledger *l, const adcp_ledg
   if ((rc = adcp_ledger__check_not_retired(l, req->obligation_id, cfg, req->period_ordinal, err))) return rc;
   adcp_sql_param q[6] = {adcp_sql_text(req->obligation_id),   adcp_sql_text(cfg), adcp_sql_text(req->account_id),
                          adcp_sql_int64(req->period_ordinal), adcp_sql_text(ps),  adcp_sql_text(pe)};
-  rc = adcp_sql_exec(l->conn,
-                     "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, "
-                     "period_ordinal, period_start, period_end) VALUES ($1, $2, $3, $4, $5, $6)",
-                     q, 6, err);
-  if (rc == ADCP_ECONFLICT)
-    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
-                          "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
-                          req->period_ordinal);
+  /* Deferred (issue 32): a clash surfaces at the transaction's next statement. */
+  char taken[ADCP_ERROR_MESSAGE_MAX];
+  snprintf(taken, sizeof taken, "another obligation already holds configuration %s, period ordinal %" PRId64, cfg,
+           req->period_ordinal);
+  adcp_sql_later later = {.version = ADCP_SQL_LATER_VERSION,
+                          .expect_changes = -1,
+                          .conflict_message = taken,
+                          .conflict_code = ADCP_ECONTENT_CONFLICT};
+  rc = adcp_sql_exec_deferred(l->conn,
+                              "INSERT INTO adcp_reporting_obligations (obligation_id, configuration_id, account_id, "
+                              "period_ordinal, period_start, period_end) VALUES ($1, $2, $3, $4, $5, $6)",
+                              q, 6, &later, err);
   if (!rc) *created = 1;
   if (!rc) keep_identity(ob, ps, pe, cfg, req->period_ordinal); /* normalised: the engine's own text form */
   return rc;
@@ -364,24 +373,35 @@ int adcp_ledger__check_expectation(adcp_commit_result *out, const adcp_ledger_co
   return 0;
 }
 
+#define ACCOUNT_LOCK_BUSY "account lock not acquired within 5 s (another writer is busy); retry"
+
+/* Pooler-safe xact lock with the JS key, bounded wait (spec 02 §7.2); the
+ * timeout is set in the lock's own statement (one round trip, issue 32).
+ * deferred: it travels with the transaction's next statement (issue 32). */
+static int lock_account(adcp_sql_conn *conn, const char *account, int deferred, adcp_error *err) {
+  int rc = 0;
+  adcp_buf key;
+  adcp_buf_init(&key);
+  if (adcp_buf_append_str(&key, LEDGER_ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account) || adcp_buf_cstr(&key))
+    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+  adcp_sql_later busy = {.version = ADCP_SQL_LATER_VERSION, .expect_changes = -1, .conflict_message = ACCOUNT_LOCK_BUSY};
+  if (!rc && deferred) rc = adcp_sql_advisory_xact_lock_later(conn, (const char *)key.data, 5000, &busy, err);
+  else if (!rc && (rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err)) == ADCP_ECONFLICT)
+    adcp_error_set(err, ADCP_ECONFLICT, ACCOUNT_LOCK_BUSY);
+  adcp_buf_free(&key);
+  return rc;
+}
+
 int adcp_ledger__lock_account(adcp_ledger *l, const char *account, adcp_error *err) {
-  return adcp_ledger_lock_account(l->conn, account, err);
+  return lock_account(l->conn, account, 0, err);
+}
+
+int adcp_ledger__lock_account_later(adcp_ledger *l, const char *account, adcp_error *err) {
+  return lock_account(l->conn, account, 1, err);
 }
 
 int adcp_ledger_lock_account(adcp_sql_conn *conn, const char *account, adcp_error *err) {
-  int rc = 0;
-  /* Pooler-safe xact lock with the JS key, bounded wait (spec 02 §7.2); the
-   * timeout is set in the lock's own statement (one round trip, issue 32). */
-  adcp_buf key;
-  adcp_buf_init(&key);
-  if (!rc && (adcp_buf_append_str(&key, LEDGER_ACCOUNT_LOCK_PREFIX) || adcp_buf_append_str(&key, account) ||
-              adcp_buf_cstr(&key)))
-    rc = adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (!rc) rc = adcp_sql_advisory_xact_lock_wait(conn, (const char *)key.data, 5000, err);
-  if (rc == ADCP_ECONFLICT)
-    adcp_error_set(err, ADCP_ECONFLICT, "account lock not acquired within 5 s (another writer is busy); retry");
-  adcp_buf_free(&key);
-  return rc;
+  return lock_account(conn, account, 0, err);
 }
 
 /* The row set of a new revision (both kinds). A duplicate row_set_id is the
@@ -398,17 +418,20 @@ int adcp_ledger__insert_row_set(adcp_ledger *l, const adcp_ledger_commit *req, c
                           adcp_sql_int64((int64_t)res->chunk_count),
                           shared && shared[0] ? adcp_sql_text(shared) : adcp_sql_null(),
                           adcp_sql_text(binding_id)};
-  int rc = adcp_sql_exec(l->conn,
-                         "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
-                         "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
-                         "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
-                         "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
-                         "$7, $8, $9, $10)",
-                         p, 10, err);
-  if (rc == ADCP_ECONFLICT)
-    rc = adcp_error_set(err, ADCP_ECONTENT_CONFLICT, "revision ID %s is already used for different content",
-                        req->revision_id);
-  return rc;
+  /* Deferred (issue 32): it travels with the header insert. */
+  char used[ADCP_ERROR_MESSAGE_MAX];
+  snprintf(used, sizeof used, "revision ID %s is already used for different content", req->revision_id);
+  adcp_sql_later later = {.version = ADCP_SQL_LATER_VERSION,
+                          .expect_changes = -1,
+                          .conflict_message = used,
+                          .conflict_code = ADCP_ECONTENT_CONFLICT};
+  return adcp_sql_exec_deferred(l->conn,
+                                "INSERT INTO adcp_reporting_row_sets (row_set_id, row_set_kind, account_id, obligation_id, "
+                                "encoding, digest_profile, content_sha256, canonical_byte_count, row_count, "
+                                "row_manifest_sha256, chunk_count, rows_shared_from_row_set_id, row_binding_id) VALUES "
+                                "($1, 'revision', $2, $3, 'adcp_canonical_jsonl_v1', 'revision_envelope_v1', $4, $5, $6, "
+                                "$7, $8, $9, $10)",
+                                p, 10, &later, err);
 }
 
 /* Chunk records of a new row set, in order; loc NULL = postgres kind (no locators). */
@@ -417,6 +440,7 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
   adcp_buf segs;
   adcp_buf_init(&segs);
   int rc = 0;
+  adcp_sql_later later = {.version = ADCP_SQL_LATER_VERSION, .expect_changes = -1};
   for (size_t i = 0; !rc && i < n; i++) {
     const adcp_chunk_manifest *m = &ms[i];
     if (adcp_ledger__segments_json(&segs, m)) {
@@ -432,12 +456,13 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
                             adcp_sql_int64((int64_t)m->byte_count),
                             adcp_sql_text(m->sha256),
                             adcp_sql_textn((const char *)segs.data, segs.len)};
+    /* Deferred (issue 32): they travel with the header insert. */
     if (!loc) {
-      rc = adcp_sql_exec(l->conn,
-                         "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-                         "first_ordinal, row_count, byte_count, sha256, segments) "
-                         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                         p, 9, err);
+      rc = adcp_sql_exec_deferred(l->conn,
+                                  "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, "
+                                  "obligation_id, first_ordinal, row_count, byte_count, sha256, segments) "
+                                  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                  p, 9, &later, err);
       continue;
     }
     p[9] = adcp_sql_text(loc[i].object_key);
@@ -445,12 +470,12 @@ int adcp_ledger__insert_chunk_records(adcp_ledger *l, const adcp_ledger_commit *
     p[11] = adcp_sql_text(adcp_object_compression_name(loc[i].compression));
     p[12] = adcp_sql_text(loc[i].physical_sha256);
     p[13] = adcp_sql_int64((int64_t)loc[i].physical_byte_count);
-    rc = adcp_sql_exec(l->conn,
-                       "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-                       "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, compression, "
-                       "physical_sha256, physical_byte_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                       "$13, $14)",
-                       p, 14, err);
+    rc = adcp_sql_exec_deferred(l->conn,
+                                "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, "
+                                "obligation_id, first_ordinal, row_count, byte_count, sha256, segments, object_key, "
+                                "native_version, compression, physical_sha256, physical_byte_count) VALUES ($1, $2, $3, "
+                                "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                                p, 14, &later, err);
   }
   adcp_buf_free(&segs);
   return rc;
@@ -497,7 +522,8 @@ const char *adcp_ledger__shared_lookup_sql(const adcp_ledger *l) {
  * optionally, the clock in one statement under the account lock (issue 32). */
 #define PROBE_HEAD \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM adcp_reporting_revisions WHERE revision_id = $1) THEN 1 ELSE 0 END, " \
-  "v.revision_id, v.revision_number, v.finality"
+  "v.revision_id, v.revision_number, v.finality, (SELECT state FROM adcp_reporting_obligation_tombstones WHERE " \
+  "obligation_id = $2 LIMIT 1)"
 #define PROBE_TAIL(O) \
   " FROM (SELECT 1 AS one) one LEFT JOIN (SELECT revision_id, revision_number, finality FROM " \
   "adcp_reporting_revisions WHERE obligation_id = " O " ORDER BY revision_number DESC LIMIT 1) v ON 1 = 1"
@@ -522,7 +548,8 @@ int adcp_ledger__probe(ledger_probe *out, adcp_ledger *l, const adcp_ledger_comm
       out->number = adcp_sql_get_int64(r, 2) + 1;
       out->prev_official = !strcmp(adcp_sql_get_text(r, 3, NULL), "official");
     }
-    if (with_clock) adcp_ledger__clock_from_row(&out->clock, r, 4);
+    if (!adcp_sql_is_null(r, 4)) snprintf(out->tombstone, sizeof out->tombstone, "%s", adcp_sql_get_text(r, 4, NULL));
+    if (with_clock) adcp_ledger__clock_from_row(&out->clock, r, 5);
   } else if (rc == 0) {
     rc = adcp_error_set(err, ADCP_EINTERNAL, "the commit probe returned no row");
   }
@@ -700,6 +727,15 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
     adcp_sql_rows_free(r);
     adcp_buf_free(&sql);
   }
+  return rc;
+}
+
+int adcp_ledger__step_before_commit(adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  if (!req->step_hook) return 0;
+  /* Deferred statements are sent first: the hook sees everything but COMMIT. */
+  int rc = adcp_sql_flush(l->conn, err);
+  if (!rc && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))
+    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
   return rc;
 }
 

@@ -8,10 +8,11 @@
  *             (explicit binding whose provider stages: a writer thread stages
  *             chunk N while chunk N+1 is encoded; a chunk equal to the same
  *             chunk of the newest row set in the binding is spooled instead,
- *             so a header-only repeat writes nothing to the store) or to a
- *             temporary spool file (bounded memory: one chunk or two in
- *             flight either way);
- *   select    explicit binding, else the host selector (which sees the sizes);
+ *             so a header-only repeat writes nothing to the store) or to the
+ *             local spool (commit_spool.c: memory for the first chunk, a
+ *             temporary file beyond; one chunk or two in flight either way);
+ *   select    explicit binding, else the host selector (which sees the sizes;
+ *             a postgres-kind choice stores the spooled chunks as encoded);
  *   replay    an existing revision ID resolves as a replay before anything
  *             is written;
  *   tx A      under the account lock: obligation, lease (the caller's, or a
@@ -37,188 +38,7 @@
 
 #include "adcp/feed.h"
 #include "ledger/internal.h"
-
-/* ---- spool ------------------------------------------------------------------------- */
-
-/* A chunk of staged mode: staged through the provider (st), or, when it
- * equals the same chunk of the obligation's newest row set in this binding
- * (a header-only repeat is likely), kept in the local spool file at `off`
- * until it is known whether the revision shares that row set. */
-typedef struct staged_chunk {
-  adcp_object_stage *st;
-  uint64_t off;
-  char physical_sha256[65];
-  uint64_t physical_byte_count;
-} staged_chunk;
-
-typedef struct spool {
-  adcp_ledger *l;
-  FILE *f; /* spool file; NULL when chunks are staged instead */
-  adcp_chunk_manifest *ms;
-  uint64_t *off;
-  size_t n, cap;
-  uint64_t pos;
-  adcp_manifest_checker mcheck;
-  /* Staged mode: the writer thread owns these until the pipe joined. */
-  ledger_pipe *pipe;
-  const ledger_binding *b;
-  int64_t stage_deadline_ms;
-  staged_chunk *sc;
-  size_t sn, scap;
-  char (*likely)[65]; /* chunk digests of the newest row set in the binding */
-  size_t nlikely;
-  uint64_t spos; /* writer thread's end of the spool file */
-} spool;
-
-static int spool_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
-  spool *s = vctx;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    adcp_chunk_manifest *g = realloc(s->ms, cap * sizeof *g);
-    if (g) s->ms = g;
-    uint64_t *o = realloc(s->off, cap * sizeof *o);
-    if (o) s->off = o;
-    if (!g || !o) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-    s->cap = cap;
-  }
-  /* The encoder derives every digest from exactly these bytes as it writes them
-   * (spec 01 §9.4 point 3 holds by construction; re-hashing them here cost two
-   * more SHA-256 passes per commit). What is checked independently is that the
-   * manifests are consistent and reproduce row_manifest_sha256. */
-  int rc = adcp_manifest_checker_add(&s->mcheck, m, err);
-  if (rc) {
-    char why[ADCP_ERROR_MESSAGE_MAX];
-    snprintf(why, sizeof why, "%s", err ? err->message : "");
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoded chunk %" PRIu64 " does not verify: %s", m->chunk_index, why);
-  }
-  if (s->pipe) {
-    if ((rc = adcp_ledger__pipe_push(s->pipe, m, body, len, err))) return rc;
-  } else if (fwrite(body, 1, len, s->f) != len) {
-    return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
-  }
-  s->ms[s->n] = *m;
-  s->off[s->n++] = s->pos; /* spool offsets; staged mode keeps its own in sc[] */
-  if (!s->pipe) s->pos += len;
-  return 0;
-}
-
-static int spool_read_at(adcp_buf *out, spool *s, uint64_t off, uint64_t len, adcp_error *err) {
-  adcp_buf_reset(out);
-  if (adcp_buf_reserve(out, (size_t)len ? (size_t)len : 1)) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-  if (fseeko(s->f, (off_t)off, SEEK_SET) || fread(out->data, 1, (size_t)len, s->f) != len)
-    return adcp_error_set(err, ADCP_EIO, "cannot read the row spool file");
-  out->len = (size_t)len;
-  return 0;
-}
-
-static int spool_read(adcp_buf *out, spool *s, size_t i, adcp_error *err) {
-  return spool_read_at(out, s, s->off[i], s->ms[i].byte_count, err);
-}
-
-/* Writer thread (staged mode): stored bytes of one chunk go to a staged write. */
-static int stage_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
-  spool *s = vctx;
-  if (s->sn == s->scap) {
-    size_t cap = s->scap ? s->scap * 2 : 16;
-    staged_chunk *g = realloc(s->sc, cap * sizeof *g);
-    if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-    s->sc = g, s->scap = cap;
-  }
-  staged_chunk *c = &s->sc[s->sn];
-  memset(c, 0, sizeof *c);
-  if (m->chunk_index < s->nlikely && !strcmp(s->likely[m->chunk_index], m->sha256)) {
-    /* Probably shared: keep it local instead of writing it to the store. */
-    if (!s->f && !(s->f = tmpfile())) return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
-    if (fwrite(body, 1, len, s->f) != len) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
-    c->off = s->spos;
-    s->spos += len;
-    s->sn++;
-    return 0;
-  }
-  adcp_object_physical ph;
-  int rc = adcp_object_physical_prepare_known(&ph, body, len, s->b->compression, m->sha256, err);
-  if (rc) return rc;
-  adcp_object_ctx ctx = {adcp_object_now_ms() + s->stage_deadline_ms, NULL};
-  rc = adcp_object_stage_put(s->b->client, &c->st, ph.data, ph.len, &ctx, err);
-  if (!rc) {
-    memcpy(c->physical_sha256, ph.physical_sha256, 65);
-    c->physical_byte_count = ph.physical_byte_count;
-    s->sn++;
-  }
-  adcp_object_physical_free(&ph);
-  return rc;
-}
-
-static void spool_free(spool *s) {
-  adcp_ledger__pipe_free(s->pipe);
-  for (size_t i = 0; i < s->sn; i++) adcp_object_stage_drop(s->b->client, s->sc[i].st);
-  free(s->sc);
-  free(s->likely);
-  if (s->f) fclose(s->f);
-  adcp_manifest_checker_free(&s->mcheck);
-  free(s->ms);
-  free(s->off);
-}
-
-/* Encodes the rows. With a staging binding (s->b set) each chunk's stored
- * bytes are staged by the writer thread while the next chunk is encoded;
- * otherwise chunks go to a spool file. */
-static int spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger_commit *req, adcp_error *err) {
-  int rc;
-  if (s->b) {
-    if ((rc = adcp_ledger__pipe_start(&s->pipe, stage_chunk, s, 2, &s->l->pipe_keep, err))) return rc;
-  } else if (!(s->f = tmpfile())) {
-    return adcp_error_set(err, ADCP_EIO, "cannot create a temporary row spool file");
-  }
-  if ((rc = adcp_manifest_checker_init(&s->mcheck, err))) return rc;
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1, req->revision_id, req->totals,
-                                  ADCP_BINDING_RFC8785_JCS_V1,       spool_chunk,      s};
-  adcp_rows_encoder *enc;
-  if ((rc = adcp_ledger__encoder_take(&enc, s->l, &eo, err))) return rc;
-  rc = adcp_ledger__pull_rows(enc, req, err);
-  if (!rc) rc = adcp_rows_encoder_finish(enc, res, err);
-  adcp_ledger__encoder_give(s->l, enc);
-  if (!rc && s->pipe) {
-    rc = adcp_ledger__pipe_finish(s->pipe, err);
-    s->pipe = NULL;
-    if (!rc && s->sn != s->n)
-      rc = adcp_error_set(err, ADCP_ESTORAGE,
-                          "internal error: %zu of %zu chunks reached the staged writer; nothing was committed, retry",
-                          s->sn, s->n);
-  }
-  if (rc) return rc;
-  if ((rc = adcp_manifest_checker_finish(&s->mcheck, res->row_manifest_sha256, res->row_count,
-                                         (int64_t)res->chunk_count, err))) {
-    char why[ADCP_ERROR_MESSAGE_MAX];
-    snprintf(why, sizeof why, "%s", err ? err->message : "");
-    return adcp_error_set(err, ADCP_EINVALID_INPUT, "rows do not reproduce the binding being committed: %s", why);
-  }
-  if (s->f && fflush(s->f)) return adcp_error_set(err, ADCP_EIO, "cannot write the row spool file");
-  return 0;
-}
-
-/* Re-feeds spooled canonical rows (the selector chose the postgres kind). */
-typedef struct refeed {
-  spool *s;
-  size_t chunk;
-  adcp_buf buf;
-  size_t pos;
-} refeed;
-
-static int refeed_next(void *ctx, const char **row, size_t *len, adcp_error *err) {
-  refeed *r = ctx;
-  while (r->pos >= r->buf.len) {
-    if (r->chunk >= r->s->n) return 0;
-    int rc = spool_read(&r->buf, r->s, r->chunk++, err);
-    if (rc) return rc;
-    r->pos = 0;
-  }
-  const uint8_t *p = r->buf.data + r->pos, *nl = memchr(p, '\n', r->buf.len - r->pos);
-  size_t n = nl ? (size_t)(nl - p) : r->buf.len - r->pos;
-  *row = (const char *)p, *len = n;
-  r->pos += n + 1;
-  return 1;
-}
+#include "ledger/spool.h"
 
 /* ---- object path ------------------------------------------------------------------------ */
 
@@ -279,7 +99,7 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   const int pg = l->dialect == ADCP_SQL_POSTGRES;
   int rc = adcp_sql_begin(l->conn, 1, err);
   if (rc) return rc;
-  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
+  if ((rc = adcp_ledger__lock_account_later(l, req->account_id, err))) goto out;
   if ((rc = adcp_ledger__ensure_obligation(obligation_created, l, req, ob, err))) goto out;
   if (*obligation_created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto out;
   char lease_exp[32];
@@ -315,30 +135,37 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
     *lease_gen = req->lease_generation;
     *self_lease = 0;
   } else {
-    /* No host lease: take a short one (owner = our token) if it is free. */
-    if ((rc = adcp_ledger__now_plus(l, lease_exp, l->write_deadline_ms + 5000, err))) goto out;
-    adcp_sql_param p[3] = {oid, adcp_sql_text(token), adcp_sql_text(lease_exp)};
-    /* The new generation comes back with the update (one round trip, issue 32). */
-    char gen[24];
-    int f = 0;
-    if ((rc = adcp_sql_query_text(gen, sizeof gen, &f, l->conn,
-                                  pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
-                                       "lease_generation + 1, lease_expires_at = $3::timestamptz WHERE obligation_id = $1 "
-                                       "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
-                                       "clock_timestamp()) RETURNING lease_generation"
-                                     : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
-                                       "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
-                                       "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
-                                       "adcp_now()) RETURNING lease_generation",
-                                  p, 3, err)))
+    /* No host lease: take a short one (owner = our token) if it is free. The
+     * new generation comes back with the update, and on PostgreSQL the expiry
+     * too, computed from the server clock in the same statement (issue 32). */
+    int64_t span_ms = l->write_deadline_ms + 5000;
+    if (!pg && (rc = adcp_ledger__now_plus(l, lease_exp, span_ms, err))) goto out;
+    adcp_sql_param p[3] = {oid, adcp_sql_text(token), pg ? adcp_sql_int64(span_ms) : adcp_sql_text(lease_exp)};
+    adcp_sql_rows *r;
+    if ((rc = adcp_sql_query(
+             &r, l->conn,
+             pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                  "lease_generation + 1, lease_expires_at = clock_timestamp() + $3::bigint * interval "
+                  "'1 millisecond' WHERE obligation_id = $1 AND (lease_owner IS NULL OR lease_expires_at "
+                  "IS NULL OR lease_expires_at <= clock_timestamp()) RETURNING lease_generation, " ADCP_SQL_PG_INSTANT(
+                      "lease_expires_at")
+                : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+                  "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
+                  "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
+                  "adcp_now()) RETURNING lease_generation, lease_expires_at",
+             p, 3, err)))
       goto out;
-    if (!f) {
+    if ((rc = adcp_sql_next(r, err)) == 1) {
+      rc = 0;
+      *lease_gen = adcp_sql_get_int64(r, 0);
+      snprintf(lease_exp, sizeof lease_exp, "%s", adcp_sql_get_text(r, 1, NULL));
+    } else if (rc == 0) {
       rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           "obligation %s is leased by another writer; retry after its lease expires", req->obligation_id);
-      goto out;
     }
+    adcp_sql_rows_free(r);
+    if (rc) goto out;
     snprintf(lease_owner, ADCP_LEDGER_ID_MAX, "%s", token);
-    *lease_gen = strtoll(gen, NULL, 10);
     *self_lease = 1;
   }
   /* Intent expiry: the lease expiry plus the write deadline (database clock). */
@@ -446,7 +273,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   int rc = adcp_ledger__totals_text(&totals, req->totals, err);
   if (rc) return rc;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto out;
-  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto out;
+  if ((rc = adcp_ledger__lock_account_later(l, req->account_id, err))) goto out;
   adcp_sql_param rid = adcp_sql_text(req->revision_id);
   char one[8];
   int f = 0;
@@ -461,20 +288,20 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
     /* Our short lease: the fence and its release in one statement (it ends
      * with this transaction either way; issue 32). */
     adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(lease_owner), adcp_sql_int64(lease_gen)};
-    int64_t changed = 0;
-    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
-                                    pg ? "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
-                                         "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
-                                         "lease_expires_at > clock_timestamp()"
-                                       : "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
-                                         "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
-                                         "lease_expires_at > adcp_now()",
-                                    p, 3, err)))
+    /* Deferred: its one-row expectation is judged with the header insert, before COMMIT. */
+    adcp_sql_later lost = {.version = ADCP_SQL_LATER_VERSION,
+                           .expect_changes = 1,
+                           .mismatch_code = ADCP_ESTATE_UNAVAILABLE,
+                           .mismatch_message = "obligation lease lost before the commit; nothing was committed"};
+    if ((rc = adcp_sql_exec_deferred(l->conn,
+                                     pg ? "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
+                                          "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
+                                          "lease_expires_at > clock_timestamp()"
+                                        : "UPDATE adcp_reporting_obligations SET lease_owner = NULL, lease_expires_at = "
+                                          "NULL WHERE obligation_id = $1 AND lease_owner = $2 AND lease_generation = $3 AND "
+                                          "lease_expires_at > adcp_now()",
+                                     p, 3, &lost, err)))
       goto out;
-    if (changed != 1) {
-      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "obligation lease lost before the commit; nothing was committed");
-      goto out;
-    }
   } else if (lease_owner[0]) {
     adcp_sql_param p[3] = {adcp_sql_text(req->obligation_id), adcp_sql_text(lease_owner), adcp_sql_int64(lease_gen)};
     if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
@@ -489,7 +316,9 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
       goto out;
     }
   }
-  if (!shared[0] && (rc = adcp_ledger__check_not_retired(l, req->obligation_id, NULL, 0, err))) goto out;
+  /* The probe read the tombstone (a period in retirement takes no more writes). */
+  if (!shared[0] && pr.tombstone[0] && (rc = adcp_ledger__retired_error(req->obligation_id, pr.tombstone, err)))
+    goto out;
   if (shared[0]) {
     /* Header-only skipped transaction A: the obligation's identity is checked here. */
     int created = 0;
@@ -513,30 +342,29 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
     }
   } else {
     adcp_sql_param p[4] = {adcp_sql_text(b->id), rid, adcp_sql_text(res->content_sha256), adcp_sql_text(token)};
-    int64_t changed = 0;
-    if ((rc = adcp_sql_exec_changes(&changed, l->conn,
-                                    "DELETE FROM adcp_reporting_row_write_intents WHERE row_binding_id = $1 AND row_set_id "
-                                    "= $2 AND content_sha256 = $3 AND owner_token = $4 AND state = 'open'",
-                                    p, 4, err)))
+    adcp_sql_later gone = {.version = ADCP_SQL_LATER_VERSION,
+                           .expect_changes = 1,
+                           .mismatch_code = ADCP_ESTATE_UNAVAILABLE,
+                           .mismatch_message = "write intent was taken over or is being swept; nothing was committed"};
+    if ((rc = adcp_sql_exec_deferred(l->conn,
+                                     "DELETE FROM adcp_reporting_row_write_intents WHERE row_binding_id = $1 AND "
+                                     "row_set_id = $2 AND content_sha256 = $3 AND owner_token = $4 AND state = 'open'",
+                                     p, 4, &gone, err)))
       goto out;
-    if (changed != 1) {
-      rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
-                          "write intent was taken over or is being swept; nothing was committed");
-      goto out;
-    }
   }
   if ((rc = adcp_ledger__insert_row_set(l, req, res, shared, b->id, err))) goto out;
   if (shared[0]) {
     /* Header-only: copy the source's manifests and locators (same manifest digest). */
     adcp_sql_param p[2] = {rid, adcp_sql_text(shared)};
-    if ((rc = adcp_sql_exec(l->conn,
-                            "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, obligation_id, "
-                            "first_ordinal, row_count, byte_count, sha256, segments, object_key, native_version, "
-                            "compression, physical_sha256, physical_byte_count) SELECT $1, chunk_index, account_id, "
-                            "obligation_id, first_ordinal, row_count, byte_count, sha256, segments, object_key, "
-                            "native_version, compression, physical_sha256, physical_byte_count FROM "
-                            "adcp_reporting_row_chunks WHERE row_set_id = $2",
-                            p, 2, err)))
+    adcp_sql_later later = {.version = ADCP_SQL_LATER_VERSION, .expect_changes = -1};
+    if ((rc = adcp_sql_exec_deferred(l->conn,
+                                     "INSERT INTO adcp_reporting_row_chunks (row_set_id, chunk_index, account_id, "
+                                     "obligation_id, first_ordinal, row_count, byte_count, sha256, segments, object_key, "
+                                     "native_version, compression, physical_sha256, physical_byte_count) SELECT $1, "
+                                     "chunk_index, account_id, obligation_id, first_ordinal, row_count, byte_count, "
+                                     "sha256, segments, object_key, native_version, compression, physical_sha256, "
+                                     "physical_byte_count FROM adcp_reporting_row_chunks WHERE row_set_id = $2",
+                                     p, 2, &later, err)))
       goto out;
   } else if ((rc = adcp_ledger__insert_chunk_records(l, req, s->ms, s->n, loc, err))) {
     goto out;
@@ -550,10 +378,7 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   }
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto out;
-  if (req->step_hook && req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT)) {
-    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
-    goto out;
-  }
+  if ((rc = adcp_ledger__step_before_commit(l, req, err))) goto out;
   rc = adcp_sql_commit(l->conn, err);
   if (!rc) {
     out->shared = shared[0] != 0;
@@ -716,7 +541,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
       if ((rc = load_likely_chunks(&s, l, req, b, err))) goto done;
     }
   }
-  if ((rc = spool_encode(&s, &res, req, err))) goto done;
+  if ((rc = adcp_ledger__spool_encode(&s, &res, req, err))) goto done;
 
   if (!bid) {
     adcp_ledger_select_input in = {req->account_id, req->obligation_id,       "revision",     req->finality,
@@ -725,12 +550,9 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
     if ((rc = l->select_fn(l->select_ctx, &in, &chosen, err))) goto done;
     if (!chosen || !*chosen) chosen = ADCP_LEDGER_POSTGRES_BINDING;
     if (!strcmp(chosen, ADCP_LEDGER_POSTGRES_BINDING)) {
-      refeed rf = {&s, 0, {0}, 0};
-      adcp_buf_init(&rf.buf);
       adcp_ledger_commit r2 = *req;
-      r2.next_row = refeed_next, r2.row_ctx = &rf, r2.binding_id = ADCP_LEDGER_POSTGRES_BINDING;
-      rc = adcp_ledger__commit_postgres(out, l, &r2, err);
-      adcp_buf_free(&rf.buf);
+      r2.binding_id = ADCP_LEDGER_POSTGRES_BINDING;
+      rc = adcp_ledger__commit_postgres_spooled(out, l, &r2, &s, &res, err);
       goto done;
     }
     if (!adcp_ledger__binding_find(l, chosen)) {
@@ -814,7 +636,8 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
         j->i = i, j->m = m, j->loc = &loc[i], j->st = s.sc ? s.sc[i].st : NULL;
         j->pool = pool, j->written[0] = 0, j->recorded = 0;
         if (!j->st)
-          rc = s.sc ? spool_read_at(&j->chunk, &s, s.sc[i].off, m->byte_count, err) : spool_read(&j->chunk, &s, i, err);
+          rc = s.sc ? adcp_ledger__spool_read_at(&j->chunk, &s, s.sc[i].off, m->byte_count, err)
+                    : adcp_ledger__spool_read(&j->chunk, &s, i, err);
         adcp_object_key_input ki = {b->prefix,          l->ns_key,
                                     req->account_id,    req->revision_id,
                                     ps[0] ? ps : NULL,  adcp_finality_name(req->finality),
@@ -893,7 +716,7 @@ done:
   free(freel);
   objlocks_release(l, &ol);
   locators_free(loc, s.n);
-  spool_free(&s);
+  adcp_ledger__spool_free(&s);
   if (rc) adcp_revision_header_free(&out->header);
   return rc;
 }

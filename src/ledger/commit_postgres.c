@@ -20,6 +20,7 @@
 
 #include "adcp/feed.h"
 #include "ledger/internal.h"
+#include "ledger/spool.h"
 
 typedef struct commit_ctx {
   adcp_ledger *l;
@@ -84,7 +85,10 @@ static int on_chunk(void *vctx, const adcp_chunk_manifest *m, const uint8_t *bod
   return adcp_ledger__pipe_push(c->pipe, m, body, len, err);
 }
 
-int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+/* pre: the revision's chunks already encoded (the object path spooled them
+ * before its selector chose this kind) with their result; NULL: req's rows. */
+static int commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, spool *pre,
+                           const adcp_rows_result *pre_res, adcp_error *err) {
   memset(out, 0, sizeof *out);
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", ADCP_LEDGER_POSTGRES_BINDING);
   int rc = adcp_ledger__validate_commit(req, err);
@@ -105,7 +109,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if ((rc = adcp_ledger__totals_text(&totals, req->totals, err))) goto done;
   if ((rc = adcp_sql_begin(l->conn, 1, err))) goto done;
   in_tx = 1;
-  if ((rc = adcp_ledger__lock_account(l, req->account_id, err))) goto done;
+  if ((rc = adcp_ledger__lock_account_later(l, req->account_id, err))) goto done;
 
   /* The revision-ID probe and the numbering read in one statement. */
   ledger_probe pr;
@@ -113,7 +117,8 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if (pr.exists) {
     adcp_sql_rollback(l->conn, NULL);
     in_tx = 0;
-    rc = adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
+    rc = pre ? adcp_ledger__replay_compare(out, l, req, pre_res->content_sha256, pre_res->row_manifest_sha256, err)
+             : adcp_ledger__replay_compare(out, l, req, NULL, NULL, err);
     goto done;
   }
   /* A new obligation's change row waits until after the bodies (see below). */
@@ -126,13 +131,21 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
 
   /* Stream rows: bodies are written chunk by chunk inside the transaction. */
   if ((rc = adcp_manifest_checker_init(&c.mcheck, err))) goto done;
-  adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1,  req->revision_id, req->totals,
-                                  adcp_ledger__commit_algorithm(req), on_chunk,         &c};
-  if ((rc = adcp_ledger__encoder_take(&enc, l, &eo, err))) goto done;
-  /* Two queued chunks: enough to keep both threads busy, bounded memory. */
-  if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, &l->pipe_keep, err))) goto done;
-  if ((rc = adcp_ledger__pull_rows(enc, req, err))) goto done;
-  if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
+  if (pre) {
+    /* Spooled chunks go through the same checks and writer, without encoding
+     * their rows again (issue 32). */
+    if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, &l->pipe_keep, err))) goto done;
+    if ((rc = adcp_ledger__spool_each(pre, on_chunk, &c, err))) goto done;
+    res = *pre_res;
+  } else {
+    adcp_rows_encoder_options eo = {ADCP_PROFILE_REVISION_ENVELOPE_V1,  req->revision_id, req->totals,
+                                    adcp_ledger__commit_algorithm(req), on_chunk,         &c};
+    if ((rc = adcp_ledger__encoder_take(&enc, l, &eo, err))) goto done;
+    /* Two queued chunks: enough to keep both threads busy, bounded memory. */
+    if ((rc = adcp_ledger__pipe_start(&c.pipe, store_body, &c, 2, &l->pipe_keep, err))) goto done;
+    if ((rc = adcp_ledger__pull_rows(enc, req, err))) goto done;
+    if ((rc = adcp_rows_encoder_finish(enc, &res, err))) goto done;
+  }
   if ((rc = adcp_ledger__check_expectation(out, req, &res, err))) goto done;
   rc = adcp_ledger__pipe_finish(c.pipe, err);
   c.pipe = NULL;
@@ -180,10 +193,7 @@ int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const 
   if (out->obligation_created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto done;
   if ((rc = adcp_ledger__feed_append(l, ADCP_FEED_REVISION, req->account_id, req->revision_id, req->obligation_id, err)))
     goto done;
-  if (req->step_hook && (rc = req->step_hook(req->step_ctx, ADCP_LEDGER_STEP_BEFORE_COMMIT))) {
-    rc = adcp_error_set(err, ADCP_EABORTED, "commit aborted by the step hook");
-    goto done;
-  }
+  if ((rc = adcp_ledger__step_before_commit(l, req, err))) goto done;
   if ((rc = adcp_sql_commit(l->conn, err))) goto done;
   in_tx = 0;
   rc = adcp_ledger__committed_header(&out->header, &stored, l, req, ADCP_LEDGER_POSTGRES_BINDING, err);
@@ -201,4 +211,13 @@ done:
     out->replay = out->shared = 0;
   }
   return rc;
+}
+
+int adcp_ledger__commit_postgres(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err) {
+  return commit_postgres(out, l, req, NULL, NULL, err);
+}
+
+int adcp_ledger__commit_postgres_spooled(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commit *req,
+                                         spool *s, const adcp_rows_result *res, adcp_error *err) {
+  return commit_postgres(out, l, req, s, res, err);
 }

@@ -128,6 +128,13 @@ int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const c
 int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);
 /* Account lock inside an open transaction (JS key, 5 s bound). */
 int adcp_ledger__lock_account(adcp_ledger *l, const char *account, adcp_error *err);
+/* The request's BEFORE_COMMIT step hook, after the deferred statements went
+ * out (the hook sees the transaction as COMMIT would): EABORTED when it says so. */
+int adcp_ledger__step_before_commit(adcp_ledger *l, const adcp_ledger_commit *req, adcp_error *err);
+/* The same lock as a deferred statement (adcp_sql_advisory_xact_lock_later):
+ * only where the transaction's next step is a statement, never a store call
+ * that must already run under the lock. */
+int adcp_ledger__lock_account_later(adcp_ledger *l, const char *account, adcp_error *err);
 /* SQL text for "now" on this dialect: clock_timestamp() / adcp_now(). */
 const char *adcp_ledger__now_sql(const adcp_ledger *l);
 /* Database clock plus ms, as "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
@@ -185,6 +192,7 @@ typedef struct ledger_probe {
   char prev_id[ADCP_LEDGER_ID_MAX];
   int prev_official;
   ledger_clock clock;
+  char tombstone[16]; /* the obligation's tombstone state, "" when none (issue 32: read with the probe) */
 } ledger_probe;
 int adcp_ledger__probe(ledger_probe *out, adcp_ledger *l, const adcp_ledger_commit *req, int with_clock, adcp_error *err);
 /* The number and predecessor from the probe; CONFLICT when the obligation
@@ -325,6 +333,8 @@ int adcp_ledger__pool_ask(ledger_pool *p, ledger_job *job, adcp_error *err);
  * tombstone, so a retired period is never re-created or resurrected. */
 int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, const char *cfg, int64_t ordinal,
                                    adcp_error *err);
+/* Its refusal, for a statement that read the tombstone's state itself. */
+int adcp_ledger__retired_error(const char *obligation_id, const char *state, adcp_error *err);
 /* A read that failed as missing or corrupt bytes: if the revision has vanished,
  * its rows expired or its period is tombstoned meanwhile, it raced retention
  * and answers ROWS_EXPIRED instead (never an integrity failure). */

@@ -39,6 +39,8 @@ struct ledger_pipe {
   int abandon;               /* stop without draining */
   int failed;                /* the sink returned an error (kept in err) */
   int busy;                  /* the writer is inside the sink with the head slot */
+  int started;               /* the writer thread runs (see adcp_ledger__pipe_push) */
+  int inline_only;           /* no thread could be started: the caller runs the sink */
   adcp_error err;
   ledger_pipe_keep *keep; /* takes the slot buffers back at free, or NULL */
 };
@@ -86,14 +88,6 @@ int adcp_ledger__pipe_start(ledger_pipe **out, ledger_sink_fn fn, void *ctx, siz
   adcp_error_clear(&p->err);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
-  if (pthread_create(&p->thread, NULL, writer_main, p)) {
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
-    free(p->slots);
-    free(p);
-    return adcp_error_set(err, ADCP_ENOMEM, "cannot start the chunk writer thread");
-  }
-  /* Lent after the thread starts, so a failed start leaves keep as it was. */
   for (size_t i = 0; keep && i < depth && i < LEDGER_PIPE_KEEP; i++) {
     p->slots[i].body = keep->body[i], p->slots[i].cap = keep->cap[i];
     keep->body[i] = NULL, keep->cap[i] = 0;
@@ -107,7 +101,52 @@ static int copy_failure(ledger_pipe *p, adcp_error *err) {
   return p->failed;
 }
 
+/* Caller's thread, no writer thread: runs the sink over the queued chunks,
+ * then over (m, body) when given. */
+static int run_inline(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  while (p->count && !p->failed) {
+    pipe_slot *s = &p->slots[p->head];
+    adcp_error e;
+    adcp_error_clear(&e);
+    int rc = p->fn(p->ctx, &s->m, s->body, s->len, &e);
+    if (rc) p->failed = rc, p->err = e, p->err.code = rc;
+    p->head = (p->head + 1) % p->depth;
+    p->count--;
+  }
+  if (m && !p->failed) {
+    adcp_error e;
+    adcp_error_clear(&e);
+    int rc = p->fn(p->ctx, m, body, len, &e);
+    if (rc) p->failed = rc, p->err = e, p->err.code = rc;
+  }
+  return p->failed ? copy_failure(p, err) : 0;
+}
+
+/* The writer thread starts with the first chunk that others will follow
+ * (a full chunk: the encoder closes one only when the next row needs room),
+ * or with the second push. A revision of one small chunk (most commits) is
+ * stored by the caller at finish instead: a thread started and joined for
+ * one hand-off cost more than it overlapped (issue 32). */
 int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
+  if (!p->started && !p->inline_only &&
+      (p->count || m->row_count >= ADCP_ROWS_CHUNK_MAX_ROWS || len >= ADCP_ROWS_CHUNK_MAX_BYTES / 2)) {
+    if (pthread_create(&p->thread, NULL, writer_main, p)) p->inline_only = 1;
+    else p->started = 1;
+  }
+  if (p->inline_only) return run_inline(p, m, body, len, err);
+  if (!p->started) {
+    /* Queued for the writer to come (or for finish): a copy, as below. */
+    pipe_slot *s = &p->slots[(p->head + p->count) % p->depth];
+    if (s->cap < len) {
+      uint8_t *g = realloc(s->body, len);
+      if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
+      s->body = g, s->cap = len;
+    }
+    if (len) memcpy(s->body, body, len);
+    s->len = len, s->m = *m, s->lent = NULL;
+    p->count++;
+    return 0;
+  }
   pthread_mutex_lock(&p->mu);
   while (p->count == p->depth && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
   if (p->failed) {
@@ -147,7 +186,7 @@ int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const u
 }
 
 static void join_and_free(ledger_pipe *p) {
-  pthread_join(p->thread, NULL);
+  if (p->started) pthread_join(p->thread, NULL);
   for (size_t i = 0; i < p->depth; i++) {
     pipe_slot *s = &p->slots[i];
     size_t k = 0;
@@ -165,6 +204,11 @@ static void join_and_free(ledger_pipe *p) {
 }
 
 int adcp_ledger__pipe_finish(ledger_pipe *p, adcp_error *err) {
+  if (!p->started) {
+    int rc = run_inline(p, NULL, NULL, 0, err);
+    join_and_free(p);
+    return rc;
+  }
   pthread_mutex_lock(&p->mu);
   p->closing = 1;
   pthread_cond_broadcast(&p->cv);

@@ -111,11 +111,13 @@ int adcp_ledger__check_not_retired(adcp_ledger *l, const char *obligation_id, co
                                "(configuration_id = $2 AND period_ordinal = $3) LIMIT 1",
                                p, 3, err);
   if (rc) return rc;
-  if (f)
-    return adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
-                          "period of obligation %s is %s by retention: it cannot be re-created or written again",
-                          obligation_id, st);
-  return 0;
+  return f ? adcp_ledger__retired_error(obligation_id, st, err) : 0;
+}
+
+int adcp_ledger__retired_error(const char *obligation_id, const char *state, adcp_error *err) {
+  return adcp_error_set(err, ADCP_ECONTENT_CONFLICT,
+                        "period of obligation %s is %s by retention: it cannot be re-created or written again",
+                        obligation_id, state);
 }
 
 int adcp_ledger__read_failure_recheck(adcp_ledger *l, const char *revision_id, int rc, adcp_error *err) {

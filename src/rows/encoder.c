@@ -34,6 +34,12 @@
 /* adcp_rows_encoder_reset keeps buffers up to these capacities. */
 #define KEEP_CHUNK_BYTES (4u << 20)
 #define KEEP_SLOT_BYTES (1u << 20)
+/* By default the hasher takes over only once an encoding has produced this
+ * many bytes: a smaller revision is encoded on the caller's thread alone.
+ * Handing its few segments over cost more than it saved when other work
+ * already kept the cores busy (issue 32: the day's 4 writers ran ~10% faster
+ * serial); a large one still gets the second core for all but its first MiB. */
+#define HASHER_AFTER_BYTES (1u << 20)
 
 enum { SEG_TODO, SEG_BUSY, SEG_DONE };
 
@@ -73,20 +79,22 @@ struct adcp_rows_encoder {
   adcp_rows_hasher content;
   adcp_buf mscratch;
   int failed, finished;
-  unsigned threads;    /* 1 serial, 2 with a hasher thread */
-  hash_thread *ht;     /* started at the first closed segment */
-  int lag_content;     /* tests: see adcp_rows__encoder_lag_content */
-  adcp_sha256 own_sha; /* caller-side segment digests while the hasher is busy */
+  unsigned threads;      /* 1 serial, 2 with a hasher thread */
+  uint64_t hasher_after; /* canonical bytes before the hasher takes segments (0 when 2 was asked for) */
+  hash_thread *ht;       /* started at the first closed segment */
+  int lag_content;       /* tests: see adcp_rows__encoder_lag_content */
+  adcp_sha256 own_sha;   /* caller-side segment digests while the hasher is busy */
 };
 
 static void hasher_stop(adcp_rows_encoder *e);
 
 /* ADCP_ROWS_THREADS=1|2 overrides; otherwise two threads when this process
  * may run on two cores or more. */
-static unsigned default_threads(void) {
+static unsigned default_threads(uint64_t *after) {
   const char *v = getenv("ADCP_ROWS_THREADS");
+  *after = HASHER_AFTER_BYTES;
   if (v && v[0] == '1' && !v[1]) return 1;
-  if (v && v[0] == '2' && !v[1]) return 2;
+  if (v && v[0] == '2' && !v[1]) return *after = 0, 2;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
 #ifdef CPU_COUNT
   cpu_set_t set;
@@ -98,7 +106,8 @@ static unsigned default_threads(void) {
 int adcp_rows_encoder_set_threads(adcp_rows_encoder *e, unsigned threads, adcp_error *err) {
   if (threads > 2) return adcp_error_set(err, ADCP_EINVALID_INPUT, "encoder threads must be 0 (default), 1 or 2");
   if (e->ordinal) return adcp_error_set(err, ADCP_EINTERNAL, "encoder threads can be set only before the first row");
-  e->threads = threads ? threads : default_threads();
+  e->threads = threads ? threads : default_threads(&e->hasher_after);
+  if (threads) e->hasher_after = 0;
   if (e->threads == 1) hasher_stop(e); /* idle: kept by a reset, no row since */
   return 0;
 }
@@ -323,7 +332,7 @@ int adcp_rows_encoder_new(adcp_rows_encoder **out, const adcp_rows_encoder_optio
   adcp_json_doc_init(&e->doc);
   adcp_buf_init(&e->chunk);
   adcp_buf_init(&e->mscratch);
-  e->threads = default_threads();
+  e->threads = default_threads(&e->hasher_after);
   int rc = encoder_begin(e, opts, err);
   if (rc) {
     adcp_rows_encoder_free(e);
@@ -381,8 +390,9 @@ static int close_segment(adcp_rows_encoder *e, uint64_t end, adcp_error *err) {
   s->byte_count = n;
   e->seg_start = end;
   e->seg_rows = 0;
-  if (e->threads > 1 && !e->ht) hasher_start(e);
-  if (e->ht && n <= ADCP_ROWS_CHUNK_MAX_BYTES) return hasher_queue(e, p, n, idx, err);
+  int threaded = e->threads > 1 && e->stored_bytes + end >= e->hasher_after;
+  if (threaded && !e->ht) hasher_start(e);
+  if (threaded && e->ht && n <= ADCP_ROWS_CHUNK_MAX_BYTES) return hasher_queue(e, p, n, idx, err);
   /* An oversized row (up to the 16 MiB line cap) is hashed here after a
    * drain: a slot copy of it would add its whole size to peak memory. */
   int rc = hasher_drain(e, 1, err);

@@ -255,6 +255,68 @@ static int select_by_size(void *ctx, const adcp_ledger_select_input *in, const c
   return 0;
 }
 
+/* The selector sees the spooled revision's sizes; a postgres-kind choice
+ * stores the spooled chunks as they were encoded (issue 32: they were
+ * encoded a second time). Several chunks move the spool from memory to its
+ * file; a replay and a header-only repeat resolve from the spooled digests. */
+static int select_by_ctx(void *ctx, const adcp_ledger_select_input *in, const char **id, adcp_error *err) {
+  (void)in, (void)err;
+  *id = ctx;
+  return 0;
+}
+
+static void selector_stores_the_spool(void **state) {
+  fixture *f = *state;
+  objenv e;
+  env_open(&e, f, ADCP_OBJECT_COMPRESSION_NONE);
+  adcp_error err = {0};
+  const char *kinds[2] = {"postgres", "fs1"};
+  for (int k = 0; k < 2; k++) {
+    adcp_ledger_set_binding_selector(e.l, select_by_ctx, (void *)kinds[k]);
+    for (uint64_t rows = 10; rows <= 25000; rows += 24990) {
+      gen g;
+      gen_init(&g, rows, 10, 7 + (uint64_t)k);
+      char rev[64], ob[64];
+      snprintf(rev, sizeof rev, "sel_%s_%llu", kinds[k], (unsigned long long)rows);
+      snprintf(ob, sizeof ob, "obsel_%s_%llu", kinds[k], (unsigned long long)rows);
+      adcp_ledger_commit req = {.version = ADCP_LEDGER_COMMIT_VERSION,
+                                .account_id = "acct",
+                                .obligation_id = ob,
+                                .revision_id = rev,
+                                .finality = ADCP_FINALITY_SNAPSHOT,
+                                .period_start = "2026-10-02T00:00:00Z",
+                                .period_end = "2026-10-03T00:00:00Z",
+                                .next_row = gen_next,
+                                .row_ctx = &g};
+      adcp_commit_result res;
+      OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
+      assert_string_equal(res.row_binding_id, kinds[k]);
+      assert_int_equal(res.header.row_count, rows);
+      assert_int_equal(res.header.chunk_count, rows > 10000 ? 3 : 1);
+      assert_false(res.replay);
+      if (k == 0) assert_int_equal(res.bodies_written, res.header.chunk_count);
+      adcp_commit_result_free(&res);
+      check_reads(e.l, rev, &g);
+      /* Again: a replay (same digests, nothing written). */
+      g.next = 0;
+      OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
+      assert_true(res.replay);
+      adcp_commit_result_free(&res);
+      /* A new revision of the same rows shares them (header only). */
+      char rev2[80];
+      snprintf(rev2, sizeof rev2, "%s_again", rev);
+      req.revision_id = rev2, g.next = 0;
+      OK(adcp_ledger_commit_revision(&res, e.l, &req, &err));
+      assert_true(res.shared);
+      assert_string_equal(res.row_binding_id, kinds[k]);
+      adcp_commit_result_free(&res);
+      check_reads(e.l, rev2, &g);
+      free(g.line.data);
+    }
+  }
+  env_close(&e);
+}
+
 static void bindings_rules(void **state) {
   fixture *f = *state;
   objenv e;
@@ -670,8 +732,9 @@ static void racing_writers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      BOTH(round_trip_none),         BOTH(round_trip_gzip), BOTH(abandoned_upload_swept), BOTH(takeover_adopts),
-      BOTH(late_writer_after_sweep), BOTH(bindings_rules),  BOTH(damaged_objects),        BOTH(racing_writers),
+      BOTH(round_trip_none), BOTH(round_trip_gzip),         BOTH(abandoned_upload_swept),
+      BOTH(takeover_adopts), BOTH(late_writer_after_sweep), BOTH(bindings_rules),
+      BOTH(damaged_objects), BOTH(racing_writers),          BOTH(selector_stores_the_spool),
   };
   return cmocka_run_group_tests_name("ledger objects (SQLite + PostgreSQL)", tests, NULL, NULL);
 }
