@@ -76,9 +76,14 @@ int adcp_ledger_open(adcp_ledger **out, adcp_sql_conn *conn, const adcp_ledger_o
   const char *sel = adcp_ledger__header_select(l->dialect);
   l->sql_header_by_id = concat(sel, "WHERE r.revision_id = $1 AND r.account_id = $2");
   l->sql_header_by_id_any = concat(sel, "WHERE r.revision_id = $1");
+  /* The newest revision by the (obligation_id, revision_number) index first,
+   * then its header: a generic plan estimated a couple of rows for the two
+   * equalities and joined and sorted every revision of the obligation
+   * (1.6 ms at 96 revisions, issue 32). An obligation's revisions are all its
+   * account's, so the account filter still answers "not found" for another's. */
   l->sql_header_current = concat(sel,
-                                 "WHERE r.obligation_id = $1 AND r.account_id = $2 "
-                                 "ORDER BY r.revision_number DESC LIMIT 1");
+                                 "WHERE r.revision_id = (SELECT x.revision_id FROM adcp_reporting_revisions x WHERE "
+                                 "x.obligation_id = $1 ORDER BY x.revision_number DESC LIMIT 1) AND r.account_id = $2");
   adcp_json_doc_init(&l->doc);
   adcp_buf_init(&l->scratch);
   if ((l->cache_cap && !l->cache) || !l->sql_header_by_id || !l->sql_header_by_id_any || !l->sql_header_current) {

@@ -10,6 +10,17 @@
 #include "sql/sql_internal.h"
 
 #define PG_CACHE_MAX 128
+/* A named statement keeps the generic plan the server made when it was
+ * prepared (until an ANALYZE of its tables invalidates it). Prepared on a
+ * young database, that plan scans tables then empty, and they grow: the
+ * day benchmark's header insert took 1.3 ms instead of 0.5 ms on a fresh
+ * cluster (issue 32). So a statement is prepared again after PG_REPLAN_FIRST
+ * runs, then after four times as many each time, up to every PG_REPLAN_CAP:
+ * about ten more prepares over a connection's life. */
+#define PG_REPLAN_FIRST 64u
+#define PG_REPLAN_CAP (1u << 20)
+/* Statements dropped inside a transaction wait here to be deallocated. */
+#define PG_RETIRED_MAX 16
 
 /* One prepared statement: keyed by SQL text + declared parameter types (a
  * statement prepared for an int8 $1 must not run with a bytea $1). */
@@ -18,10 +29,13 @@ typedef struct pg_cached {
   char *types; /* one char per parameter: 'i' int8, 'b' bytea, 'u' inferred */
   size_t ntypes;
   char name[40];
-  int described; /* result format decided (queries only) */
-  int binary;    /* 1 = ask for binary results (see want_binary) */
-  uint64_t used; /* LRU stamp */
+  int described;            /* result format decided (queries only) */
+  int binary;               /* 1 = ask for binary results (see want_binary) */
+  uint64_t used;            /* LRU stamp */
+  uint64_t runs, replan_at; /* executions since prepared; prepared again at replan_at */
 } pg_cached;
+
+static inline int adcp_sql__pg_replan_due(const pg_cached *e) { return e->runs >= e->replan_at; }
 
 /* A statement sent in pipeline mode whose outcome is still owed (postgres_later.c). */
 typedef struct pg_later {
@@ -37,7 +51,9 @@ typedef struct pg_conn {
   unsigned next_id;
   unsigned tag; /* per-connection name prefix: avoids clashes on pooled servers */
   uint64_t tick;
-  int no_cache; /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
+  int no_cache;                     /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
+  char retired[PG_RETIRED_MAX][40]; /* names dropped in a transaction, deallocated once idle */
+  size_t nretired;
   /* Pipeline mode (postgres_later.c): statements sent, outcomes not yet read. */
   int piped;
   pg_later *later;
@@ -62,7 +78,7 @@ void adcp_sql__pg_params_free(pg_params *pp);
 pg_cached *adcp_sql__pg_find(pg_conn *p, const char *sql, const adcp_sql_param *prm, size_t n);
 int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
                           const Oid *types, int describe, adcp_error *err);
-void adcp_sql__pg_cache_drop(pg_conn *p, size_t i);
+void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone);
 int adcp_sql__pg_stale(const PGresult *r);
 
 /* postgres_later.c. Every call that talks to the server in the ordinary

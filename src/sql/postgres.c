@@ -220,16 +220,35 @@ static char param_sig(const adcp_sql_param *prm) {
   return prm->type == ADCP_SQL_INT64 ? 'i' : prm->type == ADCP_SQL_BLOB ? 'b' : 'u';
 }
 
-/* Drops entry i (and its server-side statement, best effort; not in
- * pipeline mode, where only the client forgets it). */
-void adcp_sql__pg_cache_drop(pg_conn *p, size_t i) {
-  char dealloc[64];
-  snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[i].name);
-  if (!p->piped && PQtransactionStatus(p->pg) != PQTRANS_INERROR) PQclear(PQexec(p->pg, dealloc));
+/* Drops entry i. Its server-side statement is deallocated now when the
+ * connection is idle, else later (release_retired): a DEALLOCATE inside a
+ * transaction would count as its first query and break a SET TRANSACTION
+ * that follows. gone: the server no longer has it (nothing to deallocate). */
+void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone) {
+  if (!gone) {
+    if (!p->piped && PQtransactionStatus(p->pg) == PQTRANS_IDLE) {
+      char dealloc[64];
+      snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[i].name);
+      PQclear(PQexec(p->pg, dealloc));
+    } else if (p->nretired < PG_RETIRED_MAX) {
+      memcpy(p->retired[p->nretired++], p->cache[i].name, sizeof p->retired[0]);
+    } /* a full list only leaves a statement to the session's end */
+  }
   entry_free(&p->cache[i]);
   p->cache[i] = p->cache[p->ncache - 1];
   memset(&p->cache[p->ncache - 1], 0, sizeof p->cache[0]);
   p->ncache--;
+}
+
+/* Deallocates the statements dropped inside transactions, once idle (best effort). */
+static void release_retired(pg_conn *p) {
+  if (!p->nretired || p->piped || PQtransactionStatus(p->pg) != PQTRANS_IDLE) return;
+  char sql[PG_RETIRED_MAX * 56];
+  size_t n = 0;
+  for (size_t i = 0; i < p->nretired; i++)
+    n += (size_t)snprintf(sql + n, sizeof sql - n, "DEALLOCATE %s;", p->retired[i]);
+  PQclear(PQexec(p->pg, sql));
+  p->nretired = 0;
 }
 
 /* Binary results pay off for bytea (no hex round trip: half the bytes on the
@@ -272,14 +291,23 @@ int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, co
                           const Oid *types, int describe, adcp_error *err) {
   pg_conn *p = IMPL(c);
   *out = NULL;
+  release_retired(p);
   pg_cached *e = adcp_sql__pg_find(p, sql, prm, n);
+  uint64_t replan_at = PG_REPLAN_FIRST;
+  if (e && adcp_sql__pg_replan_due(e)) {
+    /* Prepared again under a new name: the server plans it against the tables
+     * as they are now (pg_internal.h, PG_REPLAN_FIRST). */
+    replan_at = e->replan_at < PG_REPLAN_CAP / 4 ? e->replan_at * 4 : PG_REPLAN_CAP;
+    adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), 0);
+    e = NULL;
+  }
   if (!e) {
     /* Full cache: drop the least recently used entry. */
     if (p->ncache == PG_CACHE_MAX) {
       size_t lru = 0;
       for (size_t i = 1; i < p->ncache; i++)
         if (p->cache[i].used < p->cache[lru].used) lru = i;
-      adcp_sql__pg_cache_drop(p, lru);
+      adcp_sql__pg_cache_drop(p, lru, 0);
     }
     pg_cached fresh = {0};
     fresh.sql = strdup(sql);
@@ -290,6 +318,7 @@ int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, co
     }
     for (size_t i = 0; i < n; i++) fresh.types[i] = param_sig(&prm[i]);
     fresh.ntypes = n;
+    fresh.replan_at = replan_at;
     snprintf(fresh.name, sizeof fresh.name, "adcp_%08x_%u", p->tag, ++p->next_id);
     c->counters.prepares++, c->counters.round_trips++;
     PGresult *r = PQprepare(p->pg, fresh.name, sql, (int)n, types);
@@ -303,6 +332,7 @@ int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, co
     *e = fresh;
   }
   e->used = ++p->tick;
+  e->runs++;
   if (describe && !e->described) {
     c->counters.round_trips++;
     PGresult *d = PQdescribePrepared(p->pg, e->name);
@@ -419,10 +449,11 @@ static int piped_or_settle(PGresult **r, int *sent, adcp_sql_conn *c, const char
   *sent = 0;
   if (!p->piped) return 0;
   pg_cached *e = p->no_cache ? NULL : adcp_sql__pg_find(p, sql, prm, n);
-  if (stream || (!p->no_cache && (!e || (want_rows && !e->described)))) return adcp_sql__pg_settle(c, 0, err);
+  if (stream || (!p->no_cache && (!e || (want_rows && !e->described) || adcp_sql__pg_replan_due(e))))
+    return adcp_sql__pg_settle(c, 0, err);
   *sent = 1;
   *fmt = e && want_rows && e->binary;
-  if (e) e->used = ++p->tick;
+  if (e) e->used = ++p->tick, e->runs++;
   return adcp_sql__pg_piped_run(r, c, e, sql, pp, n, *fmt, err);
 }
 
@@ -466,7 +497,7 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
       }
       /* Forget the stale statement; outside a transaction, prepare it again
        * once (inside one, the failure has doomed the transaction anyway). */
-      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache));
+      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
       if (attempt || PQtransactionStatus(p->pg) != PQTRANS_IDLE) break;
       PQclear(r);
       r = NULL;

@@ -188,7 +188,8 @@ int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e,
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
     /* A statement the server lost or whose plan went stale is forgotten;
      * inside the transaction this failure dooms it anyway (no retry). */
-    if (e && adcp_sql__pg_stale(r)) adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache));
+    if (e && adcp_sql__pg_stale(r))
+      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
     rc = adcp_sql__pg_fail(c, r, err);
     PQclear(r);
     return rc;
@@ -232,8 +233,8 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
   int rc = adcp_sql__pg_params(&pp, prm, n, err);
   if (rc) return rc;
   pg_cached *e = NULL;
-  if (!p->no_cache && !(e = adcp_sql__pg_find(p, sql, prm, n))) {
-    /* First use on this connection: prepared the ordinary way. */
+  if (!p->no_cache && (!(e = adcp_sql__pg_find(p, sql, prm, n)) || adcp_sql__pg_replan_due(e))) {
+    /* First use on this connection (or due to be planned again): prepared the ordinary way. */
     if (!(rc = adcp_sql__pg_settle(c, 0, err))) rc = adcp_sql__pg_prepared(&e, c, sql, prm, n, pp.types, 0, err);
     if (rc) {
       adcp_sql__pg_params_free(&pp);
@@ -251,7 +252,7 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
       return rc;
     }
     c->counters.statements++;
-    if (e) e->used = ++p->tick;
+    if (e) e->used = ++p->tick, e->runs++;
     /* Sent but not recorded: settle it now rather than lose its outcome. */
     if ((rc = later_push(p, o, err))) adcp_sql__pg_settle(c, 1, NULL);
     return rc;

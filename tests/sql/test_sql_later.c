@@ -317,6 +317,60 @@ static void unnamed_statements_defer_too(void **state) {
   adcp_sql_close(c);
 }
 
+/* A named statement is prepared again after 64 runs, then after four times as
+ * many (a plan made while a table was empty must not stay for the
+ * connection's life); the old one is deallocated, results are unchanged,
+ * deferred and piped uses count as runs too. */
+static void statements_are_planned_again(void **state) {
+  fixture *f = *state;
+  if (f->dialect != ADCP_SQL_POSTGRES) return;
+  adcp_error err = {0};
+  adcp_sql_conn *c = conn_of(f);
+  adcp_sql_counters a, b;
+  adcp_sql_counters_get(&a, c);
+  for (int i = 0; i < 400; i++) {
+    char k[16];
+    snprintf(k, sizeof k, "p%03d", i);
+    adcp_sql_param p = adcp_sql_text(k);
+    char out[32];
+    int found = 0;
+    if (i % 2) {
+      OK(adcp_sql_begin(c, 1, &err));
+      OK(insert_later(c, k, i, &ANY, &err));
+      OK(adcp_sql_query_text(out, sizeof out, &found, c, "SELECT v FROM t_later WHERE k = $1", &p, 1, &err));
+      OK(adcp_sql_commit(c, &err));
+    } else {
+      OK(adcp_sql_exec(c, "INSERT INTO t_later (k, v) VALUES ($1, 0)", &p, 1, &err));
+      OK(adcp_sql_exec(c, "UPDATE t_later SET v = $2 WHERE k = $1", (adcp_sql_param[]){p, adcp_sql_int64(i)}, 2, &err));
+      OK(adcp_sql_query_text(out, sizeof out, &found, c, "SELECT v FROM t_later WHERE k = $1", &p, 1, &err));
+    }
+    assert_true(found);
+    assert_int_equal(strtoll(out, NULL, 10), i);
+  }
+  adcp_sql_counters_get(&b, c);
+  /* The lookup ran 400 times: prepared at runs 0, 64 and 320 (three). The
+   * odd-row insert (200 runs, deferred): at 0 and 64; the even insert and the
+   * update (200 each): at 0 and 64. */
+  assert_int_equal(b.prepares - a.prepares, 3 + 2 + 2 + 2);
+  char n[16];
+  int found = 0;
+  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
+  assert_int_equal(strtoll(n, NULL, 10), 5); /* one name each, the count itself included */
+  assert_int_equal(count_rows(c), 400);
+  /* A statement planned again inside a transaction leaves its old name to be
+   * deallocated once idle: a DEALLOCATE there would be the transaction's first
+   * query and SET TRANSACTION would refuse (25001; the day's feed reader hit it). */
+  for (int i = 0; i < 150; i++) {
+    OK(adcp_sql_begin(c, 0, &err));
+    OK(adcp_sql_exec(c, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", NULL, 0, &err));
+    assert_int_equal(count_rows(c), 400);
+    OK(adcp_sql_commit(c, &err));
+  }
+  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
+  assert_int_equal(strtoll(n, NULL, 10), 7); /* + the SET and count_rows; every replaced name deallocated */
+  adcp_sql_close(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(outcome_arrives_with_the_next_statement),
@@ -329,6 +383,7 @@ int main(void) {
       BOTH(stream_and_scripts_settle_first),
       BOTH(broken_connection_is_reported),
       BOTH(unnamed_statements_defer_too),
+      BOTH(statements_are_planned_again),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

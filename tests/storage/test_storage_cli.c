@@ -64,7 +64,8 @@ static void migrate_on_sqlite(void **state) {
                       "would-apply 0010 collector_fence additive\n"
                       "would-apply 0011 legacy_import additive\n"
                       "would-apply 0012 orphan_collector additive\n"
-                      "would-apply 0013 row_set_share_index additive\n");
+                      "would-apply 0013 row_set_share_index additive\n"
+                      "would-apply 0014 revision_clock_index additive\n");
   /* Neither read-only mode created anything. */
   adcp_sql_conn *c;
   adcp_error err = {0};
@@ -88,7 +89,8 @@ static void migrate_on_sqlite(void **state) {
                       "applying 0010 collector_fence additive\ndone 0010\n"
                       "applying 0011 legacy_import additive\ndone 0011\n"
                       "applying 0012 orphan_collector additive\ndone 0012\n"
-                      "applying 0013 row_set_share_index additive\ndone 0013\n");
+                      "applying 0013 row_set_share_index additive\ndone 0013\n"
+                      "applying 0014 revision_clock_index additive\ndone 0014\n");
   assert_int_equal(cli(&out, "--db '%s' migrate", url), 0);
   assert_string_equal(txt(&out), "up to date\n");
   assert_int_equal(cli(&out, "--db '%s' migrate --dry-run", url), 0);
@@ -182,7 +184,8 @@ static void migrate_on_postgres_and_password_masking(void **state) {
                       "would-apply 0010 collector_fence additive\n"
                       "would-apply 0011 legacy_import additive\n"
                       "would-apply 0012 orphan_collector additive\n"
-                      "would-apply 0013 row_set_share_index additive\n");
+                      "would-apply 0013 row_set_share_index additive\n"
+                      "would-apply 0014 revision_clock_index additive\n");
   assert_int_equal(cli(&out, "--db='%s' migrate", url), 0);
   assert_non_null(strstr(txt(&out), "done 0003\n"));
   assert_int_equal(cli(&out, "--db '%s' migrate --status", url), 0);
