@@ -325,6 +325,11 @@ adcp_sql_failure adcp_sql_last_failure(const adcp_sql_conn *conn);
 /* SQLSTATE of the last failure ("" if none; SQLite failures map to the
  * equivalent SQLSTATE where one exists). */
 const char *adcp_sql_last_sqlstate(const adcp_sql_conn *conn);
+/* 1 when the last failure is a deferred statement's (adcp_sql_exec_deferred,
+ * a broken row-count expectation included), whichever call reported it; 0
+ * when it is the reporting call's own statement (or there is none), so a
+ * caller words only its own failures. A predicate; never fails. */
+int adcp_sql_last_failure_deferred(const adcp_sql_conn *conn);
 
 /* ---- migrations (spec 05) -------------------------------------------------- */
 

@@ -656,7 +656,8 @@ static int insert_with_leaf(adcp_ledger *l, const adcp_ledger_commit *req, const
            : adcp_sql_query(&r, l->conn, (const char *)sql.data, p, 18, err);
   if (!rc && (rc = adcp_sql_next(r, err)) == 0)
     rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
-  if (rc == ADCP_ECONFLICT) number_taken(number, req, err);
+  /* The insert's own conflict, not a deferred statement's (the account lock's timeout keeps its words). */
+  if (rc == ADCP_ECONFLICT && !adcp_sql_last_failure_deferred(l->conn)) number_taken(number, req, err);
   if (rc == 1) rc = adcp_audit_header_leaf_check(NULL, &leaf, r, err);
   if (!rc && stored) rc = adcp_ledger__header_from_returning(stored, r, err);
   adcp_sql_rows_free(r);
@@ -719,7 +720,8 @@ int adcp_ledger__insert_revision(adcp_ledger *l, const adcp_ledger_commit *req, 
              : adcp_sql_query(&r, l->conn, (const char *)sql.data, all, 15, err);
     if (!rc && (rc = adcp_sql_next(r, err)) == 0)
       rc = adcp_error_set(err, ADCP_ESTORAGE, "the header insert returned no row");
-    if (rc == ADCP_ECONFLICT) number_taken(number, req, err); /* the insert's own conflict, not the leaf's */
+    /* The insert's own conflict: not the leaf's, nor a deferred statement's (the lock's own words stay). */
+    if (rc == ADCP_ECONFLICT && !adcp_sql_last_failure_deferred(l->conn)) number_taken(number, req, err);
     if (rc == 1) rc = l->audit_off ? 0 : adcp_audit_append_revision_row(NULL, l->conn, r, err);
     if (!rc && stored) rc = adcp_ledger__header_from_returning(stored, r, err);
     if (!rc && (rc = adcp_sql_next(r, err)) == 1)

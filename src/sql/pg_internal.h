@@ -19,8 +19,6 @@
  * about ten more prepares over a connection's life. */
 #define PG_REPLAN_FIRST 64u
 #define PG_REPLAN_CAP (1u << 20)
-/* Statements dropped inside a transaction wait here to be deallocated. */
-#define PG_RETIRED_MAX 16
 
 /* One prepared statement: keyed by SQL text + declared parameter types (a
  * statement prepared for an int8 $1 must not run with a bytea $1). */
@@ -41,7 +39,8 @@ static inline int adcp_sql__pg_replan_due(const pg_cached *e) { return e->runs >
 typedef struct pg_later {
   adcp_sql_later o; /* the caller's expectations; messages point at the copies below */
   char *mismatch, *conflict;
-  int begin; /* the transaction's BEGIN */
+  int begin;     /* the transaction's BEGIN */
+  char name[40]; /* its prepared statement ("" unnamed): dropped if the server lost it */
 } pg_later;
 
 typedef struct pg_conn {
@@ -51,9 +50,11 @@ typedef struct pg_conn {
   unsigned next_id;
   unsigned tag; /* per-connection name prefix: avoids clashes on pooled servers */
   uint64_t tick;
-  int no_cache;                     /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
-  char retired[PG_RETIRED_MAX][40]; /* names dropped in a transaction, deallocated once idle */
-  size_t nretired;
+  int no_cache; /* ADCP_PG_STATEMENT_CACHE=off: unnamed statements only */
+  /* Names dropped inside a transaction, deallocated once it ends
+   * (adcp_sql__pg_release_retired). */
+  char (*retired)[40];
+  size_t nretired, retired_cap;
   /* Pipeline mode (postgres_later.c): statements sent, outcomes not yet read. */
   int piped;
   pg_later *later;
@@ -79,7 +80,12 @@ pg_cached *adcp_sql__pg_find(pg_conn *p, const char *sql, const adcp_sql_param *
 int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
                           const Oid *types, int describe, adcp_error *err);
 void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone);
+/* The entry prepared under name, or NULL. */
+pg_cached *adcp_sql__pg_named(pg_conn *p, const char *name);
 int adcp_sql__pg_stale(const PGresult *r);
+/* Deallocates the names dropped inside a transaction once the connection is
+ * idle (after COMMIT or ROLLBACK); nothing to do otherwise. */
+void adcp_sql__pg_release_retired(adcp_sql_conn *c);
 
 /* postgres_later.c. Every call that talks to the server in the ordinary
  * (synchronous) way first settles what is pending; a statement whose answer

@@ -207,6 +207,7 @@ static void pg_close(adcp_sql_conn *c) {
   pg_conn *p = IMPL(c);
   if (!p) return;
   for (size_t i = 0; i < p->ncache; i++) entry_free(&p->cache[i]);
+  free(p->retired); /* the server forgets them with the session */
   adcp_sql__pg_later_free(p);
   PQfinish(p->pg); /* the server rolls back an open transaction */
   free(p);
@@ -221,18 +222,25 @@ static char param_sig(const adcp_sql_param *prm) {
 }
 
 /* Drops entry i. Its server-side statement is deallocated now when the
- * connection is idle, else later (release_retired): a DEALLOCATE inside a
- * transaction would count as its first query and break a SET TRANSACTION
- * that follows. gone: the server no longer has it (nothing to deallocate). */
+ * connection is idle, else once the transaction ends
+ * (adcp_sql__pg_release_retired): a DEALLOCATE inside a transaction would
+ * count as its first query and break a SET TRANSACTION that follows.
+ * gone: the server no longer has it (nothing to deallocate). */
 void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone) {
   if (!gone) {
     if (!p->piped && PQtransactionStatus(p->pg) == PQTRANS_IDLE) {
       char dealloc[64];
       snprintf(dealloc, sizeof dealloc, "DEALLOCATE %s", p->cache[i].name);
       PQclear(PQexec(p->pg, dealloc));
-    } else if (p->nretired < PG_RETIRED_MAX) {
-      memcpy(p->retired[p->nretired++], p->cache[i].name, sizeof p->retired[0]);
-    } /* a full list only leaves a statement to the session's end */
+    } else {
+      if (p->nretired == p->retired_cap) {
+        size_t cap = p->retired_cap ? p->retired_cap * 2 : 16;
+        char(*g)[40] = realloc(p->retired, cap * sizeof *g);
+        if (g) p->retired = g, p->retired_cap = cap;
+      }
+      /* Out of memory: the statement stays until the session ends (harmless). */
+      if (p->nretired < p->retired_cap) memcpy(p->retired[p->nretired++], p->cache[i].name, sizeof p->retired[0]);
+    }
   }
   entry_free(&p->cache[i]);
   p->cache[i] = p->cache[p->ncache - 1];
@@ -240,14 +248,35 @@ void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone) {
   p->ncache--;
 }
 
-/* Deallocates the statements dropped inside transactions, once idle (best effort). */
-static void release_retired(pg_conn *p) {
-  if (!p->nretired || p->piped || PQtransactionStatus(p->pg) != PQTRANS_IDLE) return;
-  char sql[PG_RETIRED_MAX * 56];
-  size_t n = 0;
-  for (size_t i = 0; i < p->nretired; i++)
-    n += (size_t)snprintf(sql + n, sizeof sql - n, "DEALLOCATE %s;", p->retired[i]);
-  PQclear(PQexec(p->pg, sql));
+pg_cached *adcp_sql__pg_named(pg_conn *p, const char *name) {
+  for (size_t i = 0; *name && i < p->ncache; i++)
+    if (!strcmp(p->cache[i].name, name)) return &p->cache[i];
+  return NULL;
+}
+
+void adcp_sql__pg_release_retired(adcp_sql_conn *c) {
+  pg_conn *p = IMPL(c);
+  if (!p || !p->nretired || p->piped || PQtransactionStatus(p->pg) != PQTRANS_IDLE) return;
+  /* One round trip for all; should one name fail (the server lost it), the
+   * string stops there, so the rest go one by one. Best effort: a name left
+   * behind lives until the session ends. */
+  adcp_buf sql;
+  adcp_buf_init(&sql);
+  int rc = 0;
+  for (size_t i = 0; !rc && i < p->nretired; i++) rc = adcp_buf_printf(&sql, "DEALLOCATE %s;", p->retired[i]);
+  if (!rc) rc = adcp_buf_cstr(&sql);
+  c->counters.round_trips++;
+  PGresult *r = rc ? NULL : PQexec(p->pg, (const char *)sql.data);
+  if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+    for (size_t i = 0; i < p->nretired && PQstatus(p->pg) == CONNECTION_OK; i++) {
+      char one[64];
+      snprintf(one, sizeof one, "DEALLOCATE %s", p->retired[i]);
+      c->counters.round_trips++;
+      PQclear(PQexec(p->pg, one));
+    }
+  }
+  PQclear(r);
+  adcp_buf_free(&sql);
   p->nretired = 0;
 }
 
@@ -291,7 +320,7 @@ int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, co
                           const Oid *types, int describe, adcp_error *err) {
   pg_conn *p = IMPL(c);
   *out = NULL;
-  release_retired(p);
+  adcp_sql__pg_release_retired(c);
   pg_cached *e = adcp_sql__pg_find(p, sql, prm, n);
   uint64_t replan_at = PG_REPLAN_FIRST;
   if (e && adcp_sql__pg_replan_due(e)) {
@@ -543,6 +572,7 @@ static int pg_exec_script(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) rc = adcp_sql__pg_fail(c, r, err);
   else adcp_sql__ok(c);
   PQclear(r);
+  adcp_sql__pg_release_retired(c); /* after a ROLLBACK (or any script run outside a transaction) */
   return rc;
 }
 
@@ -787,6 +817,7 @@ static int pg_commit(adcp_sql_conn *c, adcp_error *err) {
     rc = adcp_sql__fail(c, ADCP_SQL_FAIL_OTHER, "25P02", NULL, "PostgreSQL rolled back the transaction at COMMIT", err);
   else rc = 0, adcp_sql__ok(c);
   PQclear(r);
+  adcp_sql__pg_release_retired(c);
   return rc;
 }
 

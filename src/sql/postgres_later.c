@@ -46,8 +46,10 @@ static char *dup_or_null(const char *s, int *oom) {
   return d;
 }
 
-/* Records what is owed for the statement just sent (o NULL: the BEGIN). */
-static int later_push(pg_conn *p, const adcp_sql_later *o, adcp_error *err) {
+/* Fills the next slot with what will be owed for a statement (o NULL: the
+ * BEGIN) before it is sent, so a statement on the wire always has its slot;
+ * later_sent counts it once the send succeeded, later_unsent gives it back. */
+static int later_reserve(pg_conn *p, const adcp_sql_later *o, const pg_cached *e, adcp_error *err) {
   if (p->nlater == p->later_cap) {
     size_t cap = p->later_cap ? p->later_cap * 2 : 16;
     pg_later *g = realloc(p->later, cap * sizeof *g);
@@ -57,6 +59,7 @@ static int later_push(pg_conn *p, const adcp_sql_later *o, adcp_error *err) {
   pg_later *l = &p->later[p->nlater];
   memset(l, 0, sizeof *l);
   l->begin = o == NULL;
+  if (e) memcpy(l->name, e->name, sizeof l->name);
   if (o) {
     int oom = 0;
     l->o = *o;
@@ -68,24 +71,49 @@ static int later_push(pg_conn *p, const adcp_sql_later *o, adcp_error *err) {
     }
     l->o.mismatch_message = l->mismatch, l->o.conflict_message = l->conflict;
   }
-  p->nlater++;
   return 0;
+}
+
+static void later_sent(pg_conn *p) { p->nlater++; }
+
+static void later_unsent(pg_conn *p) {
+  free(p->later[p->nlater].mismatch), free(p->later[p->nlater].conflict);
+  memset(&p->later[p->nlater], 0, sizeof p->later[0]);
 }
 
 #if PG_PIPELINE
 /* The connection broke (or libpq refused) mid-pipeline. */
 static int broken(adcp_sql_conn *c, adcp_error *err) { return adcp_sql__pg_fail(c, NULL, err); }
 
-/* Leaves pipeline mode with nothing owed (results the server still sends
- * after a broken read are drained). */
+/* Leaves pipeline mode with nothing owed. On an error path results may
+ * still be on their way (a statement sent without its sync, or a read cut
+ * short): a sync is sent and everything up to its answer is read and dropped.
+ * Should libpq still refuse, the connection stays marked as piped, so the
+ * next call settles again and reports it broken rather than read a stale
+ * result as its own. */
 static void leave(pg_conn *p) {
-  if (!PQexitPipelineMode(p->pg)) {
-    PGresult *x;
-    while ((x = PQgetResult(p->pg))) PQclear(x);
-    (void)PQexitPipelineMode(p->pg);
-  }
-  p->piped = 0;
   later_clear(p);
+  if (PQexitPipelineMode(p->pg)) {
+    p->piped = 0;
+    return;
+  }
+  if (PQstatus(p->pg) == CONNECTION_OK && PQpipelineSync(p->pg)) {
+    for (int idle = 0; idle < 2;) {
+      PGresult *x = PQgetResult(p->pg);
+      if (!x) {
+        idle++; /* a statement's end; twice in a row: nothing more is queued */
+        continue;
+      }
+      idle = 0;
+      int sync = PQresultStatus(x) == PGRES_PIPELINE_SYNC;
+      PQclear(x);
+      if (sync && PQexitPipelineMode(p->pg)) break;
+    }
+  } else {
+    PGresult *x;
+    while ((x = PQgetResult(p->pg))) PQclear(x); /* a broken link: what libpq still holds */
+  }
+  p->piped = !PQexitPipelineMode(p->pg);
 }
 
 /* Reads the outcome of every pending statement, in order: its result, then
@@ -108,9 +136,16 @@ static int read_pending(adcp_sql_conn *c, int discard, int *dead, adcp_error *er
         const char *t = PQcmdTuples(r);
         rc = adcp_sql__later_outcome(c, &l->o, 0, (t && *t) ? strtoll(t, NULL, 10) : 0, err);
       }
-    } else if (s != PGRES_PIPELINE_ABORTED && !rc && !discard) {
-      rc = adcp_sql__pg_fail(c, r, err);
-      if (!l->begin) rc = adcp_sql__later_outcome(c, &l->o, rc, 0, err);
+    } else if (s != PGRES_PIPELINE_ABORTED) {
+      /* A statement the server lost (a pooler's DISCARD ALL) or whose plan
+       * went stale is forgotten, so the next transaction prepares it again. */
+      pg_cached *e = adcp_sql__pg_stale(r) ? adcp_sql__pg_named(p, l->name) : NULL;
+      if (e)
+        adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
+      if (!rc && !discard) {
+        rc = adcp_sql__pg_fail(c, r, err);
+        if (!l->begin) rc = adcp_sql__later_outcome(c, &l->o, rc, 0, err);
+      }
     }
     PQclear(r);
     PGresult *end;
@@ -209,14 +244,19 @@ int adcp_sql__pg_begin(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   if (rc) return rc;
 #if PG_PIPELINE
   if (enter(p)) {
+    if ((rc = later_reserve(p, NULL, NULL, err))) {
+      leave(p);
+      return rc;
+    }
     if (!PQsendQueryParams(p->pg, sql, 0, NULL, NULL, NULL, NULL, 0)) {
+      later_unsent(p);
       rc = broken(c, err);
       leave(p);
       return rc;
     }
+    later_sent(p);
     c->counters.statements++;
-    if ((rc = later_push(p, NULL, err))) adcp_sql__pg_settle(c, 1, NULL);
-    return rc;
+    return 0;
   }
 #endif
   c->counters.statements++, c->counters.round_trips++;
@@ -243,19 +283,23 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
   }
 #if PG_PIPELINE
   if (enter(p)) {
+    if ((rc = later_reserve(p, o, e, err))) {
+      adcp_sql__pg_params_free(&pp);
+      return rc; /* nothing was sent; what is pending stays pending */
+    }
     int sent = e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, 0)
                  : PQsendQueryParams(p->pg, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
     adcp_sql__pg_params_free(&pp);
     if (!sent) {
+      later_unsent(p);
       rc = broken(c, err);
       leave(p);
       return rc;
     }
+    later_sent(p);
     c->counters.statements++;
     if (e) e->used = ++p->tick, e->runs++;
-    /* Sent but not recorded: settle it now rather than lose its outcome. */
-    if ((rc = later_push(p, o, err))) adcp_sql__pg_settle(c, 1, NULL);
-    return rc;
+    return 0;
   }
 #endif
   /* No pipeline: at once, with the same checks. */
@@ -270,6 +314,8 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
     changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
     adcp_sql__ok(c);
   } else {
+    if (e && adcp_sql__pg_stale(r)) /* as in read_pending */
+      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
     rc = adcp_sql__pg_fail(c, r, err);
   }
   PQclear(r);

@@ -148,6 +148,7 @@ const char *adcp_sql__failure_phrase(adcp_sql_failure cls) {
 int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate, const char *constraint,
                    const char *what, adcp_error *err) {
   c->last_failure = cls;
+  c->last_deferred = 0;
   snprintf(c->last_sqlstate, sizeof c->last_sqlstate, "%s", sqlstate ? sqlstate : "");
   /* The first failure inside a transaction dooms it (PostgreSQL semantics,
    * applied to SQLite too): COMMIT will report this failure. */
@@ -168,11 +169,15 @@ int adcp_sql__fail(adcp_sql_conn *c, adcp_sql_failure cls, const char *sqlstate,
 
 void adcp_sql__ok(adcp_sql_conn *c) {
   c->last_failure = ADCP_SQL_FAIL_NONE;
+  c->last_deferred = 0;
   c->last_sqlstate[0] = '\0';
 }
 
 adcp_sql_failure adcp_sql_last_failure(const adcp_sql_conn *c) { return c->last_failure; }
 const char *adcp_sql_last_sqlstate(const adcp_sql_conn *c) { return c->last_sqlstate; }
+int adcp_sql_last_failure_deferred(const adcp_sql_conn *c) {
+  return c->last_failure != ADCP_SQL_FAIL_NONE && c->last_deferred;
+}
 
 /* ---- statements ------------------------------------------------------------- */
 
@@ -223,6 +228,7 @@ static int has_later(const adcp_sql_conn *c) {
 
 int adcp_sql__later_outcome(adcp_sql_conn *c, const adcp_sql_later *o, int rc, int64_t changes, adcp_error *err) {
   if (rc) {
+    c->last_deferred = 1;
     if (o->conflict_message && (c->last_failure == ADCP_SQL_FAIL_UNIQUE || c->last_failure == ADCP_SQL_FAIL_RETRY))
       return adcp_error_set(err, o->conflict_code ? o->conflict_code : ADCP_ECONFLICT, "%s", o->conflict_message);
     return rc;
@@ -230,6 +236,8 @@ int adcp_sql__later_outcome(adcp_sql_conn *c, const adcp_sql_later *o, int rc, i
   if (o->changes) *o->changes += changes;
   if (o->expect_changes < 0 || changes == o->expect_changes) return 0;
   /* A broken expectation dooms the transaction like a failed statement. */
+  c->last_failure = ADCP_SQL_FAIL_OTHER, c->last_deferred = 1;
+  memcpy(c->last_sqlstate, "25000", sizeof "25000");
   if (c->txn_open && !c->aborted) {
     c->aborted = 1;
     c->abort_failure = ADCP_SQL_FAIL_OTHER;

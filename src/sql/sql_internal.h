@@ -69,6 +69,7 @@ struct adcp_sql_conn {
   int read_only; /* set before connect: open without writing (adcp_sql_connect_read_only) */
   adcp_sql_failure last_failure;
   char last_sqlstate[6];
+  int last_deferred; /* the last failure was a deferred statement's (adcp_sql_last_failure_deferred) */
   /* Transaction bookkeeping kept by the port so both dialects agree: once a
    * statement fails inside a transaction, COMMIT fails with that failure
    * (PostgreSQL would silently roll back; SQLite would commit the rest). */

@@ -97,10 +97,19 @@ static void failure_is_the_next_calls(void **state) {
   assert_int_equal(rc, ADCP_ECONTENT_CONFLICT);
   assert_string_equal(err.message, "key dup is already used");
   assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
+  assert_true(adcp_sql_last_failure_deferred(c)); /* not the "after" insert's own */
   assert_true(adcp_sql_transaction_failed(c));
   assert_int_equal(adcp_sql_commit(c, &err), ADCP_ECONFLICT); /* the unique violation dooms it */
   assert_false(adcp_sql_in_transaction(c));
   assert_int_equal(count_rows(c), 1); /* neither "fresh" nor "after" */
+  assert_false(adcp_sql_last_failure_deferred(c));
+  /* A call's own failure is not a deferred one, with deferred statements before it. */
+  OK(adcp_sql_begin(c, 1, &err));
+  OK(insert_later(c, "fresh", 1, &ANY, &err));
+  assert_int_equal(adcp_sql_exec(c, "INSERT INTO t_later (k, v) VALUES ('dup', 3)", NULL, 0, &err), ADCP_ECONFLICT);
+  assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
+  assert_false(adcp_sql_last_failure_deferred(c));
+  OK(adcp_sql_rollback(c, &err));
   /* Without words of its own: the port's sanitized failure (a CHECK here). */
   OK(adcp_sql_begin(c, 1, &err));
   rc = insert_later(c, "neg", -1, &ANY, &err);
@@ -371,6 +380,67 @@ static void statements_are_planned_again(void **state) {
   adcp_sql_close(c);
 }
 
+/* Names dropped inside transactions (least recently used, or planned again)
+ * are deallocated when the transaction ends: a connection that only runs
+ * transactions, as the commit paths do, does not pile statements up on the
+ * server (before, 200 one-statement transactions left 200 names). */
+static void dropped_names_go_when_the_transaction_ends(void **state) {
+  fixture *f = *state;
+  if (f->dialect != ADCP_SQL_POSTGRES) return;
+  adcp_error err = {0};
+  adcp_sql_conn *c = conn_of(f);
+  for (int i = 0; i < 200; i++) {
+    char sql[64], out[32];
+    int found = 0;
+    snprintf(sql, sizeof sql, "SELECT ($1::bigint + %d)::text", i);
+    adcp_sql_param p = adcp_sql_int64(1);
+    OK(adcp_sql_begin(c, i % 2, &err));
+    if (i % 3 == 0) OK(insert_later(c, sql + 8, i, &ANY, &err)); /* some with deferred work pending */
+    OK(adcp_sql_query_text(out, sizeof out, &found, c, sql, &p, 1, &err));
+    assert_int_equal(strtoll(out, NULL, 10), i + 1);
+    if (i % 5 == 4) OK(adcp_sql_rollback(c, &err));
+    else OK(adcp_sql_commit(c, &err));
+  }
+  /* Counted inside a transaction: nothing is released by the count itself. */
+  char n[16];
+  int found = 0;
+  OK(adcp_sql_begin(c, 0, &err));
+  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
+  OK(adcp_sql_commit(c, &err));
+  if (strtoll(n, NULL, 10) > 129) fail_msg("%s prepared statements on the server; the cache holds 128", n);
+  adcp_sql_close(c);
+}
+
+/* A statement the server lost (DEALLOCATE ALL, a pooler's DISCARD ALL) fails
+ * the transaction that sends it deferred, and only that one: the name is
+ * forgotten and the next transaction prepares it again (before, every later
+ * transaction failed with 26000 until the statement was due to be replanned). */
+static void a_lost_deferred_statement_is_prepared_again(void **state) {
+  fixture *f = *state;
+  if (f->dialect != ADCP_SQL_POSTGRES) return;
+  adcp_error err = {0};
+  adcp_sql_conn *c = conn_of(f);
+  OK(adcp_sql_begin(c, 1, &err));
+  OK(insert_later(c, "l0", 1, &ANY, &err));
+  OK(adcp_sql_commit(c, &err));
+  OK(adcp_sql_exec_script(c, "DEALLOCATE ALL", &err));
+  OK(adcp_sql_begin(c, 1, &err));
+  OK(insert_later(c, "l1", 1, &ANY, &err));
+  int rc = adcp_sql_commit(c, &err);
+  assert_int_equal(rc, ADCP_ESTORAGE);
+  assert_string_equal(adcp_sql_last_sqlstate(c), "26000");
+  adcp_sql_rollback(c, NULL);
+  for (int i = 2; i < 5; i++) {
+    char k[8];
+    snprintf(k, sizeof k, "l%d", i);
+    OK(adcp_sql_begin(c, 1, &err));
+    OK(insert_later(c, k, 1, &ANY, &err));
+    OK(adcp_sql_commit(c, &err));
+  }
+  assert_int_equal(count_rows(c), 4); /* l0, l2, l3, l4 */
+  adcp_sql_close(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(outcome_arrives_with_the_next_statement),
@@ -384,6 +454,8 @@ int main(void) {
       BOTH(broken_connection_is_reported),
       BOTH(unnamed_statements_defer_too),
       BOTH(statements_are_planned_again),
+      BOTH(dropped_names_go_when_the_transaction_ends),
+      BOTH(a_lost_deferred_statement_is_prepared_again),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
