@@ -20,6 +20,17 @@
 #define PG_REPLAN_FIRST 64u
 #define PG_REPLAN_CAP (1u << 20)
 
+/* Type OIDs the backend names (pg_type.h is not part of libpq's headers). */
+#define OID_BOOL 16
+#define OID_BYTEA 17
+#define OID_NAME 19
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_TEXT 25
+#define OID_BPCHAR 1042
+#define OID_VARCHAR 1043
+
 /* One prepared statement: keyed by SQL text + declared parameter types (a
  * statement prepared for an int8 $1 must not run with a bytea $1). */
 typedef struct pg_cached {
@@ -71,10 +82,8 @@ typedef struct pg_params {
 
 static inline pg_conn *adcp_sql__pg(const adcp_sql_conn *c) { return (pg_conn *)c->impl; }
 
-/* postgres.c */
-int adcp_sql__pg_fail(adcp_sql_conn *c, PGresult *res, adcp_error *err);
-int adcp_sql__pg_params(pg_params *out, const adcp_sql_param *prm, size_t n, adcp_error *err);
-void adcp_sql__pg_params_free(pg_params *pp);
+/* postgres_cache.c */
+void adcp_sql__pg_cache_free(pg_conn *p);
 /* The cached statement for sql + parameter types, or NULL (nothing is sent). */
 pg_cached *adcp_sql__pg_find(pg_conn *p, const char *sql, const adcp_sql_param *prm, size_t n);
 int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm, size_t n,
@@ -82,10 +91,16 @@ int adcp_sql__pg_prepared(pg_cached **out, adcp_sql_conn *c, const char *sql, co
 void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone);
 /* The entry prepared under name, or NULL. */
 pg_cached *adcp_sql__pg_named(pg_conn *p, const char *name);
+/* 1 when the server lost the statement (26000) or its plan went stale (0A000). */
 int adcp_sql__pg_stale(const PGresult *r);
 /* Deallocates the names dropped inside a transaction once the connection is
  * idle (after COMMIT or ROLLBACK); nothing to do otherwise. */
 void adcp_sql__pg_release_retired(adcp_sql_conn *c);
+
+/* postgres.c */
+int adcp_sql__pg_fail(adcp_sql_conn *c, PGresult *res, adcp_error *err);
+int adcp_sql__pg_params(pg_params *out, const adcp_sql_param *prm, size_t n, adcp_error *err);
+void adcp_sql__pg_params_free(pg_params *pp);
 
 /* postgres_later.c. Every call that talks to the server in the ordinary
  * (synchronous) way first settles what is pending; a statement whose answer
