@@ -39,6 +39,7 @@ int adcp_sql__pg_later_expects(const pg_conn *p) {
   return 0;
 }
 
+#if PG_PIPELINE
 static char *dup_or_null(const char *s, int *oom) {
   if (!s) return NULL;
   char *d = strdup(s);
@@ -81,7 +82,6 @@ static void later_unsent(pg_conn *p) {
   memset(&p->later[p->nlater], 0, sizeof p->later[0]);
 }
 
-#if PG_PIPELINE
 /* The connection broke (or libpq refused) mid-pipeline. */
 static int broken(adcp_sql_conn *c, adcp_error *err) { return adcp_sql__pg_fail(c, NULL, err); }
 
@@ -98,7 +98,9 @@ static void leave(pg_conn *p) {
     return;
   }
   if (PQstatus(p->pg) == CONNECTION_OK && PQpipelineSync(p->pg)) {
-    for (int idle = 0; idle < 2;) {
+    /* Stops once the link breaks: some libpq 14 releases then return an
+     * error result and a NULL by turns without ever emptying the queue. */
+    for (int idle = 0; idle < 2 && PQstatus(p->pg) == CONNECTION_OK;) {
       PGresult *x = PQgetResult(p->pg);
       if (!x) {
         idle++; /* a statement's end; twice in a row: nothing more is queued */

@@ -345,10 +345,12 @@ int adcp_sql_begin(adcp_sql_conn *c, int immediate, adcp_error *err) {
 /* Ends the transaction after a failure without losing that failure's class. */
 static void rollback_keeping_failure(adcp_sql_conn *c) {
   adcp_sql_failure cls = c->last_failure;
+  int deferred = c->last_deferred;
   char st[6];
   memcpy(st, c->last_sqlstate, sizeof st);
   if (c->be->in_transaction(c)) c->be->exec_script(c, "ROLLBACK", NULL);
   c->last_failure = cls;
+  c->last_deferred = deferred;
   memcpy(c->last_sqlstate, st, sizeof st);
   c->txn_open = 0, c->aborted = 0;
 }

@@ -110,6 +110,17 @@ static void failure_is_the_next_calls(void **state) {
   assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
   assert_false(adcp_sql_last_failure_deferred(c));
   OK(adcp_sql_rollback(c, &err));
+  /* Reported by COMMIT (PostgreSQL: it travels with it), it stays a deferred
+   * statement's failure after the rollback that follows. */
+  if (pg) {
+    OK(adcp_sql_begin(c, 1, &err));
+    OK(insert_later(c, "dup", 4, &taken, &err));
+    assert_int_equal(adcp_sql_commit(c, &err), ADCP_ECONTENT_CONFLICT);
+    assert_string_equal(err.message, "key dup is already used");
+    assert_false(adcp_sql_in_transaction(c));
+    assert_int_equal(adcp_sql_last_failure(c), ADCP_SQL_FAIL_UNIQUE);
+    assert_true(adcp_sql_last_failure_deferred(c));
+  }
   /* Without words of its own: the port's sanitized failure (a CHECK here). */
   OK(adcp_sql_begin(c, 1, &err));
   rc = insert_later(c, "neg", -1, &ANY, &err);
