@@ -560,7 +560,7 @@ static void t_upload_shape(void **state) {
   assert_non_null(strstr((char *)out.data, "\"cacheControl\":\"no-store\""));
   assert_non_null(strstr((char *)out.data, "\"adcp-installation\":\"conformance\""));
   assert_non_null(strstr((char *)out.data, "\"contentType\":\"application/x-ndjson\""));
-  char gen[64];
+  char gen[ADCP_OBJECT_VERSION_MAX + 32];
   snprintf(gen, sizeof gen, "\"generation\":\"%s\"", r.native_version);
   assert_non_null(strstr((char *)out.data, gen));
   /* A generation one off is another object version: absent. */
