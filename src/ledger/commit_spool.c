@@ -161,6 +161,9 @@ int adcp_ledger__spool_encode(spool *s, adcp_rows_result *res, const adcp_ledger
 }
 
 int adcp_ledger__spool_each(spool *s, ledger_sink_fn fn, void *ctx, adcp_error *err) {
+  /* No file: the one chunk is in memory, handed over as it is. */
+  if (!s->f && s->n == 1 && s->head_used && s->head.len == s->ms[0].byte_count)
+    return fn(ctx, &s->ms[0], s->head.data, s->head.len, err);
   adcp_buf buf;
   adcp_buf_init(&buf);
   int rc = 0;

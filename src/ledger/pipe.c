@@ -101,19 +101,10 @@ static int copy_failure(ledger_pipe *p, adcp_error *err) {
   return p->failed;
 }
 
-/* Caller's thread, no writer thread: runs the sink over the queued chunks,
- * then over (m, body) when given. */
+/* Caller's thread: runs the sink over one chunk, keeping a failure for
+ * finish as the writer thread would. */
 static int run_inline(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
-  while (p->count && !p->failed) {
-    pipe_slot *s = &p->slots[p->head];
-    adcp_error e;
-    adcp_error_clear(&e);
-    int rc = p->fn(p->ctx, &s->m, s->body, s->len, &e);
-    if (rc) p->failed = rc, p->err = e, p->err.code = rc;
-    p->head = (p->head + 1) % p->depth;
-    p->count--;
-  }
-  if (m && !p->failed) {
+  if (!p->failed) {
     adcp_error e;
     adcp_error_clear(&e);
     int rc = p->fn(p->ctx, m, body, len, &e);
@@ -122,31 +113,20 @@ static int run_inline(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_
   return p->failed ? copy_failure(p, err) : 0;
 }
 
-/* The writer thread starts with the first chunk that others will follow
- * (a full chunk: the encoder closes one only when the next row needs room),
- * or with the second push. A revision of one small chunk (most commits) is
- * stored by the caller at finish instead: a thread started and joined for
- * one hand-off cost more than it overlapped (issue 32). */
+/* The encoder closes a chunk before the last only when the next row does
+ * not fit, so a chunk short of full is (almost always) the revision's last:
+ * it is stored at once on the caller's thread, without a copy. The writer
+ * thread starts with the first full chunk, which others follow; a revision of
+ * one small chunk (most commits) never starts it: a thread started and joined
+ * for one hand-off cost more than it overlapped (issue 32). */
 int adcp_ledger__pipe_push(ledger_pipe *p, const adcp_chunk_manifest *m, const uint8_t *body, size_t len, adcp_error *err) {
-  if (!p->started && !p->inline_only &&
-      (p->count || m->row_count >= ADCP_ROWS_CHUNK_MAX_ROWS || len >= ADCP_ROWS_CHUNK_MAX_BYTES / 2)) {
+  if (!p->started && !p->inline_only) {
+    if (m->row_count < ADCP_ROWS_CHUNK_MAX_ROWS && len < ADCP_ROWS_CHUNK_MAX_BYTES / 2)
+      return run_inline(p, m, body, len, err);
     if (pthread_create(&p->thread, NULL, writer_main, p)) p->inline_only = 1;
     else p->started = 1;
   }
   if (p->inline_only) return run_inline(p, m, body, len, err);
-  if (!p->started) {
-    /* Queued for the writer to come (or for finish): a copy, as below. */
-    pipe_slot *s = &p->slots[(p->head + p->count) % p->depth];
-    if (s->cap < len) {
-      uint8_t *g = realloc(s->body, len);
-      if (!g) return adcp_error_set(err, ADCP_ENOMEM, "out of memory");
-      s->body = g, s->cap = len;
-    }
-    if (len) memcpy(s->body, body, len);
-    s->len = len, s->m = *m, s->lent = NULL;
-    p->count++;
-    return 0;
-  }
   pthread_mutex_lock(&p->mu);
   while (p->count == p->depth && !p->failed) pthread_cond_wait(&p->cv, &p->mu);
   if (p->failed) {
@@ -204,8 +184,8 @@ static void join_and_free(ledger_pipe *p) {
 }
 
 int adcp_ledger__pipe_finish(ledger_pipe *p, adcp_error *err) {
-  if (!p->started) {
-    int rc = run_inline(p, NULL, NULL, 0, err);
+  if (!p->started) { /* every chunk already went to the sink */
+    int rc = p->failed ? copy_failure(p, err) : 0;
     join_and_free(p);
     return rc;
   }

@@ -6,6 +6,7 @@
 #define ADCP_SQL_PG_INTERNAL_H
 
 #include <libpq-fe.h>
+#include <stdlib.h>
 
 #include "sql/sql_internal.h"
 
@@ -82,6 +83,12 @@ typedef struct pg_params {
 
 static inline pg_conn *adcp_sql__pg(const adcp_sql_conn *c) { return (pg_conn *)c->impl; }
 
+/* The row count a command's result reports (0 when it reports none). */
+static inline int64_t adcp_sql__pg_changes(const PGresult *r) {
+  const char *t = PQcmdTuples((PGresult *)r);
+  return (t && *t) ? strtoll(t, NULL, 10) : 0;
+}
+
 /* postgres_cache.c */
 void adcp_sql__pg_cache_free(pg_conn *p);
 /* The cached statement for sql + parameter types, or NULL (nothing is sent). */
@@ -93,6 +100,10 @@ void adcp_sql__pg_cache_drop(pg_conn *p, size_t i, int gone);
 pg_cached *adcp_sql__pg_named(pg_conn *p, const char *name);
 /* 1 when the server lost the statement (26000) or its plan went stale (0A000). */
 int adcp_sql__pg_stale(const PGresult *r);
+/* r failed because e went stale: e is dropped (not deallocated when the server
+ * lost it) and 1 returned, so the next use prepares it again; else 0. e may
+ * be NULL (an unnamed statement). */
+int adcp_sql__pg_drop_if_stale(pg_conn *p, const pg_cached *e, const PGresult *r);
 /* Deallocates the names dropped inside a transaction once the connection is
  * idle (after COMMIT or ROLLBACK); nothing to do otherwise. */
 void adcp_sql__pg_release_retired(adcp_sql_conn *c);

@@ -3,9 +3,9 @@
  * Statements are prepared once per connection (named adcp_<tag>_<n>, keyed
  * by SQL text + parameter types: postgres_cache.c) and run with
  * PQexecPrepared: text parameters are sent as text with an inferred type,
- * integers as int8, blobs in binary format as bytea. A query whose columns are all bytea/text/integer/bool and
- * include a bytea asks for binary results (raw bytes, no hex); every other
- * result comes back in text format. A statement the server lost (26000) or
+ * integers as int8, blobs in binary format as bytea. A query whose columns
+ * are all bytea/text/integer/bool and include a bytea asks for binary results
+ * (raw bytes, no hex); every other result comes back in text format. A statement the server lost (26000) or
  * whose plan went stale (0A000) is dropped and, outside a transaction,
  * prepared again once. ADCP_PG_STATEMENT_CACHE=off uses unnamed statements
  * only (transaction poolers; see docs/storage.md).
@@ -338,13 +338,12 @@ static int run(PGresult **out, int *binary, adcp_sql_conn *c, const char *sql, c
       if (stream) r = stream_first(p->pg, e->name, sql, (int)n, NULL, pp.vals, pp.lens, pp.fmts, fmt);
       else r = PQexecPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, fmt);
       ExecStatusType s = PQresultStatus(r);
-      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || stream_status(s) || !adcp_sql__pg_stale(r)) {
+      /* A stale statement is forgotten; outside a transaction it is prepared
+       * again once (inside one, the failure has doomed the transaction anyway). */
+      if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || stream_status(s) || !adcp_sql__pg_drop_if_stale(p, e, r)) {
         *binary = fmt;
         break;
       }
-      /* Forget the stale statement; outside a transaction, prepare it again
-       * once (inside one, the failure has doomed the transaction anyway). */
-      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
       if (attempt || PQtransactionStatus(p->pg) != PQTRANS_IDLE) break;
       PQclear(r);
       r = NULL;
@@ -369,8 +368,7 @@ static int pg_exec(adcp_sql_conn *c, const char *sql, const adcp_sql_param *prm,
   int binary;
   int rc = run(&r, &binary, c, sql, prm, n, 0, 0, err);
   if (rc) return rc;
-  const char *t = PQcmdTuples(r);
-  *changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
+  *changes = adcp_sql__pg_changes(r);
   PQclear(r);
   return 0;
 }

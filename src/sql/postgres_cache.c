@@ -189,3 +189,9 @@ int adcp_sql__pg_stale(const PGresult *r) {
   const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
   return st && (!strcmp(st, "26000") || !strcmp(st, "0A000"));
 }
+
+int adcp_sql__pg_drop_if_stale(pg_conn *p, const pg_cached *e, const PGresult *r) {
+  if (!e || !adcp_sql__pg_stale(r)) return 0;
+  adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
+  return 1;
+}

@@ -134,16 +134,11 @@ static int read_pending(adcp_sql_conn *c, int discard, int *dead, adcp_error *er
     }
     ExecStatusType s = PQresultStatus(r);
     if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
-      if (!rc && !discard && !l->begin) {
-        const char *t = PQcmdTuples(r);
-        rc = adcp_sql__later_outcome(c, &l->o, 0, (t && *t) ? strtoll(t, NULL, 10) : 0, err);
-      }
+      if (!rc && !discard && !l->begin) rc = adcp_sql__later_outcome(c, &l->o, 0, adcp_sql__pg_changes(r), err);
     } else if (s != PGRES_PIPELINE_ABORTED) {
       /* A statement the server lost (a pooler's DISCARD ALL) or whose plan
        * went stale is forgotten, so the next transaction prepares it again. */
-      pg_cached *e = adcp_sql__pg_stale(r) ? adcp_sql__pg_named(p, l->name) : NULL;
-      if (e)
-        adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
+      adcp_sql__pg_drop_if_stale(p, adcp_sql__pg_named(p, l->name), r);
       if (!rc && !discard) {
         rc = adcp_sql__pg_fail(c, r, err);
         if (!l->begin) rc = adcp_sql__later_outcome(c, &l->o, rc, 0, err);
@@ -168,6 +163,31 @@ static int read_sync(adcp_sql_conn *c, int rc, int discard, adcp_error *err) {
 static int enter(pg_conn *p) {
   if (!p->piped && PQenterPipelineMode(p->pg)) p->piped = 1;
   return p->piped;
+}
+
+/* Queues one statement: e prepared, else sql unnamed with pp's types. */
+static int send_query(pg_conn *p, const pg_cached *e, const char *sql, const pg_params *pp, size_t n, int fmt) {
+  return e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp->vals, pp->lens, pp->fmts, fmt)
+           : PQsendQueryParams(p->pg, sql, (int)n, pp->types, pp->vals, pp->lens, pp->fmts, fmt);
+}
+
+/* Sends a statement whose outcome is owed (o NULL: the BEGIN), its slot
+ * reserved first. Nothing sent (out of memory): what is pending stays
+ * pending. A refused send leaves pipeline mode. */
+static int send_owed(adcp_sql_conn *c, const adcp_sql_later *o, const pg_cached *e, const char *sql,
+                     const pg_params *pp, size_t n, adcp_error *err) {
+  pg_conn *p = adcp_sql__pg(c);
+  int rc = later_reserve(p, o, e, err);
+  if (rc) return rc;
+  if (!send_query(p, e, sql, pp, n, 0)) {
+    later_unsent(p);
+    rc = broken(c, err);
+    leave(p);
+    return rc;
+  }
+  later_sent(p);
+  c->counters.statements++;
+  return 0;
 }
 #endif
 
@@ -199,9 +219,7 @@ int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e,
   *out = NULL;
   pg_conn *p = adcp_sql__pg(c);
 #if PG_PIPELINE
-  int sent = e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp->vals, pp->lens, pp->fmts, fmt)
-               : PQsendQueryParams(p->pg, sql, (int)n, pp->types, pp->vals, pp->lens, pp->fmts, 0);
-  if (!sent || !PQpipelineSync(p->pg)) {
+  if (!send_query(p, e, sql, pp, n, e ? fmt : 0) || !PQpipelineSync(p->pg)) {
     int rc = broken(c, err);
     leave(p);
     return rc;
@@ -225,8 +243,7 @@ int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e,
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
     /* A statement the server lost or whose plan went stale is forgotten;
      * inside the transaction this failure dooms it anyway (no retry). */
-    if (e && adcp_sql__pg_stale(r))
-      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
+    adcp_sql__pg_drop_if_stale(p, e, r);
     rc = adcp_sql__pg_fail(c, r, err);
     PQclear(r);
     return rc;
@@ -246,19 +263,8 @@ int adcp_sql__pg_begin(adcp_sql_conn *c, const char *sql, adcp_error *err) {
   if (rc) return rc;
 #if PG_PIPELINE
   if (enter(p)) {
-    if ((rc = later_reserve(p, NULL, NULL, err))) {
-      leave(p);
-      return rc;
-    }
-    if (!PQsendQueryParams(p->pg, sql, 0, NULL, NULL, NULL, NULL, 0)) {
-      later_unsent(p);
-      rc = broken(c, err);
-      leave(p);
-      return rc;
-    }
-    later_sent(p);
-    c->counters.statements++;
-    return 0;
+    pg_params none = {0};
+    return send_owed(c, NULL, NULL, sql, &none, 0, err);
   }
 #endif
   c->counters.statements++, c->counters.round_trips++;
@@ -285,23 +291,10 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
   }
 #if PG_PIPELINE
   if (enter(p)) {
-    if ((rc = later_reserve(p, o, e, err))) {
-      adcp_sql__pg_params_free(&pp);
-      return rc; /* nothing was sent; what is pending stays pending */
-    }
-    int sent = e ? PQsendQueryPrepared(p->pg, e->name, (int)n, pp.vals, pp.lens, pp.fmts, 0)
-                 : PQsendQueryParams(p->pg, sql, (int)n, pp.types, pp.vals, pp.lens, pp.fmts, 0);
+    rc = send_owed(c, o, e, sql, &pp, n, err);
     adcp_sql__pg_params_free(&pp);
-    if (!sent) {
-      later_unsent(p);
-      rc = broken(c, err);
-      leave(p);
-      return rc;
-    }
-    later_sent(p);
-    c->counters.statements++;
-    if (e) e->used = ++p->tick, e->runs++;
-    return 0;
+    if (!rc && e) e->used = ++p->tick, e->runs++;
+    return rc;
   }
 #endif
   /* No pipeline: at once, with the same checks. */
@@ -312,12 +305,10 @@ int adcp_sql__pg_exec_later(adcp_sql_conn *c, const char *sql, const adcp_sql_pa
   ExecStatusType s = PQresultStatus(r);
   int64_t changes = 0;
   if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
-    const char *t = PQcmdTuples(r);
-    changes = (t && *t) ? strtoll(t, NULL, 10) : 0;
+    changes = adcp_sql__pg_changes(r);
     adcp_sql__ok(c);
   } else {
-    if (e && adcp_sql__pg_stale(r)) /* as in read_pending */
-      adcp_sql__pg_cache_drop(p, (size_t)(e - p->cache), !strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "26000"));
+    adcp_sql__pg_drop_if_stale(p, e, r); /* as in read_pending */
     rc = adcp_sql__pg_fail(c, r, err);
   }
   PQclear(r);
