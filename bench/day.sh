@@ -7,6 +7,7 @@
 #   bench/day.sh [BUILD]      ADCP_BENCH_DAY_SCALE=0.25 runs a quarter of the pulses
 # PostgreSQL: ADCP_BENCH_PG_URL (reused, e.g. by bench/run.sh), else a throwaway
 # cluster with fsync on. Objects go to a temporary directory removed at the end.
+# The database is settled (VACUUM, CHECKPOINT) before the clock: see bench_day.c.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +51,8 @@ summary = {"measure": "day_summary", "x_real_time": d["x_real_time"], "wall_s": 
            "feed_changes": feed["changes"], "feed_lag_p99_ms": feed["lag_p99_ms"],
            "max_rss_kb": {"writers": [o["max_rss_kb"] for o in w], "feed": feed["max_rss_kb"], "pages": pages["max_rss_kb"]},
            "client_cpu_s": d["client_cpu_s"], "server_cpu_s": d["server_cpu_s"],
-           "cores_full_day_from_wall": d["cores_full_day_from_wall"], "cores_full_day_from_cpu": d["cores_full_day_from_cpu"]}
+           "cores_full_day_from_wall": d["cores_full_day_from_wall"], "cores_full_day_from_cpu": d["cores_full_day_from_cpu"],
+           "settle_before_s": d.get("settle_before_s")}
 print(json.dumps(summary))
 print(f"day: {d['revisions']} revisions ({ho} header-only; {obj} filesystem, {pg} postgres kind) in {wall:.1f} s = "
       f"{d['x_real_time']:.0f}x real time (target >= 150x); {commits / wall:.0f} commits/s, {canon / wall / 1e6:.1f} MB/s "
@@ -62,4 +64,6 @@ print(f"day: peak RSS MiB: writers {rss}; feed {feed['max_rss_kb'] / 1024:.0f}; 
 print(f"day: CPU {d['client_cpu_s']:.0f} s client + {d['server_cpu_s']:.0f} s PostgreSQL; a full day at real time needs "
       f"{d['cores_full_day_from_wall']:.2f} cores (from wall time on {d['machine_cores']}) / "
       f"{d['cores_full_day_from_cpu']:.2f} (from CPU time)")
+if d.get("settle_before_s", -1) >= 0:
+    print(f"day: VACUUM (ANALYZE) and CHECKPOINT before the clock took {d['settle_before_s']:.1f} s (ADCP_BENCH_DAY_SETTLE=0: none)")
 PY
