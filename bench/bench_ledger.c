@@ -567,13 +567,16 @@ static double settle_postgres(adcp_storage *s) {
 }
 
 /* The ratio to encode a commit could reach if the CPU it spent (this process's
- * threads, and the backend's when known: one process, so never faster than
+ * threads, and on PostgreSQL the backend's: one process, so never faster than
  * its own CPU) were spread over every core without a wait: what the CPU
- * alone allows on this machine, whatever the scheduling. */
-static double cpu_bound_ratio(uint64_t bytes, double cpu, double srv, double enc_mbs) {
+ * alone allows on this machine, whatever the scheduling. -1 when the
+ * backend's CPU is unknown (a remote server): a bound without it would
+ * overstate what is possible. */
+static double cpu_bound_ratio(const adcp_storage *s, uint64_t bytes, double cpu, double srv, double enc_mbs) {
+  if (adcp_storage_dialect(s) == ADCP_SQL_POSTGRES && srv < 0) return -1;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
-  if (srv < 0) srv = 0;
+  if (srv < 0) srv = 0; /* SQLite: its work is this process's */
   double wall = (cpu + srv) / (double)cores;
   if (srv > wall) wall = srv;
   return wall > 0 ? (double)bytes / wall / 1e6 / enc_mbs : 0;
@@ -623,7 +626,7 @@ static void bench_engine(const char *engine, const char *url, lines *L, double e
       "\"server_cpu_s\":%.2f,\"settle_before_s\":%.3f,\"cpu_bound_ratio_to_encode\":%.2f}\n",
       engine, L->n, mbs, (double)L->n / t, t, enc_mbs, mbs / enc_mbs, ck,
       (double)res.header.canonical_byte_count / (t + ck) / 1e6 / enc_mbs, cpu, enc_cpu_s, enc_cpu_s / cpu, srv,
-      settled1, cpu_bound_ratio(res.header.canonical_byte_count, cpu, srv, enc_mbs));
+      settled1, cpu_bound_ratio(s, res.header.canonical_byte_count, cpu, srv, enc_mbs));
   uint64_t total_rows = res.header.row_count;
   {
     double rt = full_read_s(l, rev);

@@ -107,7 +107,7 @@ def commit_row(engine, measure, label, target, thr):
     shown = f"{o['mb_per_s']:.1f} MB/s = {r*100:.0f}%"
     # What the commit's own CPU (client threads + backend) allows on this
     # machine's cores: a target above it needs less CPU, not better overlap.
-    if "cpu_bound_ratio_to_encode" in o: shown += f" (its CPU allows {o['cpu_bound_ratio_to_encode']*100:.0f}%)"
+    if o.get("cpu_bound_ratio_to_encode", -1) >= 0: shown += f" (its CPU allows {o['cpu_bound_ratio_to_encode']*100:.0f}%)"
     row(label, "ledger", r, shown, target, r >= thr)
 commit_row("sqlite", "commit_1x1000000", "SQLite commit 1 x 1,000,000 vs encode", ">= 80%", 0.8)
 commit_row("sqlite", "commit_100x10000_vs_bound", "SQLite commit 100 x 10,000 vs 1/(1/encode + 1/storage floor)", ">= 90%", 0.9)

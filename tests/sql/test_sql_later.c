@@ -22,13 +22,19 @@ static adcp_sql_conn *conn_of(const fixture *f) {
   return c;
 }
 
-static int64_t count_rows(adcp_sql_conn *c) {
+/* The integer a one-value query returns. */
+static int64_t scalar(adcp_sql_conn *c, const char *sql) {
   char out[32];
   int found = 0;
   adcp_error err = {0};
-  OK(adcp_sql_query_text(out, sizeof out, &found, c, "SELECT count(*) FROM t_later", NULL, 0, &err));
+  OK(adcp_sql_query_text(out, sizeof out, &found, c, sql, NULL, 0, &err));
   return strtoll(out, NULL, 10);
 }
+
+static int64_t count_rows(adcp_sql_conn *c) { return scalar(c, "SELECT count(*) FROM t_later"); }
+
+/* Prepared statements the server holds for this session (PostgreSQL). */
+static int64_t server_statements(adcp_sql_conn *c) { return scalar(c, "SELECT count(*) FROM pg_prepared_statements"); }
 
 static const adcp_sql_later ANY = {.version = ADCP_SQL_LATER_VERSION, .expect_changes = -1};
 
@@ -372,10 +378,7 @@ static void statements_are_planned_again(void **state) {
    * odd-row insert (200 runs, deferred): at 0 and 64; the even insert and the
    * update (200 each): at 0 and 64. */
   assert_int_equal(b.prepares - a.prepares, 3 + 2 + 2 + 2);
-  char n[16];
-  int found = 0;
-  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
-  assert_int_equal(strtoll(n, NULL, 10), 5); /* one name each, the count itself included */
+  assert_int_equal(server_statements(c), 5); /* one name each, the count itself included */
   assert_int_equal(count_rows(c), 400);
   /* A statement planned again inside a transaction leaves its old name to be
    * deallocated once idle: a DEALLOCATE there would be the transaction's first
@@ -386,8 +389,7 @@ static void statements_are_planned_again(void **state) {
     assert_int_equal(count_rows(c), 400);
     OK(adcp_sql_commit(c, &err));
   }
-  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
-  assert_int_equal(strtoll(n, NULL, 10), 7); /* + the SET and count_rows; every replaced name deallocated */
+  assert_int_equal(server_statements(c), 7); /* + the SET and count_rows; every replaced name deallocated */
   adcp_sql_close(c);
 }
 
@@ -413,12 +415,10 @@ static void dropped_names_go_when_the_transaction_ends(void **state) {
     else OK(adcp_sql_commit(c, &err));
   }
   /* Counted inside a transaction: nothing is released by the count itself. */
-  char n[16];
-  int found = 0;
   OK(adcp_sql_begin(c, 0, &err));
-  OK(adcp_sql_query_text(n, sizeof n, &found, c, "SELECT count(*) FROM pg_prepared_statements", NULL, 0, &err));
+  int64_t n = server_statements(c);
   OK(adcp_sql_commit(c, &err));
-  if (strtoll(n, NULL, 10) > 129) fail_msg("%s prepared statements on the server; the cache holds 128", n);
+  if (n > 129) fail_msg("%lld prepared statements on the server; the cache holds 128", (long long)n);
   adcp_sql_close(c);
 }
 
