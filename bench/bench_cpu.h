@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,9 +18,21 @@ static inline double bench_cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The kernel's share of this process's CPU seconds (every thread's stime).
+ * Kept beside the total because on a virtual machine whose host takes back
+ * freed guest memory, the first write into each such page (a new page-cache
+ * page) costs several times what it does elsewhere (docs/performance.md). */
+static inline double bench_cpu_sys_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 /* CPU seconds of a PostgreSQL backend on this machine (utime + stime of
- * /proc/PID/stat, clock-tick resolution); -1 for SQLite or a remote server. */
-static inline double bench_backend_cpu(adcp_sql_conn *c) {
+ * /proc/PID/stat, clock-tick resolution), *sys_s its stime alone (may be
+ * NULL); -1 for SQLite or a remote server. */
+static inline double bench_backend_cpu_split(double *sys_s, adcp_sql_conn *c) {
+  if (sys_s) *sys_s = -1;
   if (adcp_sql_dialect_of(c) != ADCP_SQL_POSTGRES) return -1;
   char pid[24];
   int found = 0;
@@ -37,7 +50,11 @@ static inline double bench_backend_cpu(adcp_sql_conn *c) {
   const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
   unsigned long long ut = 0, st = 0;
   if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut, &st) != 2) return -1;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+  double hz = (double)sysconf(_SC_CLK_TCK);
+  if (sys_s) *sys_s = (double)st / hz;
+  return (double)(ut + st) / hz;
 }
+
+static inline double bench_backend_cpu(adcp_sql_conn *c) { return bench_backend_cpu_split(NULL, c); }
 
 #endif

@@ -389,8 +389,10 @@ static void run_sampler(cfg *c) {
 
 /* ---- PostgreSQL server CPU (optional) -------------------------------------------------- */
 
-/* utime+stime of the postmaster, the children it reaped, and its live children (seconds). */
-static double server_cpu_s(long pm) {
+/* utime+stime of the postmaster, the children it reaped, and its live children
+ * (seconds); *sys the stime alone. */
+static double server_cpu_s(double *sys, long pm) {
+  *sys = 0;
   if (pm <= 0) return 0;
   double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
   char path[64], buf[1024];
@@ -412,8 +414,8 @@ static double server_cpu_s(long pm) {
     /* fields after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
     if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &st, &cut, &cst) != 4)
       continue;
-    total += (double)(ut + st) / hz;
-    if (pid == pm) total += (double)(cut + cst) / hz;
+    total += (double)(ut + st) / hz, *sys += (double)st / hz;
+    if (pid == pm) total += (double)(cut + cst) / hz, *sys += (double)cst / hz;
   }
   pclose(f);
   return total;
@@ -539,7 +541,8 @@ int main(int argc, char **argv) {
     if (read(ready[0], &b, 1) != 1) return fprintf(stderr, "bench_day: a child failed to start\n"), 1;
   }
   long pm = (long)env_d("ADCP_BENCH_PG_PID", 0);
-  double srv0 = server_cpu_s(pm);
+  double srv_sys0, srv_sys;
+  double srv0 = server_cpu_s(&srv_sys0, pm);
   double t0 = now();
   close(go[1]); /* start */
   int failed = 0;
@@ -556,11 +559,12 @@ int main(int argc, char **argv) {
     if (!WIFEXITED(st) || WEXITSTATUS(st)) failed = 1;
   }
   double wall_feed = now() - t0;
-  double srv = server_cpu_s(pm) - srv0;
+  double srv = server_cpu_s(&srv_sys, pm) - srv0;
+  srv_sys -= srv_sys0;
   struct rusage ru;
   getrusage(RUSAGE_CHILDREN, &ru);
-  double client = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-                  (double)ru.ru_stime.tv_usec / 1e6;
+  double client_sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  double client = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + client_sys;
   if (failed) return fprintf(stderr, "bench_day: a child process failed\n"), 1;
   double real = TENTH_OF_DAY_S * c.pulses / PULSES_PER_DAY * c.obligations / 200.0;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -569,11 +573,12 @@ int main(int argc, char **argv) {
       "{\"measure\":\"day\",\"obligations\":%d,\"pulses\":%d,\"writers\":%d,\"revisions\":%llu,"
       "\"pool_rows\":%zu,\"pool_row_bytes\":%.1f,\"route\":\"%s\",\"object_min_bytes\":%llu,\"wall_s\":%.2f,\"wall_until_feed_caught_up_s\":%.2f,"
       "\"real_time_s\":%.0f,\"x_real_time\":%.1f,\"commits_per_s\":%.1f,\"client_cpu_s\":%.1f,"
-      "\"server_cpu_s\":%.1f,\"machine_cores\":%ld,\"cores_full_day_from_wall\":%.3f,"
+      "\"server_cpu_s\":%.1f,\"client_sys_cpu_s\":%.1f,\"server_sys_cpu_s\":%.1f,\"machine_cores\":%ld,\"cores_full_day_from_wall\":%.3f,"
       "\"cores_full_day_from_cpu\":%.3f,\"settle_before_s\":%.2f}\n",
       c.obligations, c.pulses, c.writers, (unsigned long long)revisions, c.n, c.row_bytes,
       c.route_rows ? "rows" : "selector", (unsigned long long)c.object_min, wall, wall_feed, real, real / wall,
-      (double)revisions / wall, client, srv, cores, (double)cores * wall / real, (client + srv) / real, settle_s);
+      (double)revisions / wall, client, srv, client_sys, srv_sys, cores, (double)cores * wall / real,
+      (client + srv) / real, settle_s);
   free(pids), free(head), free(c.off), free(c.len), free((void *)c.data);
   return 0;
 }

@@ -51,6 +51,7 @@ summary = {"measure": "day_summary", "x_real_time": d["x_real_time"], "wall_s": 
            "feed_changes": feed["changes"], "feed_lag_p99_ms": feed["lag_p99_ms"],
            "max_rss_kb": {"writers": [o["max_rss_kb"] for o in w], "feed": feed["max_rss_kb"], "pages": pages["max_rss_kb"]},
            "client_cpu_s": d["client_cpu_s"], "server_cpu_s": d["server_cpu_s"],
+           "client_sys_cpu_s": d.get("client_sys_cpu_s"), "server_sys_cpu_s": d.get("server_sys_cpu_s"),
            "cores_full_day_from_wall": d["cores_full_day_from_wall"], "cores_full_day_from_cpu": d["cores_full_day_from_cpu"],
            "settle_before_s": d.get("settle_before_s")}
 print(json.dumps(summary))
@@ -61,7 +62,10 @@ print(f"day: verified 500-row pages during the load p50 {pages['p50_ms']:.2f} ms
       f"(target p99 <= 10 ms, {pages['reads']} reads); feed {feed['changes']} changes, lag p99 {feed['lag_p99_ms']:.0f} ms")
 rss = ", ".join(f"{k / 1024:.0f}" for k in summary["max_rss_kb"]["writers"])
 print(f"day: peak RSS MiB: writers {rss}; feed {feed['max_rss_kb'] / 1024:.0f}; pages {pages['max_rss_kb'] / 1024:.0f}")
-print(f"day: CPU {d['client_cpu_s']:.0f} s client + {d['server_cpu_s']:.0f} s PostgreSQL; a full day at real time needs "
+kern = ""
+if "client_sys_cpu_s" in d:
+    kern = f" (the kernel's share: {d['client_sys_cpu_s']:.0f} + {d['server_sys_cpu_s']:.0f} s)"
+print(f"day: CPU {d['client_cpu_s']:.0f} s client + {d['server_cpu_s']:.0f} s PostgreSQL{kern}; a full day at real time needs "
       f"{d['cores_full_day_from_wall']:.2f} cores (from wall time on {d['machine_cores']}) / "
       f"{d['cores_full_day_from_cpu']:.2f} (from CPU time)")
 if d.get("settle_before_s", -1) >= 0:

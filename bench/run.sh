@@ -19,8 +19,15 @@ fi
 loadlog="$root/$build/bench-load.txt"
 : > "$loadlog"
 # The fifth field is the machine's cumulative steal time (clock ticks, /proc/stat):
-# a virtual machine whose host takes its CPU slows every figure alike.
-load_mark() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg) $(awk '$1 == "cpu" { print $9; exit }' /proc/stat)" >> "$loadlog"; }
+# a virtual machine whose host takes its CPU slows every figure alike. The sixth,
+# where the kernel reports it, is how much freed memory the guest has handed back
+# to its host (KiB, free page reporting): the first write into such a page later
+# costs the kernel several times more (docs/performance.md); "-" elsewhere.
+reported=/sys/module/page_reporting/parameters/reported_kib
+load_mark() {
+  echo "$1 $(cut -d' ' -f1-3 /proc/loadavg) $(awk '$1 == "cpu" { print $9; exit }' /proc/stat)" \
+    "$(cat "$reported" 2>/dev/null || echo -)" >> "$loadlog"
+}
 # A section that fails (a server that did not start, a store refusing) is reported and
 # the rest still runs; the table shows its figures as "not run" and the script
 # exits 1 at the end, so a failure is never mistaken for a full run. A section
