@@ -50,6 +50,7 @@
 #include "adcp/ledger.h"
 #include "adcp/objects.h"
 #include "adcp/storage.h"
+#include "bench_cpu.h"
 
 #define PULSES_PER_DAY 96
 #define TENTH_OF_DAY_S 8640.0
@@ -389,33 +390,21 @@ static void run_sampler(cfg *c) {
 
 /* ---- PostgreSQL server CPU (optional) -------------------------------------------------- */
 
-/* utime+stime of the postmaster, the children it reaped, and its live children
- * (seconds); *sys the stime alone. */
+/* CPU seconds of the postmaster, the children it reaped, and its live
+ * children; *sys the kernel's share. */
 static double server_cpu_s(double *sys, long pm) {
   *sys = 0;
   if (pm <= 0) return 0;
-  double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
-  char path[64], buf[1024];
+  double total = 0;
   FILE *f = popen("ps -e -o pid= -o ppid=", "r");
   if (!f) return 0;
   long pid, ppid;
   while (fscanf(f, "%ld %ld", &pid, &ppid) == 2) {
     if (pid != pm && ppid != pm) continue;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *s = fopen(path, "r");
-    if (!s) continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, s);
-    fclose(s);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p) continue;
-    unsigned long long ut, st;
-    long long cut, cst;
-    /* fields after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &st, &cut, &cst) != 4)
-      continue;
-    total += (double)(ut + st) / hz, *sys += (double)st / hz;
-    if (pid == pm) total += (double)(cut + cst) / hz, *sys += (double)cst / hz;
+    double user, ksys, reaped, reaped_sys;
+    if (bench_proc_cpu(&user, &ksys, &reaped, &reaped_sys, pid)) continue;
+    total += user + ksys, *sys += ksys;
+    if (pid == pm) total += reaped, *sys += reaped_sys;
   }
   pclose(f);
   return total;

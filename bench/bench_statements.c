@@ -23,6 +23,7 @@
 #include "adcp/objects.h"
 #include "adcp/sql.h"
 #include "adcp/storage.h"
+#include "bench_cpu.h"
 
 static void die(const char *what, const adcp_error *err) {
   fprintf(stderr, "bench_statements: %s: %s: %s\n", what, adcp_error_code_name(err->code), err->message);
@@ -61,24 +62,9 @@ typedef struct tally {
  * means over many commits are meaningful); 0 when unknown. */
 static long backend_pid;
 static double server_cpu(void) {
-  if (backend_pid <= 0) return 0;
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", backend_pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  const char *p = strrchr(buf, ')');
-  unsigned long ut = 0, st = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return 0;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  double user, sys, reaped, reaped_sys;
+  if (backend_pid <= 0 || bench_proc_cpu(&user, &sys, &reaped, &reaped_sys, backend_pid)) return 0;
+  return user + sys;
 }
 
 static void add(tally *t, const adcp_sql_counters *a, const adcp_sql_counters *b, double cpu, double server) {
@@ -108,9 +94,9 @@ static void commit(adcp_ledger *l, const char *bid, const char *acct, const char
   adcp_error err = {0};
   adcp_sql_counters a, b;
   adcp_sql_counters_get(&a, adcp_ledger_conn(l));
-  double c0 = cpu_now(), s0 = server_cpu();
+  double c0 = bench_cpu_now(), s0 = server_cpu();
   if (adcp_ledger_commit_revision(&res, l, &req, &err)) die("commit", &err);
-  double c1 = cpu_now(), s1 = server_cpu();
+  double c1 = bench_cpu_now(), s1 = server_cpu();
   adcp_sql_counters_get(&b, adcp_ledger_conn(l));
   if (expect_shared >= 0 && res.shared != expect_shared) {
     fprintf(stderr, "bench_statements: %s: shared=%d, expected %d\n", rev, res.shared, expect_shared);
@@ -126,9 +112,9 @@ static void page(adcp_ledger *l, const char *acct, const char *rev, tally *t) {
   adcp_error err = {0};
   adcp_sql_counters a, b;
   adcp_sql_counters_get(&a, adcp_ledger_conn(l));
-  double c0 = cpu_now(), s0 = server_cpu();
+  double c0 = bench_cpu_now(), s0 = server_cpu();
   if (adcp_ledger_read_revision_rows(&pg, l, acct, rev, 100, 500, &err)) die("page", &err);
-  double c1 = cpu_now(), s1 = server_cpu();
+  double c1 = bench_cpu_now(), s1 = server_cpu();
   adcp_sql_counters_get(&b, adcp_ledger_conn(l));
   if (pg.count != 500) die("short page", &err);
   adcp_ledger_page_free(&pg);

@@ -126,8 +126,9 @@ int adcp_sql__pg_flush(adcp_sql_conn *c, adcp_error *err);
 /* 1 when a pending statement has a row-count expectation (checked before COMMIT is sent). */
 int adcp_sql__pg_later_expects(const pg_conn *p);
 /* Sends the statement (e, else sql unnamed) after the pending ones with one
- * sync and returns its result in *out; a pending failure is returned instead
- * (the statement then did not run). */
+ * sync and returns its result in *out (binary columns when fmt is 1, which
+ * only a described prepared statement asks for); a pending failure is
+ * returned instead (the statement then did not run). */
 int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e, const char *sql, const pg_params *pp,
                            size_t n, int fmt, adcp_error *err);
 void adcp_sql__pg_later_free(pg_conn *p);

@@ -5,9 +5,9 @@
  * PQexecPrepared: text parameters are sent as text with an inferred type,
  * integers as int8, blobs in binary format as bytea. A query whose columns
  * are all bytea/text/integer/bool and include a bytea asks for binary results
- * (raw bytes, no hex); every other result comes back in text format. A statement the server lost (26000) or
- * whose plan went stale (0A000) is dropped and, outside a transaction,
- * prepared again once. ADCP_PG_STATEMENT_CACHE=off uses unnamed statements
+ * (raw bytes, no hex); every other result comes back in text format. A
+ * statement the server lost (26000) or whose plan went stale (0A000) is
+ * dropped and, outside a transaction, prepared again once. ADCP_PG_STATEMENT_CACHE=off uses unnamed statements
  * only (transaction poolers; see docs/storage.md).
  * Errors carry the SQLSTATE and constraint name only — never the server's
  * message text, the host or the conninfo. Server notices are discarded. */

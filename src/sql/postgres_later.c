@@ -219,7 +219,7 @@ int adcp_sql__pg_piped_run(PGresult **out, adcp_sql_conn *c, const pg_cached *e,
   *out = NULL;
   pg_conn *p = adcp_sql__pg(c);
 #if PG_PIPELINE
-  if (!send_query(p, e, sql, pp, n, e ? fmt : 0) || !PQpipelineSync(p->pg)) {
+  if (!send_query(p, e, sql, pp, n, fmt) || !PQpipelineSync(p->pg)) {
     int rc = broken(c, err);
     leave(p);
     return rc;
