@@ -7,7 +7,8 @@
 #   bench/day.sh [BUILD]      ADCP_BENCH_DAY_SCALE=0.25 runs a quarter of the pulses
 # PostgreSQL: ADCP_BENCH_PG_URL (reused, e.g. by bench/run.sh), else a throwaway
 # cluster with fsync on. Objects go to a temporary directory removed at the end.
-# The database is settled (VACUUM, CHECKPOINT) before the clock: see bench_day.c.
+# A database with revisions is settled (VACUUM, CHECKPOINT) before the clock; a
+# fresh one is not (see bench_day.c).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -62,6 +62,27 @@ int adcp_fence__table_exists(int *yes, adcp_sql_conn *conn, adcp_sql_dialect dia
   return rc;
 }
 
+int adcp_fence__guard_row_read(fence_row *r, int *missing, const adcp_fence_view *v, adcp_error *err) {
+  memset(r, 0, sizeof *r);
+  *missing = 0;
+  adcp_fence_guard *g = v->guard;
+  if (!g || !g->table_seen) {
+    int yes = 0;
+    int rc = adcp_fence__table_exists(&yes, v->conn, v->dialect, err);
+    if (rc) return rc;
+    if (!yes) return *missing = 1, 0;
+  }
+  int rc = adcp_fence__fingerprint(v, err);
+  if (rc) return rc;
+  rc = adcp_fence__row_read(r, v, 0, err);
+  if (rc && adcp_sql_last_failure(v->conn) == ADCP_SQL_FAIL_UNDEFINED) {
+    if (g) g->table_seen = 0;
+    return *missing = 1, 0;
+  }
+  if (!rc && g) g->table_seen = 1;
+  return rc;
+}
+
 /* SQLite: the main file's device and inode (a copy is another file); PostgreSQL:
  * the cluster's system identifier when the role may read it, plus the database OID. */
 int adcp_fence__fingerprint(const adcp_fence_view *v, adcp_error *err) {
@@ -634,13 +655,11 @@ int adcp_fence__acquire(adcp_fence_claim *out, adcp_fence_cause *out_cause, cons
 static int recheck_once(adcp_fence_claim *claim, adcp_fence_cause *out_cause, uint64_t *row_epoch,
                         const adcp_fence_view *v, adcp_error *err) {
   *out_cause = ADCP_FENCE_OK;
-  int yes = 0;
-  int rc = adcp_fence__table_exists(&yes, v->conn, v->dialect, err);
-  if (rc) return rc;
-  if (!yes) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
-  if ((rc = adcp_fence__fingerprint(v, err))) return rc;
   fence_row r;
-  if ((rc = adcp_fence__row_read(&r, v, 0, err))) return rc;
+  int missing = 0;
+  int rc = adcp_fence__guard_row_read(&r, &missing, v, err);
+  if (rc) return rc;
+  if (missing) return *out_cause = ADCP_FENCE_MIGRATION_REQUIRED, 0;
   if (!r.found) return *out_cause = ADCP_FENCE_CLAIM_LOST, 0;
   *row_epoch = r.epoch * 2 + (r.pending_epoch != 0);
   if (adcp_fence__fingerprint_differs(r.fingerprint, v->fingerprint)) return *out_cause = ADCP_FENCE_DATABASE_COPIED, 0;

@@ -53,16 +53,12 @@ static void remember(adcp_fence_guard *g, const adcp_fence_claim *c, int64_t now
 }
 
 int adcp_fence__commit_check(const adcp_fence_view *v, adcp_error *err) {
-  /* A binding whose claim this handle holds has seen the table: one probe per
-   * object commit saved (issue 32). Should the table vanish later, the claim
-   * read below fails closed. */
-  int yes = v->guard && v->guard->held;
-  int rc = yes ? 0 : adcp_fence__table_exists(&yes, v->conn, v->dialect, err);
-  if (rc) return rc;
-  if (!yes) return adcp_fence__refusal(err, v->binding_id, ADCP_FENCE_MIGRATION_REQUIRED, NULL);
-  if ((rc = adcp_fence__fingerprint(v, err))) return rc;
+  /* No table probe once this handle has seen the table (issue 32). */
   fence_row r;
-  if ((rc = adcp_fence__row_read(&r, v, 0, err))) return rc;
+  int missing = 0;
+  int rc = adcp_fence__guard_row_read(&r, &missing, v, err);
+  if (rc) return rc;
+  if (missing) return adcp_fence__refusal(err, v->binding_id, ADCP_FENCE_MIGRATION_REQUIRED, NULL);
   if (!r.found || (r.pending_epoch && r.pending_epoch == r.epoch)) {
     /* Never claimed here (or a claim unconfirmed): claim it before adopting anything. */
     adcp_fence_claim c;
@@ -132,7 +128,7 @@ int adcp_fence__guard_adopt(const adcp_fence_view *v, int advance, adcp_error *e
   return adcp_fence__guard_delete(v, NULL, err);
 }
 
-void adcp_fence__guard_reset(adcp_fence_guard *g) { g->checked_ms = 0, g->list_ms = 0; }
+void adcp_fence__guard_reset(adcp_fence_guard *g) { g->checked_ms = 0, g->list_ms = 0, g->table_seen = 0; }
 
 int adcp_fence__status_one(adcp_fence_status_entry *e, const adcp_fence_view *v, int have_table, adcp_error *err) {
   memset(e, 0, sizeof *e);

@@ -35,6 +35,12 @@ int adcp_fence__token(char out[33], adcp_error *err);
 int adcp_fence__fingerprint_differs(const char *stored, const char *ours);
 int adcp_fence__scope(char out[65], const adcp_fence_view *v, adcp_error *err);
 int adcp_fence__row_read(fence_row *r, const adcp_fence_view *v, int lock, adcp_error *err);
+/* The guards' row read (lock 0): once this handle has seen the table (a probe
+ * or a read answered), the probe is skipped, one round trip per object commit
+ * (issue 32). *missing = 1 (and 0 returned) when the table is not there: the
+ * probe said so, or the read failed as undefined because the table was
+ * dropped since; the guard then refuses as migration_required either way. */
+int adcp_fence__guard_row_read(fence_row *r, int *missing, const adcp_fence_view *v, adcp_error *err);
 int adcp_fence__list_read(fence_list *out, const adcp_fence_view *v, adcp_error *err);
 void adcp_fence__list_free(fence_list *fl);
 const fence_obj *adcp_fence__list_find(const fence_list *fl, uint64_t epoch);

@@ -20,6 +20,7 @@ typedef struct adcp_fence_guard {
   int64_t list_ms; /* monotonic time of the cached listing; 0 = none */
   uint64_t list_highest;
   int held;
+  int table_seen; /* the fence table answered on this handle: the guards read the row without probing */
   int64_t advanced_ms, checked_ms;
   unsigned deletes;
   uint64_t claim_epoch;

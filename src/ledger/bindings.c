@@ -169,6 +169,24 @@ void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, 
 }
 
 /* Reads the stored row: *found, identity and namespace checks. */
+/* Judges a stored binding row positioned at (kind, provider, identity_sha256,
+ * namespace_key, state) against b's definition and this handle's namespace. */
+static int judge_stored(adcp_ledger *l, const ledger_binding *b, adcp_sql_rows *r, char state[16], adcp_error *err) {
+  int rc = 0;
+  if (strcmp(adcp_sql_get_text(r, 0, NULL), "object") || strcmp(adcp_sql_get_text(r, 1, NULL), b->provider) ||
+      strcmp(adcp_sql_get_text(r, 2, NULL), b->identity_sha256))
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: identity differs from its definition", b->id);
+  else if (strcmp(adcp_sql_get_text(r, 3, NULL), l->ns_key))
+    rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
+                        "binding %s was registered under another deployment namespace (or another installation): "
+                        "its namespace_key differs from this process's; refused. Configure the namespace it was "
+                        "registered under, or register new binding IDs (see docs/objects.md, \"Changing the "
+                        "deployment namespace\")",
+                        b->id);
+  if (state) snprintf(state, 16, "%s", adcp_sql_get_text(r, 4, NULL));
+  return rc;
+}
+
 int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(b->id);
   adcp_sql_rows *r;
@@ -180,19 +198,36 @@ int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *fo
   *found = 0;
   rc = adcp_sql_next(r, err);
   if (rc == 1) {
-    rc = 0;
     *found = 1;
-    if (strcmp(adcp_sql_get_text(r, 0, NULL), "object") || strcmp(adcp_sql_get_text(r, 1, NULL), b->provider) ||
-        strcmp(adcp_sql_get_text(r, 2, NULL), b->identity_sha256))
-      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING, "binding %s: identity differs from its definition", b->id);
-    else if (strcmp(adcp_sql_get_text(r, 3, NULL), l->ns_key))
-      rc = adcp_error_set(err, ADCP_EUNSAFE_BINDING,
-                          "binding %s was registered under another deployment namespace (or another installation): "
-                          "its namespace_key differs from this process's; refused. Configure the namespace it was "
-                          "registered under, or register new binding IDs (see docs/objects.md, \"Changing the "
-                          "deployment namespace\")",
-                          b->id);
-    if (state) snprintf(state, 16, "%s", adcp_sql_get_text(r, 4, NULL));
+    rc = judge_stored(l, b, r, state, err);
+  }
+  adcp_sql_rows_free(r);
+  return rc;
+}
+
+/* The stored row as adcp_ledger__binding_check_stored reads it, and the row
+ * set a header-only repeat would share (ask) in the same statement. */
+static int check_stored_share(adcp_ledger *l, ledger_binding *b, int *found, char state[16],
+                              const ledger_share_ask *ask, char shared[ADCP_LEDGER_ID_MAX], adcp_error *err) {
+  adcp_sql_param p[5] = {adcp_sql_text(b->id), adcp_sql_text(ask->obligation_id), adcp_sql_text(ask->account_id),
+                         adcp_sql_text(ask->manifest_sha256), adcp_sql_int64(ask->chunk_count)};
+  adcp_sql_rows *r;
+  int rc = adcp_sql_query(
+      &r, l->conn,
+      "SELECT b.kind, b.provider, b.identity_sha256, b.namespace_key, b.state, coalesce((SELECT s.row_set_id FROM "
+      "adcp_reporting_row_sets s WHERE s.obligation_id = $2 AND s.account_id = $3 AND s.row_binding_id = $1 AND "
+      "s.row_manifest_sha256 = $4 AND s.chunk_count = $5 AND s.rows_state = 'live' AND NOT EXISTS (SELECT 1 FROM "
+      "adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id AND c.object_key IS NULL) ORDER BY s.recorded_at "
+      "DESC, s.row_set_id DESC LIMIT 1), '') FROM adcp_reporting_row_bindings b WHERE b.row_binding_id = $1",
+      p, 5, err);
+  if (rc) return rc;
+  *found = 0;
+  shared[0] = 0;
+  rc = adcp_sql_next(r, err);
+  if (rc == 1) {
+    *found = 1;
+    rc = judge_stored(l, b, r, state, err);
+    if (!rc) snprintf(shared, ADCP_LEDGER_ID_MAX, "%s", adcp_sql_get_text(r, 5, NULL));
   }
   adcp_sql_rows_free(r);
   return rc;
@@ -230,8 +265,10 @@ int adcp_ledger_register_binding(adcp_ledger *l, const char *id, adcp_error *err
   return 0;
 }
 
-int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err) {
+int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, const ledger_share_ask *ask,
+                                   char shared[ADCP_LEDGER_ID_MAX], adcp_error *err) {
   *out = NULL;
+  if (shared) shared[0] = 0;
   ledger_binding *b = adcp_ledger__binding_find(l, id);
   if (!b) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is not configured in this process", id);
   /* Registered by this handle already: the read below checks the stored row
@@ -241,11 +278,15 @@ int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const c
   /* State is mutable: re-read it on every write. */
   char state[16] = "";
   int found = 0;
-  if ((rc = adcp_ledger__binding_check_stored(l, b, &found, state, err))) return rc;
+  if ((rc = ask && shared ? check_stored_share(l, b, &found, state, ask, shared, err)
+                          : adcp_ledger__binding_check_stored(l, b, &found, state, err)))
+    return rc;
   if (!found) return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s vanished", id);
-  if (strcmp(state, "active"))
+  if (strcmp(state, "active")) {
+    if (shared) shared[0] = 0;
     return adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE, "binding %s is %s: new row sets go only to active bindings", id,
                           state);
+  }
   *out = b;
   return 0;
 }

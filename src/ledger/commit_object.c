@@ -104,6 +104,8 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
   if (*obligation_created && (rc = adcp_ledger__feed_obligation(l, req, err))) goto out;
   char lease_exp[32];
   adcp_sql_param oid = adcp_sql_text(req->obligation_id);
+  int intent_opened = 0; /* the lease's statement opened the intent (changed: its row count) */
+  int64_t changed = 0;
   if (req->lease_owner) {
     /* The caller's lease: it must still be ours with enough budget left. */
     char need[32];
@@ -140,25 +142,40 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
      * too, computed from the server clock in the same statement (issue 32). */
     int64_t span_ms = l->write_deadline_ms + 5000;
     if (!pg && (rc = adcp_ledger__now_plus(l, lease_exp, span_ms, err))) goto out;
-    adcp_sql_param p[3] = {oid, adcp_sql_text(token), pg ? adcp_sql_int64(span_ms) : adcp_sql_text(lease_exp)};
+    adcp_sql_param p[8] = {oid,
+                           adcp_sql_text(token),
+                           pg ? adcp_sql_int64(span_ms) : adcp_sql_text(lease_exp),
+                           adcp_sql_text(b->id),
+                           adcp_sql_text(req->account_id),
+                           adcp_sql_text(req->revision_id),
+                           adcp_sql_text(res->content_sha256),
+                           adcp_sql_int64(l->write_deadline_ms)};
     adcp_sql_rows *r;
+    /* PostgreSQL: the write intent is opened by the lease's statement (one
+     * round trip less, issue 32), with the expiry the statement below would
+     * compute from the lease (its expiry plus the write deadline); a taken
+     * lease inserts nothing. A conflicting intent (count 0) is taken over below. */
     if ((rc = adcp_sql_query(
              &r, l->conn,
-             pg ? "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
+             pg ? "WITH lease AS (UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
                   "lease_generation + 1, lease_expires_at = clock_timestamp() + $3::bigint * interval "
                   "'1 millisecond' WHERE obligation_id = $1 AND (lease_owner IS NULL OR lease_expires_at "
-                  "IS NULL OR lease_expires_at <= clock_timestamp()) RETURNING lease_generation, " ADCP_SQL_PG_INSTANT(
-                      "lease_expires_at")
+                  "IS NULL OR lease_expires_at <= clock_timestamp()) RETURNING lease_generation, lease_expires_at), "
+                  "intent AS (INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                  "content_sha256, state, owner_token, expires_at) SELECT $4, $5, $6, $7, 'open', $2, "
+                  "lease_expires_at + $8::bigint * interval '1 millisecond' FROM lease ON CONFLICT DO NOTHING "
+                  "RETURNING 1) SELECT lease_generation, " ADCP_SQL_PG_INSTANT("lease_expires_at") ", (SELECT count(*) FROM intent) FROM lease"
                 : "UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
                   "lease_generation + 1, lease_expires_at = $3 WHERE obligation_id = $1 "
                   "AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= "
                   "adcp_now()) RETURNING lease_generation, lease_expires_at",
-             p, 3, err)))
+             p, pg ? 8 : 3, err)))
       goto out;
     if ((rc = adcp_sql_next(r, err)) == 1) {
       rc = 0;
       *lease_gen = adcp_sql_get_int64(r, 0);
       snprintf(lease_exp, sizeof lease_exp, "%s", adcp_sql_get_text(r, 1, NULL));
+      if (pg) intent_opened = 1, changed = adcp_sql_get_int64(r, 2);
     } else if (rc == 0) {
       rc = adcp_error_set(err, ADCP_ESTATE_UNAVAILABLE,
                           "obligation %s is leased by another writer; retry after its lease expires", req->obligation_id);
@@ -177,16 +194,15 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
                           adcp_sql_text(res->content_sha256),
                           adcp_sql_text(token),
                           adcp_sql_text(iexp)};
-  int64_t changed = 0;
-  if ((rc = adcp_sql_exec_changes(
-           &changed, l->conn,
-           pg ? "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
-                "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
-                "$6::timestamptz) ON CONFLICT DO NOTHING"
-              : "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
-                "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
-                "$6) ON CONFLICT DO NOTHING",
-           ip, 6, err)))
+  if (!intent_opened && (rc = adcp_sql_exec_changes(
+                             &changed, l->conn,
+                             pg ? "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                                  "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                                  "$6::timestamptz) ON CONFLICT DO NOTHING"
+                                : "INSERT INTO adcp_reporting_row_write_intents (row_binding_id, account_id, row_set_id, "
+                                  "content_sha256, state, owner_token, expires_at) VALUES ($1, $2, $3, $4, 'open', $5, "
+                                  "$6) ON CONFLICT DO NOTHING",
+                             ip, 6, err)))
     goto out;
   if (changed == 0) {
     /* Take over an open intent of this revision whose writer's lease has
@@ -328,12 +344,26 @@ static int tx_b(adcp_commit_result *out, adcp_ledger *l, const adcp_ledger_commi
   char prev_id[ADCP_LEDGER_ID_MAX];
   int64_t number;
   if ((rc = adcp_ledger__probe_number(&number, prev_id, &pr, req->obligation_id, err))) goto out;
-  if (shared[0]) {
+  if (shared[0] && pg) {
+    /* Deferred (issue 32): the share lock is taken in order, before the
+     * inserts that name the row set; its one-row expectation is judged with
+     * the header insert, before COMMIT (PostgreSQL's SELECT reports its row count). */
+    adcp_sql_param p = adcp_sql_text(shared);
+    char gone[ADCP_LEDGER_ID_MAX + 64];
+    snprintf(gone, sizeof gone, "the row set to share (%s) is no longer live; retry", shared);
+    adcp_sql_later live = {.version = ADCP_SQL_LATER_VERSION,
+                           .expect_changes = 1,
+                           .mismatch_code = ADCP_ESTATE_UNAVAILABLE,
+                           .mismatch_message = gone};
+    if ((rc = adcp_sql_exec_deferred(l->conn,
+                                     "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live' "
+                                     "FOR SHARE",
+                                     &p, 1, &live, err)))
+      goto out;
+  } else if (shared[0]) {
     adcp_sql_param p = adcp_sql_text(shared);
     if ((rc = adcp_sql_query_text(one, sizeof one, &f, l->conn,
-                                  pg ? "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live' "
-                                       "FOR SHARE"
-                                     : "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live'",
+                                  "SELECT 1 FROM adcp_reporting_row_sets WHERE row_set_id = $1 AND rows_state = 'live'",
                                   &p, 1, err)))
       goto out;
     if (!f) {
@@ -535,7 +565,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   if (bid) {
     /* An explicit binding is checked before any row is read; if its provider
      * stages writes, chunks are staged while encoding (no spool file). */
-    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, err))) goto done;
+    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, NULL, NULL, err))) goto done;
     if (adcp_object_stage_supported(b->client)) {
       s.b = b, s.stage_deadline_ms = l->write_deadline_ms;
       if ((rc = load_likely_chunks(&s, l, req, b, err))) goto done;
@@ -543,6 +573,10 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   }
   if ((rc = adcp_ledger__spool_encode(&s, &res, req, err))) goto done;
 
+  /* Header-only sharing (spec 02 §12): same obligation, binding and manifest. */
+  char shared[ADCP_LEDGER_ID_MAX] = "";
+  int share_asked = 0;
+  ledger_share_ask ask = {req->obligation_id, req->account_id, res.row_manifest_sha256, (int64_t)res.chunk_count};
   if (!bid) {
     adcp_ledger_select_input in = {req->account_id, req->obligation_id,       "revision",     req->finality,
                                    res.row_count,   res.canonical_byte_count, res.chunk_count};
@@ -560,13 +594,13 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
       goto done;
     }
     bid = adcp_ledger__binding_find(l, chosen)->id;
-    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, err))) goto done;
+    /* The binding's state read also looks for a row set to share (one round trip). */
+    share_asked = res.row_count > 0;
+    if ((rc = adcp_ledger__binding_for_write(&b, l, bid, share_asked ? &ask : NULL, shared, err))) goto done;
   }
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
 
-  /* Header-only sharing (spec 02 §12): same obligation, binding and manifest. */
-  char shared[ADCP_LEDGER_ID_MAX] = "";
-  if (res.row_count > 0) {
+  if (res.row_count > 0 && !share_asked) {
     adcp_sql_param p[5] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id), adcp_sql_text(b->id),
                            adcp_sql_text(res.row_manifest_sha256), adcp_sql_int64((int64_t)res.chunk_count)};
     int f = 0;

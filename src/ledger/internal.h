@@ -120,9 +120,19 @@ int adcp_ledger__register_binding(adcp_ledger *l, adcp_error *err);
 int adcp_ledger__namespace_key(adcp_ledger *l, adcp_error *err);
 /* The allowlisted binding with this ID, or NULL. */
 ledger_binding *adcp_ledger__binding_find(adcp_ledger *l, const char *id);
+/* What a header-only repeat may share (spec 02 §12): a live row set of this
+ * obligation in the binding with this manifest and chunk count, all chunks
+ * with locators, the newest first. */
+typedef struct ledger_share_ask {
+  const char *obligation_id, *account_id, *manifest_sha256;
+  int64_t chunk_count;
+} ledger_share_ask;
 /* A binding usable for new row sets: configured, registered (identity and
- * namespace checked against the DB row), state active. */
-int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, adcp_error *err);
+ * namespace checked against the DB row), state active. ask (may be NULL):
+ * the sharing look-up rides on the state read (one statement, issue 32);
+ * shared gets the row set to share or "" (only when 0 is returned). */
+int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, const ledger_share_ask *ask,
+                                   char shared[ADCP_LEDGER_ID_MAX], adcp_error *err);
 /* Reads binding b's stored row: *found, and UNSAFE_BINDING when its identity
  * or namespace_key is not this handle's; state (may be NULL) gets its state. */
 int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);

@@ -13,6 +13,7 @@
 
 #include "adcp/audit.h"
 #include "adcp/auditlog.h"
+#include "adcp/fence.h"
 #include "adcp/objects.h"
 #include "adcp/sql.h"
 #include "ledger_fixture.h"
@@ -116,7 +117,13 @@ static void leaves_match_headers(adcp_sql_conn *c) {
   }
   assert_int_equal(rc, 0);
   adcp_sql_rows_free(r);
-  assert_int_equal(n, 12);
+  assert_int_equal(n, 20);
+}
+
+static int choose_fs(void *ctx, const adcp_ledger_select_input *in, const char **binding_id, adcp_error *err) {
+  (void)ctx, (void)in, (void)err;
+  *binding_id = "fs";
+  return 0;
 }
 
 static void commit_statements_are_bounded(void **state) {
@@ -145,12 +152,50 @@ static void commit_statements_are_bounded(void **state) {
              (unsigned long long)k.rt_new_rows, (unsigned long long)k.rt_repeat);
   k = rounds(&leaves, l, "fs", "ok");
   /* Before: PostgreSQL 38 / 36 / 22; SQLite 3 to 5 more than now (one fewer since the read-back went). */
-  if (k.new_obligation > (pg ? 30u : 27u) || k.new_rows > (pg ? 28u : 25u) || k.repeat > 18u)
+  if (k.new_obligation > (pg ? 26u : 27u) || k.new_rows > (pg ? 23u : 25u) || k.repeat > 18u)
     fail_msg("object kind: %llu / %llu / %llu statements (new obligation / new rows / header-only repeat)",
              (unsigned long long)k.new_obligation, (unsigned long long)k.new_rows, (unsigned long long)k.repeat);
-  if (pg && (k.rt_new_obligation > 16u || k.rt_new_rows > 15u || k.rt_repeat > 11u))
+  /* Round trips: 16 / 15 / 11 before the fence table probe was cached on the
+   * handle, the share lock of a header-only repeat deferred and the write
+   * intent opened by the lease's statement (statements 27 / 24 / 15 then). */
+  if (pg && (k.rt_new_obligation > 15u || k.rt_new_rows > 14u || k.rt_repeat > 9u))
     fail_msg("object kind: %llu / %llu / %llu round trips", (unsigned long long)k.rt_new_obligation,
              (unsigned long long)k.rt_new_rows, (unsigned long long)k.rt_repeat);
+  {
+    /* The selector's route (no binding named; the day's writers): no likely
+     * chunks before the encode, and the sharing look-up rides on the
+     * binding's state read, so two round trips fewer than the named binding
+     * (one fewer before the look-up joined that read). */
+    adcp_ledger_set_binding_selector(l, choose_fs, NULL);
+    kinds ks = rounds(&leaves, l, NULL, "sel");
+    adcp_ledger_set_binding_selector(l, NULL, NULL);
+    if (pg && (ks.rt_new_rows + 2 > k.rt_new_rows || ks.rt_repeat + 2 > k.rt_repeat))
+      fail_msg("selector route: %llu / %llu round trips (new rows / header-only repeat) against %llu / %llu named",
+               (unsigned long long)ks.rt_new_rows, (unsigned long long)ks.rt_repeat, (unsigned long long)k.rt_new_rows,
+               (unsigned long long)k.rt_repeat);
+  }
+  {
+    /* A second handle (another process of the deployment) never claimed the
+     * binding itself: its commits probed the fence table every time (one
+     * round trip more than the claiming handle's, as each writer of the
+     * day's bench did). Its first commit sees the table; later ones do not ask. */
+    adcp_storage *s2 = open_migrated(f);
+    adcp_ledger *l2 = ledger_on(adcp_storage_sql(s2), 0);
+    fs_binding_on(l2, p);
+    gen g1, g2;
+    gen_init(&g1, 40, 8, 1);
+    gen_init(&g2, 40, 8, 2);
+    uint64_t rt0 = 0, rt1 = 0;
+    counted_commit(&rt0, &leaves, l2, "fs", "ob_h2", "ob_h2_r0", &g1, NULL, 0);
+    counted_commit(&rt1, &leaves, l2, "fs", "ob_h2", "ob_h2_r1", &g2, NULL, 0);
+    if (pg && rt1 > k.rt_new_rows)
+      fail_msg("second handle: %llu round trips for new rows against %llu on the claiming handle",
+               (unsigned long long)rt1, (unsigned long long)k.rt_new_rows);
+    adcp_buf_free(&g1.line);
+    adcp_buf_free(&g2.line);
+    adcp_ledger_close(l2);
+    adcp_storage_close(s2);
+  }
   /* With the log off (the benchmarks' reference) a commit runs the same
    * statements less the leaf's: on PostgreSQL the leaf rides in the header
    * insert, so the counts are equal; it was one more while the off path read
@@ -170,6 +215,139 @@ static void commit_statements_are_bounded(void **state) {
   adcp_storage_close(s);
   tu_rmtree(dir);
   free(dir);
+}
+
+/* A migrated database with a ledger opened with o and the filesystem binding
+ * "fs" under a temporary directory. */
+typedef struct fs_env {
+  adcp_storage *s;
+  adcp_sql_conn *c;
+  adcp_ledger *l;
+  adcp_object_provider *p;
+  char *dir;
+} fs_env;
+
+static void fs_env_open(fs_env *e, const fixture *f, const adcp_ledger_options *o) {
+  adcp_error err = {0};
+  e->s = open_migrated(f);
+  e->c = adcp_storage_sql(e->s);
+  OK(adcp_ledger_open(&e->l, e->c, o, &err));
+  e->dir = tu_mkdtemp();
+  e->p = fs_provider_under(e->dir);
+  fs_binding_on(e->l, e->p);
+}
+
+static void fs_env_close(fs_env *e) {
+  adcp_ledger_close(e->l);
+  adcp_object_provider_free(e->p);
+  adcp_storage_close(e->s);
+  tu_rmtree(e->dir);
+  free(e->dir);
+}
+
+/* Commits g's rows as revision rev of obligation ob into the binding "fs". */
+static int fs_commit(adcp_commit_result *res, fs_env *e, const char *ob, const char *rev, gen *g,
+                     int (*hook)(void *, int), void *hook_ctx, adcp_error *err) {
+  adcp_ledger_commit req = gen_commit_request("acct", ob, rev, ADCP_FINALITY_SNAPSHOT, g);
+  req.binding_id = "fs";
+  req.step_hook = hook, req.step_ctx = hook_ctx;
+  return adcp_ledger_commit_revision(res, e->l, &req, err);
+}
+
+/* The row set a header-only repeat shares stops being live after the sharing
+ * look-up and before transaction B (here: while the fence claim advances):
+ * the share lock in transaction B (deferred on PostgreSQL, judged before
+ * COMMIT) refuses, and nothing of the repeat is committed. */
+typedef struct flip {
+  adcp_sql_conn *c;
+  const char *row_set;
+  int armed, fired;
+} flip;
+
+static int flip_share(void *ctx, int step) {
+  flip *x = ctx;
+  if (!x->armed || step != ADCP_FENCE_STEP_PENDING) return 0;
+  x->armed = 0, x->fired = 1;
+  adcp_error err = {0};
+  adcp_sql_param p = adcp_sql_text(x->row_set);
+  int64_t n = 0;
+  OK(adcp_sql_exec_changes(&n, x->c,
+                           "UPDATE adcp_reporting_row_sets SET rows_state = 'pruning', rows_state_changed_at = "
+                           "'2026-10-02T00:00:00Z' WHERE row_set_id = $1",
+                           &p, 1, &err));
+  assert_int_equal(n, 1);
+  return 0;
+}
+
+static void repeat_refused_when_share_goes(void **state) {
+  adcp_error err = {0};
+  flip x = {NULL, "sg_r0", 0, 0};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION,
+                           .fence_advance_interval_ms = -1, /* every guard advances: the hook runs */
+                           .fence_step_hook = flip_share,
+                           .fence_step_ctx = &x};
+  fs_env e;
+  fs_env_open(&e, *state, &o);
+  x.c = e.c;
+  gen g;
+  gen_init(&g, 40, 8, 1);
+  adcp_commit_result res;
+  OK(fs_commit(&res, &e, "sg", "sg_r0", &g, NULL, NULL, &err));
+  assert_int_equal(res.shared, 0);
+  adcp_commit_result_free(&res);
+  x.armed = 1;
+  int rc = fs_commit(&res, &e, "sg", "sg_r1", &g, NULL, NULL, &err);
+  assert_int_equal(x.fired, 1);
+  if (rc != ADCP_ESTATE_UNAVAILABLE || !strstr(err.message, "(sg_r0) is no longer live"))
+    fail_msg("want STATE_UNAVAILABLE naming the row set, got %d %s", rc, err.message);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_revisions WHERE revision_id = 'sg_r1'"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_sets WHERE row_set_id = 'sg_r1'"), 0);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_audit_log_leaves WHERE entry_id = 'sg_r1'"), 0);
+  adcp_buf_free(&g.line);
+  fs_env_close(&e);
+}
+
+/* Transaction A opens the write intent with the lease's statement on
+ * PostgreSQL: the intent expires the write deadline after the self-taken
+ * lease, owned by the lease's token, as the separate insert wrote it. */
+typedef struct intent_seen {
+  adcp_sql_conn *c;
+  int64_t gap_ms, owned;
+} intent_seen;
+
+static int read_intent(void *ctx, int step) {
+  intent_seen *x = ctx;
+  if (step != ADCP_LEDGER_STEP_INTENT_OPEN) return 0;
+  const int pg = adcp_sql_dialect_of(x->c) == ADCP_SQL_POSTGRES;
+  x->gap_ms = tu_scalar(x->c, pg ? "SELECT (extract(epoch FROM i.expires_at - o.lease_expires_at) * 1000)::bigint FROM "
+                                   "adcp_reporting_row_write_intents i, adcp_reporting_obligations o WHERE "
+                                   "o.obligation_id = 'ix' AND i.row_set_id = 'ix_r0'"
+                                 : "SELECT CAST(round((julianday(i.expires_at) - julianday(o.lease_expires_at)) * "
+                                   "86400000) AS INTEGER) FROM adcp_reporting_row_write_intents i, "
+                                   "adcp_reporting_obligations o WHERE o.obligation_id = 'ix' AND i.row_set_id = 'ix_r0'");
+  x->owned = tu_scalar(x->c,
+                       "SELECT count(*) FROM adcp_reporting_row_write_intents i, adcp_reporting_obligations o "
+                       "WHERE o.obligation_id = 'ix' AND i.row_set_id = 'ix_r0' AND i.state = 'open' AND "
+                       "i.owner_token = o.lease_owner");
+  return 0;
+}
+
+static void intent_expiry_follows_lease(void **state) {
+  adcp_error err = {0};
+  adcp_ledger_options o = {.version = ADCP_LEDGER_OPTIONS_VERSION, .write_deadline_ms = 45678};
+  fs_env e;
+  fs_env_open(&e, *state, &o);
+  gen g;
+  gen_init(&g, 40, 8, 1);
+  intent_seen x = {e.c, -1, -1};
+  adcp_commit_result res;
+  OK(fs_commit(&res, &e, "ix", "ix_r0", &g, read_intent, &x, &err));
+  adcp_commit_result_free(&res);
+  assert_int_equal(x.gap_ms, 45678);
+  assert_int_equal(x.owned, 1);
+  assert_int_equal(tu_scalar(e.c, "SELECT count(*) FROM adcp_reporting_row_write_intents"), 0);
+  adcp_buf_free(&g.line);
+  fs_env_close(&e);
 }
 
 /* The one-statement leaf refuses a stored header that does not hash to it. */
@@ -227,6 +405,8 @@ static void leaf_check_refuses_other_values(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       BOTH(commit_statements_are_bounded),
+      BOTH(repeat_refused_when_share_goes),
+      BOTH(intent_expiry_follows_lease),
       cmocka_unit_test(leaf_check_refuses_other_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
