@@ -503,9 +503,10 @@ int main(int argc, char **argv) {
     if (adcp_sql_query_text(any, sizeof any, &found, adcp_storage_sql(x.s),
                             "SELECT 1 FROM adcp_reporting_revisions LIMIT 1", NULL, 0, &qe))
       die("setup", &qe);
-    if (!found && env_d("ADCP_BENCH_DAY_SETTLE", 1) != 0)
+    const int settle = env_d("ADCP_BENCH_DAY_SETTLE", 1) != 0;
+    if (settle && !found)
       fprintf(stderr, "bench_day: a fresh database: not settled (ANALYZE of empty tables would mislead the planner)\n");
-    if (found && env_d("ADCP_BENCH_DAY_SETTLE", 1) != 0) {
+    if (settle && found) {
       /* Autovacuum's work on what earlier sections left (deleted bodies,
        * grown tables) and their dirty buffers would otherwise run inside the
        * day and be counted as its server CPU. Not fatal: a role without the

@@ -168,7 +168,6 @@ void adcp_ledger_set_binding_selector(adcp_ledger *l, adcp_ledger_select_fn fn, 
   l->select_ctx = ctx;
 }
 
-/* Reads the stored row: *found, identity and namespace checks. */
 /* Judges a stored binding row positioned at (kind, provider, identity_sha256,
  * namespace_key, state) against b's definition and this handle's namespace. */
 static int judge_stored(adcp_ledger *l, const ledger_binding *b, adcp_sql_rows *r, char state[16], adcp_error *err) {
@@ -187,6 +186,7 @@ static int judge_stored(adcp_ledger *l, const ledger_binding *b, adcp_sql_rows *
   return rc;
 }
 
+/* Reads the stored row: *found, identity and namespace checks. */
 int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err) {
   adcp_sql_param p = adcp_sql_text(b->id);
   adcp_sql_rows *r;
@@ -205,21 +205,40 @@ int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *fo
   return rc;
 }
 
+/* The sharing look-up (spec 02 §12) over $1 binding, $2 obligation, $3
+ * account, $4 manifest digest, $5 chunk count: one text for both routes. */
+#define SHARE_SELECT \
+  "SELECT s.row_set_id FROM adcp_reporting_row_sets s WHERE s.obligation_id = $2 AND s.account_id = $3 AND " \
+  "s.row_binding_id = $1 AND s.row_manifest_sha256 = $4 AND s.chunk_count = $5 AND s.rows_state = 'live' AND NOT " \
+  "EXISTS (SELECT 1 FROM adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id AND c.object_key IS NULL) " \
+  "ORDER BY s.recorded_at DESC, s.row_set_id DESC LIMIT 1"
+
+static void share_params(adcp_sql_param p[5], const char *binding_id, const ledger_share_ask *ask) {
+  p[0] = adcp_sql_text(binding_id), p[1] = adcp_sql_text(ask->obligation_id), p[2] = adcp_sql_text(ask->account_id);
+  p[3] = adcp_sql_text(ask->manifest_sha256), p[4] = adcp_sql_int64(ask->chunk_count);
+}
+
+int adcp_ledger__share_find(char shared[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *binding_id,
+                            const ledger_share_ask *ask, adcp_error *err) {
+  adcp_sql_param p[5];
+  share_params(p, binding_id, ask);
+  int f = 0;
+  int rc = adcp_sql_query_text(shared, ADCP_LEDGER_ID_MAX, &f, l->conn, SHARE_SELECT, p, 5, err);
+  if (rc || !f) shared[0] = 0;
+  return rc;
+}
+
 /* The stored row as adcp_ledger__binding_check_stored reads it, and the row
  * set a header-only repeat would share (ask) in the same statement. */
 static int check_stored_share(adcp_ledger *l, ledger_binding *b, int *found, char state[16],
                               const ledger_share_ask *ask, char shared[ADCP_LEDGER_ID_MAX], adcp_error *err) {
-  adcp_sql_param p[5] = {adcp_sql_text(b->id), adcp_sql_text(ask->obligation_id), adcp_sql_text(ask->account_id),
-                         adcp_sql_text(ask->manifest_sha256), adcp_sql_int64(ask->chunk_count)};
+  adcp_sql_param p[5];
+  share_params(p, b->id, ask);
   adcp_sql_rows *r;
-  int rc = adcp_sql_query(
-      &r, l->conn,
-      "SELECT b.kind, b.provider, b.identity_sha256, b.namespace_key, b.state, coalesce((SELECT s.row_set_id FROM "
-      "adcp_reporting_row_sets s WHERE s.obligation_id = $2 AND s.account_id = $3 AND s.row_binding_id = $1 AND "
-      "s.row_manifest_sha256 = $4 AND s.chunk_count = $5 AND s.rows_state = 'live' AND NOT EXISTS (SELECT 1 FROM "
-      "adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id AND c.object_key IS NULL) ORDER BY s.recorded_at "
-      "DESC, s.row_set_id DESC LIMIT 1), '') FROM adcp_reporting_row_bindings b WHERE b.row_binding_id = $1",
-      p, 5, err);
+  int rc = adcp_sql_query(&r, l->conn,
+                          "SELECT b.kind, b.provider, b.identity_sha256, b.namespace_key, b.state, coalesce((" SHARE_SELECT
+                          "), '') FROM adcp_reporting_row_bindings b WHERE b.row_binding_id = $1",
+                          p, 5, err);
   if (rc) return rc;
   *found = 0;
   shared[0] = 0;

@@ -151,10 +151,11 @@ static int tx_a(adcp_ledger *l, const adcp_ledger_commit *req, const ledger_bind
                            adcp_sql_text(res->content_sha256),
                            adcp_sql_int64(l->write_deadline_ms)};
     adcp_sql_rows *r;
-    /* PostgreSQL: the write intent is opened by the lease's statement (one
-     * round trip less, issue 32), with the expiry the statement below would
-     * compute from the lease (its expiry plus the write deadline); a taken
-     * lease inserts nothing. A conflicting intent (count 0) is taken over below. */
+    /* PostgreSQL: the lease's statement also opens the write intent (one
+     * round trip less, issue 32) with the same columns and expiry (the new
+     * lease expiry plus the write deadline) as the separate insert below,
+     * which the other branches still run; a lease not taken inserts nothing.
+     * A conflicting intent (count 0) is taken over below. */
     if ((rc = adcp_sql_query(
              &r, l->conn,
              pg ? "WITH lease AS (UPDATE adcp_reporting_obligations SET lease_owner = $2, lease_generation = "
@@ -600,20 +601,7 @@ int adcp_ledger__commit_object(adcp_commit_result *out, adcp_ledger *l, const ad
   }
   snprintf(out->row_binding_id, sizeof out->row_binding_id, "%s", b->id);
 
-  if (res.row_count > 0 && !share_asked) {
-    adcp_sql_param p[5] = {adcp_sql_text(req->obligation_id), adcp_sql_text(req->account_id), adcp_sql_text(b->id),
-                           adcp_sql_text(res.row_manifest_sha256), adcp_sql_int64((int64_t)res.chunk_count)};
-    int f = 0;
-    if ((rc = adcp_sql_query_text(shared, sizeof shared, &f, l->conn,
-                                  "SELECT s.row_set_id FROM adcp_reporting_row_sets s WHERE s.obligation_id = $1 AND "
-                                  "s.account_id = $2 AND s.row_binding_id = $3 AND s.row_manifest_sha256 = $4 AND "
-                                  "s.chunk_count = $5 AND s.rows_state = 'live' AND NOT EXISTS (SELECT 1 FROM "
-                                  "adcp_reporting_row_chunks c WHERE c.row_set_id = s.row_set_id AND c.object_key IS NULL) "
-                                  "ORDER BY s.recorded_at DESC, s.row_set_id DESC LIMIT 1",
-                                  p, 5, err)))
-      goto done;
-    if (!f) shared[0] = 0;
-  }
+  if (res.row_count > 0 && !share_asked && (rc = adcp_ledger__share_find(shared, l, b->id, &ask, err))) goto done;
 
   char token[37];
   char lease_owner[ADCP_LEDGER_ID_MAX] = "";

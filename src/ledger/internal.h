@@ -133,6 +133,10 @@ typedef struct ledger_share_ask {
  * shared gets the row set to share or "" (only when 0 is returned). */
 int adcp_ledger__binding_for_write(ledger_binding **out, adcp_ledger *l, const char *id, const ledger_share_ask *ask,
                                    char shared[ADCP_LEDGER_ID_MAX], adcp_error *err);
+/* The row set a header-only repeat of ask shares in binding_id, or "" (the
+ * named-binding route; the selector's asks adcp_ledger__binding_for_write). */
+int adcp_ledger__share_find(char shared[ADCP_LEDGER_ID_MAX], adcp_ledger *l, const char *binding_id,
+                            const ledger_share_ask *ask, adcp_error *err);
 /* Reads binding b's stored row: *found, and UNSAFE_BINDING when its identity
  * or namespace_key is not this handle's; state (may be NULL) gets its state. */
 int adcp_ledger__binding_check_stored(adcp_ledger *l, ledger_binding *b, int *found, char state[16], adcp_error *err);
